@@ -1,0 +1,103 @@
+package device
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"gorgonia.org/gorgonia"
+)
+
+// Kind is a device type as TensorFlow spells it: "CPU" or "GPU".
+type Kind string
+
+// The device kinds gokeras knows.
+const (
+	CPU Kind = "CPU"
+	GPU Kind = "GPU"
+)
+
+// Machine executes one compiled gorgonia expression graph on one device.
+// It is the VM that nn drives once per training or inference step:
+// RunAll evaluates the graph (forward pass and, where the graph has them,
+// the symbolic gradients), Reset readies it for the next step, Close
+// releases what the machine holds on its device.
+type Machine interface {
+	RunAll() error
+	Reset()
+	Close() error
+}
+
+// MachineOptions says what a driver needs to know beyond the graph.
+type MachineOptions struct {
+	// Learnables are the nodes whose gradients the step reads back
+	// (the model's weights). A machine binds a gradient to each of them.
+	Learnables []*gorgonia.Node
+}
+
+// Driver makes machines for one kind of device. A driver registers itself
+// with Register from an init function, the way database/sql drivers do, so
+// a build without the `cuda` tag has no CUDA dependency at all.
+type Driver interface {
+	// Kind is the device kind the driver serves.
+	Kind() Kind
+	// Devices lists the physical devices of that kind the driver can see now.
+	Devices() ([]PhysicalDevice, error)
+	// NewMachine binds g to the device of this kind with the given index.
+	NewMachine(index int, g *gorgonia.ExprGraph, opts MachineOptions) (Machine, error)
+}
+
+// PhysicalDevice describes one device the process can use.
+type PhysicalDevice struct {
+	// Name is TensorFlow's physical device name, e.g. "/physical_device:GPU:0".
+	Name string
+	Kind Kind
+	// Index is the device's number among those of its kind.
+	Index int
+	// Description is the hardware as the driver names it, e.g. "NVIDIA H100 80GB HBM3".
+	Description string
+	// MemoryBytes is the device memory in bytes; 0 where unknown (the CPU).
+	MemoryBytes int64
+	// ComputeCapability is the CUDA compute capability (major, minor); zero for the CPU.
+	ComputeCapability [2]int
+}
+
+var (
+	driversMu sync.RWMutex
+	drivers   = map[Kind]Driver{}
+)
+
+// Register makes a driver available for its kind. It returns an error if a
+// driver for that kind is already registered.
+func Register(d Driver) error {
+	if d == nil {
+		return fmt.Errorf("device: Register called with a nil driver")
+	}
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	if _, dup := drivers[d.Kind()]; dup {
+		return fmt.Errorf("device: a driver for %s is already registered", d.Kind())
+	}
+	drivers[d.Kind()] = d
+	return nil
+}
+
+// driverFor returns the driver registered for kind, if any.
+func driverFor(kind Kind) (Driver, bool) {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	d, ok := drivers[kind]
+	return d, ok
+}
+
+// registeredKinds lists the kinds that have a driver, sorted.
+func registeredKinds() []Kind {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	kinds := make([]Kind, 0, len(drivers))
+	for k := range drivers {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
+	return kinds
+}
