@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 
@@ -33,6 +34,10 @@ type MachineOptions struct {
 	// Learnables are the nodes whose gradients the step reads back
 	// (the model's weights). A machine binds a gradient to each of them.
 	Learnables []*gorgonia.Node
+	// PlacementLog, when not nil, receives one line per node of the graph
+	// saying which device the node lives or runs on (see device.NewMachine),
+	// like TensorFlow's tf.debugging.set_log_device_placement(True).
+	PlacementLog io.Writer
 }
 
 // Driver makes machines for one kind of device. A driver registers itself
