@@ -1,0 +1,117 @@
+// Package device decides where gokeras computes: it names devices the way
+// TensorFlow does, keeps the device scope of each goroutine, places
+// compiled graphs on devices, and moves tensors between them.
+//
+// # Device specs
+//
+// A device is written as a spec string, parsed by ParseSpec into a Spec.
+// Every spelling TensorFlow accepts works:
+//
+//	/CPU:0   /cpu:0   cpu   CPU:0
+//	/GPU:1   /gpu:1   gpu   /device:GPU:1
+//	/job:localhost/replica:0/task:0/device:GPU:1
+//	/job:localhost/device:CPU:0
+//
+// A missing index means 0, so "gpu" is /GPU:0. gokeras runs in a single
+// process, so the job is always localhost and the replica and task are 0.
+// Spec.String gives the canonical form,
+// /job:localhost/replica:0/task:0/device:GPU:1, and Spec.Short the form
+// people type, /GPU:1. Malformed specs (an unknown device type such as
+// TPU, a bad index, two devices in one spec, a remote job) are errors
+// wrapping ErrInvalidSpec; each quotes the input and says what a spec
+// looks like. Parsing never checks that the device exists.
+//
+// ListPhysicalDevices tells what exists: the CPU always, GPUs when a GPU
+// driver is registered and sees them.
+//
+// # Scopes and goroutines
+//
+// With runs a function inside a device scope, like TensorFlow's
+// `with tf.device("/GPU:0"):`. Scopes nest, the innermost wins, and each
+// is popped when its function returns or panics. Current reports the
+// innermost scope.
+//
+// A scope belongs to the goroutine that opened it, as a TensorFlow scope
+// belongs to its thread. A goroutine started inside With begins with no
+// scope: the go statement does not carry the parent's scope along. There
+// are three ways to give a goroutine a device:
+//
+//   - pass the Spec to it and use it explicitly, as in Resolve(&spec, opts);
+//   - pass the Spec to it and open a scope there, with
+//     With(spec.String(), work) as the goroutine's first call;
+//   - put the Spec in a context with NewContext and read it back with
+//     FromContext, which works across any number of goroutines.
+//
+// Scopes are kept in a map from goroutine id to a stack of specs, guarded
+// by a mutex; a goroutine's entry is deleted when its last scope pops, so
+// finished goroutines leave nothing behind.
+//
+// # Placement and soft placement
+//
+// Resolve decides where work runs: an explicitly requested Spec if there
+// is one, else the goroutine's scope, else DefaultSpec, which is /GPU:0
+// when a GPU is visible and /CPU:0 otherwise (TensorFlow's rule). It then
+// checks that the device exists. A device that does not exist is an error
+// wrapping ErrNoSuchDevice that names it, lists what exists and says how to
+// fix it; asking for /GPU:0 from a binary built without CUDA tells you to
+// rebuild with -tags cuda, use /CPU:0 or enable soft placement.
+//
+// Soft placement (PlaceOptions.Soft; gokeras's --soft-placement flag) makes a
+// missing device fall back to /CPU:0 with a single warning line instead,
+// like tf.config.set_soft_device_placement(True). It never hides a
+// malformed spec.
+//
+// NewMachine binds a compiled gorgonia graph to a resolved device through
+// that device's driver and returns the Machine that runs it.
+//
+// # The placement log
+//
+// Setting MachineOptions.PlacementLog makes NewMachine write one line per
+// graph node, in execution order, before binding, like TensorFlow's
+// tf.debugging.set_log_device_placement(True):
+//
+//	dense/kernel: (VariableV2): /job:localhost/replica:0/task:0/device:GPU:0
+//	Executing op A × B(x, dense/kernel) in device /job:localhost/replica:0/task:0/device:GPU:0
+//
+// Learnables are logged as VariableV2, other inputs as Placeholder and
+// constants as Const; every other node is an op.
+//
+// # Tensors, copies and their cost
+//
+// A Tensor is float32 data on one device. Place puts a *tensor.Dense on a
+// device and Copy moves a Tensor to another, like tf.identity under
+// tf.device: both always copy, even from the CPU to the CPU, so the result
+// never shares memory with its source. Each returns CopyStats with the
+// bytes moved and the time the transfer took, whose String reads like
+// "copied 4.0 MB /CPU:0 -> /GPU:0 in 1.2ms (3.3 GB/s)".
+//
+// Copies are not free. On the CPU a copy is a memmove, bounded by memory
+// bandwidth. To or from a GPU the data also crosses the bus between host
+// and device (usually PCIe), tens of times slower than the GPU's own
+// memory; a training loop should move each batch once, and keep weights
+// on the device for the whole fit rather than copying them every step.
+// Tensor.Dense reads host data without a copy; a tensor in GPU memory must
+// be copied to /CPU:0 first. Tensors in device memory hold driver memory
+// until Free is called.
+//
+// # Drivers and the cuda build tag
+//
+// Each device kind is served by a Driver, registered with Register from
+// the driver package's init function, the way database/sql drivers
+// register. This package registers the CPU driver, which runs graphs on
+// gorgonia's tape machine. The CUDA driver lives in package device/cuda
+// and is compiled only with the cuda build tag (go build -tags cuda), so a
+// default build has no CUDA dependency and no GPU devices: /GPU:0 does not
+// exist there.
+//
+// Drivers whose devices have their own memory also implement Allocator,
+// which hands out Buffers that copy to and from host memory; Place and Copy
+// use it for every transfer to or from such a device. A Buffer that also
+// implements PeerCopier copies from another device buffer directly;
+// otherwise device-to-device copies go through host memory. A driver that
+// is not an Allocator computes on host memory, and tensors on its devices
+// are ordinary Go slices.
+//
+// This package depends on no model package: nn and the layers build on it,
+// never the other way round.
+package device
