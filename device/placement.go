@@ -83,12 +83,11 @@ func DefaultSpec() Spec {
 // an error wrapping ErrInvalidSpec, soft placement or not.
 func Resolve(requested *Spec, opts PlaceOptions) (Spec, error) {
 	var s Spec
-	switch scope, inScope := Current(); {
-	case requested != nil:
+	if requested != nil {
 		s = *requested
-	case inScope:
+	} else if scope, ok := Current(); ok {
 		s = scope
-	default:
+	} else {
 		return DefaultSpec(), nil
 	}
 	s = withDefaults(s)
