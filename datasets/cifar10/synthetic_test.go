@@ -1,0 +1,104 @@
+package cifar10
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+)
+
+func TestSyntheticShapeAndLabels(t *testing.T) {
+	for _, tc := range []struct {
+		train, test         int
+		wantTrain, wantTest int
+	}{
+		{1000, 200, 1000, 200},
+		{7, 3, 7, 3},
+		{0, 0, 0, 0},
+		{-5, 4, 0, 4},
+	} {
+		ds := Synthetic(tc.train, tc.test, 42)
+		if ds.Train.Len() != tc.wantTrain || ds.Test.Len() != tc.wantTest {
+			t.Errorf("Synthetic(%d, %d): %d train, %d test; want %d, %d",
+				tc.train, tc.test, ds.Train.Len(), ds.Test.Len(), tc.wantTrain, tc.wantTest)
+		}
+		if err := ds.Train.check(); err != nil {
+			t.Error(err)
+		}
+		if err := ds.Test.check(); err != nil {
+			t.Error(err)
+		}
+		if !slices.Equal(ds.ClassNames, ClassNames()) {
+			t.Errorf("ClassNames %q", ds.ClassNames)
+		}
+		for _, split := range []*Split{&ds.Train, &ds.Test} {
+			var counts [NumClasses]int
+			for _, label := range split.Labels {
+				if label >= NumClasses {
+					t.Fatalf("label %d out of range", label)
+				}
+				counts[label]++
+			}
+			if lo, hi := slices.Min(counts[:]), slices.Max(counts[:]); hi-lo > 1 {
+				t.Errorf("Synthetic(%d, %d): class counts %v differ by more than one", tc.train, tc.test, counts)
+			}
+		}
+	}
+}
+
+func TestSyntheticDeterministic(t *testing.T) {
+	a, b := Synthetic(300, 100, 7), Synthetic(300, 100, 7)
+	if !bytes.Equal(a.Train.Images, b.Train.Images) || !bytes.Equal(a.Train.Labels, b.Train.Labels) ||
+		!bytes.Equal(a.Test.Images, b.Test.Images) || !bytes.Equal(a.Test.Labels, b.Test.Labels) {
+		t.Error("same seed, different data")
+	}
+	c := Synthetic(300, 100, 8)
+	if bytes.Equal(a.Train.Images, c.Train.Images) || bytes.Equal(a.Train.Labels, c.Train.Labels) {
+		t.Error("different seeds, same data")
+	}
+	if bytes.Equal(a.Train.Images[:ImageSize], a.Train.Images[ImageSize:2*ImageSize]) {
+		t.Error("two samples are identical")
+	}
+}
+
+// TestSyntheticIsLearnable checks the classes are separable: classifying
+// each test image by the nearest training-class mean must be nearly always
+// right (chance is 10%).
+func TestSyntheticIsLearnable(t *testing.T) {
+	ds := Synthetic(500, 200, 3)
+	var sums [NumClasses][ImageSize]float64
+	var counts [NumClasses]float64
+	for n, label := range ds.Train.Labels {
+		for p, v := range ds.Train.Images[n*ImageSize : (n+1)*ImageSize] {
+			sums[label][p] += float64(v)
+		}
+		counts[label]++
+	}
+	correct := 0
+	for n, label := range ds.Test.Labels {
+		img := ds.Test.Images[n*ImageSize : (n+1)*ImageSize]
+		best, bestDist := -1, 0.0
+		for class := range NumClasses {
+			dist := 0.0
+			for p, v := range img {
+				d := float64(v) - sums[class][p]/counts[class]
+				dist += d * d
+			}
+			if best < 0 || dist < bestDist {
+				best, bestDist = class, dist
+			}
+		}
+		if best == int(label) {
+			correct++
+		}
+	}
+	if acc := float64(correct) / float64(ds.Test.Len()); acc < 0.95 {
+		t.Errorf("nearest-mean accuracy %.2f, want >= 0.95", acc)
+	}
+}
+
+func BenchmarkSynthetic(b *testing.B) {
+	b.SetBytes(50000 * ImageSize)
+	for b.Loop() {
+		Synthetic(50000, 0, 1)
+	}
+}
