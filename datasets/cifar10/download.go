@@ -1,0 +1,280 @@
+package cifar10
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// maxDownloadAttempts bounds how often one Load resumes a download whose
+// connection dropped after some bytes arrived.
+const maxDownloadAttempts = 3
+
+// downloader fetches one URL into a partial file, resuming with HTTP Range
+// requests where the server allows.
+type downloader struct {
+	client   *http.Client
+	url      string
+	size     int64 // expected archive size, 0 when unknown
+	cacheDir string
+	progress io.Writer
+}
+
+// retryableError marks a failed attempt that a fresh request can continue:
+// the connection dropped mid-body or the server sent a range we did not ask
+// for. Its message is the one the user sees if no attempt is left.
+type retryableError struct {
+	msg    string // the whole story, for the caller
+	reason string // what happened, for the progress line announcing a retry
+	err    error
+}
+
+func (e *retryableError) Error() string { return e.msg }
+func (e *retryableError) Unwrap() error { return e.err }
+
+// fetch downloads d.url into part, resuming part if it exists.
+func (d *downloader) fetch(ctx context.Context, part string) error {
+	for attempt := 1; ; attempt++ {
+		progressed, err := d.attempt(ctx, part)
+		if err == nil {
+			return nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("cifar10: %w: GET %s: %w; the partial file %s is kept and the next Load resumes it",
+				ErrDownload, d.url, ctxErr, part)
+		}
+		var retry *retryableError
+		if !errors.As(err, &retry) || !progressed || attempt == maxDownloadAttempts {
+			return err
+		}
+		fmt.Fprintf(d.progress, "cifar10: %s; retrying (attempt %d of %d)\n", retry.reason, attempt+1, maxDownloadAttempts)
+	}
+}
+
+// attempt makes one request. progressed reports whether it changed the
+// partial file, which is what makes another attempt worthwhile.
+func (d *downloader) attempt(ctx context.Context, part string) (progressed bool, err error) {
+	offset, err := fileSize(part)
+	if err != nil {
+		return false, err
+	}
+	if d.size > 0 && offset == d.size {
+		return false, nil // complete already; the checksum has the last word
+	}
+	if d.size > 0 && offset > d.size {
+		offset = 0
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
+	if err != nil {
+		return false, fmt.Errorf("cifar10: %w: bad URL %q: %w; set Options.URL or %s to the archive's http(s) address",
+			ErrDownload, d.url, err, URLEnv)
+	}
+	if offset > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		// err (a *url.Error) names the method and URL itself.
+		return false, fmt.Errorf("cifar10: %w: %w; without network, put %s (md5 %s) into %s, "+
+			"or point Options.Path (--data) at an archive or extracted copy you already have, or set %s to a reachable mirror",
+			ErrDownload, err, archiveName, OfficialMD5, d.cacheDir, URLEnv)
+	}
+	defer resp.Body.Close()
+
+	total := int64(-1) // size of the whole archive, when the server says
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && offset > 0:
+		start, complete, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != offset {
+			if err := os.Remove(part); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("cifar10: %w", err)
+			}
+			reason := fmt.Sprintf("asked for bytes from %d, server sent Content-Range %q", offset, resp.Header.Get("Content-Range"))
+			return true, &retryableError{
+				msg:    fmt.Sprintf("cifar10: %v: GET %s: %s", ErrDownload, d.url, reason),
+				reason: reason + "; starting over",
+				err:    ErrDownload,
+			}
+		}
+		total = complete
+		fmt.Fprintf(d.progress, "cifar10: resuming at byte %d\n", offset)
+	case resp.StatusCode == http.StatusOK:
+		if offset > 0 {
+			fmt.Fprintf(d.progress, "cifar10: server does not resume downloads; starting over\n")
+		}
+		offset = 0
+		total = resp.ContentLength
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && offset > 0:
+		if _, complete, ok := parseContentRange(resp.Header.Get("Content-Range")); ok && complete == offset {
+			return false, nil // the partial file already holds everything
+		}
+		if err := os.Remove(part); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("cifar10: %w", err)
+		}
+		reason := fmt.Sprintf("server refused to resume at byte %d", offset)
+		return true, &retryableError{
+			msg:    fmt.Sprintf("cifar10: %v: GET %s: %s", ErrDownload, d.url, reason),
+			reason: reason + "; starting over",
+			err:    ErrDownload,
+		}
+	default:
+		return false, fmt.Errorf("cifar10: %w; check the URL, set %s to a working mirror, "+
+			"or point Options.Path (--data) at an archive you already have",
+			&StatusError{URL: d.url, StatusCode: resp.StatusCode, Status: resp.Status}, URLEnv)
+	}
+	if total <= 0 && d.size > 0 {
+		total = d.size
+	}
+
+	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("cifar10: %w", err)
+	}
+	if err := f.Truncate(offset); err != nil {
+		f.Close()
+		return false, fmt.Errorf("cifar10: %w", err)
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		f.Close()
+		return false, fmt.Errorf("cifar10: %w", err)
+	}
+	remaining := int64(-1)
+	if total > 0 {
+		remaining = total - offset
+	}
+	bar := newDownloadBar(d.progress, remaining, offset > 0)
+	n, copyErr := io.Copy(io.MultiWriter(f, bar), resp.Body)
+	closeErr := f.Close()
+	progressed = n > 0
+	if copyErr == nil && total > 0 && offset+n < total {
+		copyErr = io.ErrUnexpectedEOF
+	}
+	if copyErr != nil {
+		_ = bar.Exit()
+		if ctx.Err() != nil {
+			return progressed, ctx.Err()
+		}
+		var pathErr *fs.PathError
+		if errors.As(copyErr, &pathErr) { // writing the file failed, not the network
+			return false, fmt.Errorf("cifar10: writing %s: %w", part, copyErr)
+		}
+		reason := fmt.Sprintf("connection lost after %s (%v)", describeBytes(offset+n, total), copyErr)
+		return progressed, &retryableError{
+			msg: fmt.Sprintf("cifar10: %v: GET %s: %s; the partial file %s is kept and the next Load resumes it",
+				ErrDownload, d.url, reason, part),
+			reason: reason,
+			err:    fmt.Errorf("%w: %w", ErrDownload, copyErr),
+		}
+	}
+	if closeErr != nil {
+		return false, fmt.Errorf("cifar10: writing %s: %w", part, closeErr)
+	}
+	_ = bar.Finish()
+	return progressed, nil
+}
+
+func describeBytes(got, total int64) string {
+	if total > 0 {
+		return fmt.Sprintf("%d of %d bytes", got, total)
+	}
+	return fmt.Sprintf("%d bytes", got)
+}
+
+// newDownloadBar makes a byte progress bar (amount, rate and time left) for
+// size bytes, or a byte counter when size is unknown (-1). A resumed
+// download counts only the bytes still to come, so the rate stays honest.
+func newDownloadBar(w io.Writer, size int64, resumed bool) *progressbar.ProgressBar {
+	description := archiveName
+	if resumed {
+		description += " (rest)"
+	}
+	return progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetVisibility(w != io.Discard),
+		progressbar.OptionSetDescription(description),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowTotalBytes(true),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetSpinnerChangeInterval(0), // no background goroutine
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+}
+
+// parseContentRange reads "bytes START-END/TOTAL" or "bytes */TOTAL".
+// total is -1 when the header says "*".
+func parseContentRange(header string) (start, total int64, ok bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(header), "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	rng, size, found := strings.Cut(spec, "/")
+	if !found {
+		return 0, 0, false
+	}
+	total = -1
+	if size != "*" {
+		var err error
+		if total, err = strconv.ParseInt(size, 10, 64); err != nil || total < 0 {
+			return 0, 0, false
+		}
+	}
+	if rng == "*" {
+		return 0, total, total >= 0
+	}
+	first, _, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || start < 0 {
+		return 0, 0, false
+	}
+	return start, total, true
+}
+
+// fileSize returns the size of the file at p, or 0 when there is none.
+func fileSize(p string) (int64, error) {
+	info, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cifar10: %w", err)
+	}
+	return info.Size(), nil
+}
+
+// checkMD5 hashes the file at p and returns an ErrChecksum error when the
+// digest is not want (hex, any case).
+func checkMD5(p, want string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
+		return fmt.Errorf("%w: %s has MD5 %s, want %s", ErrChecksum, p, got, want)
+	}
+	return nil
+}
