@@ -1,0 +1,83 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Initializer fills a new weight tensor of the given shape. fanIn and fanOut
+// are those of a kernel of shape (fanIn, fanOut).
+type Initializer interface {
+	Name() string
+	Fill(data []float32, fanIn, fanOut int, rng *rand.Rand)
+}
+
+// GlorotUniform is Keras' default kernel initializer: uniform in
+// [-limit, limit] with limit = sqrt(6 / (fanIn + fanOut)).
+func GlorotUniform() Initializer { return glorotUniform{} }
+
+// Zeros fills with 0, Keras' default bias initializer.
+func Zeros() Initializer { return constant(0) }
+
+// Ones fills with 1.
+func Ones() Initializer { return constant(1) }
+
+// RandomNormal draws from a normal distribution with the given mean and
+// standard deviation (Keras' defaults are 0 and 0.05).
+func RandomNormal(mean, stddev float64) Initializer { return randomNormal{mean, stddev} }
+
+// InitializerByName finds an initializer by its Keras name:
+// "glorot_uniform", "zeros", "ones" or "random_normal".
+func InitializerByName(name string) (Initializer, error) {
+	switch name {
+	case "glorot_uniform":
+		return GlorotUniform(), nil
+	case "zeros":
+		return Zeros(), nil
+	case "ones":
+		return Ones(), nil
+	case "random_normal":
+		return RandomNormal(0, 0.05), nil
+	}
+	return nil, fmt.Errorf("unknown initializer %q: known initializers are glorot_uniform, zeros, ones, random_normal", name)
+}
+
+type glorotUniform struct{}
+
+func (glorotUniform) Name() string { return "glorot_uniform" }
+
+func (glorotUniform) Fill(data []float32, fanIn, fanOut int, rng *rand.Rand) {
+	limit := math.Sqrt(6 / float64(fanIn+fanOut))
+	for i := range data {
+		data[i] = float32((rng.Float64()*2 - 1) * limit)
+	}
+}
+
+type constant float32
+
+func (c constant) Name() string {
+	switch c {
+	case 0:
+		return "zeros"
+	case 1:
+		return "ones"
+	}
+	return fmt.Sprintf("constant(%g)", float32(c))
+}
+
+func (c constant) Fill(data []float32, _, _ int, _ *rand.Rand) {
+	for i := range data {
+		data[i] = float32(c)
+	}
+}
+
+type randomNormal struct{ mean, stddev float64 }
+
+func (randomNormal) Name() string { return "random_normal" }
+
+func (r randomNormal) Fill(data []float32, _, _ int, rng *rand.Rand) {
+	for i := range data {
+		data[i] = float32(r.mean + r.stddev*rng.NormFloat64())
+	}
+}

@@ -1,0 +1,282 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// CompileOption adjusts Compile.
+type CompileOption func(*compileConfig) error
+
+type compileConfig struct {
+	device       *device.Spec
+	soft         bool
+	warn         io.Writer
+	placementLog io.Writer
+}
+
+// OnDevice places the model on a device ("/CPU:0", "/GPU:0", any TensorFlow
+// spelling), overriding the device scope (device.With) and the default.
+func OnDevice(spec string) CompileOption {
+	return func(c *compileConfig) error {
+		s, err := device.ParseSpec(spec)
+		if err != nil {
+			return err
+		}
+		c.device = &s
+		return nil
+	}
+}
+
+// SoftPlacement lets a device that does not exist fall back to /CPU:0 with
+// a one-line warning written to warn (nil: standard error), like
+// tf.config.set_soft_device_placement(True).
+func SoftPlacement(warn io.Writer) CompileOption {
+	return func(c *compileConfig) error { c.soft, c.warn = true, warn; return nil }
+}
+
+// LogDevicePlacement writes where each variable and op of the model's
+// graphs is placed, like tf.debugging.set_log_device_placement(True).
+func LogDevicePlacement(w io.Writer) CompileOption {
+	return func(c *compileConfig) error { c.placementLog = w; return nil }
+}
+
+// compiled is what Compile fixes: how to train, and where.
+type compiled struct {
+	optimizer    optim.Optimizer
+	loss         losses.Loss
+	metrics      []metrics.Metric
+	device       device.Spec
+	placementLog io.Writer
+	programs     map[programKey]*program
+}
+
+// Compile configures the model for training, like Keras' compile. The
+// device is fixed here: OnDevice if given, else the calling goroutine's
+// device scope, else /GPU:0 when a GPU is usable, else /CPU:0.
+//
+// Optimizers, losses and metrics can also be found by their Keras names
+// with optim.Get, losses.Get and metrics.Get.
+func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts ...CompileOption) error {
+	if opt == nil {
+		return errors.New("compile: no optimizer given: pass one, e.g. optim.Get(\"sgd\")")
+	}
+	if loss == nil {
+		return errors.New("compile: no loss given: pass one, e.g. losses.Get(\"categorical_crossentropy\")")
+	}
+	var cfg compileConfig
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return fmt.Errorf("compile: %w", err)
+		}
+	}
+	spec, err := device.Resolve(cfg.device, device.PlaceOptions{Soft: cfg.soft, Warn: cfg.warn})
+	if err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
+	seen := map[string]bool{"loss": true}
+	for _, mt := range ms {
+		if mt == nil {
+			return errors.New("compile: nil metric")
+		}
+		if seen[mt.Name()] {
+			return fmt.Errorf("compile: metric %q given twice", mt.Name())
+		}
+		seen[mt.Name()] = true
+	}
+	m.closePrograms()
+	m.compiled = &compiled{
+		optimizer:    opt,
+		loss:         loss,
+		metrics:      append([]metrics.Metric(nil), ms...),
+		device:       spec,
+		placementLog: cfg.placementLog,
+		programs:     map[programKey]*program{},
+	}
+	return nil
+}
+
+// Device is the device the model was compiled for.
+func (m *Sequential) Device() (device.Spec, error) {
+	if m.compiled == nil {
+		return device.Spec{}, m.notCompiled()
+	}
+	return m.compiled.device, nil
+}
+
+// Optimizer is the optimizer given to Compile, nil before.
+func (m *Sequential) Optimizer() optim.Optimizer {
+	if m.compiled == nil {
+		return nil
+	}
+	return m.compiled.optimizer
+}
+
+func (m *Sequential) notCompiled() error {
+	return fmt.Errorf("model %q is not compiled: call Compile(optimizer, loss, metrics) first", m.name)
+}
+
+// Close releases the machines the model holds on its device. The model
+// stays usable: later calls bind new ones.
+func (m *Sequential) Close() error { return m.closePrograms() }
+
+func (m *Sequential) closePrograms() error {
+	if m.compiled == nil {
+		return nil
+	}
+	var errs []error
+	for k, p := range m.compiled.programs {
+		errs = append(errs, p.machine.Close())
+		delete(m.compiled.programs, k)
+	}
+	return errors.Join(errs...)
+}
+
+// mode is what a program computes.
+type mode int
+
+const (
+	modePredict mode = iota // outputs
+	modeEvaluate            // outputs and loss
+	modeTrain               // outputs, loss and gradients
+)
+
+type programKey struct {
+	batch, labelCols int
+	mode             mode
+}
+
+// program is the model compiled into one gorgonia graph for one batch size
+// and mode, bound to a machine on the model's device. Its weight nodes share
+// their values with the layers', so every program sees every update.
+type program struct {
+	batch      int
+	x, y       *tensor.Dense // input buffers the step fills
+	out, loss  *gorgonia.Node
+	// outRead and lossRead receive copies of the output and loss each run:
+	// the machine may reuse the memory of a node nobody else reads.
+	outRead, lossRead gorgonia.Value
+	params     []*gorgonia.Node
+	paramNames []string
+	outCols    int
+	machine    device.Machine
+}
+
+// program returns the program for a batch size and mode, compiling it the
+// first time it is needed: a partial last batch gets a graph of its own, so
+// no sample is dropped and the batch size is never frozen into the model.
+func (m *Sequential) program(batch, labelCols int, md mode) (*program, error) {
+	key := programKey{batch: batch, labelCols: labelCols, mode: md}
+	if p, ok := m.compiled.programs[key]; ok {
+		return p, nil
+	}
+	p, err := m.newProgram(batch, labelCols, md)
+	if err != nil {
+		return nil, err
+	}
+	m.compiled.programs[key] = p
+	return p, nil
+}
+
+func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
+	g := gorgonia.NewGraph()
+	xShape := append([]int{batch}, m.inputShape...)
+	p := &program{batch: batch, x: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(xShape...))}
+	x := gorgonia.NewTensor(g, tensor.Float32, len(xShape), gorgonia.WithShape(xShape...), gorgonia.WithName("x"), gorgonia.WithValue(p.x))
+	flow := layers.Flow{Node: x}
+	for _, l := range m.layers {
+		var nodes []*gorgonia.Node
+		for _, prm := range l.Params() {
+			name := l.Name() + "/" + prm.Name
+			shape := prm.Value.Shape()
+			n := gorgonia.NewTensor(g, tensor.Float32, shape.Dims(), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(prm.Value))
+			nodes = append(nodes, n)
+			p.params = append(p.params, n)
+			p.paramNames = append(p.paramNames, name)
+		}
+		var err error
+		if flow, err = l.Call(flow, nodes); err != nil {
+			return nil, fmt.Errorf("model %q: %w", m.name, err)
+		}
+	}
+	p.out = flow.Node
+	if p.out.Dims() != 2 {
+		return nil, fmt.Errorf("model %q: the output has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",
+			m.name, shapeString(m.outShape))
+	}
+	p.outCols = p.out.Shape()[1]
+	gorgonia.Read(p.out, &p.outRead)
+	var opts device.MachineOptions
+	if md != modePredict {
+		p.y = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, yCols))
+		y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, yCols), gorgonia.WithName("y"), gorgonia.WithValue(p.y))
+		loss, err := m.compiled.loss.Node(p.out, flow.Logits, y)
+		if err != nil {
+			return nil, fmt.Errorf("model %q: loss %s: %w", m.name, m.compiled.loss.Name(), err)
+		}
+		p.loss = loss
+		gorgonia.Read(loss, &p.lossRead)
+		if md == modeTrain {
+			if len(p.params) == 0 {
+				return nil, fmt.Errorf("model %q has no weights to train", m.name)
+			}
+			if _, err := gorgonia.Grad(loss, p.params...); err != nil {
+				return nil, fmt.Errorf("model %q: gradients: %w", m.name, err)
+			}
+			opts.Learnables = p.params
+		}
+	}
+	opts.PlacementLog = m.compiled.placementLog
+	machine, err := device.NewMachine(m.compiled.device, g, opts)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: binding to %s: %w", m.name, m.compiled.device.Short(), err)
+	}
+	p.machine = machine
+	return p, nil
+}
+
+// run executes the program on the batch already gathered into p.x and p.y.
+// The caller reads what it needs, then calls p.machine.Reset.
+func (p *program) run() error { return p.machine.RunAll() }
+
+// lossValue reads the loss the last run computed.
+func (p *program) lossValue() (float64, error) {
+	switch v := p.lossRead.(type) {
+	case *gorgonia.F32:
+		return float64(*v), nil
+	case *gorgonia.F64:
+		return float64(*v), nil
+	}
+	return 0, fmt.Errorf("loss value is a %T, want a scalar", p.lossRead)
+}
+
+// outputs reads the predictions the last run computed.
+func (p *program) outputs() ([]float32, error) {
+	v, ok := p.outRead.(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("output value is a %T, want a tensor", p.outRead)
+	}
+	return v.Data().([]float32), nil
+}
+
+// variables pairs each weight with the gradient the last run computed.
+func (p *program) variables() ([]optim.Variable, error) {
+	vars := make([]optim.Variable, len(p.params))
+	for i, n := range p.params {
+		g, err := n.Grad()
+		if err != nil {
+			return nil, fmt.Errorf("gradient of %s: %w", p.paramNames[i], err)
+		}
+		vars[i] = optim.Variable{Name: p.paramNames[i], Value: n.Value().Data().([]float32), Grad: g.Data().([]float32)}
+	}
+	return vars, nil
+}

@@ -1,0 +1,165 @@
+package nn
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gokeras/gokeras/metrics"
+	"gorgonia.org/tensor"
+)
+
+// Evaluate computes the loss and metrics of the model on data, batch by
+// batch (BatchSize, default 32), like Keras' evaluate(return_dict=True).
+// With Verbose(1) it draws a progress bar.
+func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option) (map[string]float64, error) {
+	cfg, err := buildRunConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	if m.compiled == nil {
+		return nil, fmt.Errorf("evaluate: %w", m.notCompiled())
+	}
+	if err := m.checkData("evaluate", data); err != nil {
+		return nil, err
+	}
+	steps := (data.Len() + cfg.batchSize - 1) / cfg.batchSize
+	prog := newProgress(cfg.out, cfg.verbose, steps, cfg.now)
+	logs, err := m.evaluate(ctx, data, cfg.batchSize, prog)
+	if err != nil {
+		return nil, err
+	}
+	if err := prog.finish(steps, logs); err != nil {
+		return nil, fmt.Errorf("evaluate: writing progress: %w", err)
+	}
+	result := make(map[string]float64, len(logs))
+	for _, l := range logs {
+		result[l.name] = l.value
+	}
+	return result, nil
+}
+
+// evaluate runs the evaluation loop; prog may be nil (validation inside Fit).
+func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, prog *progress) ([]logEntry, error) {
+	c := m.compiled
+	for _, mt := range c.metrics {
+		mt.Reset()
+	}
+	var lossMean metrics.Mean
+	n := data.Len()
+	labelCols := labelColumns(data.LabelShape())
+	idx := make([]int, 0, batchSize)
+	logs := make([]logEntry, 1+len(c.metrics))
+	for lo, step := 0, 1; lo < n; lo, step = lo+batchSize, step+1 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("evaluate: stopped at sample %d of %d: %w", lo, n, err)
+		}
+		idx = idx[:0]
+		for i := lo; i < min(lo+batchSize, n); i++ {
+			idx = append(idx, i)
+		}
+		loss, err := m.evalStep(data, idx, labelCols)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
+		}
+		lossMean.Add(loss, float64(len(idx)))
+		logs[0] = logEntry{"loss", lossMean.Result()}
+		for i, mt := range c.metrics {
+			logs[1+i] = logEntry{mt.Name(), mt.Result()}
+		}
+		if prog != nil {
+			prog.update(step, logs)
+		}
+	}
+	return logs, nil
+}
+
+// evalStep computes the loss and updates the metrics for one batch.
+func (m *Sequential) evalStep(data Dataset, idx []int, labelCols int) (float64, error) {
+	p, err := m.program(len(idx), labelCols, modeEvaluate)
+	if err != nil {
+		return 0, err
+	}
+	if err := data.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
+		return 0, fmt.Errorf("reading samples: %w", err)
+	}
+	labels := p.y.Data().([]float32)
+	if err := data.GatherLabels(idx, labels); err != nil {
+		return 0, fmt.Errorf("reading labels: %w", err)
+	}
+	defer p.machine.Reset()
+	if err := p.run(); err != nil {
+		return 0, err
+	}
+	loss, err := p.lossValue()
+	if err != nil {
+		return 0, err
+	}
+	out, err := p.outputs()
+	if err != nil {
+		return 0, err
+	}
+	for _, mt := range m.compiled.metrics {
+		if err := mt.Update(labels, labelCols, out, p.outCols); err != nil {
+			return 0, err
+		}
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, fmt.Errorf("%w (%v)", ErrNonFiniteLoss, loss)
+	}
+	return loss, nil
+}
+
+// Predict returns the model's outputs for inputs, shape (N, outputs...),
+// computed in batches (BatchSize, default 32) of any size: the last batch
+// may be smaller. The model must be compiled, which fixes its device.
+func (m *Sequential) Predict(ctx context.Context, inputs Inputs, opts ...Option) (*tensor.Dense, error) {
+	cfg, err := buildRunConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	if m.compiled == nil {
+		return nil, fmt.Errorf("predict: %w", m.notCompiled())
+	}
+	if err := m.checkData("predict", inputs); err != nil {
+		return nil, err
+	}
+	n := inputs.Len()
+	outCols := labelColumns(m.outShape)
+	result := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(append([]int{n}, m.outShape...)...))
+	dst := result.Data().([]float32)
+	idx := make([]int, 0, cfg.batchSize)
+	for lo := 0; lo < n; lo += cfg.batchSize {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("predict: stopped at sample %d of %d: %w", lo, n, err)
+		}
+		idx = idx[:0]
+		for i := lo; i < min(lo+cfg.batchSize, n); i++ {
+			idx = append(idx, i)
+		}
+		if err := m.predictStep(inputs, idx, dst[lo*outCols:(lo+len(idx))*outCols]); err != nil {
+			return nil, fmt.Errorf("predict: samples %d to %d: %w", lo, lo+len(idx)-1, err)
+		}
+	}
+	return result, nil
+}
+
+func (m *Sequential) predictStep(inputs Inputs, idx []int, dst []float32) error {
+	p, err := m.program(len(idx), 0, modePredict)
+	if err != nil {
+		return err
+	}
+	if err := inputs.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
+		return fmt.Errorf("reading samples: %w", err)
+	}
+	defer p.machine.Reset()
+	if err := p.run(); err != nil {
+		return err
+	}
+	out, err := p.outputs()
+	if err != nil {
+		return err
+	}
+	copy(dst, out)
+	return nil
+}

@@ -1,0 +1,197 @@
+package nn
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// logEntry is one named figure on a progress line, in display order.
+type logEntry struct {
+	name  string
+	value float64
+}
+
+// progress draws Keras 2's progress bar for one epoch (or one evaluation).
+//
+// verbose 1 on a terminal: a live bar drawn with progressbar/v3, replaced at
+// the end by Keras' final line. verbose 1 elsewhere (CI, pipes, log files):
+// only the final line, with no carriage returns or backspaces. verbose 2:
+// Keras' one-line epoch summary. verbose 0: nothing.
+type progress struct {
+	w          io.Writer
+	verbose    int
+	dynamic    bool
+	target     int
+	now        func() time.Time
+	start      time.Time
+	afterFirst time.Time // when step 1 ended: per-step times leave out the first step, as Keras does
+	bar        *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progress {
+	p := &progress{w: w, verbose: verbose, target: target, now: now, start: now()}
+	if verbose == 1 && isTerminal(w) {
+		p.dynamic = true
+		p.bar = progressbar.NewOptions(target,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionSetTheme(progressbar.Theme{Saucer: "=", SaucerHead: ">", SaucerPadding: ".", BarStart: "[", BarEnd: "]"}),
+			progressbar.OptionShowDescriptionAtLineEnd(),
+			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionSetElapsedTime(false),
+			progressbar.OptionThrottle(50*time.Millisecond),
+			progressbar.OptionSetRenderBlankState(true),
+		)
+	}
+	return p
+}
+
+// isTerminal reports whether w is a character device, where a live bar
+// can redraw itself.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// update records that step current (1-based) has ended with the given
+// running figures, and redraws the live bar if there is one.
+func (p *progress) update(current int, logs []logEntry) {
+	now := p.now()
+	if current == 1 {
+		p.afterFirst = now
+	}
+	if !p.dynamic || current >= p.target {
+		return
+	}
+	eta := p.stepDuration(current, now) * time.Duration(p.target-current)
+	desc := fmt.Sprintf("%s - ETA: %s%s", countString(current, p.target), formatETA(eta), formatLogs(logs))
+	p.bar.Describe(desc)
+	_ = p.bar.Set(current) // drawing errors are not the model's concern
+}
+
+// stepDuration is Keras' per-step time: it leaves out the first step,
+// which pays for setting up the graph.
+func (p *progress) stepDuration(current int, now time.Time) time.Duration {
+	if current <= 0 {
+		return 0
+	}
+	if current > 1 && !p.afterFirst.IsZero() {
+		return now.Sub(p.afterFirst) / time.Duration(current-1)
+	}
+	return now.Sub(p.start) / time.Duration(current)
+}
+
+// finish ends the epoch at step current and writes the final line.
+func (p *progress) finish(current int, logs []logEntry) error {
+	now := p.now()
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+	var line string
+	switch p.verbose {
+	case 0:
+		return nil
+	case 2:
+		line = verbose2Line(current, p.target, now.Sub(p.start), logs)
+	default:
+		line = finalLine(current, p.target, now.Sub(p.start), p.stepDuration(current, now), logs)
+	}
+	_, err := io.WriteString(p.w, line+"\n")
+	return err
+}
+
+// finalLine is Keras' end-of-epoch line:
+// 1563/1563 [==============================] - 13s 6ms/step - loss: 1.8124 - accuracy: 0.3540
+func finalLine(current, target int, elapsed, perStep time.Duration, logs []logEntry) string {
+	return fmt.Sprintf("%s %s - %.0fs%s%s", countString(current, target), barString(current, target),
+		elapsed.Seconds(), formatPerUnit(perStep, "step"), formatLogs(logs))
+}
+
+// verbose2Line is Keras' verbose=2 epoch line:
+// 1563/1563 - 13s - loss: 1.8124 - accuracy: 0.3540 - 13s/epoch - 8ms/step
+func verbose2Line(current, target int, elapsed time.Duration, logs []logEntry) string {
+	perStep := time.Duration(0)
+	if target > 0 {
+		perStep = elapsed / time.Duration(target)
+	}
+	return fmt.Sprintf("%s - %.0fs%s -%s -%s", countString(current, target), elapsed.Seconds(), formatLogs(logs),
+		formatPerUnit(elapsed, "epoch"), formatPerUnit(perStep, "step"))
+}
+
+// countString right-aligns the step count to the width of the target.
+func countString(current, target int) string {
+	width := len(fmt.Sprint(target))
+	return fmt.Sprintf("%*d/%d", width, current, target)
+}
+
+// barString draws Keras' 30-wide bar: '=' done, '>' the head while running, '.' to go.
+func barString(current, target int) string {
+	const width = 30
+	filled := 0
+	if target > 0 {
+		filled = int(float64(width) * float64(current) / float64(target))
+	}
+	filled = min(max(filled, 0), width)
+	var b strings.Builder
+	b.WriteByte('[')
+	if filled > 0 {
+		b.WriteString(strings.Repeat("=", filled-1))
+		if current < target {
+			b.WriteByte('>')
+		} else {
+			b.WriteByte('=')
+		}
+	}
+	b.WriteString(strings.Repeat(".", width-filled))
+	b.WriteByte(']')
+	return b.String()
+}
+
+// formatPerUnit is Keras' unit rule: seconds from 1 s up, milliseconds
+// from 1 ms, microseconds below.
+func formatPerUnit(d time.Duration, unit string) string {
+	s := d.Seconds()
+	switch {
+	case s >= 1 || s == 0:
+		return fmt.Sprintf(" %.0fs/%s", s, unit)
+	case s >= 1e-3:
+		return fmt.Sprintf(" %.0fms/%s", s*1e3, unit)
+	}
+	return fmt.Sprintf(" %.0fus/%s", s*1e6, unit)
+}
+
+// formatETA is Keras' ETA: 1:02:03, 2:03 or 45s.
+func formatETA(d time.Duration) string {
+	s := int(math.Round(d.Seconds()))
+	switch {
+	case s > 3600:
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, (s%3600)/60, s%60)
+	case s > 60:
+		return fmt.Sprintf("%d:%02d", s/60, s%60)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+// formatLogs writes " - name: value" for each figure: four decimals, or
+// Keras' scientific form for magnitudes of 1e-3 and below.
+func formatLogs(logs []logEntry) string {
+	var b strings.Builder
+	for _, l := range logs {
+		if math.Abs(l.value) > 1e-3 {
+			fmt.Fprintf(&b, " - %s: %.4f", l.name, l.value)
+		} else {
+			fmt.Fprintf(&b, " - %s: %.4e", l.name, l.value)
+		}
+	}
+	return b.String()
+}

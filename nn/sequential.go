@@ -1,0 +1,258 @@
+package nn
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/gokeras/gokeras/layers"
+)
+
+// Sequential is a linear stack of layers, like keras.Sequential.
+//
+// A model is used from one goroutine at a time.
+type Sequential struct {
+	name       string
+	layers     []layers.Layer
+	inputShape []int // set by an Input layer or Build; nil until known
+	outShape   []int
+	layerOut   [][]int // each layer's output sample shape, set by Build
+	built      bool
+	seed       uint64
+	seeded     bool
+	names      map[string]int // per-type counters for automatic names
+	compiled   *compiled
+}
+
+// NewSequential makes a model of the given layers. A leading layers.Input
+// declares the sample shape, as keras.Input does; otherwise the shape comes
+// from Build or from the data given to Fit.
+func NewSequential(ls ...layers.Layer) *Sequential {
+	m := &Sequential{name: "sequential", names: map[string]int{}}
+	for _, l := range ls {
+		m.add(l)
+	}
+	return m
+}
+
+// Name is the model's name, "sequential" unless changed with SetName.
+func (m *Sequential) Name() string { return m.name }
+
+// SetName renames the model.
+func (m *Sequential) SetName(name string) { m.name = name }
+
+// SetSeed fixes the seed the weights are drawn from when the model is
+// built: the same seed gives the same initial weights. Without it the seed
+// is drawn from the clock, like an unseeded Keras run.
+func (m *Sequential) SetSeed(seed uint64) { m.seed, m.seeded = seed, true }
+
+// Add appends a layer. It fails once the model is built.
+func (m *Sequential) Add(l layers.Layer) error {
+	if m.built {
+		return fmt.Errorf("model %q is already built: add layers before Build, Compile or Fit", m.name)
+	}
+	if l == nil {
+		return fmt.Errorf("model %q: Add called with a nil layer", m.name)
+	}
+	m.add(l)
+	return nil
+}
+
+func (m *Sequential) add(l layers.Layer) {
+	if l == nil {
+		return
+	}
+	if in, ok := l.(*layers.InputLayer); ok && len(m.layers) == 0 {
+		m.inputShape = in.Shape()
+		return
+	}
+	if l.Name() == "" {
+		l.SetName(m.autoName(l.Type()))
+	}
+	m.layers = append(m.layers, l)
+}
+
+// autoName gives the names Keras gives in a fresh session: dense, dense_1, ...
+func (m *Sequential) autoName(typ string) string {
+	base := snakeCase(typ)
+	n := m.names[base]
+	m.names[base] = n + 1
+	if n == 0 {
+		return base
+	}
+	return fmt.Sprintf("%s_%d", base, n)
+}
+
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Layers returns the model's layers in order.
+func (m *Sequential) Layers() []layers.Layer { return append([]layers.Layer(nil), m.layers...) }
+
+// Built reports whether the weights exist.
+func (m *Sequential) Built() bool { return m.built }
+
+// InputShape is the sample shape the model takes, nil before it is known.
+func (m *Sequential) InputShape() []int { return append([]int(nil), m.inputShape...) }
+
+// OutputShape is the sample shape the model produces, nil before Build.
+func (m *Sequential) OutputShape() []int { return append([]int(nil), m.outShape...) }
+
+// Build creates the weights for samples of the given shape (no batch axis),
+// e.g. Build(32, 32, 3). Building an already built model for the same shape
+// does nothing; for another shape it is an error.
+func (m *Sequential) Build(inputShape ...int) error {
+	if len(inputShape) == 0 {
+		return fmt.Errorf("model %q: Build needs the shape of one sample, e.g. Build(32, 32, 3)", m.name)
+	}
+	for _, d := range inputShape {
+		if d <= 0 {
+			return fmt.Errorf("model %q: input shape %v has a non-positive dimension", m.name, inputShape)
+		}
+	}
+	if m.built {
+		if !sameInts(m.inputShape, inputShape) {
+			return fmt.Errorf("model %q was built for input shape %s, not %s", m.name, shapeString(m.inputShape), shapeString(inputShape))
+		}
+		return nil
+	}
+	if m.inputShape != nil && !sameInts(m.inputShape, inputShape) {
+		return fmt.Errorf("model %q declares input shape %s but Build was given %s", m.name, shapeString(m.inputShape), shapeString(inputShape))
+	}
+	if len(m.layers) == 0 {
+		return fmt.Errorf("model %q has no layers: add some before building it", m.name)
+	}
+	seed := m.seed
+	if !m.seeded {
+		seed = uint64(time.Now().UnixNano())
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6b657261732d696e)) // stream "keras-in"
+	shape := append([]int(nil), inputShape...)
+	layerOut := make([][]int, 0, len(m.layers))
+	for _, l := range m.layers {
+		out, err := l.Build(shape, rng)
+		if err != nil {
+			return fmt.Errorf("model %q: building layer %q: %w", m.name, l.Name(), err)
+		}
+		shape = out
+		layerOut = append(layerOut, out)
+	}
+	m.layerOut = layerOut
+	m.inputShape = append([]int(nil), inputShape...)
+	m.outShape = shape
+	m.built = true
+	return nil
+}
+
+// ensureBuilt builds the model from its declared input shape, if any.
+func (m *Sequential) ensureBuilt() error {
+	if m.built {
+		return nil
+	}
+	if m.inputShape == nil {
+		return fmt.Errorf("model %q is not built: start it with layers.Input(...), call Build(shape...), or call Fit", m.name)
+	}
+	return m.Build(m.inputShape...)
+}
+
+// CountParams is the number of weights in the model.
+func (m *Sequential) CountParams() int {
+	n := 0
+	for _, l := range m.layers {
+		for _, p := range l.Params() {
+			n += p.Size()
+		}
+	}
+	return n
+}
+
+// Summary writes a table of the layers, their output shapes and their
+// parameter counts, in Keras' format.
+func (m *Sequential) Summary(w io.Writer) error {
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	const width = 65
+	cols := []int{29, 55, 65} // Keras' positions .45, .85 and 1 of 65
+	var b strings.Builder
+	row := func(fields ...string) {
+		line := " "
+		for i, f := range fields {
+			line += f
+			if i < len(fields)-1 {
+				line += "  "
+			}
+			if pad := cols[i] - len(line); pad > 0 {
+				line += strings.Repeat(" ", pad)
+			}
+		}
+		b.WriteString(line + "\n")
+	}
+	fmt.Fprintf(&b, "Model: %q\n", m.name)
+	b.WriteString(strings.Repeat("_", width) + "\n")
+	row("Layer (type)", "Output Shape", "Param #")
+	b.WriteString(strings.Repeat("=", width) + "\n")
+	total := 0
+	for i, l := range m.layers {
+		n := 0
+		for _, p := range l.Params() {
+			n += p.Size()
+		}
+		total += n
+		row(fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shapeString(m.layerOut[i]), fmt.Sprint(n))
+		row("", "", "")
+	}
+	b.WriteString(strings.Repeat("=", width) + "\n")
+	fmt.Fprintf(&b, "Total params: %s\n", commas(total))
+	fmt.Fprintf(&b, "Trainable params: %s\n", commas(total))
+	b.WriteString("Non-trainable params: 0\n")
+	b.WriteString(strings.Repeat("_", width) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// commas formats n with thousands separators, as Keras' summary does.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func shapeString(shape []int) string {
+	s := "(None"
+	for _, d := range shape {
+		s += fmt.Sprintf(", %d", d)
+	}
+	return s + ")"
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
