@@ -145,9 +145,9 @@ func (m *Sequential) closePrograms() error {
 type mode int
 
 const (
-	modePredict mode = iota // outputs
-	modeEvaluate            // outputs and loss
-	modeTrain               // outputs, loss and gradients
+	modePredict  mode = iota // outputs
+	modeEvaluate             // outputs and loss
+	modeTrain                // outputs, loss and gradients
 )
 
 type programKey struct {
@@ -159,16 +159,16 @@ type programKey struct {
 // and mode, bound to a machine on the model's device. Its weight nodes share
 // their values with the layers', so every program sees every update.
 type program struct {
-	batch      int
-	x, y       *tensor.Dense // input buffers the step fills
-	out, loss  *gorgonia.Node
+	batch     int
+	x, y      *tensor.Dense // input buffers the step fills
+	out, loss *gorgonia.Node
 	// outRead and lossRead receive copies of the output and loss each run:
 	// the machine may reuse the memory of a node nobody else reads.
 	outRead, lossRead gorgonia.Value
-	params     []*gorgonia.Node
-	paramNames []string
-	outCols    int
-	machine    device.Machine
+	params            []*gorgonia.Node
+	paramNames        []string
+	outCols           int
+	machine           device.Machine
 }
 
 // program returns the program for a batch size and mode, compiling it the
