@@ -25,9 +25,9 @@ const templateCell = 4
 //
 // Each class has a fixed template image: an 8×8 grid of random colours,
 // each cell covering 4×4 pixels. A sample is the average of its class
-// template and per-sample uniform noise, so every class is easy to tell apart
-// yet no two samples are equal: a small MLP gets far above chance within an
-// epoch. Labels are spread evenly over the classes (counts differ by at most
+// template and per-sample uniform noise, so the classes are easy to tell
+// apart yet no two samples are equal: even a linear softmax model trained for
+// one epoch on 1,000 samples classifies them almost perfectly. Labels are spread evenly over the classes (counts differ by at most
 // one) in random order. The same seed always gives the same data.
 func Synthetic(train, test int, seed uint64) *Dataset {
 	rng := rand.New(rand.NewPCG(seed, syntheticStream))

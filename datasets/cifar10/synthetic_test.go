@@ -2,6 +2,7 @@ package cifar10
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"testing"
 )
@@ -100,5 +101,73 @@ func BenchmarkSynthetic(b *testing.B) {
 	b.SetBytes(50000 * ImageSize)
 	for b.Loop() {
 		Synthetic(50000, 0, 1)
+	}
+}
+
+// TestSyntheticTrainsInOneEpoch fits a softmax-regression model (the
+// simplest network) for one epoch of plain SGD on the scaled inputs and
+// expects it to be well above chance on the test split.
+func TestSyntheticTrainsInOneEpoch(t *testing.T) {
+	ds := Synthetic(1000, 500, 11)
+	train, test := ds.Train.OneHot(), ds.Test.OneHot()
+	weights := make([]float32, ImageSize*NumClasses)
+	var bias [NumClasses]float32
+	x := make([]float32, ImageSize)
+	y := make([]float32, NumClasses)
+	logits := func() [NumClasses]float32 {
+		var z [NumClasses]float32
+		for k := range NumClasses {
+			z[k] = bias[k]
+		}
+		for p, v := range x {
+			row := weights[p*NumClasses : (p+1)*NumClasses]
+			for k := range NumClasses {
+				z[k] += v * row[k]
+			}
+		}
+		return z
+	}
+	const learningRate = 0.01
+	for i := range train.Len() {
+		if err := train.GatherInputs([]int{i}, x); err != nil {
+			t.Fatal(err)
+		}
+		if err := train.GatherLabels([]int{i}, y); err != nil {
+			t.Fatal(err)
+		}
+		z := logits()
+		maxZ := slices.Max(z[:])
+		var sum float64
+		var prob [NumClasses]float64
+		for k := range NumClasses {
+			prob[k] = math.Exp(float64(z[k] - maxZ))
+			sum += prob[k]
+		}
+		var grad [NumClasses]float32
+		for k := range NumClasses {
+			grad[k] = float32(prob[k]/sum) - y[k]
+			bias[k] -= learningRate * grad[k]
+		}
+		for p, v := range x {
+			row := weights[p*NumClasses : (p+1)*NumClasses]
+			for k := range NumClasses {
+				row[k] -= learningRate * v * grad[k]
+			}
+		}
+	}
+	correct := 0
+	for i := range test.Len() {
+		if err := test.GatherInputs([]int{i}, x); err != nil {
+			t.Fatal(err)
+		}
+		z := logits()
+		if slices.Index(z[:], slices.Max(z[:])) == int(ds.Test.Labels[i]) {
+			correct++
+		}
+	}
+	acc := float64(correct) / float64(test.Len())
+	t.Logf("softmax regression, one epoch of %d samples: test accuracy %.3f", train.Len(), acc)
+	if acc < 0.8 {
+		t.Errorf("test accuracy after one epoch %.2f, want >= 0.8 (chance is 0.1)", acc)
 	}
 }
