@@ -3,7 +3,6 @@ package nn
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
@@ -74,42 +73,6 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 	return logs, nil
 }
 
-// evalStep computes the loss and updates the metrics for one batch.
-func (m *Sequential) evalStep(data Dataset, idx []int, labelCols int) (float64, error) {
-	p, err := m.program(len(idx), labelCols, modeEvaluate)
-	if err != nil {
-		return 0, err
-	}
-	if err := data.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
-		return 0, fmt.Errorf("reading samples: %w", err)
-	}
-	labels := p.y.Data().([]float32)
-	if err := data.GatherLabels(idx, labels); err != nil {
-		return 0, fmt.Errorf("reading labels: %w", err)
-	}
-	defer p.machine.Reset()
-	if err := p.run(); err != nil {
-		return 0, err
-	}
-	loss, err := p.lossValue()
-	if err != nil {
-		return 0, err
-	}
-	out, err := p.outputs()
-	if err != nil {
-		return 0, err
-	}
-	for _, mt := range m.compiled.metrics {
-		if err := mt.Update(labels, labelCols, out, p.outCols); err != nil {
-			return 0, err
-		}
-	}
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return loss, fmt.Errorf("%w (%v)", ErrNonFiniteLoss, loss)
-	}
-	return loss, nil
-}
-
 // Predict returns the model's outputs for inputs, shape (N, outputs...),
 // computed in batches (BatchSize, default 32) of any size: the last batch
 // may be smaller. The model must be compiled, which fixes its device.
@@ -142,24 +105,4 @@ func (m *Sequential) Predict(ctx context.Context, inputs Inputs, opts ...Option)
 		}
 	}
 	return result, nil
-}
-
-func (m *Sequential) predictStep(inputs Inputs, idx []int, dst []float32) error {
-	p, err := m.program(len(idx), 0, modePredict)
-	if err != nil {
-		return err
-	}
-	if err := inputs.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
-		return fmt.Errorf("reading samples: %w", err)
-	}
-	defer p.machine.Reset()
-	if err := p.run(); err != nil {
-		return err
-	}
-	out, err := p.outputs()
-	if err != nil {
-		return err
-	}
-	copy(dst, out)
-	return nil
 }

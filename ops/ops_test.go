@@ -285,3 +285,38 @@ func TestActivationValues(t *testing.T) {
 		t.Error("ParseActivation accepted an unknown name")
 	}
 }
+
+func TestInspectNamesEveryOpOfAModelGraph(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := matrix(g, "x", tensor.Shape{2, 1, 3}, make([]float64, 6))
+	f, _ := Flatten(x, false)
+	w := matrix(g, "w", tensor.Shape{3, 4}, make([]float64, 12))
+	b := matrix(g, "b", tensor.Shape{4}, make([]float64, 4))
+	z, err := Affine(f, w, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := Activate(Softmax, z)
+	target := matrix(g, "t", tensor.Shape{2, 4}, make([]float64, 8))
+	cost, err := Loss(MeanSquaredError, y, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gorgonia.Grad(cost, w, b); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[OpKind]bool{}
+	for _, n := range g.AllNodes() {
+		if n.Op() == nil {
+			continue
+		}
+		if info, ok := Inspect(n.Op()); ok {
+			seen[info.Kind] = true
+		}
+	}
+	for _, k := range []OpKind{OpAffine, OpMatMul, OpSumRows, OpActivation, OpActivationGrad, OpReshape, OpLoss, OpLossGrad} {
+		if !seen[k] {
+			t.Errorf("no node of kind %d found by Inspect", k)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package ops
+
+import "gorgonia.org/gorgonia"
+
+// OpKind names an op of this package, for machines that execute model
+// graphs themselves instead of calling each op's Do.
+type OpKind int
+
+const (
+	// OpAffine: inputs (x, w[, b]) → x·w (+ b). Info.Bias says whether b is there.
+	OpAffine OpKind = iota + 1
+	// OpMatMul: inputs (a, b) → op(a)·op(b), op transposing when
+	// Info.TransA / Info.TransB say so. Appears in gradients only.
+	OpMatMul
+	// OpSumRows: input (batch, n) → (n), the sum over rows. Gradients only.
+	OpSumRows
+	// OpActivation: input x → Info.Activation(x).
+	OpActivation
+	// OpActivationGrad: inputs (x, y, dy) → dx for Info.Activation.
+	OpActivationGrad
+	// OpReshape: input of shape Info.From → the same values in shape Info.To.
+	OpReshape
+	// OpLoss: inputs (pred, target) → the scalar batch mean of Info.Loss.
+	OpLoss
+	// OpLossGrad: inputs (pred, target, seed) → seed·∂loss/∂pred.
+	OpLossGrad
+)
+
+// Info describes one op of this package.
+type Info struct {
+	Kind           OpKind
+	Activation     Activation // OpActivation, OpActivationGrad
+	Loss           LossKind   // OpLoss, OpLossGrad
+	TransA, TransB bool       // OpMatMul
+	Bias           bool       // OpAffine
+	InputGrad      bool       // OpAffine, OpReshape: whether the gradient flows into the input
+	From, To       []int      // OpReshape
+}
+
+// Inspect says which op of this package op is, and with what parameters.
+// It returns false for ops defined elsewhere (gorgonia's own).
+func Inspect(op gorgonia.Op) (Info, bool) {
+	switch o := op.(type) {
+	case affineOp:
+		return Info{Kind: OpAffine, Bias: o.bias, InputGrad: o.inputGrad}, true
+	case matMulOp:
+		return Info{Kind: OpMatMul, TransA: o.transA, TransB: o.transB}, true
+	case sumRowsOp:
+		return Info{Kind: OpSumRows}, true
+	case activationOp:
+		return Info{Kind: OpActivation, Activation: o.act}, true
+	case activationGradOp:
+		return Info{Kind: OpActivationGrad, Activation: o.act}, true
+	case reshapeOp:
+		return Info{Kind: OpReshape, InputGrad: o.inputGrad, From: append([]int(nil), o.from...), To: append([]int(nil), o.to...)}, true
+	case lossOp:
+		return Info{Kind: OpLoss, Loss: o.kind}, true
+	case lossGradOp:
+		return Info{Kind: OpLossGrad, Loss: o.kind}, true
+	}
+	return Info{}, false
+}
