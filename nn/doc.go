@@ -1,0 +1,52 @@
+// Package nn trains Keras-style Sequential models.
+//
+// A model is a stack of layers (package layers). Compile picks the
+// optimizer, the loss, the metrics and the device; Fit trains, Evaluate
+// scores and Predict infers, with Keras' defaults and its progress format:
+//
+//	model := nn.NewSequential(
+//		layers.Input(32, 32, 3),
+//		layers.Flatten(),
+//		layers.Dense(3000, layers.ReLU),
+//		layers.Dense(1000, layers.ReLU),
+//		layers.Dense(10, layers.Sigmoid),
+//	)
+//	err := model.Compile(sgd, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()})
+//	history, err := model.Fit(ctx, data, nn.Epochs(10))
+//
+// # Graphs and devices
+//
+// Compile fixes the device: nn.OnDevice, else the calling goroutine's
+// device scope (device.With), else /GPU:0 when one is usable, else /CPU:0.
+// The model is compiled into a gorgonia expression graph — forward pass,
+// loss and symbolic gradients — for each batch size it meets, and each
+// graph is bound to a machine on that device. The graphs share the
+// weights, so the last, smaller batch of an epoch is trained too, and
+// Predict and Evaluate take any number of samples.
+//
+// # Keras semantics
+//
+// Fit shuffles before each epoch and keeps the last partial batch (50,000
+// samples at batch 32 is 1,563 steps). The loss and metrics shown are
+// running means over the epoch weighted by batch size. Verbose(1) draws a
+// live bar on a terminal and, elsewhere (CI, pipes, files), writes only the
+// clean end-of-epoch line:
+//
+//	1563/1563 [==============================] - 13s 6ms/step - loss: 1.8124 - accuracy: 0.3540
+//
+// Automatic layer names follow Keras in a fresh session (dense, dense_1,
+// ...), counted per model rather than per process.
+//
+// # Data
+//
+// Fit and Evaluate take a Dataset, Predict takes Inputs: small interfaces
+// that gather a batch into float32 buffers, so data can stay compact (the
+// CIFAR-10 loader keeps uint8 pixels) until a batch is needed. TensorData
+// wraps float32 tensors.
+//
+// # Errors
+//
+// Mismatched shapes, labels that do not fit the loss, empty data, bad
+// options and a loss that becomes NaN or infinite are errors that name the
+// cause and the fix; nothing in this package panics on bad input.
+package nn
