@@ -59,6 +59,10 @@ func TensorInputs(x *tensor.Dense) (Inputs, error) {
 	if len(shape) == 0 {
 		return nil, fmt.Errorf("tensor is a scalar: it needs a first axis of samples")
 	}
+	if shape.TotalSize() == 0 {
+		// tensor panics when asked for the data of an empty array.
+		return tensorInputs{n: shape[0], sample: append([]int(nil), shape[1:]...)}, nil
+	}
 	if !x.IsNativelyAccessible() || x.RequiresIterator() {
 		x = x.Materialize().(*tensor.Dense)
 	}
