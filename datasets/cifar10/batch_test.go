@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gokeras/gokeras/datasets/cifar10/cifar10test"
 )
 
 // decodeBatch is how the fuzz targets and tests drive the record parser:
@@ -86,18 +88,18 @@ func TestDecodePixelOrder(t *testing.T) {
 func TestDecodeManyRecords(t *testing.T) {
 	// More records than one read chunk, so chunk boundaries are crossed.
 	const records = 600
-	data := makeBatch(2, records)
+	data := cifar10test.Batch(2, records)
 	images, labels, err := decodeBatch(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for r := range records {
-		if labels[r] != labelValue(2, r) {
-			t.Fatalf("record %d: label %d, want %d", r, labels[r], labelValue(2, r))
+		if labels[r] != cifar10test.LabelValue(2, r) {
+			t.Fatalf("record %d: label %d, want %d", r, labels[r], cifar10test.LabelValue(2, r))
 		}
 		for _, at := range [][3]int{{0, 0, 0}, {31, 31, 2}, {7, 19, 1}} {
 			row, col, ch := at[0], at[1], at[2]
-			if got, want := images[((r*Height+row)*Width+col)*Channels+ch], pixelValue(2, r, ch, row, col); got != want {
+			if got, want := images[((r*Height+row)*Width+col)*Channels+ch], cifar10test.PixelValue(2, r, ch, row, col); got != want {
 				t.Fatalf("record %d row %d col %d ch %d: %d, want %d", r, row, col, ch, got, want)
 			}
 		}
@@ -132,7 +134,7 @@ func TestRecordCount(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	badLabel := makeBatch(0, 3)
+	badLabel := cifar10test.Batch(0, 3)
 	badLabel[2*RecordSize] = 255
 	_, _, err := decodeBatch(badLabel)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "test.bin record 2 has label 255") {
@@ -141,14 +143,14 @@ func TestDecodeErrors(t *testing.T) {
 
 	// A reader that ends early (a truncated tar entry) is corrupt data.
 	images, labels := make([]uint8, 2*ImageSize), make([]uint8, 2)
-	err = decodeRecords(bytes.NewReader(makeBatch(0, 1)), images, labels, "short.bin")
+	err = decodeRecords(bytes.NewReader(cifar10test.Batch(0, 1)), images, labels, "short.bin")
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "short.bin ended after 3073 bytes, want 6146") {
 		t.Errorf("short reader: error %v, want ErrCorrupt with byte counts", err)
 	}
 
 	// Other read errors pass through.
 	failure := errors.New("disk on fire")
-	err = decodeRecords(io.MultiReader(bytes.NewReader(makeBatch(0, 1)), errReader{failure}), images, labels, "hot.bin")
+	err = decodeRecords(io.MultiReader(bytes.NewReader(cifar10test.Batch(0, 1)), errReader{failure}), images, labels, "hot.bin")
 	if !errors.Is(err, failure) || errors.Is(err, ErrCorrupt) {
 		t.Errorf("failing reader: error %v, want it wrapped as is", err)
 	}
@@ -192,12 +194,12 @@ func TestParseClassNames(t *testing.T) {
 }
 
 func FuzzParseBatch(f *testing.F) {
-	f.Add(makeBatch(0, 1))
-	f.Add(makeBatch(3, 2))
+	f.Add(cifar10test.Batch(0, 1))
+	f.Add(cifar10test.Batch(3, 2))
 	f.Add([]byte{})
 	f.Add([]byte{9})
-	f.Add(append(makeBatch(1, 1), 0))
-	bad := makeBatch(4, 2)
+	f.Add(append(cifar10test.Batch(1, 1), 0))
+	bad := cifar10test.Batch(4, 2)
 	bad[RecordSize] = 10
 	f.Add(bad)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -225,7 +227,7 @@ func FuzzParseBatch(f *testing.F) {
 }
 
 func FuzzParseClassNames(f *testing.F) {
-	f.Add(string(metaText()))
+	f.Add(string(cifar10test.MetaText()))
 	f.Add("a\nb\n")
 	f.Add("\n\n\n")
 	f.Fuzz(func(t *testing.T, text string) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gokeras/gokeras/datasets/cifar10/cifar10test"
 )
 
 const recordsPerFile = 100
@@ -51,11 +53,11 @@ func assertNoValidCache(t *testing.T, cacheDir string) {
 }
 
 func TestLoadDownloadsExtractsAndCaches(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	srv, rec := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveRanges(w, r, archive) })
 	cacheDir := t.TempDir()
 	var progress bytes.Buffer
-	opts := Options{CacheDir: cacheDir, URL: srv.URL + "/" + archiveName, MD5: md5Hex(archive), Progress: &progress}
+	opts := Options{CacheDir: cacheDir, URL: srv.URL + "/" + archiveName, MD5: cifar10test.MD5(archive), Progress: &progress}
 
 	ds, err := Load(context.Background(), opts)
 	if err != nil {
@@ -91,7 +93,7 @@ func TestLoadDownloadsExtractsAndCaches(t *testing.T) {
 }
 
 func TestLoadResumesCutDownloadWithinOneLoad(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	half := len(archive) / 2
 	srv, rec := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 1 {
@@ -102,7 +104,7 @@ func TestLoadResumesCutDownloadWithinOneLoad(t *testing.T) {
 	})
 	var progress bytes.Buffer
 	ds, err := Load(context.Background(), Options{
-		CacheDir: t.TempDir(), URL: srv.URL, MD5: md5Hex(archive), Progress: &progress,
+		CacheDir: t.TempDir(), URL: srv.URL, MD5: cifar10test.MD5(archive), Progress: &progress,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,11 +119,11 @@ func TestLoadResumesCutDownloadWithinOneLoad(t *testing.T) {
 }
 
 func TestLoadResumesAcrossLoads(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	chunk := len(archive) / 5
 	cacheDir := t.TempDir()
 	part := filepath.Join(cacheDir, archiveName+".part")
-	opts := Options{CacheDir: cacheDir, MD5: md5Hex(archive)}
+	opts := Options{CacheDir: cacheDir, MD5: cifar10test.MD5(archive)}
 
 	// A flaky server: every response stops after chunk bytes.
 	flaky, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveCut(w, r, archive, chunk) })
@@ -157,7 +159,7 @@ func TestLoadResumesAcrossLoads(t *testing.T) {
 }
 
 func TestLoadRestartsWhenServerIgnoresRange(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	cacheDir := t.TempDir()
 	// A stale partial file whose bytes do not even match the archive.
 	stale := bytes.Repeat([]byte{0xff}, len(archive)/2)
@@ -166,7 +168,7 @@ func TestLoadRestartsWhenServerIgnoresRange(t *testing.T) {
 	}
 	srv, rec := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { serveWhole(w, archive) })
 	var progress bytes.Buffer
-	ds, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: md5Hex(archive), Progress: &progress})
+	ds, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5(archive), Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +182,14 @@ func TestLoadRestartsWhenServerIgnoresRange(t *testing.T) {
 }
 
 func TestLoadChecksumMismatchRemovesDownload(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveRanges(w, r, archive) })
 	cacheDir := t.TempDir()
-	_, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: md5Hex([]byte("another archive"))})
+	_, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5([]byte("another archive"))})
 	if !errors.Is(err, ErrChecksum) {
 		t.Fatalf("error %v, want ErrChecksum", err)
 	}
-	if !strings.Contains(err.Error(), "removed the bad file") || !strings.Contains(err.Error(), md5Hex(archive)) {
+	if !strings.Contains(err.Error(), "removed the bad file") || !strings.Contains(err.Error(), cifar10test.MD5(archive)) {
 		t.Errorf("error %q should give the digest and say the file was removed", err)
 	}
 	if got := cacheEntries(t, cacheDir); len(got) != 0 {
@@ -228,7 +230,7 @@ func TestLoadServerDown(t *testing.T) {
 }
 
 func TestLoadCancelledMidDownload(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	started := make(chan struct{})
 	testDone := make(chan struct{})
 	defer close(testDone)
@@ -249,7 +251,7 @@ func TestLoadCancelledMidDownload(t *testing.T) {
 		cancel()
 	}()
 	cacheDir := t.TempDir()
-	_, err := Load(ctx, Options{CacheDir: cacheDir, URL: srv.URL, MD5: md5Hex(archive)})
+	_, err := Load(ctx, Options{CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5(archive)})
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrDownload) {
 		t.Fatalf("error %v, want context.Canceled and ErrDownload", err)
 	}
@@ -257,11 +259,11 @@ func TestLoadCancelledMidDownload(t *testing.T) {
 }
 
 func TestLoadUsesArchivePlacedInCache(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	cacheDir := t.TempDir()
-	writeFiles(t, cacheDir, map[string][]byte{archiveName: archive})
+	cifar10test.WriteDir(t, cacheDir, map[string][]byte{archiveName: archive})
 	var progress bytes.Buffer
-	ds, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: failServer(t), MD5: md5Hex(archive), Progress: &progress})
+	ds, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: failServer(t), MD5: cifar10test.MD5(archive), Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,9 +274,9 @@ func TestLoadUsesArchivePlacedInCache(t *testing.T) {
 }
 
 func TestLoadPlacedArchiveWithWrongChecksumIsKept(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	cacheDir := t.TempDir()
-	writeFiles(t, cacheDir, map[string][]byte{archiveName: archive})
+	cifar10test.WriteDir(t, cacheDir, map[string][]byte{archiveName: archive})
 	_, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: failServer(t)}) // official MD5
 	if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), "replace it") {
 		t.Fatalf("error %v, want ErrChecksum telling to replace the file", err)
@@ -285,15 +287,15 @@ func TestLoadPlacedArchiveWithWrongChecksumIsKept(t *testing.T) {
 }
 
 func TestLoadPath(t *testing.T) {
-	files := testFiles(recordsPerFile)
+	files := cifar10test.Files(recordsPerFile)
 	root := t.TempDir()
 	batches := filepath.Join(root, "extracted", batchesDirName)
-	writeFiles(t, batches, files)
+	cifar10test.WriteDir(t, batches, files)
 	archives := filepath.Join(root, "archives")
-	writeFiles(t, archives, map[string][]byte{
-		"official.tar.gz": makeTarGz(t, files, batchesDirName+"/"),
-		"dotted.tgz":      makeTarGz(t, files, "./"+batchesDirName+"/"),
-		"flat.tar.gz":     makeTarGz(t, files, ""),
+	cifar10test.WriteDir(t, archives, map[string][]byte{
+		"official.tar.gz": cifar10test.TarGz(t, files, batchesDirName+"/"),
+		"dotted.tgz":      cifar10test.TarGz(t, files, "./"+batchesDirName+"/"),
+		"flat.tar.gz":     cifar10test.TarGz(t, files, ""),
 	})
 	for _, tc := range []struct {
 		name, path string
@@ -378,15 +380,15 @@ func TestLoadBadData(t *testing.T) {
 	} {
 		for _, form := range []string{"directory", "archive"} {
 			t.Run(tc.name+"/"+form, func(t *testing.T) {
-				files := testFiles(recordsPerFile)
+				files := cifar10test.Files(recordsPerFile)
 				tc.change(files)
 				dir := t.TempDir()
 				path := filepath.Join(dir, batchesDirName)
 				if form == "directory" {
-					writeFiles(t, path, files)
+					cifar10test.WriteDir(t, path, files)
 				} else {
 					path = filepath.Join(dir, archiveName)
-					writeFiles(t, dir, map[string][]byte{archiveName: makeTarGz(t, files, batchesDirName+"/")})
+					cifar10test.WriteDir(t, dir, map[string][]byte{archiveName: cifar10test.TarGz(t, files, batchesDirName+"/")})
 				}
 				ds, err := Load(context.Background(), Options{Path: path, URL: failServer(t)})
 				if !errors.Is(err, tc.want) {
@@ -404,8 +406,8 @@ func TestLoadBadData(t *testing.T) {
 
 func TestLoadBadPaths(t *testing.T) {
 	dir := t.TempDir()
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
-	writeFiles(t, dir, map[string][]byte{
+	archive := cifar10test.Archive(t, recordsPerFile)
+	cifar10test.WriteDir(t, dir, map[string][]byte{
 		"cut.tar.gz":     archive[:len(archive)*2/3],
 		"flipped.tar.gz": flipByte(archive, len(archive)/2),
 		"notes.txt":      []byte("not an archive"),
@@ -442,10 +444,10 @@ func flipByte(data []byte, at int) []byte {
 
 func TestLoadCorruptCacheSaysHowToRebuild(t *testing.T) {
 	cacheDir := t.TempDir()
-	files := testFiles(recordsPerFile)
+	files := cifar10test.Files(recordsPerFile)
 	files[testFileName] = files[testFileName][:RecordSize*3/2]
 	batches := filepath.Join(cacheDir, batchesDirName)
-	writeFiles(t, batches, files)
+	cifar10test.WriteDir(t, batches, files)
 	_, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: failServer(t)})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "delete "+batches) {
 		t.Fatalf("error %v, want ErrCorrupt telling to delete %s", err, batches)
@@ -454,7 +456,7 @@ func TestLoadCorruptCacheSaysHowToRebuild(t *testing.T) {
 
 func TestLoadCancelledBeforeReading(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), batchesDirName)
-	writeFiles(t, dir, testFiles(recordsPerFile))
+	cifar10test.WriteDir(t, dir, cifar10test.Files(recordsPerFile))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, path := range []string{dir} {
@@ -465,12 +467,12 @@ func TestLoadCancelledBeforeReading(t *testing.T) {
 }
 
 func TestLoadDefaultsFromEnvironment(t *testing.T) {
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	srv, rec := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveRanges(w, r, archive) })
 	home := t.TempDir()
 	t.Setenv(HomeEnv, home)
 	t.Setenv(URLEnv, srv.URL+"/mirror/"+archiveName)
-	ds, err := Load(context.Background(), Options{MD5: md5Hex(archive)})
+	ds, err := Load(context.Background(), Options{MD5: cifar10test.MD5(archive)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,11 +565,11 @@ func TestParseContentRange(t *testing.T) {
 func TestDownloadSizeKnownUpFront(t *testing.T) {
 	// A partial file that already holds Size bytes is not fetched again;
 	// the checksum decides.
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	cacheDir := t.TempDir()
-	writeFiles(t, cacheDir, map[string][]byte{archiveName + ".part": archive})
+	cifar10test.WriteDir(t, cacheDir, map[string][]byte{archiveName + ".part": archive})
 	ds, err := Load(context.Background(), Options{
-		CacheDir: cacheDir, URL: failServer(t), MD5: md5Hex(archive), Size: int64(len(archive)),
+		CacheDir: cacheDir, URL: failServer(t), MD5: cifar10test.MD5(archive), Size: int64(len(archive)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -578,11 +580,11 @@ func TestDownloadSizeKnownUpFront(t *testing.T) {
 func TestDownloadCompletePartWithUnknownSize(t *testing.T) {
 	// Without a known size the client asks to resume; the server's 416 with
 	// the total tells it the partial file is already whole.
-	archive := makeTarGz(t, testFiles(recordsPerFile), batchesDirName+"/")
+	archive := cifar10test.Archive(t, recordsPerFile)
 	cacheDir := t.TempDir()
-	writeFiles(t, cacheDir, map[string][]byte{archiveName + ".part": archive})
+	cifar10test.WriteDir(t, cacheDir, map[string][]byte{archiveName + ".part": archive})
 	srv, rec := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveRanges(w, r, archive) })
-	ds, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: md5Hex(archive)})
+	ds, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5(archive)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,12 +597,12 @@ func TestDownloadCompletePartWithUnknownSize(t *testing.T) {
 func TestLoadIncompleteArchiveLeavesNoCache(t *testing.T) {
 	// The archive passes its (overridden) checksum but lacks a batch: the
 	// extraction must fail without leaving a directory that looks valid.
-	files := testFiles(recordsPerFile)
+	files := cifar10test.Files(recordsPerFile)
 	delete(files, "data_batch_5.bin")
-	archive := makeTarGz(t, files, batchesDirName+"/")
+	archive := cifar10test.TarGz(t, files, batchesDirName+"/")
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveRanges(w, r, archive) })
 	cacheDir := t.TempDir()
-	_, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: md5Hex(archive)})
+	_, err := Load(context.Background(), Options{CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5(archive)})
 	if !errors.Is(err, ErrMissingFile) || !strings.Contains(err.Error(), "data_batch_5.bin") ||
 		!strings.Contains(err.Error(), "delete "+filepath.Join(cacheDir, archiveName)) {
 		t.Fatalf("error %v, want ErrMissingFile naming data_batch_5.bin and the archive to delete", err)

@@ -4,17 +4,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gokeras/gokeras/datasets/cifar10/cifar10test"
 )
 
 // smallSplit holds three images whose pixel (n, row, col, ch) is
-// pixelValue(0, n, ch, row, col), labelled 7, 0 and 9.
+// cifar10test.PixelValue(0, n, ch, row, col), labelled 7, 0 and 9.
 func smallSplit() *Split {
 	s := &Split{Images: make([]uint8, 3*ImageSize), Labels: []uint8{7, 0, 9}}
 	for n := range 3 {
 		for row := range Height {
 			for col := range Width {
 				for ch := range Channels {
-					s.Images[((n*Height+row)*Width+col)*Channels+ch] = pixelValue(0, n, ch, row, col)
+					s.Images[((n*Height+row)*Width+col)*Channels+ch] = cifar10test.PixelValue(0, n, ch, row, col)
 				}
 			}
 		}
@@ -65,7 +67,7 @@ func TestGatherInputs(t *testing.T) {
 		for _, at := range [][3]int{{0, 0, 0}, {0, 0, 2}, {31, 31, 1}, {12, 3, 2}} {
 			row, col, ch := at[0], at[1], at[2]
 			got := dst[i*ImageSize+(row*Width+col)*Channels+ch]
-			if want := float32(pixelValue(0, n, ch, row, col)) / 255; got != want {
+			if want := float32(cifar10test.PixelValue(0, n, ch, row, col)) / 255; got != want {
 				t.Errorf("sample %d (image %d) row %d col %d ch %d: %v, want %v", i, n, row, col, ch, got, want)
 			}
 		}
