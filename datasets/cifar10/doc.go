@@ -15,7 +15,11 @@
 // The cache is $GOKERAS_HOME/datasets when GOKERAS_HOME is set and
 // os.UserCacheDir()/gokeras/datasets otherwise (Options.CacheDir overrides
 // both). The URL can be pointed at a mirror with Options.URL or the
-// GOKERAS_CIFAR10_URL environment variable.
+// GOKERAS_CIFAR10_URL environment variable. A mirror that serves the
+// official archive needs nothing else; one that repackaged it also needs
+// its checksum, in Options.MD5 or GOKERAS_CIFAR10_MD5 (the variable is
+// ignored for the official URL, whose archive always has to match
+// OfficialMD5).
 //
 // On a machine without network, either copy cifar-10-binary.tar.gz into the
 // cache directory (Load checks and unpacks it), or set Options.Path (the

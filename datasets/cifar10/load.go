@@ -22,6 +22,11 @@ const (
 const (
 	// URLEnv, when set, replaces OfficialURL as the default download URL.
 	URLEnv = "GOKERAS_CIFAR10_URL"
+	// MD5Env, when set, replaces OfficialMD5 as the default checksum, but
+	// only for a download from somewhere other than OfficialURL (a mirror
+	// that repackaged the archive): the official archive is always checked
+	// against OfficialMD5.
+	MD5Env = "GOKERAS_CIFAR10_MD5"
 	// HomeEnv, when set, puts the default cache in $GOKERAS_HOME/datasets.
 	HomeEnv = "GOKERAS_HOME"
 )
@@ -43,14 +48,15 @@ type Options struct {
 	// OfficialURL.
 	URL string
 
-	// MD5 the archive must hash to, in hex. Default OfficialMD5; set it when
-	// a mirror serves a different packaging on purpose.
+	// MD5 the archive must hash to, in hex. Default: $GOKERAS_CIFAR10_MD5
+	// when it is set and the URL is not OfficialURL, else OfficialMD5. Set
+	// it when a mirror serves a different packaging on purpose.
 	MD5 string
 
 	// Size of the archive in bytes, used to show progress and to recognise a
-	// finished partial download. Default OfficialSize when MD5 is also left
-	// empty; otherwise 0, meaning unknown (the server's Content-Length is
-	// used instead).
+	// finished partial download. Default OfficialSize when the checksum is
+	// OfficialMD5; otherwise 0, meaning unknown (the server's Content-Length
+	// is used instead).
 	Size int64
 
 	// Progress receives the download bar and one-line status messages such
@@ -90,16 +96,29 @@ func (o Options) expected() (sum string, size int64, err error) {
 	if o.Size < 0 {
 		return "", 0, fmt.Errorf("cifar10: Options.Size = %d, want >= 0", o.Size)
 	}
-	if o.MD5 == "" {
+	sum, from := o.MD5, "Options.MD5"
+	if sum == "" && o.url() != OfficialURL {
+		sum, from = os.Getenv(MD5Env), MD5Env
+	}
+	if sum == "" {
 		if o.Size == 0 {
 			return OfficialMD5, OfficialSize, nil
 		}
 		return OfficialMD5, o.Size, nil
 	}
-	if b, err := hex.DecodeString(o.MD5); err != nil || len(b) != 16 {
-		return "", 0, fmt.Errorf("cifar10: Options.MD5 = %q, want 32 hex digits", o.MD5)
+	if b, err := hex.DecodeString(sum); err != nil || len(b) != 16 {
+		return "", 0, fmt.Errorf("cifar10: %s = %q, want 32 hex digits (the archive's MD5, as md5sum prints it)", from, sum)
 	}
-	return o.MD5, o.Size, nil
+	return sum, o.Size, nil
+}
+
+// ignoredMD5Env returns the value of MD5Env when it is set but does not
+// apply, because the download comes from OfficialURL.
+func (o Options) ignoredMD5Env() string {
+	if o.MD5 != "" || o.url() != OfficialURL {
+		return ""
+	}
+	return os.Getenv(MD5Env)
 }
 
 func (o Options) httpClient() *http.Client {
@@ -149,11 +168,15 @@ func Load(ctx context.Context, opts Options) (*Dataset, error) {
 		return nil, fmt.Errorf("cifar10: creating cache directory: %w; set Options.CacheDir or %s to a writable directory", err, HomeEnv)
 	}
 	archive := filepath.Join(cacheDir, archiveName)
+	if env := opts.ignoredMD5Env(); env != "" {
+		fmt.Fprintf(progress, "cifar10: ignoring %s=%s: it applies only to a mirror named by %s or Options.URL; "+
+			"the official archive is checked against %s\n", MD5Env, env, URLEnv, OfficialMD5)
+	}
 	if info, err := os.Stat(archive); err == nil && info.Mode().IsRegular() {
 		fmt.Fprintf(progress, "cifar10: found %s; checking it\n", archive)
 		if err := checkMD5(archive, want); err != nil {
 			return nil, fmt.Errorf("cifar10: %w; replace it with the archive from %s, or delete it so the next Load downloads one",
-				err, OfficialURL)
+				err, opts.url())
 		}
 	} else if err := downloadArchive(ctx, opts, archive, want, size, cacheDir, progress); err != nil {
 		return nil, err
@@ -189,7 +212,7 @@ func downloadArchive(ctx context.Context, opts Options, archive, wantMD5 string,
 			return fmt.Errorf("cifar10: %w; could not remove the bad download either: %v", err, rmErr)
 		}
 		return fmt.Errorf("cifar10: downloaded from %s: %w; removed the bad file, run again to download it afresh "+
-			"(if your mirror serves a different archive on purpose, set Options.MD5 to its checksum)", d.url, err)
+			"(if your mirror serves a different archive on purpose, set %s or Options.MD5 to its checksum)", d.url, err, MD5Env)
 	}
 	if err := os.Rename(part, archive); err != nil {
 		return fmt.Errorf("cifar10: %w", err)

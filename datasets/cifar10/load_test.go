@@ -467,12 +467,15 @@ func TestLoadCancelledBeforeReading(t *testing.T) {
 }
 
 func TestLoadDefaultsFromEnvironment(t *testing.T) {
+	// A repackaged mirror: its URL and its own checksum both come from the
+	// environment, and the cache from GOKERAS_HOME.
 	archive := cifar10test.Archive(t, recordsPerFile)
 	srv, rec := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { serveRanges(w, r, archive) })
 	home := t.TempDir()
 	t.Setenv(HomeEnv, home)
 	t.Setenv(URLEnv, srv.URL+"/mirror/"+archiveName)
-	ds, err := Load(context.Background(), Options{MD5: cifar10test.MD5(archive)})
+	t.Setenv(MD5Env, cifar10test.MD5(archive))
+	ds, err := Load(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,10 +488,30 @@ func TestLoadDefaultsFromEnvironment(t *testing.T) {
 	}
 }
 
+func TestMD5EnvIgnoredForOfficialURL(t *testing.T) {
+	// The official archive is always checked against OfficialMD5: an
+	// archive placed in the cache that matches only $GOKERAS_CIFAR10_MD5 is
+	// refused, and Load says the variable was ignored.
+	archive := cifar10test.Archive(t, recordsPerFile)
+	cacheDir := t.TempDir()
+	cifar10test.WriteDir(t, cacheDir, map[string][]byte{archiveName: archive})
+	t.Setenv(URLEnv, "")
+	t.Setenv(MD5Env, cifar10test.MD5(archive))
+	var progress bytes.Buffer
+	_, err := Load(context.Background(), Options{CacheDir: cacheDir, Progress: &progress})
+	if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), OfficialMD5) {
+		t.Fatalf("error %v, want ErrChecksum against %s", err, OfficialMD5)
+	}
+	if want := "ignoring " + MD5Env + "=" + cifar10test.MD5(archive); !strings.Contains(progress.String(), want) {
+		t.Errorf("progress does not say %q:\n%s", want, progress.String())
+	}
+}
+
 func TestOptionsDefaults(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv(HomeEnv, "")
 	t.Setenv(URLEnv, "")
+	t.Setenv(MD5Env, "")
 	t.Setenv("XDG_CACHE_HOME", xdg)
 	t.Setenv("HOME", xdg)
 
@@ -535,6 +558,45 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 	if _, err := Load(context.Background(), Options{MD5: "nope", CacheDir: t.TempDir()}); err == nil {
 		t.Error("Load accepted a malformed MD5")
+	}
+}
+
+func TestMD5EnvDefaults(t *testing.T) {
+	const mirror = "https://mirror.example/cifar-10-binary.tar.gz"
+	envSum, ownSum := strings.Repeat("cd", 16), strings.Repeat("ef", 16)
+	for _, tc := range []struct {
+		name, urlEnv, md5Env string
+		opts                 Options
+		wantMD5              string
+		wantSize             int64
+		wantIgnored          string
+		wantErr              string
+	}{
+		{name: "mirror and its checksum", urlEnv: mirror, md5Env: envSum, wantMD5: envSum},
+		{name: "mirror by option", md5Env: envSum, opts: Options{URL: mirror}, wantMD5: envSum},
+		{name: "Options.MD5 wins", urlEnv: mirror, md5Env: envSum, opts: Options{MD5: ownSum}, wantMD5: ownSum},
+		{name: "mirror of the official archive", urlEnv: mirror, wantMD5: OfficialMD5, wantSize: OfficialSize},
+		{name: "official URL ignores the variable", md5Env: envSum, wantMD5: OfficialMD5, wantSize: OfficialSize, wantIgnored: envSum},
+		{name: "official URL named explicitly", md5Env: envSum, opts: Options{URL: OfficialURL}, wantMD5: OfficialMD5, wantSize: OfficialSize, wantIgnored: envSum},
+		{name: "malformed variable", urlEnv: mirror, md5Env: "c32a1d4a", wantErr: MD5Env + ` = "c32a1d4a", want 32 hex digits`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(URLEnv, tc.urlEnv)
+			t.Setenv(MD5Env, tc.md5Env)
+			sum, size, err := tc.opts.expected()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("expected() error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || sum != tc.wantMD5 || size != tc.wantSize {
+				t.Errorf("expected() = %q, %d, %v; want %q, %d", sum, size, err, tc.wantMD5, tc.wantSize)
+			}
+			if got := tc.opts.ignoredMD5Env(); got != tc.wantIgnored {
+				t.Errorf("ignoredMD5Env() = %q, want %q", got, tc.wantIgnored)
+			}
+		})
 	}
 }
 
