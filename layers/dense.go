@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gokeras/gokeras/internal/shapes"
+
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -74,7 +76,7 @@ func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	}
 	if len(inputShape) != 1 {
 		return nil, fmt.Errorf("dense layer %q: expects flat samples, shape (None, features), but gets %s: put a Flatten layer before it",
-			d.name, shapeString(inputShape))
+			d.name, shapes.String(inputShape))
 	}
 	in := inputShape[0]
 	d.kernel = &Param{Name: "kernel", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(in, d.units))}

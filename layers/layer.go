@@ -99,12 +99,3 @@ func (a Activation) apply(in Flow) (Flow, error) {
 	}
 	return f, nil
 }
-
-// shapeString formats a sample shape with Keras' batch axis, e.g. (None, 10).
-func shapeString(shape []int) string {
-	s := "(None"
-	for _, d := range shape {
-		s += fmt.Sprintf(", %d", d)
-	}
-	return s + ")"
-}

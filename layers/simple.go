@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gokeras/gokeras/internal/shapes"
+
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -23,7 +25,7 @@ func (f *FlattenLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 	n := 1
 	for _, d := range inputShape {
 		if d <= 0 {
-			return nil, fmt.Errorf("flatten layer %q: input shape %s has a non-positive dimension", f.name, shapeString(inputShape))
+			return nil, fmt.Errorf("flatten layer %q: input shape %s has a non-positive dimension", f.name, shapes.String(inputShape))
 		}
 		n *= d
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -85,27 +86,27 @@ func (MeanSquaredError) Node(pred, _, target *gorgonia.Node) (*gorgonia.Node, er
 }
 
 func (l CategoricalCrossentropy) CheckLabels(labelShape, outputShape []int) error {
-	if sameShape(labelShape, outputShape) {
+	if shapes.Equal(labelShape, outputShape) {
 		return nil
 	}
 	if isScalarShape(labelShape) {
 		return fmt.Errorf("labels of shape %s are class indices, but categorical_crossentropy needs one-hot labels of shape %s: use sparse_categorical_crossentropy, or one-hot encode the labels",
-			shapeString(labelShape), shapeString(outputShape))
+			shapes.String(labelShape), shapes.String(outputShape))
 	}
 	return fmt.Errorf("labels of shape %s do not fit categorical_crossentropy with a model output of shape %s: they must have the same shape",
-		shapeString(labelShape), shapeString(outputShape))
+		shapes.String(labelShape), shapes.String(outputShape))
 }
 
 func (l SparseCategoricalCrossentropy) CheckLabels(labelShape, outputShape []int) error {
 	if isScalarShape(labelShape) && len(outputShape) == 1 {
 		return nil
 	}
-	if sameShape(labelShape, outputShape) && len(outputShape) == 1 && outputShape[0] > 1 {
+	if shapes.Equal(labelShape, outputShape) && len(outputShape) == 1 && outputShape[0] > 1 {
 		return fmt.Errorf("labels of shape %s look one-hot, but sparse_categorical_crossentropy needs one class index per sample: use categorical_crossentropy for one-hot labels",
-			shapeString(labelShape))
+			shapes.String(labelShape))
 	}
 	return fmt.Errorf("labels of shape %s do not fit sparse_categorical_crossentropy with a model output of shape %s: it needs one class index per sample, shape (None,) or (None, 1)",
-		shapeString(labelShape), shapeString(outputShape))
+		shapes.String(labelShape), shapes.String(outputShape))
 }
 
 func (l BinaryCrossentropy) CheckLabels(labelShape, outputShape []int) error {
@@ -117,38 +118,15 @@ func (l MeanSquaredError) CheckLabels(labelShape, outputShape []int) error {
 }
 
 func sameOrFail(name string, labelShape, outputShape []int) error {
-	if sameShape(labelShape, outputShape) || (isScalarShape(labelShape) && isScalarShape(outputShape)) {
+	if shapes.Equal(labelShape, outputShape) || (isScalarShape(labelShape) && isScalarShape(outputShape)) {
 		return nil
 	}
 	return fmt.Errorf("labels of shape %s do not fit %s with a model output of shape %s: they must have the same shape",
-		shapeString(labelShape), name, shapeString(outputShape))
+		shapes.String(labelShape), name, shapes.String(outputShape))
 }
 
 // isScalarShape reports a per-sample shape of one value: () or (1,).
 func isScalarShape(s []int) bool { return len(s) == 0 || (len(s) == 1 && s[0] == 1) }
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func shapeString(shape []int) string {
-	s := "(None"
-	for _, d := range shape {
-		s += fmt.Sprintf(", %d", d)
-	}
-	if len(shape) == 0 {
-		s += ","
-	}
-	return s + ")"
-}
 
 var byName = map[string]func() Loss{
 	"categorical_crossentropy":        func() Loss { return CategoricalCrossentropy{} },

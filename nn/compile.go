@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gokeras/gokeras/internal/shapes"
+
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
@@ -211,7 +213,7 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 	p.out = flow.Node
 	if p.out.Dims() != 2 {
 		return nil, fmt.Errorf("model %q: the output has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",
-			m.name, shapeString(m.outShape))
+			m.name, shapes.String(m.outShape))
 	}
 	p.outCols = p.out.Shape()[1]
 	gorgonia.Read(p.out, &p.outRead)

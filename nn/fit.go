@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/gokeras/gokeras/internal/shapes"
+
 	"github.com/gokeras/gokeras/metrics"
 )
 
@@ -186,17 +188,17 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 	}
 	sample := data.SampleShape()
 	if !m.built {
-		if m.inputShape != nil && !sameInts(m.inputShape, sample) {
+		if m.inputShape != nil && !shapes.Equal(m.inputShape, sample) {
 			return fmt.Errorf("%s: the model takes samples of shape %s but the data has samples of shape %s",
-				what, shapeString(m.inputShape), shapeString(sample))
+				what, shapes.String(m.inputShape), shapes.String(sample))
 		}
 		if err := m.Build(sample...); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	if !sameInts(m.inputShape, sample) {
+	if !shapes.Equal(m.inputShape, sample) {
 		return fmt.Errorf("%s: the model takes samples of shape %s but the data has samples of shape %s",
-			what, shapeString(m.inputShape), shapeString(sample))
+			what, shapes.String(m.inputShape), shapes.String(sample))
 	}
 	if ds, ok := data.(Dataset); ok && m.compiled != nil {
 		if err := m.compiled.loss.CheckLabels(ds.LabelShape(), m.outShape); err != nil {

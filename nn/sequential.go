@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gokeras/gokeras/internal/shapes"
+
 	"github.com/gokeras/gokeras/layers"
 )
 
@@ -124,13 +126,13 @@ func (m *Sequential) Build(inputShape ...int) error {
 		}
 	}
 	if m.built {
-		if !sameInts(m.inputShape, inputShape) {
-			return fmt.Errorf("model %q was built for input shape %s, not %s", m.name, shapeString(m.inputShape), shapeString(inputShape))
+		if !shapes.Equal(m.inputShape, inputShape) {
+			return fmt.Errorf("model %q was built for input shape %s, not %s", m.name, shapes.String(m.inputShape), shapes.String(inputShape))
 		}
 		return nil
 	}
-	if m.inputShape != nil && !sameInts(m.inputShape, inputShape) {
-		return fmt.Errorf("model %q declares input shape %s but Build was given %s", m.name, shapeString(m.inputShape), shapeString(inputShape))
+	if m.inputShape != nil && !shapes.Equal(m.inputShape, inputShape) {
+		return fmt.Errorf("model %q declares input shape %s but Build was given %s", m.name, shapes.String(m.inputShape), shapes.String(inputShape))
 	}
 	if len(m.layers) == 0 {
 		return fmt.Errorf("model %q has no layers: add some before building it", m.name)
@@ -212,7 +214,7 @@ func (m *Sequential) Summary(w io.Writer) error {
 			n += p.Size()
 		}
 		total += n
-		row(fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shapeString(m.layerOut[i]), fmt.Sprint(n))
+		row(fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shapes.String(m.layerOut[i]), fmt.Sprint(n))
 		row("", "", "")
 	}
 	b.WriteString(strings.Repeat("=", width) + "\n")
@@ -235,24 +237,4 @@ func commas(n int) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-func shapeString(shape []int) string {
-	s := "(None"
-	for _, d := range shape {
-		s += fmt.Sprintf(", %d", d)
-	}
-	return s + ")"
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
