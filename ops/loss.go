@@ -125,19 +125,26 @@ func (op lossOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return tensor.ScalarShape(), nil
 }
 
-func (op lossOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
-	p, err := denseArg(op, args, 0)
-	if err != nil {
-		return nil, err
+// lossArgs reads and checks the predictions and targets a loss op gets.
+func lossArgs(op fmt.Stringer, kind LossKind, args []gorgonia.Value) (p, y *tensor.Dense, err error) {
+	if p, err = denseArg(op, args, 0); err != nil {
+		return nil, nil, err
 	}
-	y, err := denseArg(op, args, 1)
-	if err != nil {
-		return nil, err
+	if y, err = denseArg(op, args, 1); err != nil {
+		return nil, nil, err
 	}
 	if err := sameDtype(op, p, y); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkLossShapes(op.kind, p.Shape(), y.Shape()); err != nil {
+	if err := checkLossShapes(kind, p.Shape(), y.Shape()); err != nil {
+		return nil, nil, err
+	}
+	return p, y, nil
+}
+
+func (op lossOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+	p, y, err := lossArgs(op, op.kind, args)
+	if err != nil {
 		return nil, err
 	}
 	rows, cols := rowsCols(p.Shape())
@@ -190,22 +197,12 @@ func (op lossGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op lossGradOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
-	p, err := denseArg(op, args, 0)
-	if err != nil {
-		return nil, err
-	}
-	y, err := denseArg(op, args, 1)
+	p, y, err := lossArgs(op, op.kind, args)
 	if err != nil {
 		return nil, err
 	}
 	seed, err := scalarArg(op, args, 2)
 	if err != nil {
-		return nil, err
-	}
-	if err := sameDtype(op, p, y); err != nil {
-		return nil, err
-	}
-	if err := checkLossShapes(op.kind, p.Shape(), y.Shape()); err != nil {
 		return nil, err
 	}
 	rows, cols := rowsCols(p.Shape())
