@@ -156,15 +156,15 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 	if total > 0 {
 		remaining = total - offset
 	}
-	bar := newDownloadBar(d.progress, remaining, offset > 0)
-	n, copyErr := io.Copy(io.MultiWriter(f, bar), resp.Body)
+	meter := newDownloadMeter(d.progress, remaining, offset > 0)
+	n, copyErr := io.Copy(io.MultiWriter(f, meter), resp.Body)
 	closeErr := f.Close()
 	progressed = n > 0
 	if copyErr == nil && total > 0 && offset+n < total {
 		copyErr = io.ErrUnexpectedEOF
 	}
 	if copyErr != nil {
-		_ = bar.Exit()
+		meter.abort()
 		if ctx.Err() != nil {
 			return progressed, ctx.Err()
 		}
@@ -183,7 +183,7 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 	if closeErr != nil {
 		return false, fmt.Errorf("cifar10: writing %s: %w", part, closeErr)
 	}
-	_ = bar.Finish()
+	meter.finish()
 	return progressed, nil
 }
 
@@ -194,17 +194,32 @@ func describeBytes(got, total int64) string {
 	return fmt.Sprintf("%d bytes", got)
 }
 
-// newDownloadBar makes a byte progress bar (amount, rate and time left) for
-// size bytes, or a byte counter when size is unknown (-1). A resumed
-// download counts only the bytes still to come, so the rate stays honest.
-func newDownloadBar(w io.Writer, size int64, resumed bool) *progressbar.ProgressBar {
+// downloadMeter shows how a download goes. On a terminal it is a live byte
+// bar (amount, rate and time left); elsewhere (a log file, a pipe, a test
+// buffer) it writes one line when the download ends, so such output holds
+// no carriage returns.
+type downloadMeter struct {
+	w       io.Writer
+	bar     *progressbar.ProgressBar // nil when w is not a terminal
+	resumed bool
+	start   time.Time
+	bytes   int64
+}
+
+// newDownloadMeter measures a download of size bytes (-1: unknown). A
+// resumed download counts only the bytes still to come, so the rate stays
+// honest.
+func newDownloadMeter(w io.Writer, size int64, resumed bool) *downloadMeter {
+	m := &downloadMeter{w: w, resumed: resumed, start: time.Now()}
+	if !isTerminal(w) {
+		return m
+	}
 	description := archiveName
 	if resumed {
 		description += " (rest)"
 	}
-	return progressbar.NewOptions64(size,
+	m.bar = progressbar.NewOptions64(size,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetVisibility(w != io.Discard),
 		progressbar.OptionSetDescription(description),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionShowTotalBytes(true),
@@ -215,6 +230,46 @@ func newDownloadBar(w io.Writer, size int64, resumed bool) *progressbar.Progress
 		progressbar.OptionSetSpinnerChangeInterval(0), // no background goroutine
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
 	)
+	return m
+}
+
+func (m *downloadMeter) Write(p []byte) (int, error) {
+	m.bytes += int64(len(p))
+	if m.bar != nil {
+		_, _ = m.bar.Write(p) // a progress display that fails must not fail the download
+	}
+	return len(p), nil
+}
+
+// finish ends a download that completed.
+func (m *downloadMeter) finish() {
+	if m.bar != nil {
+		_ = m.bar.Finish()
+		return
+	}
+	what := "downloaded"
+	if m.resumed {
+		what = "downloaded the remaining"
+	}
+	fmt.Fprintf(m.w, "cifar10: %s %d bytes in %s\n", what, m.bytes, time.Since(m.start).Round(time.Millisecond))
+}
+
+// abort ends a download that failed; the error says what happened.
+func (m *downloadMeter) abort() {
+	if m.bar != nil {
+		_ = m.bar.Exit()
+	}
+}
+
+// isTerminal reports whether w is a character device, where a live bar can
+// redraw itself.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // parseContentRange reads "bytes START-END/TOTAL" or "bytes */TOTAL".

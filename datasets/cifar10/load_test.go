@@ -65,10 +65,13 @@ func TestLoadDownloadsExtractsAndCaches(t *testing.T) {
 	}
 	checkDataset(t, ds, recordsPerFile)
 	out := progress.String()
-	for _, want := range []string{"downloading " + opts.URL, archiveName, "100%", "extracting"} {
+	for _, want := range []string{"downloading " + opts.URL, archiveName, "downloaded " + itoa(len(archive)) + " bytes in", "extracting"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("progress output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.ContainsAny(out, "\r\b") {
+		t.Errorf("progress to a non-terminal holds carriage returns or backspaces: %q", out)
 	}
 	if got, want := cacheEntries(t, cacheDir), []string{batchesDirName, archiveName}; !slices.Equal(got, want) {
 		t.Errorf("cache holds %q, want %q (no partial or temporary files)", got, want)
@@ -113,8 +116,10 @@ func TestLoadResumesCutDownloadWithinOneLoad(t *testing.T) {
 	if got, want := rec.seen(), []string{"", "bytes=" + itoa(half) + "-"}; !slices.Equal(got, want) {
 		t.Errorf("Range headers %q, want %q", got, want)
 	}
-	if !strings.Contains(progress.String(), "resuming at byte "+itoa(half)) {
-		t.Errorf("progress does not report the resume:\n%s", progress.String())
+	for _, want := range []string{"resuming at byte " + itoa(half), "downloaded the remaining " + itoa(len(archive)-half) + " bytes"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress does not say %q:\n%s", want, progress.String())
+		}
 	}
 }
 
