@@ -1,0 +1,332 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/gokeras/gokeras/internal/atomicfile"
+)
+
+// DTypeF32 is the dtype name of 32-bit IEEE floats, the only one this
+// package reads and writes.
+const DTypeF32 = "F32"
+
+// metadataKey is the header entry that holds the free-form metadata.
+const metadataKey = "__metadata__"
+
+// maxHeader is the largest header the reference implementation accepts
+// (100 MB); a larger length means a damaged file or not a safetensors one.
+const maxHeader = 100_000_000
+
+// ErrFormat is wrapped by every error about a file that is not a valid
+// safetensors file: truncated, corrupt, or of another format.
+var ErrFormat = errors.New("not a valid safetensors file")
+
+// Tensor is one named float32 tensor. Data holds the values in row-major
+// order, as many as the shape's product (one for a scalar, shape []).
+type Tensor struct {
+	Name  string
+	Shape []int
+	Data  []float32
+}
+
+// File is the content of a safetensors file.
+type File struct {
+	// Metadata is the file's "__metadata__", nil when it has none.
+	Metadata map[string]string
+	// Tensors are the file's tensors in the order of their data.
+	Tensors []Tensor
+}
+
+// Tensor returns the tensor with the given name.
+func (f *File) Tensor(name string) (Tensor, bool) {
+	for _, t := range f.Tensors {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tensor{}, false
+}
+
+// Names lists the tensors' names in the order of their data.
+func (f *File) Names() []string {
+	names := make([]string, len(f.Tensors))
+	for i, t := range f.Tensors {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// numel is the number of values a shape holds, or an error if a dimension
+// is negative or the count overflows.
+func numel(shape []int) (int, error) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			return 0, fmt.Errorf("shape %v has a negative dimension", shape)
+		}
+		if d != 0 && n > math.MaxInt/4/d {
+			return 0, fmt.Errorf("shape %v is too large", shape)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+type tensorInfo struct {
+	DType       string   `json:"dtype"`
+	Shape       []int    `json:"shape"`
+	DataOffsets [2]int64 `json:"data_offsets"`
+}
+
+// Write writes tensors and metadata (which may be nil) in the safetensors
+// format. The tensors' data is laid out in the order of their names, so the
+// same tensors always give the same bytes.
+func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+	sorted := slices.Clone(tensors)
+	slices.SortFunc(sorted, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
+	var header bytes.Buffer
+	header.WriteByte('{')
+	if len(metadata) > 0 {
+		meta, err := json.Marshal(metadata) // keys sorted
+		if err != nil {
+			return fmt.Errorf("safetensors: encoding metadata: %w", err)
+		}
+		fmt.Fprintf(&header, "%q:%s", metadataKey, meta)
+	}
+	var offset int64
+	for i, t := range sorted {
+		switch {
+		case t.Name == "":
+			return errors.New("safetensors: a tensor has an empty name")
+		case t.Name == metadataKey:
+			return fmt.Errorf("safetensors: %q is reserved for metadata and cannot name a tensor", metadataKey)
+		case i > 0 && sorted[i-1].Name == t.Name:
+			return fmt.Errorf("safetensors: two tensors are named %q", t.Name)
+		}
+		n, err := numel(t.Shape)
+		if err != nil {
+			return fmt.Errorf("safetensors: tensor %q: %w", t.Name, err)
+		}
+		if n != len(t.Data) {
+			return fmt.Errorf("safetensors: tensor %q: shape %v holds %d values but the data has %d", t.Name, t.Shape, n, len(t.Data))
+		}
+		name, err := json.Marshal(t.Name)
+		if err != nil {
+			return fmt.Errorf("safetensors: tensor name %q: %w", t.Name, err)
+		}
+		shape := t.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		info, err := json.Marshal(tensorInfo{DType: DTypeF32, Shape: shape, DataOffsets: [2]int64{offset, offset + int64(4*n)}})
+		if err != nil {
+			return fmt.Errorf("safetensors: tensor %q: %w", t.Name, err)
+		}
+		if header.Len() > 1 {
+			header.WriteByte(',')
+		}
+		header.Write(name)
+		header.WriteByte(':')
+		header.Write(info)
+		offset += int64(4 * n)
+	}
+	header.WriteByte('}')
+	for header.Len()%8 != 0 { // align the data, as the reference writer does
+		header.WriteByte(' ')
+	}
+	var size [8]byte
+	binary.LittleEndian.PutUint64(size[:], uint64(header.Len()))
+	if _, err := w.Write(size[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(header.Bytes()); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	for _, t := range sorted {
+		for _, v := range t.Data {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			if len(buf) == cap(buf) {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	if len(buf) > 0 {
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile writes tensors and metadata to path, replacing any file there
+// atomically.
+func WriteFile(path string, tensors []Tensor, metadata map[string]string) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return Write(w, tensors, metadata) })
+}
+
+// ReadFile reads the safetensors file at path.
+func ReadFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	f, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// ReadMetadata reads only the header of the file at path and returns its
+// metadata, for a quick look at a large checkpoint. It checks the header,
+// not the data.
+func ReadMetadata(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	var size [8]byte
+	if _, err := io.ReadFull(f, size[:]); err != nil {
+		return nil, fmt.Errorf("%s: %w: the file is %d bytes, too short for the 8-byte header length (truncated?)", path, ErrFormat, info.Size())
+	}
+	n, err := headerLength(size[:], info.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(f, header); err != nil {
+		return nil, fmt.Errorf("%s: reading the header: %w", path, err)
+	}
+	meta, _, err := parseHeader(header)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return meta, nil
+}
+
+// headerLength reads the header length and checks it against the file size.
+func headerLength(prefix []byte, fileSize int64) (int64, error) {
+	n := binary.LittleEndian.Uint64(prefix)
+	if n > maxHeader {
+		return 0, fmt.Errorf("%w: the header length field says %d bytes, more than the 100 MB limit: the file is corrupt or of another format", ErrFormat, n)
+	}
+	if int64(n) > fileSize-8 {
+		return 0, fmt.Errorf("%w: the header is %d bytes but only %d bytes follow the length field: the file is truncated", ErrFormat, n, fileSize-8)
+	}
+	return int64(n), nil
+}
+
+// entry is a tensor's header entry with its name.
+type entry struct {
+	name string
+	tensorInfo
+}
+
+// parseHeader decodes and checks the JSON header.
+func parseHeader(header []byte) (map[string]string, []entry, error) {
+	trimmed := bytes.TrimRight(header, " ")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, nil, fmt.Errorf("%w: the header does not start with '{': the file is corrupt or of another format", ErrFormat)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return nil, nil, fmt.Errorf("%w: the header is not valid JSON (%v): the file is corrupt", ErrFormat, err)
+	}
+	var meta map[string]string
+	entries := make([]entry, 0, len(raw))
+	for name, msg := range raw {
+		if name == metadataKey {
+			if err := json.Unmarshal(msg, &meta); err != nil {
+				return nil, nil, fmt.Errorf("%w: %s must map strings to strings: %v", ErrFormat, metadataKey, err)
+			}
+			continue
+		}
+		e := entry{name: name}
+		dec := json.NewDecoder(bytes.NewReader(msg))
+		if err := dec.Decode(&e.tensorInfo); err != nil {
+			return nil, nil, fmt.Errorf("%w: tensor %q: its header entry is malformed: %v", ErrFormat, name, err)
+		}
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := a.DataOffsets[0] - b.DataOffsets[0]; c != 0 {
+			if c < 0 {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return meta, entries, nil
+}
+
+// Decode parses a whole safetensors file held in memory.
+func Decode(data []byte) (*File, error) {
+	if len(data) < 8 {
+		return nil, fmt.Errorf("%w: the file is %d bytes, too short for the 8-byte header length (truncated?)", ErrFormat, len(data))
+	}
+	n, err := headerLength(data[:8], int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	meta, entries, err := parseHeader(data[8 : 8+n])
+	if err != nil {
+		return nil, err
+	}
+	body := data[8+n:]
+	f := &File{Metadata: meta, Tensors: make([]Tensor, 0, len(entries))}
+	var end int64
+	for _, e := range entries {
+		if e.DType != DTypeF32 {
+			return nil, fmt.Errorf("tensor %q has dtype %q: gokeras reads %s tensors only (convert the file to float32 first)", e.name, e.DType, DTypeF32)
+		}
+		count, err := numel(e.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tensor %q: %v", ErrFormat, e.name, err)
+		}
+		begin, stop := e.DataOffsets[0], e.DataOffsets[1]
+		switch {
+		case begin != end:
+			return nil, fmt.Errorf("%w: tensor %q starts at byte %d of the data but the previous tensor ends at %d: the data has a gap or overlap", ErrFormat, e.name, begin, end)
+		case stop < begin:
+			return nil, fmt.Errorf("%w: tensor %q has data offsets [%d, %d] that end before they begin", ErrFormat, e.name, begin, stop)
+		case stop-begin != int64(4*count):
+			return nil, fmt.Errorf("%w: tensor %q of shape %v needs %d bytes but its data offsets [%d, %d] give %d", ErrFormat, e.name, e.Shape, 4*count, begin, stop, stop-begin)
+		case stop > int64(len(body)):
+			return nil, fmt.Errorf("%w: tensor %q ends at byte %d of the data but the file holds only %d bytes of data: the file is truncated", ErrFormat, e.name, stop, len(body))
+		}
+		values := make([]float32, count)
+		raw := body[begin:stop]
+		for i := range values {
+			values[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		shape := e.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		f.Tensors = append(f.Tensors, Tensor{Name: e.name, Shape: shape, Data: values})
+		end = stop
+	}
+	if end != int64(len(body)) {
+		return nil, fmt.Errorf("%w: the tensors cover %d bytes of data but the file holds %d: it has extra bytes at the end", ErrFormat, end, len(body))
+	}
+	return f, nil
+}
