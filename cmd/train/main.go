@@ -14,8 +14,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
@@ -72,9 +75,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.epochs, "epochs", 10, "epochs to train")
 	fs.IntVar(&c.batchSize, "batch-size", 32, "samples per step")
 	fs.IntVar(&c.stepsPerEpoch, "steps-per-epoch", 0, "end each epoch after this many steps (Keras' steps_per_epoch; 0: the whole training set)")
-	fs.Float64Var(&c.lr, "lr", 0.01, "learning rate (default 0.01 for sgd, 0.001 for adam)")
+	fs.Float64Var(&c.lr, "lr", 0, "learning rate (default: Keras' for the optimizer, 0.01 for sgd, 0.001 for adam)")
 	fs.StringVar(&c.optimizer, "optimizer", "sgd", "optimizer: sgd or adam")
-	fs.StringVar(&c.data, "data", "", "CIFAR-10 you already have: the extracted cifar-10-batches-bin directory or cifar-10-binary.tar.gz (default: download once into the cache)")
+	fs.StringVar(&c.data, "data", "", "CIFAR-10 you already have: the extracted cifar-10-batches-bin directory, its parent, or cifar-10-binary.tar.gz. "+
+		"Default: download once into $"+cifar10.HomeEnv+"/datasets (else the user cache dir, gokeras/datasets) and reuse it; "+
+		"$"+cifar10.URLEnv+" names a mirror, and $"+cifar10.MD5Env+" its checksum when it repackaged the archive")
 	fs.BoolVar(&c.synthetic, "synthetic", false, "train on generated CIFAR-shaped data with learnable classes instead of CIFAR-10")
 	fs.IntVar(&c.syntheticTrain, "synthetic-samples", 50000, "training samples of the --synthetic dataset (test set: a fifth as many)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the initial weights, the shuffles and --synthetic (default: from the clock)")
@@ -101,6 +106,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("--batch-size must be positive, got %d", c.batchSize)
 	case c.stepsPerEpoch < 0:
 		return c, fmt.Errorf("--steps-per-epoch must not be negative, got %d", c.stepsPerEpoch)
+	case c.lrSet && !(c.lr > 0 && !math.IsInf(c.lr, 0)):
+		return c, fmt.Errorf("--lr must be a positive number, got %v", c.lr)
 	case c.verbose < 0 || c.verbose > 2:
 		return c, fmt.Errorf("--verbose must be 0, 1 or 2, got %d", c.verbose)
 	case c.synthetic && c.data != "":
@@ -117,6 +124,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	opt, err := newOptimizer(cfg)
 	if err != nil {
 		return err
 	}
@@ -144,10 +155,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := model.Summary(stdout); err != nil {
 		return err
 	}
-	opt, err := newOptimizer(cfg)
-	if err != nil {
-		return err
-	}
 	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
 	if cfg.logPlacement {
 		compileOpts = append(compileOpts, nn.LogDevicePlacement(stdout))
@@ -172,7 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "Test loss: %.4f - test accuracy: %.4f\n", res["loss"], res["accuracy"])
-	fmt.Fprintf(stdout, "Total time: %s\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "Total time: %s\n", formatTime(time.Since(start)))
 	return nil
 }
 
@@ -204,17 +211,55 @@ func loadData(ctx context.Context, cfg config, stderr io.Writer) (*cifar10.Datas
 	return data, nil
 }
 
+// newOptimizer makes the --optimizer with --lr, or with the optimizer's own
+// Keras default rate when --lr is not given (cfg.lr is 0 then).
 func newOptimizer(cfg config) (optim.Optimizer, error) {
-	lr := 0.0 // the optimizer's Keras default
-	if cfg.lrSet || cfg.optimizer == "sgd" {
-		lr = cfg.lr
+	var (
+		opt optim.Optimizer
+		err error
+	)
+	switch strings.ToLower(cfg.optimizer) {
+	case "sgd":
+		opt, err = optim.NewSGD(optim.SGDConfig{LearningRate: cfg.lr})
+	case "adam":
+		opt, err = optim.NewAdam(optim.AdamConfig{LearningRate: cfg.lr})
+	default:
+		_, err = optim.Get(cfg.optimizer) // its error lists the known names
+		return nil, fmt.Errorf("--optimizer: %w", err)
 	}
-	switch cfg.optimizer {
-	case "sgd", "SGD":
-		return optim.NewSGD(optim.SGDConfig{LearningRate: lr})
-	case "adam", "Adam":
-		return optim.NewAdam(optim.AdamConfig{LearningRate: lr})
+	if err != nil {
+		return nil, fmt.Errorf("--lr: %w", err)
 	}
-	_, err := optim.Get(cfg.optimizer) // its error lists the known names
-	return nil, fmt.Errorf("--optimizer: %w", err)
+	return opt, nil
+}
+
+// formatTime writes a duration the way IPython's %%timeit (the seeds'
+// notebook) does: "2min 26s" from a minute up, else three significant
+// digits with a unit, "712 ms".
+func formatTime(d time.Duration) string {
+	s := d.Seconds()
+	if s >= 60 {
+		var parts []string
+		rest := int64(math.Round(s))
+		for _, u := range []struct {
+			name string
+			secs int64
+		}{{"d", 86400}, {"h", 3600}, {"min", 60}, {"s", 1}} {
+			if n := rest / u.secs; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d%s", n, u.name))
+				rest -= n * u.secs
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	for _, u := range []struct {
+		name  string
+		scale float64
+	}{{"s", 1}, {"ms", 1e3}, {"us", 1e6}} {
+		// Round to three digits first, so 999.7 ms reads "1 s", not "1e+03 ms".
+		if v, _ := strconv.ParseFloat(strconv.FormatFloat(s*u.scale, 'g', 3, 64), 64); v >= 1 {
+			return strconv.FormatFloat(v, 'g', 3, 64) + " " + u.name
+		}
+	}
+	return fmt.Sprintf("%d ns", d.Nanoseconds())
 }
