@@ -81,7 +81,7 @@ func (s *SGD) Iterations() int64          { return s.iterations }
 func (s *SGD) Config() SGDConfig { return s.cfg }
 
 func (s *SGD) Apply(vars []Variable) error {
-	if err := checkVars(vars); err != nil {
+	if err := checkVars(vars, s.velocities); err != nil {
 		return fmt.Errorf("SGD: %w", err)
 	}
 	lr, mom := float32(s.cfg.LearningRate), float32(s.cfg.Momentum)
@@ -162,7 +162,7 @@ func (a *Adam) Iterations() int64          { return a.iterations }
 func (a *Adam) Config() AdamConfig { return a.cfg }
 
 func (a *Adam) Apply(vars []Variable) error {
-	if err := checkVars(vars); err != nil {
+	if err := checkVars(vars, a.m, a.v); err != nil {
 		return fmt.Errorf("Adam: %w", err)
 	}
 	t := float64(a.iterations + 1)
@@ -184,10 +184,18 @@ func (a *Adam) Apply(vars []Variable) error {
 	return nil
 }
 
-func checkVars(vars []Variable) error {
+// checkVars checks, before anything is updated, that each variable has as
+// many gradients as values and that the slots it already has (restored by
+// SetState, say) are of its size.
+func checkVars(vars []Variable, slots ...map[string][]float32) error {
 	for _, v := range vars {
 		if len(v.Value) != len(v.Grad) {
 			return fmt.Errorf("variable %q has %d values but %d gradients", v.Name, len(v.Value), len(v.Grad))
+		}
+		for _, slot := range slots {
+			if acc, ok := slot[v.Name]; ok && len(acc) != len(v.Value) {
+				return fmt.Errorf("variable %q has %d values but its optimizer state has %d (restored from another model?)", v.Name, len(v.Value), len(acc))
+			}
 		}
 	}
 	return nil

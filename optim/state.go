@@ -1,0 +1,132 @@
+package optim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// State is an optimizer's mutable state: what a checkpoint must hold, with
+// the weights, for training to go on exactly as if it had never stopped.
+type State struct {
+	// Iterations is the number of updates applied so far (Adam's step t).
+	Iterations int64
+	// LearningRate is the current learning rate, which callbacks such as
+	// ReduceLROnPlateau may have changed since the optimizer was made.
+	LearningRate float64
+	// Slots holds the per-variable accumulators by slot name, then by
+	// variable name, as Keras names them: Slots["momentum"]["dense/kernel"]
+	// for SGD with momentum, Slots["m"] and Slots["v"] for Adam. A variable
+	// that has not been updated yet has no entry.
+	Slots map[string]map[string][]float32
+}
+
+// Stateful is implemented by optimizers whose state can be saved and
+// restored; SGD and Adam are.
+type Stateful interface {
+	Optimizer
+	// State returns a deep copy of the state.
+	State() State
+	// SetState replaces the state with a copy of s. It fails, changing
+	// nothing, if s does not fit the optimizer: unknown or missing slots,
+	// or a learning rate that is not a positive number.
+	SetState(s State) error
+}
+
+// SlotNames lists the slots an optimizer keeps per variable, as Keras
+// names them: none for plain SGD, "momentum" for SGD with momentum, "m"
+// and "v" for Adam.
+func SlotNames(o Optimizer) []string {
+	switch o := o.(type) {
+	case *SGD:
+		if o.cfg.Momentum == 0 {
+			return nil
+		}
+		return []string{"momentum"}
+	case *Adam:
+		return []string{"m", "v"}
+	}
+	return nil
+}
+
+func (s *SGD) State() State {
+	st := State{Iterations: s.iterations, LearningRate: s.cfg.LearningRate, Slots: map[string]map[string][]float32{}}
+	if len(s.velocities) > 0 {
+		st.Slots["momentum"] = cloneSlot(s.velocities)
+	}
+	return st
+}
+
+func (s *SGD) SetState(st State) error {
+	slots, err := checkState("SGD", st, SlotNames(s))
+	if err != nil {
+		return err
+	}
+	s.iterations, s.cfg.LearningRate = st.Iterations, st.LearningRate
+	s.velocities = map[string][]float32{}
+	if len(slots) > 0 {
+		s.velocities = slots[0]
+	}
+	return nil
+}
+
+func (a *Adam) State() State {
+	return State{Iterations: a.iterations, LearningRate: a.cfg.LearningRate, Slots: map[string]map[string][]float32{
+		"m": cloneSlot(a.m),
+		"v": cloneSlot(a.v),
+	}}
+}
+
+func (a *Adam) SetState(st State) error {
+	slots, err := checkState("Adam", st, SlotNames(a))
+	if err != nil {
+		return err
+	}
+	m, v := slots[0], slots[1]
+	for name, mv := range m {
+		if len(v[name]) != len(mv) {
+			return fmt.Errorf("Adam: state for %q has %d first moments (m) but %d second moments (v)", name, len(mv), len(v[name]))
+		}
+	}
+	for name := range v {
+		if _, ok := m[name]; !ok {
+			return fmt.Errorf("Adam: state for %q has second moments (v) but no first moments (m)", name)
+		}
+	}
+	a.iterations, a.cfg.LearningRate = st.Iterations, st.LearningRate
+	a.m, a.v = m, v
+	return nil
+}
+
+// checkState validates st against the slots an optimizer keeps and returns
+// copies of those slots, in the order of names.
+func checkState(opt string, st State, names []string) ([]map[string][]float32, error) {
+	if err := checkRate(st.LearningRate); err != nil {
+		return nil, fmt.Errorf("%s: state: %w", opt, err)
+	}
+	if st.Iterations < 0 {
+		return nil, fmt.Errorf("%s: state: iterations must not be negative, got %d", opt, st.Iterations)
+	}
+	for name, slot := range st.Slots {
+		if len(slot) > 0 && !slices.Contains(names, name) {
+			keeps := "no slots"
+			if len(names) > 0 {
+				keeps = "slots " + strings.Join(names, ", ")
+			}
+			return nil, fmt.Errorf("%s: state has slot %q but this optimizer keeps %s (was it saved by another optimizer, or with other settings such as momentum?)", opt, name, keeps)
+		}
+	}
+	out := make([]map[string][]float32, len(names))
+	for i, name := range names {
+		out[i] = cloneSlot(st.Slots[name])
+	}
+	return out, nil
+}
+
+func cloneSlot(slot map[string][]float32) map[string][]float32 {
+	out := make(map[string][]float32, len(slot))
+	for name, values := range slot {
+		out[name] = slices.Clone(values)
+	}
+	return out
+}
