@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gokeras/gokeras/datasets/cifar10"
+	"github.com/gokeras/gokeras/datasets/cifar10/cifar10test"
+	"github.com/gokeras/gokeras/device"
+)
+
+// The tests train the real flagship model (12,230,010 weights, about 0.15 s
+// a step on a laptop CPU) on CIFAR-10 copies of recordsPerFile records per
+// batch file: 100 training and 20 test samples, so a run with
+// --steps-per-epoch 2 takes well under a second.
+const recordsPerFile = 20
+
+// Keras' output lines, as the seeds' notebook printed them.
+var (
+	deviceLine = regexp.MustCompile(`^Device: /CPU:0 \(/job:localhost/replica:0/task:0/device:CPU:0\)$`)
+	// epochLine is the end-of-epoch line of fit and of evaluate at --verbose 1.
+	epochLine    = regexp.MustCompile(`^\d+/\d+ \[=+\] - \d+s \d+(ms|us|s)/step - loss: \d\.\d{4} - accuracy: \d\.\d{4}$`)
+	epochLineVal = regexp.MustCompile(`^\d+/\d+ \[=+\] - \d+s \d+(ms|us|s)/step - loss: \d\.\d{4} - accuracy: \d\.\d{4} - val_loss: \d\.\d{4} - val_accuracy: \d\.\d{4}$`)
+	// epochLine2 is Keras' --verbose 2 line.
+	epochLine2 = regexp.MustCompile(`^\d+/\d+ - \d+s - loss: \d\.\d{4} - accuracy: \d\.\d{4} - \d+(ms|us|s)/epoch - \d+(ms|us|s)/step$`)
+	summaryEnd = regexp.MustCompile(`^_{65}$`)
+	testLine   = regexp.MustCompile(`^Test loss: \d+\.\d{4} - test accuracy: \d\.\d{4}$`)
+	timeLine   = regexp.MustCompile(`^Total time: (\d+(\.\d+)? (s|ms|us|ns)|\d+min( \d+s)?)$`)
+)
+
+// trainRun is what one call of run left behind.
+type trainRun struct {
+	stdout, stderr string
+	err            error
+}
+
+func (r trainRun) lines() []string { return strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") }
+
+func runTrain(t *testing.T, args ...string) trainRun {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, &stdout, &stderr)
+	r := trainRun{stdout: stdout.String(), stderr: stderr.String(), err: err}
+	// A log file or pipe must hold plain lines: no live bars.
+	if strings.ContainsAny(r.stdout+r.stderr, "\r\b") {
+		t.Errorf("train %s wrote carriage returns or backspaces to non-terminal output:\nstdout %q\nstderr %q",
+			strings.Join(args, " "), r.stdout, r.stderr)
+	}
+	return r
+}
+
+// archiveServer serves archive at /cifar-10-binary.tar.gz and counts the
+// requests.
+func archiveServer(t *testing.T, archive []byte) (url string, requests *atomic.Int32) {
+	t.Helper()
+	requests = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.ServeContent(w, r, cifar10test.ArchiveName, time.Time{}, bytes.NewReader(archive))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/" + cifar10test.ArchiveName, requests
+}
+
+// isolate gives the test its own empty cache and a download URL that fails
+// the test if anything requests it, so no test reaches the network or a
+// user's real cache. It returns the cache's home directory.
+func isolate(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv(cifar10.HomeEnv, home)
+	t.Setenv(cifar10.MD5Env, "")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("unexpected download request %s %s", r.Method, r.URL)
+		http.Error(w, "no downloads in this test", http.StatusTeapot)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv(cifar10.URLEnv, srv.URL+"/"+cifar10test.ArchiveName)
+	return home
+}
+
+// checkHeader checks the lines before the model summary: the device and the
+// dataset shapes, as keras.datasets.cifar10.load_data documents them.
+func checkHeader(t *testing.T, lines []string, train, test int) {
+	t.Helper()
+	want := []string{
+		"x_train: (" + strconv.Itoa(train) + ", 32, 32, 3) uint8, y_train: (" + strconv.Itoa(train) + ", 1) uint8",
+		"x_test: (" + strconv.Itoa(test) + ", 32, 32, 3) uint8, y_test: (" + strconv.Itoa(test) + ", 1) uint8",
+	}
+	if len(lines) < 3 || !deviceLine.MatchString(lines[0]) || lines[1] != want[0] || lines[2] != want[1] {
+		t.Fatalf("output starts\n%s\nwant the device line, then\n%s", strings.Join(lines[:min(3, len(lines))], "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// checkSummary checks the model summary's totals, the flagship model's.
+func checkSummary(t *testing.T, out string) {
+	t.Helper()
+	for _, want := range []string{
+		"\nModel: \"sequential\"\n",
+		" dense_2 (Dense)             (None, 10)                10010     \n",
+		"\nTotal params: 12,230,010\nTrainable params: 12,230,010\nNon-trainable params: 0\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("model summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// checkTail checks the lines from "Epoch 1/1" to the end against patterns,
+// one per line.
+func checkTail(t *testing.T, lines []string, first string, patterns ...*regexp.Regexp) {
+	t.Helper()
+	at := -1
+	for i, l := range lines {
+		if l == first {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no line %q in\n%s", first, strings.Join(lines, "\n"))
+	}
+	tail := lines[at+1:]
+	if len(tail) != len(patterns) {
+		t.Fatalf("after %q: %d lines, want %d:\n%s", first, len(tail), len(patterns), strings.Join(tail, "\n"))
+	}
+	for i, p := range patterns {
+		if !p.MatchString(tail[i]) {
+			t.Errorf("line %q does not match %s", tail[i], p)
+		}
+	}
+}
+
+func TestTrainDownloadsOnceThenUsesCache(t *testing.T) {
+	home := isolate(t)
+	archive := cifar10test.Archive(t, recordsPerFile)
+	url, requests := archiveServer(t, archive)
+	t.Setenv(cifar10.URLEnv, url)
+	t.Setenv(cifar10.MD5Env, cifar10test.MD5(archive)) // a repackaged mirror
+	args := []string{"--device=/CPU:0", "--epochs", "1", "--steps-per-epoch", "2", "--seed", "1"}
+
+	first := runTrain(t, args...)
+	if first.err != nil {
+		t.Fatalf("first run: %v\n%s", first.err, first.stderr)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("first run made %d download requests, want 1", got)
+	}
+	cache := filepath.Join(home, "datasets", cifar10test.BatchesDir)
+	for _, want := range []string{"downloading " + url, "downloaded " + strconv.Itoa(len(archive)) + " bytes", "extracting"} {
+		if !strings.Contains(first.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, first.stderr)
+		}
+	}
+	if _, err := os.Stat(cache); err != nil {
+		t.Errorf("no cache at %s: %v", cache, err)
+	}
+	lines := first.lines()
+	checkHeader(t, lines, 5*recordsPerFile, recordsPerFile)
+	checkSummary(t, first.stdout)
+	// 2 training steps, then evaluate's single step over the 20 test samples.
+	checkTail(t, lines, "Epoch 1/1", epochLine, epochLine, testLine, timeLine)
+	if tail := lines[len(lines)-4:]; !strings.HasPrefix(tail[0], "2/2 [") || !strings.HasPrefix(tail[1], "1/1 [") {
+		t.Errorf("step counts: %q and %q, want 2/2 (fit) and 1/1 (evaluate)", tail[0], tail[1])
+	}
+
+	second := runTrain(t, args...)
+	if second.err != nil {
+		t.Fatalf("second run: %v\n%s", second.err, second.stderr)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("second run made %d more download requests, want none", got-1)
+	}
+	if want := "cifar10: using cached CIFAR-10 at " + cache + "\n"; second.stderr != want {
+		t.Errorf("second run's stderr %q, want %q", second.stderr, want)
+	}
+	// The same seed on the same data gives the same model.
+	if a, b := lines[len(lines)-2], second.lines()[len(second.lines())-2]; a != b {
+		t.Errorf("--seed 1 twice: %q then %q", a, b)
+	}
+}
+
+func TestTrainLocalCopiesAndOutputModes(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	files := cifar10test.Files(recordsPerFile)
+	dir := filepath.Join(root, "copy", cifar10test.BatchesDir)
+	cifar10test.WriteDir(t, dir, files)
+	archive := filepath.Join(root, cifar10test.ArchiveName)
+	cifar10test.WriteDir(t, root, map[string][]byte{cifar10test.ArchiveName: cifar10test.TarGz(t, files, cifar10test.BatchesDir+"/")})
+
+	for _, tc := range []struct {
+		name, data string
+		flags      []string
+		tail       []*regexp.Regexp // the lines after "Epoch 1/1"
+	}{
+		{"directory, verbose 2", dir, []string{"--verbose", "2"}, []*regexp.Regexp{epochLine2, epochLine2, testLine, timeLine}},
+		{"archive, verbose 1", archive, nil, []*regexp.Regexp{epochLine, epochLine, testLine, timeLine}},
+		{"parent directory, validation", filepath.Dir(dir), []string{"--validation"}, []*regexp.Regexp{epochLineVal, epochLine, testLine, timeLine}},
+		{"directory, verbose 0", dir, []string{"--verbose", "0"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--device=/CPU:0", "--epochs", "1", "--steps-per-epoch", "2", "--seed", "3", "--data", tc.data}, tc.flags...)
+			r := runTrain(t, args...)
+			if r.err != nil {
+				t.Fatalf("%v\n%s", r.err, r.stderr)
+			}
+			if want := "cifar10: reading CIFAR-10 from " + tc.data + "\n"; r.stderr != want {
+				t.Errorf("stderr %q, want %q", r.stderr, want)
+			}
+			lines := r.lines()
+			checkHeader(t, lines, 5*recordsPerFile, recordsPerFile)
+			checkSummary(t, r.stdout)
+			if tc.tail != nil {
+				checkTail(t, lines, "Epoch 1/1", tc.tail...)
+				return
+			}
+			// --verbose 0: no epochs and no bars, only the results.
+			if strings.Contains(r.stdout, "Epoch") || strings.Contains(r.stdout, "/step") {
+				t.Errorf("--verbose 0 printed progress:\n%s", r.stdout)
+			}
+			checkTail(t, lines, "Non-trainable params: 0", summaryEnd, testLine, timeLine)
+		})
+	}
+}
+
+func TestTrainGPUWithoutCUDAFailsFast(t *testing.T) {
+	if device.DefaultSpec().Kind == device.GPU {
+		t.Skip("this binary has a usable GPU")
+	}
+	home := isolate(t)
+	r := runTrain(t, "--device=/GPU:0", "--epochs", "1")
+	if !errors.Is(r.err, device.ErrNoSuchDevice) {
+		t.Fatalf("error %v, want device.ErrNoSuchDevice", r.err)
+	}
+	for _, want := range []string{"--device", "/GPU:0", "built without CUDA support", "-tags cuda", "/CPU:0", "--soft-placement"} {
+		if !strings.Contains(r.err.Error(), want) {
+			t.Errorf("error %q does not mention %q", r.err, want)
+		}
+	}
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("printed before failing:\nstdout %q\nstderr %q", r.stdout, r.stderr)
+	}
+	if entries, err := os.ReadDir(home); err != nil || len(entries) != 0 {
+		t.Errorf("the dataset cache was touched before the device check (%v, %v)", entries, err)
+	}
+}
+
+func TestTrainSoftPlacementFallsBackToCPU(t *testing.T) {
+	if device.DefaultSpec().Kind == device.GPU {
+		t.Skip("this binary has a usable GPU")
+	}
+	isolate(t)
+	r := runTrain(t, "--device=/GPU:0", "--soft-placement", "--synthetic", "--synthetic-samples", "64",
+		"--epochs", "1", "--steps-per-epoch", "1", "--verbose", "0", "--seed", "1")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if want := "gokeras: warning: soft placement: /GPU:0 does not exist"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q lacks %q", r.stderr, want)
+	}
+	lines := r.lines()
+	checkHeader(t, lines, 64, 12)
+	checkTail(t, lines, "Non-trainable params: 0", summaryEnd, testLine, timeLine)
+}
+
+func TestTrainFlagErrors(t *testing.T) {
+	isolate(t) // any flag error must come before the dataset is looked for
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--epochs", "0"}, "--epochs must be positive, got 0"},
+		{[]string{"--verbose", "3"}, "--verbose must be 0, 1 or 2, got 3"},
+		{[]string{"--optimizer", "rmsprop"}, `--optimizer: unknown optimizer "rmsprop": known optimizers are sgd, adam`},
+		{[]string{"--lr", "0"}, "--lr must be a positive number, got 0"},
+		{[]string{"--lr", "-0.1"}, "--lr must be a positive number, got -0.1"},
+		{[]string{"--batch-size", "0"}, "--batch-size must be positive, got 0"},
+		{[]string{"--steps-per-epoch", "-1"}, "--steps-per-epoch must not be negative"},
+		{[]string{"--synthetic", "--data", "x"}, "--synthetic and --data exclude each other"},
+		{[]string{"--device", "/TPU:0"}, "--device"},
+		{[]string{"--device=/CPU:0", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"--epochs", "ten"}, `invalid value "ten" for flag -epochs`},
+		{[]string{"--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runTrain(t, tc.args...)
+			if r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", r.err, tc.want)
+			}
+			if r.stdout != "" {
+				t.Errorf("printed %q before the error", r.stdout)
+			}
+		})
+	}
+}
+
+func TestTrainHelp(t *testing.T) {
+	isolate(t)
+	r := runTrain(t, "-h")
+	if !errors.Is(r.err, flag.ErrHelp) {
+		t.Fatalf("error %v, want flag.ErrHelp", r.err)
+	}
+	for _, want := range []string{"-device", "-epochs", "-data", cifar10.URLEnv, cifar10.MD5Env, cifar10.HomeEnv, "-soft-placement"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+func TestTrainDataErrorsSayHowToFix(t *testing.T) {
+	isolate(t)
+	missing := filepath.Join(t.TempDir(), "nowhere")
+	r := runTrain(t, "--device=/CPU:0", "--data", missing)
+	if r.err == nil || !strings.Contains(r.err.Error(), "loading CIFAR-10") || !strings.Contains(r.err.Error(), "point Options.Path (--data)") {
+		t.Fatalf("error %v, want a loading error telling where to point --data", r.err)
+	}
+	// The device was chosen and printed before the data was looked for.
+	if !deviceLine.MatchString(strings.TrimSuffix(r.stdout, "\n")) {
+		t.Errorf("stdout %q, want only the device line", r.stdout)
+	}
+}
+
+func TestFormatTime(t *testing.T) {
+	for _, tc := range []struct {
+		seconds float64
+		want    string
+	}{
+		{146, "2min 26s"},
+		{593, "9min 53s"},
+		{60, "1min"},
+		{3725, "1h 2min 5s"},
+		{59.4, "59.4 s"},
+		{9.876, "9.88 s"},
+		{0.7124, "712 ms"},
+		{0.9997, "1 s"},
+		{0.0123, "12.3 ms"},
+		{4.5e-5, "45 us"},
+		{0, "0 ns"},
+	} {
+		if got := formatTime(time.Duration(tc.seconds * float64(time.Second))); got != tc.want {
+			t.Errorf("formatTime(%vs) = %q, want %q", tc.seconds, got, tc.want)
+		}
+	}
+}
