@@ -1,0 +1,412 @@
+package nn
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/optim"
+	"github.com/gokeras/gokeras/safetensors"
+	"gorgonia.org/tensor"
+)
+
+// Metadata keys gokeras writes into the "__metadata__" of its files.
+const (
+	metaPrefix        = "gokeras."
+	metaKind          = metaPrefix + "kind" // "weights" or "checkpoint"
+	metaVersion       = metaPrefix + "version"
+	metaModel         = metaPrefix + "model"
+	metaEpoch         = metaPrefix + "epoch"
+	metaStep          = metaPrefix + "step"
+	metaOptimizer     = metaPrefix + "optimizer"
+	metaIterations    = metaPrefix + "optimizer.iterations"
+	metaLearningRate  = metaPrefix + "optimizer.learning_rate"
+	optimizerPrefix   = "optimizer/"
+	kindWeights       = "weights"
+	kindCheckpoint    = "checkpoint"
+	checkpointVersion = "1"
+)
+
+// weight is one of the model's weight tensors with its file name.
+type weight struct {
+	name  string // "<layer>/kernel", "<layer>/bias"
+	value *tensor.Dense
+}
+
+// weights lists the model's weights in layer order. It is the one place
+// that reads the weights off the layers.
+func (m *Sequential) weights() []weight {
+	var ws []weight
+	for _, l := range m.layers {
+		for _, p := range l.Params() {
+			ws = append(ws, weight{name: l.Name() + "/" + p.Name, value: p.Value})
+		}
+	}
+	return ws
+}
+
+// weightShape writes a weight's shape as Python prints a tuple: (3072, 3000), (10,).
+func weightShape(shape []int) string {
+	s := strings.TrimPrefix(shapes.String(shape), "(None")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, ","), " ")
+	if s == ")" {
+		return "()"
+	}
+	return "(" + s
+}
+
+// GetWeights returns copies of the model's weights in layer order, each
+// layer's kernel then bias, like Keras' get_weights.
+func (m *Sequential) GetWeights() ([]*tensor.Dense, error) {
+	if err := m.ensureBuilt(); err != nil {
+		return nil, fmt.Errorf("get weights: %w", err)
+	}
+	var out []*tensor.Dense
+	for _, w := range m.weights() {
+		out = append(out, w.value.Clone().(*tensor.Dense))
+	}
+	return out, nil
+}
+
+// SetWeights replaces the model's weights with copies of ws, given in the
+// order GetWeights returns them, like Keras' set_weights. Nothing changes
+// unless every tensor has the right shape.
+func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("set weights: %w", err)
+	}
+	own := m.weights()
+	if len(ws) != len(own) {
+		return fmt.Errorf("set weights: model %q has %d weight tensors but %d were given", m.name, len(own), len(ws))
+	}
+	for i, w := range own {
+		if ws[i] == nil || !shapes.Equal(ws[i].Shape(), w.value.Shape()) || ws[i].Dtype() != tensor.Float32 {
+			var got any = "nil"
+			if ws[i] != nil {
+				got = fmt.Sprintf("%s %v", weightShape(ws[i].Shape()), ws[i].Dtype())
+			}
+			return fmt.Errorf("set weights: %s has shape %s float32 in the model but the tensor given is %v", w.name, weightShape(w.value.Shape()), got)
+		}
+	}
+	for i, w := range own {
+		src := ws[i]
+		if !src.IsNativelyAccessible() || src.RequiresIterator() {
+			src = src.Materialize().(*tensor.Dense)
+		}
+		copy(w.value.Data().([]float32), src.Data().([]float32))
+	}
+	return nil
+}
+
+// SaveWeights writes the model's weights to path in the safetensors format,
+// replacing any file there atomically. Each tensor is named
+// "<layer>/kernel" or "<layer>/bias", a kernel has Keras' shape (inputs,
+// units), so Python reads them with safetensors.numpy.load_file(path).
+func (m *Sequential) SaveWeights(path string) error {
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	meta := map[string]string{metaKind: kindWeights, metaVersion: checkpointVersion, metaModel: m.name}
+	if err := m.writeTensors(path, m.weightTensors(), meta, nil); err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	return nil
+}
+
+func (m *Sequential) weightTensors() []safetensors.Tensor {
+	var ts []safetensors.Tensor
+	for _, w := range m.weights() {
+		ts = append(ts, safetensors.Tensor{Name: w.name, Shape: w.value.Shape().Clone(), Data: w.value.Data().([]float32)})
+	}
+	return ts
+}
+
+// writeTensors writes a safetensors file atomically; wrap, when not nil,
+// wraps the file's writer (tests inject failures with it).
+func (m *Sequential) writeTensors(path string, ts []safetensors.Tensor, meta map[string]string, wrap func(io.Writer) io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		if wrap != nil {
+			w = wrap(w)
+		}
+		return safetensors.Write(w, ts, meta)
+	})
+}
+
+// LoadWeights reads weights that SaveWeights (or SaveCheckpoint, whose
+// optimizer state it ignores) wrote to path, matching tensors to layers by
+// name. The model must be built, or declare its input shape; the file must
+// hold every weight of the model, of the same shape, and no weight the
+// model lacks. Nothing changes unless all of it checks out.
+func (m *Sequential) LoadWeights(path string) error {
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	src, err := m.checkWeights(f, path)
+	if err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	m.copyWeights(src)
+	return nil
+}
+
+// checkWeights matches the file's tensors to the model's weights and
+// returns them in the model's order.
+func (m *Sequential) checkWeights(f *safetensors.File, path string) ([]safetensors.Tensor, error) {
+	own := m.weights()
+	known := map[string]bool{}
+	for _, w := range own {
+		known[w.name] = true
+	}
+	for _, name := range f.Names() {
+		if !known[name] && !strings.HasPrefix(name, optimizerPrefix) {
+			return nil, fmt.Errorf("%s holds tensor %q, which model %q does not have (its weights: %s): was the file saved from another model?",
+				path, name, m.name, strings.Join(weightNames(own), ", "))
+		}
+	}
+	src := make([]safetensors.Tensor, len(own))
+	for i, w := range own {
+		t, ok := f.Tensor(w.name)
+		if !ok {
+			return nil, fmt.Errorf("%s has no tensor %q, a weight of model %q (the file holds: %s)", path, w.name, m.name, strings.Join(f.Names(), ", "))
+		}
+		if !shapes.Equal(t.Shape, w.value.Shape()) {
+			return nil, fmt.Errorf("tensor %q has shape %s in %s but shape %s in model %q", w.name, weightShape(t.Shape), path, weightShape(w.value.Shape()), m.name)
+		}
+		src[i] = t
+	}
+	return src, nil
+}
+
+// copyWeights copies tensors checked by checkWeights into the model.
+func (m *Sequential) copyWeights(src []safetensors.Tensor) {
+	for i, w := range m.weights() {
+		copy(w.value.Data().([]float32), src[i].Data)
+	}
+}
+
+func weightNames(ws []weight) []string {
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.name
+	}
+	return names
+}
+
+// Checkpoint says where a full checkpoint stands in training.
+type Checkpoint struct {
+	// Epoch is the number of epochs completed: the InitialEpoch to resume at.
+	Epoch int
+	// Step is the number of steps done in epoch Epoch when the checkpoint
+	// was taken mid-epoch (after an interruption): the InitialStep to
+	// resume at. 0 at an epoch boundary.
+	Step int
+	// Metadata holds the caller's own entries (the seed, say), stored as
+	// strings in the file's __metadata__. Keys must not begin with "gokeras.".
+	Metadata map[string]string
+}
+
+// SaveCheckpoint writes everything needed to go on training exactly where
+// it stands: the weights, as SaveWeights writes them, plus the optimizer's
+// state — its slots as tensors "optimizer/<weight>/<slot>" (SGD's
+// "momentum", Adam's "m" and "v"), its iteration count and learning rate in
+// the metadata — and the position ck gives. The file is replaced
+// atomically: if the write fails, the previous checkpoint is untouched.
+//
+// Resume with LoadCheckpoint, then Fit with InitialEpoch(ck.Epoch) and
+// InitialStep(ck.Step) and the same Seed: on the CPU the result is the same,
+// bit for bit, as a run that was never interrupted.
+func (m *Sequential) SaveCheckpoint(path string, ck Checkpoint) error {
+	if err := m.saveCheckpoint(path, ck, nil); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Writer) io.Writer) error {
+	if m.compiled == nil {
+		return m.notCompiled()
+	}
+	if err := m.ensureBuilt(); err != nil {
+		return err
+	}
+	if ck.Epoch < 0 || ck.Step < 0 {
+		return fmt.Errorf("epoch %d and step %d must not be negative", ck.Epoch, ck.Step)
+	}
+	opt, ok := m.compiled.optimizer.(optim.Stateful)
+	if !ok {
+		return fmt.Errorf("optimizer %s cannot save its state (it does not implement optim.Stateful): use SaveWeights", m.compiled.optimizer.Name())
+	}
+	meta := map[string]string{}
+	for k, v := range ck.Metadata {
+		if strings.HasPrefix(k, metaPrefix) {
+			return fmt.Errorf("metadata key %q: keys beginning with %q are gokeras' own", k, metaPrefix)
+		}
+		meta[k] = v
+	}
+	st := opt.State()
+	maps.Copy(meta, map[string]string{
+		metaKind: kindCheckpoint, metaVersion: checkpointVersion, metaModel: m.name,
+		metaEpoch: strconv.Itoa(ck.Epoch), metaStep: strconv.Itoa(ck.Step),
+		metaOptimizer:    opt.Name(),
+		metaIterations:   strconv.FormatInt(st.Iterations, 10),
+		metaLearningRate: strconv.FormatFloat(st.LearningRate, 'g', -1, 64),
+	})
+	ts := m.weightTensors()
+	for _, slot := range slices.Sorted(maps.Keys(st.Slots)) {
+		for _, name := range slices.Sorted(maps.Keys(st.Slots[slot])) {
+			values := st.Slots[slot][name]
+			shape := []int{len(values)}
+			for _, w := range m.weights() {
+				if w.name == name && w.value.Shape().TotalSize() == len(values) {
+					shape = w.value.Shape().Clone()
+				}
+			}
+			ts = append(ts, safetensors.Tensor{Name: optimizerPrefix + name + "/" + slot, Shape: shape, Data: values})
+		}
+	}
+	return m.writeTensors(path, ts, meta, wrap)
+}
+
+// ReadCheckpoint reads where the checkpoint at path stands, without its
+// tensors: what a program needs (the seed in Metadata, say) before it
+// builds the model to LoadCheckpoint into.
+func ReadCheckpoint(path string) (Checkpoint, error) {
+	meta, err := safetensors.ReadMetadata(path)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("read checkpoint: %w", err)
+	}
+	ck, err := checkpointOf(meta, path)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return ck, nil
+}
+
+// checkpointOf reads the position and user metadata of a checkpoint.
+func checkpointOf(meta map[string]string, path string) (Checkpoint, error) {
+	switch kind := meta[metaKind]; kind {
+	case kindCheckpoint:
+	case kindWeights:
+		return Checkpoint{}, fmt.Errorf("%s holds weights only, no optimizer state or epoch: load it with LoadWeights (or train --resume needs a file written by --checkpoint)", path)
+	default:
+		return Checkpoint{}, fmt.Errorf("%s is a safetensors file but not a gokeras checkpoint (no %q in its metadata)", path, metaKind)
+	}
+	if v := meta[metaVersion]; v != checkpointVersion {
+		return Checkpoint{}, fmt.Errorf("%s is a gokeras checkpoint of version %q; this gokeras reads version %s", path, v, checkpointVersion)
+	}
+	var ck Checkpoint
+	var err error
+	if ck.Epoch, err = metaInt(meta, metaEpoch, path); err != nil {
+		return Checkpoint{}, err
+	}
+	if ck.Step, err = metaInt(meta, metaStep, path); err != nil {
+		return Checkpoint{}, err
+	}
+	for k, v := range meta {
+		if !strings.HasPrefix(k, metaPrefix) {
+			if ck.Metadata == nil {
+				ck.Metadata = map[string]string{}
+			}
+			ck.Metadata[k] = v
+		}
+	}
+	return ck, nil
+}
+
+func metaInt(meta map[string]string, key, path string) (int, error) {
+	n, err := strconv.Atoi(meta[key])
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s: metadata %s is %q, not a count: the checkpoint is damaged", path, key, meta[key])
+	}
+	return n, nil
+}
+
+// LoadCheckpoint restores a checkpoint SaveCheckpoint wrote: the weights
+// and the optimizer's state, which must come from the same kind of
+// optimizer as the one the model is compiled with. It returns where the
+// checkpoint stands, for Fit's InitialEpoch and InitialStep. Nothing
+// changes unless the whole file checks out.
+func (m *Sequential) LoadCheckpoint(path string) (Checkpoint, error) {
+	ck, err := m.loadCheckpoint(path)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("load checkpoint: %w", err)
+	}
+	return ck, nil
+}
+
+func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
+	if m.compiled == nil {
+		return Checkpoint{}, m.notCompiled()
+	}
+	if err := m.ensureBuilt(); err != nil {
+		return Checkpoint{}, err
+	}
+	opt, ok := m.compiled.optimizer.(optim.Stateful)
+	if !ok {
+		return Checkpoint{}, fmt.Errorf("optimizer %s cannot restore its state (it does not implement optim.Stateful)", m.compiled.optimizer.Name())
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	ck, err := checkpointOf(f.Metadata, path)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if saved := f.Metadata[metaOptimizer]; saved != opt.Name() {
+		return Checkpoint{}, fmt.Errorf("%s holds the state of a %s optimizer but model %q is compiled with %s: compile with the optimizer the checkpoint was trained with", path, saved, m.name, opt.Name())
+	}
+	st := optim.State{Slots: map[string]map[string][]float32{}}
+	if st.Iterations, err = strconv.ParseInt(f.Metadata[metaIterations], 10, 64); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: metadata %s is %q, not a count: the checkpoint is damaged", path, metaIterations, f.Metadata[metaIterations])
+	}
+	if st.LearningRate, err = strconv.ParseFloat(f.Metadata[metaLearningRate], 64); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: metadata %s is %q, not a number: the checkpoint is damaged", path, metaLearningRate, f.Metadata[metaLearningRate])
+	}
+	sizes := map[string]int{}
+	for _, w := range m.weights() {
+		sizes[w.name] = w.value.Shape().TotalSize()
+	}
+	for _, t := range f.Tensors {
+		rest, ok := strings.CutPrefix(t.Name, optimizerPrefix)
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '/')
+		if i < 0 {
+			return Checkpoint{}, fmt.Errorf("%s: optimizer tensor %q is not named optimizer/<weight>/<slot>", path, t.Name)
+		}
+		name, slot := rest[:i], rest[i+1:]
+		size, ok := sizes[name]
+		if !ok {
+			return Checkpoint{}, fmt.Errorf("%s holds optimizer state %q for weight %q, which model %q does not have", path, t.Name, name, m.name)
+		}
+		if len(t.Data) != size {
+			return Checkpoint{}, fmt.Errorf("optimizer state %q has %d values in %s but weight %q has %d in model %q", t.Name, len(t.Data), path, name, size, m.name)
+		}
+		if st.Slots[slot] == nil {
+			st.Slots[slot] = map[string][]float32{}
+		}
+		st.Slots[slot][name] = t.Data
+	}
+	// Check the weights, then restore the optimizer (SetState changes
+	// nothing when it fails), and only then copy the weights in.
+	src, err := m.checkWeights(f, path)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := opt.SetState(st); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w", path, err)
+	}
+	m.copyWeights(src)
+	return ck, nil
+}
