@@ -1,35 +1,32 @@
 package ops
 
 import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
+	"fmt"
+
+	"github.com/gokeras/gokeras/blas"
 )
 
 // gemm computes c = alpha·op(a)·op(b) + beta·c for row-major matrices, where
-// op(a) is m×k, op(b) is k×n and c is m×n. It goes through gonum's blas32 and
-// blas64, so a faster implementation installed with blas32.Use or blas64.Use
-// speeds up every op of this package.
+// op(a) is m×k, op(b) is k×n and c is m×n. It goes through blas.Default, so
+// every op of this package uses the fastest BLAS the machine has (see
+// package blas). The ops check shapes before calling it, so an error here is
+// a bug in this package.
 func gemm[T float](transA, transB bool, m, n, k int, alpha T, a, b []T, beta T, c []T) {
-	ta, tb := blas.NoTrans, blas.NoTrans
 	lda, ldb := k, n
-	ar, ac, br, bc := m, k, k, n
 	if transA {
-		ta, lda, ar, ac = blas.Trans, m, k, m
+		lda = m
 	}
 	if transB {
-		tb, ldb, br, bc = blas.Trans, k, n, k
+		ldb = k
 	}
+	var err error
 	switch cc := any(c).(type) {
 	case []float32:
-		blas32.Gemm(ta, tb, float32(alpha),
-			blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: any(a).([]float32)},
-			blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: any(b).([]float32)},
-			float32(beta), blas32.General{Rows: m, Cols: n, Stride: n, Data: cc})
+		err = blas.Default().Sgemm(transA, transB, m, n, k, float32(alpha), any(a).([]float32), max(lda, 1), any(b).([]float32), max(ldb, 1), float32(beta), cc, max(n, 1))
 	case []float64:
-		blas64.Gemm(ta, tb, float64(alpha),
-			blas64.General{Rows: ar, Cols: ac, Stride: lda, Data: any(a).([]float64)},
-			blas64.General{Rows: br, Cols: bc, Stride: ldb, Data: any(b).([]float64)},
-			float64(beta), blas64.General{Rows: m, Cols: n, Stride: n, Data: cc})
+		err = blas.Default().Dgemm(transA, transB, m, n, k, float64(alpha), any(a).([]float64), max(lda, 1), any(b).([]float64), max(ldb, 1), float64(beta), cc, max(n, 1))
+	}
+	if err != nil {
+		panic(fmt.Sprintf("ops: gemm called with shapes the op did not check: %v", err))
 	}
 }

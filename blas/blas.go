@@ -1,0 +1,290 @@
+package blas
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// EnvVar names the environment variable that chooses the library: a path
+// or a name dlopen finds ("/opt/OpenBLAS/lib/libopenblas.so",
+// "libblis.so.4"), or "go" for the pure-Go implementation.
+const EnvVar = "GOKERAS_BLAS"
+
+// InstallHint says what to install for a native library, shown when the
+// pure-Go implementation is in use.
+const InstallHint = "install libopenblas0-pthread (Debian/Ubuntu: apt-get install libopenblas0-pthread) or set " + EnvVar + " to a BLAS library for ~10x faster training"
+
+// Library is one implementation of the matrix products gokeras needs: a
+// native BLAS loaded at run time, or gonum's pure-Go BLAS. A Library is
+// safe for concurrent use.
+type Library struct {
+	name    string // "OpenBLAS 0.3.21", "pure Go (gonum)"
+	file    string // what was loaded, as given to Open
+	detail  string // the kernel OpenBLAS picked, if it says
+	note    string // for the pure-Go library: why no native one is in use
+	native  *nativeLib
+	threads func() int
+}
+
+// PureGo returns gonum's pure-Go BLAS, which needs nothing installed.
+func PureGo() *Library {
+	return &Library{name: "pure Go (gonum)", threads: func() int { return runtime.GOMAXPROCS(0) }}
+}
+
+// defaultLib is Load's result, computed on first use.
+var defaultLib = sync.OnceValue(Load)
+
+// Default returns the library Load finds, loaded once per process: every
+// matrix product of gokeras goes through it.
+func Default() *Library { return defaultLib() }
+
+// Load finds the fastest library available: the one named by the
+// GOKERAS_BLAS environment variable if it is set, else the first of the
+// well-known libraries (OpenBLAS, MKL, BLIS, Accelerate on macOS) that
+// loads and passes a check of its results, else PureGo. It never fails:
+// when no native library loads, String on the result says why and what to
+// install.
+func Load() *Library {
+	if env := strings.TrimSpace(os.Getenv(EnvVar)); env != "" {
+		switch strings.ToLower(env) {
+		case "go", "purego", "gonum", "none":
+			lib := PureGo()
+			lib.note = EnvVar + "=" + env
+			return lib
+		}
+		lib, err := Open(env)
+		if err == nil {
+			return lib
+		}
+		fallback := PureGo()
+		fallback.note = fmt.Sprintf("%s=%s: %v", EnvVar, env, err)
+		return fallback
+	}
+	var tried []string
+	for _, name := range candidates() {
+		lib, err := Open(name)
+		if err == nil {
+			return lib
+		}
+		if !errors.Is(err, errNotFound) {
+			tried = append(tried, err.Error())
+		}
+	}
+	lib := PureGo()
+	lib.note = InstallHint
+	if len(tried) > 0 {
+		lib.note = strings.Join(tried, "; ") + "; " + InstallHint
+	}
+	return lib
+}
+
+// errNotFound marks a library that is not installed, as opposed to one that
+// is installed but unusable: Load only reports the second kind.
+var errNotFound = errors.New("not found")
+
+// Open loads the BLAS shared library at path, which may also be a bare
+// file name for the system's loader to find ("libopenblas.so.0"). The
+// library must export the Fortran sgemm_ and dgemm_; Open checks a few
+// products against the pure-Go results before returning it.
+func Open(path string) (*Library, error) {
+	nl, err := openNative(path)
+	if err != nil {
+		return nil, err
+	}
+	lib := &Library{name: nl.name, file: path, detail: nl.detail, native: nl, threads: nl.threads}
+	if err := selfCheck(lib); err != nil {
+		nl.close()
+		return nil, fmt.Errorf("blas: %s: %w", path, err)
+	}
+	return lib, nil
+}
+
+// Native reports whether the library is a native BLAS rather than gonum's.
+func (l *Library) Native() bool { return l.native != nil }
+
+// Name is the library's name and version, e.g. "OpenBLAS 0.3.21" or
+// "pure Go (gonum)".
+func (l *Library) Name() string { return l.name }
+
+// Path is what was loaded, as given to Open; empty for PureGo.
+func (l *Library) Path() string { return l.file }
+
+// Threads is the number of threads the library computes a product with,
+// 0 when the library does not say.
+func (l *Library) Threads() int {
+	if l.threads == nil {
+		return 0
+	}
+	return l.threads()
+}
+
+// String describes the library in one line for people, e.g.
+// "OpenBLAS 0.3.21 (libopenblas.so.0, Cooperlake, 2 threads)" or
+// "pure Go (gonum, 2 threads); install libopenblas0-pthread ...".
+func (l *Library) String() string {
+	if l.native == nil {
+		s := fmt.Sprintf("%s, %d threads", l.name, l.Threads())
+		if l.note != "" {
+			s += "; " + l.note
+		}
+		return s
+	}
+	parts := []string{l.file}
+	if l.detail != "" {
+		parts = append(parts, l.detail)
+	}
+	if t := l.Threads(); t > 0 {
+		parts = append(parts, fmt.Sprintf("%d threads", t))
+	}
+	return fmt.Sprintf("%s (%s)", l.name, strings.Join(parts, ", "))
+}
+
+// Sgemm computes c = alpha·op(a)·op(b) + beta·c for row-major float32
+// matrices, like gonum's blas32.Gemm: op(a) is m×k, op(b) is k×n and c is
+// m×n; op transposes its matrix when transA or transB says so; lda, ldb and
+// ldc are the row strides of a, b and c as stored. When beta is 0, c need
+// not hold numbers on entry. It returns an error, and computes nothing,
+// when a dimension is negative or a slice is too short for its matrix.
+func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if err := checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return fmt.Errorf("blas: sgemm: %w", err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 || alpha == 0 {
+		scaleRows(m, n, beta, c, ldc)
+		return nil
+	}
+	if l.native != nil {
+		l.native.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return nil
+	}
+	gonum.Implementation{}.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return nil
+}
+
+// Dgemm is Sgemm for float64 matrices.
+func (l *Library) Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) error {
+	if err := checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return fmt.Errorf("blas: dgemm: %w", err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 || alpha == 0 {
+		scaleRows(m, n, beta, c, ldc)
+		return nil
+	}
+	if l.native != nil {
+		l.native.dgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return nil
+	}
+	pureGoDgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return nil
+}
+
+func pureGoDgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	gonum.Implementation{}.Dgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func trans(t bool) gblas.Transpose {
+	if t {
+		return gblas.Trans
+	}
+	return gblas.NoTrans
+}
+
+// scaleRows sets c = beta·c; beta 0 writes zeros whatever c held.
+func scaleRows[T float32 | float64](m, n int, beta T, c []T, ldc int) {
+	for r := 0; r < m; r++ {
+		row := c[r*ldc : r*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// checkGemm validates the arguments of a row-major gemm, so that a native
+// library never reads or writes outside the slices.
+func checkGemm(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("negative dimension in m=%d, n=%d, k=%d", m, n, k)
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	for _, mat := range []struct {
+		name              string
+		rows, cols, ld, l int
+	}{{"a", ar, ac, lda, la}, {"b", br, bc, ldb, lb}, {"c", m, n, ldc, lc}} {
+		if mat.ld < max(1, mat.cols) {
+			return fmt.Errorf("%s is %d×%d but its row stride is %d, less than its %d columns (and at least 1)", mat.name, mat.rows, mat.cols, mat.ld, mat.cols)
+		}
+		if mat.rows > 0 && mat.cols > 0 && mat.l < (mat.rows-1)*mat.ld+mat.cols {
+			return fmt.Errorf("%s is %d×%d with row stride %d, which needs %d values, but the slice holds %d",
+				mat.name, mat.rows, mat.cols, mat.ld, (mat.rows-1)*mat.ld+mat.cols, mat.l)
+		}
+	}
+	return nil
+}
+
+// selfCheck multiplies small matrices, every transposition and a beta that
+// accumulates, and compares with gonum: a library with another integer
+// size or calling convention gives wrong numbers rather than an error.
+func selfCheck(l *Library) error {
+	const m, n, k = 3, 4, 5
+	a := make([]float32, m*k)
+	b := make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i%7) - 2.5
+	}
+	for i := range b {
+		b[i] = float32(i%5)*0.5 - 1
+	}
+	ref := PureGo()
+	for _, ta := range []bool{false, true} {
+		for _, tb := range []bool{false, true} {
+			lda, ldb := k, n
+			if ta {
+				lda = m
+			}
+			if tb {
+				ldb = k
+			}
+			got := make([]float32, m*n)
+			want := make([]float32, m*n)
+			for i := range got {
+				got[i], want[i] = float32(i), float32(i)
+			}
+			if err := l.Sgemm(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, got, n); err != nil {
+				return err
+			}
+			if err := ref.Sgemm(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, want, n); err != nil {
+				return err
+			}
+			for i := range got {
+				if d := got[i] - want[i]; d > 1e-4 || d < -1e-4 {
+					return fmt.Errorf("sgemm_ (transA=%t, transB=%t) gives %v where %v is right: the library's calling convention is not the reference BLAS one", ta, tb, got, want)
+				}
+			}
+		}
+	}
+	return nil
+}
