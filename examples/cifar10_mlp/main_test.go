@@ -50,7 +50,7 @@ func TestMissingGPUFailsBeforeLoading(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nowhere") // loading it would fail differently
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"--device=/GPU:0", "--data", missing}, &stdout, &stderr)
-	if !errors.Is(err, device.ErrNoSuchDevice) || !strings.Contains(err.Error(), "-tags cuda") {
+	if !errors.Is(err, device.ErrNoSuchDevice) || !strings.Contains(err.Error(), "rebuild with -tags") {
 		t.Fatalf("error %v, want ErrNoSuchDevice with the CUDA rebuild hint", err)
 	}
 	if stdout.Len() != 0 || stderr.Len() != 0 {
