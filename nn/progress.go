@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/gokeras/gokeras/internal/term"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -36,7 +36,7 @@ type progress struct {
 
 func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progress {
 	p := &progress{w: w, verbose: verbose, target: target, now: now, start: now()}
-	if verbose == 1 && isTerminal(w) {
+	if verbose == 1 && term.IsTerminal(w) {
 		p.dynamic = true
 		p.bar = progressbar.NewOptions(target,
 			progressbar.OptionSetWriter(w),
@@ -50,17 +50,6 @@ func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progre
 		)
 	}
 	return p
-}
-
-// isTerminal reports whether w is a character device, where a live bar
-// can redraw itself.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // update records that step current (1-based) has ended with the given

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gokeras/gokeras/internal/term"
+
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -211,7 +213,7 @@ type downloadMeter struct {
 // honest.
 func newDownloadMeter(w io.Writer, size int64, resumed bool) *downloadMeter {
 	m := &downloadMeter{w: w, resumed: resumed, start: time.Now()}
-	if !isTerminal(w) {
+	if !term.IsTerminal(w) {
 		return m
 	}
 	description := archiveName
@@ -259,17 +261,6 @@ func (m *downloadMeter) abort() {
 	if m.bar != nil {
 		_ = m.bar.Exit()
 	}
-}
-
-// isTerminal reports whether w is a character device, where a live bar can
-// redraw itself.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // parseContentRange reads "bytes START-END/TOTAL" or "bytes */TOTAL".
