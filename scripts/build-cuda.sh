@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build-cuda.sh — vet and build gokeras with the CUDA machine compiled in.
 #
-# The CUDA machine (device/cuda) is behind the build tag gokeras_cuda. (Not
+# The CUDA machine (device/cuda) is behind the build tag cudavm. (Not
 # `cuda`: that tag also switches gorgonia.org/gorgonia to its own CUDA
 # backend, which needs cuDNN and links cuBLAS; see device/cuda/doc.go.)
 # The cgo flags come from PREFIX/env.sh, written by scripts/install-cuda.sh.
@@ -37,7 +37,7 @@ fi
 # shellcheck source=/dev/null
 . "$prefix/env.sh"
 cd "$repo"
-tags=gokeras_cuda
+tags=cudavm
 
 set -x
 go vet -tags "$tags" ./...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-cuda.sh — fetch what `go build -tags gokeras_cuda` needs, from Debian.
+# install-cuda.sh — fetch what `go build -tags cudavm` needs, from Debian.
 #
 # The CUDA machine (device/cuda) is built against the CUDA driver API through
 # gorgonia.org/cu: the build needs cuda.h and a libcuda.so to link against,
@@ -111,7 +111,7 @@ candidate() {
 
 write_env() {
 	cat >"$prefix/env.sh.tmp" <<EOF
-# cgo flags for \`go build -tags gokeras_cuda\`, written by scripts/install-cuda.sh.
+# cgo flags for \`go build -tags cudavm\`, written by scripts/install-cuda.sh.
 # cuda.h and the libcuda.so link stub from Debian's $dev_pkg $(cat "$prefix/VERSION").
 # The stub only satisfies the linker: at run time the NVIDIA driver's
 # libcuda.so.1 is used.
