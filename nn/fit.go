@@ -26,7 +26,9 @@ type Option func(*runConfig) error
 
 type runConfig struct {
 	epochs, batchSize, stepsPerEpoch, initialEpoch int
-	shuffle                                        bool
+	initialStep                                    int
+	shuffle, throughput                            bool
+	callbacks                                      []Callback
 	validation                                     Dataset
 	validationSplit                                float64
 	verbose                                        int
@@ -97,6 +99,28 @@ func InitialEpoch(n int) Option {
 		return nil
 	}
 }
+
+// InitialStep skips the first n steps of the initial epoch, to resume a
+// run that was interrupted mid-epoch (see InterruptedError and
+// Sequential.SaveCheckpoint). That epoch's running loss and metrics cover
+// only the steps run after resuming; the weights end as if the run had
+// never stopped.
+func InitialStep(n int) Option {
+	return func(c *runConfig) error {
+		if n < 0 {
+			return fmt.Errorf("initial step must not be negative, got %d", n)
+		}
+		c.initialStep = n
+		return nil
+	}
+}
+
+// ShowThroughput appends the training throughput to each epoch's progress
+// line, e.g. " - 3846 samples/s": the samples trained per second of
+// training, leaving out the first step (which pays for setting up the
+// graph, as Keras' per-step time does) and the validation. Off by default,
+// so the line is exactly Keras'.
+func ShowThroughput() Option { return func(c *runConfig) error { c.throughput = true; return nil } }
 
 // Shuffle says whether Fit shuffles the samples before each epoch
 // (Keras' default: true).
@@ -210,8 +234,17 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 
 // Fit trains the model, like Keras' fit: Epochs(1), BatchSize(32),
 // shuffled each epoch, the last partial batch trained as well, progress in
-// Keras' format. It stops between steps when ctx is cancelled, returning
-// the history so far and an error wrapping ctx.Err().
+// Keras' format, Callbacks called at Keras' hooks.
+//
+// Each epoch's shuffle depends only on the Seed and the epoch's number, so a
+// run resumed from a checkpoint (InitialEpoch, InitialStep) sees the same
+// batches as one that was never stopped.
+//
+// Fit stops at the next step boundary when ctx is cancelled: it finishes
+// the progress line and returns the history so far with an
+// *InterruptedError, which wraps ctx.Err() and says where training stood.
+// The validation after an epoch's last step is not interrupted: it runs to
+// the end so the epoch completes, and Fit stops before the next one.
 func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*History, error) {
 	cfg, err := buildRunConfig(opts)
 	if err != nil {
@@ -246,83 +279,187 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	if cfg.initialEpoch >= cfg.epochs {
 		return nil, fmt.Errorf("fit: initial epoch %d is not before the last epoch %d", cfg.initialEpoch, cfg.epochs)
 	}
-	seed := cfg.seed
-	if !cfg.seeded {
-		seed = uint64(time.Now().UnixNano())
+	if cfg.initialStep >= steps {
+		return nil, fmt.Errorf("fit: initial step %d is not before the epoch's last step %d", cfg.initialStep, steps)
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x73687566666c65)) // stream "shuffle"
-	order := make([]int, n)
+	if !cfg.seeded {
+		cfg.seed = uint64(time.Now().UnixNano())
+	}
+	r := &fitRun{m: m, cfg: cfg, data: data, validation: validation, steps: steps,
+		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: callbackList(cfg.callbacks)}
+	return r.run(ctx)
+}
+
+// fitRun is one call of Fit.
+type fitRun struct {
+	m                *Sequential
+	cfg              runConfig
+	data, validation Dataset
+	steps, labelCols int
+	order            []int
+	callbacks        callbackList
+	hist             History
+}
+
+func (r *fitRun) run(ctx context.Context) (*History, error) {
+	m, cfg := r.m, r.cfg
+	m.stopTraining = false
+	params := Params{Epochs: cfg.epochs, InitialEpoch: cfg.initialEpoch, Steps: r.steps, Verbose: cfg.verbose, Output: cfg.out}
+	for _, cb := range r.callbacks {
+		cb.SetModel(m)
+		cb.SetParams(params)
+	}
+	if err := r.callbacks.each("on_train_begin", func(cb Callback) error { return cb.OnTrainBegin(Logs{}) }); err != nil {
+		return &r.hist, fmt.Errorf("fit: %w", err)
+	}
+	last := Logs{}
+	for epoch := cfg.initialEpoch; epoch < cfg.epochs; epoch++ {
+		first := 0
+		if epoch == cfg.initialEpoch {
+			first = cfg.initialStep
+		}
+		if err := ctx.Err(); err != nil {
+			return &r.hist, &InterruptedError{Epoch: epoch, Step: first, Epochs: cfg.epochs, Steps: r.steps, Err: err}
+		}
+		if cfg.verbose > 0 {
+			if _, err := fmt.Fprintf(cfg.out, "Epoch %d/%d\n", epoch+1, cfg.epochs); err != nil {
+				return &r.hist, fmt.Errorf("fit: writing progress: %w", err)
+			}
+		}
+		if err := r.callbacks.each("on_epoch_begin", func(cb Callback) error { return cb.OnEpochBegin(epoch, Logs{}) }); err != nil {
+			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
+		}
+		shuffleOrder(r.order, cfg.shuffle, cfg.seed, epoch)
+		entries, err := r.runEpoch(ctx, epoch, first)
+		if err != nil {
+			return &r.hist, err
+		}
+		logs := logsOf(entries)
+		if err := r.callbacks.each("on_epoch_end", func(cb Callback) error { return cb.OnEpochEnd(epoch, logs) }); err != nil {
+			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
+		}
+		r.hist.add(epoch, entriesOf(entries, logs))
+		last = logs
+		if m.stopTraining {
+			break
+		}
+	}
+	if err := r.callbacks.each("on_train_end", func(cb Callback) error { return cb.OnTrainEnd(last) }); err != nil {
+		return &r.hist, fmt.Errorf("fit: %w", err)
+	}
+	return &r.hist, nil
+}
+
+// shuffleStream is the random stream of the shuffles ("shuffle").
+const shuffleStream = 0x73687566666c65
+
+// shuffleOrder sets order to the sample order of an epoch: 0, 1, ... n-1,
+// shuffled when asked with a generator that depends on (seed, epoch) only,
+// so any epoch's order can be recomputed without replaying the ones before.
+func shuffleOrder(order []int, shuffle bool, seed uint64, epoch int) {
 	for i := range order {
 		order[i] = i
 	}
-	labelCols := labelColumns(data.LabelShape())
-	hist := &History{}
-	for epoch := cfg.initialEpoch; epoch < cfg.epochs; epoch++ {
-		if cfg.verbose > 0 {
-			if _, err := fmt.Fprintf(cfg.out, "Epoch %d/%d\n", epoch+1, cfg.epochs); err != nil {
-				return hist, fmt.Errorf("fit: writing progress: %w", err)
-			}
-		}
-		if cfg.shuffle {
-			rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
-		}
-		logs, err := m.runEpoch(ctx, data, validation, order, steps, labelCols, epoch, cfg)
-		if err != nil {
-			return hist, err
-		}
-		hist.add(epoch, logs)
+	if !shuffle {
+		return
 	}
-	return hist, nil
+	rng := rand.New(rand.NewPCG(seed, splitmix64(shuffleStream^uint64(epoch))))
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 }
 
-// runEpoch trains one epoch over the first steps batches of order and
-// writes its progress; it returns the epoch's figures.
-func (m *Sequential) runEpoch(ctx context.Context, data, validation Dataset, order []int, steps, labelCols, epoch int, cfg runConfig) ([]logEntry, error) {
-	c := m.compiled
+// splitmix64 scrambles x (Vigna's SplitMix64 finaliser), so that
+// neighbouring epochs seed unrelated generators.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// InterruptedError is what Fit returns when its context is cancelled: where
+// training stood. Epoch (0-based) and Step (steps done in it) are the
+// InitialEpoch and InitialStep to resume at from a checkpoint of the model
+// as it is now.
+type InterruptedError struct {
+	Epoch, Step   int
+	Epochs, Steps int
+	Err           error // ctx.Err()
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("fit: interrupted in epoch %d/%d after step %d/%d: %v", e.Epoch+1, e.Epochs, e.Step, e.Steps, e.Err)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// runEpoch trains steps first.. of one epoch and writes its progress; it
+// returns the epoch's figures, validation included.
+func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, error) {
+	m, cfg, c := r.m, r.cfg, r.m.compiled
 	for _, mt := range c.metrics {
 		mt.Reset()
 	}
 	var lossMean metrics.Mean
-	prog := newProgress(cfg.out, cfg.verbose, steps, cfg.now)
-	logs := make([]logEntry, 1+len(c.metrics))
-	for step := 0; step < steps; step++ {
+	prog := newProgress(cfg.out, cfg.verbose, r.steps, cfg.now)
+	prog.throughput = cfg.throughput
+	entries := make([]logEntry, 1+len(c.metrics))
+	done := first
+	for step := first; step < r.steps; step++ {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("fit: stopped at epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, steps, err)
+			if done > first {
+				_ = prog.finish(done, entries) // the line shows where training stopped
+			}
+			return nil, &InterruptedError{Epoch: epoch, Step: done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
+		}
+		if err := r.callbacks.each("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
+			return nil, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		lo := step * cfg.batchSize
-		idx := order[lo:min(lo+cfg.batchSize, len(order))]
-		p, err := m.program(len(idx), labelCols, modeTrain)
+		idx := r.order[lo:min(lo+cfg.batchSize, len(r.order))]
+		p, err := m.program(len(idx), r.labelCols, modeTrain)
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
-		loss, err := m.trainStep(p, data, idx)
+		loss, err := m.trainStep(p, r.data, idx)
 		if err != nil {
-			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, steps, err)
+			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
 		}
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
 			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
-				epoch+1, cfg.epochs, step+1, steps, ErrNonFiniteLoss, loss, c.optimizer.LearningRate())
+				epoch+1, cfg.epochs, step+1, r.steps, ErrNonFiniteLoss, loss, c.optimizer.LearningRate())
 		}
+		done = step + 1
 		lossMean.Add(loss, float64(len(idx)))
-		logs[0] = logEntry{"loss", lossMean.Result()}
+		entries[0] = logEntry{"loss", lossMean.Result()}
 		for i, mt := range c.metrics {
-			logs[1+i] = logEntry{mt.Name(), mt.Result()}
+			entries[1+i] = logEntry{mt.Name(), mt.Result()}
 		}
-		prog.update(step+1, logs)
+		prog.countSamples(len(idx))
+		prog.update(done, entries)
+		if len(r.callbacks) > 0 {
+			logs := logsOf(entries)
+			if err := r.callbacks.each("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
+				return nil, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
+			}
+		}
+		if m.stopTraining {
+			break
+		}
 	}
-	if validation != nil {
-		valLogs, err := m.evaluate(ctx, validation, cfg.batchSize, nil)
+	if r.validation != nil {
+		// Not interrupted: the epoch completes, and Fit stops before the next.
+		valLogs, err := m.evaluate(context.WithoutCancel(ctx), r.validation, cfg.batchSize, nil)
 		if err != nil {
 			return nil, fmt.Errorf("fit: validation after epoch %d: %w", epoch+1, err)
 		}
 		for _, l := range valLogs {
-			logs = append(logs, logEntry{"val_" + l.name, l.value})
+			entries = append(entries, logEntry{"val_" + l.name, l.value})
 		}
 	}
-	if err := prog.finish(steps, logs); err != nil {
+	if err := prog.finish(done, entries); err != nil {
 		return nil, fmt.Errorf("fit: writing progress: %w", err)
 	}
-	return logs, nil
+	return entries, nil
 }
 
 // splitForValidation holds out the last fraction of data, as Keras does.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/internal/term"
+
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -32,6 +33,12 @@ type progress struct {
 	start      time.Time
 	afterFirst time.Time // when step 1 ended: per-step times leave out the first step, as Keras does
 	bar        *progressbar.ProgressBar
+	// throughput appends samples per second to the line (Fit's
+	// ShowThroughput); samples counts those trained, firstSamples those of
+	// step 1, left out of the rate as its time is.
+	throughput            bool
+	samples, firstSamples int
+	lastStep              time.Time // when the last step ended
 }
 
 func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progress {
@@ -56,6 +63,7 @@ func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progre
 // running figures, and redraws the live bar if there is one.
 func (p *progress) update(current int, logs []logEntry) {
 	now := p.now()
+	p.lastStep = now
 	if current == 1 {
 		p.afterFirst = now
 	}
@@ -63,7 +71,7 @@ func (p *progress) update(current int, logs []logEntry) {
 		return
 	}
 	eta := p.stepDuration(current, now) * time.Duration(p.target-current)
-	desc := fmt.Sprintf("%s - ETA: %s%s", countString(current, p.target), formatETA(eta), formatLogs(logs))
+	desc := fmt.Sprintf("%s - ETA: %s%s%s", countString(current, p.target), formatETA(eta), formatLogs(logs), p.rate())
 	p.bar.Describe(desc)
 	_ = p.bar.Set(current) // drawing errors are not the model's concern
 }
@@ -95,8 +103,33 @@ func (p *progress) finish(current int, logs []logEntry) error {
 	default:
 		line = finalLine(current, p.target, now.Sub(p.start), p.stepDuration(current, now), logs)
 	}
-	_, err := io.WriteString(p.w, line+"\n")
+	_, err := io.WriteString(p.w, line+p.rate()+"\n")
 	return err
+}
+
+// countSamples records the samples of the step that just ended; call it
+// before that step's update.
+func (p *progress) countSamples(n int) {
+	if p.samples == 0 {
+		p.firstSamples = n
+	}
+	p.samples += n
+}
+
+// rate is " - N samples/s" when throughput is on: the samples after step 1
+// over the time since step 1 ended, or over all the time if only one step ran.
+func (p *progress) rate() string {
+	if !p.throughput || p.samples == 0 {
+		return ""
+	}
+	samples, d := p.samples-p.firstSamples, p.lastStep.Sub(p.afterFirst)
+	if samples == 0 || p.afterFirst.IsZero() || d <= 0 {
+		samples, d = p.samples, p.lastStep.Sub(p.start)
+	}
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" - %.0f samples/s", float64(samples)/d.Seconds())
 }
 
 // finalLine is Keras' end-of-epoch line:

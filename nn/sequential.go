@@ -26,6 +26,9 @@ type Sequential struct {
 	seeded     bool
 	names      map[string]int // per-type counters for automatic names
 	compiled   *compiled
+	// stopTraining is Keras' model.stop_training: set by StopTraining
+	// (callbacks), read and cleared by Fit.
+	stopTraining bool
 }
 
 // NewSequential makes a model of the given layers. A leading layers.Input

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -101,8 +102,9 @@ func (a *Adam) SetState(st State) error {
 // checkState validates st against the slots an optimizer keeps and returns
 // copies of those slots, in the order of names.
 func checkState(opt string, st State, names []string) ([]map[string][]float32, error) {
-	if err := checkRate(st.LearningRate); err != nil {
-		return nil, fmt.Errorf("%s: state: %w", opt, err)
+	// 0 is allowed: a learning-rate schedule may have decayed to it.
+	if !(st.LearningRate >= 0) || math.IsInf(st.LearningRate, 0) {
+		return nil, fmt.Errorf("%s: state: the learning rate must be a finite number >= 0, got %v", opt, st.LearningRate)
 	}
 	if st.Iterations < 0 {
 		return nil, fmt.Errorf("%s: state: iterations must not be negative, got %d", opt, st.Iterations)

@@ -77,7 +77,7 @@ func TestSetStateRejects(t *testing.T) {
 		st   State
 		want string
 	}{
-		{"zero rate", sgd(), State{}, "learning rate"},
+		{"negative rate", sgd(), State{LearningRate: -1}, "learning rate"},
 		{"negative iterations", sgd(), State{LearningRate: 0.1, Iterations: -1}, "negative"},
 		{"momentum into plain SGD", sgd(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"momentum": slot(2)}}, "keeps no slots"},
 		{"adam state into SGD", momentum(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2)}}, `slot "m"`},

@@ -1,0 +1,136 @@
+package nn
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+)
+
+// Logs holds the figures callbacks see, as Keras' logs dict does: "loss",
+// the metrics, the "val_" figures at the end of an epoch, and whatever
+// callbacks add (ReduceLROnPlateau and LearningRateScheduler add "lr").
+// Callbacks see one map per event, in the order they were given, so a
+// callback can add a figure for those after it and for the History.
+type Logs map[string]float64
+
+// Params is what a callback knows about the run, like Keras'
+// callback.params.
+type Params struct {
+	// Epochs is the last epoch (Fit's Epochs); training runs epochs
+	// InitialEpoch to Epochs-1.
+	Epochs       int
+	InitialEpoch int
+	// Steps is the number of steps (batches) per epoch.
+	Steps   int
+	Verbose int
+	// Output is where Fit writes its progress; callbacks write their
+	// messages there too.
+	Output io.Writer
+}
+
+// Callback is called by Fit at each stage of training, with Keras' hooks.
+// Epochs and batches are numbered from 0, as in Keras. A hook that returns
+// an error stops Fit, which returns that error. To stop training without an
+// error, as Keras' `self.model.stop_training = True`, call
+// Model.StopTraining: Fit ends after the current batch, running that
+// epoch's validation and end hooks first.
+//
+// Embed CallbackBase to implement only the hooks you need.
+type Callback interface {
+	// SetModel and SetParams are called before training begins.
+	SetModel(m *Sequential)
+	SetParams(p Params)
+	OnTrainBegin(logs Logs) error
+	// OnTrainEnd gets the last epoch's logs. It is not called when Fit
+	// fails or is interrupted.
+	OnTrainEnd(logs Logs) error
+	OnEpochBegin(epoch int, logs Logs) error
+	// OnEpochEnd gets the epoch's figures, validation included.
+	OnEpochEnd(epoch int, logs Logs) error
+	OnTrainBatchBegin(batch int, logs Logs) error
+	// OnTrainBatchEnd gets the running means of the epoch so far.
+	OnTrainBatchEnd(batch int, logs Logs) error
+}
+
+// CallbackBase gives every hook Keras' default: do nothing. Embed it in a
+// callback of your own and define the hooks you need; Model and Params are
+// set before training begins.
+type CallbackBase struct {
+	Model  *Sequential
+	Params Params
+}
+
+func (b *CallbackBase) SetModel(m *Sequential)            { b.Model = m }
+func (b *CallbackBase) SetParams(p Params)                { b.Params = p }
+func (b *CallbackBase) OnTrainBegin(Logs) error           { return nil }
+func (b *CallbackBase) OnTrainEnd(Logs) error             { return nil }
+func (b *CallbackBase) OnEpochBegin(int, Logs) error      { return nil }
+func (b *CallbackBase) OnEpochEnd(int, Logs) error        { return nil }
+func (b *CallbackBase) OnTrainBatchBegin(int, Logs) error { return nil }
+func (b *CallbackBase) OnTrainBatchEnd(int, Logs) error   { return nil }
+func (b *CallbackBase) printf(format string, args ...any) {
+	if b.Params.Output != nil {
+		fmt.Fprintf(b.Params.Output, format, args...)
+	}
+}
+
+// Callbacks adds callbacks to Fit, called in the order given, like the
+// callbacks argument of Keras' fit.
+func Callbacks(cbs ...Callback) Option {
+	return func(c *runConfig) error {
+		for _, cb := range cbs {
+			if cb == nil {
+				return fmt.Errorf("callbacks: nil callback")
+			}
+		}
+		c.callbacks = append(c.callbacks, cbs...)
+		return nil
+	}
+}
+
+// StopTraining asks Fit to stop after the current batch, like Keras'
+// `model.stop_training = True`: that epoch still runs its validation and
+// its end hooks, then Fit returns the history without an error. Fit clears
+// the request when it starts.
+func (m *Sequential) StopTraining() { m.stopTraining = true }
+
+// callbackList runs hooks on every callback in order.
+type callbackList []Callback
+
+func (cl callbackList) each(hook string, call func(Callback) error) error {
+	for _, cb := range cl {
+		if err := call(cb); err != nil {
+			return fmt.Errorf("callback %T, %s: %w", cb, hook, err)
+		}
+	}
+	return nil
+}
+
+// logsOf makes the Logs callbacks see from the ordered figures.
+func logsOf(entries []logEntry) Logs {
+	logs := make(Logs, len(entries))
+	for _, e := range entries {
+		logs[e.name] = e.value
+	}
+	return logs
+}
+
+// entriesOf puts logs back in display order: the figures Fit computed in
+// their order, then those callbacks added, sorted.
+func entriesOf(ordered []logEntry, logs Logs) []logEntry {
+	out := make([]logEntry, 0, len(logs))
+	seen := map[string]bool{}
+	for _, e := range ordered {
+		if v, ok := logs[e.name]; ok {
+			out = append(out, logEntry{e.name, v})
+			seen[e.name] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(logs)) {
+		if !seen[k] {
+			out = append(out, logEntry{k, logs[k]})
+		}
+	}
+	return out
+}
