@@ -4,6 +4,11 @@
 //
 //	train --device=/GPU:0 --epochs 10
 //	train --device=/CPU:0 --synthetic --epochs 2 --steps-per-epoch 50
+//	train --epochs 10 --checkpoint ckpt.safetensors --plot history.png --trace
+//	train --epochs 10 --checkpoint ckpt.safetensors --resume ckpt.safetensors
+//
+// Ctrl-C stops at the next step, saves the --checkpoint and prints the
+// command that resumes the run; train then exits with status 130.
 //
 // Run train -h for the flags.
 package main
@@ -33,6 +38,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C ends the program at once
+	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
@@ -63,6 +72,7 @@ type config struct {
 	seedSet        bool
 	verbose        int
 	validation     bool
+	ux             uxFlags // --save, --checkpoint, --resume, --plot, --trace, --throughput
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -85,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the initial weights, the shuffles and --synthetic (default: from the clock)")
 	fs.IntVar(&c.verbose, "verbose", 1, "0 silent, 1 progress bar, 2 one line per epoch")
 	fs.BoolVar(&c.validation, "validation", false, "evaluate on the test set after each epoch (val_loss, val_accuracy)")
+	c.ux.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -127,6 +138,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.ux.prepare(&cfg, stderr); err != nil {
+		return err
+	}
 	opt, err := newOptimizer(cfg)
 	if err != nil {
 		return err
@@ -163,6 +177,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer model.Close()
+	resumeOpts, err := cfg.ux.restore(model, stdout)
+	if err != nil {
+		return err
+	}
 
 	fitOpts := []nn.Option{nn.Epochs(cfg.epochs), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Seed(cfg.seed), nn.Output(stdout)}
 	if cfg.stepsPerEpoch > 0 {
@@ -171,7 +189,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.validation {
 		fitOpts = append(fitOpts, nn.ValidationData(data.Test.OneHot()))
 	}
+	cp, uxOpts := cfg.ux.fitOptions(cfg)
+	fitOpts = append(append(fitOpts, resumeOpts...), uxOpts...)
 	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
+		return cfg.ux.onFitError(err, cp, cfg, args)
+	}
+	if err := cfg.ux.afterFit(model, cp, stdout); err != nil {
 		return err
 	}
 	res, err := model.Evaluate(ctx, data.Test.OneHot(), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Output(stdout))

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gokeras/gokeras/nn"
+)
+
+// uxFlags are the flags that save, checkpoint, resume and chart a run.
+type uxFlags struct {
+	save, checkpoint, resume, plot string
+	trace, throughput              bool
+
+	// From --resume, set by prepare:
+	from    nn.Checkpoint
+	history *runHistory // the epochs before the resumed one
+}
+
+func (u *uxFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&u.save, "save", "", "write the trained weights to this safetensors file at the end (names <layer>/kernel, <layer>/bias)")
+	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C; resume it with --resume")
+	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed comes from the file)")
+	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
+	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
+	fs.BoolVar(&u.throughput, "throughput", false, "add samples per second to each epoch's progress line")
+}
+
+// Metadata keys train stores in its checkpoints.
+const (
+	metaSeed    = "train.seed"
+	metaHistory = "train.history"
+)
+
+// settings are the flags that fix the batches: a resumed run must use the
+// values the checkpoint was written with to match an uninterrupted run.
+func settings(cfg config) map[string]string {
+	return map[string]string{
+		"train.batch-size":        strconv.Itoa(cfg.batchSize),
+		"train.steps-per-epoch":   strconv.Itoa(cfg.stepsPerEpoch),
+		"train.synthetic":         strconv.FormatBool(cfg.synthetic),
+		"train.synthetic-samples": strconv.Itoa(cfg.syntheticTrain),
+	}
+}
+
+// prepare reads the --resume checkpoint's position and seed before the
+// data is made (--synthetic data depends on the seed). An explicit --seed
+// that differs is used, with a warning.
+func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
+	if u.resume == "" {
+		return nil
+	}
+	ck, err := nn.ReadCheckpoint(u.resume)
+	if err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	if ck.Epoch >= cfg.epochs {
+		return fmt.Errorf("--resume: %s was saved after epoch %d, and --epochs is %d: nothing is left to train (raise --epochs to train longer)", u.resume, ck.Epoch, cfg.epochs)
+	}
+	if s, ok := ck.Metadata[metaSeed]; ok {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("--resume: %s has seed %q, not a number: the checkpoint is damaged", u.resume, s)
+		}
+		switch {
+		case !cfg.seedSet:
+			cfg.seed = seed
+		case cfg.seed != seed:
+			fmt.Fprintf(stderr, "train: warning: %s was trained with --seed %d; resuming with --seed %d shuffles differently from the original run\n", u.resume, seed, cfg.seed)
+		}
+	}
+	now := settings(*cfg)
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if was, ok := ck.Metadata[k]; ok && was != now[k] {
+			fmt.Fprintf(stderr, "train: warning: %s was written with --%s %s, this run has %s: the batches differ from the original run's\n",
+				u.resume, strings.TrimPrefix(k, "train."), was, now[k])
+		}
+	}
+	u.from = ck
+	u.history = &runHistory{}
+	if h, ok := ck.Metadata[metaHistory]; ok {
+		if err := json.Unmarshal([]byte(h), u.history); err != nil {
+			return fmt.Errorf("--resume: %s: its history is not valid JSON (%v): the checkpoint is damaged", u.resume, err)
+		}
+	}
+	return nil
+}
+
+// restore loads the --resume checkpoint into the compiled model and returns
+// the options that continue the run where it stopped.
+func (u *uxFlags) restore(model *nn.Sequential, stdout io.Writer) ([]nn.Option, error) {
+	if u.resume == "" {
+		return nil, nil
+	}
+	ck, err := model.LoadCheckpoint(u.resume)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	where := fmt.Sprintf("epoch %d", ck.Epoch+1)
+	if ck.Step > 0 {
+		where += fmt.Sprintf(", after step %d", ck.Step)
+	}
+	fmt.Fprintf(stdout, "Resuming from %s at %s\n", u.resume, where)
+	return []nn.Option{nn.InitialEpoch(ck.Epoch), nn.InitialStep(ck.Step)}, nil
+}
+
+// runHistory is the per-epoch figures of a run, kept across resumes in the
+// checkpoint's metadata so a resumed run plots all its epochs.
+type runHistory struct {
+	Epochs []int                `json:"epochs"`
+	Values map[string][]float64 `json:"values"`
+}
+
+func (h *runHistory) add(epoch int, logs nn.Logs) {
+	if h.Values == nil {
+		h.Values = map[string][]float64{}
+	}
+	// Pad figures that appear late, so every series has one value per epoch.
+	for k := range logs {
+		for len(h.Values[k]) < len(h.Epochs) {
+			h.Values[k] = append(h.Values[k], nan)
+		}
+	}
+	h.Epochs = append(h.Epochs, epoch)
+	for k, v := range logs {
+		h.Values[k] = append(h.Values[k], v)
+	}
+	for k := range h.Values {
+		for len(h.Values[k]) < len(h.Epochs) {
+			h.Values[k] = append(h.Values[k], nan)
+		}
+	}
+}
+
+// checkpointer is train's --checkpoint callback: after every epoch it
+// saves a full checkpoint, with the seed, the batch settings and the
+// history so far, over the same file.
+type checkpointer struct {
+	nn.CallbackBase
+	path    string
+	meta    map[string]string
+	history *runHistory
+	saved   bool // a checkpoint was written during this run
+}
+
+func (c *checkpointer) OnEpochEnd(epoch int, logs nn.Logs) error {
+	c.history.add(epoch, logs)
+	if c.path == "" {
+		return nil
+	}
+	return c.save(nn.Checkpoint{Epoch: epoch + 1})
+}
+
+func (c *checkpointer) save(ck nn.Checkpoint) error {
+	h, err := json.Marshal(c.history)
+	if err != nil {
+		return fmt.Errorf("--checkpoint: %w", err)
+	}
+	ck.Metadata = maps.Clone(c.meta)
+	ck.Metadata[metaHistory] = string(h)
+	if err := c.Model.SaveCheckpoint(c.path, ck); err != nil {
+		return fmt.Errorf("--checkpoint: %w", err)
+	}
+	c.saved = true
+	return nil
+}
+
+// fitOptions returns the callback that records the history (and writes the
+// checkpoints) and the options the flags ask for.
+func (u *uxFlags) fitOptions(cfg config) (*checkpointer, []nn.Option) {
+	hist := u.history
+	if hist == nil {
+		hist = &runHistory{}
+	}
+	meta := settings(cfg)
+	meta[metaSeed] = strconv.FormatUint(cfg.seed, 10)
+	cp := &checkpointer{path: u.checkpoint, meta: meta, history: hist}
+	opts := []nn.Option{nn.Callbacks(cp)}
+	if u.throughput {
+		opts = append(opts, nn.ShowThroughput())
+	}
+	return cp, opts
+}
+
+// interruptedError is what train returns on Ctrl-C: what happened, where
+// the checkpoint is and how to resume. It wraps Fit's error, so
+// errors.Is(err, context.Canceled) holds and train exits with status 130.
+type interruptedError struct {
+	msg string
+	err error
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// onFitError saves a checkpoint when Fit was interrupted and --checkpoint
+// was given, and explains how to resume. Other errors pass through.
+func (u *uxFlags) onFitError(err error, cp *checkpointer, cfg config, args []string) error {
+	var ie *nn.InterruptedError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	where := fmt.Sprintf("interrupted in epoch %d/%d after step %d/%d", ie.Epoch+1, ie.Epochs, ie.Step, ie.Steps)
+	if u.checkpoint == "" {
+		return &interruptedError{msg: where + "; nothing was saved (run with --checkpoint FILE to be able to resume)", err: err}
+	}
+	if serr := cp.save(nn.Checkpoint{Epoch: ie.Epoch, Step: ie.Step}); serr != nil {
+		msg := where + "; saving the checkpoint failed: " + serr.Error()
+		if cp.saved {
+			msg += " (the checkpoint of the last completed epoch is intact in " + u.checkpoint + ")"
+		}
+		return &interruptedError{msg: msg, err: errors.Join(err, serr)}
+	}
+	return &interruptedError{
+		msg: fmt.Sprintf("%s; checkpoint saved to %s\nresume with:\n  %s", where, u.checkpoint, resumeCommand(args, u.checkpoint, cfg.seed)),
+		err: err,
+	}
+}
+
+// resumeCommand is the command line that resumes a run: its arguments
+// without --resume and --seed, then the seed and --resume file.
+func resumeCommand(args []string, checkpoint string, seed uint64) string {
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if strings.HasPrefix(args[i], "-") && (name == "resume" || name == "seed") {
+			if !hasValue {
+				i++ // the value is the next argument
+			}
+			continue
+		}
+		kept = append(kept, args[i])
+	}
+	kept = append(kept, "--seed", strconv.FormatUint(seed, 10), "--resume", checkpoint)
+	quoted := make([]string, len(kept))
+	for i, a := range kept {
+		quoted[i] = shellQuote(a)
+	}
+	return "train " + strings.Join(quoted, " ")
+}
+
+// shellQuote quotes an argument for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// afterFit writes what the flags ask for once training has ended: the
+// weights (--save), the chart (--plot) and the text trace (--trace).
+func (u *uxFlags) afterFit(model *nn.Sequential, cp *checkpointer, stdout io.Writer) error {
+	if u.save != "" {
+		if err := model.SaveWeights(u.save); err != nil {
+			return fmt.Errorf("--save: %w", err)
+		}
+		fmt.Fprintf(stdout, "Weights saved to %s\n", u.save)
+	}
+	if u.plot != "" {
+		if err := plotHistory(u.plot, cp.history); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		fmt.Fprintf(stdout, "Training history plotted to %s\n", u.plot)
+	}
+	if u.trace {
+		if err := traceHistory(stdout, cp.history); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+	}
+	return nil
+}
