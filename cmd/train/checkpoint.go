@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,27 +115,46 @@ func (u *uxFlags) restore(model *nn.Sequential, stdout io.Writer) ([]nn.Option, 
 // runHistory is the per-epoch figures of a run, kept across resumes in the
 // checkpoint's metadata so a resumed run plots all its epochs.
 type runHistory struct {
-	Epochs []int                `json:"epochs"`
-	Values map[string][]float64 `json:"values"`
+	Epochs []int                   `json:"epochs"`
+	Values map[string][]maybeFloat `json:"values"`
+}
+
+// maybeFloat is a figure that an epoch may lack (val_loss before
+// --validation was turned on, say): NaN, stored as JSON null.
+type maybeFloat float64
+
+func (f maybeFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func (f *maybeFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = maybeFloat(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(f))
 }
 
 func (h *runHistory) add(epoch int, logs nn.Logs) {
 	if h.Values == nil {
-		h.Values = map[string][]float64{}
+		h.Values = map[string][]maybeFloat{}
 	}
 	// Pad figures that appear late, so every series has one value per epoch.
 	for k := range logs {
 		for len(h.Values[k]) < len(h.Epochs) {
-			h.Values[k] = append(h.Values[k], nan)
+			h.Values[k] = append(h.Values[k], maybeFloat(math.NaN()))
 		}
 	}
 	h.Epochs = append(h.Epochs, epoch)
 	for k, v := range logs {
-		h.Values[k] = append(h.Values[k], v)
+		h.Values[k] = append(h.Values[k], maybeFloat(v))
 	}
 	for k := range h.Values {
 		for len(h.Values[k]) < len(h.Epochs) {
-			h.Values[k] = append(h.Values[k], nan)
+			h.Values[k] = append(h.Values[k], maybeFloat(math.NaN()))
 		}
 	}
 }

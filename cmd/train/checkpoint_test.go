@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"os"
@@ -180,5 +181,27 @@ func TestResumeCommand(t *testing.T) {
 		if got := resumeCommand(tc.args, "ck.safetensors", 7); got != tc.want {
 			t.Errorf("resumeCommand(%q) = %q, want %q", tc.args, got, tc.want)
 		}
+	}
+}
+
+func TestHistoryKeepsEpochsThatLackAFigure(t *testing.T) {
+	var h runHistory
+	h.add(0, nn.Logs{"loss": 2})
+	h.add(1, nn.Logs{"loss": 1, "val_loss": 1.5}) // --validation from the resumed run on
+	h.add(2, nn.Logs{"loss": 0.5})
+	data, err := json.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"epochs":[0,1,2],"values":{"loss":[2,1,0.5],"val_loss":[null,1.5,null]}}`; string(data) != want {
+		t.Errorf("JSON %s, want %s", data, want)
+	}
+	var back runHistory
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := series(&back, "val_loss", "validation", true)
+	if !ok || len(s.X) != 1 || s.X[0] != 2 || s.Y[0] != 1.5 {
+		t.Errorf("validation series %+v, want the one point (epoch 2, 1.5)", s)
 	}
 }

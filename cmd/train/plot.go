@@ -8,8 +8,6 @@ import (
 	"github.com/gokeras/gokeras/internal/chart"
 )
 
-var nan = math.NaN()
-
 // series is one figure of the history as chart points, epochs counted from
 // 1 as Keras prints them; epochs without the figure are left out.
 func series(h *runHistory, key, name string, dashed bool) (chart.Series, bool) {
@@ -19,9 +17,9 @@ func series(h *runHistory, key, name string, dashed bool) (chart.Series, bool) {
 	}
 	s := chart.Series{Name: name, Dashed: dashed}
 	for i, v := range values {
-		if i < len(h.Epochs) && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if y := float64(v); i < len(h.Epochs) && !math.IsNaN(y) && !math.IsInf(y, 0) {
 			s.X = append(s.X, float64(h.Epochs[i]+1))
-			s.Y = append(s.Y, v)
+			s.Y = append(s.Y, y)
 		}
 	}
 	return s, len(s.X) > 0
