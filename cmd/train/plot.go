@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/gokeras/gokeras/internal/chart"
+	"github.com/gokeras/gokeras/chart"
 )
 
 // series is one figure of the history as chart points, epochs counted from

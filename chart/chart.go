@@ -1,8 +1,16 @@
-// Package chart draws the line charts gokeras programs write: training
-// curves (loss and accuracy per epoch) and benchmark sweeps, as PNG files
-// with gonum's plot package, and as plain-text traces for a terminal.
+// Package chart draws the line charts gokeras programs write — training
+// curves (loss and accuracy per epoch, as train --plot draws them) and
+// benchmark sweeps (examples/matmul) — as PNG files with gonum's plot
+// package, and as plain-text traces for a terminal or a log (train --trace).
 //
-// It knows nothing of models: callers hand it series of (x, y) points.
+// It knows nothing of models: callers hand it Panels of named Series of
+// (x, y) points. To chart a History:
+//
+//	p := chart.Panel{Title: "Loss", XLabel: "epoch", Series: []chart.Series{
+//		{Name: "training", X: epochs, Y: hist.Get("loss")},
+//		{Name: "validation", X: epochs, Y: hist.Get("val_loss"), Dashed: true},
+//	}}
+//	err := chart.SavePNG("history.png", 500, 400, p)
 package chart
 
 import (
@@ -34,6 +42,9 @@ type Panel struct {
 	Series                []Series
 	// LogX and LogY use logarithmic axes (every value must be positive).
 	LogX, LogY bool
+	// LegendLeft puts the legend at the top left, out of the way of
+	// rising curves; by default it is at the top right.
+	LegendLeft bool
 }
 
 // palette holds distinct colours for up to six series per panel.
@@ -84,6 +95,7 @@ func (p Panel) plot() (*plot.Plot, error) {
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	pl.Legend.Top = true
+	pl.Legend.Left = p.LegendLeft
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, len(s.X))
 		for j := range s.X {
