@@ -10,6 +10,8 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/gokeras/gokeras/internal/gemm"
 )
 
 // EnvVar names the environment variable that chooses the library: a path
@@ -153,7 +155,7 @@ func (l *Library) String() string {
 // not hold numbers on entry. It returns an error, and computes nothing,
 // when a dimension is negative or a slice is too short for its matrix.
 func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if err := checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := gemm.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
 	if m == 0 || n == 0 {
@@ -173,7 +175,7 @@ func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 
 // Dgemm is Sgemm for float64 matrices.
 func (l *Library) Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) error {
-	if err := checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := gemm.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: dgemm: %w", err)
 	}
 	if m == 0 || n == 0 {
@@ -214,35 +216,6 @@ func scaleRows[T float32 | float64](m, n int, beta T, c []T, ldc int) {
 			row[j] *= beta
 		}
 	}
-}
-
-// checkGemm validates the arguments of a row-major gemm, so that a native
-// library never reads or writes outside the slices.
-func checkGemm(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
-	if m < 0 || n < 0 || k < 0 {
-		return fmt.Errorf("negative dimension in m=%d, n=%d, k=%d", m, n, k)
-	}
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
-	for _, mat := range []struct {
-		name              string
-		rows, cols, ld, l int
-	}{{"a", ar, ac, lda, la}, {"b", br, bc, ldb, lb}, {"c", m, n, ldc, lc}} {
-		if mat.ld < max(1, mat.cols) {
-			return fmt.Errorf("%s is %d×%d but its row stride is %d, less than its %d columns (and at least 1)", mat.name, mat.rows, mat.cols, mat.ld, mat.cols)
-		}
-		if mat.rows > 0 && mat.cols > 0 && mat.l < (mat.rows-1)*mat.ld+mat.cols {
-			return fmt.Errorf("%s is %d×%d with row stride %d, which needs %d values, but the slice holds %d",
-				mat.name, mat.rows, mat.cols, mat.ld, (mat.rows-1)*mat.ld+mat.cols, mat.l)
-		}
-	}
-	return nil
 }
 
 // selfCheck multiplies small matrices, every transposition and a beta that

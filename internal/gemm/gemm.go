@@ -1,0 +1,343 @@
+// Package gemm computes the matrix products of dense-layer training with
+// AVX-512 kernels written for their shapes: a batch of a few dozen or
+// hundred rows against weight matrices of millions of values.
+//
+// A general BLAS handles those shapes poorly: it packs both operands into
+// cache-sized panels, and packing the weights costs as much memory traffic
+// as the product itself when each weight is used only batch-size times.
+// These kernels pack only the small operand (the batch) and stream the
+// weights straight from memory, once, with the result tile held in the 32
+// vector registers:
+//
+//   - forward, c = a·b: a tile of 8 batch rows × 48 outputs;
+//   - weight gradient, c = aᵀ·b, where c is the weights themselves when
+//     the caller folds the optimizer step in (alpha = -lr, beta = 1): a
+//     tile of 8 weight rows × 48 columns, read and written once;
+//   - input gradient, c = a·bᵀ: 12 weight rows × 32 batch columns,
+//     dot products along the weight rows.
+//
+// The work is split over GOMAXPROCS goroutines in chunks handed out as
+// they finish, so a core slowed by other work does not hold up the rest.
+//
+// Available reports whether the kernels run on this machine (amd64 with
+// AVX-512F); where they do not, callers use package blas instead.
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Block sizes: the depth of the forward product done per pass over a
+// panel of the weights, which keeps the panel in the core's L2 cache while
+// every batch panel uses it.
+const (
+	kcForward = 512
+	kcUpdate  = 512
+)
+
+// Available reports whether the kernels can run on this CPU.
+func Available() bool { return haveKernels }
+
+// Workspace holds the packed operands and scratch tiles of the products,
+// reused from call to call so that a training step allocates nothing. A
+// Workspace is used by one goroutine at a time.
+type Workspace struct {
+	workers int
+	packed  []float32
+	scratch [][]float32 // one per worker
+}
+
+// NewWorkspace makes a workspace that computes with up to workers
+// goroutines; 0 means GOMAXPROCS.
+func NewWorkspace(workers int) *Workspace {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &Workspace{workers: workers, scratch: make([][]float32, workers)}
+}
+
+// Workers is the number of goroutines a product runs on.
+func (ws *Workspace) Workers() int { return ws.workers }
+
+func grow(s *[]float32, n int) []float32 {
+	if cap(*s) < n {
+		*s = make([]float32, n)
+	}
+	return (*s)[:n]
+}
+
+// Sgemm computes c = alpha·op(a)·op(b) + beta·c for row-major matrices,
+// with the arguments of blas.Library.Sgemm. It returns an error when the
+// kernels are not Available or the arguments do not fit the slices; the
+// product with both operands transposed, which training never needs, goes
+// to the caller's fallback too (ErrUnsupported).
+func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if !haveKernels {
+		return ErrUnsupported
+	}
+	if transA && transB {
+		return ErrUnsupported
+	}
+	if err := CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return fmt.Errorf("gemm: %w", err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 || alpha == 0 {
+		for r := 0; r < m; r++ {
+			row := c[r*ldc : r*ldc+n]
+			if beta == 0 {
+				clear(row)
+				continue
+			}
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		return nil
+	}
+	workers := ws.workers
+	if 2*m*n*k < 1<<20 { // too small to pay for waking another core
+		workers = 1
+	}
+	switch {
+	case transA:
+		ws.tn(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	case transB:
+		ws.nt(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	default:
+		ws.nn(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+	return nil
+}
+
+// ErrUnsupported is returned by Sgemm for what the kernels do not compute:
+// anything, on a CPU without AVX-512, and products of two transposes.
+var ErrUnsupported = fmt.Errorf("gemm: product not supported by the AVX-512 kernels on this machine")
+
+// masksFor returns the three 16-bit lane masks of a 48-wide tile of which
+// the first width columns exist.
+func masksFor(width int) uint64 {
+	if width >= 48 {
+		return 1<<48 - 1
+	}
+	return 1<<uint(width) - 1
+}
+
+// parallel runs body over [0, n) in chunks on up to workers goroutines,
+// handing chunks out as the goroutines finish. body gets the worker's
+// index, for its scratch memory.
+func parallel(workers, n, chunk int, body func(worker, lo, hi int)) {
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 {
+		body(0, 0, n)
+		return
+	}
+	chunk = max(1, chunk)
+	var next atomic.Int64
+	run := func(w int) {
+		for {
+			lo := int(next.Add(int64(chunk))) - chunk
+			if lo >= n {
+				return
+			}
+			body(w, lo, min(lo+chunk, n))
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
+		go func() {
+			defer wg.Done()
+			run(w)
+		}()
+	}
+	run(0)
+	wg.Wait()
+}
+
+// chunkFor splits n units into pieces small enough that workers share
+// them evenly when one is slowed, large enough to stream memory in long runs.
+func chunkFor(n, workers int) int { return max(1, n/(workers*4)) }
+
+// nn computes c = alpha·a·b + beta·c, a m×k small, b k×n large.
+func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mp := (m + 7) / 8
+	// Pack a in panels of 8 rows, each stored step by step:
+	// pa[q·k·8 + p·8 + r] = a[(8q+r)·lda + p], zero beyond row m.
+	pa := grow(&ws.packed, mp*k*8)
+	for q := 0; q < mp; q++ {
+		panel := pa[q*k*8 : (q+1)*k*8]
+		for r := 0; r < 8; r++ {
+			i := q*8 + r
+			if i >= m {
+				for p := 0; p < k; p++ {
+					panel[p*8+r] = 0
+				}
+				continue
+			}
+			row := a[i*lda : i*lda+k]
+			for p, v := range row {
+				panel[p*8+r] = v
+			}
+		}
+	}
+	np := (n + 47) / 48
+	parallel(workers, np, chunkFor(np, workers), func(_, lo, hi int) {
+		for k0 := 0; k0 < k; k0 += kcForward {
+			kk := min(kcForward, k-k0)
+			be := beta
+			if k0 > 0 {
+				be = 1
+			}
+			for j := lo; j < hi; j++ {
+				col := j * 48
+				masks := masksFor(n - col)
+				bp := &b[k0*ldb+col]
+				for q := 0; q < mp; q++ {
+					ct := &c[q*8*ldc+col]
+					panel8x48(kk, &pa[q*k*8+k0*8], 32, bp, uintptr(ldb*4), ct, uintptr(ldc*4), min(8, m-q*8), masks, ct, alpha, be)
+				}
+			}
+		}
+	})
+}
+
+// tn computes c = alpha·aᵀ·b + beta·c: a k×m (the batch's inputs), b k×n
+// (the gradient of the outputs), c m×n (the weights or their gradient).
+func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mp := (m + 7) / 8
+	np := (n + 47) / 48
+	parallel(workers, mp, chunkFor(mp, workers), func(w, lo, hi int) {
+		for q := lo; q < hi; q++ {
+			i0 := q * 8
+			rows := min(8, m-i0)
+			ap, astride := a[i0:], uintptr(lda*4)
+			if rows < 8 {
+				// The last panel: copy its columns of a, zero-padded to 8,
+				// so the kernel reads nothing past the end of a.
+				edge := grow(&ws.scratch[w], k*8)
+				for p := 0; p < k; p++ {
+					e := edge[p*8 : p*8+8]
+					copy(e, a[p*lda+i0:p*lda+i0+rows])
+					clear(e[rows:])
+				}
+				ap, astride = edge, 32
+			}
+			for k0 := 0; k0 < k; k0 += kcUpdate {
+				kk := min(kcUpdate, k-k0)
+				be := beta
+				if k0 > 0 {
+					be = 1
+				}
+				for j := 0; j < np; j++ {
+					col := j * 48
+					ct := &c[i0*ldc+col]
+					pf := ct
+					if j+1 < np {
+						pf = &c[i0*ldc+col+48]
+					} else if q+1 < hi {
+						pf = &c[(i0+8)*ldc]
+					}
+					panel8x48(kk, &ap[uintptr(k0)*astride/4], astride, &b[k0*ldb+col], uintptr(ldb*4), ct, uintptr(ldc*4), rows, masksFor(n-col), pf, alpha, be)
+				}
+			}
+		}
+	})
+}
+
+// nt computes c = alpha·a·bᵀ + beta·c: a m×k (the gradient of a layer's
+// outputs), b n×k (its weights), c m×n (the gradient of its inputs).
+func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	groups := (m + 31) / 32
+	// at[g·k·32 + p·32 + i] = a[(32g+i)·lda + p], zero beyond row m.
+	at := grow(&ws.packed, groups*k*32)
+	for g := 0; g < groups; g++ {
+		block := at[g*k*32 : (g+1)*k*32]
+		for i := 0; i < 32; i++ {
+			r := g*32 + i
+			if r >= m {
+				for p := 0; p < k; p++ {
+					block[p*32+i] = 0
+				}
+				continue
+			}
+			row := a[r*lda : r*lda+k]
+			for p, v := range row {
+				block[p*32+i] = v
+			}
+		}
+	}
+	nt := (n + 11) / 12
+	parallel(workers, nt, chunkFor(nt, workers), func(w, lo, hi int) {
+		scratch := grow(&ws.scratch[w], 12*32+12*k)
+		tile, edge := scratch[:12*32], scratch[12*32:]
+		for t := lo; t < hi; t++ {
+			n0 := t * 12
+			rows := min(12, n-n0)
+			bp, bstride := b[n0*ldb:], ldb
+			if rows < 12 {
+				// The last rows of b, zero-padded to twelve.
+				for r := 0; r < 12; r++ {
+					e := edge[r*k : (r+1)*k]
+					if r < rows {
+						copy(e, b[(n0+r)*ldb:(n0+r)*ldb+k])
+					} else {
+						clear(e)
+					}
+				}
+				bp, bstride = edge, k
+			}
+			for g := 0; g < groups; g++ {
+				dot12x32(k, &bp[0], uintptr(bstride*4), &at[g*k*32], &tile[0])
+				for i := 0; i < min(32, m-g*32); i++ {
+					crow := c[(g*32+i)*ldc+n0 : (g*32+i)*ldc+n0+rows]
+					if beta == 0 {
+						for r := range crow {
+							crow[r] = alpha * tile[r*32+i]
+						}
+						continue
+					}
+					for r := range crow {
+						crow[r] = alpha*tile[r*32+i] + beta*crow[r]
+					}
+				}
+			}
+		}
+	})
+}
+
+// CheckArgs validates the arguments of a row-major gemm (slice lengths and
+// row strides), so that no kernel reads or writes outside the slices.
+func CheckArgs(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("negative dimension in m=%d, n=%d, k=%d", m, n, k)
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	for _, mat := range [...]struct {
+		name              string
+		rows, cols, ld, l int
+	}{{"a", ar, ac, lda, la}, {"b", br, bc, ldb, lb}, {"c", m, n, ldc, lc}} {
+		if mat.ld < max(1, mat.cols) {
+			return fmt.Errorf("%s is %d×%d but its row stride is %d, less than its %d columns (and at least 1)", mat.name, mat.rows, mat.cols, mat.ld, mat.cols)
+		}
+		if mat.rows > 0 && mat.cols > 0 && mat.l < (mat.rows-1)*mat.ld+mat.cols {
+			return fmt.Errorf("%s is %d×%d with row stride %d, which needs %d values, but the slice holds %d",
+				mat.name, mat.rows, mat.cols, mat.ld, (mat.rows-1)*mat.ld+mat.cols, mat.l)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package gemm_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gokeras/gokeras/blas"
+	"github.com/gokeras/gokeras/internal/gemm"
+)
+
+func TestSgemmMatchesGonum(t *testing.T) {
+	if !gemm.Available() {
+		t.Skip("no AVX-512 on this CPU: the kernels do not run here")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	type shape struct{ m, n, k int }
+	shapes := []shape{
+		{1, 1, 1}, {8, 48, 16}, {7, 47, 5}, {9, 49, 33}, {32, 100, 70},
+		{33, 10, 20}, {40, 130, 600}, {16, 96, 1030}, {64, 12, 3}, {5, 200, 12},
+		{300, 50, 40},
+	}
+	for _, s := range shapes {
+		for _, mode := range []struct{ ta, tb bool }{{false, false}, {true, false}, {false, true}} {
+			for _, ab := range []struct{ alpha, beta float32 }{{1, 0}, {-0.01, 1}, {0.5, 0.9}} {
+				for _, pad := range []int{0, 3} {
+					name := fmt.Sprintf("%dx%dx%d/tA=%t,tB=%t/alpha=%g,beta=%g/pad=%d", s.m, s.n, s.k, mode.ta, mode.tb, ab.alpha, ab.beta, pad)
+					ar, ac := s.m, s.k
+					if mode.ta {
+						ar, ac = s.k, s.m
+					}
+					br, bc := s.k, s.n
+					if mode.tb {
+						br, bc = s.n, s.k
+					}
+					lda, ldb, ldc := ac+pad, bc+pad, s.n+pad
+					a := randSlice(rng, ar*lda)
+					b := randSlice(rng, br*ldb)
+					c := randSlice(rng, s.m*ldc)
+					if ab.beta == 0 {
+						for i := range c {
+							c[i] = float32(math.NaN())
+						}
+					}
+					want := append([]float32(nil), c...)
+					if err := blas.PureGo().Sgemm(mode.ta, mode.tb, s.m, s.n, s.k, ab.alpha, a, lda, b, ldb, ab.beta, want, ldc); err != nil {
+						t.Fatal(err)
+					}
+					// Exact-size slices: the kernels must not touch past the ends.
+					ws := gemm.NewWorkspace(0)
+					if err := ws.Sgemm(mode.ta, mode.tb, s.m, s.n, s.k, ab.alpha, a[:len(a):len(a)], lda, b[:len(b):len(b)], ldb, ab.beta, c, ldc); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					for i := range c {
+						if i%ldc >= s.n { // stride padding
+							if !(c[i] == want[i] || math.IsNaN(float64(c[i])) && math.IsNaN(float64(want[i]))) {
+								t.Fatalf("%s: wrote into the padding at %d", name, i)
+							}
+							continue
+						}
+						tol := 1e-4 * float64(1+s.k) * float64(1+abs(want[i]))
+						if d := math.Abs(float64(c[i] - want[i])); !(d <= tol) {
+							t.Fatalf("%s: c[%d,%d] = %v, want %v", name, i/ldc, i%ldc, c[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func abs(v float32) float32 { return float32(math.Abs(float64(v))) }
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = rng.Float32()*2 - 1
+	}
+	return s
+}
+
+func TestSgemmRejects(t *testing.T) {
+	ws := gemm.NewWorkspace(1)
+	s := make([]float32, 10)
+	if err := ws.Sgemm(false, false, 4, 4, 4, 1, s, 4, s, 4, 0, s, 4); err == nil && gemm.Available() {
+		t.Error("short slices accepted")
+	}
+	if err := ws.Sgemm(true, true, 1, 1, 1, 1, s, 1, s, 1, 0, s, 1); err == nil {
+		t.Error("transA and transB together accepted; it should send the caller to its fallback")
+	}
+}
+
+// stepProducts are the products of one training step of the flagship model
+// at batch size b, as the CPU machine computes them.
+func stepProducts(b int) []struct {
+	name           string
+	transA, transB bool
+	m, n, k        int
+	beta           float32
+} {
+	return []struct {
+		name           string
+		transA, transB bool
+		m, n, k        int
+		beta           float32
+	}{
+		{"fwd1", false, false, b, 3000, 3072, 1},
+		{"fwd2", false, false, b, 1000, 3000, 1},
+		{"fwd3", false, false, b, 10, 1000, 1},
+		{"dW3", true, false, 1000, 10, b, 1},
+		{"dH2", false, true, b, 1000, 10, 0},
+		{"dW2", true, false, 3000, 1000, b, 1},
+		{"dH1", false, true, b, 3000, 1000, 0},
+		{"dW1", true, false, 3072, 3000, b, 1},
+	}
+}
+
+func BenchmarkStepProducts(bm *testing.B) {
+	if !gemm.Available() {
+		bm.Skip("no AVX-512")
+	}
+	ws := gemm.NewWorkspace(0)
+	for _, batch := range []int{32, 256} {
+		for _, p := range stepProducts(batch) {
+			ar, ac := p.m, p.k
+			if p.transA {
+				ar, ac = p.k, p.m
+			}
+			br, bc := p.k, p.n
+			if p.transB {
+				br, bc = p.n, p.k
+			}
+			a := make([]float32, ar*ac)
+			b := make([]float32, br*bc)
+			c := make([]float32, p.m*p.n)
+			bm.Run(fmt.Sprintf("b%d/%s", batch, p.name), func(bm *testing.B) {
+				for bm.Loop() {
+					if err := ws.Sgemm(p.transA, p.transB, p.m, p.n, p.k, -0.01, a, ac, b, bc, p.beta, c, p.n); err != nil {
+						bm.Fatal(err)
+					}
+				}
+				bm.ReportMetric(2*float64(p.m)*float64(p.n)*float64(p.k)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
