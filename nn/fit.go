@@ -408,6 +408,8 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		if err := ctx.Err(); err != nil {
 			if done > first {
 				_ = prog.finish(done, entries) // the line shows where training stopped
+			} else if prog.bar != nil {
+				_ = prog.bar.Clear() // no step ran: take the empty live bar away
 			}
 			return nil, &InterruptedError{Epoch: epoch, Step: done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}
