@@ -1,13 +1,19 @@
 package device
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 
+	"github.com/gokeras/gokeras/blas"
+	"github.com/gokeras/gokeras/internal/gemm"
 	"gorgonia.org/gorgonia"
 )
 
-// cpuDriver runs graphs on the host with gorgonia's tape machine.
+// cpuDriver runs graphs on the host: model graphs on the graph machine
+// (cpu_graph.go), anything else and the reference on gorgonia's tape machine.
 type cpuDriver struct{}
 
 func init() {
@@ -34,11 +40,51 @@ func (cpuDriver) NewMachine(index int, g *gorgonia.ExprGraph, opts MachineOption
 	if g == nil {
 		return nil, fmt.Errorf("device: NewMachine called with a nil graph")
 	}
+	if !opts.Reference {
+		m, err := newGraphMachine(g, opts, cpuMultiplier())
+		if err == nil {
+			return m, nil
+		}
+		if !errors.Is(err, errGraphUnsupported) {
+			return nil, err
+		}
+	}
+	return newTapeMachine(g, opts), nil
+}
+
+// newTapeMachine binds g to gorgonia's tape machine: the reference machine,
+// and the one for graphs the graph machine does not run.
+func newTapeMachine(g *gorgonia.ExprGraph, opts MachineOptions) Machine {
 	var machineOpts []gorgonia.VMOpt
 	if len(opts.Learnables) > 0 {
 		machineOpts = append(machineOpts, gorgonia.BindDualValues(opts.Learnables...))
 	}
-	return cpuMachine{gorgonia.NewTapeMachine(g, machineOpts...)}, nil
+	return cpuMachine{gorgonia.NewTapeMachine(g, machineOpts...)}
+}
+
+// KernelsEnvVar names the environment variable that turns the CPU
+// machine's AVX-512 kernels off: GOKERAS_CPU_KERNELS=blas computes every
+// product with blas.Default instead.
+const KernelsEnvVar = "GOKERAS_CPU_KERNELS"
+
+// cpuMultiplier chooses how CPU machines multiply matrices.
+func cpuMultiplier() multiplier {
+	mm := multiplier{lib: blas.Default()}
+	if gemm.Available() && !strings.EqualFold(strings.TrimSpace(os.Getenv(KernelsEnvVar)), "blas") {
+		mm.ws = gemm.NewWorkspace(0)
+	}
+	return mm
+}
+
+// CPUKernels describes in one line how CPU machines compute matrix
+// products, for programs to print when they start, e.g.
+// "AVX-512 kernels on 2 threads; BLAS: OpenBLAS 0.3.21 (...)".
+func CPUKernels() string {
+	mm := cpuMultiplier()
+	if mm.ws != nil {
+		return fmt.Sprintf("AVX-512 kernels on %d threads; BLAS: %s", mm.ws.Workers(), mm.lib)
+	}
+	return "BLAS: " + mm.lib.String()
 }
 
 // cpuMachine adapts gorgonia's tape machine to Machine.

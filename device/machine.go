@@ -38,6 +38,14 @@ type MachineOptions struct {
 	// saying which device the node lives or runs on (see device.NewMachine),
 	// like TensorFlow's tf.debugging.set_log_device_placement(True).
 	PlacementLog io.Writer
+	// State is shared by all the machines of one model: the optimizer's
+	// slots of each weight (see State and Trainer). nil gives each machine
+	// a state of its own.
+	State *State
+	// Reference asks for the driver's reference machine, which runs each
+	// op's own Do, when the driver has one: on the CPU, gorgonia's tape
+	// machine. It is slower; tests compare the fast machines against it.
+	Reference bool
 }
 
 // Driver makes machines for one kind of device. A driver registers itself
