@@ -60,6 +60,10 @@ type compiled struct {
 	device       device.Spec
 	placementLog io.Writer
 	programs     map[programKey]*program
+	// state is shared by the machines of all programs (device.State).
+	state *device.State
+	// reference binds programs to the device's reference machine (tests).
+	reference bool
 }
 
 // Compile configures the model for training, like Keras' compile. The
@@ -103,6 +107,7 @@ func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics
 		device:       spec,
 		placementLog: cfg.placementLog,
 		programs:     map[programKey]*program{},
+		state:        device.NewState(),
 	}
 	return nil
 }
@@ -140,6 +145,10 @@ func (m *Sequential) closePrograms() error {
 		errs = append(errs, p.machine.Close())
 		delete(m.compiled.programs, k)
 	}
+	if m.compiled.state != nil {
+		errs = append(errs, m.compiled.state.Close())
+	}
+	m.compiled.state = device.NewState()
 	return errors.Join(errs...)
 }
 
@@ -238,6 +247,7 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 		}
 	}
 	opts.PlacementLog = m.compiled.placementLog
+	opts.State, opts.Reference = m.compiled.state, m.compiled.reference
 	machine, err := device.NewMachine(m.compiled.device, g, opts)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: binding to %s: %w", m.name, m.compiled.device.Short(), err)
