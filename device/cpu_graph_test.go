@@ -125,7 +125,9 @@ func TestTrainAppliesOptimizersLikeOptim(t *testing.T) {
 		{"sgd", device.Update{Rule: device.SGD, LearningRate: 0.1},
 			func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) }},
 		{"momentum", device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9},
-			func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9}) }},
+			func() (optim.Optimizer, error) {
+				return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
+			}},
 		{"nesterov", device.Update{Rule: device.SGD, LearningRate: 0.05, Momentum: 0.8, Nesterov: true},
 			func() (optim.Optimizer, error) {
 				return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.8, Nesterov: true})
