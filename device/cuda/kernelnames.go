@@ -1,0 +1,23 @@
+package cuda
+
+// Kernel names: the extern "C" __global__ functions of kernels/kernels.cu.
+// This file has no build tag so that TestPTXUpToDate, which runs in every
+// build, can check the committed PTX defines each of them.
+const (
+	kBiasAct     = "gk_bias_act"
+	kSoftmax     = "gk_softmax_rows"
+	kActGrad     = "gk_act_grad"
+	kSoftmaxGrad = "gk_softmax_grad_rows"
+	kSumRows     = "gk_sum_rows"
+	kLoss        = "gk_loss"
+	kLossGrad    = "gk_loss_grad"
+	kSGD         = "gk_sgd"
+	kMomentum    = "gk_momentum"
+	kAdam        = "gk_adam"
+	kU8ToF32     = "gk_u8_to_f32"
+)
+
+// kernelNames are the kernels the machine loads from the PTX.
+var kernelNames = []string{
+	kBiasAct, kSoftmax, kActGrad, kSoftmaxGrad, kSumRows, kLoss, kLossGrad, kSGD, kMomentum, kAdam, kU8ToF32,
+}

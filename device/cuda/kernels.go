@@ -1,0 +1,184 @@
+//go:build cudavm && cgo
+
+package cuda
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"strings"
+	"unsafe"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/cu"
+)
+
+// ptx is kernels/kernels.cu compiled by kernels/gen.sh.
+//
+//go:embed kernels/kernels.ptx
+var ptx string
+
+// kernels are the PTX kernels, loaded into one GPU's context.
+type kernels struct {
+	mod cu.Module
+	fn  map[string]cu.Function
+}
+
+// loadKernels JIT-compiles the embedded PTX for the current context's GPU;
+// call it inside gpu.do.
+func loadKernels() (*kernels, error) {
+	log := &cu.JITErrorLogBuffer{Buffer: make([]byte, 8192)}
+	mod, err := cu.LoadDataEx(ptx, log)
+	if err != nil {
+		msg := strings.TrimSpace(strings.TrimRight(string(log.Buffer), "\x00"))
+		if msg != "" {
+			msg = ": " + msg
+		}
+		return nil, fmt.Errorf("loading the gokeras kernels (PTX ISA 7.8 for compute_70; the driver must support CUDA 11.8 or later): %w%s", err, msg)
+	}
+	k := &kernels{mod: mod, fn: map[string]cu.Function{}}
+	for _, name := range kernelNames {
+		f, err := mod.Function(name)
+		if err != nil {
+			return nil, fmt.Errorf("the gokeras PTX has no kernel %s (regenerate it: go generate ./device/cuda): %w", name, err)
+		}
+		k.fn[name] = f
+	}
+	return k, nil
+}
+
+// Kernel arguments travel in 8-byte slots (cu's Launch copies 8 bytes per
+// parameter); the kernel reads the low bytes of each, which on the
+// little-endian machines CUDA runs on are the value itself.
+func ptrArg(p cu.DevicePtr) uint64 { return uint64(p) }
+func intArg(n int) uint64          { return uint64(uint32(int32(n))) }
+func floatArg(f float32) uint64    { return uint64(math.Float32bits(f)) }
+
+// launch queues kernel name on stream s with a 1-D grid.
+func (k *kernels) launch(s cu.Stream, name string, grid, block, shared int, args ...uint64) error {
+	f, ok := k.fn[name]
+	if !ok {
+		return fmt.Errorf("kernel %s was not loaded", name)
+	}
+	params := make([]unsafe.Pointer, len(args))
+	for i := range args {
+		params[i] = unsafe.Pointer(&args[i])
+	}
+	if err := f.Launch(grid, 1, 1, block, 1, 1, shared, s, params); err != nil {
+		return fmt.Errorf("launching %s (grid %d, block %d): %w", name, grid, block, err)
+	}
+	return nil
+}
+
+const (
+	elemBlock = 256  // threads per block of the elementwise kernels
+	maxGrid   = 4096 // blocks, beyond which grid-stride loops take over
+)
+
+// elemGrid is the grid of an elementwise kernel over n items.
+func elemGrid(n int) int { return min((n+elemBlock-1)/elemBlock, maxGrid) }
+
+// rowBlock is the block of a one-block-per-row kernel over rows of cols:
+// a power of two from 32 to 256.
+func rowBlock(cols int) int {
+	b := 32
+	for b < cols && b < 256 {
+		b *= 2
+	}
+	return b
+}
+
+// biasAct: v = x + b (b may be 0: no bias); z = v and y = act(v) where
+// given (non-zero). Elementwise activations only.
+func (k *kernels) biasAct(s cu.Stream, x, b, z, y cu.DevicePtr, rows, cols int, act ops.Activation) error {
+	n := rows * cols
+	if n == 0 {
+		return nil
+	}
+	return k.launch(s, kBiasAct, elemGrid(n), elemBlock, 0,
+		ptrArg(x), ptrArg(b), ptrArg(z), ptrArg(y), intArg(rows), intArg(cols), intArg(int(act)))
+}
+
+func (k *kernels) softmax(s cu.Stream, x, y cu.DevicePtr, rows, cols int) error {
+	if rows*cols == 0 {
+		return nil
+	}
+	b := rowBlock(cols)
+	return k.launch(s, kSoftmax, min(rows, 65535), b, b*4, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols))
+}
+
+func (k *kernels) actGrad(s cu.Stream, x, y, dy, dx cu.DevicePtr, n int, act ops.Activation) error {
+	if n == 0 {
+		return nil
+	}
+	return k.launch(s, kActGrad, elemGrid(n), elemBlock, 0,
+		ptrArg(x), ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(n), intArg(int(act)))
+}
+
+func (k *kernels) softmaxGrad(s cu.Stream, y, dy, dx cu.DevicePtr, rows, cols int) error {
+	if rows*cols == 0 {
+		return nil
+	}
+	b := rowBlock(cols)
+	return k.launch(s, kSoftmaxGrad, min(rows, 65535), b, b*4, ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(rows), intArg(cols))
+}
+
+func (k *kernels) sumRows(s cu.Stream, a, out cu.DevicePtr, rows, cols int) error {
+	if cols == 0 {
+		return nil
+	}
+	return k.launch(s, kSumRows, elemGrid(cols), elemBlock, 0, ptrArg(a), ptrArg(out), intArg(rows), intArg(cols))
+}
+
+// lossBlock is the one block of gk_loss: rows up to 256 threads.
+func lossBlock(rows int) int { return rowBlock(rows) }
+
+// loss writes the batch mean of kind to out (one float). bad must hold
+// math.MaxInt32 beforehand; it receives the first row with an invalid
+// sparse target.
+func (k *kernels) loss(s cu.Stream, p, y cu.DevicePtr, rows, cols int, kind ops.LossKind, out, bad cu.DevicePtr) error {
+	b := lossBlock(rows)
+	return k.launch(s, kLoss, 1, b, b*8, ptrArg(p), ptrArg(y), intArg(rows), intArg(cols), intArg(int(kind)), ptrArg(out), ptrArg(bad))
+}
+
+func (k *kernels) lossGrad(s cu.Stream, p, y, seed cu.DevicePtr, rows, cols int, kind ops.LossKind, dp, bad cu.DevicePtr) error {
+	if rows == 0 {
+		return nil
+	}
+	return k.launch(s, kLossGrad, elemGrid(rows), elemBlock, 0,
+		ptrArg(p), ptrArg(y), ptrArg(seed), intArg(rows), intArg(cols), intArg(int(kind)), ptrArg(dp), ptrArg(bad))
+}
+
+func (k *kernels) sgd(s cu.Stream, w, g cu.DevicePtr, n int, lr float32) error {
+	if n == 0 {
+		return nil
+	}
+	return k.launch(s, kSGD, elemGrid(n), elemBlock, 0, ptrArg(w), ptrArg(g), intArg(n), floatArg(lr))
+}
+
+func (k *kernels) momentum(s cu.Stream, w, v, g cu.DevicePtr, n int, lr, momentum float32, nesterov bool) error {
+	if n == 0 {
+		return nil
+	}
+	nest := 0
+	if nesterov {
+		nest = 1
+	}
+	return k.launch(s, kMomentum, elemGrid(n), elemBlock, 0,
+		ptrArg(w), ptrArg(v), ptrArg(g), intArg(n), floatArg(lr), floatArg(momentum), intArg(nest))
+}
+
+func (k *kernels) adam(s cu.Stream, w, m, v, g cu.DevicePtr, n int, lrT, beta1, beta2, eps float32) error {
+	if n == 0 {
+		return nil
+	}
+	return k.launch(s, kAdam, elemGrid(n), elemBlock, 0,
+		ptrArg(w), ptrArg(m), ptrArg(v), ptrArg(g), intArg(n), floatArg(lrT), floatArg(beta1), floatArg(beta2), floatArg(eps))
+}
+
+func (k *kernels) u8ToF32(s cu.Stream, in, out cu.DevicePtr, n int, scale float32) error {
+	if n == 0 {
+		return nil
+	}
+	return k.launch(s, kU8ToF32, elemGrid(n), elemBlock, 0, ptrArg(in), ptrArg(out), intArg(n), floatArg(scale))
+}

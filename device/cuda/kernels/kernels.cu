@@ -1,0 +1,397 @@
+// Kernels of the gokeras CUDA machine (package device/cuda).
+//
+// Each kernel computes what an op of package ops computes on the CPU (see
+// the comment above it), in float32 with the same formulas, so that a model
+// trains to the same losses on either device. Matrix products go to cuBLAS;
+// everything else is here.
+//
+// Compiled to PTX by gen.sh (go generate ./device/cuda) for compute_70,
+// which the driver JIT-compiles for the GPU at hand (sm_70 and later); the
+// PTX is committed and embedded in the Go binary. Parameters are pointers,
+// ints and floats only: the Go side passes each in an 8-byte slot.
+//
+// Launch shapes: elementwise kernels use a grid-stride loop over n items;
+// row kernels (softmax, its gradient) one block per row with a power-of-two
+// block size; the loss kernel one block for the whole batch.
+
+#include <math.h>
+
+// Activations, numbered as ops.Activation.
+#define ACT_LINEAR 0
+#define ACT_RELU 1
+#define ACT_SIGMOID 2
+#define ACT_TANH 3
+#define ACT_SOFTMAX 4
+
+// Losses, numbered as ops.LossKind.
+#define LOSS_SOFTMAX_CE 0
+#define LOSS_SPARSE_SOFTMAX_CE 1
+#define LOSS_SIGMOID_CE 2
+#define LOSS_CATEGORICAL_CE 3
+#define LOSS_SPARSE_CATEGORICAL_CE 4
+#define LOSS_BINARY_CE 5
+#define LOSS_MSE 6
+
+// Keras' epsilon (ops.Epsilon).
+#define EPSILON 1e-7f
+
+#define GRID_STRIDE(i, n) \
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+
+// sigmoid without overflow for any v, as ops' sigmoid.
+__device__ __forceinline__ float gk_sigmoid(float v) {
+	if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
+	float e = expf(v);
+	return e / (1.0f + e);
+}
+
+__device__ __forceinline__ float gk_act(int act, float v) {
+	switch (act) {
+	case ACT_RELU: return v > 0.0f ? v : 0.0f;
+	case ACT_SIGMOID: return gk_sigmoid(v);
+	case ACT_TANH: return tanhf(v);
+	default: return v;
+	}
+}
+
+// gk_bias_act: v = x + b (b broadcast over the rows; b may be NULL), then
+// z = v and y = act(v), each only if not NULL. x and z may be the same.
+// Affine's bias (ops.Affine after the cuBLAS product), Activate for the
+// elementwise activations, and the two fused.
+extern "C" __global__ void gk_bias_act(const float *x, const float *b, float *z, float *y, int rows, int cols, int act) {
+	GRID_STRIDE(i, rows * cols) {
+		float v = x[i];
+		if (b) v += b[i % cols];
+		if (z) z[i] = v;
+		if (y) y[i] = gk_act(act, v);
+	}
+}
+
+// Block-wide reductions over blockDim.x threads (a power of two, at most
+// 1024) through shared memory s of blockDim.x floats.
+__device__ float gk_block_max(float v, float *s) {
+	s[threadIdx.x] = v;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+		if (threadIdx.x < k) s[threadIdx.x] = fmaxf(s[threadIdx.x], s[threadIdx.x + k]);
+		__syncthreads();
+	}
+	float r = s[0];
+	__syncthreads();
+	return r;
+}
+
+__device__ float gk_block_sum(float v, float *s) {
+	s[threadIdx.x] = v;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+		if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+		__syncthreads();
+	}
+	float r = s[0];
+	__syncthreads();
+	return r;
+}
+
+// gk_softmax_rows: y = softmax of each row of x (rows × cols), shifted by the
+// row maximum (ops' softmaxRow). One block per row; shared memory: blockDim.x
+// floats.
+extern "C" __global__ void gk_softmax_rows(const float *x, float *y, int rows, int cols) {
+	extern __shared__ float s[];
+	for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *xr = x + (size_t)r * cols;
+		float *yr = y + (size_t)r * cols;
+		float m = -INFINITY;
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, xr[j]);
+		m = gk_block_max(m, s);
+		float sum = 0.0f;
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+			float e = expf(xr[j] - m);
+			yr[j] = e;
+			sum += e;
+		}
+		sum = gk_block_sum(sum, s);
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) yr[j] /= sum;
+	}
+}
+
+// gk_act_grad: dx = act'(x) · dy for the elementwise activations, given
+// x, y = act(x) and dy (ops' activateGrad). ReLU passes no gradient where
+// x <= 0, as TensorFlow's ReluGrad.
+extern "C" __global__ void gk_act_grad(const float *x, const float *y, const float *dy, float *dx, int n, int act) {
+	GRID_STRIDE(i, n) {
+		float g = dy[i];
+		switch (act) {
+		case ACT_RELU: g = x[i] > 0.0f ? g : 0.0f; break;
+		case ACT_SIGMOID: g = g * y[i] * (1.0f - y[i]); break;
+		case ACT_TANH: g = g * (1.0f - y[i] * y[i]); break;
+		default: break;
+		}
+		dx[i] = g;
+	}
+}
+
+// gk_softmax_grad_rows: dx = y · (dy - Σ y·dy) row by row. One block per
+// row; shared memory: blockDim.x floats.
+extern "C" __global__ void gk_softmax_grad_rows(const float *y, const float *dy, float *dx, int rows, int cols) {
+	extern __shared__ float s[];
+	for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *yr = y + (size_t)r * cols;
+		const float *dyr = dy + (size_t)r * cols;
+		float *dxr = dx + (size_t)r * cols;
+		float dot = 0.0f;
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) dot += yr[j] * dyr[j];
+		dot = gk_block_sum(dot, s);
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) dxr[j] = yr[j] * (dyr[j] - dot);
+	}
+}
+
+// gk_sum_rows: out[c] = Σ_r a[r, c], the gradient of a bias (ops' SumRows).
+// One thread per column; consecutive threads read consecutive addresses.
+extern "C" __global__ void gk_sum_rows(const float *a, float *out, int rows, int cols) {
+	GRID_STRIDE(c, cols) {
+		float sum = 0.0f;
+		for (int r = 0; r < rows; r++) sum += a[(size_t)r * cols + c];
+		out[c] = sum;
+	}
+}
+
+__device__ __forceinline__ float gk_clip(float v, bool *inside) {
+	*inside = true;
+	if (v < EPSILON) { *inside = false; return EPSILON; }
+	if (v > 1.0f - EPSILON) { *inside = false; return 1.0f - EPSILON; }
+	return v;
+}
+
+// gk_class reads a sparse target: a whole number in [0, cols), else -1.
+__device__ __forceinline__ int gk_class(float v, int cols) {
+	if (v != truncf(v) || v < 0.0f || v >= (float)cols) return -1;
+	return (int)v;
+}
+
+// gk_row_loss is the loss of one sample (ops' lossSum, one row), or NaN with
+// *bad set for a sparse target that is not a class index.
+__device__ float gk_row_loss(int kind, const float *p, const float *y, int r, int cols, bool *bad) {
+	const float *pr = p + (size_t)r * cols;
+	const float *yr = y + (size_t)r * cols;
+	float l = 0.0f;
+	switch (kind) {
+	case LOSS_SOFTMAX_CE:
+	case LOSS_SPARSE_SOFTMAX_CE: {
+		float m = -INFINITY;
+		for (int j = 0; j < cols; j++) m = fmaxf(m, pr[j]);
+		float s = 0.0f;
+		for (int j = 0; j < cols; j++) s += expf(pr[j] - m);
+		float lse = m + logf(s);
+		if (kind == LOSS_SOFTMAX_CE) {
+			for (int j = 0; j < cols; j++) l += yr[j] * (lse - pr[j]);
+		} else {
+			int id = gk_class(y[r], cols);
+			if (id < 0) { *bad = true; return NAN; }
+			l = lse - pr[id];
+		}
+		break;
+	}
+	case LOSS_SIGMOID_CE:
+		for (int j = 0; j < cols; j++) {
+			float z = pr[j];
+			l += fmaxf(z, 0.0f) - z * yr[j] + log1pf(expf(-fabsf(z)));
+		}
+		l /= cols;
+		break;
+	case LOSS_CATEGORICAL_CE: {
+		float s = 0.0f;
+		for (int j = 0; j < cols; j++) s += pr[j];
+		bool in;
+		for (int j = 0; j < cols; j++) l -= yr[j] * logf(gk_clip(pr[j] / s, &in));
+		break;
+	}
+	case LOSS_SPARSE_CATEGORICAL_CE: {
+		int id = gk_class(y[r], cols);
+		if (id < 0) { *bad = true; return NAN; }
+		float s = 0.0f;
+		bool in;
+		for (int j = 0; j < cols; j++) s += gk_clip(pr[j], &in);
+		l = logf(s) - logf(gk_clip(pr[id], &in));
+		break;
+	}
+	case LOSS_BINARY_CE: {
+		bool in;
+		for (int j = 0; j < cols; j++) {
+			float c = gk_clip(pr[j], &in);
+			float t = yr[j];
+			l -= t * logf(c + EPSILON) + (1.0f - t) * logf(1.0f - c + EPSILON);
+		}
+		l /= cols;
+		break;
+	}
+	case LOSS_MSE:
+		for (int j = 0; j < cols; j++) {
+			float d = pr[j] - yr[j];
+			l += d * d;
+		}
+		l /= cols;
+		break;
+	}
+	return l;
+}
+
+// gk_loss: out[0] = mean over the rows of the per-sample loss of kind
+// (ops.Loss). Launched as ONE block (a power of two threads, shared memory
+// blockDim.x doubles); the sum is in double, as on the CPU. *bad receives the
+// smallest row whose sparse target is not a class index (the caller sets
+// it to INT_MAX first).
+extern "C" __global__ void gk_loss(const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad) {
+	extern __shared__ double sd[];
+	double sum = 0.0;
+	for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+		bool b = false;
+		float l = gk_row_loss(kind, p, y, r, cols, &b);
+		if (b) atomicMin(bad, r);
+		sum += (double)l;
+	}
+	sd[threadIdx.x] = sum;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+		if (threadIdx.x < k) sd[threadIdx.x] += sd[threadIdx.x + k];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0) out[0] = (float)(sd[0] / rows);
+}
+
+// gk_loss_grad: dp = seed[0]/rows · ∂(per-sample loss)/∂p (ops.LossGrad),
+// one thread per row. *bad as for gk_loss.
+extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const float *seed, int rows, int cols, int kind,
+		float *dp, int *bad) {
+	float scale = seed[0] / rows;
+	GRID_STRIDE(r, rows) {
+		const float *pr = p + (size_t)r * cols;
+		const float *yr = y + (size_t)r * cols;
+		float *dr = dp + (size_t)r * cols;
+		switch (kind) {
+		case LOSS_SOFTMAX_CE:
+		case LOSS_SPARSE_SOFTMAX_CE: {
+			int id = -1;
+			if (kind == LOSS_SPARSE_SOFTMAX_CE) {
+				id = gk_class(y[r], cols);
+				if (id < 0) {
+					atomicMin(bad, r);
+					for (int j = 0; j < cols; j++) dr[j] = NAN;
+					break;
+				}
+			}
+			float m = -INFINITY;
+			for (int j = 0; j < cols; j++) m = fmaxf(m, pr[j]);
+			float s = 0.0f;
+			for (int j = 0; j < cols; j++) s += expf(pr[j] - m);
+			float sy = 1.0f;
+			if (kind == LOSS_SOFTMAX_CE) {
+				sy = 0.0f;
+				for (int j = 0; j < cols; j++) sy += yr[j];
+			}
+			for (int j = 0; j < cols; j++) {
+				float soft = expf(pr[j] - m) / s;
+				float t = kind == LOSS_SOFTMAX_CE ? yr[j] : (j == id ? 1.0f : 0.0f);
+				dr[j] = scale * (soft * sy - t);
+			}
+			break;
+		}
+		case LOSS_SIGMOID_CE:
+			for (int j = 0; j < cols; j++) dr[j] = scale * (gk_sigmoid(pr[j]) - yr[j]) / cols;
+			break;
+		case LOSS_CATEGORICAL_CE: {
+			// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
+			float s = 0.0f;
+			for (int j = 0; j < cols; j++) s += pr[j];
+			float gq = 0.0f;
+			for (int j = 0; j < cols; j++) {
+				float q = pr[j] / s;
+				bool in;
+				float c = gk_clip(q, &in);
+				float g = in ? -yr[j] / c : 0.0f;
+				gq += g * q;
+			}
+			for (int j = 0; j < cols; j++) {
+				float q = pr[j] / s;
+				bool in;
+				float c = gk_clip(q, &in);
+				float g = in ? -yr[j] / c : 0.0f;
+				dr[j] = scale * (g - gq) / s;
+			}
+			break;
+		}
+		case LOSS_SPARSE_CATEGORICAL_CE: {
+			int id = gk_class(y[r], cols);
+			if (id < 0) {
+				atomicMin(bad, r);
+				for (int j = 0; j < cols; j++) dr[j] = NAN;
+				break;
+			}
+			float s = 0.0f;
+			bool in;
+			for (int j = 0; j < cols; j++) s += gk_clip(pr[j], &in);
+			for (int j = 0; j < cols; j++) {
+				float c = gk_clip(pr[j], &in);
+				float g = 0.0f;
+				if (in) {
+					g = 1.0f / s;
+					if (j == id) g -= 1.0f / c;
+				}
+				dr[j] = scale * g;
+			}
+			break;
+		}
+		case LOSS_BINARY_CE:
+			for (int j = 0; j < cols; j++) {
+				bool in;
+				float c = gk_clip(pr[j], &in);
+				float g = 0.0f;
+				if (in) {
+					float t = yr[j];
+					g = -t / (c + EPSILON) + (1.0f - t) / (1.0f - c + EPSILON);
+				}
+				dr[j] = scale * g / cols;
+			}
+			break;
+		case LOSS_MSE:
+			for (int j = 0; j < cols; j++) dr[j] = scale * 2.0f * (pr[j] - yr[j]) / cols;
+			break;
+		}
+	}
+}
+
+// gk_sgd: w -= lr·g (optim.SGD without momentum).
+extern "C" __global__ void gk_sgd(float *w, const float *g, int n, float lr) {
+	GRID_STRIDE(i, n) w[i] -= lr * g[i];
+}
+
+// gk_momentum: v = momentum·v - lr·g; w += v, or with Nesterov
+// w += momentum·v - lr·g (optim.SGD with momentum).
+extern "C" __global__ void gk_momentum(float *w, float *v, const float *g, int n, float lr, float momentum, int nesterov) {
+	GRID_STRIDE(i, n) {
+		float vi = momentum * v[i] - lr * g[i];
+		v[i] = vi;
+		w[i] += nesterov ? momentum * vi - lr * g[i] : vi;
+	}
+}
+
+// gk_adam: m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
+// w -= lrT·m / (sqrt(v) + ε), where the host folds the bias corrections
+// into lrT = lr·sqrt(1-β2^t)/(1-β1^t) (optim.Adam).
+extern "C" __global__ void gk_adam(float *w, float *m, float *v, const float *g, int n, float lrT, float beta1, float beta2,
+		float eps) {
+	GRID_STRIDE(i, n) {
+		float gi = g[i];
+		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+		m[i] = mi;
+		v[i] = vi;
+		w[i] -= lrT * mi / (sqrtf(vi) + eps);
+	}
+}
+
+// gk_u8_to_f32: out = in · scale, for uint8 images copied to the device as
+// bytes (a quarter of the float32 traffic) and scaled there (1/255).
+extern "C" __global__ void gk_u8_to_f32(const unsigned char *in, float *out, int n, float scale) {
+	GRID_STRIDE(i, n) out[i] = (float)in[i] * scale;
+}
