@@ -1,0 +1,437 @@
+// Package vm runs gokeras model graphs on a device with its own memory. It
+// is the device-independent half of the CUDA machine: Compile turns a
+// gorgonia graph made of package ops' ops into a list of Steps over device
+// buffers, and Machine drives a Backend (the CUDA one in device/cuda, a
+// host one in this package's tests) through nn's step protocol.
+//
+// It has no build tag and no cgo, so everything here, from the graph walk
+// to the binding of gradients and reads, is tested on machines without a
+// GPU by running the steps on the host and comparing with gorgonia's tape
+// machine.
+package vm
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// None marks an absent buffer among a step's operands.
+const None = -1
+
+// Role says where a buffer's contents come from.
+type Role int
+
+const (
+	// Temp buffers are written by a step.
+	Temp Role = iota
+	// Input buffers hold a graph input that is not learnable (the batch and
+	// its labels): copied from the node's host value before every run.
+	Input
+	// Weight buffers hold a learnable.
+	Weight
+	// Const buffers hold a constant of the graph (the seed of the loss
+	// gradient), copied once when the machine is made.
+	Const
+)
+
+var roleNames = [...]string{Temp: "temp", Input: "input", Weight: "weight", Const: "const"}
+
+func (r Role) String() string {
+	if r < 0 || int(r) >= len(roleNames) {
+		return fmt.Sprintf("Role(%d)", int(r))
+	}
+	return roleNames[r]
+}
+
+// Buffer is one block of device memory: float32s, Elems of them.
+type Buffer struct {
+	Elems int
+	Role  Role
+	// Node is the node whose value the buffer holds; reshapes share their
+	// input's buffer.
+	Node *gorgonia.Node
+	// Data is a Const buffer's value.
+	Data []float32
+}
+
+// Kind is what a step computes.
+type Kind int
+
+// Steps. Each lists its operands In and results Out by buffer index; the
+// positions are fixed per kind, None where an optional operand is absent.
+const (
+	// Gemm: Out[0] = op(In[0])·op(In[1]); op(a) is M×K, op(b) K×N,
+	// transposed as TransA, TransB say (the products of Affine and of its
+	// gradients).
+	Gemm Kind = iota + 1
+	// BiasAct: v = In[0] + In[1] (the bias, broadcast over M rows of N;
+	// None: no bias); Out[0] = v and Out[1] = Act(v), each where not None.
+	// Act is an elementwise activation.
+	BiasAct
+	// Softmax: Out[0] = softmax of each of the M rows of In[0] (N columns).
+	Softmax
+	// ActGrad: Out[0] = Act'·In[2] given x = In[0], y = In[1]
+	// (elementwise activations; M×N values).
+	ActGrad
+	// SoftmaxGrad: Out[0] = y·(dy - Σ y·dy) per row, y = In[0], dy = In[1].
+	SoftmaxGrad
+	// SumRows: Out[0][c] = Σ_r In[0][r, c] over M rows of N.
+	SumRows
+	// Loss: Out[0] (one value) = batch mean of Loss(In[0], In[1]), M rows.
+	Loss
+	// LossGrad: Out[0] = In[2][0] · ∂Loss/∂In[0].
+	LossGrad
+)
+
+var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
+	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad"}
+
+func (k Kind) String() string {
+	if k <= 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// Step is one kernel launch or cuBLAS call.
+type Step struct {
+	Kind Kind
+	// Node is the graph node the step computes; Fused, when not nil, an
+	// activation node folded into a BiasAct step.
+	Node, Fused    *gorgonia.Node
+	Act            ops.Activation
+	Loss           ops.LossKind
+	TransA, TransB bool
+	M, N, K        int
+	In, Out        []int
+}
+
+func (s Step) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v", s.Kind)
+	switch s.Kind {
+	case Gemm:
+		fmt.Fprintf(&b, "{%d×%d×%d transA=%t transB=%t}", s.M, s.K, s.N, s.TransA, s.TransB)
+	case BiasAct, ActGrad:
+		fmt.Fprintf(&b, "{%s %d×%d}", s.Act, s.M, s.N)
+	case Loss, LossGrad:
+		fmt.Fprintf(&b, "{%s %d×%d}", s.Loss, s.M, s.N)
+	default:
+		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
+	}
+	fmt.Fprintf(&b, " %v -> %v", s.In, s.Out)
+	return b.String()
+}
+
+// Read is a gorgonia.Read statement of the graph: after each run the
+// machine copies buffer Buf to the host and stores it, as a tensor of
+// Shape, in *Into.
+type Read struct {
+	Buf   int
+	Shape tensor.Shape
+	Into  *gorgonia.Value
+	Node  *gorgonia.Node // the node read
+}
+
+// Plan is a compiled graph.
+type Plan struct {
+	Buffers []Buffer
+	Steps   []Step
+	Reads   []Read
+	// Learnables are the weights, in the order given to Compile, and
+	// Grads the buffer of each one's gradient (None when the graph
+	// computes none: an inference graph).
+	Learnables []*gorgonia.Node
+	Grads      []int
+	// bufOf maps every node holding a value to its buffer.
+	bufOf map[*gorgonia.Node]int
+}
+
+// BufferOf returns the buffer holding n's value.
+func (p *Plan) BufferOf(n *gorgonia.Node) (int, bool) {
+	b, ok := p.bufOf[n]
+	return b, ok
+}
+
+// Compile walks g in execution order (inputs first) and maps each node to
+// steps. Every node must be an input, a constant, a gorgonia.Read, or an op
+// of package ops on float32 values; anything else is an error that names
+// the node and its op, so a graph the device cannot run fails when it is
+// bound, never silently on the CPU. learnables are the weights; the
+// gradient of each, when the graph computes it, is its Deriv node.
+func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node) (*Plan, error) {
+	if g == nil {
+		return nil, fmt.Errorf("nil graph")
+	}
+	sorted, err := gorgonia.Sort(g)
+	if err != nil {
+		return nil, fmt.Errorf("sorting the graph: %w", err)
+	}
+	c := compiler{
+		p:         &Plan{bufOf: map[*gorgonia.Node]int{}},
+		g:         g,
+		learnable: map[*gorgonia.Node]bool{},
+		biasStep:  map[*gorgonia.Node]int{},
+	}
+	for _, l := range learnables {
+		c.learnable[l] = true
+	}
+	for i := len(sorted) - 1; i >= 0; i-- {
+		if err := c.node(sorted[i]); err != nil {
+			return nil, err
+		}
+	}
+	c.p.Learnables = append([]*gorgonia.Node(nil), learnables...)
+	c.p.Grads = make([]int, len(learnables))
+	for i, l := range learnables {
+		c.p.Grads[i] = None
+		if _, ok := c.p.bufOf[l]; !ok {
+			return nil, fmt.Errorf("learnable %q is not a node of the graph", l.Name())
+		}
+		d := l.Deriv()
+		if d == nil {
+			continue
+		}
+		b, ok := c.p.bufOf[d]
+		if !ok {
+			return nil, fmt.Errorf("the gradient of %q (%s) is not computed by the graph", l.Name(), d.Name())
+		}
+		c.p.Grads[i] = b
+	}
+	return c.p, nil
+}
+
+type compiler struct {
+	p         *Plan
+	g         *gorgonia.ExprGraph
+	learnable map[*gorgonia.Node]bool
+	// biasStep maps an Affine node with a bias to its BiasAct step, where
+	// a following elementwise activation is fused.
+	biasStep map[*gorgonia.Node]int
+}
+
+func (c *compiler) children(n *gorgonia.Node) []*gorgonia.Node {
+	var ch []*gorgonia.Node
+	it := c.g.From(n.ID())
+	for it.Next() {
+		ch = append(ch, it.Node().(*gorgonia.Node))
+	}
+	return ch
+}
+
+// alloc gives n a new buffer.
+func (c *compiler) alloc(n *gorgonia.Node, role Role) int {
+	c.p.Buffers = append(c.p.Buffers, Buffer{Elems: n.Shape().TotalSize(), Role: role, Node: n})
+	id := len(c.p.Buffers) - 1
+	c.p.bufOf[n] = id
+	return id
+}
+
+// buf returns the buffer of an operand computed earlier.
+func (c *compiler) buf(n, operand *gorgonia.Node) (int, error) {
+	b, ok := c.p.bufOf[operand]
+	if !ok {
+		return 0, fmt.Errorf("node %q: operand %q has no value on the device (a statement?)", n.Name(), operand.Name())
+	}
+	return b, nil
+}
+
+func (c *compiler) bufs(n *gorgonia.Node, operands []*gorgonia.Node) ([]int, error) {
+	ids := make([]int, len(operands))
+	for i, o := range operands {
+		b, err := c.buf(n, o)
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = b
+	}
+	return ids, nil
+}
+
+func (c *compiler) emit(s Step) int {
+	c.p.Steps = append(c.p.Steps, s)
+	return len(c.p.Steps) - 1
+}
+
+// unsupported is the error for a node the device has no kernel for.
+func unsupported(n *gorgonia.Node, why string) error {
+	return fmt.Errorf("node %q: op %v (%T) %s; the GPU machine runs the ops of package ops (Affine, Activate, Flatten, Loss and their gradients) on float32 values", n.Name(), n.Op(), n.Op(), why)
+}
+
+func checkFloat32(n *gorgonia.Node) error {
+	if n.Dtype() != tensor.Float32 {
+		return fmt.Errorf("node %q has dtype %v: the GPU machine computes in float32 only", n.Name(), n.Dtype())
+	}
+	return nil
+}
+
+func (c *compiler) node(n *gorgonia.Node) error {
+	op := n.Op()
+	if op == nil { // an input: the batch, its labels, or a weight
+		if err := checkFloat32(n); err != nil {
+			return err
+		}
+		role := Input
+		if c.learnable[n] {
+			role = Weight
+		}
+		c.alloc(n, role)
+		return nil
+	}
+	ch := c.children(n)
+	if into, ok := readTarget(op); ok {
+		if len(ch) != 1 {
+			return fmt.Errorf("node %q: a read with %d operands", n.Name(), len(ch))
+		}
+		b, err := c.buf(n, ch[0])
+		if err != nil {
+			return err
+		}
+		c.p.Reads = append(c.p.Reads, Read{Buf: b, Shape: ch[0].Shape(), Into: into, Node: ch[0]})
+		return nil
+	}
+	if op.Arity() == 0 && len(ch) == 0 { // a constant
+		return c.constant(n)
+	}
+	info, ok := ops.Inspect(op)
+	if !ok {
+		return unsupported(n, "has no GPU kernel")
+	}
+	if err := checkFloat32(n); err != nil {
+		return err
+	}
+	in, err := c.bufs(n, ch)
+	if err != nil {
+		return err
+	}
+	shapeOf := func(i int) tensor.Shape { return ch[i].Shape() }
+	switch info.Kind {
+	case ops.OpAffine:
+		xs, ws := shapeOf(0), shapeOf(1)
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Gemm, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1]}, Out: []int{out}})
+		if info.Bias {
+			c.biasStep[n] = c.emit(Step{Kind: BiasAct, Node: n, Act: ops.Linear, M: xs[0], N: ws[1],
+				In: []int{out, in[2]}, Out: []int{out, None}})
+		}
+	case ops.OpMatMul:
+		as, bs := shapeOf(0), shapeOf(1)
+		m, k := as[0], as[1]
+		if info.TransA {
+			m, k = k, m
+		}
+		nn := bs[1]
+		if info.TransB {
+			nn = bs[0]
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Gemm, Node: n, TransA: info.TransA, TransB: info.TransB, M: m, K: k, N: nn, In: in, Out: []int{out}})
+	case ops.OpSumRows:
+		rows, cols := matrix(shapeOf(0))
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: SumRows, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
+	case ops.OpActivation:
+		rows, cols := matrix(shapeOf(0))
+		if info.Activation == ops.Softmax {
+			out := c.alloc(n, Temp)
+			c.emit(Step{Kind: Softmax, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
+			return nil
+		}
+		out := c.alloc(n, Temp)
+		if si, ok := c.biasStep[ch[0]]; ok && c.p.Steps[si].Out[1] == None {
+			// Fold the activation into the bias step of the Affine it follows.
+			s := &c.p.Steps[si]
+			s.Out[1], s.Act, s.Fused = out, info.Activation, n
+			return nil
+		}
+		c.emit(Step{Kind: BiasAct, Node: n, Act: info.Activation, M: rows, N: cols, In: []int{in[0], None}, Out: []int{None, out}})
+	case ops.OpActivationGrad:
+		rows, cols := matrix(shapeOf(0))
+		out := c.alloc(n, Temp)
+		if info.Activation == ops.Softmax {
+			c.emit(Step{Kind: SoftmaxGrad, Node: n, Act: ops.Softmax, M: rows, N: cols, In: []int{in[1], in[2]}, Out: []int{out}})
+			return nil
+		}
+		c.emit(Step{Kind: ActGrad, Node: n, Act: info.Activation, M: rows, N: cols, In: in, Out: []int{out}})
+	case ops.OpReshape:
+		// The same values in another shape: share the buffer.
+		c.p.bufOf[n] = in[0]
+	case ops.OpLoss:
+		rows, cols := matrix(shapeOf(0))
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Loss, Node: n, Loss: info.Loss, M: rows, N: cols, In: in, Out: []int{out}})
+	case ops.OpLossGrad:
+		rows, cols := matrix(shapeOf(0))
+		if c.p.Buffers[in[2]].Elems != 1 {
+			return fmt.Errorf("node %q: the gradient seed %q is not a scalar", n.Name(), ch[2].Name())
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: LossGrad, Node: n, Loss: info.Loss, M: rows, N: cols, In: in, Out: []int{out}})
+	default:
+		return unsupported(n, fmt.Sprintf("(ops kind %d) has no GPU kernel yet", info.Kind))
+	}
+	return nil
+}
+
+// constant gives a constant node a Const buffer holding its value.
+func (c *compiler) constant(n *gorgonia.Node) error {
+	v := n.Value()
+	if v == nil {
+		return unsupported(n, "takes no operands but has no value")
+	}
+	var data []float32
+	switch x := v.(type) {
+	case *gorgonia.F32:
+		data = []float32{float32(*x)}
+	case *tensor.Dense:
+		d, ok := x.Data().([]float32)
+		if !ok {
+			return fmt.Errorf("node %q: a constant of dtype %v: the GPU machine computes in float32 only", n.Name(), x.Dtype())
+		}
+		data = append([]float32(nil), d...)
+	default:
+		return fmt.Errorf("node %q: a constant %T: the GPU machine computes in float32 only", n.Name(), v)
+	}
+	b := c.alloc(n, Const)
+	c.p.Buffers[b].Data = data
+	c.p.Buffers[b].Elems = len(data)
+	return nil
+}
+
+// matrix views a shape as rows × cols, all leading axes being rows, as
+// package ops does.
+func matrix(s tensor.Shape) (rows, cols int) {
+	if len(s) == 0 {
+		return 1, 1
+	}
+	rows = 1
+	for _, d := range s[:len(s)-1] {
+		rows *= d
+	}
+	return rows, s[len(s)-1]
+}
+
+// readTarget returns where a gorgonia.Read node stores the value it reads.
+// gorgonia keeps that pointer in an unexported field of its readOp and
+// hands it to its own machines only, so it is read here with reflection;
+// TestReadTarget fails if a gorgonia upgrade changes that field.
+func readTarget(op gorgonia.Op) (*gorgonia.Value, bool) {
+	if op == nil {
+		return nil, false
+	}
+	v := reflect.ValueOf(op)
+	t := v.Type()
+	if t.Name() != "readOp" || t.PkgPath() != "gorgonia.org/gorgonia" || t.Kind() != reflect.Struct || t.NumField() != 1 {
+		return nil, false
+	}
+	f := v.Field(0)
+	if f.Type() != reflect.TypeOf((*gorgonia.Value)(nil)) || f.IsNil() {
+		return nil, false
+	}
+	return (*gorgonia.Value)(f.UnsafePointer()), true
+}

@@ -1,0 +1,163 @@
+package vm
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// hostGPU is a GPU driver whose machines are this package's Machine on the
+// host backend: what the CUDA driver does, minus the kernels. It lets nn
+// train on "/GPU:0" in this test binary.
+type hostGPU struct{}
+
+func (hostGPU) Kind() device.Kind { return device.GPU }
+
+func (hostGPU) Devices() ([]device.PhysicalDevice, error) {
+	return []device.PhysicalDevice{{Name: "/physical_device:GPU:0", Kind: device.GPU, Description: "host backend"}}, nil
+}
+
+func (hostGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+	p, err := Compile(g, opts.Learnables)
+	if err != nil {
+		return nil, err
+	}
+	return New(p, &hostBackend{})
+}
+
+func init() {
+	if err := device.Register(hostGPU{}); err != nil {
+		panic(err)
+	}
+}
+
+// TestFitMatchesCPU trains the same model from the same weights on the same
+// batches on /CPU:0 (gorgonia's tape machine) and on /GPU:0 (the plan
+// machine), one step per epoch for 50 steps, and compares every step's loss,
+// the final weights, Evaluate and Predict. This is the CUDA correctness test
+// (device/cuda's TestTrainingMatchesCPU) with the host standing in for the
+// kernels: it checks nn's step protocol end to end.
+func TestFitMatchesCPU(t *testing.T) {
+	cases := []struct {
+		name string
+		out  layers.Activation
+		loss losses.Loss
+		opt  func() (optim.Optimizer, error)
+		cols int
+	}{
+		{"sigmoid+categorical/sgd", layers.Sigmoid, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
+		}, 10},
+		{"softmax+sparse/momentum", layers.Softmax, losses.SparseCategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
+		}, 1},
+		{"softmax+categorical/adam", layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{})
+		}, 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := blobs(t, 256, 12, tc.cols)
+			var placement strings.Builder
+			train := func(dev string) (*nn.Sequential, []float64) {
+				model := nn.NewSequential(layers.Input(12), layers.Dense(16, layers.ReLU), layers.Dense(10, tc.out))
+				model.SetSeed(1)
+				opt, err := tc.opt()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := model.Compile(opt, tc.loss, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice(dev), nn.LogDevicePlacement(&placement)); err != nil {
+					t.Fatal(err)
+				}
+				h, err := model.Fit(context.Background(), data, nn.Epochs(50), nn.StepsPerEpoch(1), nn.BatchSize(32), nn.Seed(3), nn.Verbose(0))
+				if err != nil {
+					t.Fatalf("%s: %v", dev, err)
+				}
+				return model, h.Get("loss")
+			}
+			cpu, cpuLoss := train("/CPU:0")
+			gpu, gpuLoss := train("/GPU:0")
+			if !strings.Contains(placement.String(), "in device /job:localhost/replica:0/task:0/device:GPU:0") {
+				t.Fatalf("nothing ran on /GPU:0:\n%s", placement.String())
+			}
+			if len(gpuLoss) != 50 || len(cpuLoss) != 50 {
+				t.Fatalf("%d and %d losses, want 50", len(cpuLoss), len(gpuLoss))
+			}
+			for i := range cpuLoss {
+				if !relClose(gpuLoss[i], cpuLoss[i], 1e-4) {
+					t.Fatalf("step %d: loss %v on the plan machine, %v on the CPU", i, gpuLoss[i], cpuLoss[i])
+				}
+			}
+			if !(cpuLoss[49] < cpuLoss[0]) {
+				t.Errorf("the loss did not fall: %v -> %v", cpuLoss[0], cpuLoss[49])
+			}
+			cw, _ := cpu.GetWeights()
+			gw, _ := gpu.GetWeights()
+			for i := range cw {
+				a, b := cw[i].Data().([]float32), gw[i].Data().([]float32)
+				for j := range a {
+					if !relClose(float64(a[j]), float64(b[j]), 1e-4) {
+						t.Fatalf("weight %d[%d]: %v on the CPU, %v on the plan machine", i, j, a[j], b[j])
+					}
+				}
+			}
+			ce, err := cpu.Evaluate(context.Background(), data, nn.Verbose(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ge, err := gpu.Evaluate(context.Background(), data, nn.Verbose(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range ce {
+				if !relClose(ge[k], v, 1e-4) {
+					t.Errorf("Evaluate %s: %v on the plan machine, %v on the CPU", k, ge[k], v)
+				}
+			}
+		})
+	}
+}
+
+func relClose(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1e-3, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// blobs is a learnable 10-class problem of n samples.
+func blobs(t *testing.T, n, features, labelCols int) nn.Dataset {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(9, 9))
+	centres := make([]float32, 10*features)
+	for i := range centres {
+		centres[i] = float32(rng.NormFloat64())
+	}
+	x := make([]float32, n*features)
+	y := make([]float32, n*labelCols)
+	for i := 0; i < n; i++ {
+		c := i % 10
+		for j := 0; j < features; j++ {
+			x[i*features+j] = centres[c*features+j] + float32(0.5*rng.NormFloat64())
+		}
+		if labelCols == 1 {
+			y[i] = float32(c)
+		} else {
+			y[i*labelCols+c] = 1
+		}
+	}
+	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)),
+		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
