@@ -30,11 +30,14 @@ import (
 	"sync/atomic"
 )
 
-// Block sizes: the depth of the forward product done per pass over a
-// panel of the weights, which keeps the panel in the core's L2 cache while
-// every batch panel uses it.
+// Block sizes. The forward product takes the weights 16 rows at a time,
+// across all its columns: the rows stream from memory in long runs, each
+// 16×48 panel stays in L1 while every batch panel uses it, and the result
+// tiles (the whole batch's outputs) stay in L2. Measured on the flagship's
+// first layer with weights not in cache: 3.4 ms at 16 rows, 4.6 ms at 128.
+// The update's depth is the batch, in blocks of 512.
 const (
-	kcForward = 512
+	kcForward = 16
 	kcUpdate  = 512
 )
 
@@ -189,7 +192,9 @@ func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda in
 		}
 	}
 	np := (n + 47) / 48
-	parallel(workers, np, chunkFor(np, workers), func(_, lo, hi int) {
+	// Two chunks of columns per worker: longer runs along each weight row
+	// than finer chunks, still some balance when a core is slowed.
+	parallel(workers, np, (np+2*workers-1)/(2*workers), func(_, lo, hi int) {
 		for k0 := 0; k0 < k; k0 += kcForward {
 			kk := min(kcForward, k-k0)
 			be := beta

@@ -1,0 +1,31 @@
+package gemm_test
+
+import (
+	"testing"
+
+	"github.com/gokeras/gokeras/internal/gemm"
+)
+
+// The forward product with weights that are not in any cache, as in a
+// training step, where each weight matrix is touched once per pass.
+func BenchmarkColdForward(bm *testing.B) {
+	ws := gemm.NewWorkspace(0)
+	const m, n, k = 32, 3000, 3072
+	a := make([]float32, m*k)
+	var bs [4][]float32
+	for i := range bs {
+		bs[i] = make([]float32, k*n)
+		for j := range bs[i] {
+			bs[i][j] = 1e-3
+		}
+	}
+	c := make([]float32, m*n)
+	i := 0
+	for bm.Loop() {
+		if err := ws.Sgemm(false, false, m, n, k, 1, a, k, bs[i%4], n, 0, c, n); err != nil {
+			bm.Fatal(err)
+		}
+		i++
+	}
+	bm.ReportMetric(2*m*n*k*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
