@@ -49,7 +49,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, batch := range []int{32, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchmarkTrainStep(b, batch, false) })
 	}
-	b.Run("batch=32/tape-machine", func(b *testing.B) { benchmarkTrainStep(b, 32, true) })
+	b.Run("tape-machine/batch=32", func(b *testing.B) { benchmarkTrainStep(b, 32, true) })
 }
 
 func benchmarkTrainStep(b *testing.B, batch int, reference bool) {
