@@ -32,9 +32,6 @@
 #define LOSS_BINARY_CE 5
 #define LOSS_MSE 6
 
-// Keras' epsilon (ops.Epsilon).
-#define EPSILON 1e-7f
-
 #define GRID_STRIDE(i, n) \
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
 
@@ -156,11 +153,25 @@ extern "C" __global__ void gk_sum_rows(const float *a, float *out, int rows, int
 	}
 }
 
-__device__ __forceinline__ float gk_clip(float v, bool *inside) {
+// The losses and their gradients are computed in double, as package ops
+// computes them on the CPU: rounding 1-ε or 1-p in float32 would move
+// clipped probabilities across the clipping bounds. The batch is small
+// (rows × classes values), so double's lower throughput does not show.
+
+// Keras' epsilon in double, for the clipping.
+#define EPSILON_D 1e-7
+
+__device__ __forceinline__ double gk_clip(double v, bool *inside) {
 	*inside = true;
-	if (v < EPSILON) { *inside = false; return EPSILON; }
-	if (v > 1.0f - EPSILON) { *inside = false; return 1.0f - EPSILON; }
+	if (v < EPSILON_D) { *inside = false; return EPSILON_D; }
+	if (v > 1.0 - EPSILON_D) { *inside = false; return 1.0 - EPSILON_D; }
 	return v;
+}
+
+__device__ __forceinline__ double gk_sigmoid_d(double v) {
+	if (v >= 0.0) return 1.0 / (1.0 + exp(-v));
+	double e = exp(v);
+	return e / (1.0 + e);
 }
 
 // gk_class reads a sparse target: a whole number in [0, cols), else -1.
@@ -171,63 +182,63 @@ __device__ __forceinline__ int gk_class(float v, int cols) {
 
 // gk_row_loss is the loss of one sample (ops' lossSum, one row), or NaN with
 // *bad set for a sparse target that is not a class index.
-__device__ float gk_row_loss(int kind, const float *p, const float *y, int r, int cols, bool *bad) {
+__device__ double gk_row_loss(int kind, const float *p, const float *y, int r, int cols, bool *bad) {
 	const float *pr = p + (size_t)r * cols;
 	const float *yr = y + (size_t)r * cols;
-	float l = 0.0f;
+	double l = 0.0;
 	switch (kind) {
 	case LOSS_SOFTMAX_CE:
 	case LOSS_SPARSE_SOFTMAX_CE: {
-		float m = -INFINITY;
-		for (int j = 0; j < cols; j++) m = fmaxf(m, pr[j]);
-		float s = 0.0f;
-		for (int j = 0; j < cols; j++) s += expf(pr[j] - m);
-		float lse = m + logf(s);
+		double m = -INFINITY;
+		for (int j = 0; j < cols; j++) m = fmax(m, (double)pr[j]);
+		double s = 0.0;
+		for (int j = 0; j < cols; j++) s += exp((double)pr[j] - m);
+		double lse = m + log(s);
 		if (kind == LOSS_SOFTMAX_CE) {
-			for (int j = 0; j < cols; j++) l += yr[j] * (lse - pr[j]);
+			for (int j = 0; j < cols; j++) l += (double)yr[j] * (lse - (double)pr[j]);
 		} else {
 			int id = gk_class(y[r], cols);
 			if (id < 0) { *bad = true; return NAN; }
-			l = lse - pr[id];
+			l = lse - (double)pr[id];
 		}
 		break;
 	}
 	case LOSS_SIGMOID_CE:
 		for (int j = 0; j < cols; j++) {
-			float z = pr[j];
-			l += fmaxf(z, 0.0f) - z * yr[j] + log1pf(expf(-fabsf(z)));
+			double z = pr[j];
+			l += fmax(z, 0.0) - z * (double)yr[j] + log1p(exp(-fabs(z)));
 		}
 		l /= cols;
 		break;
 	case LOSS_CATEGORICAL_CE: {
-		float s = 0.0f;
+		double s = 0.0;
 		for (int j = 0; j < cols; j++) s += pr[j];
 		bool in;
-		for (int j = 0; j < cols; j++) l -= yr[j] * logf(gk_clip(pr[j] / s, &in));
+		for (int j = 0; j < cols; j++) l -= (double)yr[j] * log(gk_clip((double)pr[j] / s, &in));
 		break;
 	}
 	case LOSS_SPARSE_CATEGORICAL_CE: {
 		int id = gk_class(y[r], cols);
 		if (id < 0) { *bad = true; return NAN; }
-		float s = 0.0f;
+		double s = 0.0;
 		bool in;
 		for (int j = 0; j < cols; j++) s += gk_clip(pr[j], &in);
-		l = logf(s) - logf(gk_clip(pr[id], &in));
+		l = log(s) - log(gk_clip(pr[id], &in));
 		break;
 	}
 	case LOSS_BINARY_CE: {
 		bool in;
 		for (int j = 0; j < cols; j++) {
-			float c = gk_clip(pr[j], &in);
-			float t = yr[j];
-			l -= t * logf(c + EPSILON) + (1.0f - t) * logf(1.0f - c + EPSILON);
+			double c = gk_clip(pr[j], &in);
+			double t = yr[j];
+			l -= t * log(c + EPSILON_D) + (1.0 - t) * log(1.0 - c + EPSILON_D);
 		}
 		l /= cols;
 		break;
 	}
 	case LOSS_MSE:
 		for (int j = 0; j < cols; j++) {
-			float d = pr[j] - yr[j];
+			double d = (double)pr[j] - (double)yr[j];
 			l += d * d;
 		}
 		l /= cols;
@@ -238,17 +249,16 @@ __device__ float gk_row_loss(int kind, const float *p, const float *y, int r, in
 
 // gk_loss: out[0] = mean over the rows of the per-sample loss of kind
 // (ops.Loss). Launched as ONE block (a power of two threads, shared memory
-// blockDim.x doubles); the sum is in double, as on the CPU. *bad receives the
-// smallest row whose sparse target is not a class index (the caller sets
-// it to INT_MAX first).
+// blockDim.x doubles). *bad receives the smallest row whose sparse target
+// is not a class index (the caller sets it to INT_MAX first).
 extern "C" __global__ void gk_loss(const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad) {
 	extern __shared__ double sd[];
 	double sum = 0.0;
 	for (int r = threadIdx.x; r < rows; r += blockDim.x) {
 		bool b = false;
-		float l = gk_row_loss(kind, p, y, r, cols, &b);
+		double l = gk_row_loss(kind, p, y, r, cols, &b);
 		if (b) atomicMin(bad, r);
-		sum += (double)l;
+		sum += l;
 	}
 	sd[threadIdx.x] = sum;
 	__syncthreads();
@@ -263,7 +273,7 @@ extern "C" __global__ void gk_loss(const float *p, const float *y, int rows, int
 // one thread per row. *bad as for gk_loss.
 extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const float *seed, int rows, int cols, int kind,
 		float *dp, int *bad) {
-	float scale = seed[0] / rows;
+	double scale = (double)seed[0] / rows;
 	GRID_STRIDE(r, rows) {
 		const float *pr = p + (size_t)r * cols;
 		const float *yr = y + (size_t)r * cols;
@@ -280,43 +290,41 @@ extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const fl
 					break;
 				}
 			}
-			float m = -INFINITY;
-			for (int j = 0; j < cols; j++) m = fmaxf(m, pr[j]);
-			float s = 0.0f;
-			for (int j = 0; j < cols; j++) s += expf(pr[j] - m);
-			float sy = 1.0f;
+			double m = -INFINITY;
+			for (int j = 0; j < cols; j++) m = fmax(m, (double)pr[j]);
+			double s = 0.0;
+			for (int j = 0; j < cols; j++) s += exp((double)pr[j] - m);
+			double sy = 1.0;
 			if (kind == LOSS_SOFTMAX_CE) {
-				sy = 0.0f;
+				sy = 0.0;
 				for (int j = 0; j < cols; j++) sy += yr[j];
 			}
 			for (int j = 0; j < cols; j++) {
-				float soft = expf(pr[j] - m) / s;
-				float t = kind == LOSS_SOFTMAX_CE ? yr[j] : (j == id ? 1.0f : 0.0f);
-				dr[j] = scale * (soft * sy - t);
+				double soft = exp((double)pr[j] - m) / s;
+				double t = kind == LOSS_SOFTMAX_CE ? (double)yr[j] : (j == id ? 1.0 : 0.0);
+				dr[j] = (float)(scale * (soft * sy - t));
 			}
 			break;
 		}
 		case LOSS_SIGMOID_CE:
-			for (int j = 0; j < cols; j++) dr[j] = scale * (gk_sigmoid(pr[j]) - yr[j]) / cols;
+			for (int j = 0; j < cols; j++) dr[j] = (float)(scale * (gk_sigmoid_d(pr[j]) - (double)yr[j]) / cols);
 			break;
 		case LOSS_CATEGORICAL_CE: {
 			// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
-			float s = 0.0f;
+			double s = 0.0;
 			for (int j = 0; j < cols; j++) s += pr[j];
-			float gq = 0.0f;
+			double gq = 0.0;
 			for (int j = 0; j < cols; j++) {
-				float q = pr[j] / s;
+				double q = pr[j] / s;
 				bool in;
-				float c = gk_clip(q, &in);
-				float g = in ? -yr[j] / c : 0.0f;
-				gq += g * q;
+				double c = gk_clip(q, &in);
+				gq += (in ? -(double)yr[j] / c : 0.0) * q;
 			}
 			for (int j = 0; j < cols; j++) {
-				float q = pr[j] / s;
 				bool in;
-				float c = gk_clip(q, &in);
-				float g = in ? -yr[j] / c : 0.0f;
-				dr[j] = scale * (g - gq) / s;
+				double c = gk_clip(pr[j] / s, &in);
+				double g = in ? -(double)yr[j] / c : 0.0;
+				dr[j] = (float)(scale * (g - gq) / s);
 			}
 			break;
 		}
@@ -327,34 +335,34 @@ extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const fl
 				for (int j = 0; j < cols; j++) dr[j] = NAN;
 				break;
 			}
-			float s = 0.0f;
+			double s = 0.0;
 			bool in;
 			for (int j = 0; j < cols; j++) s += gk_clip(pr[j], &in);
 			for (int j = 0; j < cols; j++) {
-				float c = gk_clip(pr[j], &in);
-				float g = 0.0f;
+				double c = gk_clip(pr[j], &in);
+				double g = 0.0;
 				if (in) {
-					g = 1.0f / s;
-					if (j == id) g -= 1.0f / c;
+					g = 1.0 / s;
+					if (j == id) g -= 1.0 / c;
 				}
-				dr[j] = scale * g;
+				dr[j] = (float)(scale * g);
 			}
 			break;
 		}
 		case LOSS_BINARY_CE:
 			for (int j = 0; j < cols; j++) {
 				bool in;
-				float c = gk_clip(pr[j], &in);
-				float g = 0.0f;
+				double c = gk_clip(pr[j], &in);
+				double g = 0.0;
 				if (in) {
-					float t = yr[j];
-					g = -t / (c + EPSILON) + (1.0f - t) / (1.0f - c + EPSILON);
+					double t = yr[j];
+					g = -t / (c + EPSILON_D) + (1.0 - t) / (1.0 - c + EPSILON_D);
 				}
-				dr[j] = scale * g / cols;
+				dr[j] = (float)(scale * g / cols);
 			}
 			break;
 		case LOSS_MSE:
-			for (int j = 0; j < cols; j++) dr[j] = scale * 2.0f * (pr[j] - yr[j]) / cols;
+			for (int j = 0; j < cols; j++) dr[j] = (float)(scale * 2.0 * ((double)pr[j] - (double)yr[j]) / cols);
 			break;
 		}
 	}

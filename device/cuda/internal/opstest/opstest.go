@@ -1,0 +1,170 @@
+// Package opstest hands the tests of the CUDA kernels package ops' CPU ops
+// (whose types are unexported) with the parameters they need, and runs
+// them, so that kernels are checked against the very code the CPU machine
+// runs.
+package opstest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Ops are the ops of a small graph x → Affine(+bias) → act → Loss(kind)
+// and its gradients, for rows × cols activations.
+type Ops struct {
+	Affine, Activation, ActivationGrad, Loss, LossGrad, SumRows gorgonia.Op
+	// MatMulTransA is x^T·g (a kernel's gradient); MatMulTransB g·w^T.
+	MatMulTransA, MatMulTransB gorgonia.Op
+}
+
+// Build makes the graph and collects its ops.
+func Build(act ops.Activation, loss ops.LossKind, rows, cols int) (Ops, error) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(rows, 4), gorgonia.WithName("x"))
+	w := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(4, cols), gorgonia.WithName("w"))
+	b := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(cols), gorgonia.WithName("b"))
+	ycols := cols
+	if loss.Sparse() {
+		ycols = 1
+	}
+	y := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(rows, ycols), gorgonia.WithName("y"))
+	z, err := ops.Affine(x, w, b, true)
+	if err != nil {
+		return Ops{}, err
+	}
+	a, err := ops.Activate(act, z)
+	if err != nil {
+		return Ops{}, err
+	}
+	l, err := ops.Loss(loss, a, y)
+	if err != nil {
+		return Ops{}, err
+	}
+	if _, err := gorgonia.Grad(l, x, w, b); err != nil {
+		return Ops{}, err
+	}
+	var o Ops
+	for _, n := range g.AllNodes() {
+		info, ok := ops.Inspect(n.Op())
+		if !ok {
+			continue
+		}
+		switch info.Kind {
+		case ops.OpAffine:
+			o.Affine = n.Op()
+		case ops.OpActivation:
+			o.Activation = n.Op()
+		case ops.OpActivationGrad:
+			o.ActivationGrad = n.Op()
+		case ops.OpLoss:
+			o.Loss = n.Op()
+		case ops.OpLossGrad:
+			o.LossGrad = n.Op()
+		case ops.OpSumRows:
+			o.SumRows = n.Op()
+		case ops.OpMatMul:
+			if info.TransA {
+				o.MatMulTransA = n.Op()
+			} else {
+				o.MatMulTransB = n.Op()
+			}
+		}
+	}
+	return o, nil
+}
+
+// Dense copies data into a float32 tensor of the given shape.
+func Dense(data []float32, shape ...int) *tensor.Dense {
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), data...)))
+}
+
+// Run runs op's Do, the CPU implementation, and returns its values.
+func Run(op gorgonia.Op, args ...gorgonia.Value) ([]float32, error) {
+	if op == nil {
+		return nil, fmt.Errorf("no op")
+	}
+	v, err := op.Do(args...)
+	if err != nil {
+		return nil, fmt.Errorf("%v on the CPU: %w", op, err)
+	}
+	switch r := v.(type) {
+	case *tensor.Dense:
+		return r.Data().([]float32), nil
+	case *gorgonia.F32:
+		return []float32{float32(*r)}, nil
+	}
+	return nil, fmt.Errorf("%v returned a %T", op, v)
+}
+
+// Near reports whether a and b agree within tol, relative to their size
+// when that is above 1; NaN agrees only with NaN.
+func Near(a, b, tol float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// Diff returns "" when got and want agree value by value within tol, else
+// a description of the first difference.
+func Diff(got, want []float32, tol float64) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d values, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !Near(float64(got[i]), float64(want[i]), tol) {
+			return fmt.Sprintf("[%d] = %v, the CPU gives %v", i, got[i], want[i])
+		}
+	}
+	return ""
+}
+
+// LossInputs makes predictions and targets (and the targets' columns) that
+// loss kind accepts: logits or probabilities (some at the clipping bounds),
+// one-hot rows, values in [0, 1] or class indices.
+func LossInputs(rnd func() float64, norm func() float64, intn func(int) int, kind ops.LossKind, rows, cols int) (p, y []float32, ycols int) {
+	p = make([]float32, rows*cols)
+	switch kind {
+	case ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy, ops.MeanSquaredError:
+		for i := range p {
+			p[i] = float32(3 * norm())
+		}
+	default:
+		for i := range p {
+			p[i] = float32(rnd())
+		}
+		p[0] = 0
+		if len(p) > 1 {
+			p[1] = 1
+		}
+	}
+	if kind.Sparse() {
+		y = make([]float32, rows)
+		for i := range y {
+			y[i] = float32(intn(cols))
+		}
+		return p, y, 1
+	}
+	y = make([]float32, rows*cols)
+	for r := 0; r < rows; r++ {
+		switch kind {
+		case ops.SigmoidCrossEntropy, ops.BinaryCrossentropy, ops.MeanSquaredError:
+			for j := 0; j < cols; j++ {
+				y[r*cols+j] = float32(rnd())
+			}
+		default:
+			y[r*cols+intn(cols)] = 1
+		}
+	}
+	return p, y, cols
+}
+
+// LossKinds lists all of package ops' losses.
+func LossKinds() []ops.LossKind {
+	return []ops.LossKind{ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy,
+		ops.CategoricalCrossentropy, ops.SparseCategoricalCrossentropy, ops.BinaryCrossentropy, ops.MeanSquaredError}
+}

@@ -1,0 +1,45 @@
+// cuda_emu.h — just enough of CUDA to run kernels.cu on the host, one OS
+// thread per CUDA thread of a block and the blocks one after another, so
+// that the kernels' indexing, grid-stride loops, shared-memory reductions
+// and loss formulas can be checked on machines without a GPU (package emu,
+// build tag kernelemu). Not a CUDA implementation: warps, memory ordering
+// between blocks and CUDA's own math library are not modelled.
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <math.h>
+#include <cstddef>
+
+struct dim3 {
+	unsigned int x = 1, y = 1, z = 1;
+};
+
+// Per CUDA thread: its index. Per launch: the grid and block shapes, the
+// current block, its barrier and its shared memory.
+extern thread_local dim3 threadIdx;
+extern dim3 blockIdx, blockDim, gridDim;
+extern std::barrier<> *emu_block_barrier;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__
+
+inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+
+inline int atomicMin(int *p, int v) {
+	std::atomic_ref<int> a(*p);
+	int old = a.load();
+	while (v < old && !a.compare_exchange_weak(old, v)) {
+	}
+	return old;
+}
+
+// expf, logf, tanhf and the rest come from <math.h>, which kernels.cu
+// includes, as nvcc provides them.
+
+// Shared memory of the running block: kernels.cu declares it as
+// `extern __shared__ float s[]` (and double sd[]) inside its kernels.
+extern float s[];
+extern double sd[];

@@ -1,0 +1,96 @@
+//go:build kernelemu && cgo
+
+// Package emu runs the CUDA kernels of device/cuda (kernels/kernels.cu) on
+// the host, compiled by g++ against cuda_emu.h, so that their logic can be
+// tested where there is no GPU:
+//
+//	go test -tags kernelemu ./device/cuda/kernels/emu
+//
+// Each CUDA thread of a block is an OS thread and the blocks of a grid run
+// one after another, so block-wide reductions and grid-stride loops run as
+// written. What it cannot check (warp behaviour, the PTX, the driver's JIT,
+// CUDA's math library) the GPU tests of device/cuda do. It needs cgo and a
+// C++20 compiler, hence the build tag.
+package emu
+
+// #cgo CXXFLAGS: -std=c++20 -O1 -Wno-sign-compare
+// #cgo LDFLAGS: -lstdc++ -lpthread
+// void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act);
+// void emu_softmax_rows(int g, int b, const float *x, float *y, int rows, int cols);
+// void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act);
+// void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float *dx, int rows, int cols);
+// void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols);
+// void emu_loss(int b, const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad);
+// void emu_loss_grad(int g, int b, const float *p, const float *y, const float *seed, int rows, int cols, int kind, float *dp, int *bad);
+// void emu_sgd(int g, int b, float *w, const float *gr, int n, float lr);
+// void emu_momentum(int g, int b, float *w, float *v, const float *gr, int n, float lr, float mom, int nesterov);
+// void emu_adam(int g, int b, float *w, float *m, float *v, const float *gr, int n, float lrT, float b1, float b2, float eps);
+// void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale);
+import "C"
+
+import "unsafe"
+
+// Launch is a grid of Grid blocks of Block threads.
+type Launch struct{ Grid, Block int }
+
+func f(s []float32) *C.float {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.float)(unsafe.Pointer(&s[0]))
+}
+
+func BiasAct(l Launch, x, b, z, y []float32, rows, cols, act int) {
+	C.emu_bias_act(C.int(l.Grid), C.int(l.Block), f(x), f(b), f(z), f(y), C.int(rows), C.int(cols), C.int(act))
+}
+
+func SoftmaxRows(l Launch, x, y []float32, rows, cols int) {
+	C.emu_softmax_rows(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(rows), C.int(cols))
+}
+
+func ActGrad(l Launch, x, y, dy, dx []float32, act int) {
+	C.emu_act_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(len(dx)), C.int(act))
+}
+
+func SoftmaxGradRows(l Launch, y, dy, dx []float32, rows, cols int) {
+	C.emu_softmax_grad_rows(C.int(l.Grid), C.int(l.Block), f(y), f(dy), f(dx), C.int(rows), C.int(cols))
+}
+
+func SumRows(l Launch, a, out []float32, rows, cols int) {
+	C.emu_sum_rows(C.int(l.Grid), C.int(l.Block), f(a), f(out), C.int(rows), C.int(cols))
+}
+
+// Loss runs gk_loss as one block; bad starts at MaxInt32.
+func Loss(block int, p, y []float32, rows, cols, kind int) (loss float32, bad int32) {
+	var out C.float
+	b := C.int(1<<31 - 1)
+	C.emu_loss(C.int(block), f(p), f(y), C.int(rows), C.int(cols), C.int(kind), &out, &b)
+	return float32(out), int32(b)
+}
+
+func LossGrad(l Launch, p, y []float32, seed float32, rows, cols, kind int, dp []float32) (bad int32) {
+	b := C.int(1<<31 - 1)
+	s := C.float(seed)
+	C.emu_loss_grad(C.int(l.Grid), C.int(l.Block), f(p), f(y), &s, C.int(rows), C.int(cols), C.int(kind), f(dp), &b)
+	return int32(b)
+}
+
+func SGD(l Launch, w, g []float32, lr float32) {
+	C.emu_sgd(C.int(l.Grid), C.int(l.Block), f(w), f(g), C.int(len(w)), C.float(lr))
+}
+
+func Momentum(l Launch, w, v, g []float32, lr, mom float32, nesterov bool) {
+	n := 0
+	if nesterov {
+		n = 1
+	}
+	C.emu_momentum(C.int(l.Grid), C.int(l.Block), f(w), f(v), f(g), C.int(len(w)), C.float(lr), C.float(mom), C.int(n))
+}
+
+func Adam(l Launch, w, m, v, g []float32, lrT, b1, b2, eps float32) {
+	C.emu_adam(C.int(l.Grid), C.int(l.Block), f(w), f(m), f(v), f(g), C.int(len(w)), C.float(lrT), C.float(b1), C.float(b2), C.float(eps))
+}
+
+func U8ToF32(l Launch, in []byte, out []float32, scale float32) {
+	C.emu_u8_to_f32(C.int(l.Grid), C.int(l.Block), (*C.uchar)(unsafe.Pointer(&in[0])), f(out), C.int(len(out)), C.float(scale))
+}

@@ -1,0 +1,246 @@
+//go:build kernelemu && cgo
+
+package emu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gokeras/gokeras/device/cuda/internal/opstest"
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/gorgonia"
+)
+
+// Launch shapes: one thread doing everything, a grid smaller than the work
+// (grid-stride loops), and the device/cuda defaults.
+var launches = []Launch{{1, 1}, {2, 32}, {3, 64}, {4, 256}}
+
+// Row kernels need a power-of-two block.
+var rowLaunches = []Launch{{1, 32}, {2, 64}, {8, 256}}
+
+func randn(rng *rand.Rand, n int, scale float64) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(scale * rng.NormFloat64())
+	}
+	return s
+}
+
+func build(t *testing.T, act ops.Activation, loss ops.LossKind, rows, cols int) opstest.Ops {
+	t.Helper()
+	o, err := opstest.Build(act, loss, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func cpu(t *testing.T, op gorgonia.Op, args ...gorgonia.Value) []float32 {
+	t.Helper()
+	v, err := opstest.Run(op, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func check(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	if d := opstest.Diff(got, want, tol); d != "" {
+		t.Errorf("%s: %s", what, d)
+	}
+}
+
+const tol = 1e-5
+
+func TestBiasAct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	rows, cols := 7, 45
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+		o := build(t, act, ops.MeanSquaredError, rows, cols)
+		for _, l := range launches {
+			x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
+			x[0], x[1] = 80, -80
+			z, y := make([]float32, len(x)), make([]float32, len(x))
+			BiasAct(l, x, b, z, y, rows, cols, int(act))
+			wantZ := make([]float32, len(x))
+			for i := range x {
+				wantZ[i] = x[i] + b[i%cols]
+			}
+			check(t, act.String()+" z", z, wantZ, 0)
+			check(t, act.String()+" y", y, cpu(t, o.Activation, opstest.Dense(wantZ, rows, cols)), tol)
+			y2 := make([]float32, len(x))
+			BiasAct(l, x, nil, nil, y2, rows, cols, int(act))
+			check(t, act.String()+" without bias", y2, cpu(t, o.Activation, opstest.Dense(x, rows, cols)), tol)
+			inPlace := append([]float32(nil), x...)
+			BiasAct(l, inPlace, b, inPlace, nil, rows, cols, int(ops.Linear))
+			check(t, "bias in place", inPlace, wantZ, 0)
+		}
+	}
+}
+
+func TestSoftmaxAndGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, shape := range [][2]int{{4, 10}, {3, 300}, {1, 1}, {20, 33}} {
+		rows, cols := shape[0], shape[1]
+		o := build(t, ops.Softmax, ops.MeanSquaredError, rows, cols)
+		for _, l := range rowLaunches {
+			x := randn(rng, rows*cols, 5)
+			x[0] = 1000
+			y := make([]float32, len(x))
+			SoftmaxRows(l, x, y, rows, cols)
+			yCPU := cpu(t, o.Activation, opstest.Dense(x, rows, cols))
+			check(t, "softmax", y, yCPU, tol)
+			dy, dx := randn(rng, len(x), 1), make([]float32, len(x))
+			SoftmaxGradRows(l, yCPU, dy, dx, rows, cols)
+			want := cpu(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(yCPU, rows, cols), opstest.Dense(dy, rows, cols))
+			check(t, "softmax gradient", dx, want, tol)
+		}
+	}
+}
+
+func TestActGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	rows, cols := 5, 31
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+		o := build(t, act, ops.MeanSquaredError, rows, cols)
+		for _, l := range launches {
+			x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
+			x[3] = 0
+			y := cpu(t, o.Activation, opstest.Dense(x, rows, cols))
+			dx := make([]float32, len(x))
+			ActGrad(l, x, y, dy, dx, int(act))
+			want := cpu(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(y, rows, cols), opstest.Dense(dy, rows, cols))
+			check(t, act.String()+" gradient", dx, want, tol)
+		}
+	}
+}
+
+func TestSumRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, shape := range [][2]int{{32, 300}, {1, 5}, {200, 3}} {
+		rows, cols := shape[0], shape[1]
+		o := build(t, ops.Linear, ops.MeanSquaredError, rows, cols)
+		for _, l := range launches {
+			a, out := randn(rng, rows*cols, 1), make([]float32, cols)
+			SumRows(l, a, out, rows, cols)
+			check(t, "column sums", out, cpu(t, o.SumRows, opstest.Dense(a, rows, cols)), tol)
+		}
+	}
+}
+
+func TestLossesAndGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, kind := range opstest.LossKinds() {
+		for _, shape := range [][2]int{{32, 10}, {70, 3}, {1, 1}, {5, 2}} {
+			rows, cols := shape[0], shape[1]
+			if kind.Sparse() && cols == 1 {
+				continue
+			}
+			p, y, ycols := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
+			o := build(t, ops.Linear, kind, rows, cols)
+			wantLoss := cpu(t, o.Loss, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols))
+			for _, block := range []int{32, 64, 256} {
+				loss, bad := Loss(block, p, y, rows, cols, int(kind))
+				check(t, kind.String()+" loss", []float32{loss}, wantLoss, tol)
+				if bad != math.MaxInt32 {
+					t.Errorf("%v: valid targets flagged sample %d", kind, bad)
+				}
+			}
+			for _, seed := range []float32{1, 2.5} {
+				want := cpu(t, o.LossGrad, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols), gorgonia.NewF32(seed))
+				for _, l := range launches {
+					dp := make([]float32, rows*cols)
+					if bad := LossGrad(l, p, y, seed, rows, cols, int(kind), dp); bad != math.MaxInt32 {
+						t.Errorf("%v gradient: valid targets flagged sample %d", kind, bad)
+					}
+					check(t, kind.String()+" gradient", dp, want, tol)
+				}
+			}
+		}
+	}
+}
+
+func TestSparseTargetFlagged(t *testing.T) {
+	rows, cols := 6, 4
+	p := make([]float32, rows*cols)
+	y := []float32{0, 3, 1.5, 2, 4, -1}
+	for _, kind := range []ops.LossKind{ops.SparseSoftmaxCrossEntropy, ops.SparseCategoricalCrossentropy} {
+		if _, bad := Loss(32, p, y, rows, cols, int(kind)); bad != 2 {
+			t.Errorf("%v: flagged sample %d, want 2", kind, bad)
+		}
+		dp := make([]float32, rows*cols)
+		if bad := LossGrad(Launch{2, 32}, p, y, 1, rows, cols, int(kind), dp); bad != 2 {
+			t.Errorf("%v gradient: flagged sample %d, want 2", kind, bad)
+		}
+	}
+}
+
+func TestOptimizers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const n = 500
+	w0 := randn(rng, n, 1)
+	grads := [][]float32{randn(rng, n, 1), randn(rng, n, 1), randn(rng, n, 0.1)}
+	newSGD := func(cfg optim.SGDConfig) optim.Optimizer {
+		o, err := optim.NewSGD(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	cases := []struct {
+		name string
+		opt  optim.Optimizer
+		step func(w, m, v, g []float32, t int)
+	}{
+		{"sgd", newSGD(optim.SGDConfig{LearningRate: 0.1}), func(w, _, _, g []float32, _ int) { SGD(Launch{2, 64}, w, g, 0.1) }},
+		{"momentum", newSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9}), func(w, m, _, g []float32, _ int) {
+			Momentum(Launch{2, 64}, w, m, g, 0.1, 0.9, false)
+		}},
+		{"nesterov", newSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true}), func(w, m, _, g []float32, _ int) {
+			Momentum(Launch{2, 64}, w, m, g, 0.1, 0.9, true)
+		}},
+	}
+	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, struct {
+		name string
+		opt  optim.Optimizer
+		step func(w, m, v, g []float32, t int)
+	}{"adam", adam, func(w, m, v, g []float32, step int) {
+		tt := float64(step + 1) // the bias corrections folded into the rate, as optim.Adam does
+		lrT := float32(0.01 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt)))
+		Adam(Launch{2, 64}, w, m, v, g, lrT, 0.9, 0.999, 1e-7)
+	}})
+	for _, c := range cases {
+		host, dev := append([]float32(nil), w0...), append([]float32(nil), w0...)
+		m, v := make([]float32, n), make([]float32, n)
+		for step, g := range grads {
+			if err := c.opt.Apply([]optim.Variable{{Name: "w", Value: host, Grad: g}}); err != nil {
+				t.Fatal(err)
+			}
+			c.step(dev, m, v, g, step)
+		}
+		check(t, c.name+" weights after 3 updates", dev, host, 1e-6)
+	}
+}
+
+func TestU8ToF32(t *testing.T) {
+	in := make([]byte, 777)
+	for i := range in {
+		in[i] = byte(i * 13)
+	}
+	for _, l := range launches {
+		out := make([]float32, len(in))
+		U8ToF32(l, in, out, 1.0/255)
+		for i, b := range in {
+			if want := float32(b) * (1.0 / 255); out[i] != want {
+				t.Fatalf("byte %d (%d) -> %v, want %v", i, b, out[i], want)
+			}
+		}
+	}
+}
