@@ -76,15 +76,20 @@ func cpuMultiplier() multiplier {
 	return mm
 }
 
-// CPUKernels describes in one line how CPU machines compute matrix
-// products, for programs to print when they start, e.g.
-// "AVX-512 kernels on 2 threads; BLAS: OpenBLAS 0.3.21 (...)".
+// CPUKernels describes in one line how CPU machines multiply matrices, for
+// programs to print when they start, e.g. "AVX-512 kernels for dense layers
+// (2 threads); other products: OpenBLAS 0.3.21 (libopenblas.so.0, ...)" or,
+// on a CPU without AVX-512, what blas.Default is.
 func CPUKernels() string {
 	mm := cpuMultiplier()
-	if mm.ws != nil {
-		return fmt.Sprintf("AVX-512 kernels on %d threads; BLAS: %s", mm.ws.Workers(), mm.lib)
+	if mm.ws == nil {
+		return mm.lib.String()
 	}
-	return "BLAS: " + mm.lib.String()
+	other := mm.lib.Name() // its install hint matters little next to the kernels
+	if mm.lib.Native() {
+		other = mm.lib.String()
+	}
+	return fmt.Sprintf("AVX-512 kernels for dense layers (%d threads); other products: %s", mm.ws.Workers(), other)
 }
 
 // cpuMachine adapts gorgonia's tape machine to Machine.

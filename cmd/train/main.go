@@ -28,7 +28,6 @@ import (
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
 	"github.com/gokeras/gokeras/nn"
@@ -72,7 +71,8 @@ type config struct {
 	seedSet        bool
 	verbose        int
 	validation     bool
-	ux             uxFlags // --save, --checkpoint, --resume, --plot, --trace, --throughput
+	ux             uxFlags    // --save, --checkpoint, --resume, --plot, --trace, --throughput
+	bench          benchFlags // --benchmark, --benchmark-steps, --benchmark-warmup
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -96,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.verbose, "verbose", 1, "0 silent, 1 progress bar, 2 one line per epoch")
 	fs.BoolVar(&c.validation, "validation", false, "evaluate on the test set after each epoch (val_loss, val_accuracy)")
 	c.ux.register(fs)
+	c.bench.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -150,6 +151,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "Device: %s (%s)\n", spec.Short(), spec)
+	if cfg.bench.on {
+		return runBenchmark(ctx, cfg, spec, opt, stdout)
+	}
 
 	data, err := loadData(ctx, cfg, stderr)
 	if err != nil {
@@ -157,15 +161,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "x_train: (%d, 32, 32, 3) uint8, y_train: (%d, 1) uint8\n", data.Train.Len(), data.Train.Len())
 	fmt.Fprintf(stdout, "x_test: (%d, 32, 32, 3) uint8, y_test: (%d, 1) uint8\n", data.Test.Len(), data.Test.Len())
+	printMath(stdout, spec)
 
-	model := nn.NewSequential(
-		layers.Input(32, 32, 3),
-		layers.Flatten(),
-		layers.Dense(3000, layers.ReLU),
-		layers.Dense(1000, layers.ReLU),
-		layers.Dense(10, layers.Sigmoid),
-	)
-	model.SetSeed(cfg.seed)
+	model := newFlagship(cfg.seed)
 	if err := model.Summary(stdout); err != nil {
 		return err
 	}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/gokeras/gokeras/datasets/cifar10"
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// benchFlags are the flags of --benchmark, which times training steps of
+// the flagship model on generated data instead of training it.
+type benchFlags struct {
+	on            bool
+	steps, warmup int
+}
+
+func (b *benchFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&b.on, "benchmark", false, "time training steps of the model on --synthetic data and print ms/step (median), steps/s and GFLOP/s instead of training")
+	fs.IntVar(&b.steps, "benchmark-steps", 50, "steps --benchmark times, after the warm-up")
+	fs.IntVar(&b.warmup, "benchmark-warmup", 5, "steps --benchmark runs before timing")
+}
+
+// newFlagship makes the seeds' model, Flatten → Dense(3000, relu) →
+// Dense(1000, relu) → Dense(10, sigmoid), its weights drawn from seed.
+func newFlagship(seed uint64) *nn.Sequential {
+	model := nn.NewSequential(
+		layers.Input(32, 32, 3),
+		layers.Flatten(),
+		layers.Dense(3000, layers.ReLU),
+		layers.Dense(1000, layers.ReLU),
+		layers.Dense(10, layers.Sigmoid),
+	)
+	model.SetSeed(seed)
+	return model
+}
+
+// printMath says, on the CPU, what computes the matrix products.
+func printMath(w io.Writer, spec device.Spec) {
+	if spec.Kind == device.CPU {
+		fmt.Fprintln(w, "BLAS:", device.CPUKernels())
+	}
+}
+
+// stepTimer records how long each training step takes, from the callback
+// before the step to the one after it.
+type stepTimer struct {
+	nn.CallbackBase
+	start time.Time
+	times []time.Duration
+}
+
+func (s *stepTimer) OnTrainBatchBegin(int, nn.Logs) error { s.start = time.Now(); return nil }
+func (s *stepTimer) OnTrainBatchEnd(int, nn.Logs) error {
+	s.times = append(s.times, time.Since(s.start))
+	return nil
+}
+
+// flagshipFLOPs is the arithmetic of one training step of the flagship model
+// at a batch size: for each dense layer the forward product, the weight
+// gradient and, but for the first layer (whose input needs none), the
+// input gradient, 2·batch·in·out each.
+func flagshipFLOPs(batch int) float64 {
+	layer := func(in, out, products int) float64 {
+		return float64(products) * 2 * float64(batch) * float64(in) * float64(out)
+	}
+	return layer(32*32*3, 3000, 2) + layer(3000, 1000, 3) + layer(1000, 10, 3)
+}
+
+// benchResult summarises the timed steps.
+type benchResult struct {
+	median, p10, p90 time.Duration
+	stepsPerSec      float64
+	gflops           float64
+}
+
+func summarize(times []time.Duration, batch int) benchResult {
+	t := slices.Clone(times)
+	slices.Sort(t)
+	at := func(q float64) time.Duration { return t[min(len(t)-1, int(q*float64(len(t))))] }
+	r := benchResult{median: at(0.5), p10: at(0.1), p90: at(0.9)}
+	sec := r.median.Seconds()
+	r.stepsPerSec = 1 / sec
+	r.gflops = flagshipFLOPs(batch) / sec / 1e9
+	return r
+}
+
+// runBenchmark times --benchmark-steps training steps of the flagship model
+// at --batch-size on spec, after --benchmark-warmup steps, on generated
+// CIFAR-shaped data, and prints the median and what follows from it.
+func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.Optimizer, stdout io.Writer) error {
+	b := cfg.bench
+	if b.steps <= 0 || b.warmup < 0 {
+		return fmt.Errorf("--benchmark-steps must be positive and --benchmark-warmup not negative, got %d and %d", b.steps, b.warmup)
+	}
+	total := b.steps + b.warmup
+	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
+	model := newFlagship(cfg.seed)
+	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice(spec.String())); err != nil {
+		return err
+	}
+	defer model.Close()
+	timer := &stepTimer{}
+	printMath(stdout, spec)
+	fmt.Fprintf(stdout, "Benchmark: %d steps at batch size %d (after %d warm-up steps), %s lr %g, %s\n",
+		b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), spec.Short())
+	if _, err := model.Fit(ctx, data.Train.OneHot(), nn.Epochs(1), nn.BatchSize(cfg.batchSize), nn.StepsPerEpoch(total),
+		nn.Seed(cfg.seed), nn.Verbose(0), nn.Callbacks(timer)); err != nil {
+		return err
+	}
+	r := summarize(timer.times[b.warmup:], cfg.batchSize)
+	epoch := time.Duration(float64(r.median) * float64((50000+cfg.batchSize-1)/cfg.batchSize))
+	fmt.Fprintf(stdout, "median %.2f ms/step (p10 %.2f, p90 %.2f) - %.1f steps/s - %.1f GFLOP/s - %.1f s per 50000-sample epoch\n",
+		ms(r.median), ms(r.p10), ms(r.p90), r.stepsPerSec, r.gflops, epoch.Seconds())
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

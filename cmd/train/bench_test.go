@@ -1,0 +1,57 @@
+package main
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBenchmarkMode(t *testing.T) {
+	r := runTrain(t, "--benchmark", "--benchmark-steps", "3", "--benchmark-warmup", "1", "--batch-size", "4", "--device=/CPU:0", "--seed", "1")
+	if r.err != nil {
+		t.Fatalf("train --benchmark: %v\n%s", r.err, r.stderr)
+	}
+	lines := r.lines()
+	patterns := []*regexp.Regexp{
+		deviceLine,
+		regexp.MustCompile(`^BLAS: \S`),
+		regexp.MustCompile(`^Benchmark: 3 steps at batch size 4 \(after 1 warm-up steps\), SGD lr 0\.01, /CPU:0$`),
+		regexp.MustCompile(`^median \d+\.\d\d ms/step \(p10 \d+\.\d\d, p90 \d+\.\d\d\) - \d+\.\d steps/s - \d+\.\d GFLOP/s - \d+\.\d s per 50000-sample epoch$`),
+	}
+	if len(lines) != len(patterns) {
+		t.Fatalf("output has %d lines, want %d:\n%s", len(lines), len(patterns), r.stdout)
+	}
+	for i, p := range patterns {
+		if !p.MatchString(lines[i]) {
+			t.Errorf("line %q does not match %s", lines[i], p)
+		}
+	}
+	if r := runTrain(t, "--benchmark", "--benchmark-steps", "0", "--device=/CPU:0"); r.err == nil || !strings.Contains(r.err.Error(), "--benchmark-steps") {
+		t.Errorf("--benchmark-steps 0: error %v, want one naming the flag", r.err)
+	}
+}
+
+func TestBenchmarkArithmetic(t *testing.T) {
+	// Batch 1: layer 1 forward and weight gradient, 2·3072·3000 each;
+	// layers 2 and 3 also their input gradients.
+	want := 2*2*3072*3000.0 + 3*2*3000*1000.0 + 3*2*1000*10.0
+	if got := flagshipFLOPs(1); got != want {
+		t.Errorf("flagshipFLOPs(1) = %v, want %v", got, want)
+	}
+	if got := flagshipFLOPs(32); got != 32*want {
+		t.Errorf("flagshipFLOPs(32) = %v, want %v", got, 32*want)
+	}
+	var times []time.Duration
+	for i := 10; i >= 1; i-- { // 10 ms down to 1 ms
+		times = append(times, time.Duration(i)*time.Millisecond)
+	}
+	r := summarize(times, 1)
+	if r.median != 6*time.Millisecond || r.p10 != 2*time.Millisecond || r.p90 != 10*time.Millisecond {
+		t.Errorf("median %v, p10 %v, p90 %v; want 6ms, 2ms, 10ms", r.median, r.p10, r.p90)
+	}
+	if math.Abs(r.stepsPerSec-1/0.006) > 1e-9 || math.Abs(r.gflops-want/0.006/1e9) > 1e-9 {
+		t.Errorf("%v steps/s, %v GFLOP/s", r.stepsPerSec, r.gflops)
+	}
+}
