@@ -29,3 +29,22 @@ func BenchmarkColdForward(bm *testing.B) {
 	}
 	bm.ReportMetric(2*m*n*k*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+func BenchmarkColdForward256(bm *testing.B) {
+	ws := gemm.NewWorkspace(0)
+	const m, n, k = 256, 3000, 3072
+	a := make([]float32, m*k)
+	var bs [2][]float32
+	for i := range bs {
+		bs[i] = make([]float32, k*n)
+	}
+	c := make([]float32, m*n)
+	i := 0
+	for bm.Loop() {
+		if err := ws.Sgemm(false, false, m, n, k, 1, a, k, bs[i%2], n, 0, c, n); err != nil {
+			bm.Fatal(err)
+		}
+		i++
+	}
+	bm.ReportMetric(2*m*n*k*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
