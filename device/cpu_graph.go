@@ -38,6 +38,8 @@ type graphMachine struct {
 	mul    multiplier
 	// after[i] lists the learnables updated once plan[i] has run (Train).
 	after [][]int
+	// ones is a column of ones: the bias gradient is onesᵀ·dz.
+	ones []float32
 	// noTrain says why Train cannot fold the updates into this graph.
 	noTrain string
 	colSum  []float32
@@ -475,6 +477,16 @@ func (m *graphMachine) update(li int, u *Update) error {
 	lr := float32(u.LearningRate)
 	plainSGD := u.Rule == SGD && u.Momentum == 0
 	momentum := u.Rule == SGD && u.Momentum != 0 && !u.Nesterov
+	if ins.info.Kind == ops.OpSumRows && plainSGD {
+		// b -= lr·Σ_rows dz, as the product onesᵀ·dz, which the kernels sum
+		// row by row as ops.SumRows does.
+		a := &m.slots[ins.in[0]]
+		rows, cols := a.shape[0], a.shape[1]
+		for len(m.ones) < rows {
+			m.ones = append(m.ones, 1)
+		}
+		return m.mul.sgemm(true, false, 1, cols, rows, -lr, m.ones[:rows], 1, a.data, cols, 1, w, cols)
+	}
 	if ins.info.Kind == ops.OpMatMul && (plainSGD || momentum) {
 		if plainSGD {
 			return m.matMul(ins, -lr, 1, w)
