@@ -20,7 +20,7 @@ import (
 // hostGPU is a GPU driver whose machines are this package's Machine on the
 // host backend: what the CUDA driver does, minus the kernels. It lets nn
 // train on "/GPU:0" in this test binary.
-type hostGPU struct{}
+type hostGPU struct{ dev *hostDevice }
 
 func (hostGPU) Kind() device.Kind { return device.GPU }
 
@@ -28,16 +28,19 @@ func (hostGPU) Devices() ([]device.PhysicalDevice, error) {
 	return []device.PhysicalDevice{{Name: "/physical_device:GPU:0", Kind: device.GPU, Description: "host backend"}}, nil
 }
 
-func (hostGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+func (d hostGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
 	p, err := Compile(g, opts.Learnables)
 	if err != nil {
 		return nil, err
 	}
-	return New(p, &hostBackend{})
+	return New(p, newHostBackend(d.dev), opts.State)
 }
 
+// theHostGPU is registered for the whole test binary, as a driver is.
+var theHostGPU = hostGPU{dev: &hostDevice{}}
+
 func init() {
-	if err := device.Register(hostGPU{}); err != nil {
+	if err := device.Register(theHostGPU); err != nil {
 		panic(err)
 	}
 }
@@ -87,7 +90,13 @@ func TestFitMatchesCPU(t *testing.T) {
 				return model, h.Get("loss")
 			}
 			cpu, cpuLoss := train("/CPU:0")
+			updates := theHostGPU.dev.updates
 			gpu, gpuLoss := train("/GPU:0")
+			updates = theHostGPU.dev.updates - updates
+			if tc.name == "sigmoid+categorical/sgd" && updates == 0 {
+				t.Error("nn did not train plain SGD through Machine.Train")
+			}
+			t.Logf("%d updates on the device", updates)
 			if !strings.Contains(placement.String(), "in device /job:localhost/replica:0/task:0/device:GPU:0") {
 				t.Fatalf("nothing ran on /GPU:0:\n%s", placement.String())
 			}

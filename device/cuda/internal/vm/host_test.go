@@ -4,45 +4,76 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gokeras/gokeras/device"
+
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
+// hostDevice is host memory standing in for a device's: Mem is a
+// []float32. It counts allocations so tests can check they are freed.
+type hostDevice struct{ live, updates int }
+
+func (d *hostDevice) Do(f func() error) error { return f() }
+
+func (d *hostDevice) Alloc(n int) (Mem, error) {
+	d.live++
+	return make([]float32, n), nil
+}
+
+func (d *hostDevice) Free(Mem) error { d.live--; return nil }
+
+func (d *hostDevice) CopyOut(dst []float32, m Mem) error {
+	copy(dst, m.([]float32))
+	return nil
+}
+
 // hostBackend runs steps on the host: the products with a plain triple
 // loop, everything else with the Do of the ops the steps came from, so the
 // tests compare the plan's wiring (buffers, order, fusion, reads,
-// gradients) against gorgonia's tape machine running the same ops.
+// gradients) against gorgonia's tape machine running the same ops; and the
+// updates with the formulas of optim's documentation, which the tests
+// compare with optim itself.
 type hostBackend struct {
-	bufs   [][]float32
+	dev    *hostDevice
+	bufs   [][]float32 // of the current Exec
 	closed bool
 	// targetErr is what a device reports when a sparse loss meets a
 	// target that is not a class index; Wait returns it.
 	targetErr *TargetError
+	// uploads counts the copies in, by the host slice copied.
+	uploads map[*float32]int
 }
 
-func (h *hostBackend) Do(f func() error) error { return f() }
+func newHostBackend(dev *hostDevice) *hostBackend {
+	return &hostBackend{dev: dev, uploads: map[*float32]int{}}
+}
 
-func (h *hostBackend) Alloc(bufs []Buffer) error {
-	h.bufs = make([][]float32, len(bufs))
-	for i, b := range bufs {
-		h.bufs[i] = make([]float32, b.Elems)
+func (h *hostBackend) Device() Device { return h.dev }
+
+func (h *hostBackend) Zero(m Mem, n int) error {
+	clear(m.([]float32)[:n])
+	return nil
+}
+
+func (h *hostBackend) Upload(dst Mem, src []float32) error {
+	d := dst.([]float32)
+	if len(src) != len(d) {
+		return fmt.Errorf("upload of %d values into %d", len(src), len(d))
+	}
+	copy(d, src)
+	if len(src) > 0 {
+		h.uploads[&src[0]]++
 	}
 	return nil
 }
 
-func (h *hostBackend) Upload(b int, src []float32) error {
-	if len(src) != len(h.bufs[b]) {
-		return fmt.Errorf("upload of %d values into buffer %d of %d", len(src), b, len(h.bufs[b]))
+func (h *hostBackend) Download(dst []float32, src Mem) error {
+	s := src.([]float32)
+	if len(dst) != len(s) {
+		return fmt.Errorf("download of %d values into %d", len(s), len(dst))
 	}
-	copy(h.bufs[b], src)
-	return nil
-}
-
-func (h *hostBackend) Download(b int, dst []float32) error {
-	if len(dst) != len(h.bufs[b]) {
-		return fmt.Errorf("download of buffer %d (%d values) into %d", b, len(h.bufs[b]), len(dst))
-	}
-	copy(dst, h.bufs[b])
+	copy(dst, s)
 	return nil
 }
 
@@ -56,6 +87,39 @@ func (h *hostBackend) Wait() error {
 }
 
 func (h *hostBackend) Close() error { h.closed = true; return nil }
+
+func (h *hostBackend) Update(wm, gm Mem, slots []Mem, n int, u device.Update) error {
+	w, g := wm.([]float32)[:n], gm.([]float32)[:n]
+	lr := float32(u.LearningRate)
+	h.dev.updates++
+	switch {
+	case u.Rule == device.SGD && u.Momentum == 0:
+		for i := range w {
+			w[i] -= lr * g[i]
+		}
+	case u.Rule == device.SGD:
+		v, mom := slots[0].([]float32), float32(u.Momentum)
+		for i := range w {
+			v[i] = mom*v[i] - lr*g[i]
+			if u.Nesterov {
+				w[i] += mom*v[i] - lr*g[i]
+			} else {
+				w[i] += v[i]
+			}
+		}
+	case u.Rule == device.Adam:
+		m, v := slots[0].([]float32), slots[1].([]float32)
+		lrT, b1, b2, eps := AdamRate(u), float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon)
+		for i := range w {
+			m[i] = b1*m[i] + (1-b1)*g[i]
+			v[i] = b2*v[i] + (1-b2)*g[i]*g[i]
+			w[i] -= lrT * m[i] / (float32(math.Sqrt(float64(v[i]))) + eps)
+		}
+	default:
+		return fmt.Errorf("host backend: no rule %v", u.Rule)
+	}
+	return nil
+}
 
 func (h *hostBackend) dense(b int, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(h.bufs[b]))
@@ -78,7 +142,13 @@ func (h *hostBackend) do(op gorgonia.Op, out int, args ...gorgonia.Value) error 
 	return nil
 }
 
-func (h *hostBackend) Exec(i int, s *Step) error {
+func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
+	h.bufs = make([][]float32, len(mems))
+	for j, m := range mems {
+		if m != nil {
+			h.bufs[j] = m.([]float32)
+		}
+	}
 	m, n := s.M, s.N
 	switch s.Kind {
 	case Gemm:

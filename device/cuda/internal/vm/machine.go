@@ -3,31 +3,55 @@ package vm
 import (
 	"errors"
 	"fmt"
+	"math"
 
+	"github.com/gokeras/gokeras/device"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// Backend executes a plan's buffers and steps on one device. Upload, Exec
-// and Download may queue work and return before it is done; Wait waits for
-// all of it. Every call but Close is made inside Do.
-type Backend interface {
-	// Do runs f with the device ready for the calls below (for CUDA: on a
-	// locked OS thread with the GPU's context current).
+// Mem is a block of device memory, as a Device hands it out.
+type Mem any
+
+// Device is the memory of one device, which outlives the machines on it:
+// the weights a model's machines share are allocated and freed through it.
+// Alloc and Free are called inside Do.
+type Device interface {
+	// Do runs f with the device ready for calls (for CUDA: on a locked OS
+	// thread with the GPU's context current).
 	Do(f func() error) error
-	// Alloc reserves the plan's buffers; it is called once, first.
-	Alloc(bufs []Buffer) error
-	// Upload queues a copy of src into buffer b (len(src) is its size).
-	Upload(b int, src []float32) error
-	// Exec queues step i of the plan, s.
-	Exec(i int, s *Step) error
-	// Download queues a copy of buffer b into dst, which must not be read
-	// before Wait returns.
-	Download(b int, dst []float32) error
+	// Alloc returns memory for n float32s, contents undefined.
+	Alloc(n int) (Mem, error)
+	// Free releases memory from Alloc.
+	Free(m Mem) error
+	// CopyOut copies n float32s of m into dst and returns when they are
+	// there, after all work queued on the device before it.
+	CopyOut(dst []float32, m Mem) error
+}
+
+// Backend runs steps on a Device for one machine. Every call but Close is
+// made inside Device().Do. Zero, Upload, Download, Exec and Update may
+// queue work and return before it is done; Wait waits for all of it, and
+// host memory handed to Upload or Download must not be touched before.
+type Backend interface {
+	Device() Device
+	// Zero sets n float32s of m to 0.
+	Zero(m Mem, n int) error
+	// Upload copies src into m.
+	Upload(dst Mem, src []float32) error
+	// Download copies m into dst.
+	Download(dst []float32, src Mem) error
+	// Exec runs step i of the plan, s, on the plan's buffers bufs.
+	Exec(i int, s *Step, bufs []Mem) error
+	// Update applies u to the n weights w given their gradient g; slots
+	// are the optimizer's state for w (SGD with momentum: the velocity;
+	// Adam: the two moments), zero before the first update.
+	Update(w, g Mem, slots []Mem, n int, u device.Update) error
 	// Wait waits for the queued work and reports what went wrong in it; a
 	// sparse target that is not a class index is a *TargetError.
 	Wait() error
-	// Close releases the device memory.
+	// Close releases what the backend holds (not the memory from
+	// Device().Alloc, which its owners free).
 	Close() error
 }
 
@@ -42,29 +66,63 @@ func (e *TargetError) Error() string {
 	return fmt.Sprintf("step %d: the target of sample %d is not a class index", e.Step, e.Row)
 }
 
-// Machine runs a plan on a Backend under the step protocol of package nn
-// (device.Machine): before each run the inputs' host values (the batch and
-// its labels) and the weights' host values are copied to the device; after
-// it the gradients are copied into host tensors bound to the gradient
-// nodes, where node.Grad() finds them, and the values of the graph's
-// gorgonia.Read statements are stored where those statements point.
+// WriteBack says whether Train copies the updated weights back to the host
+// tensors after every step. nn reads and writes weights on the host
+// (GetWeights, SaveWeights, SetWeights) without calling device.State.Sync,
+// so the host copy must stay current; this costs one device-to-host copy
+// of the weights per step. Once nn syncs before it reads (State.Sync) and
+// drops the machines after it writes, this can be false, and weights then
+// stay on the device between Sync calls.
+const WriteBack = true
+
+// Machine runs a plan on a Backend, as a device.Trainer.
 //
-// The weights travel both ways every step because under that protocol
-// the optimizer updates them on the host.
+// RunAll follows the protocol of gorgonia's machines: it copies the host
+// values of the graph's inputs (the batch, its labels, and the weights) to
+// the device, runs the graph, and copies back the gradients, into host
+// tensors bound to the gradient nodes where node.Grad() finds them, and the
+// values of the graph's gorgonia.Read statements. Train also updates the
+// weights on the device with the optimizer rule it is given; the weights
+// and the optimizer's slots live in device memory shared by all the
+// machines of a model (through device.State), so only the batch goes in
+// and the loss and outputs come back (and, while WriteBack is true, the
+// weights).
 type Machine struct {
-	plan   *Plan
-	be     Backend
-	grads  []*tensor.Dense  // per learnable with a gradient: where it lands
-	reads  [][]float32      // per Read: where its values land
-	values []gorgonia.Value // per Read: what it stores, over reads[i]
-	closed bool
+	plan  *Plan
+	be    Backend
+	dev   Device
+	store *store
+	// state is closed with the machine when New made it (no State given).
+	state *device.State
+	// own holds the buffers this machine allocated; bufs the buffer of
+	// every plan buffer, own or shared, for the current run.
+	own   []Mem
+	bufs  []Mem
+	grads []*tensor.Dense // per learnable with a gradient: where it lands
+	reads [][]float32     // per Read: where its values land
+	// writeBack is WriteBack; the tests turn it off.
+	writeBack bool
+	closed    bool
 }
 
-// New binds p to be: allocates the buffers, uploads the constants, and binds
-// a host tensor to each gradient node. A machine owns be and closes it.
-func New(p *Plan, be Backend) (*Machine, error) {
-	m := &Machine{plan: p, be: be, grads: make([]*tensor.Dense, len(p.Learnables)),
-		reads: make([][]float32, len(p.Reads)), values: make([]gorgonia.Value, len(p.Reads))}
+var _ device.Trainer = (*Machine)(nil)
+
+// New binds p to be, allocating the plan's buffers, with state the model's
+// device.State (nil: a State of its own). A machine owns be and closes it.
+func New(p *Plan, be Backend, state *device.State) (*Machine, error) {
+	var own *device.State
+	if state == nil {
+		own = device.NewState()
+		state = own
+	}
+	dev := be.Device()
+	st, err := storeFor(state, dev)
+	if err != nil {
+		return nil, errors.Join(err, be.Close())
+	}
+	m := &Machine{plan: p, be: be, dev: dev, store: st, state: own, writeBack: WriteBack,
+		own: make([]Mem, len(p.Buffers)), bufs: make([]Mem, len(p.Buffers)),
+		grads: make([]*tensor.Dense, len(p.Learnables)), reads: make([][]float32, len(p.Reads))}
 	for i, l := range p.Learnables {
 		if p.Grads[i] == None {
 			continue
@@ -74,23 +132,25 @@ func New(p *Plan, be Backend) (*Machine, error) {
 		// value of the node's Deriv when no gorgonia machine bound a dual
 		// value to it.
 		if err := gorgonia.UnsafeLet(l.Deriv(), g); err != nil {
-			return nil, fmt.Errorf("binding the gradient of %q: %w", l.Name(), err)
+			return nil, errors.Join(fmt.Errorf("binding the gradient of %q: %w", l.Name(), err), be.Close())
 		}
 		m.grads[i] = g
 	}
 	for i, r := range p.Reads {
 		m.reads[i] = make([]float32, max(r.Shape.TotalSize(), 1))
-		if !r.Shape.IsScalar() {
-			m.values[i] = tensor.New(tensor.WithShape(r.Shape...), tensor.WithBacking(m.reads[i]))
-		}
 	}
-	err := be.Do(func() error {
-		if err := be.Alloc(p.Buffers); err != nil {
-			return err
-		}
+	err = dev.Do(func() error {
 		for b, buf := range p.Buffers {
+			if buf.Role == Weight {
+				continue // shared: bound at each run
+			}
+			mem, err := dev.Alloc(buf.Elems)
+			if err != nil {
+				return fmt.Errorf("allocating %s %q: %w", buf.Role, buf.Node.Name(), err)
+			}
+			m.own[b], m.bufs[b] = mem, mem
 			if buf.Role == Const {
-				if err := be.Upload(b, buf.Data); err != nil {
+				if err := be.Upload(mem, buf.Data); err != nil {
 					return fmt.Errorf("copying constant %q: %w", buf.Node.Name(), err)
 				}
 			}
@@ -98,66 +158,180 @@ func New(p *Plan, be Backend) (*Machine, error) {
 		return be.Wait()
 	})
 	if err != nil {
-		return nil, errors.Join(err, be.Close())
+		return nil, errors.Join(err, m.Close())
 	}
 	return m, nil
 }
 
 // RunAll runs the graph once on the current host values of its inputs and
 // weights.
-func (m *Machine) RunAll() error {
+func (m *Machine) RunAll() error { return m.run(nil) }
+
+// Train runs one training step and applies u to every weight on the
+// device. It fails with an error wrapping device.ErrUpdateUnsupported for
+// a graph without gradients or a rule it does not know, and the caller
+// falls back to RunAll.
+func (m *Machine) Train(u device.Update) error {
+	switch u.Rule {
+	case device.SGD, device.Adam:
+	default:
+		return fmt.Errorf("update rule %v: %w", u.Rule, device.ErrUpdateUnsupported)
+	}
+	if !(u.LearningRate >= 0) || (u.Rule == device.Adam && u.Step < 1) {
+		return fmt.Errorf("invalid update %+v", u)
+	}
+	if len(m.plan.Learnables) == 0 {
+		return fmt.Errorf("the graph has no learnables: %w", device.ErrUpdateUnsupported)
+	}
+	for i, g := range m.plan.Grads {
+		if g == None {
+			return fmt.Errorf("the graph computes no gradient for %q: %w", m.plan.Learnables[i].Name(), device.ErrUpdateUnsupported)
+		}
+	}
+	return m.run(&u)
+}
+
+func (m *Machine) run(u *device.Update) error {
 	if m.closed {
 		return errors.New("the machine was closed")
 	}
 	p := m.plan
-	return m.be.Do(func() error {
+	return m.dev.Do(func() error {
+		weights, err := m.bind(u != nil)
+		if err != nil {
+			return err
+		}
 		for b, buf := range p.Buffers {
-			if buf.Role != Input && buf.Role != Weight {
+			if buf.Role != Input {
 				continue
 			}
 			data, err := hostData(buf.Node)
 			if err != nil {
 				return err
 			}
-			if len(data) != buf.Elems {
-				return fmt.Errorf("%s %q holds %d values, want %d", buf.Role, buf.Node.Name(), len(data), buf.Elems)
+			// An inference graph's weights are inputs: when a training
+			// machine of the model holds newer values on the device, use them.
+			if w := m.store.lookup(data); w != nil && w.deviceAhead {
+				m.bufs[b] = w.mem
+				continue
 			}
-			if err := m.be.Upload(b, data); err != nil {
-				return fmt.Errorf("copying %s %q to the device: %w", buf.Role, buf.Node.Name(), err)
+			m.bufs[b] = m.own[b]
+			if err := m.be.Upload(m.bufs[b], data); err != nil {
+				return fmt.Errorf("copying %q to the device: %w", buf.Node.Name(), err)
 			}
 		}
 		for i := range p.Steps {
-			if err := m.be.Exec(i, &p.Steps[i]); err != nil {
+			if err := m.be.Exec(i, &p.Steps[i], m.bufs); err != nil {
 				return fmt.Errorf("%v for node %q: %w", p.Steps[i], p.Steps[i].Node.Name(), err)
 			}
 		}
-		for i, g := range m.grads {
-			if g == nil {
-				continue
+		if u != nil {
+			for i, w := range weights {
+				slots, err := m.store.slots(m.dev, m.be, w, *u)
+				if err != nil {
+					return err
+				}
+				if err := m.be.Update(w.mem, m.bufs[p.Grads[i]], slots, w.elems, *u); err != nil {
+					return fmt.Errorf("updating %q: %w", p.Learnables[i].Name(), err)
+				}
 			}
-			if err := m.be.Download(p.Grads[i], g.Data().([]float32)); err != nil {
-				return fmt.Errorf("copying the gradient of %q to the host: %w", p.Learnables[i].Name(), err)
+		} else {
+			for i, g := range m.grads {
+				if g == nil {
+					continue
+				}
+				if err := m.be.Download(g.Data().([]float32), m.bufs[p.Grads[i]]); err != nil {
+					return fmt.Errorf("copying the gradient of %q to the host: %w", p.Learnables[i].Name(), err)
+				}
 			}
 		}
 		for i, r := range p.Reads {
-			if err := m.be.Download(r.Buf, m.reads[i]); err != nil {
+			if err := m.be.Download(m.reads[i], m.bufs[r.Buf]); err != nil {
 				return fmt.Errorf("copying %q to the host: %w", r.Node.Name(), err)
 			}
 		}
-		if err := m.be.Wait(); err != nil {
+		if u != nil && m.writeBack {
+			for _, w := range weights {
+				if err := m.be.Download(w.host, w.mem); err != nil {
+					return fmt.Errorf("copying a weight to the host: %w", err)
+				}
+			}
+		}
+		err = m.be.Wait()
+		for _, w := range weights {
+			switch {
+			case err != nil:
+				w.upload = true // the device copy is in doubt
+			case u == nil:
+				// The gradients went to the host, whose optimizer updates
+				// the host copy next.
+				w.upload = true
+			case !m.writeBack:
+				w.deviceAhead = true
+			}
+		}
+		if err != nil {
 			return m.explain(err)
 		}
-		// What a Read stores: a scalar for a scalar node, as gorgonia's
-		// machines do, else the tensor (the same one every run).
 		for i, r := range p.Reads {
-			if r.Shape.IsScalar() {
-				*r.Into = gorgonia.NewF32(m.reads[i][0])
-			} else {
-				*r.Into = m.values[i]
-			}
+			writeRead(r.Into, r.Shape, m.reads[i])
 		}
 		return nil
 	})
+}
+
+// bind points the plan's weight buffers at the model's shared device
+// copies, copying the host values over where the host may be ahead, and
+// returns the learnables' entries in order. RunAll re-reads every weight
+// from the host (the caller may have changed it) unless the device is
+// ahead; Train trusts the device copy once it is there.
+func (m *Machine) bind(training bool) ([]*entry, error) {
+	p := m.plan
+	weights := make([]*entry, 0, len(p.Learnables))
+	for b, buf := range p.Buffers {
+		if buf.Role != Weight {
+			continue
+		}
+		host, err := hostData(buf.Node)
+		if err != nil {
+			return nil, err
+		}
+		w, err := m.store.weight(m.dev, host)
+		if err != nil {
+			return nil, fmt.Errorf("weight %q: %w", buf.Node.Name(), err)
+		}
+		if w.upload || (!training && !w.deviceAhead) {
+			if err := m.be.Upload(w.mem, host); err != nil {
+				return nil, fmt.Errorf("copying weight %q to the device: %w", buf.Node.Name(), err)
+			}
+			w.upload, w.deviceAhead = false, false
+		}
+		m.bufs[b] = w.mem
+		weights = append(weights, w)
+	}
+	if len(weights) != len(p.Learnables) {
+		return nil, fmt.Errorf("%d weight buffers for %d learnables", len(weights), len(p.Learnables))
+	}
+	return weights, nil
+}
+
+// writeRead stores a Read's values where it points, as gorgonia's
+// machines do: a scalar for a scalar node; for a tensor, into the tensor
+// already there when it fits, else into a new one the caller then owns.
+func writeRead(into *gorgonia.Value, shape tensor.Shape, data []float32) {
+	if shape.IsScalar() {
+		if f, ok := (*into).(*gorgonia.F32); ok && f != nil {
+			*f = gorgonia.F32(data[0])
+			return
+		}
+		*into = gorgonia.NewF32(data[0])
+		return
+	}
+	if d, ok := (*into).(*tensor.Dense); ok && d != nil && d.Dtype() == tensor.Float32 && d.Shape().Eq(shape) && d.IsNativelyAccessible() {
+		copy(d.Data().([]float32), data)
+		return
+	}
+	*into = tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]float32(nil), data...)))
 }
 
 // explain rewrites a TargetError with the step's node and the offending
@@ -179,13 +353,28 @@ func (m *Machine) explain(err error) error {
 // Reset does nothing: a run leaves nothing behind that the next one would see.
 func (m *Machine) Reset() {}
 
-// Close releases the machine's device memory. Closing twice does nothing.
+// Close releases the machine's own device memory and its backend; the
+// weights shared with the model's other machines stay until the model's
+// device.State is closed. Closing twice does nothing.
 func (m *Machine) Close() error {
 	if m.closed {
 		return nil
 	}
 	m.closed = true
-	return m.be.Close()
+	err := m.dev.Do(func() error {
+		var errs []error
+		for _, mem := range m.own {
+			if mem != nil {
+				errs = append(errs, m.dev.Free(mem))
+			}
+		}
+		return errors.Join(errs...)
+	})
+	err = errors.Join(err, m.be.Close())
+	if m.state != nil {
+		err = errors.Join(err, m.state.Close())
+	}
+	return err
 }
 
 // hostData returns the float32 values bound to an input node.
@@ -203,4 +392,11 @@ func hostData(n *gorgonia.Node) ([]float32, error) {
 	default:
 		return nil, fmt.Errorf("node %q holds a %T: the GPU machine computes on float32 tensors", n.Name(), v)
 	}
+}
+
+// AdamRate is Adam's step size for update u with the bias corrections
+// folded in, as optim.Adam computes it: lr·√(1-β2^t)/(1-β1^t).
+func AdamRate(u device.Update) float32 {
+	t := float64(u.Step)
+	return float32(u.LearningRate * math.Sqrt(1-math.Pow(u.Beta2, t)) / (1 - math.Pow(u.Beta1, t)))
 }

@@ -291,7 +291,7 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := New(p, &hostBackend{})
+			m, err := New(p, newHostBackend(&hostDevice{}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +332,7 @@ func TestInferenceGraph(t *testing.T) {
 			t.Errorf("an inference graph has a %v step", s)
 		}
 	}
-	m, err := New(p, &hostBackend{})
+	m, err := New(p, newHostBackend(&hostDevice{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestTargetErrorNamesTheSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc, err := New(p, &hostBackend{})
+	mc, err := New(p, newHostBackend(&hostDevice{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,10 +374,27 @@ func TestTargetErrorNamesTheSample(t *testing.T) {
 	}
 }
 
-// failingBackend fails Alloc, to check New closes what it opened.
-type failingBackend struct{ hostBackend }
+// failingDevice runs out of memory after a few allocations, to check New
+// frees what it allocated and closes the backend.
+type failingDevice struct {
+	hostDevice
+	left int
+}
 
-func (f *failingBackend) Alloc([]Buffer) error { return errors.New("no memory") }
+func (f *failingDevice) Alloc(n int) (Mem, error) {
+	if f.left == 0 {
+		return nil, errors.New("no memory")
+	}
+	f.left--
+	return f.hostDevice.Alloc(n)
+}
+
+type failingBackend struct {
+	*hostBackend
+	dev *failingDevice
+}
+
+func (f failingBackend) Device() Device { return f.dev }
 
 func TestNewClosesOnError(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
@@ -386,12 +403,16 @@ func TestNewClosesOnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := &failingBackend{}
-	if _, err := New(p, be); err == nil || !strings.Contains(err.Error(), "no memory") {
+	dev := &failingDevice{left: 3}
+	be := failingBackend{hostBackend: newHostBackend(&dev.hostDevice), dev: dev}
+	if _, err := New(p, be, nil); err == nil || !strings.Contains(err.Error(), "no memory") {
 		t.Errorf("New: %v", err)
 	}
 	if !be.closed {
 		t.Error("New did not close the backend after failing")
+	}
+	if dev.live != 0 {
+		t.Errorf("%d allocations left after New failed", dev.live)
 	}
 }
 

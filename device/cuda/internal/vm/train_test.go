@@ -1,0 +1,270 @@
+package vm
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// weights are host tensors shared by several graphs, as nn's layers share
+// theirs with every program of a model.
+type weights struct{ w1, b1, w2 *tensor.Dense }
+
+func newWeights(v values) weights {
+	return weights{
+		w1: tensor.New(tensor.WithShape(6, 5), tensor.WithBacking(clone(v.w1))),
+		b1: tensor.New(tensor.WithShape(5), tensor.WithBacking(clone(v.b1))),
+		w2: tensor.New(tensor.WithShape(5, classes), tensor.WithBacking(clone(v.w2))),
+	}
+}
+
+func (w weights) data() [][]float32 {
+	return [][]float32{w.w1.Data().([]float32), w.b1.Data().([]float32), w.w2.Data().([]float32)}
+}
+
+// sharedModel builds a graph like buildModel's whose weights are w, with
+// its own batch of the given size; train adds the gradients.
+func sharedModel(t *testing.T, spec modelSpec, w weights, batch int, seed uint64, train bool) *model {
+	t.Helper()
+	spec.batch = batch
+	v := newValues(spec, seed)
+	m := buildModel(t, spec, v, false)
+	// Rebind the weights to the shared tensors before the gradients exist.
+	for _, p := range []struct {
+		n *gorgonia.Node
+		t *tensor.Dense
+	}{{m.w1, w.w1}, {m.b1, w.b1}, {m.w2, w.w2}} {
+		if err := gorgonia.Let(p.n, p.t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if train {
+		if _, err := gorgonia.Grad(m.loss, m.learnables()...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// TestTrainMatchesHostOptimizer trains with Machine.Train, alternating two
+// machines of different batch sizes that share the weights and the
+// optimizer's slots through one device.State, and compares every step with
+// gorgonia's tape machine plus package optim on the host.
+func TestTrainMatchesHostOptimizer(t *testing.T) {
+	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true}
+	rules := []struct {
+		name   string
+		opt    func() (optim.Optimizer, error)
+		update func(step int64) device.Update
+	}{
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) },
+			func(int64) device.Update { return device.Update{Rule: device.SGD, LearningRate: 0.1} }},
+		{"momentum", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
+		}, func(int64) device.Update { return device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9} }},
+		{"nesterov", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true})
+		}, func(int64) device.Update {
+			return device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9, Nesterov: true}
+		}},
+		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) },
+			func(step int64) device.Update {
+				return device.Update{Rule: device.Adam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Step: step}
+			}},
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			v := newValues(modelSpec{loss: spec.loss, batch: 1}, 1)
+			devW, refW := newWeights(v), newWeights(v)
+			dev := &hostDevice{}
+			state := device.NewState()
+			var machines []*Machine
+			var gpuModels, refModels []*model
+			var tapes []gorgonia.VM
+			for i, batch := range []int{4, 3} {
+				gm := sharedModel(t, spec, devW, batch, uint64(10+i), true)
+				p, err := Compile(gm.g, gm.learnables())
+				if err != nil {
+					t.Fatal(err)
+				}
+				mc, err := New(p, newHostBackend(dev), state)
+				if err != nil {
+					t.Fatal(err)
+				}
+				machines, gpuModels = append(machines, mc), append(gpuModels, gm)
+				rm := sharedModel(t, spec, refW, batch, uint64(10+i), true)
+				refModels = append(refModels, rm)
+				tapes = append(tapes, gorgonia.NewTapeMachine(rm.g, gorgonia.BindDualValues(rm.learnables()...)))
+			}
+			opt, err := r.opt()
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := []string{"w1", "b1", "w2"}
+			for step := 0; step < 6; step++ {
+				k := step % 2
+				if err := machines[k].Train(r.update(int64(step + 1))); err != nil {
+					t.Fatal(err)
+				}
+				rm := refModels[k]
+				if err := tapes[k].RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				vars := make([]optim.Variable, 3)
+				for i, l := range rm.learnables() {
+					g, err := l.Grad()
+					if err != nil {
+						t.Fatal(err)
+					}
+					vars[i] = optim.Variable{Name: names[i], Value: refW.data()[i], Grad: g.Data().([]float32)}
+				}
+				if err := opt.Apply(vars); err != nil {
+					t.Fatal(err)
+				}
+				for _, vr := range vars {
+					clear(vr.Grad)
+				}
+				tapes[k].Reset()
+				compare(t, "loss", scalar(t, gpuModels[k].lossRead), scalar(t, rm.lossRead))
+				// WriteBack keeps the host copies current.
+				for i := range names {
+					compareSlices(t, names[i]+" after step", devW.data()[i], refW.data()[i])
+				}
+				if t.Failed() {
+					t.Fatalf("step %d", step)
+				}
+			}
+			for _, tm := range tapes {
+				tm.Close()
+			}
+			for _, mc := range machines {
+				if err := mc.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := state.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if dev.live != 0 {
+				t.Errorf("%d device allocations left after closing the machines and the state", dev.live)
+			}
+		})
+	}
+}
+
+// TestWeightsStayOnDeviceUntilSync turns WriteBack off: Train leaves the
+// host copies alone, an inference graph of the same model reads the
+// device's weights, and State.Sync brings them back.
+func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
+	spec := modelSpec{hidden: ops.Tanh, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true}
+	v := newValues(modelSpec{loss: spec.loss, batch: 1}, 2)
+	w := newWeights(v)
+	before := clone(w.w1.Data().([]float32))
+	dev := &hostDevice{}
+	state := device.NewState()
+	defer state.Close()
+
+	tm := sharedModel(t, spec, w, 4, 20, true)
+	p, err := Compile(tm.g, tm.learnables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer, err := New(p, newHostBackend(dev), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trainer.Close()
+	trainer.writeBack = false
+	for i := 0; i < 3; i++ {
+		if err := trainer.Train(device.Update{Rule: device.SGD, LearningRate: 0.5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.w1.Data().([]float32); got[0] != before[0] {
+		t.Fatalf("the host copy changed without WriteBack: %v -> %v", before[0], got[0])
+	}
+
+	// An inference graph (no learnables: weights are inputs) sees the
+	// trained weights, not the stale host copy.
+	im := sharedModel(t, spec, w, 5, 21, false)
+	ip, err := Compile(im.g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := newHostBackend(dev)
+	infer, err := New(ip, be, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer infer.Close()
+	if err := infer.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	if n := be.uploads[&w.w1.Data().([]float32)[0]]; n != 0 {
+		t.Errorf("the inference machine uploaded the stale w1 %d times", n)
+	}
+	onDevice := clone(im.outRead.(*tensor.Dense).Data().([]float32))
+
+	if err := state.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.w1.Data().([]float32); got[0] == before[0] {
+		t.Fatal("State.Sync did not bring the trained weights back")
+	}
+	// With the host copy current, a fresh inference graph on a state of
+	// its own (so it uploads from the host) gives the same outputs.
+	fresh := sharedModel(t, spec, w, 5, 21, false)
+	fp, err := Compile(fresh.g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, err := New(fp, newHostBackend(&hostDevice{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fm.Close()
+	if err := fm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	compareSlices(t, "outputs from the synced host weights", fresh.outRead.(*tensor.Dense).Data().([]float32), onDevice)
+}
+
+func TestTrainUnsupported(t *testing.T) {
+	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
+	v := newValues(spec, 3)
+	im := buildModel(t, spec, v, false)
+	p, err := Compile(im.g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(p, newHostBackend(&hostDevice{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Train(device.Update{Rule: device.SGD, LearningRate: 0.1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+		t.Errorf("Train on an inference graph: %v, want ErrUpdateUnsupported", err)
+	}
+	tm := buildModel(t, spec, v, true)
+	tp, err := Compile(tm.g, tm.learnables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := New(tp, newHostBackend(&hostDevice{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if err := m2.Train(device.Update{Rule: device.Rule(42), LearningRate: 0.1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+		t.Errorf("Train with an unknown rule: %v, want ErrUpdateUnsupported", err)
+	}
+	if err := m2.Train(device.Update{Rule: device.Adam, LearningRate: 0.1}); err == nil {
+		t.Error("Train with Adam at step 0 succeeded")
+	}
+
+}
