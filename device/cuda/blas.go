@@ -1,0 +1,210 @@
+//go:build cudavm && cgo
+
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <cuda.h>
+
+// The few cuBLAS entry points gokeras uses, with the C types of cublas_v2.h
+// (handles and streams are pointers, enums are ints). cuBLAS is opened with
+// dlopen, not linked: see blas.go.
+typedef int (*cublasCreate_t)(void **handle);
+typedef int (*cublasDestroy_t)(void *handle);
+typedef int (*cublasSetStream_t)(void *handle, CUstream stream);
+typedef int (*cublasGetVersion_t)(void *handle, int *version);
+typedef int (*cublasSgemm_t)(void *handle, int transa, int transb, int m, int n, int k,
+	const float *alpha, const float *A, int lda, const float *B, int ldb,
+	const float *beta, float *C, int ldc);
+
+typedef struct {
+	void *lib;
+	cublasCreate_t create;
+	cublasDestroy_t destroy;
+	cublasSetStream_t setStream;
+	cublasGetVersion_t getVersion;
+	cublasSgemm_t sgemm;
+} gk_cublas;
+
+// gk_cublas_open dlopens path and finds the entry points; on failure it
+// returns the dlerror text (static storage) and closes the library.
+static const char *gk_cublas_open(const char *path, gk_cublas *b) {
+	b->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!b->lib) return dlerror();
+	b->create = (cublasCreate_t)dlsym(b->lib, "cublasCreate_v2");
+	b->destroy = (cublasDestroy_t)dlsym(b->lib, "cublasDestroy_v2");
+	b->setStream = (cublasSetStream_t)dlsym(b->lib, "cublasSetStream_v2");
+	b->getVersion = (cublasGetVersion_t)dlsym(b->lib, "cublasGetVersion_v2");
+	b->sgemm = (cublasSgemm_t)dlsym(b->lib, "cublasSgemm_v2");
+	if (!b->create || !b->destroy || !b->setStream || !b->getVersion || !b->sgemm) {
+		dlclose(b->lib);
+		b->lib = NULL;
+		return "a cuBLAS v2 entry point (cublasCreate_v2, cublasDestroy_v2, cublasSetStream_v2, cublasGetVersion_v2 or cublasSgemm_v2) is missing";
+	}
+	return NULL;
+}
+
+static int gk_cublas_create(gk_cublas *b, void **h) { return b->create(h); }
+static int gk_cublas_destroy(gk_cublas *b, void *h) { return b->destroy(h); }
+static int gk_cublas_set_stream(gk_cublas *b, void *h, CUstream s) { return b->setStream(h, s); }
+static int gk_cublas_version(gk_cublas *b, void *h, int *v) { return b->getVersion(h, v); }
+
+// gk_sgemm takes alpha and beta by value and device pointers as integers.
+static int gk_sgemm(gk_cublas *b, void *h, int ta, int tb, int m, int n, int k,
+		float alpha, CUdeviceptr A, int lda, CUdeviceptr B, int ldb, float beta, CUdeviceptr C, int ldc) {
+	return b->sgemm(h, ta, tb, m, n, k, &alpha, (const float *)A, lda, (const float *)B, ldb, &beta, (float *)C, ldc);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// BLASEnv names an environment variable holding the path of the cuBLAS
+// library to use, for installs where none of the standard sonames is on the
+// loader's path (say /usr/local/cuda-12.4/lib64/libcublas.so.12).
+const BLASEnv = "GOKERAS_CUBLAS"
+
+// blasSonames are tried in order when BLASEnv is not set: the newest cuBLAS
+// first. The v2 API gokeras calls is the same in all of them.
+var blasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
+
+// cuBLAS is opened with dlopen at run time instead of being linked, unlike
+// gorgonia.org/cu/blas: that package links libcublas.so.11 and its
+// versioned symbols, so a binary built against Debian's CUDA 11.8 would
+// refuse to start on a machine that has only CUDA 12 or 13. Only
+// libcuda.so.1, the driver itself, is linked.
+//
+// The library is opened once per process and never closed.
+var blasLibrary = sync.OnceValues(openBLASLibrary)
+
+// blasLib is an opened cuBLAS.
+type blasLib struct {
+	c    *C.gk_cublas // C memory: the function table
+	path string       // what was opened
+}
+
+func openBLASLibrary() (*blasLib, error) {
+	candidates := blasSonames
+	if p := os.Getenv(BLASEnv); p != "" {
+		candidates = []string{p}
+	}
+	tab := (*C.gk_cublas)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gk_cublas{}))))
+	var failures []string
+	for _, name := range candidates {
+		cname := C.CString(name)
+		msg := C.gk_cublas_open(cname, tab)
+		C.free(unsafe.Pointer(cname))
+		if msg == nil {
+			return &blasLib{c: tab, path: name}, nil
+		}
+		failures = append(failures, C.GoString(msg))
+	}
+	C.free(unsafe.Pointer(tab))
+	if p := os.Getenv(BLASEnv); p != "" {
+		return nil, fmt.Errorf("opening cuBLAS from $%s=%s: %s", BLASEnv, p, failures[0])
+	}
+	return nil, fmt.Errorf("cuBLAS not found (tried %s: %s): install it (Debian: libcublas12 or libcublas11; "+
+		"NVIDIA: the CUDA toolkit), add its directory to LD_LIBRARY_PATH, or set $%s to the library's path",
+		strings.Join(blasSonames, ", "), strings.Join(failures, "; "), BLASEnv)
+}
+
+// blasStatus names a cublasStatus_t.
+func blasStatus(s C.int) error {
+	if s == 0 {
+		return nil
+	}
+	names := map[C.int]string{
+		1: "CUBLAS_STATUS_NOT_INITIALIZED", 3: "CUBLAS_STATUS_ALLOC_FAILED", 7: "CUBLAS_STATUS_INVALID_VALUE",
+		8: "CUBLAS_STATUS_ARCH_MISMATCH", 11: "CUBLAS_STATUS_MAPPING_ERROR", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
+		14: "CUBLAS_STATUS_INTERNAL_ERROR", 15: "CUBLAS_STATUS_NOT_SUPPORTED", 16: "CUBLAS_STATUS_LICENSE_ERROR",
+	}
+	if n, ok := names[s]; ok {
+		return fmt.Errorf("%s (%d)", n, int(s))
+	}
+	return fmt.Errorf("cuBLAS status %d", int(s))
+}
+
+// blasHandle is a cuBLAS handle bound to one stream: one per machine, so
+// machines on different goroutines never share a handle.
+type blasHandle struct {
+	lib     *blasLib
+	h       unsafe.Pointer
+	version int
+}
+
+// newBLASHandle creates a handle that queues its work on stream; call it
+// inside gpu.do (cuBLAS binds the handle to the current context).
+func newBLASHandle(stream cu.Stream) (*blasHandle, error) {
+	lib, err := blasLibrary()
+	if err != nil {
+		return nil, err
+	}
+	var h unsafe.Pointer
+	if err := blasStatus(C.gk_cublas_create(lib.c, &h)); err != nil {
+		return nil, fmt.Errorf("cublasCreate (%s): %w", lib.path, err)
+	}
+	b := &blasHandle{lib: lib, h: h}
+	if err := blasStatus(C.gk_cublas_set_stream(lib.c, h, C.CUstream(unsafe.Pointer(stream.C())))); err != nil {
+		return nil, errors.Join(fmt.Errorf("cublasSetStream: %w", err), b.close())
+	}
+	var v C.int
+	if err := blasStatus(C.gk_cublas_version(lib.c, h, &v)); err != nil {
+		return nil, errors.Join(fmt.Errorf("cublasGetVersion: %w", err), b.close())
+	}
+	b.version = int(v)
+	return b, nil
+}
+
+// close destroys the handle; call it inside gpu.do.
+func (b *blasHandle) close() error {
+	if b.h == nil {
+		return nil
+	}
+	h := b.h
+	b.h = nil
+	if err := blasStatus(C.gk_cublas_destroy(b.lib.c, h)); err != nil {
+		return fmt.Errorf("cublasDestroy: %w", err)
+	}
+	return nil
+}
+
+// gemm queues c = alpha·op(a)·op(b) + beta·c for row-major float32
+// matrices on the handle's stream, with the shapes of package ops' gemm:
+// op(a) is m×k, op(b) is k×n, c is m×n; a is stored k×m when transA, b is
+// n×k when transB.
+//
+// cuBLAS is column-major, and a row-major matrix is its transpose read
+// column-major, so this computes cᵀ = op(b)ᵀ·op(a)ᵀ: the operands swap
+// places and keep their transpose flags and leading dimensions.
+func (b *blasHandle) gemm(transA, transB bool, m, n, k int, alpha float32, a, bm cu.DevicePtr, beta float32, c cu.DevicePtr) error {
+	if m == 0 || n == 0 {
+		return nil
+	}
+	const opN, opT = 0, 1 // CUBLAS_OP_N, CUBLAS_OP_T
+	ta, lda := C.int(opN), k
+	if transA {
+		ta, lda = opT, m
+	}
+	tb, ldb := C.int(opN), n
+	if transB {
+		tb, ldb = opT, k
+	}
+	s := C.gk_sgemm(b.lib.c, b.h, tb, ta, C.int(n), C.int(m), C.int(k),
+		C.float(alpha), C.CUdeviceptr(bm), C.int(ldb), C.CUdeviceptr(a), C.int(lda),
+		C.float(beta), C.CUdeviceptr(c), C.int(n))
+	if err := blasStatus(s); err != nil {
+		return fmt.Errorf("cublasSgemm (m=%d n=%d k=%d transA=%t transB=%t): %w", m, n, k, transA, transB, err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+// Package cuda is gokeras's GPU driver: built with -tags cudavm it
+// registers a device.Driver for "/GPU:N" that lists NVIDIA GPUs, allocates
+// device memory for device.Place and device.Copy, and runs the same
+// gorgonia graphs as the CPU machine, with kernels of its own and cuBLAS.
+// Import it for its side effect, as database/sql drivers are imported:
+//
+//	import _ "github.com/gokeras/gokeras/device/cuda"
+//
+// Without the tag the package is empty (this file only), so importing it
+// costs nothing and needs no CUDA: programs can import it unconditionally
+// and gain the GPU when built with the tag.
+//
+// # Building
+//
+// The build tag is cudavm, not cuda: -tags cuda also switches
+// gorgonia.org/gorgonia to its own CUDA backend, which needs cudnn.h and
+// links cuDNN and cuBLAS. The build needs cgo, cuda.h and a libcuda.so to
+// link against; scripts/install-cuda.sh fetches both from Debian's
+// nvidia-cuda-dev into .cuda/ and writes the cgo flags to .cuda/env.sh:
+//
+//	scripts/install-cuda.sh
+//	scripts/build-cuda.sh            # go vet and go build -tags cudavm ./...
+//	. .cuda/env.sh && go build -tags cudavm ./cmd/train
+//
+// The binary links libcuda.so.1 (the driver) and nothing else from CUDA.
+// cuBLAS is opened at run time with dlopen, trying libcublas.so.13, .so.12
+// and .so.11, or the path in $GOKERAS_CUBLAS (BLASEnv): gorgonia.org/cu/blas
+// would link libcublas.so.11 with versioned symbols, and a binary built
+// against CUDA 11.8 would then not start where only CUDA 12 or 13 is
+// installed. The kernels are PTX (kernels/kernels.cu, compiled by
+// kernels/gen.sh through go generate for compute_70 and committed) embedded
+// in the binary and JIT-compiled by the driver for the GPU at hand, Volta
+// and later, with a driver for CUDA 11.8 or newer.
+//
+// # Starting without a GPU
+//
+// gorgonia.org/cu v0.9.6 calls cuInit in its init function and, if that
+// fails, prints a line and calls os.Exit(1): a cudavm binary does not start
+// on a machine without a working NVIDIA driver and GPU, and only cudavm
+// code may import cu. Package internal/cuinit runs first and says why,
+// naming the CUDA error; in test binaries it skips instead (exit status 0,
+// a "SKIP" line) unless GOKERAS_REQUIRE_GPU is set. Without libcuda.so.1 at
+// all the dynamic loader refuses to start the binary. Build without the
+// tag for CPU-only machines.
+//
+// # The machine
+//
+// NewMachine compiles the graph with internal/vm: it walks the graph in
+// execution order and maps each op of package ops (ops.Inspect) to a step,
+// a cuBLAS sgemm for the products of Affine and its gradients, a kernel
+// for the rest; a bias and the elementwise activation after it are one
+// kernel. An op it has no kernel for, or a float64 graph, is an error when
+// the graph is bound, naming the node and its op; nothing falls back to
+// the CPU. Each machine has its own buffers, stream and cuBLAS handle; the
+// GPU's primary context and the loaded kernels are shared.
+//
+// The machine is a device.Trainer. Train runs the forward pass, the
+// backward pass and the update (SGD, with momentum or Nesterov, or Adam,
+// from the device.Update it is given) on the GPU: the weights and the
+// optimizer's slots live in device memory shared by all the machines of a
+// model through its device.State, so per step the batch and its labels go
+// in, and the loss and the outputs come back. So do the updated weights,
+// for now (vm.WriteBack): nn reads and writes weights on the host
+// (GetWeights, SaveWeights, SetWeights) without calling State.Sync, and
+// the host copy must stay current. RunAll, which nn uses for evaluation,
+// prediction and the optimizers it keeps on the host, copies the weights
+// in from the host and the gradients out, as gorgonia's machines expose
+// them (node.Grad()).
+//
+// A GPU allocation that does not fit is an error wrapping ErrOutOfMemory
+// that gives the bytes asked for and the bytes free.
+package cuda
+
+//go:generate ./kernels/gen.sh

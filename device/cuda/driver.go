@@ -1,0 +1,189 @@
+//go:build cudavm && cgo
+
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gokeras/gokeras/device"
+	// cuinit must initialise before gorgonia.org/cu: see its documentation.
+	_ "github.com/gokeras/gokeras/device/cuda/internal/cuinit"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+)
+
+// gpuDriver is the driver this package registers, as database/sql drivers
+// register one value each.
+var gpuDriver = &driver{}
+
+func init() {
+	if err := device.Register(gpuDriver); err != nil {
+		panic(err) // only reachable if two GPU drivers are linked in: a build error
+	}
+}
+
+// driver is the device.Driver for NVIDIA GPUs. It opens each GPU (retains
+// its primary context) the first time something is allocated or bound on
+// it, and keeps it open for the life of the process.
+type driver struct {
+	mu   sync.Mutex
+	gpus map[int]*gpu
+}
+
+var (
+	_ device.Driver    = (*driver)(nil)
+	_ device.Allocator = (*driver)(nil)
+)
+
+func (*driver) Kind() device.Kind { return device.GPU }
+
+// Devices lists the GPUs the driver sees, with their names, memory and
+// compute capability.
+func (*driver) Devices() ([]device.PhysicalDevice, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, fmt.Errorf("counting CUDA devices: %w", err)
+	}
+	devs := make([]device.PhysicalDevice, 0, n)
+	for i := 0; i < n; i++ {
+		d, err := describe(i)
+		if err != nil {
+			return nil, err
+		}
+		devs = append(devs, d)
+	}
+	return devs, nil
+}
+
+// describe reads what the driver knows about GPU i.
+func describe(i int) (device.PhysicalDevice, error) {
+	d, err := cu.GetDevice(i)
+	if err != nil {
+		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d: %w", i, err)
+	}
+	name, err := d.Name()
+	if err != nil {
+		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d: name: %w", i, err)
+	}
+	mem, err := d.TotalMem()
+	if err != nil {
+		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): total memory: %w", i, name, err)
+	}
+	major, minor, err := d.ComputeCapability()
+	if err != nil {
+		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): compute capability: %w", i, name, err)
+	}
+	return device.PhysicalDevice{
+		Name:              fmt.Sprintf("/physical_device:GPU:%d", i),
+		Kind:              device.GPU,
+		Index:             i,
+		Description:       name,
+		MemoryBytes:       mem,
+		ComputeCapability: [2]int{major, minor},
+	}, nil
+}
+
+// open returns GPU index, retaining its primary context the first time.
+func (drv *driver) open(index int) (*gpu, error) {
+	drv.mu.Lock()
+	defer drv.mu.Unlock()
+	if g, ok := drv.gpus[index]; ok {
+		return g, nil
+	}
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, fmt.Errorf("counting CUDA devices: %w", err)
+	}
+	if index < 0 || index >= n {
+		return nil, fmt.Errorf("there is no /GPU:%d: the CUDA driver sees %d GPUs", index, n)
+	}
+	desc, err := describe(index)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := cu.GetDevice(index)
+	if err != nil {
+		return nil, fmt.Errorf("CUDA device %d: %w", index, err)
+	}
+	// The primary context is the one the CUDA runtime (and so cuBLAS)
+	// uses too: one context per GPU for the whole process.
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return nil, fmt.Errorf("/GPU:%d (%s): creating its CUDA context: %w", index, desc.Description, err)
+	}
+	g := &gpu{index: index, desc: desc, dev: dev, ctx: ctx}
+	if drv.gpus == nil {
+		drv.gpus = map[int]*gpu{}
+	}
+	drv.gpus[index] = g
+	return g, nil
+}
+
+// Alloc implements device.Allocator: bytes of device memory on /GPU:index.
+func (drv *driver) Alloc(index int, bytes int64) (device.Buffer, error) {
+	g, err := drv.open(index)
+	if err != nil {
+		return nil, err
+	}
+	var buf *buffer
+	err = g.do(func() error {
+		ptr, err := g.alloc(bytes)
+		buf = &buffer{gpu: g, ptr: ptr, bytes: bytes}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// NewMachine binds the graph g to /GPU:index; see Machine.
+func (drv *driver) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+	gp, err := drv.open(index)
+	if err != nil {
+		return nil, err
+	}
+	return newMachine(gp, g, opts)
+}
+
+// gpu is one opened device.
+type gpu struct {
+	index int
+	desc  device.PhysicalDevice
+	dev   cu.Device
+	ctx   cu.CUContext
+
+	// The kernels module, loaded into the context on first use by a
+	// machine and shared by every machine on this GPU.
+	kernOnce sync.Once
+	kernErr  error
+	kern     *kernels
+}
+
+// do runs f on an OS thread with the GPU's context current. CUDA contexts
+// are per thread and goroutines move between threads, so every call into
+// the driver goes through do.
+func (g *gpu) do(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(g.ctx); err != nil {
+		return fmt.Errorf("/GPU:%d: making its CUDA context current: %w", g.index, err)
+	}
+	return f()
+}
+
+// kernels loads the PTX kernels into the GPU's context once. Call it
+// inside do.
+func (g *gpu) kernels() (*kernels, error) {
+	g.kernOnce.Do(func() {
+		if g.kern, g.kernErr = loadKernels(); g.kernErr != nil {
+			g.kernErr = fmt.Errorf("%s (%s, compute capability %d.%d): %w", g.short(), g.desc.Description,
+				g.desc.ComputeCapability[0], g.desc.ComputeCapability[1], g.kernErr)
+		}
+	})
+	return g.kern, g.kernErr
+}
+
+func (g *gpu) short() string { return fmt.Sprintf("/GPU:%d", g.index) }

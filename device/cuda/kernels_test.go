@@ -1,0 +1,398 @@
+//go:build cudavm && cgo
+
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/gokeras/gokeras/device/cuda/internal/opstest"
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// These tests run each kernel, and the cuBLAS product, on small inputs and
+// compare with the CPU ops of package ops (and optim's updates) on the
+// same inputs. The test binary skips as a whole when there is no GPU (see
+// internal/cuinit).
+
+// harness is GPU 0 with the kernels loaded and a stream.
+type harness struct {
+	t    *testing.T
+	g    *gpu
+	k    *kernels
+	s    cu.Stream
+	bufs []cu.DevicePtr
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	n, err := cu.NumDevices()
+	if err != nil || n == 0 {
+		t.Skipf("no CUDA GPU (%d devices, %v)", n, err)
+	}
+	g, err := gpuDriver.open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, g: g}
+	h.do(func() error {
+		var err error
+		if h.k, err = g.kernels(); err != nil {
+			return err
+		}
+		h.s, err = cu.MakeStream(cu.DefaultStream)
+		return err
+	})
+	t.Cleanup(func() {
+		h.do(func() error {
+			for _, p := range h.bufs {
+				if err := free(p); err != nil {
+					return err
+				}
+			}
+			return h.s.Destroy()
+		})
+	})
+	return h
+}
+
+func (h *harness) do(f func() error) {
+	h.t.Helper()
+	if err := h.g.do(f); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// upload copies data to a new device buffer.
+func (h *harness) upload(data []float32) cu.DevicePtr {
+	h.t.Helper()
+	var p cu.DevicePtr
+	h.do(func() error {
+		var err error
+		if p, err = h.g.alloc(int64(len(data)) * 4); err != nil {
+			return err
+		}
+		h.bufs = append(h.bufs, p)
+		if len(data) == 0 {
+			return nil
+		}
+		return cu.MemcpyHtoD(p, unsafe.Pointer(&data[0]), int64(len(data))*4)
+	})
+	return p
+}
+
+func (h *harness) zeros(n int) cu.DevicePtr { return h.upload(make([]float32, n)) }
+
+// download waits for the stream and copies n floats back.
+func (h *harness) download(p cu.DevicePtr, n int) []float32 {
+	h.t.Helper()
+	out := make([]float32, n)
+	h.do(func() error {
+		if err := h.s.Synchronize(); err != nil {
+			return err
+		}
+		return cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(n)*4)
+	})
+	return out
+}
+
+func randn(rng *rand.Rand, n int, scale float64) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(scale * rng.NormFloat64())
+	}
+	return s
+}
+
+func dense(data []float32, shape ...int) *tensor.Dense { return opstest.Dense(data, shape...) }
+
+// cpu runs op's Do, the CPU implementation, and returns its values.
+func cpu(t *testing.T, op gorgonia.Op, args ...gorgonia.Value) []float32 {
+	t.Helper()
+	v, err := opstest.Run(op, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func build(t *testing.T, act ops.Activation, loss ops.LossKind, rows, cols int) opstest.Ops {
+	t.Helper()
+	o, err := opstest.Build(act, loss, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func sameValues(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	if d := opstest.Diff(got, want, tol); d != "" {
+		t.Errorf("%s on the GPU: %s", what, d)
+	}
+}
+
+const kernelTol = 2e-6
+
+func TestGemmMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	var bl *blasHandle
+	h.do(func() error {
+		var err error
+		bl, err = newBLASHandle(h.s)
+		return err
+	})
+	defer h.do(bl.close)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct{ transA, transB bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		m, k, n := 7, 13, 5
+		ar, ac, br, bc := m, k, k, n
+		if tc.transA {
+			ar, ac = k, m
+		}
+		if tc.transB {
+			br, bc = n, k
+		}
+		a, b := randn(rng, ar*ac, 1), randn(rng, br*bc, 1)
+		c := h.zeros(m * n)
+		h.do(func() error { return bl.gemm(tc.transA, tc.transB, m, n, k, 1, h.upload(a), h.upload(b), 0, c) })
+		got := h.download(c, m*n)
+		want := make([]float32, m*n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var s float64
+				for p := 0; p < k; p++ {
+					av, bv := a[i*k+p], b[p*n+j]
+					if tc.transA {
+						av = a[p*m+i]
+					}
+					if tc.transB {
+						bv = b[j*k+p]
+					}
+					s += float64(av) * float64(bv)
+				}
+				want[i*n+j] = float32(s)
+			}
+		}
+		sameValues(t, "gemm", got, want, 1e-5)
+	}
+	// And against the CPU op for the products of the Affine gradient.
+	o := build(t, ops.Linear, ops.MeanSquaredError, 6, 3)
+	g, x := randn(rng, 6*3, 1), randn(rng, 6*4, 1)
+	dw := h.zeros(4 * 3)
+	h.do(func() error { return bl.gemm(true, false, 4, 3, 6, 1, h.upload(x), h.upload(g), 0, dw) })
+	sameValues(t, "x^T·g", h.download(dw, 12), cpu(t, o.MatMulTransA, dense(x, 6, 4), dense(g, 6, 3)), 1e-5)
+}
+
+func TestBiasActMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(2, 2))
+	rows, cols := 9, 37
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+		x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
+		x[0], x[1] = 80, -80 // sigmoid and tanh saturate without overflow
+		z, y := h.zeros(rows*cols), h.zeros(rows*cols)
+		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), h.upload(b), z, y, rows, cols, act) })
+		wantZ := make([]float32, len(x))
+		for i := range x {
+			wantZ[i] = x[i] + b[i%cols]
+		}
+		sameValues(t, act.String()+" z", h.download(z, len(x)), wantZ, 0)
+		op := build(t, act, ops.MeanSquaredError, rows, cols).Activation
+		sameValues(t, act.String()+" y", h.download(y, len(x)), cpu(t, op, dense(wantZ, rows, cols)), kernelTol)
+		// No bias, y only: the standalone activation.
+		y2 := h.zeros(rows * cols)
+		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), 0, 0, y2, rows, cols, act) })
+		sameValues(t, act.String()+" alone", h.download(y2, len(x)), cpu(t, op, dense(x, rows, cols)), kernelTol)
+	}
+}
+
+func TestSoftmaxMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, shape := range [][2]int{{4, 10}, {3, 300}, {1, 1}, {70, 7}} {
+		rows, cols := shape[0], shape[1]
+		x := randn(rng, rows*cols, 5)
+		x[0] = 1000 // shifted by the row maximum: no overflow
+		o := build(t, ops.Softmax, ops.MeanSquaredError, rows, cols)
+		y := h.zeros(rows * cols)
+		h.do(func() error { return h.k.softmax(h.s, h.upload(x), y, rows, cols) })
+		yCPU := cpu(t, o.Activation, dense(x, rows, cols))
+		sameValues(t, "softmax", h.download(y, len(x)), yCPU, kernelTol)
+
+		dy := randn(rng, rows*cols, 1)
+		dx := h.zeros(rows * cols)
+		h.do(func() error { return h.k.softmaxGrad(h.s, h.upload(yCPU), h.upload(dy), dx, rows, cols) })
+		want := cpu(t, o.ActivationGrad, dense(x, rows, cols), dense(yCPU, rows, cols), dense(dy, rows, cols))
+		sameValues(t, "softmax gradient", h.download(dx, len(x)), want, 1e-5)
+	}
+}
+
+func TestActGradMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(4, 4))
+	rows, cols := 5, 33
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+		o := build(t, act, ops.MeanSquaredError, rows, cols)
+		x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
+		x[3] = 0 // relu passes no gradient at 0
+		y := cpu(t, o.Activation, dense(x, rows, cols))
+		dx := h.zeros(rows * cols)
+		h.do(func() error { return h.k.actGrad(h.s, h.upload(x), h.upload(y), h.upload(dy), dx, rows*cols, act) })
+		want := cpu(t, o.ActivationGrad, dense(x, rows, cols), dense(y, rows, cols), dense(dy, rows, cols))
+		sameValues(t, act.String()+" gradient", h.download(dx, rows*cols), want, kernelTol)
+	}
+}
+
+func TestSumRowsMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, shape := range [][2]int{{32, 3000}, {1, 5}, {600, 3}} {
+		rows, cols := shape[0], shape[1]
+		a := randn(rng, rows*cols, 1)
+		out := h.zeros(cols)
+		h.do(func() error { return h.k.sumRows(h.s, h.upload(a), out, rows, cols) })
+		op := build(t, ops.Linear, ops.MeanSquaredError, rows, cols).SumRows
+		sameValues(t, "column sums", h.download(out, cols), cpu(t, op, dense(a, rows, cols)), 1e-5)
+	}
+}
+
+func TestLossesMatchCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, kind := range opstest.LossKinds() {
+		for _, shape := range [][2]int{{32, 10}, {300, 3}, {1, 1}} {
+			rows, cols := shape[0], shape[1]
+			if kind.Sparse() && cols == 1 {
+				continue
+			}
+			t.Run(kind.String(), func(t *testing.T) {
+				p, y, ycols := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
+				o := build(t, ops.Linear, kind, rows, cols)
+				pd, yd := h.upload(p), h.upload(y)
+				out, bad := h.zeros(1), h.upload([]float32{math.Float32frombits(math.MaxInt32)})
+				h.do(func() error { return h.k.loss(h.s, pd, yd, rows, cols, kind, out, bad) })
+				sameValues(t, "loss", h.download(out, 1), cpu(t, o.Loss, dense(p, rows, cols), dense(y, rows, ycols)), 1e-5)
+				for _, seed := range []float32{1, 2.5} {
+					dp := h.zeros(rows * cols)
+					h.do(func() error { return h.k.lossGrad(h.s, pd, yd, h.upload([]float32{seed}), rows, cols, kind, dp, bad) })
+					want := cpu(t, o.LossGrad, dense(p, rows, cols), dense(y, rows, ycols), gorgonia.NewF32(seed))
+					sameValues(t, "loss gradient", h.download(dp, rows*cols), want, 1e-5)
+				}
+				if got := math.Float32bits(h.download(bad, 1)[0]); got != math.MaxInt32 {
+					t.Errorf("valid targets flagged sample %d as bad", got)
+				}
+			})
+		}
+	}
+}
+
+func TestSparseTargetIsFlagged(t *testing.T) {
+	h := newHarness(t)
+	rows, cols := 6, 4
+	p := make([]float32, rows*cols)
+	y := []float32{0, 3, 1.5, 2, 4, 1} // samples 2 and 4 are not class indices
+	for _, kind := range []ops.LossKind{ops.SparseSoftmaxCrossEntropy, ops.SparseCategoricalCrossentropy} {
+		bad := h.upload([]float32{math.Float32frombits(math.MaxInt32)})
+		out := h.zeros(1)
+		h.do(func() error { return h.k.loss(h.s, h.upload(p), h.upload(y), rows, cols, kind, out, bad) })
+		if got := math.Float32bits(h.download(bad, 1)[0]); got != 2 {
+			t.Errorf("%v: flagged sample %d, want 2", kind, got)
+		}
+		bad = h.upload([]float32{math.Float32frombits(math.MaxInt32)})
+		dp := h.zeros(rows * cols)
+		h.do(func() error {
+			return h.k.lossGrad(h.s, h.upload(p), h.upload(y), h.upload([]float32{1}), rows, cols, kind, dp, bad)
+		})
+		if got := math.Float32bits(h.download(bad, 1)[0]); got != 2 {
+			t.Errorf("%v gradient: flagged sample %d, want 2", kind, got)
+		}
+	}
+}
+
+func TestOptimizerKernelsMatchOptim(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n = 1000
+	w0 := randn(rng, n, 1)
+	grads := [][]float32{randn(rng, n, 1), randn(rng, n, 1), randn(rng, n, 0.1)}
+	type rule struct {
+		name string
+		opt  func() optim.Optimizer
+		gpu  func(t *testing.T, w, g cu.DevicePtr, state []cu.DevicePtr, step int) error
+	}
+	sgd := func(cfg optim.SGDConfig) func() optim.Optimizer {
+		return func() optim.Optimizer {
+			o, err := optim.NewSGD(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}
+	}
+	adamCfg := optim.AdamConfig{LearningRate: 0.01}
+	rules := []rule{
+		{"sgd", sgd(optim.SGDConfig{LearningRate: 0.1}), func(t *testing.T, w, g cu.DevicePtr, _ []cu.DevicePtr, _ int) error {
+			return h.k.sgd(h.s, w, g, n, 0.1)
+		}},
+		{"momentum", sgd(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9}), func(t *testing.T, w, g cu.DevicePtr, st []cu.DevicePtr, _ int) error {
+			return h.k.momentum(h.s, w, st[0], g, n, 0.1, 0.9, false)
+		}},
+		{"nesterov", sgd(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true}), func(t *testing.T, w, g cu.DevicePtr, st []cu.DevicePtr, _ int) error {
+			return h.k.momentum(h.s, w, st[0], g, n, 0.1, 0.9, true)
+		}},
+		{"adam", func() optim.Optimizer {
+			o, err := optim.NewAdam(adamCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}, func(t *testing.T, w, g cu.DevicePtr, st []cu.DevicePtr, step int) error {
+			tt := float64(step + 1) // Adam folds its bias corrections into the rate, as optim.Adam does
+			lrT := float32(0.01 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt)))
+			return h.k.adam(h.s, w, st[0], st[1], g, n, lrT, 0.9, 0.999, 1e-7)
+		}},
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			o := r.opt()
+			host := append([]float32(nil), w0...)
+			w := h.upload(w0)
+			state := []cu.DevicePtr{h.zeros(n), h.zeros(n)}
+			for step, g := range grads {
+				if err := o.Apply([]optim.Variable{{Name: "w", Value: host, Grad: g}}); err != nil {
+					t.Fatal(err)
+				}
+				gd := h.upload(g)
+				h.do(func() error { return r.gpu(t, w, gd, state, step) })
+			}
+			sameValues(t, "weights after 3 updates", h.download(w, n), host, 1e-6)
+		})
+	}
+}
+
+func TestU8ToF32(t *testing.T) {
+	h := newHarness(t)
+	in := make([]byte, 1000)
+	for i := range in {
+		in[i] = byte(i * 7)
+	}
+	// Upload the bytes through a float32 buffer of a quarter the length.
+	words := make([]float32, len(in)/4)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(in)), in)
+	src := h.upload(words)
+	out := h.zeros(len(in))
+	h.do(func() error { return h.k.u8ToF32(h.s, src, out, len(in), 1.0/255) })
+	got := h.download(out, len(in))
+	for i, b := range in {
+		if want := float32(b) * (1.0 / 255); got[i] != want {
+			t.Fatalf("byte %d (%d) -> %v, want %v", i, b, got[i], want)
+		}
+	}
+}

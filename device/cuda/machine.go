@@ -1,0 +1,278 @@
+//go:build cudavm && cgo
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/cuda/internal/vm"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+)
+
+// newMachine compiles g into kernel launches and cuBLAS calls (vm.Compile:
+// an op without a GPU kernel fails here, naming the op) and binds them to
+// GPU g.
+func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+	plan, err := vm.Compile(graph, opts.Learnables)
+	if err != nil {
+		return nil, err
+	}
+	be, err := newBackend(g)
+	if err != nil {
+		return nil, err
+	}
+	return vm.New(plan, be, opts.State)
+}
+
+// The GPU is a vm.Device: device memory is a cu.DevicePtr.
+var _ vm.Device = (*gpu)(nil)
+
+func (g *gpu) Do(f func() error) error { return g.do(f) }
+
+func (g *gpu) Alloc(n int) (vm.Mem, error) { return g.alloc(int64(n) * 4) }
+
+func (g *gpu) Free(m vm.Mem) error { return free(m.(cu.DevicePtr)) }
+
+// CopyOut copies on the legacy default stream, which waits for the work of
+// every machine's stream (they are created blocking) before it starts.
+func (g *gpu) CopyOut(dst []float32, m vm.Mem) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return cu.MemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), m.(cu.DevicePtr), int64(len(dst))*4)
+}
+
+// stageLimit is the largest copy that goes through pinned memory (the
+// batch, its labels, outputs and the loss). Larger ones (the weights and
+// their gradients) are copied straight from and to Go memory.
+const stageLimit = 4 << 20
+
+// backend is a vm.Backend on one GPU: steps as kernels and cuBLAS calls
+// queued on the machine's own stream.
+type backend struct {
+	gpu    *gpu
+	kern   *kernels
+	blas   *blasHandle
+	stream cu.Stream
+	// stage is pinned host memory for the small copies to and from each
+	// device buffer.
+	stage map[cu.DevicePtr]pinned
+	// after holds host copies from pinned memory to Go memory, made once
+	// the stream has finished.
+	after []func()
+	// bad is a device int the loss kernels set to the first sample whose
+	// sparse target is not a class index; badHost its pinned copy.
+	bad      cu.DevicePtr
+	badHost  pinned
+	lossStep int // the first loss step queued in this run, or -1
+}
+
+var _ vm.Backend = (*backend)(nil)
+
+func newBackend(g *gpu) (*backend, error) {
+	b := &backend{gpu: g, stage: map[cu.DevicePtr]pinned{}, lossStep: -1}
+	err := g.do(func() error {
+		var err error
+		if b.kern, err = g.kernels(); err != nil {
+			return err
+		}
+		if b.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
+			return fmt.Errorf("%s: creating a stream: %w", g.short(), err)
+		}
+		if b.blas, err = newBLASHandle(b.stream); err != nil {
+			return fmt.Errorf("%s: %w", g.short(), err)
+		}
+		if b.bad, err = g.alloc(4); err != nil {
+			return err
+		}
+		if b.badHost, err = allocPinned(1); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return b, nil
+}
+
+func (b *backend) Device() vm.Device { return b.gpu }
+
+func (b *backend) Zero(m vm.Mem, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return cu.MemsetD32Async(m.(cu.DevicePtr), 0, int64(n), b.stream)
+}
+
+// staging returns the pinned buffer for copies of n float32s to or from
+// device buffer p, or false when the copy is too large to stage.
+func (b *backend) staging(p cu.DevicePtr, n int) (pinned, bool, error) {
+	if n*4 > stageLimit {
+		return pinned{}, false, nil
+	}
+	if s, ok := b.stage[p]; ok && s.n == n {
+		return s, true, nil
+	}
+	s, err := allocPinned(n)
+	if err != nil {
+		return pinned{}, false, err
+	}
+	if old, ok := b.stage[p]; ok {
+		if err := old.free(); err != nil {
+			return pinned{}, false, errors.Join(err, s.free())
+		}
+	}
+	b.stage[p] = s
+	return s, true, nil
+}
+
+func (b *backend) Upload(dst vm.Mem, src []float32) error {
+	if len(src) == 0 {
+		return nil
+	}
+	p, bytes := dst.(cu.DevicePtr), int64(len(src))*4
+	s, ok, err := b.staging(p, len(src))
+	if err != nil {
+		return err
+	}
+	if ok {
+		copy(s.floats(), src)
+		return cu.MemcpyHtoDAsync(p, s.p, bytes, b.stream)
+	}
+	// Pageable memory: the driver stages it itself. src stays untouched
+	// until Wait returns, as the vm.Backend contract requires of callers.
+	return cu.MemcpyHtoDAsync(p, unsafe.Pointer(unsafe.SliceData(src)), bytes, b.stream)
+}
+
+func (b *backend) Download(dst []float32, src vm.Mem) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	p, bytes := src.(cu.DevicePtr), int64(len(dst))*4
+	s, ok, err := b.staging(p, len(dst))
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := cu.MemcpyDtoHAsync(s.p, p, bytes, b.stream); err != nil {
+			return err
+		}
+		b.after = append(b.after, func() { copy(dst, s.floats()) })
+		return nil
+	}
+	return cu.MemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), p, bytes, b.stream)
+}
+
+func (b *backend) Exec(i int, s *vm.Step, bufs []vm.Mem) error {
+	k, st := b.kern, b.stream
+	ptr := func(j int) cu.DevicePtr {
+		if j == vm.None {
+			return 0
+		}
+		return bufs[j].(cu.DevicePtr)
+	}
+	in := func(j int) cu.DevicePtr { return ptr(s.In[j]) }
+	out := func(j int) cu.DevicePtr { return ptr(s.Out[j]) }
+	switch s.Kind {
+	case vm.Gemm:
+		return b.blas.gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
+	case vm.BiasAct:
+		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Act)
+	case vm.Softmax:
+		return k.softmax(st, in(0), out(0), s.M, s.N)
+	case vm.ActGrad:
+		return k.actGrad(st, in(0), in(1), in(2), out(0), s.M*s.N, s.Act)
+	case vm.SoftmaxGrad:
+		return k.softmaxGrad(st, in(0), in(1), out(0), s.M, s.N)
+	case vm.SumRows:
+		return k.sumRows(st, in(0), out(0), s.M, s.N)
+	case vm.Loss, vm.LossGrad:
+		if b.lossStep < 0 {
+			b.lossStep = i
+			if err := cu.MemsetD32Async(b.bad, math.MaxInt32, 1, st); err != nil {
+				return err
+			}
+		}
+		if s.Kind == vm.Loss {
+			return k.loss(st, in(0), in(1), s.M, s.N, s.Loss, out(0), b.bad)
+		}
+		return k.lossGrad(st, in(0), in(1), in(2), s.M, s.N, s.Loss, out(0), b.bad)
+	}
+	return fmt.Errorf("no GPU implementation of %v", s.Kind)
+}
+
+// Update applies one optimizer step with the kernels of kernels.cu.
+func (b *backend) Update(wm, gm vm.Mem, slots []vm.Mem, n int, u device.Update) error {
+	w, g := wm.(cu.DevicePtr), gm.(cu.DevicePtr)
+	lr := float32(u.LearningRate)
+	switch {
+	case u.Rule == device.SGD && u.Momentum == 0:
+		return b.kern.sgd(b.stream, w, g, n, lr)
+	case u.Rule == device.SGD:
+		return b.kern.momentum(b.stream, w, slots[0].(cu.DevicePtr), g, n, lr, float32(u.Momentum), u.Nesterov)
+	case u.Rule == device.Adam:
+		return b.kern.adam(b.stream, w, slots[0].(cu.DevicePtr), slots[1].(cu.DevicePtr), g, n,
+			vm.AdamRate(u), float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon))
+	}
+	return fmt.Errorf("update rule %v: %w", u.Rule, device.ErrUpdateUnsupported)
+}
+
+// Wait waits for the stream, finishes the staged downloads and reports an
+// invalid sparse target the loss kernels found.
+func (b *backend) Wait() error {
+	lossStep := b.lossStep
+	b.lossStep = -1
+	after := b.after
+	b.after = nil
+	if lossStep >= 0 {
+		if err := cu.MemcpyDtoHAsync(b.badHost.p, b.bad, 4, b.stream); err != nil {
+			return err
+		}
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return fmt.Errorf("%s: running the step: %w", b.gpu.short(), err)
+	}
+	for _, f := range after {
+		f()
+	}
+	if lossStep >= 0 {
+		if row := *(*int32)(b.badHost.p); row != math.MaxInt32 {
+			return &vm.TargetError{Step: lossStep, Row: int(row)}
+		}
+	}
+	return nil
+}
+
+// Close frees what the backend holds: its stream, cuBLAS handle and
+// pinned buffers (the machine frees the device buffers).
+func (b *backend) Close() error {
+	return b.gpu.do(func() error {
+		var errs []error
+		if b.stream != (cu.Stream{}) {
+			errs = append(errs, b.stream.Synchronize())
+		}
+		for _, p := range b.stage {
+			errs = append(errs, p.free())
+		}
+		clear(b.stage)
+		errs = append(errs, free(b.bad), b.badHost.free())
+		b.bad, b.badHost = 0, pinned{}
+		if b.blas != nil {
+			errs = append(errs, b.blas.close())
+			b.blas = nil
+		}
+		if b.stream != (cu.Stream{}) {
+			errs = append(errs, b.stream.Destroy())
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("%s: releasing a machine: %w", b.gpu.short(), err)
+		}
+		return nil
+	})
+}
