@@ -54,7 +54,7 @@
 // checks that the device exists. A device that does not exist is an error
 // wrapping ErrNoSuchDevice that names it, lists what exists and says how to
 // fix it; asking for /GPU:0 from a binary built without CUDA tells you to
-// rebuild with -tags cuda, use /CPU:0 or enable soft placement.
+// rebuild with -tags cudavm, use /CPU:0 or enable soft placement.
 //
 // Soft placement (PlaceOptions.Soft; gokeras's --soft-placement flag) makes a
 // missing device fall back to /CPU:0 with a single warning line instead,
@@ -94,15 +94,16 @@
 // be copied to /CPU:0 first. Tensors in device memory hold driver memory
 // until Free is called.
 //
-// # Drivers and the cuda build tag
+// # Drivers and the cudavm build tag
 //
 // Each device kind is served by a Driver, registered with Register from
 // the driver package's init function, the way database/sql drivers
 // register. This package registers the CPU driver (see "The CPU machine"
-// below). The CUDA driver lives in package device/cuda
-// and is compiled only with the cuda build tag (go build -tags cuda), so a
-// default build has no CUDA dependency and no GPU devices: /GPU:0 does not
-// exist there.
+// below). The CUDA driver lives in package device/cuda, which programs
+// import for its side effect, and is compiled only with the cudavm build
+// tag (go build -tags cudavm; not `cuda`, which also switches gorgonia to
+// its own CUDA backend), so a default build has no CUDA dependency and no
+// GPU devices: /GPU:0 does not exist there.
 //
 // Drivers whose devices have their own memory also implement Allocator,
 // which hands out Buffers that copy to and from host memory; Place and Copy

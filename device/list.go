@@ -8,7 +8,7 @@ import (
 // ListPhysicalDevices lists the physical devices of the given kind that this
 // process can use, like tf.config.list_physical_devices. An empty kind lists
 // every kind, CPU first. The CPU is always there; GPUs are listed only when
-// a GPU driver is registered (a binary built with -tags cuda) and sees them,
+// a GPU driver is registered (a binary built with -tags cudavm) and sees them,
 // so in a default build ListPhysicalDevices(GPU) returns an empty list and
 // no error. A kind gokeras does not know is an error.
 func ListPhysicalDevices(kind Kind) ([]PhysicalDevice, error) {

@@ -19,7 +19,7 @@ import (
 var ErrNoSuchDevice = errors.New("device: no such device")
 
 // cudaFix is the advice for a GPU spec in a build without a GPU driver.
-const cudaFix = "rebuild with -tags cuda (see README), or use /CPU:0, or enable soft placement (--soft-placement)"
+const cudaFix = "rebuild with -tags cudavm (see README), or use /CPU:0, or enable soft placement (--soft-placement)"
 
 // PlaceOptions says how Resolve treats a device that does not exist.
 type PlaceOptions struct {
