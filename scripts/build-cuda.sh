@@ -8,7 +8,8 @@
 #
 # Usage: scripts/build-cuda.sh [--bin DIR]
 #   --bin DIR   also link the programs scripts/gpu-verify.sh runs into DIR
-#               (train, placement, cuda.test)
+#               (train, placement, and cuda.test, the device/cuda tests),
+#               for copying to a GPU machine; bin/ is ignored by git
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,3 +43,14 @@ tags=cudavm
 set -x
 go vet -tags "$tags" ./...
 go build -tags "$tags" ./...
+{ set +x; } 2>/dev/null
+[ -n "$bin" ] || exit 0
+mkdir -p "$bin"
+set -x
+go build -tags "$tags" -trimpath -ldflags="-s -w" -o "$bin/train" ./cmd/train
+go build -tags "$tags" -trimpath -ldflags="-s -w" -o "$bin/placement" ./examples/placement
+go test -c -tags "$tags" -trimpath -ldflags="-s -w" -o "$bin/cuda.test" ./device/cuda
+{ set +x; } 2>/dev/null
+for f in train placement cuda.test; do
+	echo "build-cuda.sh: $bin/$f: needs $(ldd "$bin/$f" 2>/dev/null | awk '/libcuda/ {print $1}') and glibc $(objdump -T "$bin/$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1 | sed 's/GLIBC_//') or later" >&2
+done
