@@ -112,25 +112,6 @@ func randn(rng *rand.Rand, n int, scale float64) []float32 {
 
 func dense(data []float32, shape ...int) *tensor.Dense { return opstest.Dense(data, shape...) }
 
-// cpu runs op's Do, the CPU implementation, and returns its values.
-func cpu(t *testing.T, op gorgonia.Op, args ...gorgonia.Value) []float32 {
-	t.Helper()
-	v, err := opstest.Run(op, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func build(t *testing.T, act ops.Activation, loss ops.LossKind, rows, cols int) opstest.Ops {
-	t.Helper()
-	o, err := opstest.Build(act, loss, rows, cols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 func sameValues(t *testing.T, what string, got, want []float32, tol float64) {
 	t.Helper()
 	if d := opstest.Diff(got, want, tol); d != "" {
@@ -183,11 +164,11 @@ func TestGemmMatchesCPU(t *testing.T) {
 		sameValues(t, "gemm", got, want, 1e-5)
 	}
 	// And against the CPU op for the products of the Affine gradient.
-	o := build(t, ops.Linear, ops.MeanSquaredError, 6, 3)
+	o := opstest.MustBuild(t, ops.Linear, ops.MeanSquaredError, 6, 3)
 	g, x := randn(rng, 6*3, 1), randn(rng, 6*4, 1)
 	dw := h.zeros(4 * 3)
 	h.do(func() error { return bl.gemm(true, false, 4, 3, 6, 1, h.upload(x), h.upload(g), 0, dw) })
-	sameValues(t, "x^T·g", h.download(dw, 12), cpu(t, o.MatMulTransA, dense(x, 6, 4), dense(g, 6, 3)), 1e-5)
+	sameValues(t, "x^T·g", h.download(dw, 12), opstest.MustRun(t, o.MatMulTransA, dense(x, 6, 4), dense(g, 6, 3)), 1e-5)
 }
 
 func TestBiasActMatchesCPU(t *testing.T) {
@@ -204,12 +185,12 @@ func TestBiasActMatchesCPU(t *testing.T) {
 			wantZ[i] = x[i] + b[i%cols]
 		}
 		sameValues(t, act.String()+" z", h.download(z, len(x)), wantZ, 0)
-		op := build(t, act, ops.MeanSquaredError, rows, cols).Activation
-		sameValues(t, act.String()+" y", h.download(y, len(x)), cpu(t, op, dense(wantZ, rows, cols)), kernelTol)
+		op := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols).Activation
+		sameValues(t, act.String()+" y", h.download(y, len(x)), opstest.MustRun(t, op, dense(wantZ, rows, cols)), kernelTol)
 		// No bias, y only: the standalone activation.
 		y2 := h.zeros(rows * cols)
 		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), 0, 0, y2, rows, cols, act) })
-		sameValues(t, act.String()+" alone", h.download(y2, len(x)), cpu(t, op, dense(x, rows, cols)), kernelTol)
+		sameValues(t, act.String()+" alone", h.download(y2, len(x)), opstest.MustRun(t, op, dense(x, rows, cols)), kernelTol)
 	}
 }
 
@@ -220,16 +201,16 @@ func TestSoftmaxMatchesCPU(t *testing.T) {
 		rows, cols := shape[0], shape[1]
 		x := randn(rng, rows*cols, 5)
 		x[0] = 1000 // shifted by the row maximum: no overflow
-		o := build(t, ops.Softmax, ops.MeanSquaredError, rows, cols)
+		o := opstest.MustBuild(t, ops.Softmax, ops.MeanSquaredError, rows, cols)
 		y := h.zeros(rows * cols)
 		h.do(func() error { return h.k.softmax(h.s, h.upload(x), y, rows, cols) })
-		yCPU := cpu(t, o.Activation, dense(x, rows, cols))
+		yCPU := opstest.MustRun(t, o.Activation, dense(x, rows, cols))
 		sameValues(t, "softmax", h.download(y, len(x)), yCPU, kernelTol)
 
 		dy := randn(rng, rows*cols, 1)
 		dx := h.zeros(rows * cols)
 		h.do(func() error { return h.k.softmaxGrad(h.s, h.upload(yCPU), h.upload(dy), dx, rows, cols) })
-		want := cpu(t, o.ActivationGrad, dense(x, rows, cols), dense(yCPU, rows, cols), dense(dy, rows, cols))
+		want := opstest.MustRun(t, o.ActivationGrad, dense(x, rows, cols), dense(yCPU, rows, cols), dense(dy, rows, cols))
 		sameValues(t, "softmax gradient", h.download(dx, len(x)), want, 1e-5)
 	}
 }
@@ -239,13 +220,13 @@ func TestActGradMatchesCPU(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	rows, cols := 5, 33
 	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
-		o := build(t, act, ops.MeanSquaredError, rows, cols)
+		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
 		x[3] = 0 // relu passes no gradient at 0
-		y := cpu(t, o.Activation, dense(x, rows, cols))
+		y := opstest.MustRun(t, o.Activation, dense(x, rows, cols))
 		dx := h.zeros(rows * cols)
 		h.do(func() error { return h.k.actGrad(h.s, h.upload(x), h.upload(y), h.upload(dy), dx, rows*cols, act) })
-		want := cpu(t, o.ActivationGrad, dense(x, rows, cols), dense(y, rows, cols), dense(dy, rows, cols))
+		want := opstest.MustRun(t, o.ActivationGrad, dense(x, rows, cols), dense(y, rows, cols), dense(dy, rows, cols))
 		sameValues(t, act.String()+" gradient", h.download(dx, rows*cols), want, kernelTol)
 	}
 }
@@ -258,8 +239,8 @@ func TestSumRowsMatchesCPU(t *testing.T) {
 		a := randn(rng, rows*cols, 1)
 		out := h.zeros(cols)
 		h.do(func() error { return h.k.sumRows(h.s, h.upload(a), out, rows, cols) })
-		op := build(t, ops.Linear, ops.MeanSquaredError, rows, cols).SumRows
-		sameValues(t, "column sums", h.download(out, cols), cpu(t, op, dense(a, rows, cols)), 1e-5)
+		op := opstest.MustBuild(t, ops.Linear, ops.MeanSquaredError, rows, cols).SumRows
+		sameValues(t, "column sums", h.download(out, cols), opstest.MustRun(t, op, dense(a, rows, cols)), 1e-5)
 	}
 }
 
@@ -274,15 +255,15 @@ func TestLossesMatchCPU(t *testing.T) {
 			}
 			t.Run(kind.String(), func(t *testing.T) {
 				p, y, ycols := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
-				o := build(t, ops.Linear, kind, rows, cols)
+				o := opstest.MustBuild(t, ops.Linear, kind, rows, cols)
 				pd, yd := h.upload(p), h.upload(y)
 				out, bad := h.zeros(1), h.upload([]float32{math.Float32frombits(math.MaxInt32)})
 				h.do(func() error { return h.k.loss(h.s, pd, yd, rows, cols, kind, out, bad) })
-				sameValues(t, "loss", h.download(out, 1), cpu(t, o.Loss, dense(p, rows, cols), dense(y, rows, ycols)), 1e-5)
+				sameValues(t, "loss", h.download(out, 1), opstest.MustRun(t, o.Loss, dense(p, rows, cols), dense(y, rows, ycols)), 1e-5)
 				for _, seed := range []float32{1, 2.5} {
 					dp := h.zeros(rows * cols)
 					h.do(func() error { return h.k.lossGrad(h.s, pd, yd, h.upload([]float32{seed}), rows, cols, kind, dp, bad) })
-					want := cpu(t, o.LossGrad, dense(p, rows, cols), dense(y, rows, ycols), gorgonia.NewF32(seed))
+					want := opstest.MustRun(t, o.LossGrad, dense(p, rows, cols), dense(y, rows, ycols), gorgonia.NewF32(seed))
 					sameValues(t, "loss gradient", h.download(dp, rows*cols), want, 1e-5)
 				}
 				if got := math.Float32bits(h.download(bad, 1)[0]); got != math.MaxInt32 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/cuda/internal/opstest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -150,7 +151,7 @@ func TestTrainingMatchesCPU(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			data := blobs(t, 512, tc.cols)
+			data := opstest.Blobs(t, 512, []int{3, 32, 32}, tc.cols)
 			train := func(dev string) (*nn.Sequential, []float64) {
 				model := nn.NewSequential(layers.Input(3, 32, 32), layers.Flatten(), layers.Dense(256, layers.ReLU),
 					layers.Dense(64, layers.ReLU), layers.Dense(10, tc.out))
@@ -198,36 +199,6 @@ func TestTrainingMatchesCPU(t *testing.T) {
 			}
 		})
 	}
-}
-
-// blobs is a learnable 10-class problem of n samples.
-func blobs(t *testing.T, n, labelCols int) nn.Dataset {
-	t.Helper()
-	const features = 3 * 32 * 32
-	rng := rand.New(rand.NewPCG(9, 9))
-	centres := make([]float32, 10*features)
-	for i := range centres {
-		centres[i] = float32(rng.Float64())
-	}
-	x := make([]float32, n*features)
-	y := make([]float32, n*labelCols)
-	for i := 0; i < n; i++ {
-		c := i % 10
-		for j := 0; j < features; j++ {
-			x[i*features+j] = centres[c*features+j] + float32(0.2*rng.NormFloat64())
-		}
-		if labelCols == 1 {
-			y[i] = float32(c)
-		} else {
-			y[i*labelCols+c] = 1
-		}
-	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 3, 32, 32), tensor.WithBacking(x)),
-		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // TestTrainRulesMatchHostOptimizer calls the GPU machine's Train with each

@@ -1,13 +1,16 @@
-// Package opstest hands the tests of the CUDA kernels package ops' CPU ops
-// (whose types are unexported) with the parameters they need, and runs
-// them, so that kernels are checked against the very code the CPU machine
-// runs.
+// Package opstest helps the tests of the CUDA machine: it hands them
+// package ops' CPU ops (whose types are unexported) with the parameters they
+// need and runs them, so that kernels are checked against the very code the
+// CPU machine runs, and it makes small learnable datasets.
 package opstest
 
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"testing"
 
+	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -167,4 +170,59 @@ func LossInputs(rnd func() float64, norm func() float64, intn func(int) int, kin
 func LossKinds() []ops.LossKind {
 	return []ops.LossKind{ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy,
 		ops.CategoricalCrossentropy, ops.SparseCategoricalCrossentropy, ops.BinaryCrossentropy, ops.MeanSquaredError}
+}
+
+// MustBuild is Build for tests: it fails t on an error.
+func MustBuild(t testing.TB, act ops.Activation, loss ops.LossKind, rows, cols int) Ops {
+	t.Helper()
+	o, err := Build(act, loss, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// MustRun is Run for tests: it fails t on an error.
+func MustRun(t testing.TB, op gorgonia.Op, args ...gorgonia.Value) []float32 {
+	t.Helper()
+	v, err := Run(op, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Blobs is a learnable 10-class problem of n samples of the given shape:
+// each class a cluster of noise 0.5 around its own random centre. Labels
+// are one-hot (labelCols 10) or class indices (labelCols 1).
+func Blobs(t testing.TB, n int, sampleShape []int, labelCols int) nn.Dataset {
+	t.Helper()
+	features := 1
+	for _, d := range sampleShape {
+		features *= d
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	centres := make([]float32, 10*features)
+	for i := range centres {
+		centres[i] = float32(rng.NormFloat64())
+	}
+	x := make([]float32, n*features)
+	y := make([]float32, n*labelCols)
+	for i := 0; i < n; i++ {
+		c := i % 10
+		for j := 0; j < features; j++ {
+			x[i*features+j] = centres[c*features+j] + float32(0.5*rng.NormFloat64())
+		}
+		if labelCols == 1 {
+			y[i] = float32(c)
+		} else {
+			y[i*labelCols+c] = 1
+		}
+	}
+	data, err := nn.TensorData(tensor.New(tensor.WithShape(append([]int{n}, sampleShape...)...), tensor.WithBacking(x)),
+		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -3,18 +3,17 @@ package vm
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/cuda/internal/opstest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // hostGPU is a GPU driver whose machines are this package's Machine on the
@@ -71,7 +70,7 @@ func TestFitMatchesCPU(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			data := blobs(t, 256, 12, tc.cols)
+			data := opstest.Blobs(t, 256, []int{12}, tc.cols)
 			var placement strings.Builder
 			train := func(dev string) (*nn.Sequential, []float64) {
 				model := nn.NewSequential(layers.Input(12), layers.Dense(16, layers.ReLU), layers.Dense(10, tc.out))
@@ -140,33 +139,4 @@ func TestFitMatchesCPU(t *testing.T) {
 
 func relClose(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1e-3, math.Max(math.Abs(a), math.Abs(b)))
-}
-
-// blobs is a learnable 10-class problem of n samples.
-func blobs(t *testing.T, n, features, labelCols int) nn.Dataset {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(9, 9))
-	centres := make([]float32, 10*features)
-	for i := range centres {
-		centres[i] = float32(rng.NormFloat64())
-	}
-	x := make([]float32, n*features)
-	y := make([]float32, n*labelCols)
-	for i := 0; i < n; i++ {
-		c := i % 10
-		for j := 0; j < features; j++ {
-			x[i*features+j] = centres[c*features+j] + float32(0.5*rng.NormFloat64())
-		}
-		if labelCols == 1 {
-			y[i] = float32(c)
-		} else {
-			y[i*labelCols+c] = 1
-		}
-	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)),
-		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }

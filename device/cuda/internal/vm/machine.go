@@ -118,7 +118,11 @@ func New(p *Plan, be Backend, state *device.State) (*Machine, error) {
 	dev := be.Device()
 	st, err := storeFor(state, dev)
 	if err != nil {
-		return nil, errors.Join(err, be.Close())
+		err = errors.Join(err, be.Close())
+		if own != nil {
+			err = errors.Join(err, own.Close())
+		}
+		return nil, err
 	}
 	m := &Machine{plan: p, be: be, dev: dev, store: st, state: own, writeBack: WriteBack,
 		own: make([]Mem, len(p.Buffers)), bufs: make([]Mem, len(p.Buffers)),
@@ -132,7 +136,7 @@ func New(p *Plan, be Backend, state *device.State) (*Machine, error) {
 		// value of the node's Deriv when no gorgonia machine bound a dual
 		// value to it.
 		if err := gorgonia.UnsafeLet(l.Deriv(), g); err != nil {
-			return nil, errors.Join(fmt.Errorf("binding the gradient of %q: %w", l.Name(), err), be.Close())
+			return nil, errors.Join(fmt.Errorf("binding the gradient of %q: %w", l.Name(), err), m.Close())
 		}
 		m.grads[i] = g
 	}

@@ -28,24 +28,6 @@ func randn(rng *rand.Rand, n int, scale float64) []float32 {
 	return s
 }
 
-func build(t *testing.T, act ops.Activation, loss ops.LossKind, rows, cols int) opstest.Ops {
-	t.Helper()
-	o, err := opstest.Build(act, loss, rows, cols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
-func cpu(t *testing.T, op gorgonia.Op, args ...gorgonia.Value) []float32 {
-	t.Helper()
-	v, err := opstest.Run(op, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func check(t *testing.T, what string, got, want []float32, tol float64) {
 	t.Helper()
 	if d := opstest.Diff(got, want, tol); d != "" {
@@ -59,7 +41,7 @@ func TestBiasAct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	rows, cols := 7, 45
 	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
-		o := build(t, act, ops.MeanSquaredError, rows, cols)
+		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		for _, l := range launches {
 			x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
 			x[0], x[1] = 80, -80
@@ -70,10 +52,10 @@ func TestBiasAct(t *testing.T) {
 				wantZ[i] = x[i] + b[i%cols]
 			}
 			check(t, act.String()+" z", z, wantZ, 0)
-			check(t, act.String()+" y", y, cpu(t, o.Activation, opstest.Dense(wantZ, rows, cols)), tol)
+			check(t, act.String()+" y", y, opstest.MustRun(t, o.Activation, opstest.Dense(wantZ, rows, cols)), tol)
 			y2 := make([]float32, len(x))
 			BiasAct(l, x, nil, nil, y2, rows, cols, int(act))
-			check(t, act.String()+" without bias", y2, cpu(t, o.Activation, opstest.Dense(x, rows, cols)), tol)
+			check(t, act.String()+" without bias", y2, opstest.MustRun(t, o.Activation, opstest.Dense(x, rows, cols)), tol)
 			inPlace := append([]float32(nil), x...)
 			BiasAct(l, inPlace, b, inPlace, nil, rows, cols, int(ops.Linear))
 			check(t, "bias in place", inPlace, wantZ, 0)
@@ -85,17 +67,17 @@ func TestSoftmaxAndGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for _, shape := range [][2]int{{4, 10}, {3, 300}, {1, 1}, {20, 33}} {
 		rows, cols := shape[0], shape[1]
-		o := build(t, ops.Softmax, ops.MeanSquaredError, rows, cols)
+		o := opstest.MustBuild(t, ops.Softmax, ops.MeanSquaredError, rows, cols)
 		for _, l := range rowLaunches {
 			x := randn(rng, rows*cols, 5)
 			x[0] = 1000
 			y := make([]float32, len(x))
 			SoftmaxRows(l, x, y, rows, cols)
-			yCPU := cpu(t, o.Activation, opstest.Dense(x, rows, cols))
+			yCPU := opstest.MustRun(t, o.Activation, opstest.Dense(x, rows, cols))
 			check(t, "softmax", y, yCPU, tol)
 			dy, dx := randn(rng, len(x), 1), make([]float32, len(x))
 			SoftmaxGradRows(l, yCPU, dy, dx, rows, cols)
-			want := cpu(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(yCPU, rows, cols), opstest.Dense(dy, rows, cols))
+			want := opstest.MustRun(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(yCPU, rows, cols), opstest.Dense(dy, rows, cols))
 			check(t, "softmax gradient", dx, want, tol)
 		}
 	}
@@ -105,14 +87,14 @@ func TestActGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	rows, cols := 5, 31
 	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
-		o := build(t, act, ops.MeanSquaredError, rows, cols)
+		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		for _, l := range launches {
 			x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
 			x[3] = 0
-			y := cpu(t, o.Activation, opstest.Dense(x, rows, cols))
+			y := opstest.MustRun(t, o.Activation, opstest.Dense(x, rows, cols))
 			dx := make([]float32, len(x))
 			ActGrad(l, x, y, dy, dx, int(act))
-			want := cpu(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(y, rows, cols), opstest.Dense(dy, rows, cols))
+			want := opstest.MustRun(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(y, rows, cols), opstest.Dense(dy, rows, cols))
 			check(t, act.String()+" gradient", dx, want, tol)
 		}
 	}
@@ -122,11 +104,11 @@ func TestSumRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for _, shape := range [][2]int{{32, 300}, {1, 5}, {200, 3}} {
 		rows, cols := shape[0], shape[1]
-		o := build(t, ops.Linear, ops.MeanSquaredError, rows, cols)
+		o := opstest.MustBuild(t, ops.Linear, ops.MeanSquaredError, rows, cols)
 		for _, l := range launches {
 			a, out := randn(rng, rows*cols, 1), make([]float32, cols)
 			SumRows(l, a, out, rows, cols)
-			check(t, "column sums", out, cpu(t, o.SumRows, opstest.Dense(a, rows, cols)), tol)
+			check(t, "column sums", out, opstest.MustRun(t, o.SumRows, opstest.Dense(a, rows, cols)), tol)
 		}
 	}
 }
@@ -140,8 +122,8 @@ func TestLossesAndGradients(t *testing.T) {
 				continue
 			}
 			p, y, ycols := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
-			o := build(t, ops.Linear, kind, rows, cols)
-			wantLoss := cpu(t, o.Loss, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols))
+			o := opstest.MustBuild(t, ops.Linear, kind, rows, cols)
+			wantLoss := opstest.MustRun(t, o.Loss, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols))
 			for _, block := range []int{32, 64, 256} {
 				loss, bad := Loss(block, p, y, rows, cols, int(kind))
 				check(t, kind.String()+" loss", []float32{loss}, wantLoss, tol)
@@ -150,7 +132,7 @@ func TestLossesAndGradients(t *testing.T) {
 				}
 			}
 			for _, seed := range []float32{1, 2.5} {
-				want := cpu(t, o.LossGrad, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols), gorgonia.NewF32(seed))
+				want := opstest.MustRun(t, o.LossGrad, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols), gorgonia.NewF32(seed))
 				for _, l := range launches {
 					dp := make([]float32, rows*cols)
 					if bad := LossGrad(l, p, y, seed, rows, cols, int(kind), dp); bad != math.MaxInt32 {
