@@ -23,7 +23,7 @@ func TestSgemmMatchesGonum(t *testing.T) {
 	}
 	for _, s := range shapes {
 		for _, mode := range []struct{ ta, tb bool }{{false, false}, {true, false}, {false, true}} {
-			for _, ab := range []struct{ alpha, beta float32 }{{1, 0}, {-0.01, 1}, {0.5, 0.9}} {
+			for _, ab := range []struct{ alpha, beta float32 }{{1, 0}, {1, 1}, {-0.01, 1}, {0.5, 0.9}} {
 				for _, pad := range []int{0, 3} {
 					name := fmt.Sprintf("%dx%dx%d/tA=%t,tB=%t/alpha=%g,beta=%g/pad=%d", s.m, s.n, s.k, mode.ta, mode.tb, ab.alpha, ab.beta, pad)
 					ar, ac := s.m, s.k
@@ -142,6 +142,47 @@ func BenchmarkStepProducts(bm *testing.B) {
 				}
 				bm.ReportMetric(2*float64(p.m)*float64(p.n)*float64(p.k)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// Each element of the result is summed by one kernel call in a fixed
+// order, whichever worker runs it: products are the same bit for bit from
+// run to run, which exact resumes of a training run rely on.
+func TestSgemmIsDeterministic(t *testing.T) {
+	if !gemm.Available() {
+		t.Skip("no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, tc := range []struct {
+		ta, tb  bool
+		m, n, k int
+	}{{false, false, 37, 500, 300}, {true, false, 300, 500, 37}, {false, true, 37, 300, 500}} {
+		ar, ac := tc.m, tc.k
+		if tc.ta {
+			ar, ac = tc.k, tc.m
+		}
+		br, bc := tc.k, tc.n
+		if tc.tb {
+			br, bc = tc.n, tc.k
+		}
+		a, b := randSlice(rng, ar*ac), randSlice(rng, br*bc)
+		var first []float32
+		for run := 0; run < 5; run++ {
+			c := make([]float32, tc.m*tc.n)
+			ws := gemm.NewWorkspace(1 + run%3)
+			if err := ws.Sgemm(tc.ta, tc.tb, tc.m, tc.n, tc.k, 1, a, ac, b, bc, 0, c, tc.n); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = c
+				continue
+			}
+			for i := range c {
+				if c[i] != first[i] {
+					t.Fatalf("transA=%t transB=%t: run %d gives c[%d] = %v, run 0 gave %v", tc.ta, tc.tb, run, i, c[i], first[i])
+				}
+			}
 		}
 	}
 }
