@@ -1,6 +1,6 @@
 package ops
 
-import "math"
+import kernels "github.com/gokeras/gokeras/internal/gemm"
 
 // The arithmetic of the ops, on float32 slices, for machines that run model
 // graphs themselves (see Inspect) and must compute exactly what Do computes.
@@ -9,7 +9,7 @@ import "math"
 // works on. It is what an Activate node's Do computes.
 func ActivationForward(act Activation, cols int, x, y []float32) {
 	if act == ReLU {
-		reluMasked(x, x, y)
+		kernels.MaskPositive(x, x, y)
 		return
 	}
 	activate(act, cols, x, y)
@@ -19,25 +19,10 @@ func ActivationForward(act Activation, cols int, x, y []float32) {
 // y, as the gradient op of Activate does. ReLU has no gradient where x ≤ 0.
 func ActivationBackward(act Activation, cols int, x, y, dy, dx []float32) {
 	if act == ReLU {
-		reluMasked(x, dy, dx)
+		kernels.MaskPositive(x, dy, dx)
 		return
 	}
 	activateGrad(act, cols, x, y, dy, dx)
-}
-
-// reluMasked writes v[i] where x[i] > 0 and +0 elsewhere into out: ReLU
-// (v = x) and its gradient (v = dy) as activate and activateGrad compute
-// them, without a branch per value, which costs a misprediction on every
-// other value of real activations.
-func reluMasked(x, v, out []float32) {
-	v, out = v[:len(x)], out[:len(x)]
-	for i, xi := range x {
-		mask := uint32(0)
-		if xi > 0 {
-			mask = math.MaxUint32
-		}
-		out[i] = math.Float32frombits(math.Float32bits(v[i]) & mask)
-	}
 }
 
 // LossValue returns the batch mean of the loss of rows×cols predictions

@@ -12,3 +12,6 @@ func panel8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 
 //go:noescape
 func dot12x32(n int, w *float32, ldw uintptr, bt *float32, tile *float32)
+
+//go:noescape
+func maskPositive(x, v, out *float32, n int)

@@ -244,3 +244,34 @@ store:
 	VMOVUPS Z23, 1472(DI)
 	VZEROUPPER
 	RET
+
+// func maskPositive(x, v, out *float32, n int)
+//
+// out[i] = v[i] where x[i] > 0, else +0, for i < n, a multiple of 32.
+TEXT ·maskPositive(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ v+8(FP), DX
+	MOVQ out+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $5, CX
+	JZ   maskdone
+	VPXORD Z31, Z31, Z31
+
+maskloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x1e, Z31, Z0, K1 // x > 0, false for NaN
+	VCMPPS $0x1e, Z31, Z1, K2
+	VMOVUPS.Z (DX), K1, Z2
+	VMOVUPS.Z 64(DX), K2, Z3
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  maskloop
+
+maskdone:
+	VZEROUPPER
+	RET
