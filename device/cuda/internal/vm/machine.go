@@ -199,69 +199,13 @@ func (m *Machine) run(u *device.Update) error {
 	if m.closed {
 		return errors.New("the machine was closed")
 	}
-	p := m.plan
 	return m.dev.Do(func() error {
-		weights, err := m.bind(u != nil)
-		if err != nil {
-			return err
+		weights, err := m.queue(u)
+		// Wait even after an error, so that nothing queued by a failed run
+		// is left behind for the next one.
+		if werr := m.be.Wait(); err == nil && werr != nil {
+			err = m.explain(werr)
 		}
-		for b, buf := range p.Buffers {
-			if buf.Role != Input {
-				continue
-			}
-			data, err := hostData(buf.Node)
-			if err != nil {
-				return err
-			}
-			// An inference graph's weights are inputs: when a training
-			// machine of the model holds newer values on the device, use them.
-			if w := m.store.lookup(data); w != nil && w.deviceAhead {
-				m.bufs[b] = w.mem
-				continue
-			}
-			m.bufs[b] = m.own[b]
-			if err := m.be.Upload(m.bufs[b], data); err != nil {
-				return fmt.Errorf("copying %q to the device: %w", buf.Node.Name(), err)
-			}
-		}
-		for i := range p.Steps {
-			if err := m.be.Exec(i, &p.Steps[i], m.bufs); err != nil {
-				return fmt.Errorf("%v for node %q: %w", p.Steps[i], p.Steps[i].Node.Name(), err)
-			}
-		}
-		if u != nil {
-			for i, w := range weights {
-				slots, err := m.store.slots(m.dev, m.be, w, *u)
-				if err != nil {
-					return err
-				}
-				if err := m.be.Update(w.mem, m.bufs[p.Grads[i]], slots, w.elems, *u); err != nil {
-					return fmt.Errorf("updating %q: %w", p.Learnables[i].Name(), err)
-				}
-			}
-		} else {
-			for i, g := range m.grads {
-				if g == nil {
-					continue
-				}
-				if err := m.be.Download(g.Data().([]float32), m.bufs[p.Grads[i]]); err != nil {
-					return fmt.Errorf("copying the gradient of %q to the host: %w", p.Learnables[i].Name(), err)
-				}
-			}
-		}
-		for i, r := range p.Reads {
-			if err := m.be.Download(m.reads[i], m.bufs[r.Buf]); err != nil {
-				return fmt.Errorf("copying %q to the host: %w", r.Node.Name(), err)
-			}
-		}
-		if u != nil && m.writeBack {
-			for _, w := range weights {
-				if err := m.be.Download(w.host, w.mem); err != nil {
-					return fmt.Errorf("copying a weight to the host: %w", err)
-				}
-			}
-		}
-		err = m.be.Wait()
 		for _, w := range weights {
 			switch {
 			case err != nil:
@@ -275,13 +219,81 @@ func (m *Machine) run(u *device.Update) error {
 			}
 		}
 		if err != nil {
-			return m.explain(err)
+			return err
 		}
-		for i, r := range p.Reads {
+		for i, r := range m.plan.Reads {
 			writeRead(r.Into, r.Shape, m.reads[i])
 		}
 		return nil
 	})
+}
+
+// queue queues one run: the copies in, the steps, the update when u is not
+// nil (else the gradients' copies out), and the copies out. It returns the
+// learnables' shared entries, in order.
+func (m *Machine) queue(u *device.Update) ([]*entry, error) {
+	p := m.plan
+	weights, err := m.bind(u != nil)
+	if err != nil {
+		return weights, err
+	}
+	for b, buf := range p.Buffers {
+		if buf.Role != Input {
+			continue
+		}
+		data, err := hostData(buf.Node)
+		if err != nil {
+			return weights, err
+		}
+		// An inference graph's weights are inputs: when a training
+		// machine of the model holds newer values on the device, use them.
+		if w := m.store.lookup(data); w != nil && w.deviceAhead {
+			m.bufs[b] = w.mem
+			continue
+		}
+		m.bufs[b] = m.own[b]
+		if err := m.be.Upload(m.bufs[b], data); err != nil {
+			return weights, fmt.Errorf("copying %q to the device: %w", buf.Node.Name(), err)
+		}
+	}
+	for i := range p.Steps {
+		if err := m.be.Exec(i, &p.Steps[i], m.bufs); err != nil {
+			return weights, fmt.Errorf("%v for node %q: %w", p.Steps[i], p.Steps[i].Node.Name(), err)
+		}
+	}
+	if u != nil {
+		for i, w := range weights {
+			slots, err := m.store.slots(m.dev, m.be, w, *u)
+			if err != nil {
+				return weights, err
+			}
+			if err := m.be.Update(w.mem, m.bufs[p.Grads[i]], slots, w.elems, *u); err != nil {
+				return weights, fmt.Errorf("updating %q: %w", p.Learnables[i].Name(), err)
+			}
+		}
+	} else {
+		for i, g := range m.grads {
+			if g == nil {
+				continue
+			}
+			if err := m.be.Download(g.Data().([]float32), m.bufs[p.Grads[i]]); err != nil {
+				return weights, fmt.Errorf("copying the gradient of %q to the host: %w", p.Learnables[i].Name(), err)
+			}
+		}
+	}
+	for i, r := range p.Reads {
+		if err := m.be.Download(m.reads[i], m.bufs[r.Buf]); err != nil {
+			return weights, fmt.Errorf("copying %q to the host: %w", r.Node.Name(), err)
+		}
+	}
+	if u != nil && m.writeBack {
+		for _, w := range weights {
+			if err := m.be.Download(w.host, w.mem); err != nil {
+				return weights, fmt.Errorf("copying a weight to the host: %w", err)
+			}
+		}
+	}
+	return weights, nil
 }
 
 // bind points the plan's weight buffers at the model's shared device
@@ -291,30 +303,30 @@ func (m *Machine) run(u *device.Update) error {
 // ahead; Train trusts the device copy once it is there.
 func (m *Machine) bind(training bool) ([]*entry, error) {
 	p := m.plan
+	// In the order of the learnables, which is the order of p.Grads; the
+	// graph's order may differ.
 	weights := make([]*entry, 0, len(p.Learnables))
-	for b, buf := range p.Buffers {
-		if buf.Role != Weight {
-			continue
+	for _, l := range p.Learnables {
+		b, ok := p.BufferOf(l)
+		if !ok || p.Buffers[b].Role != Weight {
+			return weights, fmt.Errorf("learnable %q has no weight buffer", l.Name())
 		}
-		host, err := hostData(buf.Node)
+		host, err := hostData(l)
 		if err != nil {
-			return nil, err
+			return weights, err
 		}
 		w, err := m.store.weight(m.dev, host)
 		if err != nil {
-			return nil, fmt.Errorf("weight %q: %w", buf.Node.Name(), err)
+			return weights, fmt.Errorf("weight %q: %w", l.Name(), err)
 		}
+		weights = append(weights, w)
 		if w.upload || (!training && !w.deviceAhead) {
 			if err := m.be.Upload(w.mem, host); err != nil {
-				return nil, fmt.Errorf("copying weight %q to the device: %w", buf.Node.Name(), err)
+				return weights, fmt.Errorf("copying weight %q to the device: %w", l.Name(), err)
 			}
 			w.upload, w.deviceAhead = false, false
 		}
 		m.bufs[b] = w.mem
-		weights = append(weights, w)
-	}
-	if len(weights) != len(p.Learnables) {
-		return nil, fmt.Errorf("%d weight buffers for %d learnables", len(weights), len(p.Learnables))
 	}
 	return weights, nil
 }

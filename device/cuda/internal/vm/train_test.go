@@ -268,3 +268,46 @@ func TestTrainUnsupported(t *testing.T) {
 	}
 
 }
+
+// TestTrainLearnablesInAnyOrder gives Compile the weights in an order of
+// its own, not the graph's: every update must still pair each weight with
+// its own gradient.
+func TestTrainLearnablesInAnyOrder(t *testing.T) {
+	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 4}
+	v := newValues(spec, 4)
+	got, ref := buildModel(t, spec, v, false), buildModel(t, spec, v, false)
+	order := func(m *model) []*gorgonia.Node { return []*gorgonia.Node{m.w2, m.b1, m.w1} }
+	for _, m := range []*model{got, ref} {
+		if _, err := gorgonia.Grad(m.loss, order(m)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Compile(got.g, order(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := New(p, newHostBackend(&hostDevice{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	if err := mc.Train(device.Update{Rule: device.SGD, LearningRate: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	tape := gorgonia.NewTapeMachine(ref.g, gorgonia.BindDualValues(order(ref)...))
+	defer tape.Close()
+	if err := tape.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range order(ref) {
+		g, err := l.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := clone(l.Value().Data().([]float32))
+		for j, d := range g.Data().([]float32) {
+			w[j] -= 0.5 * d
+		}
+		compareSlices(t, l.Name()+" after one step", order(got)[i].Value().Data().([]float32), w)
+	}
+}
