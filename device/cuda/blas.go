@@ -182,27 +182,25 @@ func (b *blasHandle) close() error {
 // gemm queues c = alpha·op(a)·op(b) + beta·c for row-major float32
 // matrices on the handle's stream, with the shapes of package ops' gemm:
 // op(a) is m×k, op(b) is k×n, c is m×n; a is stored k×m when transA, b is
-// n×k when transB.
-//
-// cuBLAS is column-major, and a row-major matrix is its transpose read
-// column-major, so this computes cᵀ = op(b)ᵀ·op(a)ᵀ: the operands swap
-// places and keep their transpose flags and leading dimensions.
+// n×k when transB. rowMajorGemm maps the call to column-major cuBLAS.
 func (b *blasHandle) gemm(transA, transB bool, m, n, k int, alpha float32, a, bm cu.DevicePtr, beta float32, c cu.DevicePtr) error {
 	if m == 0 || n == 0 {
 		return nil
 	}
-	const opN, opT = 0, 1 // CUBLAS_OP_N, CUBLAS_OP_T
-	ta, lda := C.int(opN), k
-	if transA {
-		ta, lda = opT, m
+	g := rowMajorGemm(transA, transB, m, n, k)
+	A, B := a, bm
+	if g.SwapAB {
+		A, B = bm, a
 	}
-	tb, ldb := C.int(opN), n
-	if transB {
-		tb, ldb = opT, k
+	op := func(trans bool) C.int {
+		if trans {
+			return 1 // CUBLAS_OP_T
+		}
+		return 0 // CUBLAS_OP_N
 	}
-	s := C.gk_sgemm(b.lib.c, b.h, tb, ta, C.int(n), C.int(m), C.int(k),
-		C.float(alpha), C.CUdeviceptr(bm), C.int(ldb), C.CUdeviceptr(a), C.int(lda),
-		C.float(beta), C.CUdeviceptr(c), C.int(n))
+	s := C.gk_sgemm(b.lib.c, b.h, op(g.TransA), op(g.TransB), C.int(g.M), C.int(g.N), C.int(g.K),
+		C.float(alpha), C.CUdeviceptr(A), C.int(g.Lda), C.CUdeviceptr(B), C.int(g.Ldb),
+		C.float(beta), C.CUdeviceptr(c), C.int(g.Ldc))
 	if err := blasStatus(s); err != nil {
 		return fmt.Errorf("cublasSgemm (m=%d n=%d k=%d transA=%t transB=%t): %w", m, n, k, transA, transB, err)
 	}
