@@ -2,6 +2,9 @@
 
 package cuda
 
+// #include <stdlib.h>
+import "C"
+
 import (
 	_ "embed"
 	"fmt"
@@ -27,7 +30,16 @@ type kernels struct {
 // loadKernels JIT-compiles the embedded PTX for the current context's GPU;
 // call it inside gpu.do.
 func loadKernels() (*kernels, error) {
-	log := &cu.JITErrorLogBuffer{Buffer: make([]byte, 8192)}
+	// The log buffer is C memory: cu hands its address to the driver in a
+	// Go slice of option values, and cgo's pointer check rejects a Go
+	// pointer stored there.
+	const logSize = 8192
+	buf := C.calloc(logSize, 1)
+	if buf == nil {
+		return nil, fmt.Errorf("allocating the JIT log buffer")
+	}
+	defer C.free(buf)
+	log := &cu.JITErrorLogBuffer{Buffer: unsafe.Slice((*byte)(buf), logSize)}
 	mod, err := cu.LoadDataEx(ptx, log)
 	if err != nil {
 		msg := strings.TrimSpace(strings.TrimRight(string(log.Buffer), "\x00"))
