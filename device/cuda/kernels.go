@@ -30,9 +30,9 @@ type kernels struct {
 // loadKernels JIT-compiles the embedded PTX for the current context's GPU;
 // call it inside gpu.do.
 func loadKernels() (*kernels, error) {
-	// The log buffer is C memory: cu hands its address to the driver in a
-	// Go slice of option values, and cgo's pointer check rejects a Go
-	// pointer stored there.
+	// The log buffer is C memory: cu hands its address to the driver as an
+	// integer among the option values, where cgo's rules cannot see it, and
+	// the driver writes to it.
 	const logSize = 8192
 	buf := C.calloc(logSize, 1)
 	if buf == nil {
