@@ -3,8 +3,11 @@
 //
 // Training a dense network is almost all matrix products (sgemm). gonum's
 // pure-Go BLAS computes them everywhere with nothing installed; a native
-// BLAS tuned for the processor, such as OpenBLAS, computes them about ten
-// times faster. This package loads a native library while the program
+// BLAS tuned for the processor, such as OpenBLAS, computes them several
+// times faster (a training step of gokeras' CIFAR-10 model: 166 ms with
+// gonum, 22 ms with OpenBLAS 0.3.21 on two AMD EPYC Zen 4 cores). On CPUs
+// with AVX-512 the CPU machine of package device multiplies with kernels
+// of its own and needs neither. This package loads a native library while the program
 // runs, with dlopen through github.com/ebitengine/purego, so building
 // gokeras needs neither cgo nor the library, and a program built on one
 // machine uses whatever the machine it runs on has.
