@@ -7,8 +7,9 @@
 // times faster (a training step of gokeras' CIFAR-10 model: 166 ms with
 // gonum, 22 ms with OpenBLAS 0.3.21 on two AMD EPYC Zen 4 cores). On CPUs
 // with AVX-512 the CPU machine of package device multiplies with kernels
-// of its own and needs neither. This package loads a native library while the program
-// runs, with dlopen through github.com/ebitengine/purego, so building
+// of its own and needs neither.
+//
+// This package loads a native library while the program runs, with dlopen through github.com/ebitengine/purego, so building
 // gokeras needs neither cgo nor the library, and a program built on one
 // machine uses whatever the machine it runs on has.
 //
