@@ -9,9 +9,10 @@
 // with AVX-512 the CPU machine of package device multiplies with kernels
 // of its own and needs neither.
 //
-// This package loads a native library while the program runs, with dlopen through github.com/ebitengine/purego, so building
-// gokeras needs neither cgo nor the library, and a program built on one
-// machine uses whatever the machine it runs on has.
+// This package loads a native library while the program runs, with dlopen
+// through github.com/ebitengine/purego, so building gokeras needs neither
+// cgo nor the library, and a program built on one machine uses whatever the
+// machine it runs on has.
 //
 // Default is the library every op of gokeras uses. It is chosen once per
 // process by Load:
