@@ -50,6 +50,29 @@ func (m *Sequential) weights() []weight {
 	return ws
 }
 
+// syncWeights brings the weights back to the host tensors when the
+// model's machines keep them on their device (a GPU keeps them there for
+// the whole fit). Every host read of the weights calls it first.
+func (m *Sequential) syncWeights() error {
+	if m.compiled == nil || m.compiled.state == nil {
+		return nil
+	}
+	if err := m.compiled.state.Sync(); err != nil {
+		return fmt.Errorf("copying the weights back from %s: %w", m.compiled.device.Short(), err)
+	}
+	return nil
+}
+
+// weightsWritten tells the model that its host weights changed: machines
+// holding device copies are dropped, and the next step binds new ones that
+// start from the host values. Every host write of the weights calls it.
+func (m *Sequential) weightsWritten() error {
+	if err := m.closePrograms(); err != nil {
+		return fmt.Errorf("releasing the machines that held the old weights: %w", err)
+	}
+	return nil
+}
+
 // weightShape writes a weight's shape as Python prints a tuple: (3072, 3000), (10,).
 func weightShape(shape []int) string {
 	s := strings.TrimPrefix(shapes.String(shape), "(None")
@@ -64,6 +87,9 @@ func weightShape(shape []int) string {
 // layer's kernel then bias, like Keras' get_weights.
 func (m *Sequential) GetWeights() ([]*tensor.Dense, error) {
 	if err := m.ensureBuilt(); err != nil {
+		return nil, fmt.Errorf("get weights: %w", err)
+	}
+	if err := m.syncWeights(); err != nil {
 		return nil, fmt.Errorf("get weights: %w", err)
 	}
 	var out []*tensor.Dense
@@ -100,6 +126,9 @@ func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
 		}
 		copy(w.value.Data().([]float32), src.Data().([]float32))
 	}
+	if err := m.weightsWritten(); err != nil {
+		return fmt.Errorf("set weights: %w", err)
+	}
 	return nil
 }
 
@@ -112,18 +141,26 @@ func (m *Sequential) SaveWeights(path string) error {
 		return fmt.Errorf("save weights: %w", err)
 	}
 	meta := map[string]string{metaKind: kindWeights, metaVersion: checkpointVersion, metaModel: m.name}
-	if err := m.writeTensors(path, m.weightTensors(), meta, nil); err != nil {
+	ts, err := m.weightTensors()
+	if err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	if err := m.writeTensors(path, ts, meta, nil); err != nil {
 		return fmt.Errorf("save weights: %w", err)
 	}
 	return nil
 }
 
-func (m *Sequential) weightTensors() []safetensors.Tensor {
+// weightTensors lists the weights, up to date on the host, for writing.
+func (m *Sequential) weightTensors() ([]safetensors.Tensor, error) {
+	if err := m.syncWeights(); err != nil {
+		return nil, err
+	}
 	var ts []safetensors.Tensor
 	for _, w := range m.weights() {
 		ts = append(ts, safetensors.Tensor{Name: w.name, Shape: w.value.Shape().Clone(), Data: w.value.Data().([]float32)})
 	}
-	return ts
+	return ts, nil
 }
 
 // writeTensors writes a safetensors file atomically; wrap, when not nil,
@@ -154,7 +191,9 @@ func (m *Sequential) LoadWeights(path string) error {
 	if err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
-	m.copyWeights(src)
+	if err := m.copyWeights(src); err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
 	return nil
 }
 
@@ -187,10 +226,11 @@ func (m *Sequential) checkWeights(f *safetensors.File, path string) ([]safetenso
 }
 
 // copyWeights copies tensors checked by checkWeights into the model.
-func (m *Sequential) copyWeights(src []safetensors.Tensor) {
+func (m *Sequential) copyWeights(src []safetensors.Tensor) error {
 	for i, w := range m.weights() {
 		copy(w.value.Data().([]float32), src[i].Data)
 	}
+	return m.weightsWritten()
 }
 
 func weightNames(ws []weight) []string {
@@ -260,7 +300,10 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 		metaIterations:   strconv.FormatInt(st.Iterations, 10),
 		metaLearningRate: strconv.FormatFloat(st.LearningRate, 'g', -1, 64),
 	})
-	ts := m.weightTensors()
+	ts, err := m.weightTensors()
+	if err != nil {
+		return err
+	}
 	for _, slot := range slices.Sorted(maps.Keys(st.Slots)) {
 		for _, name := range slices.Sorted(maps.Keys(st.Slots[slot])) {
 			values := st.Slots[slot][name]
@@ -407,6 +450,8 @@ func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
 	if err := opt.SetState(st); err != nil {
 		return Checkpoint{}, fmt.Errorf("%s: %w", path, err)
 	}
-	m.copyWeights(src)
+	if err := m.copyWeights(src); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s: %w", path, err)
+	}
 	return ck, nil
 }

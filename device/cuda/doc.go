@@ -59,13 +59,16 @@
 // from the device.Update it is given) on the GPU: the weights and the
 // optimizer's slots live in device memory shared by all the machines of a
 // model through its device.State, so per step the batch and its labels go
-// in, and the loss and the outputs come back. So do the updated weights,
-// for now (vm.WriteBack): nn reads and writes weights on the host
-// (GetWeights, SaveWeights, SetWeights) without calling State.Sync, and
-// the host copy must stay current. RunAll, which nn uses for evaluation,
-// prediction and the optimizers it keeps on the host, copies the weights
-// in from the host and the gradients out, as gorgonia's machines expose
-// them (node.Grad()).
+// in, and the loss and the outputs come back; the weights stay on the GPU
+// for the whole fit. nn calls State.Sync before it reads weights on the
+// host (GetWeights, SaveWeights, SaveCheckpoint) and drops the model's
+// machines after it writes them (SetWeights, LoadWeights, LoadCheckpoint),
+// so the next machine starts from the host values. RunAll, which nn uses
+// for evaluation, prediction and the optimizers it keeps on the host, reads
+// the device copy of a weight when a training machine left it ahead, and
+// otherwise copies the weight in from the host; with a host optimizer it
+// copies the gradients out, as gorgonia's machines expose them
+// (node.Grad()).
 //
 // A GPU allocation that does not fit is an error wrapping ErrOutOfMemory
 // that gives the bytes asked for and the bytes free.

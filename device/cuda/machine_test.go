@@ -274,7 +274,11 @@ func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 					clear(v.Grad)
 				}
 				tape.Reset()
-				for i := range gpuW { // WriteBack keeps the host copies current
+				// The weights live on the GPU between steps: bring them back, as nn does.
+				if err := state.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range gpuW {
 					got, want := gpuW[i].Value().Data().([]float32), refW[i].Value().Data().([]float32)
 					for j := range got {
 						if math.Abs(float64(got[j]-want[j])) > 1e-5*math.Max(1, math.Abs(float64(want[j]))) {

@@ -140,3 +140,42 @@ func TestFitMatchesCPU(t *testing.T) {
 func relClose(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1e-3, math.Max(math.Abs(a), math.Abs(b)))
 }
+
+// TestHostWeightWritesReachTheDevice trains on /GPU:0 (weights resident on
+// the device), puts the initial weights back with SetWeights, and trains
+// again: the second run must start from the restored weights, so its
+// losses equal the first run's. A model that kept its machines' device
+// copies would go on from the trained weights instead.
+func TestHostWeightWritesReachTheDevice(t *testing.T) {
+	data := opstest.Blobs(t, 64, []int{12}, 10)
+	model := nn.NewSequential(layers.Input(12), layers.Dense(16, layers.ReLU), layers.Dense(10, layers.Softmax))
+	model.SetSeed(1)
+	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Compile(sgd, losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/GPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	initial, err := model.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := func() []float64 {
+		h, err := model.Fit(context.Background(), data, nn.Epochs(5), nn.StepsPerEpoch(1), nn.Seed(4), nn.Verbose(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Get("loss")
+	}
+	first := fit()
+	if err := model.SetWeights(initial); err != nil {
+		t.Fatal(err)
+	}
+	second := fit()
+	for i := range first {
+		if first[i] != second[i] {
+			t.Fatalf("epoch %d: loss %v after SetWeights, %v the first time: the device kept the old weights", i+1, second[i], first[i])
+		}
+	}
+}

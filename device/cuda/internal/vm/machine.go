@@ -67,13 +67,12 @@ func (e *TargetError) Error() string {
 }
 
 // WriteBack says whether Train copies the updated weights back to the host
-// tensors after every step. nn reads and writes weights on the host
-// (GetWeights, SaveWeights, SetWeights) without calling device.State.Sync,
-// so the host copy must stay current; this costs one device-to-host copy
-// of the weights per step. Once nn syncs before it reads (State.Sync) and
-// drops the machines after it writes, this can be false, and weights then
-// stay on the device between Sync calls.
-const WriteBack = true
+// tensors after every step. It is false: nn calls device.State.Sync before
+// it reads weights on the host (GetWeights, SaveWeights, SaveCheckpoint)
+// and drops the model's machines after it writes them (SetWeights,
+// LoadWeights, LoadCheckpoint), so the weights stay on the device for the
+// whole fit and only the batch and a few values cross per step.
+const WriteBack = false
 
 // Machine runs a plan on a Backend, as a device.Trainer.
 //

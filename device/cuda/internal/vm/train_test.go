@@ -131,7 +131,10 @@ func TestTrainMatchesHostOptimizer(t *testing.T) {
 				}
 				tapes[k].Reset()
 				compare(t, "loss", scalar(t, gpuModels[k].lossRead), scalar(t, rm.lossRead))
-				// WriteBack keeps the host copies current.
+				// The weights stay on the device: bring them back, as nn does.
+				if err := state.Sync(); err != nil {
+					t.Fatal(err)
+				}
 				for i := range names {
 					compareSlices(t, names[i]+" after step", devW.data()[i], refW.data()[i])
 				}
@@ -157,8 +160,7 @@ func TestTrainMatchesHostOptimizer(t *testing.T) {
 	}
 }
 
-// TestWeightsStayOnDeviceUntilSync turns WriteBack off: Train leaves the
-// host copies alone, an inference graph of the same model reads the
+// TestWeightsStayOnDeviceUntilSync: Train leaves the host copies alone, an inference graph of the same model reads the
 // device's weights, and State.Sync brings them back.
 func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	spec := modelSpec{hidden: ops.Tanh, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true}
@@ -179,14 +181,13 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer trainer.Close()
-	trainer.writeBack = false
 	for i := 0; i < 3; i++ {
 		if err := trainer.Train(device.Update{Rule: device.SGD, LearningRate: 0.5}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got := w.w1.Data().([]float32); got[0] != before[0] {
-		t.Fatalf("the host copy changed without WriteBack: %v -> %v", before[0], got[0])
+		t.Fatalf("Train wrote the host copy before any Sync: %v -> %v", before[0], got[0])
 	}
 
 	// An inference graph (no learnables: weights are inputs) sees the
@@ -286,12 +287,17 @@ func TestTrainLearnablesInAnyOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc, err := New(p, newHostBackend(&hostDevice{}), nil)
+	state := device.NewState()
+	defer state.Close()
+	mc, err := New(p, newHostBackend(&hostDevice{}), state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mc.Close()
 	if err := mc.Train(device.Update{Rule: device.SGD, LearningRate: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	tape := gorgonia.NewTapeMachine(ref.g, gorgonia.BindDualValues(order(ref)...))
