@@ -4,8 +4,9 @@
 // Training a dense network is almost all matrix products (sgemm). gonum's
 // pure-Go BLAS computes them everywhere with nothing installed; a native
 // BLAS tuned for the processor, such as OpenBLAS, computes them several
-// times faster (a training step of gokeras' CIFAR-10 model: 166 ms with
-// gonum, 22 ms with OpenBLAS 0.3.21 on two AMD EPYC Zen 4 cores). On CPUs
+// times faster (a training step of gokeras' CIFAR-10 model, median of three
+// runs on two AMD EPYC Zen 4 cores: 153 ms with gonum, 15 ms with OpenBLAS
+// 0.3.21). On CPUs
 // with AVX-512 the CPU machine of package device multiplies with kernels
 // of its own and needs neither.
 //
