@@ -14,6 +14,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEDIAN = re.compile(r"median (\d+\.\d+) ms/step")
@@ -22,7 +23,11 @@ MEDIAN = re.compile(r"median (\d+\.\d+) ms/step")
 FLOPS_PER_SAMPLE = 2 * (2 * 3072 * 3000 + 3 * 3000 * 1000 + 3 * 1000 * 10)
 
 
+PAUSE = 5.0  # seconds of rest before each run, set by --pause
+
+
 def median_of(cmd, env=None):
+    time.sleep(PAUSE)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     m = MEDIAN.search(out)
     if not m:
@@ -42,13 +47,18 @@ def cpu_name():
 
 
 def main():
+    global PAUSE
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--train", required=True, help="the gokeras train binary")
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with torch")
     p.add_argument("--batch-sizes", default="32,256")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--verbose", action="store_true", help="print every run's median on standard error")
+    p.add_argument("--pause", type=float, default=5.0,
+                   help="seconds to rest before each run, so one run's heat and boost budget do not tax the next")
     a = p.parse_args()
+    PAUSE = a.pause
 
     torch_version = subprocess.run([a.python, "-c", "import torch; print(torch.__version__)"],
                                    check=True, capture_output=True, text=True).stdout.strip()
@@ -70,6 +80,8 @@ def main():
             ms, _ = median_of([a.train, "--benchmark", "--device=/CPU:0", "--batch-size", str(batch),
                                "--benchmark-steps", str(a.steps), "--seed", "1"])
             go_runs.append(ms)
+            if a.verbose:
+                print(f"  batch {batch}: PyTorch {tries} ms/step (threads 1, {os.cpu_count()}), gokeras {ms} ms/step", file=sys.stderr)
         t, g = statistics.median(torch_runs), statistics.median(go_runs)
         steps = -(-50000 // batch)
         print(f"{batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  {FLOPS_PER_SAMPLE * batch / g / 1e6:>15.1f}  {g * steps / 1e3:>15.1f}")

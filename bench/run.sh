@@ -4,6 +4,7 @@
 #
 #   bench/run.sh                 # batch sizes 32 and 256, 3 rounds
 #   ROUNDS=5 BATCH_SIZES=32 bench/run.sh
+#   VERBOSE=1 bench/run.sh       # every run's median too, on stderr
 #
 # Installs python3-torch and libopenblas0-pthread with apt-get when missing
 # (run as root). Needs Go to build cmd/train from this checkout.
@@ -19,4 +20,4 @@ BIN=$(mktemp -d)/train
 trap 'rm -rf "$(dirname "$BIN")"' EXIT
 go build -o "$BIN" ./cmd/train
 exec "$PY" bench/compare.py --train "$BIN" --python "$PY" \
-	--batch-sizes "${BATCH_SIZES:-32,256}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-50}"
+	--batch-sizes "${BATCH_SIZES:-32,256}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-50}" ${VERBOSE:+--verbose}
