@@ -6,9 +6,8 @@
 // BLAS tuned for the processor, such as OpenBLAS, computes them several
 // times faster (a training step of gokeras' CIFAR-10 model, median of three
 // runs on two AMD EPYC Zen 4 cores: 153 ms with gonum, 15 ms with OpenBLAS
-// 0.3.21). On CPUs
-// with AVX-512 the CPU machine of package device multiplies with kernels
-// of its own and needs neither.
+// 0.3.21). On CPUs with AVX-512 the CPU machine of package device
+// multiplies with kernels of its own and needs neither.
 //
 // This package loads a native library while the program runs, with dlopen
 // through github.com/ebitengine/purego, so building gokeras needs neither
