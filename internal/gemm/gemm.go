@@ -176,7 +176,6 @@ func parallel(workers, n, minChunk int, body func(worker, lo, hi int)) {
 	wg.Wait()
 }
 
-
 // nn computes c = alpha·a·b + beta·c, a m×k small, b k×n large.
 func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mp := (m + 7) / 8
