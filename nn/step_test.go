@@ -188,3 +188,49 @@ func newTestSGD(t testing.TB) optim.Optimizer {
 	}
 	return o
 }
+
+// TestFlagshipMatchesTapeMachine runs the flagship model itself, at its
+// real sizes, for a few steps on both machines.
+func TestFlagshipMatchesTapeMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the tape machine takes ~0.1 s a step at this size")
+	}
+	data := imageData(t, 80, 32, 32, 3, 3, true) // 2 batches of 32 and one of 16
+	var models [2]*Sequential
+	for i, reference := range []bool{true, false} {
+		m := NewSequential(
+			layers.Input(32, 32, 3),
+			layers.Flatten(),
+			layers.Dense(3000, layers.ReLU),
+			layers.Dense(1000, layers.ReLU),
+			layers.Dense(10, layers.Sigmoid),
+		)
+		m.SetSeed(4)
+		if err := m.Compile(newTestSGD(t), losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+		m.compiled.reference = reference
+		if err := m.checkData("test", data); err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		models[i] = m
+	}
+	order := rand.New(rand.NewPCG(5, 6)).Perm(data.Len())
+	for step, lo := 0, 0; step < 6; step, lo = step+1, (lo+32)%data.Len() {
+		idx := order[lo:min(lo+32, data.Len())]
+		var loss [2]float64
+		for i, m := range models {
+			p, err := m.program(len(idx), 10, modeTrain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loss[i], err = m.trainStep(p, data, idx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rel := math.Abs(loss[1]-loss[0]) / math.Abs(loss[0]); !(rel <= 1e-5) {
+			t.Fatalf("step %d (%d samples): graph machine loss %.9g, tape machine %.9g (relative difference %.2g)", step, len(idx), loss[1], loss[0], rel)
+		}
+	}
+}
