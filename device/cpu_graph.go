@@ -70,7 +70,6 @@ type instr struct {
 // learnable is a weight and what Train needs to update it.
 type learnable struct {
 	slot      int // the weight's slot
-	grad      int // the slot of the node computing its gradient
 	gradInstr int
 }
 
@@ -180,7 +179,7 @@ func newGraphMachine(g *gorgonia.ExprGraph, opts MachineOptions, mul multiplier)
 		if !ok {
 			return nil, fmt.Errorf("device: the gradient of %s is not in the graph", w.Name())
 		}
-		l := learnable{slot: wi, grad: gi, gradInstr: -1}
+		l := learnable{slot: wi, gradInstr: -1}
 		for pi, ins := range m.plan {
 			if ins.out == gi {
 				l.gradInstr = pi
