@@ -118,30 +118,31 @@ func stepProducts(b int) []product {
 
 // BenchmarkStepProducts times each product of a flagship training step on
 // the kernels and, for comparison, on blas.Default (OpenBLAS where it is
-// installed): the sum over a step's products is the floor of its time.
+// installed): the sum over a step's products is the floor of its time. The
+// kernels run first: OpenBLAS's threads spin for a while after each of its
+// products and would slow whatever runs next.
 func BenchmarkStepProducts(bm *testing.B) {
 	ws := gemm.NewWorkspace(0)
 	lib := blas.Default()
-	impls := []struct {
+	bm.Logf("blas: %s", lib)
+	for _, impl := range []struct {
 		name  string
 		sgemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
-	}{{"kernels", ws.Sgemm}, {"blas", lib.Sgemm}}
-	bm.Logf("blas: %s", lib)
-	for _, batch := range []int{32, 256} {
-		for _, p := range stepProducts(batch) {
-			ar, ac := p.m, p.k
-			if p.transA {
-				ar, ac = p.k, p.m
-			}
-			br, bc := p.k, p.n
-			if p.transB {
-				br, bc = p.n, p.k
-			}
-			a := make([]float32, ar*ac)
-			b := make([]float32, br*bc)
-			c := make([]float32, p.m*p.n)
-			for _, impl := range impls {
-				bm.Run(fmt.Sprintf("b%d/%s/%s", batch, p.name, impl.name), func(bm *testing.B) {
+	}{{"kernels", ws.Sgemm}, {"blas", lib.Sgemm}} {
+		for _, batch := range []int{32, 256} {
+			for _, p := range stepProducts(batch) {
+				ar, ac := p.m, p.k
+				if p.transA {
+					ar, ac = p.k, p.m
+				}
+				br, bc := p.k, p.n
+				if p.transB {
+					br, bc = p.n, p.k
+				}
+				a := make([]float32, ar*ac)
+				b := make([]float32, br*bc)
+				c := make([]float32, p.m*p.n)
+				bm.Run(fmt.Sprintf("%s/b%d/%s", impl.name, batch, p.name), func(bm *testing.B) {
 					if impl.name == "kernels" && !gemm.Available() {
 						bm.Skip("no AVX-512")
 					}
