@@ -12,8 +12,9 @@ import (
 	"github.com/gokeras/gokeras/optim"
 )
 
-// flagship is the seeds' CIFAR-10 model compiled as cmd/train does.
-func flagship(b *testing.B, reference bool) *Sequential {
+// flagship is the seeds' CIFAR-10 model compiled as cmd/train does, on the
+// tape machine when reference is set.
+func flagship(b testing.TB, reference bool) *Sequential {
 	b.Helper()
 	m := NewSequential(
 		layers.Input(32, 32, 3),

@@ -198,18 +198,7 @@ func TestFlagshipMatchesTapeMachine(t *testing.T) {
 	data := imageData(t, 80, 32, 32, 3, 3, true) // 2 batches of 32 and one of 16
 	var models [2]*Sequential
 	for i, reference := range []bool{true, false} {
-		m := NewSequential(
-			layers.Input(32, 32, 3),
-			layers.Flatten(),
-			layers.Dense(3000, layers.ReLU),
-			layers.Dense(1000, layers.ReLU),
-			layers.Dense(10, layers.Sigmoid),
-		)
-		m.SetSeed(4)
-		if err := m.Compile(newTestSGD(t), losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, OnDevice("/CPU:0")); err != nil {
-			t.Fatal(err)
-		}
-		m.compiled.reference = reference
+		m := flagship(t, reference)
 		if err := m.checkData("test", data); err != nil {
 			t.Fatal(err)
 		}
