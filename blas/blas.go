@@ -162,7 +162,7 @@ func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		scaleRows(m, n, beta, c, ldc)
+		gemm.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	if l.native != nil {
@@ -182,7 +182,7 @@ func (l *Library) Dgemm(transA, transB bool, m, n, k int, alpha float64, a []flo
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		scaleRows(m, n, beta, c, ldc)
+		gemm.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	if l.native != nil {
@@ -204,19 +204,6 @@ func trans(t bool) gblas.Transpose {
 	return gblas.NoTrans
 }
 
-// scaleRows sets c = beta·c; beta 0 writes zeros whatever c held.
-func scaleRows[T float32 | float64](m, n int, beta T, c []T, ldc int) {
-	for r := 0; r < m; r++ {
-		row := c[r*ldc : r*ldc+n]
-		if beta == 0 {
-			clear(row)
-			continue
-		}
-		for j := range row {
-			row[j] *= beta
-		}
-	}
-}
 
 // selfCheck multiplies small matrices, every transposition and a beta that
 // accumulates, and compares with gonum: a library with another integer

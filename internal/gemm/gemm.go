@@ -96,16 +96,7 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		for r := 0; r < m; r++ {
-			row := c[r*ldc : r*ldc+n]
-			if beta == 0 {
-				clear(row)
-				continue
-			}
-			for j := range row {
-				row[j] *= beta
-			}
-		}
+		ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	workers := ws.workers
@@ -358,4 +349,20 @@ func CheckArgs(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) erro
 		}
 	}
 	return nil
+}
+
+// ScaleRows sets the m×n matrix c (row stride ldc) to beta·c; beta 0 writes
+// zeros whatever c held, as BLAS does. It is what a product with k = 0 or
+// alpha = 0 reduces to.
+func ScaleRows[T float32 | float64](m, n int, beta T, c []T, ldc int) {
+	for r := 0; r < m; r++ {
+		row := c[r*ldc : r*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
 }
