@@ -204,7 +204,6 @@ func trans(t bool) gblas.Transpose {
 	return gblas.NoTrans
 }
 
-
 // selfCheck multiplies small matrices, every transposition and a beta that
 // accumulates, and compares with gonum: a library with another integer
 // size or calling convention gives wrong numbers rather than an error.
