@@ -42,9 +42,10 @@ type Panel struct {
 	Series                []Series
 	// LogX and LogY use logarithmic axes (every value must be positive).
 	LogX, LogY bool
-	// LegendLeft puts the legend at the top left, out of the way of
-	// rising curves; by default it is at the top right.
-	LegendLeft bool
+	// LegendLeft and LegendBottom move the legend from its default place,
+	// the top right, out of the way of the curves: a falling loss leaves the
+	// top right empty, a rising accuracy the bottom right.
+	LegendLeft, LegendBottom bool
 }
 
 // palette holds distinct colours for up to six series per panel.
@@ -94,7 +95,7 @@ func (p Panel) plot() (*plot.Plot, error) {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	pl.Legend.Top = true
+	pl.Legend.Top = !p.LegendBottom
 	pl.Legend.Left = p.LegendLeft
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, len(s.X))

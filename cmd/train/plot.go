@@ -27,7 +27,9 @@ func series(h *runHistory, key, name string, dashed bool) (chart.Series, bool) {
 
 // panel charts a figure and its validation twin.
 func panel(h *runHistory, key, title string) (chart.Panel, bool) {
-	p := chart.Panel{Title: title, XLabel: "epoch", YLabel: key}
+	// Losses fall and accuracies rise: keep the legend in the corner the
+	// curves leave empty.
+	p := chart.Panel{Title: title, XLabel: "epoch", YLabel: key, LegendBottom: key != "loss"}
 	if s, ok := series(h, key, "training", false); ok {
 		p.Series = append(p.Series, s)
 	}
