@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Times the flagship training step in PyTorch and in gokeras, side by side.
 
-Runs bench/torch_mlp.py and `train --benchmark` (built from this checkout)
-in alternation, a few rounds per batch size, and prints the median of each
-one's medians and their ratio. PyTorch gets its fastest thread setting on
-this machine: one intra-op thread (OpenBLAS still uses every core) or all
-cores with passive OpenMP waiting; both are tried each round.
+Runs bench/torch_mlp.py and `train --benchmark` (a prebuilt binary) in
+alternation, a few rounds per batch size and device, and prints the median
+of each one's medians, their ratio, and with --devices cuda,cpu how much
+faster each framework is on the GPU than on the CPU.
+
+On the CPU, PyTorch gets its fastest thread setting on the machine: one
+intra-op thread (its BLAS still uses every core) or all cores with passive
+OpenMP waiting; both are tried each round. On the GPU (--devices cuda, which
+needs a train built with -tags cudavm: scripts/build-cuda.sh --bin bin),
+gokeras runs with --device=/GPU:0 and PyTorch eager on cuda:0 with TF32 off
+(--tf32 allows it in PyTorch only; gokeras's cuBLAS SGEMM is always FP32).
 """
 import argparse
 import os
@@ -21,14 +27,24 @@ MEDIAN = re.compile(r"median (\d+\.\d+) ms/step")
 # Arithmetic of one step of the flagship per sample: two products for the
 # first layer (its input needs no gradient), three for the others.
 FLOPS_PER_SAMPLE = 2 * (2 * 3072 * 3000 + 3 * 3000 * 1000 + 3 * 1000 * 10)
-
+EPOCH = 50000  # samples of a CIFAR-10 training epoch
+GO_DEVICE = {"cpu": "/CPU:0", "cuda": "/GPU:0"}
+LABEL = {"cpu": "CPU", "cuda": "GPU"}
 
 PAUSE = 5.0  # seconds of rest before each run, set by --pause
 
 
+def run(cmd, env=None):
+    """Runs cmd and returns its standard output; exits with its output if it fails."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed with status {p.returncode}:\n{p.stdout}{p.stderr}")
+    return p.stdout
+
+
 def median_of(cmd, env=None):
     time.sleep(PAUSE)
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    out = run(cmd, env)
     m = MEDIAN.search(out)
     if not m:
         sys.exit(f"no median in the output of {' '.join(cmd)}:\n{out}")
@@ -46,46 +62,89 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+def torch_cmd(a, device, batch, threads, steps=None, warmup=None):
+    cmd = [a.python, os.path.join(HERE, "torch_mlp.py"), "--device", device, "--batch-size", str(batch),
+           "--steps", str(steps or a.steps), "--warmup", str(a.warmup if warmup is None else warmup),
+           "--threads", str(threads)]
+    return cmd + ["--tf32"] if a.tf32 and device == "cuda" else cmd
+
+
+def go_cmd(a, device, batch, steps=None, warmup=None):
+    return [a.train, "--benchmark", f"--device={GO_DEVICE[device]}", "--batch-size", str(batch),
+            "--benchmark-steps", str(steps or a.steps),
+            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"]
+
+
+def time_pair(a, device, batch):
+    """One round: PyTorch's best thread setting, then gokeras, in ms/step."""
+    tries = []
+    settings = ((1, {}), (os.cpu_count(), {"OMP_WAIT_POLICY": "PASSIVE"})) if device == "cpu" else ((os.cpu_count(), {}),)
+    for threads, extra in settings:
+        ms, _ = median_of(torch_cmd(a, device, batch, threads), env=dict(os.environ, **extra))
+        tries.append(ms)
+    ms, _ = median_of(go_cmd(a, device, batch))
+    if a.verbose:
+        print(f"  {LABEL[device]} batch {batch}: PyTorch {tries} ms/step (threads {', '.join(str(s[0]) for s in settings)}), "
+              f"gokeras {ms} ms/step", file=sys.stderr)
+    return min(tries), ms
+
+
 def main():
     global PAUSE
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--train", required=True, help="the gokeras train binary")
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with torch")
+    p.add_argument("--devices", default="cpu", help="cpu, cuda, or both: cuda,cpu")
     p.add_argument("--batch-sizes", default="32,256")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=5, help="untimed steps before the timed ones, each run")
+    p.add_argument("--tf32", action="store_true", help="allow TF32 in PyTorch on cuda (reported; gokeras stays FP32)")
     p.add_argument("--verbose", action="store_true", help="print every run's median on standard error")
     p.add_argument("--pause", type=float, default=5.0,
                    help="seconds to rest before each run, so one run's heat and boost budget do not tax the next")
     a = p.parse_args()
     PAUSE = a.pause
+    devices = [d.strip() for d in a.devices.split(",") if d.strip()]
+    if not devices or any(d not in GO_DEVICE for d in devices) or len(set(devices)) != len(devices):
+        p.error(f"--devices: want cpu, cuda or both (comma-separated), got {a.devices!r}")
+    batches = [int(b) for b in a.batch_sizes.split(",")]
+    if a.rounds <= 0 or a.steps <= 0 or a.warmup < 0 or any(b <= 0 for b in batches):
+        p.error("--rounds, --steps and the batch sizes must be positive, --warmup not negative")
 
-    torch_version = subprocess.run([a.python, "-c", "import torch; print(torch.__version__)"],
-                                   check=True, capture_output=True, text=True).stdout.strip()
-    _, go_out = median_of([a.train, "--benchmark", "--device=/CPU:0", "--benchmark-steps", "3"])
-    blas = next((l for l in go_out.splitlines() if l.startswith("BLAS:")), "BLAS: ?")
-    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; PyTorch {torch_version}; gokeras {blas}")
-    print(f"{a.rounds} rounds of {a.steps} timed steps each (5 warm-up), PyTorch and gokeras alternating\n")
-    print(f"{'batch':>5}  {'PyTorch ms/step':>15}  {'gokeras ms/step':>15}  {'speed-up':>8}  {'gokeras GFLOP/s':>15}  {'gokeras s/epoch':>15}")
-    for batch in [int(b) for b in a.batch_sizes.split(",")]:
-        torch_runs, go_runs = [], []
-        for _ in range(a.rounds):
-            tries = []
-            for threads, extra in ((1, {}), (os.cpu_count(), {"OMP_WAIT_POLICY": "PASSIVE"})):
-                env = dict(os.environ, **extra)
-                ms, _ = median_of([a.python, os.path.join(HERE, "torch_mlp.py"), "--batch-size", str(batch),
-                                   "--steps", str(a.steps), "--threads", str(threads)], env=env)
-                tries.append(ms)
-            torch_runs.append(min(tries))
-            ms, _ = median_of([a.train, "--benchmark", "--device=/CPU:0", "--batch-size", str(batch),
-                               "--benchmark-steps", str(a.steps), "--seed", "1"])
-            go_runs.append(ms)
-            if a.verbose:
-                print(f"  batch {batch}: PyTorch {tries} ms/step (threads 1, {os.cpu_count()}), gokeras {ms} ms/step", file=sys.stderr)
-        t, g = statistics.median(torch_runs), statistics.median(go_runs)
-        steps = -(-50000 // batch)
-        print(f"{batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  {FLOPS_PER_SAMPLE * batch / g / 1e6:>15.1f}  {g * steps / 1e3:>15.1f}")
-        sys.stdout.flush()
+    # One short run per device first: it fails fast on a train built without
+    # CUDA or a torch without it, and names what computes the products.
+    torch_version = run([a.python, "-c", "import torch; print(torch.__version__)"]).strip()
+    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; PyTorch {torch_version}; train {a.train}")
+    for d in devices:
+        go_out = run(go_cmd(a, d, 32, steps=1, warmup=0))
+        if d == "cpu":
+            blas = next((l for l in go_out.splitlines() if l.startswith("BLAS:")), "BLAS: ?")
+            print(f"CPU: gokeras {blas}")
+        else:
+            first = run(torch_cmd(a, d, 32, os.cpu_count(), steps=1, warmup=0)).splitlines()[0]
+            print(f"GPU: {first.split(', ', 1)[-1]} in PyTorch; gokeras: cuBLAS SGEMM in FP32, no TF32")
+    print(f"{a.rounds} rounds of {a.steps} timed steps each ({a.warmup} warm-up), PyTorch and gokeras alternating; "
+          f"s/epoch = median x the steps of a {EPOCH}-sample epoch\n")
+    print(f"{'device':<6}  {'batch':>5}  {'PyTorch ms/step':>15}  {'gokeras ms/step':>15}  {'speed-up':>8}  "
+          f"{'gokeras GFLOP/s':>15}  {'PyTorch s/epoch':>15}  {'gokeras s/epoch':>15}")
+    sys.stdout.flush()
+    results = {}
+    for batch in batches:
+        steps = -(-EPOCH // batch)
+        for d in devices:
+            runs = [time_pair(a, d, batch) for _ in range(a.rounds)]
+            t = statistics.median(r[0] for r in runs)
+            g = statistics.median(r[1] for r in runs)
+            results[d, batch] = t, g
+            print(f"{LABEL[d]:<6}  {batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  "
+                  f"{FLOPS_PER_SAMPLE * batch / g / 1e6:>15.1f}  {t * steps / 1e3:>15.2f}  {g * steps / 1e3:>15.2f}")
+            sys.stdout.flush()
+    if len(devices) == 2:
+        print(f"\nGPU vs CPU speed-up (CPU ms/step / GPU ms/step)\n{'batch':>5}  {'PyTorch':>8}  {'gokeras':>8}")
+        for batch in batches:
+            (tc, gc), (tg, gg) = results["cpu", batch], results["cuda", batch]
+            print(f"{batch:>5}  {tc / tg:>7.1f}x  {gc / gg:>7.1f}x")
 
 
 if __name__ == "__main__":

@@ -4,14 +4,28 @@
 Flatten -> Linear(3072, 3000) -> ReLU -> Linear(3000, 1000) -> ReLU ->
 Linear(1000, 10) -> sigmoid, trained as gokeras trains it: categorical
 cross-entropy computed from the logits (softmax cross-entropy), plain SGD,
-float32, each batch gathered from uint8 CIFAR-shaped images and scaled to
-[0, 1]. Prints one line: "median X ms/step (p10 A, p90 B)".
+float32, each batch gathered from uint8 CIFAR-shaped images in host memory
+and scaled to [0, 1] (on --device cuda the gathered uint8 batch is copied to
+the GPU and scaled there, as gokeras copies its batch each step), the loss
+and the accuracy read back every step as Keras does.
+
+On cuda, TF32 is off for matrix products and cuDNN unless --tf32 is given,
+and each step is timed between two torch.cuda.synchronize() calls.
+
+Prints "torch VERSION, DEVICE" (and ", TF32 on|off" on cuda), then
+"median X ms/step (p10 A, p90 B)".
 """
 import argparse
 import os
 import time
 
 import torch
+
+
+def device_name(dev):
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    return f"CPU, {torch.get_num_threads()} threads"
 
 
 def main():
@@ -22,28 +36,46 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--tf32", action="store_true", help="allow TF32 matrix products on cuda (off by default)")
     a = p.parse_args()
+    if a.steps <= 0 or a.warmup < 0:
+        p.error("--steps must be positive and --warmup not negative")
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit(f"torch {torch.__version__}: CUDA is not available "
+                             f"(built for CUDA {torch.version.cuda}); run with --device cpu")
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
+        torch.backends.cudnn.allow_tf32 = a.tf32
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    tf32 = f", TF32 {'on' if a.tf32 else 'off'}" if dev.type == "cuda" else ""
+    print(f"torch {torch.__version__}, {device_name(dev)}{tf32}", flush=True)
+
     n = (a.steps + a.warmup) * a.batch_size
     images = torch.randint(0, 256, (n, 32, 32, 3), dtype=torch.uint8)
     labels = torch.randint(0, 10, (n,))
+    if dev.type == "cuda":
+        images, labels = images.pin_memory(), labels.pin_memory()
     model = torch.nn.Sequential(
         torch.nn.Flatten(),
         torch.nn.Linear(32 * 32 * 3, 3000), torch.nn.ReLU(),
         torch.nn.Linear(3000, 1000), torch.nn.ReLU(),
         torch.nn.Linear(1000, 10),
-    )
+    ).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
     loss_fn = torch.nn.CrossEntropyLoss()
     order = torch.randperm(n)
     times = []
     for step in range(a.steps + a.warmup):
+        sync()
         t0 = time.perf_counter()
         idx = order[step * a.batch_size:(step + 1) * a.batch_size]
-        x = images[idx].to(torch.float32).div_(255)
-        y = labels[idx]
+        x = images[idx].to(dev).to(torch.float32).div_(255)
+        y = labels[idx].to(dev)
         logits = model(x)
         loss = loss_fn(logits, y)
         opt.zero_grad(set_to_none=True)
@@ -52,6 +84,7 @@ def main():
         with torch.no_grad():  # what Keras' accuracy metric reads
             (torch.sigmoid(logits).argmax(1) == y).float().mean().item()
         loss.item()
+        sync()
         times.append(time.perf_counter() - t0)
     t = sorted(times[a.warmup:])
     q = lambda f: t[min(len(t) - 1, int(f * len(t)))] * 1e3

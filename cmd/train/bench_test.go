@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gokeras/gokeras/device"
 )
 
 func TestBenchmarkMode(t *testing.T) {
@@ -53,5 +56,26 @@ func TestBenchmarkArithmetic(t *testing.T) {
 	}
 	if math.Abs(r.stepsPerSec-1/0.006) > 1e-9 || math.Abs(r.gflops-want/0.006/1e9) > 1e-9 {
 		t.Errorf("%v steps/s, %v GFLOP/s", r.stepsPerSec, r.gflops)
+	}
+}
+
+// bench/compare.py and bench/gpu.sh run `train --benchmark --device=/GPU:0`:
+// a binary built without CUDA must refuse it at once, saying why and what
+// to do, not time the CPU under a GPU label.
+func TestBenchmarkGPUWithoutCUDAFailsFast(t *testing.T) {
+	if device.DefaultSpec().Kind == device.GPU {
+		t.Skip("this binary has a usable GPU")
+	}
+	r := runTrain(t, "--benchmark", "--device=/GPU:0", "--benchmark-steps", "1", "--seed", "1")
+	if !errors.Is(r.err, device.ErrNoSuchDevice) {
+		t.Fatalf("error %v, want device.ErrNoSuchDevice", r.err)
+	}
+	for _, want := range []string{"--device", "/GPU:0", "built without CUDA support", "rebuild with -tags", "/CPU:0"} {
+		if !strings.Contains(r.err.Error(), want) {
+			t.Errorf("error %q does not mention %q", r.err, want)
+		}
+	}
+	if r.stdout != "" {
+		t.Errorf("printed before failing: %q", r.stdout)
 	}
 }
