@@ -13,12 +13,9 @@ import (
 // batch loss.
 func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, error) {
 	c := m.compiled
-	if err := data.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
-		return 0, fmt.Errorf("reading samples: %w", err)
-	}
-	labels := p.y.Data().([]float32)
-	if err := data.GatherLabels(idx, labels); err != nil {
-		return 0, fmt.Errorf("reading labels: %w", err)
+	labels, err := p.gather(data, idx)
+	if err != nil {
+		return 0, err
 	}
 	defer p.machine.Reset()
 	if done, loss, err := m.deviceStep(p, labels, len(idx)); done || err != nil {
@@ -91,6 +88,19 @@ func deviceUpdate(o optim.Optimizer) (device.Update, bool) {
 	return device.Update{Rule: device.SGD, LearningRate: s.LearningRate(), Step: s.Iterations() + 1}, true
 }
 
+// gather fills the program's input buffers with the samples and labels at
+// idx and returns the labels.
+func (p *program) gather(data Dataset, idx []int) ([]float32, error) {
+	if err := data.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
+		return nil, fmt.Errorf("reading samples: %w", err)
+	}
+	labels := p.y.Data().([]float32)
+	if err := data.GatherLabels(idx, labels); err != nil {
+		return nil, fmt.Errorf("reading labels: %w", err)
+	}
+	return labels, nil
+}
+
 // results reads the loss of the step just run and, when it is finite,
 // updates the metrics with the outputs.
 func (p *program) results(c *compiled, labels []float32, batch int) (float64, error) {
@@ -119,29 +129,17 @@ func (m *Sequential) evalStep(data Dataset, idx []int, labelCols int) (float64, 
 	if err != nil {
 		return 0, err
 	}
-	if err := data.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
-		return 0, fmt.Errorf("reading samples: %w", err)
-	}
-	labels := p.y.Data().([]float32)
-	if err := data.GatherLabels(idx, labels); err != nil {
-		return 0, fmt.Errorf("reading labels: %w", err)
+	labels, err := p.gather(data, idx)
+	if err != nil {
+		return 0, err
 	}
 	defer p.machine.Reset()
 	if err := p.run(); err != nil {
 		return 0, err
 	}
-	loss, err := p.lossValue()
+	loss, err := p.results(m.compiled, labels, len(idx))
 	if err != nil {
 		return 0, err
-	}
-	out, err := p.outputs()
-	if err != nil {
-		return 0, err
-	}
-	for _, mt := range m.compiled.metrics {
-		if err := mt.Update(labels, labelCols, out, p.outCols); err != nil {
-			return 0, err
-		}
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, fmt.Errorf("%w (%v)", ErrNonFiniteLoss, loss)
