@@ -13,7 +13,8 @@ package losses
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gokeras/gokeras/internal/shapes"
@@ -141,10 +142,5 @@ func Get(name string) (Loss, error) {
 	if f, ok := byName[strings.ToLower(strings.TrimSpace(name))]; ok {
 		return f(), nil
 	}
-	known := make([]string, 0, len(byName))
-	for k := range byName {
-		known = append(known, k)
-	}
-	sort.Strings(known)
-	return nil, fmt.Errorf("unknown loss %q: known losses are %s", name, strings.Join(known, ", "))
+	return nil, fmt.Errorf("unknown loss %q: known losses are %s", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
 }

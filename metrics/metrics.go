@@ -13,7 +13,8 @@ package metrics
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -166,10 +167,5 @@ func Get(name string) (Metric, error) {
 	if f, ok := byName[strings.ToLower(strings.TrimSpace(name))]; ok {
 		return f(), nil
 	}
-	known := make([]string, 0, len(byName))
-	for k := range byName {
-		known = append(known, k)
-	}
-	sort.Strings(known)
-	return nil, fmt.Errorf("unknown metric %q: known metrics are %s", name, strings.Join(known, ", "))
+	return nil, fmt.Errorf("unknown metric %q: known metrics are %s", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
 }
