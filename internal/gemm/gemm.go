@@ -172,23 +172,7 @@ func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda in
 	mp := (m + 7) / 8
 	// Pack a in panels of 8 rows, each stored step by step:
 	// pa[q·k·8 + p·8 + r] = a[(8q+r)·lda + p], zero beyond row m.
-	pa := grow(&ws.packed, mp*k*8)
-	for q := 0; q < mp; q++ {
-		panel := pa[q*k*8 : (q+1)*k*8]
-		for r := 0; r < 8; r++ {
-			i := q*8 + r
-			if i >= m {
-				for p := 0; p < k; p++ {
-					panel[p*8+r] = 0
-				}
-				continue
-			}
-			row := a[i*lda : i*lda+k]
-			for p, v := range row {
-				panel[p*8+r] = v
-			}
-		}
-	}
+	pa := packRows(grow(&ws.packed, mp*k*8), 8, m, k, a, lda)
 	np := (n + 47) / 48
 	// A small batch streams the weights from memory: two long chunks of
 	// columns per worker keep the runs along each weight row long. A large
@@ -266,23 +250,7 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	groups := (m + 31) / 32
 	// at[g·k·32 + p·32 + i] = a[(32g+i)·lda + p], zero beyond row m.
-	at := grow(&ws.packed, groups*k*32)
-	for g := 0; g < groups; g++ {
-		block := at[g*k*32 : (g+1)*k*32]
-		for i := 0; i < 32; i++ {
-			r := g*32 + i
-			if r >= m {
-				for p := 0; p < k; p++ {
-					block[p*32+i] = 0
-				}
-				continue
-			}
-			row := a[r*lda : r*lda+k]
-			for p, v := range row {
-				block[p*32+i] = v
-			}
-		}
-	}
+	at := packRows(grow(&ws.packed, groups*k*32), 32, m, k, a, lda)
 	nt := (n + 11) / 12
 	parallel(workers, nt, 2, func(w, lo, hi int) {
 		scratch := grow(&ws.scratch[w], 12*32+12*k)
@@ -365,4 +333,27 @@ func ScaleRows[T float32 | float64](m, n int, beta T, c []T, ldc int) {
 			row[j] *= beta
 		}
 	}
+}
+
+// packRows interleaves the m×k matrix a (row stride lda) in panels of width
+// rows, each stored step by step: dst[q·k·width + p·width + r] =
+// a[(q·width+r)·lda + p], with zeros for the rows beyond m. dst holds
+// ⌈m/width⌉·k·width values; packRows returns it.
+func packRows(dst []float32, width, m, k int, a []float32, lda int) []float32 {
+	for q := 0; q*width < m; q++ {
+		panel := dst[q*k*width : (q+1)*k*width]
+		for r := 0; r < width; r++ {
+			i := q*width + r
+			if i >= m {
+				for p := 0; p < k; p++ {
+					panel[p*width+r] = 0
+				}
+				continue
+			}
+			for p, v := range a[i*lda : i*lda+k] {
+				panel[p*width+r] = v
+			}
+		}
+	}
+	return dst
 }
