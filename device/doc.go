@@ -1,5 +1,5 @@
 // Package device decides where gokeras computes: it names devices the way
-// TensorFlow does, keeps the device scope of each goroutine, places
+// TensorFlow does, carries device scopes in a context.Context, places
 // compiled graphs on devices, and moves tensors between them.
 //
 // # Device specs
@@ -24,32 +24,29 @@
 // ListPhysicalDevices tells what exists: the CPU always, GPUs when a GPU
 // driver is registered and sees them.
 //
-// # Scopes and goroutines
+// # Scopes travel in a context
 //
 // With runs a function inside a device scope, like TensorFlow's
-// `with tf.device("/GPU:0"):`. Scopes nest, the innermost wins, and each
-// is popped when its function returns or panics. Current reports the
-// innermost scope.
+// `with tf.device("/GPU:0"):`. The scope is a value in a context.Context,
+// the way Go carries any request-scoped value: With hands its function a
+// context derived from the one it was given, and everything that takes that
+// context sees the device.
 //
-// A scope belongs to the goroutine that opened it, as a TensorFlow scope
-// belongs to its thread. A goroutine started inside With begins with no
-// scope: the go statement does not carry the parent's scope along. There
-// are three ways to give a goroutine a device:
+//	err := device.With(ctx, "/CPU:0", func(ctx context.Context) error {
+//		return model.CompileContext(ctx, sgd, loss, ms) // placed on /CPU:0
+//	})
 //
-//   - pass the Spec to it and use it explicitly, as in Resolve(&spec, opts);
-//   - pass the Spec to it and open a scope there, with
-//     With(spec.String(), work) as the goroutine's first call;
-//   - put the Spec in a context with NewContext and read it back with
-//     FromContext, which works across any number of goroutines.
-//
-// Scopes are kept in a map from goroutine id to a stack of specs, guarded
-// by a mutex; a goroutine's entry is deleted when its last scope pops, so
-// finished goroutines leave nothing behind.
+// Scopes nest, and the innermost wins: a With (or NewContext) given fn's
+// context makes a scope inside it. FromContext reports the innermost scope
+// of a context. Since the scope lives in the context, it goes to any
+// goroutine the context is passed to, and code holding a context from
+// outside With never sees it. There is no global or per-goroutine state.
+// NewContext sets a scope without wrapping code in a function.
 //
 // # Placement and soft placement
 //
 // Resolve decides where work runs: an explicitly requested Spec if there
-// is one, else the goroutine's scope, else DefaultSpec, which is /GPU:0
+// is one, else the scope in its context, else DefaultSpec, which is /GPU:0
 // when a GPU is visible and /CPU:0 otherwise (TensorFlow's rule). It then
 // checks that the device exists. A device that does not exist is an error
 // wrapping ErrNoSuchDevice that names it, lists what exists and says how to

@@ -1,6 +1,7 @@
 package device_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -29,36 +30,37 @@ func ExampleParseSpec() {
 }
 
 func ExampleWith() {
-	show := func(where string) {
-		if spec, ok := device.Current(); ok {
+	show := func(where string, ctx context.Context) {
+		if spec, ok := device.FromContext(ctx); ok {
 			fmt.Println(where, spec.Short())
 		} else {
 			fmt.Println(where, "no scope")
 		}
 	}
-	show("outside:")
-	err := device.With("/CPU:0", func() error {
-		show("outer:")
-		err := device.With("/GPU:1", func() error {
-			show("inner:")
+	ctx := context.Background()
+	show("outside:", ctx)
+	err := device.With(ctx, "/CPU:0", func(ctx context.Context) error {
+		show("outer:", ctx)
+		err := device.With(ctx, "/GPU:1", func(ctx context.Context) error {
+			show("inner:", ctx)
 			done := make(chan struct{})
-			go func() { // a new goroutine starts with no scope
-				show("new goroutine:")
+			go func() { // the scope goes with the context to another goroutine
+				show("goroutine given ctx:", ctx)
 				close(done)
 			}()
 			<-done
 			return nil
 		})
-		show("outer again:")
+		show("outer again:", ctx)
 		return err
 	})
-	show("outside again:")
+	show("outside again:", ctx)
 	fmt.Println("error:", err)
 	// Output:
 	// outside: no scope
 	// outer: /CPU:0
 	// inner: /GPU:1
-	// new goroutine: no scope
+	// goroutine given ctx: /GPU:1
 	// outer again: /CPU:0
 	// outside again: no scope
 	// error: <nil>
@@ -94,11 +96,11 @@ func ExampleCopy() {
 func ExampleResolve() {
 	// This example's binary has no GPU driver, so /GPU:0 does not exist.
 	gpu, _ := device.ParseSpec("/GPU:0")
-	_, err := device.Resolve(&gpu, device.PlaceOptions{})
+	_, err := device.Resolve(context.Background(), &gpu, device.PlaceOptions{})
 	fmt.Println(err != nil)
 
 	// With soft placement it falls back to the CPU, with a warning.
-	spec, err := device.Resolve(&gpu, device.PlaceOptions{Soft: true, Warn: os.Stdout})
+	spec, err := device.Resolve(context.Background(), &gpu, device.PlaceOptions{Soft: true, Warn: os.Stdout})
 	fmt.Println(spec.Short(), err)
 	// Output:
 	// true
@@ -114,7 +116,7 @@ func ExampleNewMachine() {
 		gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float32{3, 4}))))
 	y := gorgonia.Must(gorgonia.HadamardProd(x, w))
 
-	spec, err := device.Resolve(nil, device.PlaceOptions{}) // no scope, no GPU: /CPU:0
+	spec, err := device.Resolve(context.Background(), nil, device.PlaceOptions{}) // no scope, no GPU: /CPU:0
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,6 +2,7 @@ package device
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -72,20 +73,21 @@ func DefaultSpec() Spec {
 }
 
 // Resolve decides which device work goes on, and checks that it exists.
-// The device is requested when that is not nil, else the calling
-// goroutine's innermost scope (see With), else DefaultSpec. The result is
-// in canonical form (job localhost filled in).
+// The device is requested when that is not nil, else the innermost scope
+// carried by ctx (see With and FromContext), else DefaultSpec. A nil ctx
+// carries no scope. The result is in canonical form (job localhost filled
+// in).
 //
 // A device that does not exist is an error wrapping ErrNoSuchDevice that
 // names the device, says what exists and how to fix it; with opts.Soft it
 // is instead replaced by /CPU:0 and one warning line is written to
 // opts.Warn. A malformed Spec (unknown kind, negative index, remote job) is
 // an error wrapping ErrInvalidSpec, soft placement or not.
-func Resolve(requested *Spec, opts PlaceOptions) (Spec, error) {
+func Resolve(ctx context.Context, requested *Spec, opts PlaceOptions) (Spec, error) {
 	var s Spec
 	if requested != nil {
 		s = *requested
-	} else if scope, ok := Current(); ok {
+	} else if scope, ok := FromContext(ctx); ok {
 		s = scope
 	} else {
 		return DefaultSpec(), nil

@@ -2,6 +2,7 @@ package device
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -88,14 +89,11 @@ func TestResolveWithoutGPUDriver(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got Spec
-			var err error
-			resolve := func() error { got, err = Resolve(tt.requested, PlaceOptions{}); return nil }
+			ctx := context.Background()
 			if tt.scope != "" {
-				_ = With(tt.scope, resolve)
-			} else {
-				_ = resolve()
+				ctx = NewContext(ctx, mustSpec(t, tt.scope))
 			}
+			got, err := Resolve(ctx, tt.requested, PlaceOptions{})
 			if tt.errIs == nil {
 				if err != nil || got != tt.want {
 					t.Fatalf("Resolve = %+v, %v; want %+v", got, err, tt.want)
@@ -116,13 +114,13 @@ func TestResolveWithoutGPUDriver(t *testing.T) {
 
 func TestResolveWithFakeGPUs(t *testing.T) {
 	fake := withFakeGPU(t, 2)
-	if got, err := Resolve(nil, PlaceOptions{}); err != nil || got != NewSpec(GPU, 0) {
+	if got, err := Resolve(context.Background(), nil, PlaceOptions{}); err != nil || got != NewSpec(GPU, 0) {
 		t.Errorf("Resolve(nil) with GPUs = %v, %v; want /GPU:0", got.Short(), err)
 	}
-	if got, err := Resolve(specPtr(NewSpec(GPU, 1)), PlaceOptions{}); err != nil || got != NewSpec(GPU, 1) {
+	if got, err := Resolve(context.Background(), specPtr(NewSpec(GPU, 1)), PlaceOptions{}); err != nil || got != NewSpec(GPU, 1) {
 		t.Errorf("Resolve(/GPU:1) = %v, %v", got.Short(), err)
 	}
-	_, err := Resolve(specPtr(NewSpec(GPU, 2)), PlaceOptions{})
+	_, err := Resolve(context.Background(), specPtr(NewSpec(GPU, 2)), PlaceOptions{})
 	if !errors.Is(err, ErrNoSuchDevice) {
 		t.Fatalf("Resolve(/GPU:2) with two GPUs = %v, want ErrNoSuchDevice", err)
 	}
@@ -136,12 +134,12 @@ func TestResolveWithFakeGPUs(t *testing.T) {
 	}
 
 	fake.n = 0
-	if _, err := Resolve(specPtr(NewSpec(GPU, 0)), PlaceOptions{}); !errors.Is(err, ErrNoSuchDevice) || !strings.Contains(err.Error(), "sees no GPU") {
+	if _, err := Resolve(context.Background(), specPtr(NewSpec(GPU, 0)), PlaceOptions{}); !errors.Is(err, ErrNoSuchDevice) || !strings.Contains(err.Error(), "sees no GPU") {
 		t.Errorf("Resolve(/GPU:0) with a driver that sees no GPU = %v", err)
 	}
 	cause := errors.New("CUDA_ERROR_NO_DEVICE")
 	fake.devicesErr = cause
-	_, err = Resolve(specPtr(NewSpec(GPU, 0)), PlaceOptions{})
+	_, err = Resolve(context.Background(), specPtr(NewSpec(GPU, 0)), PlaceOptions{})
 	if !errors.Is(err, ErrNoSuchDevice) || !errors.Is(err, cause) {
 		t.Errorf("Resolve with a failing driver = %v, want both ErrNoSuchDevice and the driver's error", err)
 	}
@@ -164,7 +162,7 @@ func TestSoftPlacement(t *testing.T) {
 				withFakeGPU(t, tt.gpus)
 			}
 			var warn bytes.Buffer
-			got, err := Resolve(&tt.requested, PlaceOptions{Soft: true, Warn: &warn})
+			got, err := Resolve(context.Background(), &tt.requested, PlaceOptions{Soft: true, Warn: &warn})
 			if err != nil || got != NewSpec(CPU, 0) {
 				t.Fatalf("soft Resolve(%v) = %v, %v; want /CPU:0", tt.requested.Short(), got.Short(), err)
 			}
@@ -179,21 +177,21 @@ func TestSoftPlacement(t *testing.T) {
 
 	t.Run("existing device: no warning", func(t *testing.T) {
 		var warn bytes.Buffer
-		if got, err := Resolve(specPtr(NewSpec(CPU, 0)), PlaceOptions{Soft: true, Warn: &warn}); err != nil || got != NewSpec(CPU, 0) || warn.Len() != 0 {
+		if got, err := Resolve(context.Background(), specPtr(NewSpec(CPU, 0)), PlaceOptions{Soft: true, Warn: &warn}); err != nil || got != NewSpec(CPU, 0) || warn.Len() != 0 {
 			t.Errorf("soft Resolve(/CPU:0) = %v, %v, warning %q", got.Short(), err, warn.String())
 		}
 	})
 	t.Run("malformed spec stays an error", func(t *testing.T) {
 		var warn bytes.Buffer
-		if _, err := Resolve(&Spec{Kind: "TPU"}, PlaceOptions{Soft: true, Warn: &warn}); !errors.Is(err, ErrInvalidSpec) || warn.Len() != 0 {
+		if _, err := Resolve(context.Background(), &Spec{Kind: "TPU"}, PlaceOptions{Soft: true, Warn: &warn}); !errors.Is(err, ErrInvalidSpec) || warn.Len() != 0 {
 			t.Errorf("soft Resolve(TPU) = %v, warning %q; want ErrInvalidSpec and no warning", err, warn.String())
 		}
 	})
 	t.Run("scope", func(t *testing.T) {
 		var warn bytes.Buffer
 		var got Spec
-		err := With("/GPU:0", func() (err error) {
-			got, err = Resolve(nil, PlaceOptions{Soft: true, Warn: &warn})
+		err := With(context.Background(), "/GPU:0", func(ctx context.Context) (err error) {
+			got, err = Resolve(ctx, nil, PlaceOptions{Soft: true, Warn: &warn})
 			return err
 		})
 		if err != nil || got != NewSpec(CPU, 0) || !strings.Contains(warn.String(), "/GPU:0 does not exist") {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // mustSpec parses s or fails the test.
@@ -19,123 +21,190 @@ func mustSpec(t testing.TB, s string) Spec {
 	return spec
 }
 
-// currentShort is Current as a string: the short name, or "none".
-func currentShort() string {
-	if s, ok := Current(); ok {
+// scopeOf is FromContext as a string: the short name, or "none".
+func scopeOf(ctx context.Context) string {
+	if s, ok := FromContext(ctx); ok {
 		return s.Short()
 	}
 	return "none"
 }
 
-func TestWithNestsAndPops(t *testing.T) {
+func TestWithNests(t *testing.T) {
 	var seen []string
-	record := func() { seen = append(seen, currentShort()) }
+	record := func(ctx context.Context) { seen = append(seen, scopeOf(ctx)) }
 
-	record()
-	err := With("/CPU:0", func() error {
-		record()
-		if err := With("/device:GPU:1", func() error {
-			record()
-			return With("gpu", func() error { record(); return nil })
+	outside := context.Background()
+	record(outside)
+	err := With(outside, "/CPU:0", func(ctx context.Context) error {
+		record(ctx)
+		if err := With(ctx, "/device:GPU:1", func(ctx context.Context) error {
+			record(ctx)
+			return With(ctx, "gpu", func(ctx context.Context) error { record(ctx); return nil })
 		}); err != nil {
 			return err
 		}
-		record()
+		record(ctx) // the inner scopes were in derived contexts: ctx still says /CPU:0
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("With: %v", err)
 	}
-	record()
+	record(outside)
 
 	want := []string{"none", "/CPU:0", "/GPU:1", "/GPU:0", "/CPU:0", "none"}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Errorf("scopes seen = %v, want %v", seen, want)
 	}
-	if n := openScopes(); n != 0 {
-		t.Errorf("%d goroutine scope stacks left after With returned, want 0", n)
+}
+
+func TestWithAndNewContextNest(t *testing.T) {
+	tests := []struct {
+		name   string
+		outer  func(context.Context) context.Context // sets the outer scope
+		inner  string                                // With's spec inside it
+		outerW string                                // scope of the outer context
+	}{
+		{"NewContext then With",
+			func(ctx context.Context) context.Context { return NewContext(ctx, NewSpec(GPU, 2)) },
+			"/CPU:0", "/GPU:2"},
+		{"no scope then With",
+			func(ctx context.Context) context.Context { return ctx },
+			"/GPU:3", "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := tt.outer(context.Background())
+			if got := scopeOf(ctx); got != tt.outerW {
+				t.Fatalf("outer scope = %s, want %s", got, tt.outerW)
+			}
+			err := With(ctx, tt.inner, func(inner context.Context) error {
+				if got := scopeOf(inner); got != mustSpec(t, tt.inner).Short() {
+					return fmt.Errorf("inside With(%q) the scope is %s", tt.inner, got)
+				}
+				// NewContext inside With wins over With, as any inner scope does.
+				if got := scopeOf(NewContext(inner, NewSpec(GPU, 7))); got != "/GPU:7" {
+					return fmt.Errorf("NewContext inside With gives scope %s, want /GPU:7", got)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			if got := scopeOf(ctx); got != tt.outerW {
+				t.Errorf("outer scope after With = %s, want %s", got, tt.outerW)
+			}
+		})
 	}
 }
 
 func TestWithReturnsFnError(t *testing.T) {
 	sentinel := errors.New("step failed")
-	err := With("/CPU:0", func() error { return fmt.Errorf("wrapped: %w", sentinel) })
+	err := With(context.Background(), "/CPU:0", func(context.Context) error { return fmt.Errorf("wrapped: %w", sentinel) })
 	if !errors.Is(err, sentinel) {
 		t.Errorf("With returned %v, want fn's error", err)
-	}
-	if _, ok := Current(); ok {
-		t.Error("scope still set after With returned an error")
 	}
 }
 
 func TestWithRejectsBadSpecWithoutCallingFn(t *testing.T) {
-	called := false
-	err := With("/TPU:0", func() error { called = true; return nil })
-	if !errors.Is(err, ErrInvalidSpec) {
-		t.Errorf("With(/TPU:0) = %v, want ErrInvalidSpec", err)
-	}
-	if called {
-		t.Error("With called fn despite a bad spec")
-	}
-	if err := With("/CPU:0", nil); err == nil {
-		t.Error("With with a nil function returned no error")
-	}
-}
-
-func TestWithPopsWhenFnPanics(t *testing.T) {
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Errorf("recovered %v, want the panic to go through With", r)
+	for _, spec := range []string{"/TPU:0", "", "/GPU:x", "/GPU:-1", "/job:worker/device:GPU:0", "/CPU:0/GPU:0"} {
+		t.Run(spec, func(t *testing.T) {
+			called := false
+			err := With(context.Background(), spec, func(context.Context) error { called = true; return nil })
+			if !errors.Is(err, ErrInvalidSpec) {
+				t.Errorf("With(%q) = %v, want an error wrapping ErrInvalidSpec", spec, err)
 			}
-		}()
-		_ = With("/CPU:0", func() error {
-			return With("/GPU:0", func() error { panic("boom") })
+			if called {
+				t.Errorf("With(%q) called fn despite the bad spec", spec)
+			}
 		})
-	}()
-	if s, ok := Current(); ok {
-		t.Errorf("after a panic in With, Current() = %v, want no scope", s.Short())
-	}
-	if n := openScopes(); n != 0 {
-		t.Errorf("%d scope stacks left after a panic, want 0", n)
 	}
 }
 
-func TestWithPopsOnGoexit(t *testing.T) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = With("/CPU:0", func() error { runtime.Goexit(); return nil })
-	}()
-	<-done
-	if n := openScopes(); n != 0 {
-		t.Errorf("%d scope stacks left after runtime.Goexit inside With, want 0", n)
+func TestWithNilFn(t *testing.T) {
+	err := With(context.Background(), "/CPU:0", nil)
+	if err == nil {
+		t.Fatal("With with a nil fn returned no error")
+	}
+	for _, w := range []string{`"/CPU:0"`, "nil fn"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	// A bad spec is reported first: it is the caller's first mistake.
+	if err := With(context.Background(), "/TPU:0", nil); !errors.Is(err, ErrInvalidSpec) {
+		t.Errorf("With(/TPU:0, nil fn) = %v, want ErrInvalidSpec", err)
 	}
 }
 
-func TestScopesAreGoroutineLocal(t *testing.T) {
-	const goroutines = 50
+func TestWithNilContext(t *testing.T) {
+	var noContext context.Context
+	err := With(noContext, "/GPU:1", func(ctx context.Context) error {
+		if ctx == nil {
+			return errors.New("fn got a nil context")
+		}
+		if got := scopeOf(ctx); got != "/GPU:1" {
+			return fmt.Errorf("scope = %s, want /GPU:1", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+func TestWithKeepsParentContext(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "kept"))
+	err := With(parent, "/CPU:0", func(ctx context.Context) error {
+		if ctx.Value(key{}) != "kept" {
+			return errors.New("fn's context lost the parent's values")
+		}
+		cancel()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("cancelling the parent did not cancel fn's context")
+		}
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// TestScopesPerGoroutine runs goroutines side by side, each inside its own
+// scope, and checks that each sees only its own: the scope travels in the
+// context, not in shared state. Run with -race.
+func TestScopesPerGoroutine(t *testing.T) {
+	const goroutines = 8
+	withFakeGPU(t, goroutines) // so that Resolve can place on every /GPU:i
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	start := make(chan struct{})
+	root := context.Background()
 	for i := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start // open all scopes at once
 			want := NewSpec(GPU, i)
-			errs <- With(want.Short(), func() error {
+			if i%2 == 0 {
+				want = NewSpec(CPU, 0)
+			}
+			errs <- With(root, want.Short(), func(ctx context.Context) error {
 				for range 100 {
 					runtime.Gosched() // let the others run inside their own scopes
-					got, ok := Current()
-					if !ok || got != want {
+					if got, ok := FromContext(ctx); !ok || got != want {
 						return fmt.Errorf("goroutine %d sees scope %v (set: %v), want %v", i, got.Short(), ok, want.Short())
 					}
 				}
-				// Nest once to check the inner scope is local too.
-				return With("/CPU:0", func() error {
-					if got, _ := Current(); got != NewSpec(CPU, 0) {
-						return fmt.Errorf("goroutine %d nested scope = %v", i, got.Short())
+				if got, err := Resolve(ctx, nil, PlaceOptions{}); err != nil || got != want {
+					return fmt.Errorf("goroutine %d: Resolve = %v, %v; want %v", i, got.Short(), err, want.Short())
+				}
+				// Nest once to check that the inner scope is this goroutine's too.
+				return With(ctx, "/GPU:7", func(ctx context.Context) error {
+					if got := scopeOf(ctx); got != "/GPU:7" {
+						return fmt.Errorf("goroutine %d: nested scope = %s, want /GPU:7", i, got)
 					}
 					return nil
 				})
@@ -150,20 +219,22 @@ func TestScopesAreGoroutineLocal(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if n := openScopes(); n != 0 {
-		t.Errorf("%d scope stacks left after all goroutines finished, want 0", n)
+	if got := scopeOf(root); got != "none" {
+		t.Errorf("the root context has scope %s after the goroutines, want none", got)
 	}
 }
 
-func TestNewGoroutineStartsWithoutScope(t *testing.T) {
-	err := With("/GPU:0", func() error {
-		inner := make(chan string)
-		go func() { inner <- currentShort() }()
-		if got := <-inner; got != "none" {
-			return fmt.Errorf("a goroutine started inside With sees scope %s, want none", got)
+func TestScopeGoesWhereTheContextGoes(t *testing.T) {
+	outside := context.Background()
+	err := With(outside, "/GPU:0", func(ctx context.Context) error {
+		got := make(chan [2]string)
+		go func() { got <- [2]string{scopeOf(ctx), scopeOf(outside)} }()
+		seen := <-got
+		if seen[0] != "/GPU:0" {
+			return fmt.Errorf("a goroutine given fn's context sees scope %s, want /GPU:0", seen[0])
 		}
-		if got := currentShort(); got != "/GPU:0" {
-			return fmt.Errorf("the parent lost its scope: %s", got)
+		if seen[1] != "none" {
+			return fmt.Errorf("a goroutine given the outer context sees scope %s, want none", seen[1])
 		}
 		return nil
 	})
@@ -172,61 +243,59 @@ func TestNewGoroutineStartsWithoutScope(t *testing.T) {
 	}
 }
 
-func TestContextCarriesSpecAcrossGoroutines(t *testing.T) {
-	if _, ok := FromContext(context.Background()); ok {
-		t.Error("FromContext(Background) reported a spec")
-	}
+func TestFromContext(t *testing.T) {
 	var noContext context.Context
-	if _, ok := FromContext(noContext); ok {
-		t.Error("FromContext(nil) reported a spec")
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"nil", noContext, "none"},
+		{"background", context.Background(), "none"},
+		{"NewContext", NewContext(context.Background(), NewSpec(GPU, 1)), "/GPU:1"},
+		{"NewContext on nil", NewContext(noContext, NewSpec(CPU, 0)), "/CPU:0"},
+		{"innermost wins", NewContext(NewContext(context.Background(), NewSpec(GPU, 1)), NewSpec(CPU, 0)), "/CPU:0"},
 	}
-	want := mustSpec(t, "/GPU:1")
-	ctx := NewContext(context.Background(), want)
-	got := make(chan Spec)
-	go func() {
-		s, _ := FromContext(ctx)
-		got <- s
-	}()
-	if s := <-got; s != want {
-		t.Errorf("FromContext in another goroutine = %v, want %v", s, want)
-	}
-	inner := NewContext(ctx, NewSpec(CPU, 0))
-	if s, _ := FromContext(inner); s != NewSpec(CPU, 0) {
-		t.Errorf("inner context spec = %v, want /CPU:0", s)
+	for _, tt := range tests {
+		if got := scopeOf(tt.ctx); got != tt.want {
+			t.Errorf("%s: FromContext = %s, want %s", tt.name, got, tt.want)
+		}
 	}
 }
 
-func TestParseGoroutineID(t *testing.T) {
+func TestResolvePrecedence(t *testing.T) {
+	withFakeGPU(t, 2) // the default is /GPU:0
 	tests := []struct {
-		trace string
-		want  uint64
-		ok    bool
+		name      string
+		requested *Spec
+		scope     string // "" for none
+		want      Spec
 	}{
-		{"goroutine 1 [running]:\nmain.main()", 1, true},
-		{"goroutine 18446744073709551615 [chan receive]:", 18446744073709551615, true},
-		{"goroutine 42 [running, locked to thread]:", 42, true},
-		{"", 0, false},
-		{"goroutine", 0, false},
-		{"goroutine  [running]:", 0, false},
-		{"goroutine x1 [running]:", 0, false},
-		{"goroutine 12", 0, false},
-		{"thread 12 [running]:", 0, false},
+		{name: "default", want: NewSpec(GPU, 0)},
+		{name: "scope beats the default", scope: "/CPU:0", want: NewSpec(CPU, 0)},
+		{name: "scope names another GPU", scope: "/GPU:1", want: NewSpec(GPU, 1)},
+		{name: "request beats the scope", requested: specPtr(NewSpec(GPU, 1)), scope: "/CPU:0", want: NewSpec(GPU, 1)},
 	}
 	for _, tt := range tests {
-		got, err := parseGoroutineID([]byte(tt.trace))
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseGoroutineID(%q) = %d, %v; want %d, ok=%v", tt.trace, got, err, tt.want, tt.ok)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var got Spec
+			resolve := func(ctx context.Context) (err error) {
+				got, err = Resolve(ctx, tt.requested, PlaceOptions{})
+				return err
+			}
+			var err error
+			if tt.scope != "" {
+				err = With(context.Background(), tt.scope, resolve)
+			} else {
+				err = resolve(context.Background())
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("Resolve = %v, %v; want %v", got.Short(), err, tt.want.Short())
+			}
+		})
 	}
-
-	// The live runtime's header parses, and ids differ between goroutines.
-	mine, err := currentGoroutineID()
-	if err != nil {
-		t.Fatalf("currentGoroutineID: %v", err)
-	}
-	other := make(chan uint64)
-	go func() { id, _ := currentGoroutineID(); other <- id }()
-	if theirs := <-other; theirs == mine || theirs == 0 {
-		t.Errorf("goroutine ids: mine %d, another goroutine's %d", mine, theirs)
+	var noContext context.Context
+	if got, err := Resolve(noContext, nil, PlaceOptions{}); err != nil || got != NewSpec(GPU, 0) {
+		t.Errorf("Resolve(nil ctx) = %v, %v; want the default /GPU:0", got.Short(), err)
 	}
 }

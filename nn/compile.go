@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +28,8 @@ type compileConfig struct {
 }
 
 // OnDevice places the model on a device ("/CPU:0", "/GPU:0", any TensorFlow
-// spelling), overriding the device scope (device.With) and the default.
+// spelling), overriding the device scope (device.With, see CompileContext)
+// and the default.
 func OnDevice(spec string) CompileOption {
 	return func(c *compileConfig) error {
 		s, err := device.ParseSpec(spec)
@@ -66,13 +68,22 @@ type compiled struct {
 	reference bool
 }
 
-// Compile configures the model for training, like Keras' compile. The
-// device is fixed here: OnDevice if given, else the calling goroutine's
-// device scope, else /GPU:0 when a GPU is usable, else /CPU:0.
+// Compile configures the model for training, like Keras' compile. It is
+// CompileContext with context.Background(), so no device scope applies:
+// the device is OnDevice if given, else /GPU:0 when a GPU is usable, else
+// /CPU:0.
 //
 // Optimizers, losses and metrics can also be found by their Keras names
 // with optim.Get, losses.Get and metrics.Get.
 func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts ...CompileOption) error {
+	return m.CompileContext(context.Background(), opt, loss, ms, opts...)
+}
+
+// CompileContext is Compile inside a device scope. The device is fixed
+// here: OnDevice if given, else the scope carried by ctx (device.With or
+// device.NewContext), else /GPU:0 when a GPU is usable, else /CPU:0. A nil
+// ctx carries no scope.
+func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts ...CompileOption) error {
 	if opt == nil {
 		return errors.New("compile: no optimizer given: pass one, e.g. optim.Get(\"sgd\")")
 	}
@@ -85,7 +96,7 @@ func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics
 			return fmt.Errorf("compile: %w", err)
 		}
 	}
-	spec, err := device.Resolve(cfg.device, device.PlaceOptions{Soft: cfg.soft, Warn: cfg.warn})
+	spec, err := device.Resolve(ctx, cfg.device, device.PlaceOptions{Soft: cfg.soft, Warn: cfg.warn})
 	if err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}

@@ -16,8 +16,9 @@
 //
 // # Graphs and devices
 //
-// Compile fixes the device: nn.OnDevice, else the calling goroutine's
-// device scope (device.With), else /GPU:0 when one is usable, else /CPU:0.
+// Compile fixes the device: nn.OnDevice, else the device scope in the
+// context given to CompileContext (set with device.With), else /GPU:0 when
+// one is usable, else /CPU:0.
 // The model is compiled into a gorgonia expression graph — forward pass,
 // loss and symbolic gradients — for each batch size it meets, and each
 // graph is bound to a machine on that device. The graphs share the

@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	spec, err := chooseDevice(cfg, stderr)
+	spec, err := chooseDevice(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // chooseDevice resolves --device, or TensorFlow's default when it is empty.
-func chooseDevice(cfg config, stderr io.Writer) (device.Spec, error) {
+func chooseDevice(ctx context.Context, cfg config, stderr io.Writer) (device.Spec, error) {
 	var requested *device.Spec
 	if cfg.device != "" {
 		s, err := device.ParseSpec(cfg.device)
@@ -214,7 +214,7 @@ func chooseDevice(cfg config, stderr io.Writer) (device.Spec, error) {
 		}
 		requested = &s
 	}
-	s, err := device.Resolve(requested, device.PlaceOptions{Soft: cfg.softPlacement, Warn: stderr})
+	s, err := device.Resolve(ctx, requested, device.PlaceOptions{Soft: cfg.softPlacement, Warn: stderr})
 	if err != nil {
 		return device.Spec{}, fmt.Errorf("--device: %w", err)
 	}

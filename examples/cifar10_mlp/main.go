@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--device: %w", err)
 	}
-	if _, err := device.Resolve(&spec, device.PlaceOptions{}); err != nil {
+	if _, err := device.Resolve(ctx, &spec, device.PlaceOptions{}); err != nil {
 		return fmt.Errorf("--device: %w", err)
 	}
 
@@ -90,9 +90,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	// with tf.device('/GPU:0'): everything the block creates goes on the
 	// device, here the one --device names.
-	err = device.With(*deviceName, func() error {
+	err = device.With(ctx, *deviceName, func(ctx context.Context) error {
 		// model_gpu = get_model()
-		model, err := getModel()
+		model, err := getModel(ctx)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // getModel is the notebook's get_model(): a new model each call, compiled.
-func getModel() (*nn.Sequential, error) {
+func getModel(ctx context.Context) (*nn.Sequential, error) {
 	// keras.Sequential([...]) with its four layers.
 	model := nn.NewSequential(
 		// Flatten(input_shape=(32,32,3)): the input shape is a layer of its
@@ -145,7 +145,7 @@ func getModel() (*nn.Sequential, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := model.Compile(opt, loss, []metrics.Metric{accuracy}); err != nil {
+	if err := model.CompileContext(ctx, opt, loss, []metrics.Metric{accuracy}); err != nil {
 		return nil, err
 	}
 	// return model

@@ -25,6 +25,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -127,7 +128,7 @@ func devices(only string, stdout io.Writer) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-device: %w", err)
 		}
-		if _, err := device.Resolve(&spec, device.PlaceOptions{}); err != nil {
+		if _, err := device.Resolve(context.Background(), &spec, device.PlaceOptions{}); err != nil {
 			return nil, fmt.Errorf("-device: %w", err)
 		}
 		return []string{spec.Short()}, nil

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--device: %w", err)
 	}
-	if spec, err = device.Resolve(&spec, device.PlaceOptions{}); err != nil {
+	if spec, err = device.Resolve(ctx, &spec, device.PlaceOptions{}); err != nil {
 		return fmt.Errorf("--device: %w", err)
 	}
 	dev := spec.Short()
