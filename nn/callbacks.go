@@ -5,11 +5,14 @@ import (
 	"io"
 	"maps"
 	"slices"
+
+	"github.com/gokeras/gokeras/internal/progbar"
 )
 
 // Logs holds the figures callbacks see, as Keras' logs dict does: "loss",
 // the metrics, the "val_" figures at the end of an epoch, and whatever
-// callbacks add (ReduceLROnPlateau and LearningRateScheduler add "lr").
+// callbacks add (package callbacks' ReduceLROnPlateau and
+// LearningRateScheduler add "lr").
 // Callbacks see one map per event, in the order they were given, so a
 // callback can add a figure for those after it and for the History.
 type Logs map[string]float64
@@ -69,11 +72,6 @@ func (b *CallbackBase) OnEpochBegin(int, Logs) error      { return nil }
 func (b *CallbackBase) OnEpochEnd(int, Logs) error        { return nil }
 func (b *CallbackBase) OnTrainBatchBegin(int, Logs) error { return nil }
 func (b *CallbackBase) OnTrainBatchEnd(int, Logs) error   { return nil }
-func (b *CallbackBase) printf(format string, args ...any) {
-	if b.Params.Output != nil {
-		fmt.Fprintf(b.Params.Output, format, args...)
-	}
-}
 
 // Callbacks adds callbacks to Fit, called in the order given, like the
 // callbacks argument of Keras' fit.
@@ -101,17 +99,34 @@ type callbackList []Callback
 func (cl callbackList) each(hook string, call func(Callback) error) error {
 	for _, cb := range cl {
 		if err := call(cb); err != nil {
+			if _, ok := cb.(*progbarLogger); ok {
+				return err // Fit's own progress: its error says what failed
+			}
 			return fmt.Errorf("callback %T, %s: %w", cb, hook, err)
 		}
 	}
 	return nil
 }
 
+// interrupted tells the callbacks that care (Fit's progress) that Fit's
+// context was cancelled mid-epoch; no Keras hook covers this.
+func (cl callbackList) interrupted() {
+	for _, cb := range cl {
+		if i, ok := cb.(interface{ interrupted() }); ok {
+			i.interrupted()
+		}
+	}
+}
+
+// logEntry is one named figure in display order, as progress lines and
+// the History list them.
+type logEntry = progbar.Entry
+
 // logsOf makes the Logs callbacks see from the ordered figures.
 func logsOf(entries []logEntry) Logs {
 	logs := make(Logs, len(entries))
 	for _, e := range entries {
-		logs[e.name] = e.value
+		logs[e.Name] = e.Value
 	}
 	return logs
 }
@@ -122,14 +137,14 @@ func entriesOf(ordered []logEntry, logs Logs) []logEntry {
 	out := make([]logEntry, 0, len(logs))
 	seen := map[string]bool{}
 	for _, e := range ordered {
-		if v, ok := logs[e.name]; ok {
-			out = append(out, logEntry{e.name, v})
-			seen[e.name] = true
+		if v, ok := logs[e.Name]; ok {
+			out = append(out, logEntry{Name: e.Name, Value: v})
+			seen[e.Name] = true
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(logs)) {
 		if !seen[k] {
-			out = append(out, logEntry{k, logs[k]})
+			out = append(out, logEntry{Name: k, Value: logs[k]})
 		}
 	}
 	return out

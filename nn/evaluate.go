@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gokeras/gokeras/internal/progbar"
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
 )
@@ -23,23 +24,23 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 		return nil, err
 	}
 	steps := (data.Len() + cfg.batchSize - 1) / cfg.batchSize
-	prog := newProgress(cfg.out, cfg.verbose, steps, cfg.now)
-	logs, err := m.evaluate(ctx, data, cfg.batchSize, prog)
+	bar := progbar.New(cfg.out, cfg.verbose, steps, cfg.now)
+	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar)
 	if err != nil {
 		return nil, err
 	}
-	if err := prog.finish(steps, logs); err != nil {
+	if err := bar.Finish(steps, logs); err != nil {
 		return nil, fmt.Errorf("evaluate: writing progress: %w", err)
 	}
 	result := make(map[string]float64, len(logs))
 	for _, l := range logs {
-		result[l.name] = l.value
+		result[l.Name] = l.Value
 	}
 	return result, nil
 }
 
-// evaluate runs the evaluation loop; prog may be nil (validation inside Fit).
-func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, prog *progress) ([]logEntry, error) {
+// evaluate runs the evaluation loop; bar may be nil (validation inside Fit).
+func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, bar *progbar.Progbar) ([]logEntry, error) {
 	c := m.compiled
 	for _, mt := range c.metrics {
 		mt.Reset()
@@ -62,12 +63,12 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
 		lossMean.Add(loss, float64(len(idx)))
-		logs[0] = logEntry{"loss", lossMean.Result()}
+		logs[0] = logEntry{Name: "loss", Value: lossMean.Result()}
 		for i, mt := range c.metrics {
-			logs[1+i] = logEntry{mt.Name(), mt.Result()}
+			logs[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
 		}
-		if prog != nil {
-			prog.update(step, logs)
+		if bar != nil {
+			bar.Update(step, logs)
 		}
 	}
 	return logs, nil

@@ -151,7 +151,8 @@ func ValidationSplit(fraction float64) Option {
 }
 
 // Verbose sets the output: 0 silent, 1 a progress bar (Keras' default),
-// 2 one line per epoch.
+// 2 one line per epoch. Fit draws it with a callback it puts before those
+// given, as Keras' fit adds its ProgbarLogger.
 func Verbose(level int) Option {
 	return func(c *runConfig) error {
 		if level < 0 || level > 2 {
@@ -197,10 +198,10 @@ func (h *History) add(epoch int, logs []logEntry) {
 	}
 	h.Epochs = append(h.Epochs, epoch)
 	for _, l := range logs {
-		if _, ok := h.Values[l.name]; !ok {
-			h.Keys = append(h.Keys, l.name)
+		if _, ok := h.Values[l.Name]; !ok {
+			h.Keys = append(h.Keys, l.Name)
 		}
-		h.Values[l.name] = append(h.Values[l.name], l.value)
+		h.Values[l.Name] = append(h.Values[l.Name], l.Value)
 	}
 }
 
@@ -285,8 +286,14 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	if !cfg.seeded {
 		cfg.seed = uint64(time.Now().UnixNano())
 	}
+	cbs := callbackList(cfg.callbacks)
+	if cfg.verbose > 0 {
+		// Keras' fit adds its ProgbarLogger when verbose is not 0; first, so
+		// that the progress line comes before the callbacks' messages.
+		cbs = append(callbackList{newProgbarLogger(cfg, n)}, cbs...)
+	}
 	r := &fitRun{m: m, cfg: cfg, data: data, validation: validation, steps: steps,
-		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: callbackList(cfg.callbacks)}
+		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs}
 	return r.run(ctx)
 }
 
@@ -320,11 +327,6 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		}
 		if err := ctx.Err(); err != nil {
 			return &r.hist, &InterruptedError{Epoch: epoch, Step: first, Epochs: cfg.epochs, Steps: r.steps, Err: err}
-		}
-		if cfg.verbose > 0 {
-			if _, err := fmt.Fprintf(cfg.out, "Epoch %d/%d\n", epoch+1, cfg.epochs); err != nil {
-				return &r.hist, fmt.Errorf("fit: writing progress: %w", err)
-			}
 		}
 		if err := r.callbacks.each("on_epoch_begin", func(cb Callback) error { return cb.OnEpochBegin(epoch, Logs{}) }); err != nil {
 			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
@@ -392,7 +394,7 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
-// runEpoch trains steps first.. of one epoch and writes its progress; it
+// runEpoch trains steps first.. of one epoch, calling the batch hooks; it
 // returns the epoch's figures, validation included.
 func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, error) {
 	m, cfg, c := r.m, r.cfg, r.m.compiled
@@ -400,17 +402,11 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		mt.Reset()
 	}
 	var lossMean metrics.Mean
-	prog := newProgress(cfg.out, cfg.verbose, r.steps, cfg.now)
-	prog.throughput = cfg.throughput
 	entries := make([]logEntry, 1+len(c.metrics))
 	done := first
 	for step := first; step < r.steps; step++ {
 		if err := ctx.Err(); err != nil {
-			if done > first {
-				_ = prog.finish(done, entries) // the line shows where training stopped
-			} else if prog.bar != nil {
-				_ = prog.bar.Clear() // no step ran: take the empty live bar away
-			}
+			r.callbacks.interrupted() // the progress line shows where training stopped
 			return nil, &InterruptedError{Epoch: epoch, Step: done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}
 		if err := r.callbacks.each("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
@@ -432,12 +428,10 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		}
 		done = step + 1
 		lossMean.Add(loss, float64(len(idx)))
-		entries[0] = logEntry{"loss", lossMean.Result()}
+		entries[0] = logEntry{Name: "loss", Value: lossMean.Result()}
 		for i, mt := range c.metrics {
-			entries[1+i] = logEntry{mt.Name(), mt.Result()}
+			entries[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
 		}
-		prog.countSamples(len(idx))
-		prog.update(done, entries)
 		if len(r.callbacks) > 0 {
 			logs := logsOf(entries)
 			if err := r.callbacks.each("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
@@ -455,11 +449,8 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 			return nil, fmt.Errorf("fit: validation after epoch %d: %w", epoch+1, err)
 		}
 		for _, l := range valLogs {
-			entries = append(entries, logEntry{"val_" + l.name, l.value})
+			entries = append(entries, logEntry{Name: "val_" + l.Name, Value: l.Value})
 		}
-	}
-	if err := prog.finish(done, entries); err != nil {
-		return nil, fmt.Errorf("fit: writing progress: %w", err)
 	}
 	return entries, nil
 }

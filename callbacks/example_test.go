@@ -1,10 +1,11 @@
-package nn_test
+package callbacks_test
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gokeras/gokeras/callbacks"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -21,7 +22,10 @@ func (p *lossPrinter) OnEpochEnd(epoch int, logs nn.Logs) error {
 	return nil
 }
 
-func ExampleCallbacks() {
+// Example stops training once the loss improves by less than 0.5 in an
+// epoch, halves the learning rate each epoch, and prints each epoch's
+// figures with a callback of one's own.
+func Example() {
 	// Two separable classes of 2-D points.
 	rng := rand.New(rand.NewPCG(1, 2))
 	x, y := make([]float32, 200*2), make([]float32, 200*2)
@@ -41,10 +45,10 @@ func ExampleCallbacks() {
 		fmt.Println(err)
 		return
 	}
-	stop := nn.NewEarlyStopping()
+	stop := callbacks.NewEarlyStopping()
 	stop.Monitor = "loss"
 	stop.MinDelta = 0.5 // stop as soon as an epoch improves the loss by less than 0.5
-	halve := nn.NewLearningRateScheduler(func(epoch int, lr float64) float64 {
+	halve := callbacks.NewLearningRateScheduler(func(epoch int, lr float64) float64 {
 		if epoch == 0 {
 			return lr
 		}

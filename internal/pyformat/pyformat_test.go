@@ -1,4 +1,4 @@
-package nn
+package pyformat
 
 import (
 	"math"
@@ -20,8 +20,8 @@ func TestPyRepr(t *testing.T) {
 		{math.NaN(), "nan"}, {math.Inf(1), "inf"}, {math.Inf(-1), "-inf"},
 	}
 	for _, tc := range tests {
-		if got := pyRepr(tc.x); got != tc.want {
-			t.Errorf("pyRepr(%v) = %q, want %q", tc.x, got, tc.want)
+		if got := Repr(tc.x); got != tc.want {
+			t.Errorf("Repr(%v) = %q, want %q", tc.x, got, tc.want)
 		}
 	}
 }
@@ -46,9 +46,9 @@ func TestPyFormat(t *testing.T) {
 		{"{{epoch}} {{{epoch}}}", "{epoch} {7}"},
 	}
 	for _, tc := range tests {
-		got, err := pyFormat(tc.template, values)
+		got, err := Format(tc.template, values)
 		if err != nil || got != tc.want {
-			t.Errorf("pyFormat(%q) = %q, %v; want %q", tc.template, got, err, tc.want)
+			t.Errorf("Format(%q) = %q, %v; want %q", tc.template, got, err, tc.want)
 		}
 	}
 	bad := []struct{ template, want string }{
@@ -60,8 +60,8 @@ func TestPyFormat(t *testing.T) {
 		{"{epoch!r}", "plain names"},
 	}
 	for _, tc := range bad {
-		if _, err := pyFormat(tc.template, values); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("pyFormat(%q) error %v, want one mentioning %q", tc.template, err, tc.want)
+		if _, err := Format(tc.template, values); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Format(%q) error %v, want one mentioning %q", tc.template, err, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package nn
+package progbar
 
 import (
 	"bytes"
@@ -25,23 +25,23 @@ func TestFinalLineMatchesKeras(t *testing.T) {
 		target  int
 		elapsed time.Duration
 		perStep time.Duration
-		logs    []logEntry
+		logs    []Entry
 		want    string
 	}{
-		{"the seeds' GPU epoch", 1563, 1563, 13 * time.Second, 6 * time.Millisecond,
-			[]logEntry{{"loss", 1.8124}, {"accuracy", 0.3540}},
+		{"a full CIFAR-10 epoch", 1563, 1563, 13 * time.Second, 6 * time.Millisecond,
+			[]Entry{{"loss", 1.8124}, {"accuracy", 0.3540}},
 			"1563/1563 [==============================] - 13s 6ms/step - loss: 1.8124 - accuracy: 0.3540"},
 		{"seconds per step", 10, 10, 25 * time.Second, 2500 * time.Millisecond,
-			[]logEntry{{"loss", 0.5}},
+			[]Entry{{"loss", 0.5}},
 			"10/10 [==============================] - 25s 2s/step - loss: 0.5000"},
 		{"microseconds per step", 3, 3, 1 * time.Millisecond, 350 * time.Microsecond,
-			[]logEntry{{"loss", 2.30258}},
+			[]Entry{{"loss", 2.30258}},
 			"3/3 [==============================] - 0s 350us/step - loss: 2.3026"},
 		{"tiny values in scientific form", 1, 1, time.Second, time.Second,
-			[]logEntry{{"loss", 0.00025851}, {"accuracy", 0}},
+			[]Entry{{"loss", 0.00025851}, {"accuracy", 0}},
 			"1/1 [==============================] - 1s 1s/step - loss: 2.5851e-04 - accuracy: 0.0000e+00"},
 		{"validation figures", 2, 2, 3 * time.Second, 1500 * time.Millisecond,
-			[]logEntry{{"loss", 1.25}, {"accuracy", 0.5}, {"val_loss", 1.5}, {"val_accuracy", 0.45}},
+			[]Entry{{"loss", 1.25}, {"accuracy", 0.5}, {"val_loss", 1.5}, {"val_accuracy", 0.45}},
 			"2/2 [==============================] - 3s 2s/step - loss: 1.2500 - accuracy: 0.5000 - val_loss: 1.5000 - val_accuracy: 0.4500"},
 	}
 	for _, tc := range tests {
@@ -100,12 +100,12 @@ func TestProgressOutsideATerminal(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		// start, then steps ending at 1s, 2.5s and 4s; per step excludes the first: 3s/2
-		p := newProgress(&out, tc.verbose, 3, fakeClock(0, time.Second, 2500*time.Millisecond, 4*time.Second, 4*time.Second))
-		logs := []logEntry{{"loss", 0.7}, {"accuracy", 0.5}}
+		p := New(&out, tc.verbose, 3, fakeClock(0, time.Second, 2500*time.Millisecond, 4*time.Second, 4*time.Second))
+		logs := []Entry{{"loss", 0.7}, {"accuracy", 0.5}}
 		for step := 1; step <= 3; step++ {
-			p.update(step, logs)
+			p.Update(step, logs)
 		}
-		if err := p.finish(3, logs); err != nil {
+		if err := p.Finish(3, logs); err != nil {
 			t.Fatal(err)
 		}
 		if got := out.String(); got != tc.want {

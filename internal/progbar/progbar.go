@@ -1,4 +1,7 @@
-package nn
+// Package progbar draws Keras 2's progress bar (keras.utils.Progbar) for
+// one epoch or one evaluation: a live bar on a terminal, and Keras' final
+// line, byte for byte, everywhere.
+package progbar
 
 import (
 	"fmt"
@@ -12,19 +15,21 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// logEntry is one named figure on a progress line, in display order.
-type logEntry struct {
-	name  string
-	value float64
+// Entry is one named figure on a progress line; lines show entries in the
+// order given.
+type Entry struct {
+	Name  string
+	Value float64
 }
 
-// progress draws Keras 2's progress bar for one epoch (or one evaluation).
+// Progbar draws the progress of one epoch (or one evaluation) of target
+// steps.
 //
 // verbose 1 on a terminal: a live bar drawn with progressbar/v3, replaced at
 // the end by Keras' final line. verbose 1 elsewhere (CI, pipes, log files):
 // only the final line, with no carriage returns or backspaces. verbose 2:
 // Keras' one-line epoch summary. verbose 0: nothing.
-type progress struct {
+type Progbar struct {
 	w          io.Writer
 	verbose    int
 	dynamic    bool
@@ -41,8 +46,10 @@ type progress struct {
 	lastStep              time.Time // when the last step ended
 }
 
-func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progress {
-	p := &progress{w: w, verbose: verbose, target: target, now: now, start: now()}
+// New starts a Progbar of target steps writing to w, timed by now
+// (time.Now outside tests); the time it is called is the start.
+func New(w io.Writer, verbose, target int, now func() time.Time) *Progbar {
+	p := &Progbar{w: w, verbose: verbose, target: target, now: now, start: now()}
 	if verbose == 1 && term.IsTerminal(w) {
 		p.dynamic = true
 		p.bar = progressbar.NewOptions(target,
@@ -59,9 +66,22 @@ func newProgress(w io.Writer, verbose, target int, now func() time.Time) *progre
 	return p
 }
 
-// update records that step current (1-based) has ended with the given
+// ShowThroughput appends the samples trained per second to the lines,
+// e.g. " - 3846 samples/s", leaving out the first step as the per-step time
+// does; the samples come from CountSamples.
+func (p *Progbar) ShowThroughput() { p.throughput = true }
+
+// Clear takes the live bar away without writing a line, for an epoch
+// stopped before any of its steps ended.
+func (p *Progbar) Clear() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}
+
+// Update records that step current (1-based) has ended with the given
 // running figures, and redraws the live bar if there is one.
-func (p *progress) update(current int, logs []logEntry) {
+func (p *Progbar) Update(current int, logs []Entry) {
 	now := p.now()
 	p.lastStep = now
 	if current == 1 {
@@ -78,7 +98,7 @@ func (p *progress) update(current int, logs []logEntry) {
 
 // stepDuration is Keras' per-step time: it leaves out the first step,
 // which pays for setting up the graph.
-func (p *progress) stepDuration(current int, now time.Time) time.Duration {
+func (p *Progbar) stepDuration(current int, now time.Time) time.Duration {
 	if current <= 0 {
 		return 0
 	}
@@ -88,8 +108,8 @@ func (p *progress) stepDuration(current int, now time.Time) time.Duration {
 	return now.Sub(p.start) / time.Duration(current)
 }
 
-// finish ends the epoch at step current and writes the final line.
-func (p *progress) finish(current int, logs []logEntry) error {
+// Finish ends the epoch at step current and writes the final line.
+func (p *Progbar) Finish(current int, logs []Entry) error {
 	now := p.now()
 	if p.bar != nil {
 		_ = p.bar.Clear()
@@ -107,9 +127,9 @@ func (p *progress) finish(current int, logs []logEntry) error {
 	return err
 }
 
-// countSamples records the samples of the step that just ended; call it
-// before that step's update.
-func (p *progress) countSamples(n int) {
+// CountSamples records the samples of the step that just ended; call it
+// before that step's Update.
+func (p *Progbar) CountSamples(n int) {
 	if p.samples == 0 {
 		p.firstSamples = n
 	}
@@ -118,7 +138,7 @@ func (p *progress) countSamples(n int) {
 
 // rate is " - N samples/s" when throughput is on: the samples after step 1
 // over the time since step 1 ended, or over all the time if only one step ran.
-func (p *progress) rate() string {
+func (p *Progbar) rate() string {
 	if !p.throughput || p.samples == 0 {
 		return ""
 	}
@@ -134,14 +154,14 @@ func (p *progress) rate() string {
 
 // finalLine is Keras' end-of-epoch line:
 // 1563/1563 [==============================] - 13s 6ms/step - loss: 1.8124 - accuracy: 0.3540
-func finalLine(current, target int, elapsed, perStep time.Duration, logs []logEntry) string {
+func finalLine(current, target int, elapsed, perStep time.Duration, logs []Entry) string {
 	return fmt.Sprintf("%s %s - %.0fs%s%s", countString(current, target), barString(current, target),
 		elapsed.Seconds(), formatPerUnit(perStep, "step"), formatLogs(logs))
 }
 
 // verbose2Line is Keras' verbose=2 epoch line:
 // 1563/1563 - 13s - loss: 1.8124 - accuracy: 0.3540 - 13s/epoch - 8ms/step
-func verbose2Line(current, target int, elapsed time.Duration, logs []logEntry) string {
+func verbose2Line(current, target int, elapsed time.Duration, logs []Entry) string {
 	perStep := time.Duration(0)
 	if target > 0 {
 		perStep = elapsed / time.Duration(target)
@@ -206,13 +226,13 @@ func formatETA(d time.Duration) string {
 
 // formatLogs writes " - name: value" for each figure: four decimals, or
 // Keras' scientific form for magnitudes of 1e-3 and below.
-func formatLogs(logs []logEntry) string {
+func formatLogs(logs []Entry) string {
 	var b strings.Builder
 	for _, l := range logs {
-		if math.Abs(l.value) > 1e-3 {
-			fmt.Fprintf(&b, " - %s: %.4f", l.name, l.value)
+		if math.Abs(l.Value) > 1e-3 {
+			fmt.Fprintf(&b, " - %s: %.4f", l.Name, l.Value)
 		} else {
-			fmt.Fprintf(&b, " - %s: %.4e", l.name, l.value)
+			fmt.Fprintf(&b, " - %s: %.4e", l.Name, l.Value)
 		}
 	}
 	return b.String()

@@ -1,4 +1,7 @@
-package nn
+// Package pyformat writes numbers and fills templates as Python does, for
+// the callbacks whose output must match Keras': Repr is Python's repr of a
+// float, Format is str.format with keyword arguments.
+package pyformat
 
 import (
 	"fmt"
@@ -9,11 +12,11 @@ import (
 	"strings"
 )
 
-// pyRepr writes a float as Python's repr (and str) does, the form Keras'
+// Repr writes a float as Python's repr (and str) does, the form Keras'
 // CSVLogger and messages use: the shortest digits that read back exactly,
 // "1.0" rather than "1", scientific from 1e16 and below 1e-4, and "nan",
 // "inf", "-inf".
-func pyRepr(x float64) string {
+func Repr(x float64) string {
 	switch {
 	case math.IsNaN(x):
 		return "nan"
@@ -44,14 +47,14 @@ func pyRepr(x float64) string {
 	return s
 }
 
-// pyFormat fills a template the way Python's str.format fills it with
+// Format fills a template the way Python's str.format fills it with
 // keyword arguments, as Keras' ModelCheckpoint formats its filepath
 // (filepath.format(epoch=epoch + 1, **logs)): "{epoch:02d}", "{val_loss:.2f}",
 // "{{" and "}}" for braces. Values are ints or float64s. The format spec
 // supports fill, align, sign, zero padding, width, grouping, precision and
 // the types d, e, E, f, F, g, G, % and none; a spec Python would reject
 // (d for a float) is an error, as it is in Keras.
-func pyFormat(template string, values map[string]any) (string, error) {
+func Format(template string, values map[string]any) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(template); i++ {
 		c := template[i]
@@ -190,7 +193,7 @@ func formatSpec(v any, spec string) (string, error) {
 			digits = strconv.FormatFloat(a, 'g', max(precision, 1), 64)
 		case 0:
 			if precision < 0 {
-				digits = pyRepr(a)
+				digits = Repr(a)
 			} else {
 				digits = strconv.FormatFloat(a, 'g', max(precision, 1), 64)
 				if !strings.ContainsAny(digits, ".e") {

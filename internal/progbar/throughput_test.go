@@ -1,4 +1,4 @@
-package nn
+package progbar
 
 import (
 	"bytes"
@@ -24,14 +24,16 @@ func TestThroughputLeavesOutTheFirstStep(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			p := newProgress(&out, 1, len(tc.batches), fakeClock(tc.clock...))
-			p.throughput = tc.on
-			logs := []logEntry{{"loss", 1}}
-			for i, n := range tc.batches {
-				p.countSamples(n)
-				p.update(i+1, logs)
+			p := New(&out, 1, len(tc.batches), fakeClock(tc.clock...))
+			if tc.on {
+				p.ShowThroughput()
 			}
-			if err := p.finish(len(tc.batches), logs); err != nil {
+			logs := []Entry{{"loss", 1}}
+			for i, n := range tc.batches {
+				p.CountSamples(n)
+				p.Update(i+1, logs)
+			}
+			if err := p.Finish(len(tc.batches), logs); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.HasSuffix(out.String(), tc.want) {

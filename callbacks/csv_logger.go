@@ -1,0 +1,100 @@
+package callbacks
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/pyformat"
+	"github.com/gokeras/gokeras/nn"
+)
+
+// CSVLogger writes each epoch's figures to a CSV file, like
+// keras.callbacks.CSVLogger: a header "epoch" then the figures' names in
+// sorted order (epoch,accuracy,loss,val_accuracy,val_loss), one row per
+// epoch with epochs counted from 0, values as Python prints them, lines
+// ended by "\r\n" (Python's csv module) and "NA" for a figure missing in the
+// epoch training stopped at. Make one with NewCSVLogger.
+//
+// Unlike Keras, which appends to an open file, the file is rewritten
+// atomically at the end of each epoch, so it is always a complete CSV.
+type CSVLogger struct {
+	nn.CallbackBase
+	// Filename is the CSV file written.
+	Filename string
+	// Separator between fields (default ',').
+	Separator rune
+	// Append keeps the rows of an existing file and adds to them, without
+	// a second header (default false: the file is started anew).
+	Append bool
+
+	keys    []string
+	content bytes.Buffer
+}
+
+// NewCSVLogger makes a CSVLogger with Keras' defaults that writes to
+// filename.
+func NewCSVLogger(filename string) *CSVLogger {
+	return &CSVLogger{Filename: filename, Separator: ','}
+}
+
+// OnTrainBegin checks the settings and, with Append, reads the rows
+// already in the file.
+func (c *CSVLogger) OnTrainBegin(nn.Logs) error {
+	if c.Filename == "" {
+		return errors.New("CSVLogger: no filename given: set Filename, e.g. \"log.csv\"")
+	}
+	if c.Separator == 0 {
+		c.Separator = ','
+	}
+	c.keys = nil
+	c.content.Reset()
+	if c.Append {
+		old, err := os.ReadFile(c.Filename)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("CSVLogger: %w", err)
+		}
+		c.content.Write(old)
+	}
+	return nil
+}
+
+// OnEpochEnd adds the epoch's row and rewrites the file.
+func (c *CSVLogger) OnEpochEnd(epoch int, logs nn.Logs) error {
+	w := csv.NewWriter(&c.content)
+	w.Comma, w.UseCRLF = c.Separator, true
+	if c.keys == nil {
+		c.keys = slices.Sorted(maps.Keys(logs))
+		if c.content.Len() == 0 { // Keras writes no header when appending to a non-empty file
+			if err := w.Write(append([]string{"epoch"}, c.keys...)); err != nil {
+				return fmt.Errorf("CSVLogger: %w", err)
+			}
+		}
+	}
+	row := []string{strconv.Itoa(epoch)}
+	for _, k := range c.keys {
+		if v, ok := logs[k]; ok {
+			row = append(row, pyformat.Repr(v))
+		} else {
+			row = append(row, "NA")
+		}
+	}
+	if err := w.Write(row); err != nil {
+		return fmt.Errorf("CSVLogger: %w", err)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("CSVLogger: %w", err)
+	}
+	if err := atomicfile.WriteBytes(c.Filename, c.content.Bytes()); err != nil {
+		return fmt.Errorf("CSVLogger: %w", err)
+	}
+	return nil
+}

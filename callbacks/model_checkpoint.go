@@ -1,0 +1,121 @@
+package callbacks
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/gokeras/gokeras/internal/pyformat"
+	"github.com/gokeras/gokeras/nn"
+)
+
+// ModelCheckpoint saves the model at the end of each epoch, like
+// keras.callbacks.ModelCheckpoint. Make one with NewModelCheckpoint, which
+// sets Keras' defaults, then change its fields.
+//
+// Filepath is formatted as Keras formats it, with Python's str.format and
+// the epoch (1-based) and the epoch's figures: "ckpt-{epoch:02d}-{val_loss:.2f}.safetensors".
+// Files are safetensors (Keras writes HDF5 or its SavedModel), replaced
+// atomically. A full save (SaveWeightsOnly false, Keras' default) is a
+// checkpoint that nn.Sequential.LoadCheckpoint resumes from: weights,
+// optimizer state and the epoch; SaveWeightsOnly writes what
+// nn.Sequential.SaveWeights writes. Keras' save_freq in batches is not
+// supported: a ModelCheckpoint saves once per epoch.
+type ModelCheckpoint struct {
+	nn.CallbackBase
+	// Filepath is where to save, a template formatted as above.
+	Filepath string
+	// Monitor is the figure SaveBestOnly watches (default "val_loss").
+	Monitor string
+	// Verbose 1 prints Keras' message on each save (default 0).
+	Verbose int
+	// SaveBestOnly saves only when Monitor improves on the best value so far (default false).
+	SaveBestOnly bool
+	// SaveWeightsOnly saves the weights alone instead of a full checkpoint (default false).
+	SaveWeightsOnly bool
+	// Mode is "min", "max" or "auto" (default): max for figures whose name
+	// ends in "acc", "accuracy" or "auc", min otherwise.
+	Mode string
+	// InitialValueThreshold, when not NaN (the default), is the best value
+	// a first save must beat with SaveBestOnly.
+	InitialValueThreshold float64
+	// Metadata is stored in full checkpoints (the seed of the run, say).
+	Metadata map[string]string
+
+	mon  monitor
+	best float64
+}
+
+// NewModelCheckpoint makes a ModelCheckpoint with Keras' defaults that
+// saves to filepath.
+func NewModelCheckpoint(filepath string) *ModelCheckpoint {
+	return &ModelCheckpoint{Filepath: filepath, Monitor: "val_loss", Mode: "auto", InitialValueThreshold: math.NaN()}
+}
+
+// OnTrainBegin checks the settings and starts afresh.
+func (mc *ModelCheckpoint) OnTrainBegin(nn.Logs) error {
+	if mc.Filepath == "" {
+		return errors.New("ModelCheckpoint: no filepath given: set Filepath, e.g. \"ckpt-{epoch:02d}.safetensors\"")
+	}
+	var err error
+	if mc.mon, err = newMonitor(mc.Monitor, "val_loss", mc.Mode, 0); err != nil {
+		return fmt.Errorf("ModelCheckpoint: %w", err)
+	}
+	mc.Monitor = mc.mon.name
+	mc.best = mc.mon.worst()
+	if !math.IsNaN(mc.InitialValueThreshold) {
+		mc.best = mc.InitialValueThreshold
+	}
+	return nil
+}
+
+// OnEpochEnd saves the model, or with SaveBestOnly only when Monitor
+// improved.
+func (mc *ModelCheckpoint) OnEpochEnd(epoch int, logs nn.Logs) error {
+	values := map[string]any{"epoch": epoch + 1}
+	for k, v := range logs {
+		values[k] = v
+	}
+	path, err := pyformat.Format(mc.Filepath, values)
+	if err != nil {
+		return fmt.Errorf("ModelCheckpoint: failed to format the filepath: %w", err)
+	}
+	if mc.SaveBestOnly {
+		current, ok := logs[mc.mon.name]
+		if !ok {
+			printf(&mc.CallbackBase, "WARNING: Can save best model only with %s available, skipping.\n", mc.mon.name)
+			return nil
+		}
+		if !mc.mon.improves(current, mc.best) {
+			if mc.Verbose > 0 {
+				printf(&mc.CallbackBase, "\nEpoch %d: %s did not improve from %s\n", epoch+1, mc.mon.name, pyFixed5(mc.best))
+			}
+			return nil
+		}
+		if mc.Verbose > 0 {
+			printf(&mc.CallbackBase, "\nEpoch %d: %s improved from %s to %s, saving model to %s\n",
+				epoch+1, mc.mon.name, pyFixed5(mc.best), pyFixed5(current), path)
+		}
+		mc.best = current
+	} else if mc.Verbose > 0 {
+		printf(&mc.CallbackBase, "\nEpoch %d: saving model to %s\n", epoch+1, path)
+	}
+	if mc.SaveWeightsOnly {
+		err = mc.Model.SaveWeights(path)
+	} else {
+		err = mc.Model.SaveCheckpoint(path, nn.Checkpoint{Epoch: epoch + 1, Metadata: mc.Metadata})
+	}
+	if err != nil {
+		return fmt.Errorf("ModelCheckpoint: %w", err)
+	}
+	return nil
+}
+
+// pyFixed5 is Python's f"{x:.5f}", which writes infinities as "inf".
+func pyFixed5(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return pyformat.Repr(x)
+	}
+	return strconv.FormatFloat(x, 'f', 5, 64)
+}

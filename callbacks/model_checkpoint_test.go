@@ -1,0 +1,82 @@
+package callbacks_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/callbacks"
+	"github.com/gokeras/gokeras/nn"
+)
+
+func TestModelCheckpointNamesAndSaves(t *testing.T) {
+	dir := t.TempDir()
+	m := tinyModel(t, 0.1)
+	mc := callbacks.NewModelCheckpoint(filepath.Join(dir, "ck-{epoch:02d}-{val_loss:.3f}.safetensors"))
+	mc.Metadata = map[string]string{"seed": "5"}
+	hist, err := m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(2), nn.Verbose(0),
+		nn.ValidationData(blobs(t, 20, 2)), nn.Callbacks(mc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, vl := range hist.Get("val_loss") {
+		path := filepath.Join(dir, fmt.Sprintf("ck-%02d-%.3f.safetensors", e+1, vl))
+		ck, err := nn.ReadCheckpoint(path)
+		if err != nil {
+			t.Fatalf("epoch %d: %v", e, err)
+		}
+		if ck.Epoch != e+1 || ck.Metadata["seed"] != "5" {
+			t.Errorf("%s: %+v, want epoch %d and the seed", path, ck, e+1)
+		}
+	}
+
+	bad := callbacks.NewModelCheckpoint(filepath.Join(dir, "{val_los}.safetensors"))
+	_, err = tinyModel(t, 0.1).Fit(context.Background(), blobs(t, 64, 1), nn.Verbose(0), nn.Callbacks(bad))
+	if err == nil || !strings.Contains(err.Error(), "{val_los}") {
+		t.Errorf("a filepath naming a missing figure: %v", err)
+	}
+}
+
+func TestModelCheckpointSaveBestOnly(t *testing.T) {
+	dir := t.TempDir()
+	m := tinyModel(t, 0.1)
+	if err := m.Build(4); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "best.safetensors")
+	mc := callbacks.NewModelCheckpoint(path)
+	mc.SaveBestOnly, mc.SaveWeightsOnly, mc.Verbose = true, true, 1
+	var out bytes.Buffer
+	mc.SetModel(m)
+	mc.SetParams(nn.Params{Output: &out})
+	if err := mc.OnTrainBegin(nn.Logs{}); err != nil {
+		t.Fatal(err)
+	}
+	saves := 0
+	for e, loss := range []float64{0.9, 1.2, 0.4} {
+		before, _ := os.Stat(path)
+		if err := mc.OnEpochEnd(e, nn.Logs{"val_loss": loss}); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.Stat(path)
+		if err == nil && (before == nil || !os.SameFile(before, after)) {
+			saves++
+		}
+	}
+	if saves != 2 {
+		t.Errorf("saved %d times, want 2 (epochs 1 and 3)", saves)
+	}
+	want := "\nEpoch 1: val_loss improved from inf to 0.90000, saving model to " + path + "\n" +
+		"\nEpoch 2: val_loss did not improve from 0.90000\n" +
+		"\nEpoch 3: val_loss improved from 0.90000 to 0.40000, saving model to " + path + "\n"
+	if out.String() != want {
+		t.Errorf("messages:\n%q\nwant:\n%q", out.String(), want)
+	}
+	if err := tinyModel(t, 0.1).LoadWeights(path); err != nil {
+		t.Errorf("SaveWeightsOnly should write a weights file: %v", err)
+	}
+}
