@@ -38,6 +38,14 @@
 // Automatic layer names follow Keras in a fresh session (dense, dense_1,
 // ...), counted per model rather than per process.
 //
+// # Callbacks
+//
+// Fit calls the callbacks given with the Callbacks option at Keras' hooks (see
+// Callback); package callbacks has Keras' EarlyStopping, ModelCheckpoint,
+// CSVLogger, ReduceLROnPlateau and LearningRateScheduler. The progress bar
+// is a callback too, which Fit puts first when Verbose is not 0, as Keras'
+// fit adds its ProgbarLogger.
+//
 // # Data
 //
 // Fit and Evaluate take a Dataset, Predict takes Inputs: small interfaces
