@@ -1,0 +1,102 @@
+package nn
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/blas"
+	"github.com/gokeras/gokeras/datasets/cifar10"
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/internal/gemm"
+)
+
+var updateFixtures = flag.Bool("update", false, "rewrite the loss fixtures in testdata/ from this run")
+
+// sgdLossesFixture holds the losses of the first 100 SGD steps of the
+// CIFAR-10 MLP (batch 32, seed 1, synthetic data), as float32 bits, one
+// file per multiply path (%s): recorded before the plan compiler replaced
+// the CPU graph machine. The engine may be rearranged freely; these numbers
+// may not move.
+const sgdLossesFixture = "testdata/sgd_losses_100_%s.json"
+
+// multiplyPath names how CPU machines multiply on this machine, for the
+// fixtures: "avx512" for the kernels, else the BLAS library's name.
+func multiplyPath() string {
+	if gemm.Available() && os.Getenv(device.KernelsEnvVar) == "" {
+		return "avx512"
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' {
+			return r
+		}
+		return ' '
+	}, strings.ToLower(blas.Default().Name()))
+	return strings.Join(strings.Fields(name), "-")
+}
+
+// TestSGDLossesUnchanged trains the CIFAR-10 MLP at its real sizes for 100
+// SGD steps and checks every loss bit for bit against the fixture.
+func TestSGDLossesUnchanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the full-size model takes a few seconds; skipped with -short")
+	}
+	path := filepath.FromSlash(fmt.Sprintf(sgdLossesFixture, multiplyPath()))
+	if _, err := os.Stat(path); err != nil && !*updateFixtures {
+		t.Skipf("no fixture for this machine's multiply path (%s): each path rounds differently; record one with -update on a known-good commit", path)
+	}
+	m := flagship(t, false)
+	defer m.Close()
+	data := cifar10.Synthetic(3200, 0, 1).Train.OneHot()
+	if err := m.checkData("test", data); err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.program(32, 10, modeTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint32, 100)
+	idx := make([]int, 32)
+	for step := range got {
+		for j := range idx {
+			idx[j] = (step*32 + j*7) % data.Len()
+		}
+		loss, err := m.trainStep(p, data, idx)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		got[step] = math.Float32bits(float32(loss))
+	}
+	if *updateFixtures {
+		b, err := json.MarshalIndent(got, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./nn -run SGDLossesUnchanged -update on a known-good commit to record it)", err)
+	}
+	var want []uint32
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(got) {
+		t.Fatalf("fixture has %d losses, the test runs %d steps", len(want), len(got))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("step %d: loss %v (bits %#x), recorded %v (bits %#x)", i,
+				math.Float32frombits(got[i]), got[i], math.Float32frombits(want[i]), want[i])
+		}
+	}
+}
