@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/gokeras/gokeras/device"
+	_ "github.com/gokeras/gokeras/device/cpu" // the CPU backend, for NewMachine
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

@@ -50,8 +50,15 @@ func (f *fakeGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts MachineOptio
 	f.mu.Lock()
 	f.bound = append(f.bound, index)
 	f.mu.Unlock()
-	return cpuDriver{}.NewMachine(0, g, opts)
+	return tapeMachine{gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(opts.Learnables...))}, nil
 }
+
+// tapeMachine runs the fake GPU's graphs on gorgonia's tape machine.
+type tapeMachine struct{ vm gorgonia.VM }
+
+func (m tapeMachine) RunAll() error { return m.vm.RunAll() }
+func (m tapeMachine) Reset()        { m.vm.Reset() }
+func (m tapeMachine) Close() error  { return m.vm.Close() }
 
 func (f *fakeGPU) Alloc(index int, bytes int64) (Buffer, error) {
 	if f.failAlloc != nil {

@@ -1,8 +1,10 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -42,6 +44,11 @@ type MachineOptions struct {
 	// slots of each weight (see State and Trainer). nil gives each machine
 	// a state of its own.
 	State *State
+	// Slots gives the optimizer's slots of each learnable, by the
+	// learnable's node name (optim.Optimizer.Slot): machines that update
+	// on the device keep their copy in step with these host slices, or
+	// use them in place where the device computes on host memory.
+	Slots func(variable, name string, size int) ([]float32, error)
 	// Reference asks for the driver's reference machine, which runs each
 	// op's own Do, when the driver has one: on the CPU, gorgonia's tape
 	// machine. It is slower; tests compare the fast machines against it.
@@ -95,21 +102,44 @@ func Register(d Driver) error {
 	return nil
 }
 
-// driverFor returns the driver registered for kind, if any.
+// driverFor returns the driver registered for kind, if any. The CPU always
+// has one: until its backend (package device/cpu) registers, a stand-in
+// lists /CPU:0 and says, when asked for a machine, what to import.
 func driverFor(kind Kind) (Driver, bool) {
 	driversMu.RLock()
 	defer driversMu.RUnlock()
 	d, ok := drivers[kind]
+	if !ok && kind == CPU {
+		return hostOnly{}, true
+	}
 	return d, ok
+}
+
+// hostOnly stands in for the CPU driver in a program that does not link
+// the CPU backend: tensors can be placed on /CPU:0 (host memory), but
+// graphs cannot run there.
+type hostOnly struct{}
+
+func (hostOnly) Kind() Kind { return CPU }
+
+func (hostOnly) Devices() ([]PhysicalDevice, error) {
+	return []PhysicalDevice{{Name: "/physical_device:CPU:0", Kind: CPU, Index: 0,
+		Description: fmt.Sprintf("%s/%s, %d logical cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}}, nil
+}
+
+func (hostOnly) NewMachine(int, *gorgonia.ExprGraph, MachineOptions) (Machine, error) {
+	return nil, errors.New(`device: the CPU backend is not linked into this program: import _ "github.com/gokeras/gokeras/device/cpu" (package nn does)`)
 }
 
 // registeredKinds lists the kinds that have a driver, sorted.
 func registeredKinds() []Kind {
 	driversMu.RLock()
 	defer driversMu.RUnlock()
-	kinds := make([]Kind, 0, len(drivers))
+	kinds := []Kind{CPU} // always there: see driverFor
 	for k := range drivers {
-		kinds = append(kinds, k)
+		if k != CPU {
+			kinds = append(kinds, k)
+		}
 	}
 	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
 	return kinds

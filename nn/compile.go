@@ -111,6 +111,10 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 		seen[mt.Name()] = true
 	}
 	m.closePrograms()
+	if s, ok := opt.(interface{ SetSync(func() error) }); ok {
+		// The optimizer's State reads slots that may live on the device.
+		s.SetSync(m.syncWeights)
+	}
 	m.compiled = &compiled{
 		optimizer:    opt,
 		loss:         loss,
@@ -259,6 +263,7 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 	}
 	opts.PlacementLog = m.compiled.placementLog
 	opts.State, opts.Reference = m.compiled.state, m.compiled.reference
+	opts.Slots = m.compiled.optimizer.Slot
 	machine, err := device.NewMachine(m.compiled.device, g, opts)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: binding to %s: %w", m.name, m.compiled.device.Short(), err)
@@ -289,17 +294,4 @@ func (p *program) outputs() ([]float32, error) {
 		return nil, fmt.Errorf("output value is a %T, want a tensor", p.outRead)
 	}
 	return v.Data().([]float32), nil
-}
-
-// variables pairs each weight with the gradient the last run computed.
-func (p *program) variables() ([]optim.Variable, error) {
-	vars := make([]optim.Variable, len(p.params))
-	for i, n := range p.params {
-		g, err := n.Grad()
-		if err != nil {
-			return nil, fmt.Errorf("gradient of %s: %w", p.paramNames[i], err)
-		}
-		vars[i] = optim.Variable{Name: p.paramNames[i], Value: n.Value().Data().([]float32), Grad: g.Data().([]float32)}
-	}
-	return vars, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/datasets/cifar10"
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/cpu"
 	"github.com/gokeras/gokeras/internal/gemm"
 )
 
@@ -28,7 +28,7 @@ const sgdLossesFixture = "testdata/sgd_losses_100_%s.json"
 // multiplyPath names how CPU machines multiply on this machine, for the
 // fixtures: "avx512" for the kernels, else the BLAS library's name.
 func multiplyPath() string {
-	if gemm.Available() && os.Getenv(device.KernelsEnvVar) == "" {
+	if gemm.Available() && os.Getenv(cpu.KernelsEnvVar) == "" {
 		return "avx512"
 	}
 	name := strings.Map(func(r rune) rune {

@@ -1,16 +1,15 @@
 package nn
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/optim"
 )
 
 // trainStep runs one training step on the samples at idx and returns the
-// batch loss.
+// batch loss. Every optimizer's update runs on the model's device, with its
+// slots there: only the batch goes in, and the loss and outputs come back.
 func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, error) {
 	c := m.compiled
 	labels, err := p.gather(data, idx)
@@ -18,74 +17,15 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 		return 0, err
 	}
 	defer p.machine.Reset()
-	if done, loss, err := m.deviceStep(p, labels, len(idx)); done || err != nil {
-		return loss, err
-	}
-	if err := p.run(); err != nil {
-		return 0, err
-	}
-	loss, err := p.results(c, labels, len(idx))
-	if err != nil || math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return loss, err // a non-finite loss is reported by the caller, which knows the epoch
-	}
-	vars, err := p.variables()
-	if err != nil {
-		return 0, err
-	}
-	if err := c.optimizer.Apply(vars); err != nil {
-		return 0, err
-	}
-	// The tape machine adds each step's gradients into the bound gradient
-	// buffers, so they are cleared once used; a Trainer's RunAll writes
-	// fresh ones.
-	if _, fresh := p.machine.(device.Trainer); !fresh {
-		for _, v := range vars {
-			clear(v.Grad)
-		}
-	}
-	return loss, nil
-}
-
-// deviceStep runs the step on the machine, update included, when the
-// machine is a device.Trainer and the optimizer's update can travel as
-// data: only the batch goes in, and the loss and outputs come back. It
-// reports false when the step is left to the caller.
-func (m *Sequential) deviceStep(p *program, labels []float32, batch int) (done bool, loss float64, err error) {
-	c := m.compiled
 	tr, ok := p.machine.(device.Trainer)
 	if !ok {
-		return false, 0, nil
+		return 0, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement device.Trainer", c.device.Short(), p.machine)
 	}
-	u, ok := deviceUpdate(c.optimizer)
-	if !ok {
-		return false, 0, nil
+	if err := tr.Train(c.optimizer.NextUpdate()); err != nil {
+		return 0, err
 	}
-	if err := tr.Train(u); err != nil {
-		if errors.Is(err, device.ErrUpdateUnsupported) {
-			return false, 0, nil
-		}
-		return true, 0, err
-	}
-	// The update is applied: count it, as Apply would have. Apply with no
-	// variables updates nothing and counts one iteration.
-	if err := c.optimizer.Apply(nil); err != nil {
-		return true, 0, err
-	}
-	loss, err = p.results(c, labels, batch)
-	return true, loss, err
-}
-
-// deviceUpdate describes the optimizer's next step as a device.Update when
-// a machine may apply it: plain SGD, whose whole state (the learning rate
-// and the iteration count) stays in the optimizer. Optimizers with slots
-// (momentum, Adam's moments) update on the host, where SaveCheckpoint reads
-// their state.
-func deviceUpdate(o optim.Optimizer) (device.Update, bool) {
-	s, ok := o.(*optim.SGD)
-	if !ok || s.Config().Momentum != 0 {
-		return device.Update{}, false
-	}
-	return device.Update{Rule: device.SGD, LearningRate: s.LearningRate(), Step: s.Iterations() + 1}, true
+	c.optimizer.Advance()
+	return p.results(c, labels, len(idx))
 }
 
 // gather fills the program's input buffers with the samples and labels at

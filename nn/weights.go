@@ -50,9 +50,10 @@ func (m *Sequential) weights() []weight {
 	return ws
 }
 
-// syncWeights brings the weights back to the host tensors when the
-// model's machines keep them on their device (a GPU keeps them there for
-// the whole fit). Every host read of the weights calls it first.
+// syncWeights brings the weights and the optimizer's slots back to the
+// host when the model's machines keep them on their device (a GPU keeps
+// them there for the whole fit). Every host read of the weights calls it
+// first, and so does the optimizer's State (see Compile).
 func (m *Sequential) syncWeights() error {
 	if m.compiled == nil || m.compiled.state == nil {
 		return nil
@@ -291,6 +292,11 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 			return fmt.Errorf("metadata key %q: keys beginning with %q are gokeras' own", k, metaPrefix)
 		}
 		meta[k] = v
+	}
+	// The slots may live on the device: bring them (and the weights) back
+	// first, so that a failed copy is an error here, not stale state.
+	if err := m.syncWeights(); err != nil {
+		return err
 	}
 	st := opt.State()
 	maps.Copy(meta, map[string]string{

@@ -2,7 +2,8 @@
 // gradients, with the update rules, names and defaults of Keras 2.
 //
 // An optimizer keeps its own state (momentum, Adam's moments) per variable,
-// keyed by the variable's name, so one optimizer serves one model.
+// keyed by the variable's name, so one optimizer serves one model. Each
+// update rule is defined once, by Update.Apply.
 package optim
 
 import (
@@ -20,6 +21,11 @@ type Variable struct {
 }
 
 // Optimizer updates variables in place from their gradients.
+//
+// Every optimizer describes its next step as data (NextUpdate), so that a
+// model's device applies it where the weights live, and keeps its slots
+// (momentum, Adam's moments) per variable name, which that device reads
+// and writes in place (Slot).
 type Optimizer interface {
 	// Name is the Keras name ("SGD", "Adam").
 	Name() string
@@ -27,10 +33,81 @@ type Optimizer interface {
 	LearningRate() float64
 	// SetLearningRate changes it, as Keras callbacks do between epochs.
 	SetLearningRate(lr float64)
-	// Apply performs one update step on every variable.
+	// Apply performs one update step on every variable, on the host.
 	Apply(vars []Variable) error
-	// Iterations is the number of Apply calls so far.
+	// Iterations is the number of steps so far.
 	Iterations() int64
+	// NextUpdate describes the next step: the rule, its numbers, and the
+	// iteration it is (Iterations()+1).
+	NextUpdate() Update
+	// Slot returns the slot named name (one of NextUpdate().SlotNames())
+	// of a variable with size values, creating it as zeros the first time.
+	// The caller may update it in place: it is the optimizer's state.
+	Slot(variable, name string, size int) ([]float32, error)
+	// Advance counts a step applied elsewhere (by a device, with
+	// NextUpdate and Slot), as Apply counts its own.
+	Advance()
+}
+
+// slotTable holds an optimizer's per-variable slots: by slot name, then by
+// variable name.
+type slotTable struct {
+	slots map[string]map[string][]float32
+	// sync, when set, brings slots living on a device back first (see
+	// SetSync).
+	sync func() error
+}
+
+func newSlotTable() slotTable { return slotTable{slots: map[string]map[string][]float32{}} }
+
+// Slot implements Optimizer.Slot.
+func (t *slotTable) Slot(variable, name string, size int) ([]float32, error) {
+	byVar := t.slots[name]
+	if byVar == nil {
+		byVar = map[string][]float32{}
+		t.slots[name] = byVar
+	}
+	s, ok := byVar[variable]
+	if !ok {
+		s = make([]float32, size)
+		byVar[variable] = s
+	}
+	if len(s) != size {
+		return nil, fmt.Errorf("variable %q has %d values but its optimizer slot %q has %d (restored from another model?)", variable, size, name, len(s))
+	}
+	return s, nil
+}
+
+// SetSync makes State call sync first. A model whose device keeps the
+// slots in its own memory sets it, so that State returns the device's
+// values; nil removes it.
+func (t *slotTable) SetSync(sync func() error) { t.sync = sync }
+
+// apply runs one host step of u over vars with the table's slots.
+func (t *slotTable) apply(u Update, vars []Variable) error {
+	names := u.SlotNames()
+	for _, v := range vars {
+		if len(v.Value) != len(v.Grad) {
+			return fmt.Errorf("variable %q has %d values but %d gradients", v.Name, len(v.Value), len(v.Grad))
+		}
+		for _, name := range names {
+			if s, ok := t.slots[name][v.Name]; ok && len(s) != len(v.Value) {
+				return fmt.Errorf("variable %q has %d values but its optimizer state has %d (restored from another model?)", v.Name, len(v.Value), len(s))
+			}
+		}
+	}
+	slots := make([][]float32, len(names))
+	for _, v := range vars {
+		for i, name := range names {
+			s, err := t.Slot(v.Name, name, len(v.Value))
+			if err != nil {
+				return err
+			}
+			slots[i] = s
+		}
+		u.Apply(v.Value, v.Grad, slots)
+	}
+	return nil
 }
 
 // SGDConfig holds SGD's hyperparameters. The zero value is Keras' default
@@ -46,8 +123,8 @@ type SGDConfig struct {
 //	velocity = momentum·velocity - lr·g
 //	w += velocity                          (Nesterov: w += momentum·velocity - lr·g)
 type SGD struct {
-	cfg        SGDConfig
-	velocities map[string][]float32
+	cfg SGDConfig
+	slotTable
 	iterations int64
 }
 
@@ -62,7 +139,7 @@ func NewSGD(cfg SGDConfig) (*SGD, error) {
 	if cfg.Momentum < 0 || cfg.Momentum > 1 || math.IsNaN(cfg.Momentum) {
 		return nil, fmt.Errorf("SGD: momentum must be in [0, 1], got %v", cfg.Momentum)
 	}
-	return &SGD{cfg: cfg, velocities: map[string][]float32{}}, nil
+	return &SGD{cfg: cfg, slotTable: newSlotTable()}, nil
 }
 
 func checkRate(lr float64) error {
@@ -76,35 +153,26 @@ func (s *SGD) Name() string               { return "SGD" }
 func (s *SGD) LearningRate() float64      { return s.cfg.LearningRate }
 func (s *SGD) SetLearningRate(lr float64) { s.cfg.LearningRate = lr }
 func (s *SGD) Iterations() int64          { return s.iterations }
+func (s *SGD) Advance()                   { s.iterations++ }
 
 // Config returns the hyperparameters.
 func (s *SGD) Config() SGDConfig { return s.cfg }
 
-func (s *SGD) Apply(vars []Variable) error {
-	if err := checkVars(vars, s.velocities); err != nil {
-		return fmt.Errorf("SGD: %w", err)
+// NextUpdate describes the next step.
+func (s *SGD) NextUpdate() Update {
+	u := Update{Rule: RuleSGD, LearningRate: s.cfg.LearningRate, Momentum: s.cfg.Momentum, Iteration: s.iterations + 1}
+	switch {
+	case s.cfg.Momentum != 0 && s.cfg.Nesterov:
+		u.Rule = RuleNesterov
+	case s.cfg.Momentum != 0:
+		u.Rule = RuleMomentum
 	}
-	lr, mom := float32(s.cfg.LearningRate), float32(s.cfg.Momentum)
-	for _, v := range vars {
-		if mom == 0 {
-			for i, g := range v.Grad {
-				v.Value[i] -= lr * g
-			}
-			continue
-		}
-		vel := s.velocities[v.Name]
-		if vel == nil {
-			vel = make([]float32, len(v.Value))
-			s.velocities[v.Name] = vel
-		}
-		for i, g := range v.Grad {
-			vel[i] = mom*vel[i] - lr*g
-			if s.cfg.Nesterov {
-				v.Value[i] += mom*vel[i] - lr*g
-			} else {
-				v.Value[i] += vel[i]
-			}
-		}
+	return u
+}
+
+func (s *SGD) Apply(vars []Variable) error {
+	if err := s.apply(s.NextUpdate(), vars); err != nil {
+		return fmt.Errorf("SGD: %w", err)
 	}
 	s.iterations++
 	return nil
@@ -123,8 +191,8 @@ type AdamConfig struct {
 //	m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²
 //	w -= lr·sqrt(1-β2^t)/(1-β1^t) · m / (sqrt(v) + ε)
 type Adam struct {
-	cfg        AdamConfig
-	m, v       map[string][]float32
+	cfg AdamConfig
+	slotTable
 	iterations int64
 }
 
@@ -150,54 +218,29 @@ func NewAdam(cfg AdamConfig) (*Adam, error) {
 			return nil, fmt.Errorf("Adam: beta values must be in [0, 1), got %v", b)
 		}
 	}
-	return &Adam{cfg: cfg, m: map[string][]float32{}, v: map[string][]float32{}}, nil
+	return &Adam{cfg: cfg, slotTable: newSlotTable()}, nil
 }
 
 func (a *Adam) Name() string               { return "Adam" }
 func (a *Adam) LearningRate() float64      { return a.cfg.LearningRate }
 func (a *Adam) SetLearningRate(lr float64) { a.cfg.LearningRate = lr }
 func (a *Adam) Iterations() int64          { return a.iterations }
+func (a *Adam) Advance()                   { a.iterations++ }
 
 // Config returns the hyperparameters.
 func (a *Adam) Config() AdamConfig { return a.cfg }
 
-func (a *Adam) Apply(vars []Variable) error {
-	if err := checkVars(vars, a.m, a.v); err != nil {
-		return fmt.Errorf("Adam: %w", err)
-	}
-	t := float64(a.iterations + 1)
-	lrT := float32(a.cfg.LearningRate * math.Sqrt(1-math.Pow(a.cfg.Beta2, t)) / (1 - math.Pow(a.cfg.Beta1, t)))
-	b1, b2, eps := float32(a.cfg.Beta1), float32(a.cfg.Beta2), float32(a.cfg.Epsilon)
-	for _, v := range vars {
-		m, s := a.m[v.Name], a.v[v.Name]
-		if m == nil {
-			m, s = make([]float32, len(v.Value)), make([]float32, len(v.Value))
-			a.m[v.Name], a.v[v.Name] = m, s
-		}
-		for i, g := range v.Grad {
-			m[i] = b1*m[i] + (1-b1)*g
-			s[i] = b2*s[i] + (1-b2)*g*g
-			v.Value[i] -= lrT * m[i] / (float32(math.Sqrt(float64(s[i]))) + eps)
-		}
-	}
-	a.iterations++
-	return nil
+// NextUpdate describes the next step.
+func (a *Adam) NextUpdate() Update {
+	return Update{Rule: RuleAdam, LearningRate: a.cfg.LearningRate, Beta1: a.cfg.Beta1, Beta2: a.cfg.Beta2,
+		Epsilon: a.cfg.Epsilon, Iteration: a.iterations + 1}
 }
 
-// checkVars checks, before anything is updated, that each variable has as
-// many gradients as values and that the slots it already has (restored by
-// SetState, say) are of its size.
-func checkVars(vars []Variable, slots ...map[string][]float32) error {
-	for _, v := range vars {
-		if len(v.Value) != len(v.Grad) {
-			return fmt.Errorf("variable %q has %d values but %d gradients", v.Name, len(v.Value), len(v.Grad))
-		}
-		for _, slot := range slots {
-			if acc, ok := slot[v.Name]; ok && len(acc) != len(v.Value) {
-				return fmt.Errorf("variable %q has %d values but its optimizer state has %d (restored from another model?)", v.Name, len(v.Value), len(acc))
-			}
-		}
+func (a *Adam) Apply(vars []Variable) error {
+	if err := a.apply(a.NextUpdate(), vars); err != nil {
+		return fmt.Errorf("Adam: %w", err)
 	}
+	a.iterations++
 	return nil
 }
 

@@ -37,25 +37,34 @@ type Stateful interface {
 // SlotNames lists the slots an optimizer keeps per variable, as Keras
 // names them: none for plain SGD, "momentum" for SGD with momentum, "m"
 // and "v" for Adam.
-func SlotNames(o Optimizer) []string {
-	switch o := o.(type) {
-	case *SGD:
-		if o.cfg.Momentum == 0 {
-			return nil
+func SlotNames(o Optimizer) []string { return o.NextUpdate().SlotNames() }
+
+// state returns a deep copy of the table's slots for names, after the sync
+// hook; a slot no variable has yet is left out.
+func (t *slotTable) state(names []string) (map[string]map[string][]float32, error) {
+	if t.sync != nil {
+		if err := t.sync(); err != nil {
+			return nil, fmt.Errorf("copying the optimizer's slots from the device: %w", err)
 		}
-		return []string{"momentum"}
-	case *Adam:
-		return []string{"m", "v"}
 	}
-	return nil
+	out := map[string]map[string][]float32{}
+	for _, name := range names {
+		if len(t.slots[name]) > 0 {
+			out[name] = cloneSlot(t.slots[name])
+		}
+	}
+	return out, nil
 }
 
+// State returns a deep copy of the state. The slots come from the model's
+// device when they live there; should that copy fail, State returns the
+// host's last copy of them (SaveCheckpoint reports such errors itself).
 func (s *SGD) State() State {
-	st := State{Iterations: s.iterations, LearningRate: s.cfg.LearningRate, Slots: map[string]map[string][]float32{}}
-	if len(s.velocities) > 0 {
-		st.Slots["momentum"] = cloneSlot(s.velocities)
+	slots, _ := s.state(SlotNames(s))
+	if slots == nil {
+		slots = cloneTable(s.slots)
 	}
-	return st
+	return State{Iterations: s.iterations, LearningRate: s.cfg.LearningRate, Slots: slots}
 }
 
 func (s *SGD) SetState(st State) error {
@@ -64,18 +73,16 @@ func (s *SGD) SetState(st State) error {
 		return err
 	}
 	s.iterations, s.cfg.LearningRate = st.Iterations, st.LearningRate
-	s.velocities = map[string][]float32{}
-	if len(slots) > 0 {
-		s.velocities = slots[0]
-	}
+	s.setSlots(SlotNames(s), slots)
 	return nil
 }
 
 func (a *Adam) State() State {
-	return State{Iterations: a.iterations, LearningRate: a.cfg.LearningRate, Slots: map[string]map[string][]float32{
-		"m": cloneSlot(a.m),
-		"v": cloneSlot(a.v),
-	}}
+	slots, _ := a.state(SlotNames(a))
+	if slots == nil {
+		slots = cloneTable(a.slots)
+	}
+	return State{Iterations: a.iterations, LearningRate: a.cfg.LearningRate, Slots: slots}
 }
 
 func (a *Adam) SetState(st State) error {
@@ -95,8 +102,26 @@ func (a *Adam) SetState(st State) error {
 		}
 	}
 	a.iterations, a.cfg.LearningRate = st.Iterations, st.LearningRate
-	a.m, a.v = m, v
+	a.setSlots(SlotNames(a), slots)
 	return nil
+}
+
+// setSlots replaces the table with copies already made by checkState.
+func (t *slotTable) setSlots(names []string, slots []map[string][]float32) {
+	t.slots = map[string]map[string][]float32{}
+	for i, name := range names {
+		t.slots[name] = slots[i]
+	}
+}
+
+func cloneTable(t map[string]map[string][]float32) map[string]map[string][]float32 {
+	out := make(map[string]map[string][]float32, len(t))
+	for name, slot := range t {
+		if len(slot) > 0 {
+			out[name] = cloneSlot(slot)
+		}
+	}
+	return out
 }
 
 // checkState validates st against the slots an optimizer keeps and returns

@@ -77,3 +77,68 @@ func TestDefaultsAndBadConfigs(t *testing.T) {
 		t.Error("Apply accepted a gradient of the wrong length")
 	}
 }
+
+// TestApplySplitsExactly checks that Update.Apply gives the same bits
+// whether it runs on one goroutine or splits a long slice over several, for
+// every rule, and that CheckSlots catches slots that do not fit.
+func TestApplySplitsExactly(t *testing.T) {
+	const n = 300_001 // several chunks, and a ragged end
+	for _, u := range []Update{
+		{Rule: RuleSGD, LearningRate: 0.01, Iteration: 1},
+		{Rule: RuleMomentum, LearningRate: 0.01, Momentum: 0.9, Iteration: 1},
+		{Rule: RuleNesterov, LearningRate: 0.01, Momentum: 0.9, Iteration: 1},
+		{Rule: RuleAdam, LearningRate: 0.001, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 3},
+	} {
+		t.Run(u.Rule.String(), func(t *testing.T) {
+			if err := u.Check(); err != nil {
+				t.Fatal(err)
+			}
+			mk := func() ([]float32, [][]float32) {
+				w := make([]float32, n)
+				slots := make([][]float32, len(u.SlotNames()))
+				for i := range slots {
+					slots[i] = make([]float32, n)
+				}
+				for i := range w {
+					w[i] = float32(i%97) / 97
+					for j := range slots {
+						slots[j][i] = float32((i+j)%13) / 130
+					}
+				}
+				return w, slots
+			}
+			g := make([]float32, n)
+			for i := range g {
+				g[i] = float32(i%31)/31 - 0.5
+			}
+			w1, s1 := mk()
+			w2, s2 := mk()
+			if err := u.CheckSlots(w1, g, s1); err != nil {
+				t.Fatal(err)
+			}
+			u.Apply(w1, g, s1)
+			u.apply(w2, g, s2)
+			for i := range w1 {
+				if math.Float32bits(w1[i]) != math.Float32bits(w2[i]) {
+					t.Fatalf("w[%d]: split %v, one goroutine %v", i, w1[i], w2[i])
+				}
+				for j := range s1 {
+					if math.Float32bits(s1[j][i]) != math.Float32bits(s2[j][i]) {
+						t.Fatalf("slot %d [%d]: split %v, one goroutine %v", j, i, s1[j][i], s2[j][i])
+					}
+				}
+			}
+			if len(s1) > 0 {
+				if err := u.CheckSlots(w1, g, [][]float32{s1[0][:10]}); err == nil {
+					t.Error("CheckSlots accepted a short slot")
+				}
+			}
+		})
+	}
+	if err := (Update{Rule: 99}).Check(); err == nil {
+		t.Error("Check accepted an unknown rule")
+	}
+	if err := (Update{Rule: RuleAdam, LearningRate: 0.1}).Check(); err == nil {
+		t.Error("Check accepted Adam at iteration 0")
+	}
+}

@@ -45,8 +45,9 @@
 //
 // # The machine
 //
-// NewMachine compiles the graph with internal/vm: it walks the graph in
-// execution order and maps each op of package ops (ops.Inspect) to a step,
+// NewMachine compiles the graph with gokeras' one plan compiler
+// (device/internal/plan, shared with the CPU backend): it walks the graph
+// in execution order and maps each op of package ops (ops.Inspect) to a step,
 // a cuBLAS sgemm for the products of Affine and its gradients, a kernel
 // for the rest; a bias and the elementwise activation after it are one
 // kernel. An op it has no kernel for, or a float64 graph, is an error when
@@ -56,17 +57,17 @@
 //
 // The machine is a device.Trainer. Train runs the forward pass, the
 // backward pass and the update (SGD, with momentum or Nesterov, or Adam,
-// from the device.Update it is given) on the GPU: the weights and the
+// from the optim.Update it is given) on the GPU: the weights and the
 // optimizer's slots live in device memory shared by all the machines of a
 // model through its device.State, so per step the batch and its labels go
-// in, and the loss and the outputs come back; the weights stay on the GPU
-// for the whole fit. nn calls State.Sync before it reads weights on the
-// host (GetWeights, SaveWeights, SaveCheckpoint) and drops the model's
-// machines after it writes them (SetWeights, LoadWeights, LoadCheckpoint),
-// so the next machine starts from the host values. RunAll, which nn uses
-// for evaluation, prediction and the optimizers it keeps on the host, reads
-// the device copy of a weight when a training machine left it ahead, and
-// otherwise copies the weight in from the host; with a host optimizer it
+// in, and the loss and the outputs come back; the weights and slots stay on
+// the GPU for the whole fit. nn calls State.Sync before it reads weights or
+// slots on the host (GetWeights, SaveWeights, SaveCheckpoint, the
+// optimizer's State) and drops the model's machines after it writes them
+// (SetWeights, LoadWeights, LoadCheckpoint), so the next machine starts
+// from the host values. RunAll, which nn uses for evaluation and
+// prediction, reads the device copy of a weight when a training machine
+// left it ahead, and otherwise copies the weight in from the host; it
 // copies the gradients out, as gorgonia's machines expose them
 // (node.Grad()).
 //

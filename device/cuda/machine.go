@@ -9,38 +9,39 @@ import (
 	"unsafe"
 
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/device/cuda/internal/vm"
+	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
-// newMachine compiles g into kernel launches and cuBLAS calls (vm.Compile:
+// newMachine compiles g into kernel launches and cuBLAS calls (plan.Compile:
 // an op without a GPU kernel fails here, naming the op) and binds them to
 // GPU g.
 func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
-	plan, err := vm.Compile(graph, opts.Learnables)
-	if err != nil {
-		return nil, err
-	}
 	be, err := newBackend(g)
 	if err != nil {
 		return nil, err
 	}
-	return vm.New(plan, be, opts.State)
+	p, err := plan.Compile(graph, opts.Learnables, be.Capabilities())
+	if err != nil {
+		return nil, errors.Join(err, be.Close())
+	}
+	return plan.New(p, be, opts.State, opts.Slots)
 }
 
-// The GPU is a vm.Device: device memory is a cu.DevicePtr.
-var _ vm.Device = (*gpu)(nil)
+// The GPU is a plan.Device: device memory is a cu.DevicePtr.
+var _ plan.Device = (*gpu)(nil)
 
 func (g *gpu) Do(f func() error) error { return g.do(f) }
 
-func (g *gpu) Alloc(n int) (vm.Mem, error) { return g.alloc(int64(n) * 4) }
+func (g *gpu) Alloc(n int) (plan.Mem, error) { return g.alloc(int64(n) * 4) }
 
-func (g *gpu) Free(m vm.Mem) error { return free(m.(cu.DevicePtr)) }
+func (g *gpu) Free(m plan.Mem) error { return free(m.(cu.DevicePtr)) }
 
 // CopyOut copies on the legacy default stream, which waits for the work of
 // every machine's stream (they are created blocking) before it starts.
-func (g *gpu) CopyOut(dst []float32, m vm.Mem) error {
+func (g *gpu) CopyOut(dst []float32, m plan.Mem) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (g *gpu) CopyOut(dst []float32, m vm.Mem) error {
 // their gradients) are copied straight from and to Go memory.
 const stageLimit = 4 << 20
 
-// backend is a vm.Backend on one GPU: steps as kernels and cuBLAS calls
+// backend is a plan.Backend on one GPU: steps as kernels and cuBLAS calls
 // queued on the machine's own stream.
 type backend struct {
 	gpu    *gpu
@@ -72,7 +73,7 @@ type backend struct {
 	lossStep int // the first loss step queued in this run, or -1
 }
 
-var _ vm.Backend = (*backend)(nil)
+var _ plan.Backend = (*backend)(nil)
 
 func newBackend(g *gpu) (*backend, error) {
 	b := &backend{gpu: g, stage: map[cu.DevicePtr]pinned{}, lossStep: -1}
@@ -101,14 +102,11 @@ func newBackend(g *gpu) (*backend, error) {
 	return b, nil
 }
 
-func (b *backend) Device() vm.Device { return b.gpu }
+func (b *backend) Device() plan.Device { return b.gpu }
 
-func (b *backend) Zero(m vm.Mem, n int) error {
-	if n == 0 {
-		return nil
-	}
-	return cu.MemsetD32Async(m.(cu.DevicePtr), 0, int64(n), b.stream)
-}
+// Capabilities: the bias and the activation in one kernel (BiasAct);
+// updates are separate kernels after the gradient's product.
+func (b *backend) Capabilities() plan.Capabilities { return plan.Capabilities{} }
 
 // staging returns the pinned buffer for copies of n float32s to or from
 // device buffer p, or false when the copy is too large to stage.
@@ -132,7 +130,7 @@ func (b *backend) staging(p cu.DevicePtr, n int) (pinned, bool, error) {
 	return s, true, nil
 }
 
-func (b *backend) Upload(dst vm.Mem, src []float32) error {
+func (b *backend) Upload(dst plan.Mem, src []float32) error {
 	if len(src) == 0 {
 		return nil
 	}
@@ -146,11 +144,11 @@ func (b *backend) Upload(dst vm.Mem, src []float32) error {
 		return cu.MemcpyHtoDAsync(p, s.p, bytes, b.stream)
 	}
 	// Pageable memory: the driver stages it itself. src stays untouched
-	// until Wait returns, as the vm.Backend contract requires of callers.
+	// until Wait returns, as the plan.Backend contract requires of callers.
 	return cu.MemcpyHtoDAsync(p, unsafe.Pointer(unsafe.SliceData(src)), bytes, b.stream)
 }
 
-func (b *backend) Download(dst []float32, src vm.Mem) error {
+func (b *backend) Download(dst []float32, src plan.Mem) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -169,10 +167,10 @@ func (b *backend) Download(dst []float32, src vm.Mem) error {
 	return cu.MemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), p, bytes, b.stream)
 }
 
-func (b *backend) Exec(i int, s *vm.Step, bufs []vm.Mem) error {
+func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	k, st := b.kern, b.stream
 	ptr := func(j int) cu.DevicePtr {
-		if j == vm.None {
+		if j == plan.None {
 			return 0
 		}
 		return bufs[j].(cu.DevicePtr)
@@ -180,26 +178,26 @@ func (b *backend) Exec(i int, s *vm.Step, bufs []vm.Mem) error {
 	in := func(j int) cu.DevicePtr { return ptr(s.In[j]) }
 	out := func(j int) cu.DevicePtr { return ptr(s.Out[j]) }
 	switch s.Kind {
-	case vm.Gemm:
+	case plan.Gemm:
 		return b.blas.gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
-	case vm.BiasAct:
+	case plan.BiasAct:
 		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Act)
-	case vm.Softmax:
+	case plan.Softmax:
 		return k.softmax(st, in(0), out(0), s.M, s.N)
-	case vm.ActGrad:
+	case plan.ActGrad:
 		return k.actGrad(st, in(0), in(1), in(2), out(0), s.M*s.N, s.Act)
-	case vm.SoftmaxGrad:
+	case plan.SoftmaxGrad:
 		return k.softmaxGrad(st, in(0), in(1), out(0), s.M, s.N)
-	case vm.SumRows:
+	case plan.SumRows:
 		return k.sumRows(st, in(0), out(0), s.M, s.N)
-	case vm.Loss, vm.LossGrad:
+	case plan.Loss, plan.LossGrad:
 		if b.lossStep < 0 {
 			b.lossStep = i
 			if err := cu.MemsetD32Async(b.bad, math.MaxInt32, 1, st); err != nil {
 				return err
 			}
 		}
-		if s.Kind == vm.Loss {
+		if s.Kind == plan.Loss {
 			return k.loss(st, in(0), in(1), s.M, s.N, s.Loss, out(0), b.bad)
 		}
 		return k.lossGrad(st, in(0), in(1), in(2), s.M, s.N, s.Loss, out(0), b.bad)
@@ -207,20 +205,24 @@ func (b *backend) Exec(i int, s *vm.Step, bufs []vm.Mem) error {
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }
 
-// Update applies one optimizer step with the kernels of kernels.cu.
-func (b *backend) Update(wm, gm vm.Mem, slots []vm.Mem, n int, u device.Update) error {
-	w, g := wm.(cu.DevicePtr), gm.(cu.DevicePtr)
-	lr := float32(u.LearningRate)
-	switch {
-	case u.Rule == device.SGD && u.Momentum == 0:
-		return b.kern.sgd(b.stream, w, g, n, lr)
-	case u.Rule == device.SGD:
-		return b.kern.momentum(b.stream, w, slots[0].(cu.DevicePtr), g, n, lr, float32(u.Momentum), u.Nesterov)
-	case u.Rule == device.Adam:
-		return b.kern.adam(b.stream, w, slots[0].(cu.DevicePtr), slots[1].(cu.DevicePtr), g, n,
-			vm.AdamRate(u), float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon))
+// Update applies one optimizer step with the kernels of kernels.cu, which
+// compute optim.Update.Apply's arithmetic.
+func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int, u optim.Update) error {
+	if s.Kind != plan.Update {
+		return fmt.Errorf("the CUDA backend offered no fused update, got %v", s.Kind)
 	}
-	return fmt.Errorf("update rule %v: %w", u.Rule, device.ErrUpdateUnsupported)
+	w, g := bufs[s.In[0]].(cu.DevicePtr), bufs[s.In[1]].(cu.DevicePtr)
+	lr := float32(u.LearningRate)
+	switch u.Rule {
+	case optim.RuleSGD:
+		return b.kern.sgd(b.stream, w, g, n, lr)
+	case optim.RuleMomentum, optim.RuleNesterov:
+		return b.kern.momentum(b.stream, w, slots[0].(cu.DevicePtr), g, n, lr, float32(u.Momentum), u.Rule == optim.RuleNesterov)
+	case optim.RuleAdam:
+		return b.kern.adam(b.stream, w, slots[0].(cu.DevicePtr), slots[1].(cu.DevicePtr), g, n,
+			u.AdamRate(), float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon))
+	}
+	return fmt.Errorf("no CUDA kernel for update rule %v", u.Rule)
 }
 
 // Wait waits for the stream, finishes the staged downloads and reports an
@@ -243,7 +245,7 @@ func (b *backend) Wait() error {
 	}
 	if lossStep >= 0 {
 		if row := *(*int32)(b.badHost.p); row != math.MaxInt32 {
-			return &vm.TargetError{Step: lossStep, Row: int(row)}
+			return &plan.TargetError{Step: lossStep, Row: int(row)}
 		}
 	}
 	return nil

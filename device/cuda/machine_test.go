@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/device/cuda/internal/opstest"
+	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -202,27 +202,23 @@ func TestTrainingMatchesCPU(t *testing.T) {
 }
 
 // TestTrainRulesMatchHostOptimizer calls the GPU machine's Train with each
-// update rule (nn sends only plain SGD today) and compares the weights
+// update rule, its slots on the GPU, and compares the weights and slots
 // after every step with the tape machine plus package optim on the host.
 func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 	needGPU(t)
 	type rule struct {
-		name   string
-		opt    func() (optim.Optimizer, error)
-		update func(step int64) device.Update
+		name string
+		opt  func() (optim.Optimizer, error)
 	}
 	rules := []rule{
-		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) },
-			func(int64) device.Update { return device.Update{Rule: device.SGD, LearningRate: 0.1} }},
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) }},
+		{"momentum", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
+		}},
 		{"nesterov", func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true})
-		}, func(int64) device.Update {
-			return device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9, Nesterov: true}
 		}},
-		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) },
-			func(step int64) device.Update {
-				return device.Update{Rule: device.Adam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Step: step}
-			}},
+		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) }},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
@@ -237,7 +233,11 @@ func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 			}
 			state := device.NewState()
 			defer state.Close()
-			m, err := device.NewMachine(device.NewSpec(device.GPU, 0), gpuG.g, device.MachineOptions{Learnables: gpuW, State: state})
+			gpuOpt, err := r.opt()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := device.NewMachine(device.NewSpec(device.GPU, 0), gpuG.g, device.MachineOptions{Learnables: gpuW, State: state, Slots: gpuOpt.Slot})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,9 +253,10 @@ func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 				t.Fatal(err)
 			}
 			for step := int64(1); step <= 5; step++ {
-				if err := tr.Train(r.update(step)); err != nil {
+				if err := tr.Train(gpuOpt.NextUpdate()); err != nil {
 					t.Fatal(err)
 				}
+				gpuOpt.Advance()
 				if err := tape.RunAll(); err != nil {
 					t.Fatal(err)
 				}
@@ -283,6 +284,21 @@ func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 					for j := range got {
 						if math.Abs(float64(got[j]-want[j])) > 1e-5*math.Max(1, math.Abs(float64(want[j]))) {
 							t.Fatalf("step %d: %s[%d] = %v on /GPU:0, %v on the host", step, gpuW[i].Name(), j, got[j], want[j])
+						}
+					}
+					for _, slot := range optim.SlotNames(opt) {
+						got, err := gpuOpt.Slot(gpuW[i].Name(), slot, len(want))
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := opt.Slot(refW[i].Name(), slot, len(want))
+						if err != nil {
+							t.Fatal(err)
+						}
+						for j := range got {
+							if math.Abs(float64(got[j]-want[j])) > 1e-5*math.Max(1, math.Abs(float64(want[j]))) {
+								t.Fatalf("step %d: slot %s of %s[%d] = %v on /GPU:0, %v on the host", step, slot, gpuW[i].Name(), j, got[j], want[j])
+							}
 						}
 					}
 				}

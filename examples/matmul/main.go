@@ -39,6 +39,7 @@ import (
 	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/chart"
 	"github.com/gokeras/gokeras/device"
+	_ "github.com/gokeras/gokeras/device/cpu" // /CPU:0 machines
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

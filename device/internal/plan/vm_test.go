@@ -1,4 +1,4 @@
-package vm
+package plan
 
 import (
 	"errors"
@@ -146,7 +146,7 @@ func must2(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
 func TestCompileTrainingGraph(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Sigmoid, loss: ops.SigmoidCrossEntropy, fromLogits: true, batch: 4}
 	m := buildModel(t, spec, newValues(spec, 1), true)
-	p, err := Compile(m.g, m.learnables())
+	p, err := Compile(m.g, m.learnables(), Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +236,8 @@ func TestCompileRejects(t *testing.T) {
 		if _, err := gorgonia.Add(a, b); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Compile(g, nil)
-		if err == nil || !strings.Contains(err.Error(), "+") || !strings.Contains(err.Error(), "has no GPU kernel") {
+		_, err := Compile(g, nil, Capabilities{})
+		if err == nil || !strings.Contains(err.Error(), "+") || !strings.Contains(err.Error(), "has no kernel") || !errors.Is(err, ErrUnsupported) {
 			t.Errorf("Compile of a gorgonia Add: %v; want an error naming the op", err)
 		}
 	})
@@ -247,7 +247,7 @@ func TestCompileRejects(t *testing.T) {
 		if _, err := ops.Activate(ops.ReLU, a); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Compile(g, nil)
+		_, err := Compile(g, nil, Capabilities{})
 		if err == nil || !strings.Contains(err.Error(), "float32 only") || !strings.Contains(err.Error(), `"a"`) {
 			t.Errorf("Compile of a float64 graph: %v; want an error naming the node and float32", err)
 		}
@@ -256,7 +256,7 @@ func TestCompileRejects(t *testing.T) {
 		g := gorgonia.NewGraph()
 		gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("a"))
 		other := gorgonia.NewMatrix(gorgonia.NewGraph(), tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("w"))
-		if _, err := Compile(g, []*gorgonia.Node{other}); err == nil || !strings.Contains(err.Error(), `"w"`) {
+		if _, err := Compile(g, []*gorgonia.Node{other}, Capabilities{}); err == nil || !strings.Contains(err.Error(), `"w"`) {
 			t.Errorf("Compile with a foreign learnable: %v", err)
 		}
 	})
@@ -287,11 +287,11 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := buildModel(t, spec, v, true)
-			p, err := Compile(got.g, got.learnables())
+			p, err := Compile(got.g, got.learnables(), Capabilities{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := New(p, newHostBackend(&hostDevice{}), nil)
+			m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func TestInferenceGraph(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 4}
 	v := newValues(spec, 3)
 	got := buildModel(t, spec, v, false)
-	p, err := Compile(got.g, nil)
+	p, err := Compile(got.g, nil, Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestInferenceGraph(t *testing.T) {
 			t.Errorf("an inference graph has a %v step", s)
 		}
 	}
-	m, err := New(p, newHostBackend(&hostDevice{}), nil)
+	m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,11 +359,11 @@ func TestTargetErrorNamesTheSample(t *testing.T) {
 	v := newValues(spec, 5)
 	v.y[2] = 1.5
 	m := buildModel(t, spec, v, true)
-	p, err := Compile(m.g, m.learnables())
+	p, err := Compile(m.g, m.learnables(), Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc, err := New(p, newHostBackend(&hostDevice{}), nil)
+	mc, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,13 +399,13 @@ func (f failingBackend) Device() Device { return f.dev }
 func TestNewClosesOnError(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
 	m := buildModel(t, spec, newValues(spec, 1), true)
-	p, err := Compile(m.g, m.learnables())
+	p, err := Compile(m.g, m.learnables(), Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dev := &failingDevice{left: 3}
 	be := failingBackend{hostBackend: newHostBackend(&dev.hostDevice), dev: dev}
-	if _, err := New(p, be, nil); err == nil || !strings.Contains(err.Error(), "no memory") {
+	if _, err := New(p, be, nil, nil); err == nil || !strings.Contains(err.Error(), "no memory") {
 		t.Errorf("New: %v", err)
 	}
 	if !be.closed {

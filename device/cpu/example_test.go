@@ -1,10 +1,12 @@
-package device_test
+package cpu_test
 
 import (
 	"fmt"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/cpu"
 	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -49,7 +51,7 @@ func ExampleTrainer() {
 	}
 	// loss = ((0-1)² + (0-2)²)/2 = 2.5; the gradient of w is xᵀ·(pred-y) =
 	// (-7, -10), so w becomes 0 - 0.1·(-7, -10) = (0.7, 1).
-	if err := tr.Train(device.Update{Rule: device.SGD, LearningRate: 0.1, Step: 1}); err != nil {
+	if err := tr.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -58,6 +60,6 @@ func ExampleTrainer() {
 }
 
 // Programs print how the CPU multiplies matrices when they start.
-func ExampleCPUKernels() {
-	fmt.Println("BLAS:", device.CPUKernels())
+func ExampleKernels() {
+	fmt.Println("BLAS:", cpu.Kernels())
 }

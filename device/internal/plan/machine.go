@@ -1,11 +1,11 @@
-package vm
+package plan
 
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -29,24 +29,35 @@ type Device interface {
 	CopyOut(dst []float32, m Mem) error
 }
 
+// HostMemory is the optional interface of a Device that computes on host
+// memory, such as the CPU: the machine then hands it the host slices of
+// the inputs, the weights and the optimizer's slots themselves instead of
+// copying them, and nothing ever needs copying back.
+type HostMemory interface {
+	// Host returns data as the device's memory, without copying.
+	Host(data []float32) Mem
+}
+
 // Backend runs steps on a Device for one machine. Every call but Close is
-// made inside Device().Do. Zero, Upload, Download, Exec and Update may
-// queue work and return before it is done; Wait waits for all of it, and
-// host memory handed to Upload or Download must not be touched before.
+// made inside Device().Do. Upload, Download, Exec and Update may queue work
+// and return before it is done; Wait waits for all of it, and host memory
+// handed to Upload or Download must not be touched before.
 type Backend interface {
 	Device() Device
-	// Zero sets n float32s of m to 0.
-	Zero(m Mem, n int) error
+	// Capabilities are the fusions the backend offers the compiler.
+	Capabilities() Capabilities
 	// Upload copies src into m.
 	Upload(dst Mem, src []float32) error
 	// Download copies m into dst.
 	Download(dst []float32, src Mem) error
-	// Exec runs step i of the plan, s, on the plan's buffers bufs.
+	// Exec runs step i of the steps being run, s, on the plan's buffers
+	// bufs (any kind but Update and GradUpdate).
 	Exec(i int, s *Step, bufs []Mem) error
-	// Update applies u to the n weights w given their gradient g; slots
-	// are the optimizer's state for w (SGD with momentum: the velocity;
-	// Adam: the two moments), zero before the first update.
-	Update(w, g Mem, slots []Mem, n int, u device.Update) error
+	// Update runs an Update or GradUpdate step: it applies u to the n
+	// values of the weight (bufs[s.In[0]]) with the optimizer's slots for
+	// it, in the order of u.SlotNames(), with optim.Update.Apply's
+	// arithmetic.
+	Update(s *Step, bufs []Mem, slots []Mem, n int, u optim.Update) error
 	// Wait waits for the queued work and reports what went wrong in it; a
 	// sparse target that is not a class index is a *TargetError.
 	Wait() error
@@ -58,21 +69,13 @@ type Backend interface {
 // TargetError is a sparse loss's target that is not a class index, found
 // by the device while running Step.
 type TargetError struct {
-	Step int // index in Plan.Steps
+	Step int // index in the steps being run
 	Row  int
 }
 
 func (e *TargetError) Error() string {
 	return fmt.Sprintf("step %d: the target of sample %d is not a class index", e.Step, e.Row)
 }
-
-// WriteBack says whether Train copies the updated weights back to the host
-// tensors after every step. It is false: nn calls device.State.Sync before
-// it reads weights on the host (GetWeights, SaveWeights, SaveCheckpoint)
-// and drops the model's machines after it writes them (SetWeights,
-// LoadWeights, LoadCheckpoint), so the weights stay on the device for the
-// whole fit and only the batch and a few values cross per step.
-const WriteBack = false
 
 // Machine runs a plan on a Backend, as a device.Trainer.
 //
@@ -81,16 +84,18 @@ const WriteBack = false
 // the device, runs the graph, and copies back the gradients, into host
 // tensors bound to the gradient nodes where node.Grad() finds them, and the
 // values of the graph's gorgonia.Read statements. Train also updates the
-// weights on the device with the optimizer rule it is given; the weights
-// and the optimizer's slots live in device memory shared by all the
-// machines of a model (through device.State), so only the batch goes in
-// and the loss and outputs come back (and, while WriteBack is true, the
-// weights).
+// weights on the device with the optimizer's rule; the weights and the
+// optimizer's slots live in device memory shared by all the machines of a
+// model (through device.State), so only the batch goes in and the loss and
+// outputs come back. nn calls device.State.Sync before it reads weights or
+// slots on the host and drops the model's machines after it writes them.
 type Machine struct {
 	plan  *Plan
 	be    Backend
 	dev   Device
+	host  HostMemory // nil unless the device computes on host memory
 	store *store
+	slots SlotSource
 	// state is closed with the machine when New made it (no State given).
 	state *device.State
 	// own holds the buffers this machine allocated; bufs the buffer of
@@ -99,16 +104,26 @@ type Machine struct {
 	bufs  []Mem
 	grads []*tensor.Dense // per learnable with a gradient: where it lands
 	reads [][]float32     // per Read: where its values land
-	// writeBack is WriteBack; the tests turn it off.
-	writeBack bool
+	// train caches the training steps of each rule.
+	train map[optim.Rule][]Step
+	// slotMems holds, per learnable, the current step's slots.
+	slotMems [][]Mem
+	// lastSteps are the steps of the latest run, for explain.
+	lastSteps []Step
 	closed    bool
 }
+
+// SlotSource gives the host copy of an optimizer's slot of a variable
+// (optim.Optimizer.Slot): the machine keeps its device copy in step with it.
+type SlotSource func(variable, name string, size int) ([]float32, error)
 
 var _ device.Trainer = (*Machine)(nil)
 
 // New binds p to be, allocating the plan's buffers, with state the model's
-// device.State (nil: a State of its own). A machine owns be and closes it.
-func New(p *Plan, be Backend, state *device.State) (*Machine, error) {
+// device.State (nil: a State of its own) and slots the optimizer's slots
+// (nil: Train fails for rules that keep slots). A machine owns be and
+// closes it.
+func New(p *Plan, be Backend, state *device.State, slots SlotSource) (*Machine, error) {
 	var own *device.State
 	if state == nil {
 		own = device.NewState()
@@ -123,7 +138,9 @@ func New(p *Plan, be Backend, state *device.State) (*Machine, error) {
 		}
 		return nil, err
 	}
-	m := &Machine{plan: p, be: be, dev: dev, store: st, state: own, writeBack: WriteBack,
+	host, _ := dev.(HostMemory)
+	m := &Machine{plan: p, be: be, dev: dev, host: host, store: st, state: own, slots: slots,
+		train: map[optim.Rule][]Step{}, slotMems: make([][]Mem, len(p.Learnables)),
 		own: make([]Mem, len(p.Buffers)), bufs: make([]Mem, len(p.Buffers)),
 		grads: make([]*tensor.Dense, len(p.Learnables)), reads: make([][]float32, len(p.Reads))}
 	for i, l := range p.Learnables {
@@ -168,53 +185,56 @@ func New(p *Plan, be Backend, state *device.State) (*Machine, error) {
 
 // RunAll runs the graph once on the current host values of its inputs and
 // weights.
-func (m *Machine) RunAll() error { return m.run(nil) }
+func (m *Machine) RunAll() error { return m.run(nil, m.plan.Steps) }
 
 // Train runs one training step and applies u to every weight on the
 // device. It fails with an error wrapping device.ErrUpdateUnsupported for
-// a graph without gradients or a rule it does not know, and the caller
-// falls back to RunAll.
-func (m *Machine) Train(u device.Update) error {
-	switch u.Rule {
-	case device.SGD, device.Adam:
-	default:
-		return fmt.Errorf("update rule %v: %w", u.Rule, device.ErrUpdateUnsupported)
+// a graph without gradients.
+func (m *Machine) Train(u optim.Update) error {
+	if err := u.Check(); err != nil {
+		return err
 	}
-	if !(u.LearningRate >= 0) || (u.Rule == device.Adam && u.Step < 1) {
-		return fmt.Errorf("invalid update %+v", u)
-	}
-	if len(m.plan.Learnables) == 0 {
-		return fmt.Errorf("the graph has no learnables: %w", device.ErrUpdateUnsupported)
-	}
-	for i, g := range m.plan.Grads {
-		if g == None {
-			return fmt.Errorf("the graph computes no gradient for %q: %w", m.plan.Learnables[i].Name(), device.ErrUpdateUnsupported)
+	steps, ok := m.train[u.Rule]
+	if !ok {
+		var err error
+		if steps, err = m.plan.TrainingSteps(u.Rule); err != nil {
+			if errors.Is(err, ErrNoGradients) {
+				err = fmt.Errorf("%w: %w", err, device.ErrUpdateUnsupported)
+			}
+			return err
 		}
+		m.train[u.Rule] = steps
 	}
-	return m.run(&u)
+	if len(u.SlotNames()) > 0 && m.slots == nil {
+		return fmt.Errorf("%v keeps slots, but the machine was made without the optimizer's slots", u.Rule)
+	}
+	return m.run(&u, steps)
 }
 
-func (m *Machine) run(u *device.Update) error {
+func (m *Machine) run(u *optim.Update, steps []Step) error {
 	if m.closed {
 		return errors.New("the machine was closed")
 	}
+	m.lastSteps = steps
 	return m.dev.Do(func() error {
-		weights, err := m.queue(u)
+		weights, err := m.queue(u, steps)
 		// Wait even after an error, so that nothing queued by a failed run
 		// is left behind for the next one.
 		if werr := m.be.Wait(); err == nil && werr != nil {
 			err = m.explain(werr)
 		}
-		for _, w := range weights {
-			switch {
-			case err != nil:
-				w.upload = true // the device copy is in doubt
-			case u == nil:
-				// The gradients went to the host, whose optimizer updates
-				// the host copy next.
-				w.upload = true
-			case !m.writeBack:
-				w.deviceAhead = true
+		if m.host == nil {
+			for _, w := range weights {
+				switch {
+				case err != nil:
+					w.upload = true // the device copy is in doubt
+				case u == nil:
+					// The gradients went to the host, whose optimizer may
+					// update the host copy next.
+					w.upload = true
+				default:
+					w.deviceAhead = true
+				}
 			}
 		}
 		if err != nil {
@@ -227,10 +247,10 @@ func (m *Machine) run(u *device.Update) error {
 	})
 }
 
-// queue queues one run: the copies in, the steps, the update when u is not
-// nil (else the gradients' copies out), and the copies out. It returns the
-// learnables' shared entries, in order.
-func (m *Machine) queue(u *device.Update) ([]*entry, error) {
+// queue queues one run: the copies in, the steps (with the updates when u
+// is not nil, else the gradients' copies out), and the copies out. It
+// returns the learnables' shared entries, in order.
+func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 	p := m.plan
 	weights, err := m.bind(u != nil)
 	if err != nil {
@@ -244,6 +264,10 @@ func (m *Machine) queue(u *device.Update) ([]*entry, error) {
 		if err != nil {
 			return weights, err
 		}
+		if m.host != nil {
+			m.bufs[b] = m.host.Host(data)
+			continue
+		}
 		// An inference graph's weights are inputs: when a training
 		// machine of the model holds newer values on the device, use them.
 		if w := m.store.lookup(data); w != nil && w.deviceAhead {
@@ -255,22 +279,28 @@ func (m *Machine) queue(u *device.Update) ([]*entry, error) {
 			return weights, fmt.Errorf("copying %q to the device: %w", buf.Node.Name(), err)
 		}
 	}
-	for i := range p.Steps {
-		if err := m.be.Exec(i, &p.Steps[i], m.bufs); err != nil {
-			return weights, fmt.Errorf("%v for node %q: %w", p.Steps[i], p.Steps[i].Node.Name(), err)
-		}
-	}
 	if u != nil {
 		for i, w := range weights {
-			slots, err := m.store.slots(m.dev, m.be, w, *u)
+			slots, err := m.store.slots(m, w, p.Learnables[i].Name(), *u)
 			if err != nil {
-				return weights, err
+				return weights, fmt.Errorf("optimizer slots of %q: %w", p.Learnables[i].Name(), err)
 			}
-			if err := m.be.Update(w.mem, m.bufs[p.Grads[i]], slots, w.elems, *u); err != nil {
-				return weights, fmt.Errorf("updating %q: %w", p.Learnables[i].Name(), err)
-			}
+			m.slotMems[i] = slots
 		}
-	} else {
+	}
+	for i := range steps {
+		s := &steps[i]
+		var err error
+		if s.Kind == Update || s.Kind == GradUpdate {
+			err = m.be.Update(s, m.bufs, m.slotMems[s.Learnable], weights[s.Learnable].elems, *u)
+		} else {
+			err = m.be.Exec(i, s, m.bufs)
+		}
+		if err != nil {
+			return weights, fmt.Errorf("%v for node %q: %w", *s, s.Node.Name(), err)
+		}
+	}
+	if u == nil {
 		for i, g := range m.grads {
 			if g == nil {
 				continue
@@ -283,13 +313,6 @@ func (m *Machine) queue(u *device.Update) ([]*entry, error) {
 	for i, r := range p.Reads {
 		if err := m.be.Download(m.reads[i], m.bufs[r.Buf]); err != nil {
 			return weights, fmt.Errorf("copying %q to the host: %w", r.Node.Name(), err)
-		}
-	}
-	if u != nil && m.writeBack {
-		for _, w := range weights {
-			if err := m.be.Download(w.host, w.mem); err != nil {
-				return weights, fmt.Errorf("copying a weight to the host: %w", err)
-			}
 		}
 	}
 	return weights, nil
@@ -314,12 +337,12 @@ func (m *Machine) bind(training bool) ([]*entry, error) {
 		if err != nil {
 			return weights, err
 		}
-		w, err := m.store.weight(m.dev, host)
+		w, err := m.store.weight(m, host)
 		if err != nil {
 			return weights, fmt.Errorf("weight %q: %w", l.Name(), err)
 		}
 		weights = append(weights, w)
-		if w.upload || (!training && !w.deviceAhead) {
+		if m.host == nil && (w.upload || (!training && !w.deviceAhead)) {
 			if err := m.be.Upload(w.mem, host); err != nil {
 				return weights, fmt.Errorf("copying weight %q to the device: %w", l.Name(), err)
 			}
@@ -353,10 +376,10 @@ func writeRead(into *gorgonia.Value, shape tensor.Shape, data []float32) {
 // value, which the host still has.
 func (m *Machine) explain(err error) error {
 	var te *TargetError
-	if !errors.As(err, &te) || te.Step < 0 || te.Step >= len(m.plan.Steps) {
+	if !errors.As(err, &te) || te.Step < 0 || te.Step >= len(m.lastSteps) {
 		return err
 	}
-	s := m.plan.Steps[te.Step]
+	s := m.lastSteps[te.Step]
 	target := m.plan.Buffers[s.In[1]].Node
 	data, derr := hostData(target)
 	if derr != nil || te.Row >= len(data) {
@@ -399,19 +422,12 @@ func hostData(n *gorgonia.Node) ([]float32, error) {
 		if d, ok := v.Data().([]float32); ok {
 			return d, nil
 		}
-		return nil, fmt.Errorf("node %q holds %v values: the GPU machine computes in float32 only", n.Name(), v.Dtype())
+		return nil, fmt.Errorf("node %q holds %v values: gokeras machines compute in float32 only", n.Name(), v.Dtype())
 	case *gorgonia.F32:
 		return []float32{float32(*v)}, nil
 	case nil:
 		return nil, fmt.Errorf("node %q has no value: bind one (gorgonia.WithValue or gorgonia.Let) before running", n.Name())
 	default:
-		return nil, fmt.Errorf("node %q holds a %T: the GPU machine computes on float32 tensors", n.Name(), v)
+		return nil, fmt.Errorf("node %q holds a %T: gokeras machines compute on float32 tensors", n.Name(), v)
 	}
-}
-
-// AdamRate is Adam's step size for update u with the bias corrections
-// folded in, as optim.Adam computes it: lr·√(1-β2^t)/(1-β1^t).
-func AdamRate(u device.Update) float32 {
-	t := float64(u.Step)
-	return float32(u.LearningRate * math.Sqrt(1-math.Pow(u.Beta2, t)) / (1 - math.Pow(u.Beta1, t)))
 }

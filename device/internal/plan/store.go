@@ -1,4 +1,4 @@
-package vm
+package plan
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/optim"
 )
 
 // store holds what the machines of one model share on one device, kept in
@@ -29,7 +30,16 @@ type entry struct {
 	// deviceAhead: the device copy is ahead (Train without WriteBack);
 	// Sync copies it back.
 	upload, deviceAhead bool
-	slots               map[string]Mem
+	slots               map[string]*slot
+}
+
+// slot is one optimizer slot of a weight: the optimizer's host copy and,
+// on a device with memory of its own, the device copy.
+type slot struct {
+	host []float32
+	mem  Mem
+	// ahead: the device copy has been updated since it was copied in.
+	ahead bool
 }
 
 type storeKey struct{ dev Device }
@@ -57,9 +67,10 @@ func hostKey(host []float32) *float32 {
 }
 
 // weight returns the entry of the weight whose host copy is host,
-// allocating its device copy the first time (to be uploaded). Call it
-// inside dev.Do.
-func (s *store) weight(dev Device, host []float32) (*entry, error) {
+// allocating its device copy the first time (to be uploaded), or wrapping
+// the host copy on a device that computes on host memory. Call it inside
+// dev.Do.
+func (s *store) weight(m *Machine, host []float32) (*entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := hostKey(host)
@@ -69,11 +80,16 @@ func (s *store) weight(dev Device, host []float32) (*entry, error) {
 		}
 		return e, nil
 	}
-	mem, err := dev.Alloc(len(host))
-	if err != nil {
-		return nil, err
+	var e *entry
+	if m.host != nil {
+		e = &entry{host: host, mem: m.host.Host(host), elems: len(host)}
+	} else {
+		mem, err := m.dev.Alloc(len(host))
+		if err != nil {
+			return nil, err
+		}
+		e = &entry{host: host, mem: mem, elems: len(host), upload: true}
 	}
-	e := &entry{host: host, mem: mem, elems: len(host), upload: true}
 	if k != nil {
 		s.weights[k] = e
 	}
@@ -95,21 +111,13 @@ func (s *store) lookup(host []float32) *entry {
 	return nil
 }
 
-// slotNames are the optimizer's slots for update u, as optim names them.
-func slotNames(u device.Update) []string {
-	switch {
-	case u.Rule == device.Adam:
-		return []string{"m", "v"}
-	case u.Rule == device.SGD && u.Momentum != 0:
-		return []string{"velocity"}
-	}
-	return nil
-}
-
-// slots returns w's optimizer slots for u, zeroed the first time. Call it
-// inside dev.Do.
-func (s *store) slots(dev Device, be Backend, w *entry, u device.Update) ([]Mem, error) {
-	names := slotNames(u)
+// slots returns the optimizer's slots of weight w (variable name) for u,
+// in the order of u.SlotNames(): the optimizer's host copies themselves on
+// a device that computes on host memory, else device copies made from them
+// the first time and marked as ahead of them from then on. Call it inside
+// dev.Do.
+func (s *store) slots(m *Machine, w *entry, variable string, u optim.Update) ([]Mem, error) {
+	names := u.SlotNames()
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -117,54 +125,76 @@ func (s *store) slots(dev Device, be Backend, w *entry, u device.Update) ([]Mem,
 	defer s.mu.Unlock()
 	out := make([]Mem, len(names))
 	for i, name := range names {
-		mem, ok := w.slots[name]
+		sl, ok := w.slots[name]
 		if !ok {
-			var err error
-			if mem, err = dev.Alloc(w.elems); err != nil {
-				return nil, fmt.Errorf("optimizer slot %q: %w", name, err)
+			host, err := m.slots(variable, name, w.elems)
+			if err != nil {
+				return nil, err
 			}
-			if err := be.Zero(mem, w.elems); err != nil {
-				return nil, errors.Join(err, dev.Free(mem))
+			sl = &slot{host: host}
+			if m.host != nil {
+				sl.mem = m.host.Host(host)
+			} else {
+				if sl.mem, err = m.dev.Alloc(w.elems); err != nil {
+					return nil, fmt.Errorf("slot %q: %w", name, err)
+				}
+				if err := m.be.Upload(sl.mem, host); err != nil {
+					return nil, errors.Join(fmt.Errorf("copying slot %q to the device: %w", name, err), m.dev.Free(sl.mem))
+				}
 			}
 			if w.slots == nil {
-				w.slots = map[string]Mem{}
+				w.slots = map[string]*slot{}
 			}
-			w.slots[name] = mem
+			w.slots[name] = sl
 		}
-		out[i] = mem
+		sl.ahead = m.host == nil
+		out[i] = sl.mem
 	}
 	return out, nil
 }
 
-// Sync copies the weights whose device copy is ahead back to the host
-// (device.State.Sync calls it).
+// Sync copies the weights and optimizer slots whose device copy is ahead
+// back to the host (device.State.Sync calls it).
 func (s *store) Sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dev.Do(func() error {
 		for _, e := range s.order {
-			if !e.deviceAhead {
-				continue
+			if e.deviceAhead {
+				if err := s.dev.CopyOut(e.host, e.mem); err != nil {
+					return fmt.Errorf("copying a weight back to the host: %w", err)
+				}
+				e.deviceAhead = false
 			}
-			if err := s.dev.CopyOut(e.host, e.mem); err != nil {
-				return fmt.Errorf("copying a weight back to the host: %w", err)
+			for name, sl := range e.slots {
+				if !sl.ahead {
+					continue
+				}
+				if err := s.dev.CopyOut(sl.host, sl.mem); err != nil {
+					return fmt.Errorf("copying optimizer slot %q back to the host: %w", name, err)
+				}
+				sl.ahead = false
 			}
-			e.deviceAhead = false
 		}
 		return nil
 	})
 }
 
 // Close frees the device copies and slots (device.State.Close calls it).
+// On a device that computes on host memory there is nothing to free.
 func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, host := s.dev.(HostMemory); host {
+		s.weights, s.order = map[*float32]*entry{}, nil
+		return nil
+	}
 	err := s.dev.Do(func() error {
 		var errs []error
 		for _, e := range s.order {
 			errs = append(errs, s.dev.Free(e.mem))
-			for _, m := range e.slots {
-				errs = append(errs, s.dev.Free(m))
+			for _, sl := range e.slots {
+				errs = append(errs, s.dev.Free(sl.mem))
 			}
 		}
 		return errors.Join(errs...)

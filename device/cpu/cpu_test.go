@@ -1,13 +1,15 @@
-package device_test
+package cpu_test
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/cpu"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
@@ -104,7 +106,7 @@ func (m *mlp) lossValue(t *testing.T) float64 {
 	return float64(*f)
 }
 
-func cpu(t *testing.T) device.Spec {
+func cpuSpec(t *testing.T) device.Spec {
 	t.Helper()
 	s, err := device.ParseSpec("/CPU:0")
 	if err != nil {
@@ -113,35 +115,39 @@ func cpu(t *testing.T) device.Spec {
 	return s
 }
 
-// TestTrainAppliesOptimizersLikeOptim runs the same steps twice: Train with
-// the rule as data, and RunAll with package optim applying the update on
-// the host. The weights must agree after every step.
+// TestTrainAppliesOptimizersLikeOptim runs the same 50 steps twice: Train
+// with the optimizer's update as data and its slots on the device, and
+// RunAll on the tape machine with the optimizer applying the update on the
+// host. The losses, the weights and every slot must agree after every step.
 func TestTrainAppliesOptimizersLikeOptim(t *testing.T) {
 	cases := []struct {
 		name string
-		u    device.Update
 		opt  func() (optim.Optimizer, error)
 	}{
-		{"sgd", device.Update{Rule: device.SGD, LearningRate: 0.1},
-			func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) }},
-		{"momentum", device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9},
-			func() (optim.Optimizer, error) {
-				return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
-			}},
-		{"nesterov", device.Update{Rule: device.SGD, LearningRate: 0.05, Momentum: 0.8, Nesterov: true},
-			func() (optim.Optimizer, error) {
-				return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.8, Nesterov: true})
-			}},
-		{"adam", device.Update{Rule: device.Adam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7},
-			func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) }},
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) }},
+		{"momentum", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
+		}},
+		{"nesterov", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.8, Nesterov: true})
+		}},
+		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := randomWeights(1)
 			fused, host := newMLP(t, 8, cloneWeights(start)), newMLP(t, 8, cloneWeights(start))
+			devOpt, err := tc.opt()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hostOpt, err := tc.opt()
+			if err != nil {
+				t.Fatal(err)
+			}
 			st := device.NewState()
 			defer st.Close()
-			fm, err := device.NewMachine(cpu(t), fused.g, device.MachineOptions{Learnables: fused.params, State: st})
+			fm, err := device.NewMachine(cpuSpec(t), fused.g, device.MachineOptions{Learnables: fused.params, State: st, Slots: devOpt.Slot})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,23 +156,21 @@ func TestTrainAppliesOptimizersLikeOptim(t *testing.T) {
 			if !ok {
 				t.Fatalf("the CPU machine for a model graph is a %T, not a device.Trainer", fm)
 			}
-			hm, err := device.NewMachine(cpu(t), host.g, device.MachineOptions{Learnables: host.params, Reference: true})
+			hm, err := device.NewMachine(cpuSpec(t), host.g, device.MachineOptions{Learnables: host.params, Reference: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer hm.Close()
-			opt, err := tc.opt()
-			if err != nil {
-				t.Fatal(err)
+			close := func(a, b float32) bool {
+				return math.Abs(float64(a-b)) <= 1e-6*(1+math.Abs(float64(b)))
 			}
-			for step := 1; step <= 12; step++ {
+			for step := 1; step <= 50; step++ {
 				fused.fillBatch(step)
 				host.fillBatch(step)
-				u := tc.u
-				u.Step = int64(step)
-				if err := tr.Train(u); err != nil {
+				if err := tr.Train(devOpt.NextUpdate()); err != nil {
 					t.Fatal(err)
 				}
+				devOpt.Advance()
 				if err := hm.RunAll(); err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +182,7 @@ func TestTrainAppliesOptimizersLikeOptim(t *testing.T) {
 					}
 					vars = append(vars, optim.Variable{Name: host.names[i], Value: n.Value().Data().([]float32), Grad: g.Data().([]float32)})
 				}
-				if err := opt.Apply(vars); err != nil {
+				if err := hostOpt.Apply(vars); err != nil {
 					t.Fatal(err)
 				}
 				for _, v := range vars {
@@ -186,51 +190,78 @@ func TestTrainAppliesOptimizersLikeOptim(t *testing.T) {
 				}
 				fm.Reset()
 				hm.Reset()
-				if a, b := fused.lossValue(t), host.lossValue(t); math.Abs(a-b) > 1e-6*math.Abs(b) {
+				if a, b := fused.lossValue(t), host.lossValue(t); math.Abs(a-b) > 1e-5*math.Abs(b) {
 					t.Fatalf("step %d: loss %v with Train, %v on the tape machine", step, a, b)
 				}
 				for i := range fused.params {
 					got := fused.params[i].Value().Data().([]float32)
 					want := host.params[i].Value().Data().([]float32)
 					for j := range want {
-						if math.Abs(float64(got[j]-want[j])) > 1e-6*(1+math.Abs(float64(want[j]))) {
+						if !close(got[j], want[j]) {
 							t.Fatalf("step %d: %s[%d] = %v after Train, %v after optim", step, host.names[i], j, got[j], want[j])
 						}
 					}
+					for _, slot := range optim.SlotNames(hostOpt) {
+						got, err := devOpt.Slot(host.names[i], slot, len(want))
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := hostOpt.Slot(host.names[i], slot, len(want))
+						if err != nil {
+							t.Fatal(err)
+						}
+						for j := range want {
+							if !close(got[j], want[j]) {
+								t.Fatalf("step %d: slot %s of %s[%d] = %v after Train, %v after optim", step, slot, host.names[i], j, got[j], want[j])
+							}
+						}
+					}
 				}
+			}
+			if devOpt.Iterations() != 50 {
+				t.Errorf("the optimizer counted %d steps, want 50", devOpt.Iterations())
 			}
 		})
 	}
 }
 
 // TestMachinesOfOneModelShareState: the graph for the last, smaller batch
-// must continue the momentum the other built up, through the State.
+// must continue the momentum the other built up, through the optimizer's
+// slots.
 func TestMachinesOfOneModelShareState(t *testing.T) {
 	ws := randomWeights(2)
 	big, small := newMLP(t, 8, ws), newMLP(t, 3, ws) // one set of weights, two graphs
 	ref := newMLP(t, 8, cloneWeights(ws))
 	refSmall := newMLP(t, 3, boundWeights(ref))
+	mk := func() optim.Optimizer {
+		o, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	shared := mk()
 	st := device.NewState()
 	defer st.Close()
-	u := device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9}
-	run := func(m *mlp, state *device.State, step int) {
+	run := func(m *mlp, state *device.State, opt optim.Optimizer, step int) {
 		t.Helper()
-		mach, err := device.NewMachine(cpu(t), m.g, device.MachineOptions{Learnables: m.params, State: state})
+		mach, err := device.NewMachine(cpuSpec(t), m.g, device.MachineOptions{Learnables: m.params, State: state, Slots: opt.Slot})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer mach.Close()
 		m.fillBatch(step)
-		if err := mach.(device.Trainer).Train(u); err != nil {
+		if err := mach.(device.Trainer).Train(opt.NextUpdate()); err != nil {
 			t.Fatal(err)
 		}
+		opt.Advance()
 	}
-	// Shared state: velocity carries from the batch-8 graph to the batch-3 one.
-	run(big, st, 1)
-	run(small, st, 2)
-	// Separate states: the batch-3 graph starts from zero velocity.
-	run(ref, nil, 1)
-	run(refSmall, nil, 2)
+	// One optimizer: momentum carries from the batch-8 graph to the batch-3 one.
+	run(big, st, shared, 1)
+	run(small, st, shared, 2)
+	// Two optimizers: the batch-3 graph starts from zero momentum.
+	run(ref, nil, mk(), 1)
+	run(refSmall, nil, mk(), 2)
 	differ := false
 	for i := range big.params {
 		a := small.params[i].Value().Data().([]float32)
@@ -242,7 +273,7 @@ func TestMachinesOfOneModelShareState(t *testing.T) {
 		}
 	}
 	if !differ {
-		t.Fatal("the second graph's update ignored the velocity the first graph left in the shared State")
+		t.Fatal("the second graph's update ignored the momentum the first graph left in the optimizer")
 	}
 }
 
@@ -257,43 +288,58 @@ func boundWeights(m *mlp) [][]float32 {
 
 func TestTrainRejectsWhatItCannotApply(t *testing.T) {
 	m := newMLP(t, 4, randomWeights(3))
-	mach, err := device.NewMachine(cpu(t), m.g, device.MachineOptions{Learnables: m.params})
+	mach, err := device.NewMachine(cpuSpec(t), m.g, device.MachineOptions{Learnables: m.params})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mach.Close()
 	m.fillBatch(1)
-	err = mach.(device.Trainer).Train(device.Update{Rule: device.Rule(99), LearningRate: 0.1})
-	if !errors.Is(err, device.ErrUpdateUnsupported) {
-		t.Errorf("unknown rule: %v, want an error wrapping ErrUpdateUnsupported", err)
+	err = mach.(device.Trainer).Train(optim.Update{Rule: optim.Rule(99), LearningRate: 0.1})
+	if !errors.Is(err, optim.ErrUnknownRule) {
+		t.Errorf("unknown rule: %v, want an error wrapping optim.ErrUnknownRule", err)
 	}
-	if err := mach.(device.Trainer).Train(device.Update{Rule: device.Adam, LearningRate: 0.1}); err == nil {
-		t.Error("Adam at step 0 accepted: steps count from 1")
+	if err := mach.(device.Trainer).Train(optim.Update{Rule: optim.RuleAdam, LearningRate: 0.1}); err == nil {
+		t.Error("Adam at iteration 0 accepted: iterations count from 1")
+	}
+	if err := mach.(device.Trainer).Train(optim.Update{Rule: optim.RuleMomentum, LearningRate: 0.1, Momentum: 0.9, Iteration: 1}); err == nil {
+		t.Error("momentum accepted by a machine made without the optimizer's slots")
+	}
+	// An inference graph has no gradients to train with.
+	inf := newMLP(t, 4, randomWeights(3))
+	im, err := device.NewMachine(cpuSpec(t), inf.g, device.MachineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	if err := im.(device.Trainer).Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+		t.Errorf("Train on a graph without learnables: %v, want an error wrapping ErrUpdateUnsupported", err)
 	}
 }
 
 // TestOtherGraphsRunOnTheTapeMachine: a graph with gorgonia's own ops still
-// runs, on the tape machine.
+// runs, on the tape machine, and the fallback is announced.
 func TestOtherGraphsRunOnTheTapeMachine(t *testing.T) {
+	var warnings strings.Builder
+	defer cpu.SetFallbackWarnings(&warnings)()
 	g := gorgonia.NewGraph()
 	a := gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(3), gorgonia.WithName("a"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{1, 2, 3}))))
 	sum := gorgonia.Must(gorgonia.Add(a, a))
 	var v gorgonia.Value
 	gorgonia.Read(sum, &v)
-	mach, err := device.NewMachine(cpu(t), g, device.MachineOptions{})
+	mach, err := device.NewMachine(cpuSpec(t), g, device.MachineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mach.Close()
-	if _, ok := mach.(device.Trainer); ok {
-		t.Error("a graph of gorgonia ops got the graph machine")
-	}
 	if err := mach.RunAll(); err != nil {
 		t.Fatal(err)
 	}
 	if got := v.Data().([]float32); got[0] != 2 || got[1] != 4 || got[2] != 6 {
 		t.Errorf("a+a = %v, want [2 4 6]", got)
+	}
+	if w := warnings.String(); !strings.Contains(w, "tape machine") || !strings.Contains(w, "+") {
+		t.Errorf("fallback warning %q does not say the graph runs on the tape machine, naming the op", w)
 	}
 }
 
@@ -317,7 +363,7 @@ func TestGraphMachineForwardByHand(t *testing.T) {
 	}
 	var out gorgonia.Value
 	gorgonia.Read(h, &out)
-	mach, err := device.NewMachine(cpu(t), g, device.MachineOptions{})
+	mach, err := device.NewMachine(cpuSpec(t), g, device.MachineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,33 @@
-// Package vm runs gokeras model graphs on a device with its own memory. It
-// is the device-independent half of the CUDA machine: Compile turns a
-// gorgonia graph made of package ops' ops into a list of Steps over device
-// buffers, and Machine drives a Backend (the CUDA one in device/cuda, a
-// host one in this package's tests) through nn's step protocol.
+// Package plan is gokeras' one plan compiler and the machine that runs a
+// plan on any backend. Compile turns a gorgonia graph made of package ops'
+// ops into a list of Steps over buffers (products, fused bias and
+// activation, reductions, losses, and the optimizer's update of each
+// weight); Machine drives a Backend through nn's step protocol
+// (device.Machine and device.Trainer). The CPU backend (device/cpu: host
+// memory, the AVX-512 kernels or BLAS) and the CUDA backend (device/cuda:
+// device memory, cuBLAS, PTX kernels) are peers that implement Backend.
+//
+// Fusions a backend is good at are capabilities the compiler asks it for
+// (Capabilities): the CPU folds the optimizer's update into the product
+// that computes a weight's gradient and adds the bias inside the forward
+// product; the CUDA backend adds the bias and applies the activation in one
+// kernel.
 //
 // It has no build tag and no cgo, so everything here, from the graph walk
 // to the binding of gradients and reads, is tested on machines without a
 // GPU by running the steps on the host and comparing with gorgonia's tape
 // machine.
-package vm
+package plan
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -67,7 +79,8 @@ type Kind int
 const (
 	// Gemm: Out[0] = op(In[0])·op(In[1]); op(a) is M×K, op(b) K×N,
 	// transposed as TransA, TransB say (the products of Affine and of its
-	// gradients).
+	// gradients). With a third operand (Capabilities.BiasInGemm), Out[0]
+	// = In[2] broadcast over the M rows, plus the product.
 	Gemm Kind = iota + 1
 	// BiasAct: v = In[0] + In[1] (the bias, broadcast over M rows of N;
 	// None: no bias); Out[0] = v and Out[1] = Act(v), each where not None.
@@ -86,10 +99,20 @@ const (
 	Loss
 	// LossGrad: Out[0] = In[2][0] · ∂Loss/∂In[0].
 	LossGrad
+	// Update: the optimizer's step on learnable Learnable, whose values
+	// are In[0] and whose gradient In[1] (computed by an earlier step).
+	Update
+	// GradUpdate: the step Of, which computes the gradient of learnable
+	// Learnable (a Gemm or a SumRows), with the optimizer's step folded in:
+	// the gradient need never exist as a whole. In[0] is the weight, and
+	// Of.In the gradient's operands. Only backends whose Capabilities
+	// have FusedUpdate get these steps.
+	GradUpdate
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
-	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad"}
+	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
+	GradUpdate: "GradUpdate"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -109,6 +132,11 @@ type Step struct {
 	TransA, TransB bool
 	M, N, K        int
 	In, Out        []int
+	// Learnable is the index of the weight an Update or GradUpdate
+	// updates, in Plan.Learnables.
+	Learnable int
+	// Of is the gradient step a GradUpdate folds the update into.
+	Of *Step
 }
 
 func (s Step) String() string {
@@ -121,6 +149,10 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%s %d×%d}", s.Act, s.M, s.N)
 	case Loss, LossGrad:
 		fmt.Fprintf(&b, "{%s %d×%d}", s.Loss, s.M, s.N)
+	case Update:
+		fmt.Fprintf(&b, "{learnable %d}", s.Learnable)
+	case GradUpdate:
+		fmt.Fprintf(&b, "{learnable %d: %v}", s.Learnable, s.Of)
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
 	}
@@ -150,6 +182,7 @@ type Plan struct {
 	Grads      []int
 	// bufOf maps every node holding a value to its buffer.
 	bufOf map[*gorgonia.Node]int
+	caps  Capabilities
 }
 
 // BufferOf returns the buffer holding n's value.
@@ -158,13 +191,26 @@ func (p *Plan) BufferOf(n *gorgonia.Node) (int, bool) {
 	return b, ok
 }
 
+// Capabilities are the fusions a backend offers the compiler.
+type Capabilities struct {
+	// BiasInGemm: the backend adds an Affine's bias inside its product, so
+	// the Gemm of an Affine with a bias gets the bias as In[2] (its output
+	// starts as the bias broadcast over the rows, then accumulates the
+	// product) and only an activation step follows.
+	BiasInGemm bool
+	// FusedUpdate, when not nil, says whether the backend folds the update
+	// rule into the given gradient step (see GradUpdate).
+	FusedUpdate func(grad *Step, rule optim.Rule) bool
+}
+
 // Compile walks g in execution order (inputs first) and maps each node to
 // steps. Every node must be an input, a constant, a gorgonia.Read, or an op
 // of package ops on float32 values; anything else is an error that names
-// the node and its op, so a graph the device cannot run fails when it is
-// bound, never silently on the CPU. learnables are the weights; the
-// gradient of each, when the graph computes it, is its Deriv node.
-func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node) (*Plan, error) {
+// the node and its op and says what to do, so a graph the device cannot
+// run fails when it is bound, never silently on a slower path. learnables
+// are the weights; the gradient of each, when the graph computes it, is its
+// Deriv node.
+func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabilities) (*Plan, error) {
 	if g == nil {
 		return nil, fmt.Errorf("nil graph")
 	}
@@ -173,7 +219,8 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node) (*Plan, error) 
 		return nil, fmt.Errorf("sorting the graph: %w", err)
 	}
 	c := compiler{
-		p:         &Plan{bufOf: map[*gorgonia.Node]int{}},
+		caps:      caps,
+		p:         &Plan{bufOf: map[*gorgonia.Node]int{}, caps: caps},
 		g:         g,
 		learnable: map[*gorgonia.Node]bool{},
 		biasStep:  map[*gorgonia.Node]int{},
@@ -207,6 +254,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node) (*Plan, error) 
 }
 
 type compiler struct {
+	caps      Capabilities
 	p         *Plan
 	g         *gorgonia.ExprGraph
 	learnable map[*gorgonia.Node]bool
@@ -258,14 +306,18 @@ func (c *compiler) emit(s Step) int {
 	return len(c.p.Steps) - 1
 }
 
-// unsupported is the error for a node the device has no kernel for.
+// ErrUnsupported is wrapped by the errors for a graph the plan compiler
+// cannot run: a node whose op has no kernel, or a dtype other than float32.
+var ErrUnsupported = errors.New("the plan compiler cannot run this graph")
+
+// unsupported is the error for a node no backend has a kernel for.
 func unsupported(n *gorgonia.Node, why string) error {
-	return fmt.Errorf("node %q: op %v (%T) %s; the GPU machine runs the ops of package ops (Affine, Activate, Flatten, Loss and their gradients) on float32 values", n.Name(), n.Op(), n.Op(), why)
+	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Flatten, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
 }
 
 func checkFloat32(n *gorgonia.Node) error {
 	if n.Dtype() != tensor.Float32 {
-		return fmt.Errorf("node %q has dtype %v: the GPU machine computes in float32 only", n.Name(), n.Dtype())
+		return fmt.Errorf("%w: node %q has dtype %v: gokeras machines compute in float32 only", ErrUnsupported, n.Name(), n.Dtype())
 	}
 	return nil
 }
@@ -300,7 +352,7 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	}
 	info, ok := ops.Inspect(op)
 	if !ok {
-		return unsupported(n, "has no GPU kernel")
+		return unsupported(n, "has no kernel")
 	}
 	if err := checkFloat32(n); err != nil {
 		return err
@@ -314,6 +366,12 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpAffine:
 		xs, ws := shapeOf(0), shapeOf(1)
 		out := c.alloc(n, Temp)
+		if info.Bias && c.caps.BiasInGemm {
+			// The bias goes into the product; an activation that follows
+			// gets a BiasAct step of its own, without a bias.
+			c.emit(Step{Kind: Gemm, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1], in[2]}, Out: []int{out}})
+			return nil
+		}
 		c.emit(Step{Kind: Gemm, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1]}, Out: []int{out}})
 		if info.Bias {
 			c.biasStep[n] = c.emit(Step{Kind: BiasAct, Node: n, Act: ops.Linear, M: xs[0], N: ws[1],
@@ -373,7 +431,7 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: LossGrad, Node: n, Loss: info.Loss, M: rows, N: cols, In: in, Out: []int{out}})
 	default:
-		return unsupported(n, fmt.Sprintf("(ops kind %d) has no GPU kernel yet", info.Kind))
+		return unsupported(n, fmt.Sprintf("(ops kind %d) has no kernel yet", info.Kind))
 	}
 	return nil
 }
@@ -391,11 +449,11 @@ func (c *compiler) constant(n *gorgonia.Node) error {
 	case *tensor.Dense:
 		d, ok := x.Data().([]float32)
 		if !ok {
-			return fmt.Errorf("node %q: a constant of dtype %v: the GPU machine computes in float32 only", n.Name(), x.Dtype())
+			return fmt.Errorf("%w: node %q: a constant of dtype %v: gokeras machines compute in float32 only", ErrUnsupported, n.Name(), x.Dtype())
 		}
 		data = append([]float32(nil), d...)
 	default:
-		return fmt.Errorf("node %q: a constant %T: the GPU machine computes in float32 only", n.Name(), v)
+		return fmt.Errorf("%w: node %q: a constant %T: gokeras machines compute in float32 only", ErrUnsupported, n.Name(), v)
 	}
 	b := c.alloc(n, Const)
 	c.p.Buffers[b].Data = data
@@ -435,3 +493,87 @@ func readTarget(op gorgonia.Op) (*gorgonia.Value, bool) {
 	}
 	return (*gorgonia.Value)(f.UnsafePointer()), true
 }
+
+// TrainingSteps returns the steps of one training step under rule: the
+// plan's steps with the update of every learnable placed once its gradient
+// exists and no later step reads the weight, folded into the step that
+// computes the gradient where the backend offers that (GradUpdate), else
+// as an Update step after it. It fails, wrapping ErrNoGradients, for a
+// plan without the gradient of every learnable.
+func (p *Plan) TrainingSteps(rule optim.Rule) ([]Step, error) {
+	if len(p.Learnables) == 0 {
+		return nil, fmt.Errorf("%w: the graph has no learnables", ErrNoGradients)
+	}
+	reads := func(s *Step, b int) bool {
+		for _, in := range s.In {
+			if in == b {
+				return true
+			}
+		}
+		return s.Of != nil && slices.Contains(s.Of.In, b)
+	}
+	type placement struct {
+		learnable int
+		fused     bool
+	}
+	after := make([][]placement, len(p.Steps))
+	skip := make([]bool, len(p.Steps))
+	for i, l := range p.Learnables {
+		g := p.Grads[i]
+		if g == None {
+			return nil, fmt.Errorf("%w: the graph computes no gradient for %q", ErrNoGradients, l.Name())
+		}
+		w, ok := p.BufferOf(l)
+		if !ok {
+			return nil, fmt.Errorf("learnable %q has no buffer", l.Name())
+		}
+		gradStep, gradRead, at := -1, false, -1
+		for si := range p.Steps {
+			s := &p.Steps[si]
+			if slices.Contains(s.Out, g) {
+				gradStep = si
+			}
+			if reads(s, g) {
+				gradRead = true
+			}
+			if reads(s, w) {
+				at = max(at, si)
+			}
+		}
+		if gradStep < 0 {
+			return nil, fmt.Errorf("no step computes the gradient of %q", l.Name())
+		}
+		at = max(at, gradStep)
+		fused := !gradRead && p.caps.FusedUpdate != nil && p.caps.FusedUpdate(&p.Steps[gradStep], rule)
+		if fused {
+			skip[gradStep] = true
+		}
+		after[at] = append(after[at], placement{learnable: i, fused: fused})
+	}
+	steps := make([]Step, 0, len(p.Steps)+len(p.Learnables))
+	for si := range p.Steps {
+		if !skip[si] {
+			steps = append(steps, p.Steps[si])
+		}
+		for _, pl := range after[si] {
+			l := p.Learnables[pl.learnable]
+			w, _ := p.BufferOf(l)
+			if !pl.fused {
+				steps = append(steps, Step{Kind: Update, Node: l, Learnable: pl.learnable, In: []int{w, p.Grads[pl.learnable]}})
+				continue
+			}
+			var of *Step
+			for gi := range p.Steps {
+				if slices.Contains(p.Steps[gi].Out, p.Grads[pl.learnable]) {
+					of = &p.Steps[gi]
+				}
+			}
+			steps = append(steps, Step{Kind: GradUpdate, Node: l, Learnable: pl.learnable, In: []int{w}, Of: of})
+		}
+	}
+	return steps, nil
+}
+
+// ErrNoGradients is wrapped by TrainingSteps' error for a graph that cannot
+// train: it has no learnables, or lacks the gradient of one.
+var ErrNoGradients = errors.New("the graph computes no gradients to train with")

@@ -1,10 +1,10 @@
-package vm
+package plan
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/optim"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -32,8 +32,7 @@ func (d *hostDevice) CopyOut(dst []float32, m Mem) error {
 // loop, everything else with the Do of the ops the steps came from, so the
 // tests compare the plan's wiring (buffers, order, fusion, reads,
 // gradients) against gorgonia's tape machine running the same ops; and the
-// updates with the formulas of optim's documentation, which the tests
-// compare with optim itself.
+// updates with optim.Update.Apply, the one definition of each rule.
 type hostBackend struct {
 	dev    *hostDevice
 	bufs   [][]float32 // of the current Exec
@@ -51,10 +50,9 @@ func newHostBackend(dev *hostDevice) *hostBackend {
 
 func (h *hostBackend) Device() Device { return h.dev }
 
-func (h *hostBackend) Zero(m Mem, n int) error {
-	clear(m.([]float32)[:n])
-	return nil
-}
+// Capabilities: none, so the tests run the plan's unfused path (every
+// gradient materialised, then an Update step).
+func (h *hostBackend) Capabilities() Capabilities { return Capabilities{} }
 
 func (h *hostBackend) Upload(dst Mem, src []float32) error {
 	d := dst.([]float32)
@@ -88,36 +86,20 @@ func (h *hostBackend) Wait() error {
 
 func (h *hostBackend) Close() error { h.closed = true; return nil }
 
-func (h *hostBackend) Update(wm, gm Mem, slots []Mem, n int, u device.Update) error {
-	w, g := wm.([]float32)[:n], gm.([]float32)[:n]
-	lr := float32(u.LearningRate)
-	h.dev.updates++
-	switch {
-	case u.Rule == device.SGD && u.Momentum == 0:
-		for i := range w {
-			w[i] -= lr * g[i]
-		}
-	case u.Rule == device.SGD:
-		v, mom := slots[0].([]float32), float32(u.Momentum)
-		for i := range w {
-			v[i] = mom*v[i] - lr*g[i]
-			if u.Nesterov {
-				w[i] += mom*v[i] - lr*g[i]
-			} else {
-				w[i] += v[i]
-			}
-		}
-	case u.Rule == device.Adam:
-		m, v := slots[0].([]float32), slots[1].([]float32)
-		lrT, b1, b2, eps := AdamRate(u), float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon)
-		for i := range w {
-			m[i] = b1*m[i] + (1-b1)*g[i]
-			v[i] = b2*v[i] + (1-b2)*g[i]*g[i]
-			w[i] -= lrT * m[i] / (float32(math.Sqrt(float64(v[i]))) + eps)
-		}
-	default:
-		return fmt.Errorf("host backend: no rule %v", u.Rule)
+func (h *hostBackend) Update(s *Step, bufs []Mem, slots []Mem, n int, u optim.Update) error {
+	if s.Kind != Update {
+		return fmt.Errorf("host backend: %v offered no fusion", s.Kind)
 	}
+	h.dev.updates++
+	host := make([][]float32, len(slots))
+	for i, m := range slots {
+		host[i] = m.([]float32)[:n]
+	}
+	w, g := bufs[s.In[0]].([]float32)[:n], bufs[s.In[1]].([]float32)[:n]
+	if err := u.CheckSlots(w, g, host); err != nil {
+		return err
+	}
+	u.Apply(w, g, host)
 	return nil
 }
 

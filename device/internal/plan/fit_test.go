@@ -1,4 +1,4 @@
-package vm
+package plan_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/device/cuda/internal/opstest"
+	"github.com/gokeras/gokeras/device/internal/opstest"
+	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -19,7 +20,7 @@ import (
 // hostGPU is a GPU driver whose machines are this package's Machine on the
 // host backend: what the CUDA driver does, minus the kernels. It lets nn
 // train on "/GPU:0" in this test binary.
-type hostGPU struct{ dev *hostDevice }
+type hostGPU struct{ dev *plan.HostDevice }
 
 func (hostGPU) Kind() device.Kind { return device.GPU }
 
@@ -28,15 +29,16 @@ func (hostGPU) Devices() ([]device.PhysicalDevice, error) {
 }
 
 func (d hostGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
-	p, err := Compile(g, opts.Learnables)
+	be := plan.NewHostBackend(d.dev)
+	p, err := plan.Compile(g, opts.Learnables, be.Capabilities())
 	if err != nil {
 		return nil, err
 	}
-	return New(p, newHostBackend(d.dev), opts.State)
+	return plan.New(p, be, opts.State, opts.Slots)
 }
 
 // theHostGPU is registered for the whole test binary, as a driver is.
-var theHostGPU = hostGPU{dev: &hostDevice{}}
+var theHostGPU = hostGPU{dev: &plan.HostDevice{}}
 
 func init() {
 	if err := device.Register(theHostGPU); err != nil {
@@ -89,9 +91,9 @@ func TestFitMatchesCPU(t *testing.T) {
 				return model, h.Get("loss")
 			}
 			cpu, cpuLoss := train("/CPU:0")
-			updates := theHostGPU.dev.updates
+			updates := theHostGPU.dev.Updates()
 			gpu, gpuLoss := train("/GPU:0")
-			updates = theHostGPU.dev.updates - updates
+			updates = theHostGPU.dev.Updates() - updates
 			if tc.name == "sigmoid+categorical/sgd" && updates == 0 {
 				t.Error("nn did not train plain SGD through Machine.Train")
 			}

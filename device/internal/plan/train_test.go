@@ -1,4 +1,4 @@
-package vm
+package plan
 
 import (
 	"errors"
@@ -58,24 +58,17 @@ func sharedModel(t *testing.T, spec modelSpec, w weights, batch int, seed uint64
 func TestTrainMatchesHostOptimizer(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true}
 	rules := []struct {
-		name   string
-		opt    func() (optim.Optimizer, error)
-		update func(step int64) device.Update
+		name string
+		opt  func() (optim.Optimizer, error)
 	}{
-		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) },
-			func(int64) device.Update { return device.Update{Rule: device.SGD, LearningRate: 0.1} }},
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) }},
 		{"momentum", func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
-		}, func(int64) device.Update { return device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9} }},
+		}},
 		{"nesterov", func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true})
-		}, func(int64) device.Update {
-			return device.Update{Rule: device.SGD, LearningRate: 0.1, Momentum: 0.9, Nesterov: true}
 		}},
-		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) },
-			func(step int64) device.Update {
-				return device.Update{Rule: device.Adam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Step: step}
-			}},
+		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) }},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
@@ -83,16 +76,20 @@ func TestTrainMatchesHostOptimizer(t *testing.T) {
 			devW, refW := newWeights(v), newWeights(v)
 			dev := &hostDevice{}
 			state := device.NewState()
+			devOpt, err := r.opt()
+			if err != nil {
+				t.Fatal(err)
+			}
 			var machines []*Machine
 			var gpuModels, refModels []*model
 			var tapes []gorgonia.VM
 			for i, batch := range []int{4, 3} {
 				gm := sharedModel(t, spec, devW, batch, uint64(10+i), true)
-				p, err := Compile(gm.g, gm.learnables())
+				p, err := Compile(gm.g, gm.learnables(), Capabilities{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				mc, err := New(p, newHostBackend(dev), state)
+				mc, err := New(p, newHostBackend(dev), state, devOpt.Slot)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,9 +105,10 @@ func TestTrainMatchesHostOptimizer(t *testing.T) {
 			names := []string{"w1", "b1", "w2"}
 			for step := 0; step < 6; step++ {
 				k := step % 2
-				if err := machines[k].Train(r.update(int64(step + 1))); err != nil {
+				if err := machines[k].Train(devOpt.NextUpdate()); err != nil {
 					t.Fatal(err)
 				}
+				devOpt.Advance()
 				rm := refModels[k]
 				if err := tapes[k].RunAll(); err != nil {
 					t.Fatal(err)
@@ -137,6 +135,18 @@ func TestTrainMatchesHostOptimizer(t *testing.T) {
 				}
 				for i := range names {
 					compareSlices(t, names[i]+" after step", devW.data()[i], refW.data()[i])
+					for _, slot := range optim.SlotNames(opt) {
+						n := len(refW.data()[i])
+						got, err := devOpt.Slot(names[i], slot, n)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := opt.Slot(names[i], slot, n)
+						if err != nil {
+							t.Fatal(err)
+						}
+						compareSlices(t, names[i]+" slot "+slot, got, want)
+					}
 				}
 				if t.Failed() {
 					t.Fatalf("step %d", step)
@@ -172,17 +182,17 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	defer state.Close()
 
 	tm := sharedModel(t, spec, w, 4, 20, true)
-	p, err := Compile(tm.g, tm.learnables())
+	p, err := Compile(tm.g, tm.learnables(), Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	trainer, err := New(p, newHostBackend(dev), state)
+	trainer, err := New(p, newHostBackend(dev), state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer trainer.Close()
 	for i := 0; i < 3; i++ {
-		if err := trainer.Train(device.Update{Rule: device.SGD, LearningRate: 0.5}); err != nil {
+		if err := trainer.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.5, Iteration: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,12 +203,12 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	// An inference graph (no learnables: weights are inputs) sees the
 	// trained weights, not the stale host copy.
 	im := sharedModel(t, spec, w, 5, 21, false)
-	ip, err := Compile(im.g, nil)
+	ip, err := Compile(im.g, nil, Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	be := newHostBackend(dev)
-	infer, err := New(ip, be, state)
+	infer, err := New(ip, be, state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +230,11 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	// With the host copy current, a fresh inference graph on a state of
 	// its own (so it uploads from the host) gives the same outputs.
 	fresh := sharedModel(t, spec, w, 5, 21, false)
-	fp, err := Compile(fresh.g, nil)
+	fp, err := Compile(fresh.g, nil, Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, err := New(fp, newHostBackend(&hostDevice{}), nil)
+	fm, err := New(fp, newHostBackend(&hostDevice{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,32 +249,32 @@ func TestTrainUnsupported(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
 	v := newValues(spec, 3)
 	im := buildModel(t, spec, v, false)
-	p, err := Compile(im.g, nil)
+	p, err := Compile(im.g, nil, Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(p, newHostBackend(&hostDevice{}), nil)
+	m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if err := m.Train(device.Update{Rule: device.SGD, LearningRate: 0.1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+	if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, device.ErrUpdateUnsupported) {
 		t.Errorf("Train on an inference graph: %v, want ErrUpdateUnsupported", err)
 	}
 	tm := buildModel(t, spec, v, true)
-	tp, err := Compile(tm.g, tm.learnables())
+	tp, err := Compile(tm.g, tm.learnables(), Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := New(tp, newHostBackend(&hostDevice{}), nil)
+	m2, err := New(tp, newHostBackend(&hostDevice{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m2.Close()
-	if err := m2.Train(device.Update{Rule: device.Rule(42), LearningRate: 0.1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+	if err := m2.Train(optim.Update{Rule: optim.Rule(42), LearningRate: 0.1}); !errors.Is(err, optim.ErrUnknownRule) {
 		t.Errorf("Train with an unknown rule: %v, want ErrUpdateUnsupported", err)
 	}
-	if err := m2.Train(device.Update{Rule: device.Adam, LearningRate: 0.1}); err == nil {
+	if err := m2.Train(optim.Update{Rule: optim.RuleAdam, LearningRate: 0.1}); err == nil {
 		t.Error("Train with Adam at step 0 succeeded")
 	}
 
@@ -283,18 +293,18 @@ func TestTrainLearnablesInAnyOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := Compile(got.g, order(got))
+	p, err := Compile(got.g, order(got), Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	state := device.NewState()
 	defer state.Close()
-	mc, err := New(p, newHostBackend(&hostDevice{}), state)
+	mc, err := New(p, newHostBackend(&hostDevice{}), state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mc.Close()
-	if err := mc.Train(device.Update{Rule: device.SGD, LearningRate: 0.5}); err != nil {
+	if err := mc.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.5, Iteration: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := state.Sync(); err != nil {

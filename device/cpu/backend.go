@@ -1,0 +1,225 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// buffer is the CPU's device memory: a host slice, allocated when a step
+// first writes it (a gradient the fused update never materialises takes no
+// memory), or the caller's own slice (plan.HostMemory).
+type buffer struct {
+	n    int
+	data []float32
+}
+
+// values returns the buffer's slice, allocating it the first time.
+func (b *buffer) values() []float32 {
+	if b.data == nil {
+		b.data = make([]float32, max(1, b.n))
+	}
+	return b.data
+}
+
+// host is the CPU as a plan.Device: memory is the process's.
+type host struct{}
+
+var (
+	_ plan.Device     = host{}
+	_ plan.HostMemory = host{}
+)
+
+func (host) Do(f func() error) error { return f() }
+
+func (host) Alloc(n int) (plan.Mem, error) { return &buffer{n: n}, nil }
+
+func (host) Free(plan.Mem) error { return nil }
+
+func (host) CopyOut(dst []float32, m plan.Mem) error {
+	copy(dst, m.(*buffer).values())
+	return nil
+}
+
+func (host) Host(data []float32) plan.Mem { return &buffer{n: len(data), data: data} }
+
+// backend runs a plan's steps on the host.
+type backend struct {
+	mul multiplier
+	// ones is a column of ones: a bias gradient is onesᵀ·dz.
+	ones []float32
+}
+
+var _ plan.Backend = (*backend)(nil)
+
+func newBackend(mul multiplier) *backend { return &backend{mul: mul} }
+
+func (b *backend) Device() plan.Device { return host{} }
+
+// Capabilities: the bias goes into the forward product (its output starts
+// as the bias), and plain SGD and momentum fold into the products that
+// compute the weights' gradients.
+func (b *backend) Capabilities() plan.Capabilities {
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate}
+}
+
+func fusesUpdate(grad *plan.Step, rule optim.Rule) bool {
+	switch grad.Kind {
+	case plan.Gemm:
+		return rule == optim.RuleSGD || rule == optim.RuleMomentum
+	case plan.SumRows:
+		return rule == optim.RuleSGD
+	}
+	return false
+}
+
+func (b *backend) Upload(dst plan.Mem, src []float32) error {
+	copy(dst.(*buffer).values(), src)
+	return nil
+}
+
+func (b *backend) Download(dst []float32, src plan.Mem) error {
+	copy(dst, src.(*buffer).values())
+	return nil
+}
+
+func (b *backend) Wait() error  { return nil }
+func (b *backend) Close() error { return nil }
+
+func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
+	in := func(j int) []float32 { return bufs[s.In[j]].(*buffer).values() }
+	out := func(j int) []float32 { return bufs[s.Out[j]].(*buffer).values() }
+	switch s.Kind {
+	case plan.Gemm:
+		return b.gemm(s, 1, 0, in, out(0))
+	case plan.BiasAct:
+		x := in(0)
+		if s.In[1] != plan.None {
+			if s.Out[0] == plan.None {
+				return fmt.Errorf("a bias step without a buffer for its sum")
+			}
+			z, bias := out(0), in(1)
+			for r := 0; r < s.M; r++ {
+				row := z[r*s.N : (r+1)*s.N]
+				for c, v := range x[r*s.N : (r+1)*s.N] {
+					row[c] = v + bias[c]
+				}
+			}
+			x = z
+		} else if s.Out[0] != plan.None {
+			copy(out(0), x)
+		}
+		if s.Out[1] != plan.None {
+			ops.ActivationForward(s.Act, s.N, x[:s.M*s.N], out(1))
+		}
+	case plan.Softmax:
+		ops.ActivationForward(ops.Softmax, s.N, in(0)[:s.M*s.N], out(0))
+	case plan.ActGrad:
+		ops.ActivationBackward(s.Act, s.N, in(0)[:s.M*s.N], in(1), in(2), out(0))
+	case plan.SoftmaxGrad:
+		y := in(0)[:s.M*s.N]
+		ops.ActivationBackward(ops.Softmax, s.N, y, y, in(1), out(0))
+	case plan.SumRows:
+		o := out(0)
+		clear(o)
+		ops.SumRows(s.M, s.N, in(0), o)
+	case plan.Loss:
+		loss, err := ops.LossValue(s.Loss, s.M, s.N, in(0), in(1))
+		if err != nil {
+			return err
+		}
+		out(0)[0] = float32(loss)
+	case plan.LossGrad:
+		return ops.LossGradient(s.Loss, s.M, s.N, in(0), in(1), float64(in(2)[0]), out(0))
+	default:
+		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
+	}
+	return nil
+}
+
+// gemm computes c = alpha·op(a)·op(b) + beta·c for a Gemm step, with the
+// step's bias, when it has one, as c's starting value (beta 1).
+func (b *backend) gemm(s *plan.Step, alpha, beta float32, in func(int) []float32, c []float32) error {
+	lda, ldb := s.K, s.N
+	if s.TransA {
+		lda = s.M
+	}
+	if s.TransB {
+		ldb = s.K
+	}
+	if len(s.In) > 2 && s.In[2] != plan.None {
+		bias := in(2)
+		for r := 0; r < s.M; r++ {
+			copy(c[r*s.N:(r+1)*s.N], bias)
+		}
+		beta = 1
+	}
+	return b.mul.sgemm(s.TransA, s.TransB, s.M, s.N, s.K, alpha, in(0), lda, in(1), ldb, beta, c, s.N)
+}
+
+// Update applies u to a weight: folded into its gradient's product for a
+// GradUpdate (plain SGD: alpha = -lr, beta = 1 on the weight itself;
+// momentum: on the momentum, then one pass adds it to the weight), else
+// with optim.Update.Apply.
+func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int, u optim.Update) error {
+	w := bufs[s.In[0]].(*buffer).values()[:n]
+	host := make([][]float32, len(slots))
+	for i, m := range slots {
+		host[i] = m.(*buffer).values()[:n]
+	}
+	if s.Kind == plan.Update {
+		u.Apply(w, bufs[s.In[1]].(*buffer).values()[:n], host)
+		return nil
+	}
+	of := s.Of
+	in := func(j int) []float32 { return bufs[of.In[j]].(*buffer).values() }
+	lr := float32(u.LearningRate)
+	switch {
+	case of.Kind == plan.SumRows && u.Rule == optim.RuleSGD:
+		// b -= lr·Σ_rows dz, as the product onesᵀ·dz.
+		for len(b.ones) < of.M {
+			b.ones = append(b.ones, 1)
+		}
+		return b.mul.sgemm(true, false, 1, of.N, of.M, -lr, b.ones[:of.M], 1, in(0), of.N, 1, w, of.N)
+	case of.Kind == plan.Gemm && u.Rule == optim.RuleSGD:
+		return b.gemm(of, -lr, 1, in, w)
+	case of.Kind == plan.Gemm && u.Rule == optim.RuleMomentum:
+		vel := host[0]
+		if err := b.gemm(of, -lr, float32(u.Momentum), in, vel); err != nil {
+			return err
+		}
+		addInto(w, vel)
+		return nil
+	}
+	return fmt.Errorf("the CPU backend does not fold %v into %v", u.Rule, of.Kind)
+}
+
+// addInto adds v to w, split over the cores for long slices.
+func addInto(w, v []float32) {
+	const chunk = 1 << 16
+	workers := min(runtime.GOMAXPROCS(0), (len(w)+chunk-1)/chunk)
+	if workers <= 1 {
+		for i, x := range v[:len(w)] {
+			w[i] += x
+		}
+		return
+	}
+	per := (len(w) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(w); lo += per {
+		hi := min(len(w), lo+per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ww, vv := w[lo:hi], v[lo:hi]
+			for i, x := range vv {
+				ww[i] += x
+			}
+		}()
+	}
+	wg.Wait()
+}
