@@ -16,6 +16,16 @@ import (
 // tape machine when reference is set.
 func flagship(b testing.TB, reference bool) *Sequential {
 	b.Helper()
+	opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return flagshipWith(b, opt, reference)
+}
+
+// flagshipWith is flagship with another optimizer.
+func flagshipWith(b testing.TB, opt optim.Optimizer, reference bool) *Sequential {
+	b.Helper()
 	m := NewSequential(
 		layers.Input(32, 32, 3),
 		layers.Flatten(),
@@ -24,10 +34,6 @@ func flagship(b testing.TB, reference bool) *Sequential {
 		layers.Dense(10, layers.Sigmoid),
 	)
 	m.SetSeed(1)
-	opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-	if err != nil {
-		b.Fatal(err)
-	}
 	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, OnDevice("/CPU:0")); err != nil {
 		b.Fatal(err)
 	}
@@ -53,8 +59,33 @@ func BenchmarkTrainStep(b *testing.B) {
 	b.Run("tape-machine/batch=32", func(b *testing.B) { benchmarkTrainStep(b, 32, true) })
 }
 
+// BenchmarkOptimizerStep times the training step of the flagship at batch
+// 32 with each optimizer, its update and slots on /CPU:0.
+func BenchmarkOptimizerStep(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opt  func() (optim.Optimizer, error)
+	}{
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{}) }},
+		{"momentum", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{Momentum: 0.9}) }},
+		{"nesterov", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{Momentum: 0.9, Nesterov: true}) }},
+		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{}) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			opt, err := tc.opt()
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchmarkStep(b, flagshipWith(b, opt, false), 32)
+		})
+	}
+}
+
 func benchmarkTrainStep(b *testing.B, batch int, reference bool) {
-	m := flagship(b, reference)
+	benchmarkStep(b, flagship(b, reference), batch)
+}
+
+func benchmarkStep(b *testing.B, m *Sequential, batch int) {
 	defer m.Close()
 	data := cifar10.Synthetic(4096, 0, 1).Train.OneHot()
 	if err := m.checkData("bench", data); err != nil {

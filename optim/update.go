@@ -49,6 +49,8 @@ type Update struct {
 	Beta1, Beta2, Epsilon float64
 	// Iteration counts updates from 1, this one included: Adam's t.
 	Iteration int64
+	// scalarOnly makes apply skip the vector kernels (tests).
+	scalarOnly bool
 }
 
 // ErrUnknownRule is wrapped by the errors for an Update whose rule this
@@ -117,37 +119,60 @@ func (u Update) Apply(w, g []float32, slots [][]float32) {
 	wg.Wait()
 }
 
-// apply is Apply on one goroutine.
+// apply is Apply on one goroutine: the vector kernels where the CPU has
+// them (update_amd64.s computes the same operations in the same order),
+// these loops for the rest.
 func (u Update) apply(w, g []float32, slots [][]float32) {
+	done := 0
+	if !u.scalarOnly {
+		done = u.applyVector(w, g, slots)
+	}
+	w, g = w[done:], g[done:len(w)]
+	slots = tails(slots, done)
+	// Each product is converted to float32 before it is added: the Go spec
+	// then forbids fusing it into a multiply-add (as GOAMD64=v3 builds
+	// would), so every build rounds exactly as the vector kernels do.
 	lr := float32(u.LearningRate)
-	g = g[:len(w)]
 	switch u.Rule {
 	case RuleSGD:
 		for i, gi := range g {
-			w[i] -= lr * gi
+			w[i] -= float32(lr * gi)
 		}
 	case RuleMomentum:
 		mom, vel := float32(u.Momentum), slots[0][:len(w)]
 		for i, gi := range g {
-			vel[i] = mom*vel[i] - lr*gi
+			vel[i] = float32(mom*vel[i]) - float32(lr*gi)
 			w[i] += vel[i]
 		}
 	case RuleNesterov:
 		mom, vel := float32(u.Momentum), slots[0][:len(w)]
 		for i, gi := range g {
-			vel[i] = mom*vel[i] - lr*gi
-			w[i] += mom*vel[i] - lr*gi
+			vel[i] = float32(mom*vel[i]) - float32(lr*gi)
+			w[i] += float32(mom*vel[i]) - float32(lr*gi)
 		}
 	case RuleAdam:
 		lrT := u.AdamRate()
 		b1, b2, eps := float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon)
+		c1, c2 := 1-b1, 1-b2
 		m, s := slots[0][:len(w)], slots[1][:len(w)]
 		for i, gi := range g {
-			m[i] = b1*m[i] + (1-b1)*gi
-			s[i] = b2*s[i] + (1-b2)*gi*gi
-			w[i] -= lrT * m[i] / (float32(math.Sqrt(float64(s[i]))) + eps)
+			m[i] = float32(b1*m[i]) + float32(c1*gi)
+			s[i] = float32(b2*s[i]) + float32(float32(c2*gi)*gi)
+			w[i] -= float32(lrT*m[i]) / (float32(math.Sqrt(float64(s[i]))) + eps)
 		}
 	}
+}
+
+// tails returns the slots without their first n values.
+func tails(slots [][]float32, n int) [][]float32 {
+	if n == 0 {
+		return slots
+	}
+	out := make([][]float32, len(slots))
+	for i, s := range slots {
+		out[i] = s[n:]
+	}
+	return out
 }
 
 // CheckSlots checks that g and the slots fit w and the rule, for callers

@@ -78,9 +78,10 @@ func TestDefaultsAndBadConfigs(t *testing.T) {
 	}
 }
 
-// TestApplySplitsExactly checks that Update.Apply gives the same bits
-// whether it runs on one goroutine or splits a long slice over several, for
-// every rule, and that CheckSlots catches slots that do not fit.
+// TestApplySplitsExactly checks that Update.Apply gives the same bits as
+// the plain Go loops on one goroutine, whether it splits a long slice over
+// several goroutines and whatever share the vector kernels take (AVX2 on
+// amd64), for every rule; and that CheckSlots catches slots that do not fit.
 func TestApplySplitsExactly(t *testing.T) {
 	const n = 300_001 // several chunks, and a ragged end
 	for _, u := range []Update{
@@ -117,14 +118,16 @@ func TestApplySplitsExactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			u.Apply(w1, g, s1)
-			u.apply(w2, g, s2)
+			scalar := u
+			scalar.scalarOnly = true
+			scalar.apply(w2, g, s2)
 			for i := range w1 {
 				if math.Float32bits(w1[i]) != math.Float32bits(w2[i]) {
-					t.Fatalf("w[%d]: split %v, one goroutine %v", i, w1[i], w2[i])
+					t.Fatalf("w[%d]: Apply %v, Go loops %v (vector kernels: %t)", i, w1[i], w2[i], haveVector)
 				}
 				for j := range s1 {
 					if math.Float32bits(s1[j][i]) != math.Float32bits(s2[j][i]) {
-						t.Fatalf("slot %d [%d]: split %v, one goroutine %v", j, i, s1[j][i], s2[j][i])
+						t.Fatalf("slot %d [%d]: Apply %v, Go loops %v (vector kernels: %t)", j, i, s1[j][i], s2[j][i], haveVector)
 					}
 				}
 			}

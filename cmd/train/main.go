@@ -64,6 +64,8 @@ type config struct {
 	lr             float64
 	lrSet          bool
 	optimizer      string
+	momentum       float64
+	nesterov       bool
 	data           string
 	synthetic      bool
 	syntheticTrain int
@@ -87,6 +89,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.stepsPerEpoch, "steps-per-epoch", 0, "end each epoch after this many steps (Keras' steps_per_epoch; 0: the whole training set)")
 	fs.Float64Var(&c.lr, "lr", 0, "learning rate (default: Keras' for the optimizer, 0.01 for sgd, 0.001 for adam)")
 	fs.StringVar(&c.optimizer, "optimizer", "sgd", "optimizer: sgd or adam")
+	fs.Float64Var(&c.momentum, "momentum", 0, "SGD's momentum, in [0, 1] (Keras' default 0)")
+	fs.BoolVar(&c.nesterov, "nesterov", false, "SGD with Nesterov momentum (needs --momentum)")
 	fs.StringVar(&c.data, "data", "", "CIFAR-10 you already have: the extracted cifar-10-batches-bin directory, its parent, or cifar-10-binary.tar.gz. "+
 		"Default: download once into $"+cifar10.HomeEnv+"/datasets (else the user cache dir, gokeras/datasets) and reuse it; "+
 		"$"+cifar10.URLEnv+" names a mirror, and $"+cifar10.MD5Env+" its checksum when it repackaged the archive")
@@ -120,6 +124,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("--steps-per-epoch must not be negative, got %d", c.stepsPerEpoch)
 	case c.lrSet && !(c.lr > 0 && !math.IsInf(c.lr, 0)):
 		return c, fmt.Errorf("--lr must be a positive number, got %v", c.lr)
+	case !(c.momentum >= 0 && c.momentum <= 1):
+		return c, fmt.Errorf("--momentum must be in [0, 1], got %v", c.momentum)
+	case (c.momentum != 0 || c.nesterov) && !strings.EqualFold(c.optimizer, "sgd"):
+		return c, fmt.Errorf("--momentum and --nesterov are SGD's: they do not apply to --optimizer %s", c.optimizer)
+	case c.nesterov && c.momentum == 0:
+		return c, errors.New("--nesterov needs a --momentum above 0")
 	case c.verbose < 0 || c.verbose > 2:
 		return c, fmt.Errorf("--verbose must be 0, 1 or 2, got %d", c.verbose)
 	case c.synthetic && c.data != "":
@@ -241,7 +251,7 @@ func newOptimizer(cfg config) (optim.Optimizer, error) {
 	)
 	switch strings.ToLower(cfg.optimizer) {
 	case "sgd":
-		opt, err = optim.NewSGD(optim.SGDConfig{LearningRate: cfg.lr})
+		opt, err = optim.NewSGD(optim.SGDConfig{LearningRate: cfg.lr, Momentum: cfg.momentum, Nesterov: cfg.nesterov})
 	case "adam":
 		opt, err = optim.NewAdam(optim.AdamConfig{LearningRate: cfg.lr})
 	default:

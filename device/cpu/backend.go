@@ -2,8 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/ops"
@@ -52,7 +50,15 @@ type backend struct {
 	mul multiplier
 	// ones is a column of ones: a bias gradient is onesᵀ·dz.
 	ones []float32
+	// strip holds one strip of a gradient the update consumes at once.
+	strip []float32
 }
+
+// stripValues is the size of the gradient strips a folded update computes
+// and applies at a time: small enough to stay in the caches between the
+// product that writes it and the update that reads it, large enough that
+// the products stay efficient.
+const stripValues = 1 << 20
 
 var _ plan.Backend = (*backend)(nil)
 
@@ -67,12 +73,14 @@ func (b *backend) Capabilities() plan.Capabilities {
 	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate}
 }
 
+// fusesUpdate: every rule folds into a weight's gradient product (aᵀ·b)
+// and into a bias's column sums.
 func fusesUpdate(grad *plan.Step, rule optim.Rule) bool {
 	switch grad.Kind {
 	case plan.Gemm:
-		return rule == optim.RuleSGD || rule == optim.RuleMomentum
+		return grad.TransA && !grad.TransB
 	case plan.SumRows:
-		return rule == optim.RuleSGD
+		return true
 	}
 	return false
 }
@@ -161,10 +169,12 @@ func (b *backend) gemm(s *plan.Step, alpha, beta float32, in func(int) []float32
 	return b.mul.sgemm(s.TransA, s.TransB, s.M, s.N, s.K, alpha, in(0), lda, in(1), ldb, beta, c, s.N)
 }
 
-// Update applies u to a weight: folded into its gradient's product for a
-// GradUpdate (plain SGD: alpha = -lr, beta = 1 on the weight itself;
-// momentum: on the momentum, then one pass adds it to the weight), else
-// with optim.Update.Apply.
+// Update applies u to a weight. An Update step applies optim.Update.Apply
+// to the gradient an earlier step computed. A GradUpdate folds the update
+// into the product computing the gradient: plain SGD makes the weights the
+// product's output (alpha = -lr, beta = 1); the other rules compute the
+// gradient a strip of rows at a time and apply optim.Update.Apply to each
+// strip while it is in the caches, so the whole gradient never exists.
 func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int, u optim.Update) error {
 	w := bufs[s.In[0]].(*buffer).values()[:n]
 	host := make([][]float32, len(slots))
@@ -185,41 +195,47 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 			b.ones = append(b.ones, 1)
 		}
 		return b.mul.sgemm(true, false, 1, of.N, of.M, -lr, b.ones[:of.M], 1, in(0), of.N, 1, w, of.N)
+	case of.Kind == plan.SumRows:
+		g := b.stripBuffer(of.N)
+		clear(g)
+		ops.SumRows(of.M, of.N, in(0), g)
+		u.Apply(w, g, host)
+		return nil
 	case of.Kind == plan.Gemm && u.Rule == optim.RuleSGD:
+		// w += -lr·aᵀ·b, the weights themselves as the product's output.
 		return b.gemm(of, -lr, 1, in, w)
-	case of.Kind == plan.Gemm && u.Rule == optim.RuleMomentum:
-		vel := host[0]
-		if err := b.gemm(of, -lr, float32(u.Momentum), in, vel); err != nil {
-			return err
+	case of.Kind == plan.Gemm && of.TransA && !of.TransB:
+		// The gradient aᵀ·b a strip of rows at a time (a's columns), each
+		// applied while it is still in the caches.
+		a, bb := in(0), in(1)
+		rows := max(1, min(of.M, stripValues/max(1, of.N)))
+		for r0 := 0; r0 < of.M; r0 += rows {
+			r := min(rows, of.M-r0)
+			g := b.stripBuffer(r * of.N)
+			if err := b.mul.sgemm(true, false, r, of.N, of.K, 1, a[r0:], of.M, bb, of.N, 0, g, of.N); err != nil {
+				return err
+			}
+			lo, hi := r0*of.N, (r0+r)*of.N
+			u.Apply(w[lo:hi], g, sub(host, lo, hi))
 		}
-		addInto(w, vel)
 		return nil
 	}
-	return fmt.Errorf("the CPU backend does not fold %v into %v", u.Rule, of.Kind)
+	return fmt.Errorf("the CPU backend does not fold %v into %v", u.Rule, of)
 }
 
-// addInto adds v to w, split over the cores for long slices.
-func addInto(w, v []float32) {
-	const chunk = 1 << 16
-	workers := min(runtime.GOMAXPROCS(0), (len(w)+chunk-1)/chunk)
-	if workers <= 1 {
-		for i, x := range v[:len(w)] {
-			w[i] += x
-		}
-		return
+// stripBuffer returns n values of scratch memory.
+func (b *backend) stripBuffer(n int) []float32 {
+	if cap(b.strip) < n {
+		b.strip = make([]float32, n)
 	}
-	per := (len(w) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(w); lo += per {
-		hi := min(len(w), lo+per)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ww, vv := w[lo:hi], v[lo:hi]
-			for i, x := range vv {
-				ww[i] += x
-			}
-		}()
+	return b.strip[:n]
+}
+
+// sub returns s[lo:hi] of every slot.
+func sub(slots [][]float32, lo, hi int) [][]float32 {
+	out := make([][]float32, len(slots))
+	for i, s := range slots {
+		out[i] = s[lo:hi]
 	}
-	wg.Wait()
+	return out
 }
