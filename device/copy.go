@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/device/driver"
 	"time"
 
 	"gorgonia.org/tensor"
@@ -56,8 +57,8 @@ func Place(d *tensor.Dense, spec string) (*Tensor, CopyStats, error) {
 // device makes a second, independent tensor there.
 //
 // Host to host is a memmove. Data going to or from a device with its own
-// memory goes through that driver's Allocator and Buffer; between two such
-// devices it goes directly when the destination buffer is a PeerCopier and
+// memory goes through that driver's driver.Allocator and driver.Buffer; between two such
+// devices it goes directly when the destination buffer is a driver.PeerCopier and
 // through host memory otherwise.
 func Copy(t *Tensor, to string) (*Tensor, CopyStats, error) {
 	if err := t.usable(); err != nil {
@@ -115,11 +116,11 @@ func (t *Tensor) copyToHost(dst []float32) error {
 }
 
 // copyToBuffer copies t's data into the device buffer dst.
-func (t *Tensor) copyToBuffer(dst Buffer) error {
+func (t *Tensor) copyToBuffer(dst driver.Buffer) error {
 	if t.buf == nil {
 		return dst.CopyFromHost(floatBytes(t.host))
 	}
-	if peer, ok := dst.(PeerCopier); ok {
+	if peer, ok := dst.(driver.PeerCopier); ok {
 		err := peer.CopyFromPeer(t.buf)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return err // done, or failed for real

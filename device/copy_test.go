@@ -208,7 +208,7 @@ func TestCopyThroughFakeGPU(t *testing.T) {
 		t.Errorf("%d live device buffers, want 1", fake.liveBuffers())
 	}
 
-	// Device to device, directly (PeerCopier) and staged through the host.
+	// Device to device, directly (driver.PeerCopier) and staged through the host.
 	peer, _, err := Copy(onGPU, "/GPU:0")
 	if err != nil || fake.peerCopies != 1 {
 		t.Fatalf("Copy /GPU:1 -> /GPU:0 = %v, peer copies %d", err, fake.peerCopies)

@@ -3,6 +3,7 @@ package device_test
 import (
 	"context"
 	"fmt"
+	"github.com/gokeras/gokeras/device/driver"
 	"os"
 
 	"github.com/gokeras/gokeras/device"
@@ -122,7 +123,7 @@ func ExampleNewMachine() {
 		fmt.Println(err)
 		return
 	}
-	m, err := device.NewMachine(spec, g, device.MachineOptions{
+	m, err := device.NewMachine(spec, g, driver.MachineOptions{
 		Learnables:   []*gorgonia.Node{w},
 		PlacementLog: os.Stdout,
 	})

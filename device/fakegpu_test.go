@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/device/driver"
 	"sync"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // fakeGPU is a test-only GPU driver: it lists n GPUs, runs graphs on the
-// host, and implements Allocator with host memory so the host<->device
+// host, and implements driver.Allocator with host memory so the host<->device
 // copy path can run without CUDA.
 type fakeGPU struct {
 	mu         sync.Mutex
@@ -43,7 +44,7 @@ func (f *fakeGPU) Devices() ([]PhysicalDevice, error) {
 	return devs, nil
 }
 
-func (f *fakeGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts MachineOptions) (Machine, error) {
+func (f *fakeGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
 	if index < 0 || index >= f.n {
 		return nil, fmt.Errorf("fake GPU %d does not exist", index)
 	}
@@ -60,7 +61,7 @@ func (m tapeMachine) RunAll() error { return m.vm.RunAll() }
 func (m tapeMachine) Reset()        { m.vm.Reset() }
 func (m tapeMachine) Close() error  { return m.vm.Close() }
 
-func (f *fakeGPU) Alloc(index int, bytes int64) (Buffer, error) {
+func (f *fakeGPU) Alloc(index int, bytes int64) (driver.Buffer, error) {
 	if f.failAlloc != nil {
 		return nil, f.failAlloc
 	}
@@ -110,7 +111,7 @@ func (b *fakeBuffer) CopyToHost(dst []byte) error {
 	return nil
 }
 
-func (b *fakeBuffer) CopyFromPeer(src Buffer) error {
+func (b *fakeBuffer) CopyFromPeer(src driver.Buffer) error {
 	peer, ok := src.(*fakeBuffer)
 	if b.gpu.noPeer || !ok {
 		return fmt.Errorf("fake peer copy: %w", errors.ErrUnsupported)

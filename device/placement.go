@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/device/driver"
 	"io"
 	"os"
 	"strings"
@@ -128,7 +129,7 @@ func Resolve(ctx context.Context, requested *Spec, opts PlaceOptions) (Spec, err
 //
 // VariableV2 marks opts.Learnables, Placeholder the graph's other inputs
 // and Const its constants.
-func NewMachine(s Spec, g *gorgonia.ExprGraph, opts MachineOptions) (Machine, error) {
+func NewMachine(s Spec, g *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
 	if g == nil {
 		return nil, fmt.Errorf("device: NewMachine called with a nil graph")
 	}

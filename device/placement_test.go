@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/device/driver"
 	"strings"
 	"testing"
 
@@ -236,7 +237,7 @@ func smallGraph(t *testing.T) (g *gorgonia.ExprGraph, x, w, b *gorgonia.Node) {
 func TestPlacementLog(t *testing.T) {
 	g, _, w, b := smallGraph(t)
 	var log bytes.Buffer
-	m, err := NewMachine(NewSpec(CPU, 0), g, MachineOptions{Learnables: []*gorgonia.Node{w, b}, PlacementLog: &log})
+	m, err := NewMachine(NewSpec(CPU, 0), g, driver.MachineOptions{Learnables: []*gorgonia.Node{w, b}, PlacementLog: &log})
 	if err != nil {
 		t.Fatalf("NewMachine: %v", err)
 	}
@@ -300,22 +301,22 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 
 func TestNewMachine(t *testing.T) {
 	g, _, _, _ := smallGraph(t)
-	if _, err := NewMachine(NewSpec(CPU, 0), nil, MachineOptions{}); err == nil {
+	if _, err := NewMachine(NewSpec(CPU, 0), nil, driver.MachineOptions{}); err == nil {
 		t.Error("NewMachine with a nil graph returned no error")
 	}
-	if _, err := NewMachine(NewSpec(GPU, 0), g, MachineOptions{}); !errors.Is(err, ErrNoSuchDevice) || !strings.Contains(err.Error(), "-tags cuda") {
+	if _, err := NewMachine(NewSpec(GPU, 0), g, driver.MachineOptions{}); !errors.Is(err, ErrNoSuchDevice) || !strings.Contains(err.Error(), "-tags cuda") {
 		t.Errorf("NewMachine(/GPU:0) without a GPU driver = %v, want ErrNoSuchDevice with the cuda fix", err)
 	}
-	if _, err := NewMachine(Spec{Kind: "TPU"}, g, MachineOptions{}); !errors.Is(err, ErrInvalidSpec) {
+	if _, err := NewMachine(Spec{Kind: "TPU"}, g, driver.MachineOptions{}); !errors.Is(err, ErrInvalidSpec) {
 		t.Errorf("NewMachine(TPU) = %v, want ErrInvalidSpec", err)
 	}
-	if _, err := NewMachine(NewSpec(CPU, 0), g, MachineOptions{PlacementLog: failingWriter{}}); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if _, err := NewMachine(NewSpec(CPU, 0), g, driver.MachineOptions{PlacementLog: failingWriter{}}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("NewMachine with a failing placement log = %v, want the write error", err)
 	}
 
 	fake := withFakeGPU(t, 2)
 	var log bytes.Buffer
-	m, err := NewMachine(Spec{Kind: GPU, Index: 1}, g, MachineOptions{PlacementLog: &log})
+	m, err := NewMachine(Spec{Kind: GPU, Index: 1}, g, driver.MachineOptions{PlacementLog: &log})
 	if err != nil {
 		t.Fatalf("NewMachine(/GPU:1) with two fake GPUs: %v", err)
 	}
@@ -326,7 +327,7 @@ func TestNewMachine(t *testing.T) {
 	if !strings.Contains(log.String(), "in device /job:localhost/replica:0/task:0/device:GPU:1\n") {
 		t.Errorf("placement log does not name /GPU:1:\n%s", log.String())
 	}
-	if _, err := NewMachine(NewSpec(GPU, 5), g, MachineOptions{}); !errors.Is(err, ErrNoSuchDevice) {
+	if _, err := NewMachine(NewSpec(GPU, 5), g, driver.MachineOptions{}); !errors.Is(err, ErrNoSuchDevice) {
 		t.Errorf("NewMachine(/GPU:5) with two GPUs = %v, want ErrNoSuchDevice", err)
 	}
 }

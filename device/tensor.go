@@ -2,13 +2,14 @@ package device
 
 import (
 	"fmt"
+	"github.com/gokeras/gokeras/device/driver"
 
 	"gorgonia.org/tensor"
 )
 
 // Tensor is a float32 tensor that lives on one device: in host memory for
-// the CPU (and any device whose driver is not an Allocator), in a device
-// Buffer for a GPU. Make one with Place and move it with Copy.
+// the CPU (and any device whose driver is not an driver.Allocator), in a device
+// driver.Buffer for a GPU. Make one with Place and move it with Copy.
 //
 // A Tensor holding device memory must be freed with Free; host memory is
 // left to the garbage collector (Free only drops it early). A Tensor is not
@@ -16,9 +17,9 @@ import (
 type Tensor struct {
 	device Spec
 	shape  []int
-	size   int       // number of elements
-	host   []float32 // the data, for host-memory devices
-	buf    Buffer    // the data, for devices with their own memory
+	size   int           // number of elements
+	host   []float32     // the data, for host-memory devices
+	buf    driver.Buffer // the data, for devices with their own memory
 	freed  bool
 }
 

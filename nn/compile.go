@@ -9,6 +9,7 @@ import (
 	"github.com/gokeras/gokeras/internal/shapes"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -62,8 +63,8 @@ type compiled struct {
 	device       device.Spec
 	placementLog io.Writer
 	programs     map[programKey]*program
-	// state is shared by the machines of all programs (device.State).
-	state *device.State
+	// state is shared by the machines of all programs (driver.State).
+	state *driver.State
 	// reference binds programs to the device's reference machine (tests).
 	reference bool
 }
@@ -122,7 +123,7 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 		device:       spec,
 		placementLog: cfg.placementLog,
 		programs:     map[programKey]*program{},
-		state:        device.NewState(),
+		state:        driver.NewState(),
 	}
 	return nil
 }
@@ -163,7 +164,7 @@ func (m *Sequential) closePrograms() error {
 	if m.compiled.state != nil {
 		errs = append(errs, m.compiled.state.Close())
 	}
-	m.compiled.state = device.NewState()
+	m.compiled.state = driver.NewState()
 	return errors.Join(errs...)
 }
 
@@ -194,7 +195,7 @@ type program struct {
 	params            []*gorgonia.Node
 	paramNames        []string
 	outCols           int
-	machine           device.Machine
+	machine           driver.Machine
 }
 
 // program returns the program for a batch size and mode, compiling it the
@@ -241,7 +242,7 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 	}
 	p.outCols = p.out.Shape()[1]
 	gorgonia.Read(p.out, &p.outRead)
-	var opts device.MachineOptions
+	var opts driver.MachineOptions
 	if md != modePredict {
 		p.y = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, yCols))
 		y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, yCols), gorgonia.WithName("y"), gorgonia.WithValue(p.y))

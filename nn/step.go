@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 )
 
 // trainStep runs one training step on the samples at idx and returns the
@@ -17,9 +17,9 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 		return 0, err
 	}
 	defer p.machine.Reset()
-	tr, ok := p.machine.(device.Trainer)
+	tr, ok := p.machine.(driver.Trainer)
 	if !ok {
-		return 0, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement device.Trainer", c.device.Short(), p.machine)
+		return 0, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement driver.Trainer", c.device.Short(), p.machine)
 	}
 	if err := tr.Train(c.optimizer.NextUpdate()); err != nil {
 		return 0, err

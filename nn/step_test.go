@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -172,8 +172,8 @@ func TestTrainsOnTheGraphMachine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, trainer := p.machine.(device.Trainer); !trainer {
-				t.Errorf("reference=%t: the machine %T is not a device.Trainer", reference, p.machine)
+			if _, trainer := p.machine.(driver.Trainer); !trainer {
+				t.Errorf("reference=%t: the machine %T is not a driver.Trainer", reference, p.machine)
 			}
 			if planned := fmt.Sprintf("%T", p.machine) == "*plan.Machine"; planned == reference {
 				t.Errorf("reference=%t: the machine is a %T", reference, p.machine)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/cpu"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
@@ -145,18 +146,18 @@ func TestTrainAppliesOptimizersLikeOptim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st := device.NewState()
+			st := driver.NewState()
 			defer st.Close()
-			fm, err := device.NewMachine(cpuSpec(t), fused.g, device.MachineOptions{Learnables: fused.params, State: st, Slots: devOpt.Slot})
+			fm, err := device.NewMachine(cpuSpec(t), fused.g, driver.MachineOptions{Learnables: fused.params, State: st, Slots: devOpt.Slot})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer fm.Close()
-			tr, ok := fm.(device.Trainer)
+			tr, ok := fm.(driver.Trainer)
 			if !ok {
-				t.Fatalf("the CPU machine for a model graph is a %T, not a device.Trainer", fm)
+				t.Fatalf("the CPU machine for a model graph is a %T, not a driver.Trainer", fm)
 			}
-			hm, err := device.NewMachine(cpuSpec(t), host.g, device.MachineOptions{Learnables: host.params, Reference: true})
+			hm, err := device.NewMachine(cpuSpec(t), host.g, driver.MachineOptions{Learnables: host.params, Reference: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,17 +242,17 @@ func TestMachinesOfOneModelShareState(t *testing.T) {
 		return o
 	}
 	shared := mk()
-	st := device.NewState()
+	st := driver.NewState()
 	defer st.Close()
-	run := func(m *mlp, state *device.State, opt optim.Optimizer, step int) {
+	run := func(m *mlp, state *driver.State, opt optim.Optimizer, step int) {
 		t.Helper()
-		mach, err := device.NewMachine(cpuSpec(t), m.g, device.MachineOptions{Learnables: m.params, State: state, Slots: opt.Slot})
+		mach, err := device.NewMachine(cpuSpec(t), m.g, driver.MachineOptions{Learnables: m.params, State: state, Slots: opt.Slot})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer mach.Close()
 		m.fillBatch(step)
-		if err := mach.(device.Trainer).Train(opt.NextUpdate()); err != nil {
+		if err := mach.(driver.Trainer).Train(opt.NextUpdate()); err != nil {
 			t.Fatal(err)
 		}
 		opt.Advance()
@@ -288,30 +289,30 @@ func boundWeights(m *mlp) [][]float32 {
 
 func TestTrainRejectsWhatItCannotApply(t *testing.T) {
 	m := newMLP(t, 4, randomWeights(3))
-	mach, err := device.NewMachine(cpuSpec(t), m.g, device.MachineOptions{Learnables: m.params})
+	mach, err := device.NewMachine(cpuSpec(t), m.g, driver.MachineOptions{Learnables: m.params})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mach.Close()
 	m.fillBatch(1)
-	err = mach.(device.Trainer).Train(optim.Update{Rule: optim.Rule(99), LearningRate: 0.1})
+	err = mach.(driver.Trainer).Train(optim.Update{Rule: optim.Rule(99), LearningRate: 0.1})
 	if !errors.Is(err, optim.ErrUnknownRule) {
 		t.Errorf("unknown rule: %v, want an error wrapping optim.ErrUnknownRule", err)
 	}
-	if err := mach.(device.Trainer).Train(optim.Update{Rule: optim.RuleAdam, LearningRate: 0.1}); err == nil {
+	if err := mach.(driver.Trainer).Train(optim.Update{Rule: optim.RuleAdam, LearningRate: 0.1}); err == nil {
 		t.Error("Adam at iteration 0 accepted: iterations count from 1")
 	}
-	if err := mach.(device.Trainer).Train(optim.Update{Rule: optim.RuleMomentum, LearningRate: 0.1, Momentum: 0.9, Iteration: 1}); err == nil {
+	if err := mach.(driver.Trainer).Train(optim.Update{Rule: optim.RuleMomentum, LearningRate: 0.1, Momentum: 0.9, Iteration: 1}); err == nil {
 		t.Error("momentum accepted by a machine made without the optimizer's slots")
 	}
 	// An inference graph has no gradients to train with.
 	inf := newMLP(t, 4, randomWeights(3))
-	im, err := device.NewMachine(cpuSpec(t), inf.g, device.MachineOptions{})
+	im, err := device.NewMachine(cpuSpec(t), inf.g, driver.MachineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer im.Close()
-	if err := im.(device.Trainer).Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+	if err := im.(driver.Trainer).Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, driver.ErrUpdateUnsupported) {
 		t.Errorf("Train on a graph without learnables: %v, want an error wrapping ErrUpdateUnsupported", err)
 	}
 }
@@ -327,7 +328,7 @@ func TestOtherGraphsRunOnTheTapeMachine(t *testing.T) {
 	sum := gorgonia.Must(gorgonia.Add(a, a))
 	var v gorgonia.Value
 	gorgonia.Read(sum, &v)
-	mach, err := device.NewMachine(cpuSpec(t), g, device.MachineOptions{})
+	mach, err := device.NewMachine(cpuSpec(t), g, driver.MachineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestGraphMachineForwardByHand(t *testing.T) {
 	}
 	var out gorgonia.Value
 	gorgonia.Read(h, &out)
-	mach, err := device.NewMachine(cpuSpec(t), g, device.MachineOptions{})
+	mach, err := device.NewMachine(cpuSpec(t), g, driver.MachineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

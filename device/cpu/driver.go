@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/plan"
 	"gorgonia.org/gorgonia"
 )
@@ -21,14 +22,14 @@ func init() {
 // Driver is the CPU driver. Importing the package registers it.
 type Driver struct{}
 
-// Kind is device.CPU.
-func (Driver) Kind() device.Kind { return device.CPU }
+// Kind is driver.CPU.
+func (Driver) Kind() driver.Kind { return driver.CPU }
 
 // Devices lists the one CPU device, /CPU:0, which is all the host's cores.
-func (Driver) Devices() ([]device.PhysicalDevice, error) {
-	return []device.PhysicalDevice{{
+func (Driver) Devices() ([]driver.PhysicalDevice, error) {
+	return []driver.PhysicalDevice{{
 		Name:        "/physical_device:CPU:0",
-		Kind:        device.CPU,
+		Kind:        driver.CPU,
 		Index:       0,
 		Description: fmt.Sprintf("%s/%s, %d logical cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
 	}}, nil
@@ -42,7 +43,7 @@ var fallbackWarnings io.Writer = os.Stderr
 // graph with an op the compiler does not know runs on gorgonia's tape
 // machine instead, announced with a one-line warning; so does every graph
 // when opts.Reference is set, without a warning.
-func (Driver) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+func (Driver) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
 	if index != 0 {
 		return nil, fmt.Errorf("device: there is one CPU device, /CPU:0; /CPU:%d does not exist", index)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/cpu"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
@@ -38,13 +39,13 @@ func ExampleTrainer() {
 		fmt.Println(err)
 		return
 	}
-	m, err := device.NewMachine(device.Spec{Kind: device.CPU}, g, device.MachineOptions{Learnables: []*gorgonia.Node{w}})
+	m, err := device.NewMachine(device.Spec{Kind: driver.CPU}, g, driver.MachineOptions{Learnables: []*gorgonia.Node{w}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer m.Close()
-	tr, ok := m.(device.Trainer)
+	tr, ok := m.(driver.Trainer)
 	if !ok {
 		fmt.Println("not a Trainer")
 		return

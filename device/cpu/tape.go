@@ -3,7 +3,7 @@ package cpu
 import (
 	"fmt"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
 )
@@ -19,9 +19,9 @@ type tapeMachine struct {
 	slots      func(variable, name string, size int) ([]float32, error)
 }
 
-var _ device.Trainer = (*tapeMachine)(nil)
+var _ driver.Trainer = (*tapeMachine)(nil)
 
-func newTapeMachine(g *gorgonia.ExprGraph, opts device.MachineOptions) *tapeMachine {
+func newTapeMachine(g *gorgonia.ExprGraph, opts driver.MachineOptions) *tapeMachine {
 	var vmOpts []gorgonia.VMOpt
 	if len(opts.Learnables) > 0 {
 		vmOpts = append(vmOpts, gorgonia.BindDualValues(opts.Learnables...))
@@ -41,7 +41,7 @@ func (m *tapeMachine) Train(u optim.Update) error {
 		return err
 	}
 	if len(m.learnables) == 0 {
-		return fmt.Errorf("device: Train on a graph with no learnables: %w", device.ErrUpdateUnsupported)
+		return fmt.Errorf("device: Train on a graph with no learnables: %w", driver.ErrUpdateUnsupported)
 	}
 	names := u.SlotNames()
 	if len(names) > 0 && m.slots == nil {
@@ -54,7 +54,7 @@ func (m *tapeMachine) Train(u optim.Update) error {
 	for _, l := range m.learnables {
 		g, err := l.Grad()
 		if err != nil {
-			return fmt.Errorf("device: the gradient of %s: %w: %w", l.Name(), err, device.ErrUpdateUnsupported)
+			return fmt.Errorf("device: the gradient of %s: %w: %w", l.Name(), err, driver.ErrUpdateUnsupported)
 		}
 		w, grad := l.Value().Data().([]float32), g.Data().([]float32)
 		for i, name := range names {

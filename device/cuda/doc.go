@@ -1,5 +1,5 @@
 // Package cuda is gokeras's GPU driver: built with -tags cudavm it
-// registers a device.Driver for "/GPU:N" that lists NVIDIA GPUs, allocates
+// registers a driver.Driver for "/GPU:N" that lists NVIDIA GPUs, allocates
 // device memory for device.Place and device.Copy, and runs the same
 // gorgonia graphs as the CPU machine, with kernels of its own and cuBLAS.
 // Import it for its side effect, as database/sql drivers are imported:
@@ -55,11 +55,11 @@
 // the CPU. Each machine has its own buffers, stream and cuBLAS handle; the
 // GPU's primary context and the loaded kernels are shared.
 //
-// The machine is a device.Trainer. Train runs the forward pass, the
+// The machine is a driver.Trainer. Train runs the forward pass, the
 // backward pass and the update (SGD, with momentum or Nesterov, or Adam,
 // from the optim.Update it is given) on the GPU: the weights and the
 // optimizer's slots live in device memory shared by all the machines of a
-// model through its device.State, so per step the batch and its labels go
+// model through its driver.State, so per step the batch and its labels go
 // in, and the loss and the outputs come back; the weights and slots stay on
 // the GPU for the whole fit. nn calls State.Sync before it reads weights or
 // slots on the host (GetWeights, SaveWeights, SaveCheckpoint, the

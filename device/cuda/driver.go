@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	// cuinit must initialise before gorgonia.org/cu: see its documentation.
 	_ "github.com/gokeras/gokeras/device/cuda/internal/cuinit"
 	"gorgonia.org/cu"
@@ -16,7 +17,7 @@ import (
 
 // gpuDriver is the driver this package registers, as database/sql drivers
 // register one value each.
-var gpuDriver = &driver{}
+var gpuDriver = &cudaDriver{}
 
 func init() {
 	if err := device.Register(gpuDriver); err != nil {
@@ -24,29 +25,29 @@ func init() {
 	}
 }
 
-// driver is the device.Driver for NVIDIA GPUs. It opens each GPU (retains
+// cudaDriver is the driver.Driver for NVIDIA GPUs. It opens each GPU (retains
 // its primary context) the first time something is allocated or bound on
 // it, and keeps it open for the life of the process.
-type driver struct {
+type cudaDriver struct {
 	mu   sync.Mutex
 	gpus map[int]*gpu
 }
 
 var (
-	_ device.Driver    = (*driver)(nil)
-	_ device.Allocator = (*driver)(nil)
+	_ driver.Driver    = (*cudaDriver)(nil)
+	_ driver.Allocator = (*cudaDriver)(nil)
 )
 
-func (*driver) Kind() device.Kind { return device.GPU }
+func (*cudaDriver) Kind() driver.Kind { return driver.GPU }
 
 // Devices lists the GPUs the driver sees, with their names, memory and
 // compute capability.
-func (*driver) Devices() ([]device.PhysicalDevice, error) {
+func (*cudaDriver) Devices() ([]driver.PhysicalDevice, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
 		return nil, fmt.Errorf("counting CUDA devices: %w", err)
 	}
-	devs := make([]device.PhysicalDevice, 0, n)
+	devs := make([]driver.PhysicalDevice, 0, n)
 	for i := 0; i < n; i++ {
 		d, err := describe(i)
 		if err != nil {
@@ -58,26 +59,26 @@ func (*driver) Devices() ([]device.PhysicalDevice, error) {
 }
 
 // describe reads what the driver knows about GPU i.
-func describe(i int) (device.PhysicalDevice, error) {
+func describe(i int) (driver.PhysicalDevice, error) {
 	d, err := cu.GetDevice(i)
 	if err != nil {
-		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d: %w", i, err)
+		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d: %w", i, err)
 	}
 	name, err := d.Name()
 	if err != nil {
-		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d: name: %w", i, err)
+		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d: name: %w", i, err)
 	}
 	mem, err := d.TotalMem()
 	if err != nil {
-		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): total memory: %w", i, name, err)
+		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): total memory: %w", i, name, err)
 	}
 	major, minor, err := d.ComputeCapability()
 	if err != nil {
-		return device.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): compute capability: %w", i, name, err)
+		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): compute capability: %w", i, name, err)
 	}
-	return device.PhysicalDevice{
+	return driver.PhysicalDevice{
 		Name:              fmt.Sprintf("/physical_device:GPU:%d", i),
-		Kind:              device.GPU,
+		Kind:              driver.GPU,
 		Index:             i,
 		Description:       name,
 		MemoryBytes:       mem,
@@ -86,7 +87,7 @@ func describe(i int) (device.PhysicalDevice, error) {
 }
 
 // open returns GPU index, retaining its primary context the first time.
-func (drv *driver) open(index int) (*gpu, error) {
+func (drv *cudaDriver) open(index int) (*gpu, error) {
 	drv.mu.Lock()
 	defer drv.mu.Unlock()
 	if g, ok := drv.gpus[index]; ok {
@@ -121,8 +122,8 @@ func (drv *driver) open(index int) (*gpu, error) {
 	return g, nil
 }
 
-// Alloc implements device.Allocator: bytes of device memory on /GPU:index.
-func (drv *driver) Alloc(index int, bytes int64) (device.Buffer, error) {
+// Alloc implements driver.Allocator: bytes of device memory on /GPU:index.
+func (drv *cudaDriver) Alloc(index int, bytes int64) (driver.Buffer, error) {
 	g, err := drv.open(index)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (drv *driver) Alloc(index int, bytes int64) (device.Buffer, error) {
 }
 
 // NewMachine binds the graph g to /GPU:index; see Machine.
-func (drv *driver) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+func (drv *cudaDriver) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
 	gp, err := drv.open(index)
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func (drv *driver) NewMachine(index int, g *gorgonia.ExprGraph, opts device.Mach
 // gpu is one opened device.
 type gpu struct {
 	index int
-	desc  device.PhysicalDevice
+	desc  driver.PhysicalDevice
 	dev   cu.Device
 	ctx   cu.CUContext
 

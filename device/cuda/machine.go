@@ -8,7 +8,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/cu"
@@ -18,7 +18,7 @@ import (
 // newMachine compiles g into kernel launches and cuBLAS calls (plan.Compile:
 // an op without a GPU kernel fails here, naming the op) and binds them to
 // GPU g.
-func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
 	be, err := newBackend(g)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
@@ -22,9 +23,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
-func needGPU(t *testing.T) []device.PhysicalDevice {
+func needGPU(t *testing.T) []driver.PhysicalDevice {
 	t.Helper()
-	devs, err := device.ListPhysicalDevices(device.GPU)
+	devs, err := device.ListPhysicalDevices(driver.GPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +39,11 @@ func TestDevicesDescribeGPUs(t *testing.T) {
 	for _, d := range needGPU(t) {
 		t.Logf("%s: %s, %.1f GB, compute capability %d.%d", d.Name, d.Description, float64(d.MemoryBytes)/1e9,
 			d.ComputeCapability[0], d.ComputeCapability[1])
-		if d.Kind != device.GPU || d.Description == "" || d.MemoryBytes <= 0 || d.ComputeCapability[0] < 3 {
+		if d.Kind != driver.GPU || d.Description == "" || d.MemoryBytes <= 0 || d.ComputeCapability[0] < 3 {
 			t.Errorf("implausible device %+v", d)
 		}
 	}
-	if got := device.DefaultSpec(); got.Kind != device.GPU || got.Index != 0 {
+	if got := device.DefaultSpec(); got.Kind != driver.GPU || got.Index != 0 {
 		t.Errorf("DefaultSpec() = %v with a GPU present, want /GPU:0", got)
 	}
 }
@@ -60,7 +61,7 @@ func TestPlaceAndCopyRoundTrip(t *testing.T) {
 	}
 	defer onGPU.Free()
 	t.Log(stats)
-	if stats.Bytes != 4<<20 || stats.To.Kind != device.GPU {
+	if stats.Bytes != 4<<20 || stats.To.Kind != driver.GPU {
 		t.Errorf("Place stats %+v", stats)
 	}
 	if _, err := onGPU.Dense(); err == nil {
@@ -115,7 +116,7 @@ func TestUnsupportedOpFailsAtBind(t *testing.T) {
 	if _, err := gorgonia.Add(a, b); err != nil {
 		t.Fatal(err)
 	}
-	_, err := device.NewMachine(device.NewSpec(device.GPU, 0), g, device.MachineOptions{})
+	_, err := device.NewMachine(device.NewSpec(driver.GPU, 0), g, driver.MachineOptions{})
 	if err == nil || !strings.Contains(err.Error(), "op +") {
 		t.Errorf("binding a graph with gorgonia's Add to /GPU:0: %v; want an error naming the op", err)
 	}
@@ -231,20 +232,20 @@ func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 			for _, pair := range [][2]*gorgonia.Node{{gpuG.x, refG.x}, {gpuG.y, refG.y}} {
 				copy(pair[1].Value().Data().([]float32), pair[0].Value().Data().([]float32))
 			}
-			state := device.NewState()
+			state := driver.NewState()
 			defer state.Close()
 			gpuOpt, err := r.opt()
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := device.NewMachine(device.NewSpec(device.GPU, 0), gpuG.g, device.MachineOptions{Learnables: gpuW, State: state, Slots: gpuOpt.Slot})
+			m, err := device.NewMachine(device.NewSpec(driver.GPU, 0), gpuG.g, driver.MachineOptions{Learnables: gpuW, State: state, Slots: gpuOpt.Slot})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			tr, ok := m.(device.Trainer)
+			tr, ok := m.(driver.Trainer)
 			if !ok {
-				t.Fatalf("the GPU machine %T is not a device.Trainer", m)
+				t.Fatalf("the GPU machine %T is not a driver.Trainer", m)
 			}
 			tape := gorgonia.NewTapeMachine(refG.g, gorgonia.BindDualValues(refW...))
 			defer tape.Close()

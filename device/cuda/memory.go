@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"gorgonia.org/cu"
 )
 
@@ -90,7 +90,7 @@ func free(ptr cu.DevicePtr) error {
 	return cu.MemFree(ptr)
 }
 
-// buffer is device memory handed to package device (device.Buffer): the
+// buffer is device memory handed to package device (driver.Buffer): the
 // storage of a device.Tensor on a GPU.
 type buffer struct {
 	gpu   *gpu
@@ -100,8 +100,8 @@ type buffer struct {
 }
 
 var (
-	_ device.Buffer     = (*buffer)(nil)
-	_ device.PeerCopier = (*buffer)(nil)
+	_ driver.Buffer     = (*buffer)(nil)
+	_ driver.PeerCopier = (*buffer)(nil)
 )
 
 func (b *buffer) Bytes() int64 { return b.bytes }
@@ -153,7 +153,7 @@ func (b *buffer) CopyToHost(dst []byte) error {
 
 // CopyFromPeer copies another GPU buffer into b without going through host
 // memory: device to device on one GPU, peer to peer between two.
-func (b *buffer) CopyFromPeer(src device.Buffer) error {
+func (b *buffer) CopyFromPeer(src driver.Buffer) error {
 	s, ok := src.(*buffer)
 	if !ok {
 		return fmt.Errorf("%s: copying from a %T: %w", b.gpu.short(), src, errors.ErrUnsupported)

@@ -40,6 +40,7 @@ import (
 	"github.com/gokeras/gokeras/chart"
 	"github.com/gokeras/gokeras/device"
 	_ "github.com/gokeras/gokeras/device/cpu" // /CPU:0 machines
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -201,7 +202,7 @@ func measure(dev string, a, b *tensor.Dense, n, reps int) (result, error) {
 	}
 
 	start := time.Now()
-	m, err := device.NewMachine(spec, g, device.MachineOptions{})
+	m, err := device.NewMachine(spec, g, driver.MachineOptions{})
 	if err != nil {
 		return r, err
 	}

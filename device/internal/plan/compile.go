@@ -3,7 +3,7 @@
 // ops into a list of Steps over buffers (products, fused bias and
 // activation, reductions, losses, and the optimizer's update of each
 // weight); Machine drives a Backend through nn's step protocol
-// (device.Machine and device.Trainer). The CPU backend (device/cpu: host
+// (driver.Machine and driver.Trainer). The CPU backend (device/cpu: host
 // memory, the AVX-512 kernels or BLAS) and the CUDA backend (device/cuda:
 // device memory, cuBLAS, PTX kernels) are peers that implement Backend.
 //

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/layers"
@@ -22,13 +23,13 @@ import (
 // train on "/GPU:0" in this test binary.
 type hostGPU struct{ dev *plan.HostDevice }
 
-func (hostGPU) Kind() device.Kind { return device.GPU }
+func (hostGPU) Kind() driver.Kind { return driver.GPU }
 
-func (hostGPU) Devices() ([]device.PhysicalDevice, error) {
-	return []device.PhysicalDevice{{Name: "/physical_device:GPU:0", Kind: device.GPU, Description: "host backend"}}, nil
+func (hostGPU) Devices() ([]driver.PhysicalDevice, error) {
+	return []driver.PhysicalDevice{{Name: "/physical_device:GPU:0", Kind: driver.GPU, Description: "host backend"}}, nil
 }
 
-func (d hostGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts device.MachineOptions) (device.Machine, error) {
+func (d hostGPU) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
 	be := plan.NewHostBackend(d.dev)
 	p, err := plan.Compile(g, opts.Learnables, be.Capabilities())
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -77,7 +77,7 @@ func (e *TargetError) Error() string {
 	return fmt.Sprintf("step %d: the target of sample %d is not a class index", e.Step, e.Row)
 }
 
-// Machine runs a plan on a Backend, as a device.Trainer.
+// Machine runs a plan on a Backend, as a driver.Trainer.
 //
 // RunAll follows the protocol of gorgonia's machines: it copies the host
 // values of the graph's inputs (the batch, its labels, and the weights) to
@@ -86,8 +86,8 @@ func (e *TargetError) Error() string {
 // values of the graph's gorgonia.Read statements. Train also updates the
 // weights on the device with the optimizer's rule; the weights and the
 // optimizer's slots live in device memory shared by all the machines of a
-// model (through device.State), so only the batch goes in and the loss and
-// outputs come back. nn calls device.State.Sync before it reads weights or
+// model (through driver.State), so only the batch goes in and the loss and
+// outputs come back. nn calls driver.State.Sync before it reads weights or
 // slots on the host and drops the model's machines after it writes them.
 type Machine struct {
 	plan  *Plan
@@ -97,7 +97,7 @@ type Machine struct {
 	store *store
 	slots SlotSource
 	// state is closed with the machine when New made it (no State given).
-	state *device.State
+	state *driver.State
 	// own holds the buffers this machine allocated; bufs the buffer of
 	// every plan buffer, own or shared, for the current run.
 	own   []Mem
@@ -117,16 +117,16 @@ type Machine struct {
 // (optim.Optimizer.Slot): the machine keeps its device copy in step with it.
 type SlotSource func(variable, name string, size int) ([]float32, error)
 
-var _ device.Trainer = (*Machine)(nil)
+var _ driver.Trainer = (*Machine)(nil)
 
 // New binds p to be, allocating the plan's buffers, with state the model's
-// device.State (nil: a State of its own) and slots the optimizer's slots
+// driver.State (nil: a State of its own) and slots the optimizer's slots
 // (nil: Train fails for rules that keep slots). A machine owns be and
 // closes it.
-func New(p *Plan, be Backend, state *device.State, slots SlotSource) (*Machine, error) {
-	var own *device.State
+func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, error) {
+	var own *driver.State
 	if state == nil {
-		own = device.NewState()
+		own = driver.NewState()
 		state = own
 	}
 	dev := be.Device()
@@ -188,7 +188,7 @@ func New(p *Plan, be Backend, state *device.State, slots SlotSource) (*Machine, 
 func (m *Machine) RunAll() error { return m.run(nil, m.plan.Steps) }
 
 // Train runs one training step and applies u to every weight on the
-// device. It fails with an error wrapping device.ErrUpdateUnsupported for
+// device. It fails with an error wrapping driver.ErrUpdateUnsupported for
 // a graph without gradients.
 func (m *Machine) Train(u optim.Update) error {
 	if err := u.Check(); err != nil {
@@ -199,7 +199,7 @@ func (m *Machine) Train(u optim.Update) error {
 		var err error
 		if steps, err = m.plan.TrainingSteps(u.Rule); err != nil {
 			if errors.Is(err, ErrNoGradients) {
-				err = fmt.Errorf("%w: %w", err, device.ErrUpdateUnsupported)
+				err = fmt.Errorf("%w: %w", err, driver.ErrUpdateUnsupported)
 			}
 			return err
 		}
@@ -393,7 +393,7 @@ func (m *Machine) Reset() {}
 
 // Close releases the machine's own device memory and its backend; the
 // weights shared with the model's other machines stay until the model's
-// device.State is closed. Closing twice does nothing.
+// driver.State is closed. Closing twice does nothing.
 func (m *Machine) Close() error {
 	if m.closed {
 		return nil

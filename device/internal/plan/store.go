@@ -6,12 +6,12 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/optim"
 )
 
 // store holds what the machines of one model share on one device, kept in
-// the model's device.State: the device copy of each weight and the
+// the model's driver.State: the device copy of each weight and the
 // optimizer's slots for it. A model compiles one graph per batch size and
 // mode; every one of them trains and reads the same weights.
 type store struct {
@@ -45,7 +45,7 @@ type slot struct {
 type storeKey struct{ dev Device }
 
 // storeFor returns the store of state for dev, making it the first time.
-func storeFor(state *device.State, dev Device) (*store, error) {
+func storeFor(state *driver.State, dev Device) (*store, error) {
 	v, err := state.Value(storeKey{dev}, func() (any, error) {
 		return &store{dev: dev, weights: map[*float32]*entry{}}, nil
 	})
@@ -154,7 +154,7 @@ func (s *store) slots(m *Machine, w *entry, variable string, u optim.Update) ([]
 }
 
 // Sync copies the weights and optimizer slots whose device copy is ahead
-// back to the host (device.State.Sync calls it).
+// back to the host (driver.State.Sync calls it).
 func (s *store) Sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,7 +180,7 @@ func (s *store) Sync() error {
 	})
 }
 
-// Close frees the device copies and slots (device.State.Close calls it).
+// Close frees the device copies and slots (driver.State.Close calls it).
 // On a device that computes on host memory there is nothing to free.
 func (s *store) Close() error {
 	s.mu.Lock()

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
@@ -53,7 +53,7 @@ func sharedModel(t *testing.T, spec modelSpec, w weights, batch int, seed uint64
 
 // TestTrainMatchesHostOptimizer trains with Machine.Train, alternating two
 // machines of different batch sizes that share the weights and the
-// optimizer's slots through one device.State, and compares every step with
+// optimizer's slots through one driver.State, and compares every step with
 // gorgonia's tape machine plus package optim on the host.
 func TestTrainMatchesHostOptimizer(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true}
@@ -75,7 +75,7 @@ func TestTrainMatchesHostOptimizer(t *testing.T) {
 			v := newValues(modelSpec{loss: spec.loss, batch: 1}, 1)
 			devW, refW := newWeights(v), newWeights(v)
 			dev := &hostDevice{}
-			state := device.NewState()
+			state := driver.NewState()
 			devOpt, err := r.opt()
 			if err != nil {
 				t.Fatal(err)
@@ -178,7 +178,7 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	w := newWeights(v)
 	before := clone(w.w1.Data().([]float32))
 	dev := &hostDevice{}
-	state := device.NewState()
+	state := driver.NewState()
 	defer state.Close()
 
 	tm := sharedModel(t, spec, w, 4, 20, true)
@@ -258,7 +258,7 @@ func TestTrainUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, device.ErrUpdateUnsupported) {
+	if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, driver.ErrUpdateUnsupported) {
 		t.Errorf("Train on an inference graph: %v, want ErrUpdateUnsupported", err)
 	}
 	tm := buildModel(t, spec, v, true)
@@ -297,7 +297,7 @@ func TestTrainLearnablesInAnyOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := device.NewState()
+	state := driver.NewState()
 	defer state.Close()
 	mc, err := New(p, newHostBackend(&hostDevice{}), state, nil)
 	if err != nil {
