@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Times the flagship training step in PyTorch and in gokeras, side by side.
 
+--optimizers sgd,momentum,adam times each optimizer (momentum: SGD with
+momentum 0.9; Keras' default learning rates).
+
 Runs bench/torch_mlp.py and `train --benchmark` (a prebuilt binary) in
 alternation, a few rounds per batch size and device, and prints the median
 of each one's medians, their ratio, and with --devices cuda,cpu how much
@@ -62,29 +65,43 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def torch_cmd(a, device, batch, threads, steps=None, warmup=None):
+GO_OPTIMIZER = {"sgd": ["--optimizer", "sgd"], "momentum": ["--optimizer", "sgd", "--momentum", "0.9"],
+                "adam": ["--optimizer", "adam"]}
+
+# Variables some machines set for old OpenBLAS builds; they slow PyTorch's
+# OpenBLAS, so its runs go without them (gokeras keeps the environment).
+TORCH_UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def torch_cmd(a, device, batch, threads, steps=None, warmup=None, optimizer="sgd"):
     cmd = [a.python, os.path.join(HERE, "torch_mlp.py"), "--device", device, "--batch-size", str(batch),
            "--steps", str(steps or a.steps), "--warmup", str(a.warmup if warmup is None else warmup),
-           "--threads", str(threads)]
+           "--threads", str(threads), "--optimizer", optimizer]
     return cmd + ["--tf32"] if a.tf32 and device == "cuda" else cmd
 
 
-def go_cmd(a, device, batch, steps=None, warmup=None):
+def go_cmd(a, device, batch, steps=None, warmup=None, optimizer="sgd"):
     return [a.train, "--benchmark", f"--device={GO_DEVICE[device]}", "--batch-size", str(batch),
             "--benchmark-steps", str(steps or a.steps),
-            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"]
+            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"] + GO_OPTIMIZER[optimizer]
 
 
-def time_pair(a, device, batch):
+def torch_env(extra):
+    env = {k: v for k, v in os.environ.items() if k not in TORCH_UNSET}
+    env.update(extra)
+    return env
+
+
+def time_pair(a, device, batch, optimizer="sgd"):
     """One round: PyTorch's best thread setting, then gokeras, in ms/step."""
     tries = []
     settings = ((1, {}), (os.cpu_count(), {"OMP_WAIT_POLICY": "PASSIVE"})) if device == "cpu" else ((os.cpu_count(), {}),)
     for threads, extra in settings:
-        ms, _ = median_of(torch_cmd(a, device, batch, threads), env=dict(os.environ, **extra))
+        ms, _ = median_of(torch_cmd(a, device, batch, threads, optimizer=optimizer), env=torch_env(extra))
         tries.append(ms)
-    ms, _ = median_of(go_cmd(a, device, batch))
+    ms, _ = median_of(go_cmd(a, device, batch, optimizer=optimizer))
     if a.verbose:
-        print(f"  {LABEL[device]} batch {batch}: PyTorch {tries} ms/step (threads {', '.join(str(s[0]) for s in settings)}), "
+        print(f"  {LABEL[device]} batch {batch} {optimizer}: PyTorch {tries} ms/step (threads {', '.join(str(s[0]) for s in settings)}), "
               f"gokeras {ms} ms/step", file=sys.stderr)
     return min(tries), ms
 
@@ -96,6 +113,7 @@ def main():
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with torch")
     p.add_argument("--devices", default="cpu", help="cpu, cuda, or both: cuda,cpu")
     p.add_argument("--batch-sizes", default="32,256")
+    p.add_argument("--optimizers", default="sgd", help="any of sgd, momentum, adam, comma-separated")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5, help="untimed steps before the timed ones, each run")
@@ -109,6 +127,9 @@ def main():
     if not devices or any(d not in GO_DEVICE for d in devices) or len(set(devices)) != len(devices):
         p.error(f"--devices: want cpu, cuda or both (comma-separated), got {a.devices!r}")
     batches = [int(b) for b in a.batch_sizes.split(",")]
+    optimizers = [o.strip() for o in a.optimizers.split(",") if o.strip()]
+    if not optimizers or any(o not in GO_OPTIMIZER for o in optimizers):
+        p.error(f"--optimizers: want any of {', '.join(GO_OPTIMIZER)}, got {a.optimizers!r}")
     if a.rounds <= 0 or a.steps <= 0 or a.warmup < 0 or any(b <= 0 for b in batches):
         p.error("--rounds, --steps and the batch sizes must be positive, --warmup not negative")
 
@@ -126,25 +147,27 @@ def main():
             print(f"GPU: {first.split(', ', 1)[-1]} in PyTorch; gokeras: cuBLAS SGEMM in FP32, no TF32")
     print(f"{a.rounds} rounds of {a.steps} timed steps each ({a.warmup} warm-up), PyTorch and gokeras alternating; "
           f"s/epoch = median x the steps of a {EPOCH}-sample epoch\n")
-    print(f"{'device':<6}  {'batch':>5}  {'PyTorch ms/step':>15}  {'gokeras ms/step':>15}  {'speed-up':>8}  "
+    print(f"{'device':<6}  {'optimizer':<9}  {'batch':>5}  {'PyTorch ms/step':>15}  {'gokeras ms/step':>15}  {'speed-up':>8}  "
           f"{'gokeras GFLOP/s':>15}  {'PyTorch s/epoch':>15}  {'gokeras s/epoch':>15}")
     sys.stdout.flush()
     results = {}
     for batch in batches:
         steps = -(-EPOCH // batch)
-        for d in devices:
-            runs = [time_pair(a, d, batch) for _ in range(a.rounds)]
-            t = statistics.median(r[0] for r in runs)
-            g = statistics.median(r[1] for r in runs)
-            results[d, batch] = t, g
-            print(f"{LABEL[d]:<6}  {batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  "
-                  f"{FLOPS_PER_SAMPLE * batch / g / 1e6:>15.1f}  {t * steps / 1e3:>15.2f}  {g * steps / 1e3:>15.2f}")
-            sys.stdout.flush()
+        for opt in optimizers:
+            for d in devices:
+                runs = [time_pair(a, d, batch, opt) for _ in range(a.rounds)]
+                t = statistics.median(r[0] for r in runs)
+                g = statistics.median(r[1] for r in runs)
+                results[d, batch, opt] = t, g
+                print(f"{LABEL[d]:<6}  {opt:<9}  {batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  "
+                      f"{FLOPS_PER_SAMPLE * batch / g / 1e6:>15.1f}  {t * steps / 1e3:>15.2f}  {g * steps / 1e3:>15.2f}")
+                sys.stdout.flush()
     if len(devices) == 2:
-        print(f"\nGPU vs CPU speed-up (CPU ms/step / GPU ms/step)\n{'batch':>5}  {'PyTorch':>8}  {'gokeras':>8}")
+        print(f"\nGPU vs CPU speed-up (CPU ms/step / GPU ms/step)\n{'optimizer':<9}  {'batch':>5}  {'PyTorch':>8}  {'gokeras':>8}")
         for batch in batches:
-            (tc, gc), (tg, gg) = results["cpu", batch], results["cuda", batch]
-            print(f"{batch:>5}  {tc / tg:>7.1f}x  {gc / gg:>7.1f}x")
+            for opt in optimizers:
+                (tc, gc), (tg, gg) = results["cpu", batch, opt], results["cuda", batch, opt]
+                print(f"{opt:<9}  {batch:>5}  {tc / tg:>7.1f}x  {gc / gg:>7.1f}x")
 
 
 if __name__ == "__main__":

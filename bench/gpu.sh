@@ -17,7 +17,7 @@
 #   DIR           the binaries (default bin): DIR/train is used
 # Environment (defaults in brackets):
 #   DEVICES       cuda, cpu, or both [cuda,cpu]; cpu alone needs no GPU
-#   BATCH_SIZES   [32]   ROUNDS [3]   STEPS timed per run [100]
+#   BATCH_SIZES   [32]   OPTIMIZERS [sgd,adam]   ROUNDS [3]   STEPS timed per run [100]
 #   WARMUP        untimed steps per run [10]   PAUSE seconds before each run [1]
 #   TF32=1        let PyTorch use TF32 (reported; gokeras stays FP32)
 #   PYTHON        a python3 with torch [python3]
@@ -83,7 +83,7 @@ fi
 echo
 
 args=(--train "$bin/train" --python "$py" --devices "$devices"
-	--batch-sizes "${BATCH_SIZES:-32}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-100}"
+	--batch-sizes "${BATCH_SIZES:-32}" --optimizers "${OPTIMIZERS:-sgd,adam}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-100}"
 	--warmup "${WARMUP:-10}" --pause "${PAUSE:-1}")
 if [ -n "${TF32:-}" ]; then args+=(--tf32); fi
 if [ -n "${VERBOSE:-}" ]; then args+=(--verbose); fi

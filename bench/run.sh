@@ -4,6 +4,7 @@
 #
 #   bench/run.sh                 # batch sizes 32 and 256, 3 rounds
 #   ROUNDS=5 BATCH_SIZES=32 bench/run.sh
+#   OPTIMIZERS=sgd,momentum,adam BATCH_SIZES=32 bench/run.sh   # each optimizer
 #   VERBOSE=1 bench/run.sh       # every run's median too, on stderr
 #
 # Installs python3-torch and libopenblas0-pthread with apt-get when missing
@@ -20,4 +21,4 @@ BIN=$(mktemp -d)/train
 trap 'rm -rf "$(dirname "$BIN")"' EXIT
 go build -o "$BIN" ./cmd/train
 exec "$PY" bench/compare.py --train "$BIN" --python "$PY" \
-	--batch-sizes "${BATCH_SIZES:-32,256}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-50}" ${VERBOSE:+--verbose}
+	--batch-sizes "${BATCH_SIZES:-32,256}" --optimizers "${OPTIMIZERS:-sgd}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-50}" ${VERBOSE:+--verbose}

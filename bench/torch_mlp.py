@@ -3,8 +3,9 @@
 
 Flatten -> Linear(3072, 3000) -> ReLU -> Linear(3000, 1000) -> ReLU ->
 Linear(1000, 10) -> sigmoid, trained as gokeras trains it: categorical
-cross-entropy computed from the logits (softmax cross-entropy), plain SGD,
-float32, each batch gathered from uint8 CIFAR-shaped images in host memory
+cross-entropy computed from the logits (softmax cross-entropy), SGD (or
+--optimizer momentum: SGD with momentum 0.9; adam: Adam with Keras'
+defaults, eps 1e-7), float32, each batch gathered from uint8 CIFAR-shaped images in host memory
 and scaled to [0, 1] (on --device cuda the gathered uint8 batch is copied to
 the GPU and scaled there, as gokeras copies its batch each step), the loss
 and the accuracy read back every step as Keras does.
@@ -34,7 +35,8 @@ def main():
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=os.cpu_count())
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--lr", type=float, default=None, help="default: Keras' for the optimizer (0.01 sgd, 0.001 adam)")
+    p.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="sgd")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matrix products on cuda (off by default)")
@@ -66,7 +68,10 @@ def main():
         torch.nn.Linear(3000, 1000), torch.nn.ReLU(),
         torch.nn.Linear(1000, 10),
     ).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+    if a.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=a.lr or 0.001, betas=(0.9, 0.999), eps=1e-7)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=a.lr or 0.01, momentum=0.9 if a.optimizer == "momentum" else 0)
     loss_fn = torch.nn.CrossEntropyLoss()
     order = torch.randperm(n)
     times = []
