@@ -35,6 +35,11 @@ func (c *cancelAt) OnTrainBatchEnd(b int, _ nn.Logs) error {
 
 func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 	optimizers := map[string]func() optim.Optimizer{
+		"sgd": func() optim.Optimizer { o, _ := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05}); return o },
+		"sgd nesterov": func() optim.Optimizer {
+			o, _ := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.8, Nesterov: true})
+			return o
+		},
 		"sgd momentum": func() optim.Optimizer {
 			o, _ := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
 			return o

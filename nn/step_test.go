@@ -192,36 +192,55 @@ func newTestSGD(t testing.TB) optim.Optimizer {
 }
 
 // TestFlagshipMatchesTapeMachine runs the flagship model itself, at its
-// real sizes, for a few steps on both machines.
+// real sizes, for a few steps on both machines, with each optimizer: the
+// plan machine with the update folded into the gradient products, the tape
+// machine with the update applied on the host after the gradients.
 func TestFlagshipMatchesTapeMachine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the tape machine takes ~0.1 s a step at this size")
 	}
-	data := imageData(t, 80, 32, 32, 3, 3, true) // 2 batches of 32 and one of 16
-	var models [2]*Sequential
-	for i, reference := range []bool{true, false} {
-		m := flagship(t, reference)
-		if err := m.checkData("test", data); err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		models[i] = m
-	}
-	order := rand.New(rand.NewPCG(5, 6)).Perm(data.Len())
-	for step, lo := 0, 0; step < 6; step, lo = step+1, (lo+32)%data.Len() {
-		idx := order[lo:min(lo+32, data.Len())]
-		var loss [2]float64
-		for i, m := range models {
-			p, err := m.program(len(idx), 10, modeTrain)
-			if err != nil {
-				t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		opt  func() (optim.Optimizer, error)
+	}{
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01}) }},
+		{"momentum", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01, Momentum: 0.9})
+		}},
+		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := imageData(t, 80, 32, 32, 3, 3, true) // 2 batches of 32 and one of 16
+			var models [2]*Sequential
+			for i, reference := range []bool{true, false} {
+				opt, err := tc.opt()
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := flagshipWith(t, opt, reference)
+				if err := m.checkData("test", data); err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				models[i] = m
 			}
-			if loss[i], err = m.trainStep(p, data, idx); err != nil {
-				t.Fatal(err)
+			order := rand.New(rand.NewPCG(5, 6)).Perm(data.Len())
+			for step, lo := 0, 0; step < 6; step, lo = step+1, (lo+32)%data.Len() {
+				idx := order[lo:min(lo+32, data.Len())]
+				var loss [2]float64
+				for i, m := range models {
+					p, err := m.program(len(idx), 10, modeTrain)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if loss[i], err = m.trainStep(p, data, idx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if rel := math.Abs(loss[1]-loss[0]) / math.Abs(loss[0]); !(rel <= 1e-5) {
+					t.Fatalf("step %d (%d samples): plan machine loss %.9g, tape machine %.9g (relative difference %.2g)", step, len(idx), loss[1], loss[0], rel)
+				}
 			}
-		}
-		if rel := math.Abs(loss[1]-loss[0]) / math.Abs(loss[0]); !(rel <= 1e-5) {
-			t.Fatalf("step %d (%d samples): graph machine loss %.9g, tape machine %.9g (relative difference %.2g)", step, len(idx), loss[1], loss[0], rel)
-		}
+		})
 	}
 }
