@@ -21,7 +21,7 @@ func tinyModel(t *testing.T, lr float64) *nn.Sequential {
 	}
 	m := nn.NewSequential(layers.Input(4), layers.Dense(10, layers.Softmax))
 	m.SetSeed(1)
-	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/CPU:0")); err != nil {
+	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
 		t.Fatal(err)
 	}
 	return m

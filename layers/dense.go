@@ -11,8 +11,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// DenseOption configures a Dense layer. An Activation is a DenseOption, so
-// Dense(64, ReLU) reads as in Keras.
+// DenseOption configures a Dense layer: its activation (an Activation is a
+// DenseOption, so Dense(64, ReLU) reads as in Keras), WithoutBias,
+// KernelInitializer, BiasInitializer, or any Option, such as Named.
 type DenseOption interface{ applyDense(*DenseLayer) }
 
 func (a Activation) applyDense(d *DenseLayer) { d.activation = a }
@@ -34,11 +35,6 @@ func BiasInitializer(i Initializer) DenseOption {
 	return denseOptionFunc(func(d *DenseLayer) { d.biasInit = i })
 }
 
-// Named gives a Dense layer its own name instead of an automatic one.
-func Named(name string) DenseOption {
-	return denseOptionFunc(func(d *DenseLayer) { d.name = name })
-}
-
 // DenseLayer is a fully connected layer: activation(x·kernel + bias).
 type DenseLayer struct {
 	named
@@ -49,7 +45,9 @@ type DenseLayer struct {
 	kernel, bias         *Param
 }
 
-// Dense makes a fully connected layer with the given number of output units.
+// Dense makes a fully connected layer with the given number of output
+// units, like keras.layers.Dense: by default no activation, a
+// glorot_uniform kernel and a zero bias.
 func Dense(units int, opts ...DenseOption) *DenseLayer {
 	d := &DenseLayer{units: units, activation: Linear, useBias: true, kernelInit: GlorotUniform(), biasInit: Zeros()}
 	for _, o := range opts {
@@ -71,6 +69,9 @@ func (d *DenseLayer) Activation() Activation { return d.activation }
 
 // Build creates the kernel (inputs, units) and bias (units).
 func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if d.nameErr != nil {
+		return nil, fmt.Errorf("dense layer: %w", d.nameErr)
+	}
 	if d.units <= 0 {
 		return nil, fmt.Errorf("dense layer %q: units must be positive, got %d", d.name, d.units)
 	}

@@ -1,15 +1,45 @@
-// Package layers holds the building blocks of a gokeras model: Flatten,
-// Dense and Activation, their activations and weight initializers, with
-// Keras' names and defaults.
+// Package layers holds the building blocks of a gokeras model: Input,
+// Flatten, Dense and Activation, their activations and weight
+// initializers, with Keras' names and defaults.
 //
-// A layer is configured when it is made and built when the model learns the
-// shape of its input: Build creates the weights, drawn from a seeded random
-// stream so that the same seed gives the same initial model. Call adds the
-// layer to a gorgonia graph. A layer is owned by one model.
+// # Making layers
 //
+// A layer is made by a function named after its Keras class, which takes
+// the arguments Keras takes by position and, after them, options for the
+// ones Keras takes by keyword:
+//
+//	layers.Input(32, 32, 3)
 //	layers.Flatten()
 //	layers.Dense(3000, layers.ReLU)
-//	layers.Dense(10, layers.Sigmoid, layers.WithoutBias())
+//	layers.Dense(10, layers.Sigmoid, layers.WithoutBias(), layers.Named("scores"))
+//	layers.NewActivation(layers.Softmax)
+//
+// Every layer accepts the Option Named, Keras' name= argument; Input,
+// whose arguments are its shape, takes it with With:
+// layers.Input(32, 32, 3).With(layers.Named("images")). The Activation
+// layer's function is NewActivation because Activation is the type of
+// the activations (layers.ReLU, ...) that Dense also takes.
+//
+// Unnamed layers get the names Keras gives them in a fresh session:
+// dense, dense_1, ..., counted per model. A layer's name is shown by
+// Summary and prefixes the names of its weights ("dense/kernel",
+// "dense/bias"), so a model refuses, when it is built, a name that is
+// empty or contains "/", and two layers with the same name (CheckNames).
+//
+// # Looking up by Keras name
+//
+// GetActivation and GetInitializer find an activation or an initializer
+// by the string Keras takes (Dense(64, activation="relu")), as
+// keras.activations.get and keras.initializers.get do; packages losses,
+// metrics and optim have the same Get for theirs. An unknown name is an
+// error that lists the known ones.
+//
+// # Building
+//
+// A layer is configured when it is made and built when the model learns
+// the shape of its input: Build creates the weights, drawn from a seeded
+// random stream so that the same seed gives the same initial model. Call
+// adds the layer to a gorgonia graph. A layer is owned by one model.
 //
 // Dense defaults to Keras': glorot_uniform kernel, zero bias, no activation.
 package layers

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 )
 
 // Initializer fills a new weight tensor of the given shape. fanIn and fanOut
@@ -27,20 +29,34 @@ func Ones() Initializer { return constant(1) }
 // standard deviation (Keras' defaults are 0 and 0.05).
 func RandomNormal(mean, stddev float64) Initializer { return randomNormal{mean, stddev} }
 
-// InitializerByName finds an initializer by its Keras name:
-// "glorot_uniform", "zeros", "ones" or "random_normal".
-func InitializerByName(name string) (Initializer, error) {
-	switch name {
-	case "glorot_uniform":
-		return GlorotUniform(), nil
-	case "zeros":
-		return Zeros(), nil
-	case "ones":
-		return Ones(), nil
-	case "random_normal":
-		return RandomNormal(0, 0.05), nil
+// initializers lists every initializer GetInitializer knows: Keras' name,
+// its aliases, and its Keras class name.
+var initializers = []struct {
+	names []string
+	class string
+	make  func() Initializer
+}{
+	{[]string{"glorot_uniform"}, "GlorotUniform", GlorotUniform},
+	{[]string{"zeros", "zero"}, "Zeros", Zeros},
+	{[]string{"ones", "one"}, "Ones", Ones},
+	{[]string{"random_normal", "normal"}, "RandomNormal", func() Initializer { return RandomNormal(0, 0.05) }},
+}
+
+// GetInitializer finds an initializer with Keras' defaults by its Keras
+// name, as keras.initializers.get does: "glorot_uniform", "zeros", "ones"
+// or "random_normal", an alias ("zero", "one", "normal") or the class name
+// ("GlorotUniform"), in any case.
+func GetInitializer(name string) (Initializer, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	var known []string
+	for _, i := range initializers {
+		if slices.Contains(i.names, key) || strings.ToLower(i.class) == key {
+			return i.make(), nil
+		}
+		known = append(known, i.names...)
 	}
-	return nil, fmt.Errorf("unknown initializer %q: known initializers are glorot_uniform, zeros, ones, random_normal", name)
+	slices.Sort(known)
+	return nil, fmt.Errorf("unknown initializer %q: known initializers are %s (or their Keras class names, such as GlorotUniform)", name, strings.Join(known, ", "))
 }
 
 type glorotUniform struct{}

@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -51,11 +52,18 @@ type Flow struct {
 	Logits *gorgonia.Node
 }
 
-// named holds a layer's name.
-type named struct{ name string }
+// named holds a layer's name, and the error of a name Named refused.
+type named struct {
+	name    string
+	nameErr error
+}
 
 func (n *named) Name() string        { return n.name }
 func (n *named) SetName(name string) { n.name = name }
+
+// nameError is the error of a name given with Named that no layer can
+// have, nil for a good name or none.
+func (n *named) nameError() error { return n.nameErr }
 
 // Activation is an activation function, given to Dense or used as a layer of
 // its own with NewActivation.
@@ -70,14 +78,26 @@ var (
 	Softmax = Activation{ops.Softmax}
 )
 
-// ActivationByName finds an activation by its Keras name: "linear", "relu",
-// "sigmoid", "tanh" or "softmax".
-func ActivationByName(name string) (Activation, error) {
-	a, err := ops.ParseActivation(name)
-	if err != nil {
-		return Activation{}, err
+// activations lists every activation GetActivation knows, in the order its
+// error names them.
+var activations = []Activation{Linear, ReLU, Sigmoid, Tanh, Softmax}
+
+// GetActivation finds an activation by its Keras name, as
+// keras.activations.get does: "linear", "relu", "sigmoid", "tanh" or
+// "softmax", in any case. The empty string is Linear, as Keras' None is.
+func GetActivation(name string) (Activation, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if key == "" {
+		return Linear, nil
 	}
-	return Activation{a}, nil
+	names := make([]string, len(activations))
+	for i, a := range activations {
+		if a.String() == key {
+			return a, nil
+		}
+		names[i] = a.String()
+	}
+	return Activation{}, fmt.Errorf("unknown activation %q: known activations are %s", name, strings.Join(names, ", "))
 }
 
 // String returns the Keras name of the activation.

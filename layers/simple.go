@@ -14,14 +14,30 @@ import (
 // (None, 3072).
 type FlattenLayer struct{ named }
 
-// Flatten makes a Flatten layer.
-func Flatten() *FlattenLayer { return &FlattenLayer{} }
+// Flatten makes a Flatten layer, like keras.layers.Flatten.
+func Flatten(opts ...Option) *FlattenLayer {
+	f := &FlattenLayer{}
+	applyOptions(&f.named, opts)
+	return f
+}
+
+// applyOptions applies a layer's options in order; nil options are skipped.
+func applyOptions(n *named, opts []Option) {
+	for _, o := range opts {
+		if o != nil {
+			o.applyLayer(n)
+		}
+	}
+}
 
 // Type returns "Flatten".
 func (f *FlattenLayer) Type() string { return "Flatten" }
 
 // Build returns the flattened sample shape.
 func (f *FlattenLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if f.nameErr != nil {
+		return nil, fmt.Errorf("flatten layer: %w", f.nameErr)
+	}
 	n := 1
 	for _, d := range inputShape {
 		if d <= 0 {
@@ -53,14 +69,22 @@ type ActivationLayer struct {
 	activation Activation
 }
 
-// NewActivation makes an Activation layer.
-func NewActivation(a Activation) *ActivationLayer { return &ActivationLayer{activation: a} }
+// NewActivation makes an Activation layer, like keras.layers.Activation
+// (the name Activation is the activation functions' type here).
+func NewActivation(a Activation, opts ...Option) *ActivationLayer {
+	l := &ActivationLayer{activation: a}
+	applyOptions(&l.named, opts)
+	return l
+}
 
 // Type returns "Activation".
 func (a *ActivationLayer) Type() string { return "Activation" }
 
 // Build returns the input shape unchanged.
 func (a *ActivationLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if a.nameErr != nil {
+		return nil, fmt.Errorf("activation layer: %w", a.nameErr)
+	}
 	return append([]int(nil), inputShape...), nil
 }
 
@@ -83,8 +107,17 @@ type InputLayer struct {
 	shape []int
 }
 
-// Input declares the sample shape (no batch axis), e.g. Input(32, 32, 3).
+// Input declares the sample shape (no batch axis), e.g. Input(32, 32, 3),
+// as keras.Input(shape=(32, 32, 3)) does. Its arguments are the shape, so
+// its options are given with With.
 func Input(shape ...int) *InputLayer { return &InputLayer{shape: append([]int(nil), shape...)} }
+
+// With applies options to the Input layer and returns it:
+// layers.Input(32, 32, 3).With(layers.Named("images")).
+func (i *InputLayer) With(opts ...Option) *InputLayer {
+	applyOptions(&i.named, opts)
+	return i
+}
 
 // Shape is the declared sample shape.
 func (i *InputLayer) Shape() []int { return append([]int(nil), i.shape...) }
@@ -92,8 +125,11 @@ func (i *InputLayer) Shape() []int { return append([]int(nil), i.shape...) }
 // Type returns "InputLayer".
 func (i *InputLayer) Type() string { return "InputLayer" }
 
-// Build checks the shape and returns it.
+// Build returns the shape it is given.
 func (i *InputLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if i.nameErr != nil {
+		return nil, fmt.Errorf("input layer: %w", i.nameErr)
+	}
 	return append([]int(nil), inputShape...), nil
 }
 

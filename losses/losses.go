@@ -1,19 +1,7 @@
-// Package losses holds the Keras losses gokeras models train on, with
-// Keras' names and its exact arithmetic.
-//
-// Every loss here is the mean over the batch of a per-sample loss, Keras'
-// default "sum_over_batch_size" reduction. Cross-entropies compute from
-// probabilities by clipping them to [1e-7, 1-1e-7]; but when the model's
-// output comes from a sigmoid or softmax activation they compute from the
-// pre-activation logits instead, exactly as Keras on TensorFlow does: the
-// values agree, and the logit form is stable where probabilities saturate.
-// So categorical cross-entropy after a sigmoid output is the softmax
-// cross-entropy of the logits, as it was in the Keras runs gokeras mirrors.
 package losses
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -35,19 +23,31 @@ type Loss interface {
 	CheckLabels(labelShape, outputShape []int) error
 }
 
-// CategoricalCrossentropy is the loss for one-hot (or probability) labels.
+// CategoricalCrossentropy is the loss for one-hot (or probability) labels,
+// keras.losses.CategoricalCrossentropy. Its zero value is Keras' default.
 type CategoricalCrossentropy struct {
+	// FromLogits says the model outputs logits (no activation), Keras'
+	// from_logits=True.
+	FromLogits bool
+}
+
+// SparseCategoricalCrossentropy is the loss for integer class labels,
+// keras.losses.SparseCategoricalCrossentropy. Its zero value is Keras'
+// default.
+type SparseCategoricalCrossentropy struct {
 	// FromLogits says the model outputs logits (no activation).
 	FromLogits bool
 }
 
-// SparseCategoricalCrossentropy is the loss for integer class labels.
-type SparseCategoricalCrossentropy struct{ FromLogits bool }
+// BinaryCrossentropy is the loss for 0/1 labels, one or more per sample,
+// keras.losses.BinaryCrossentropy. Its zero value is Keras' default.
+type BinaryCrossentropy struct {
+	// FromLogits says the model outputs logits (no activation).
+	FromLogits bool
+}
 
-// BinaryCrossentropy is the loss for 0/1 labels, one or more per sample.
-type BinaryCrossentropy struct{ FromLogits bool }
-
-// MeanSquaredError is the mean of squared differences over the last axis.
+// MeanSquaredError is the mean of squared differences over the last axis,
+// keras.losses.MeanSquaredError.
 type MeanSquaredError struct{}
 
 func (CategoricalCrossentropy) Name() string       { return "categorical_crossentropy" }
@@ -129,18 +129,32 @@ func sameOrFail(name string, labelShape, outputShape []int) error {
 // isScalarShape reports a per-sample shape of one value: () or (1,).
 func isScalarShape(s []int) bool { return len(s) == 0 || (len(s) == 1 && s[0] == 1) }
 
-var byName = map[string]func() Loss{
-	"categorical_crossentropy":        func() Loss { return CategoricalCrossentropy{} },
-	"sparse_categorical_crossentropy": func() Loss { return SparseCategoricalCrossentropy{} },
-	"binary_crossentropy":             func() Loss { return BinaryCrossentropy{} },
-	"mean_squared_error":              func() Loss { return MeanSquaredError{} },
-	"mse":                             func() Loss { return MeanSquaredError{} },
+// known lists every loss Get knows: its Keras name, then its aliases, and
+// its Keras class name.
+var known = []struct {
+	names []string
+	class string
+	make  func() Loss
+}{
+	{[]string{"categorical_crossentropy"}, "CategoricalCrossentropy", func() Loss { return CategoricalCrossentropy{} }},
+	{[]string{"sparse_categorical_crossentropy"}, "SparseCategoricalCrossentropy", func() Loss { return SparseCategoricalCrossentropy{} }},
+	{[]string{"binary_crossentropy"}, "BinaryCrossentropy", func() Loss { return BinaryCrossentropy{} }},
+	{[]string{"mean_squared_error", "mse"}, "MeanSquaredError", func() Loss { return MeanSquaredError{} }},
 }
 
-// Get finds a loss by its Keras name, as compile(loss="...") does.
+// Get finds a loss with Keras' defaults by the name compile(loss="...")
+// takes: "categorical_crossentropy", "sparse_categorical_crossentropy",
+// "binary_crossentropy", "mean_squared_error" or "mse", or a Keras class
+// name such as "CategoricalCrossentropy", in any case.
 func Get(name string) (Loss, error) {
-	if f, ok := byName[strings.ToLower(strings.TrimSpace(name))]; ok {
-		return f(), nil
+	key := strings.ToLower(strings.TrimSpace(name))
+	var names []string
+	for _, k := range known {
+		if slices.Contains(k.names, key) || strings.ToLower(k.class) == key {
+			return k.make(), nil
+		}
+		names = append(names, k.names...)
 	}
-	return nil, fmt.Errorf("unknown loss %q: known losses are %s", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+	slices.Sort(names)
+	return nil, fmt.Errorf("unknown loss %q: known losses are %s (or their Keras class names, such as CategoricalCrossentropy)", name, strings.Join(names, ", "))
 }

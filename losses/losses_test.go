@@ -90,3 +90,34 @@ func TestCheckLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestGetRoundTrips looks up every loss by its Keras name, its aliases and
+// its class name, in any case, and every loss type by the name it reports.
+func TestGetRoundTrips(t *testing.T) {
+	for _, k := range known {
+		for _, name := range append([]string{k.class, strings.ToUpper(k.names[0]), " " + k.names[0] + " "}, k.names...) {
+			l, err := Get(name)
+			if err != nil || l.Name() != k.names[0] {
+				t.Errorf("Get(%q) = %v, %v; want %s", name, l, err, k.names[0])
+			}
+		}
+	}
+	for _, l := range []Loss{CategoricalCrossentropy{}, SparseCategoricalCrossentropy{}, BinaryCrossentropy{}, MeanSquaredError{}} {
+		got, err := Get(l.Name())
+		if err != nil || got != l {
+			t.Errorf("Get(%q) = %#v, %v; want %#v, Keras' default", l.Name(), got, err, l)
+		}
+	}
+}
+
+func TestGetUnknownListsKnownNames(t *testing.T) {
+	_, err := Get("hinge")
+	if err == nil {
+		t.Fatal(`Get("hinge") found a loss`)
+	}
+	for _, want := range []string{`"hinge"`, "binary_crossentropy, categorical_crossentropy, mean_squared_error, mse, sparse_categorical_crossentropy", "class names"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}

@@ -1,19 +1,7 @@
-// Package metrics holds what gokeras reports while a model trains, with
-// Keras' names and semantics.
-//
-// A metric accumulates over an epoch, one batch at a time, and its Result is
-// the mean over every sample seen since the last Reset: epoch figures weight
-// each batch by its size, as Keras does.
-//
-// "accuracy" is resolved the way Keras resolves it, from the shapes of the
-// labels and outputs: binary accuracy when the model has one output per
-// sample, sparse categorical accuracy when labels are class indices, and
-// categorical accuracy (argmax equality) otherwise.
 package metrics
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -58,36 +46,109 @@ const (
 	binary
 )
 
-// Accuracy counts correct predictions. Its zero value is Keras' "accuracy",
-// resolved from the shapes of the first batch.
+// Accuracy is Keras' "accuracy", compile(metrics=["accuracy"]): binary,
+// sparse categorical or categorical accuracy, chosen from the shapes of
+// each batch as Keras chooses (see the package documentation). Its zero
+// value is ready to use: &metrics.Accuracy{}.
+//
+// Unlike the class keras.metrics.Accuracy, which counts outputs exactly
+// equal to their labels, it is the accuracy the string "accuracy" names.
 type Accuracy struct {
-	name      string
-	kind      accuracyKind
-	threshold float32
+	name    string // "accuracy" when empty; Get("acc") sets "acc"
+	correct Mean
+}
+
+// CategoricalAccuracy counts samples whose output's argmax is their one-hot
+// label's, keras.metrics.CategoricalAccuracy. Its zero value is ready to
+// use: &metrics.CategoricalAccuracy{}.
+type CategoricalAccuracy struct{ correct Mean }
+
+// SparseCategoricalAccuracy counts samples whose output's argmax is their
+// label, a class index, keras.metrics.SparseCategoricalAccuracy. Its zero
+// value is ready to use: &metrics.SparseCategoricalAccuracy{}.
+type SparseCategoricalAccuracy struct{ correct Mean }
+
+// BinaryAccuracy counts outputs on the same side of Threshold as their 0/1
+// label, keras.metrics.BinaryAccuracy. Its zero value is Keras' default,
+// a threshold of 0.5: &metrics.BinaryAccuracy{}.
+type BinaryAccuracy struct {
+	// Threshold above which an output counts as 1. Zero means Keras'
+	// default, 0.5; for a model that outputs logits, whose threshold is 0,
+	// use math.SmallestNonzeroFloat32, which compares the same.
+	Threshold float32
 	correct   Mean
 }
 
-// NewAccuracy returns Keras' "accuracy", resolved by shapes at the first batch.
-func NewAccuracy() *Accuracy { return &Accuracy{name: "accuracy"} }
+// NewAccuracy returns Keras' "accuracy".
+//
+// Deprecated: use &metrics.Accuracy{}, like every metric of this package.
+func NewAccuracy() *Accuracy { return &Accuracy{} }
 
-// CategoricalAccuracy: argmax of the labels equals argmax of the outputs.
-func CategoricalAccuracy() *Accuracy {
-	return &Accuracy{name: "categorical_accuracy", kind: categorical}
+// Name is "accuracy", or "acc" when Get was given "acc", as Keras reports it.
+func (a *Accuracy) Name() string {
+	if a.name == "" {
+		return "accuracy"
+	}
+	return a.name
 }
 
-// SparseCategoricalAccuracy: the label (a class index) equals argmax of the outputs.
-func SparseCategoricalAccuracy() *Accuracy {
-	return &Accuracy{name: "sparse_categorical_accuracy", kind: sparseCategorical}
-}
+// Name is "categorical_accuracy".
+func (a *CategoricalAccuracy) Name() string { return "categorical_accuracy" }
 
-// BinaryAccuracy: each output above threshold (Keras: 0.5) matches its 0/1 label.
-func BinaryAccuracy(threshold float32) *Accuracy {
-	return &Accuracy{name: "binary_accuracy", kind: binary, threshold: threshold}
-}
+// Name is "sparse_categorical_accuracy".
+func (a *SparseCategoricalAccuracy) Name() string { return "sparse_categorical_accuracy" }
 
-func (a *Accuracy) Name() string    { return a.name }
+// Name is "binary_accuracy".
+func (a *BinaryAccuracy) Name() string { return "binary_accuracy" }
+
+// Result is the fraction of samples right since the last Reset.
 func (a *Accuracy) Result() float64 { return a.correct.Result() }
-func (a *Accuracy) Reset()          { a.correct.Reset() }
+
+// Result is the fraction of samples right since the last Reset.
+func (a *CategoricalAccuracy) Result() float64 { return a.correct.Result() }
+
+// Result is the fraction of samples right since the last Reset.
+func (a *SparseCategoricalAccuracy) Result() float64 { return a.correct.Result() }
+
+// Result is the fraction of outputs right since the last Reset, each
+// sample weighing the same.
+func (a *BinaryAccuracy) Result() float64 { return a.correct.Result() }
+
+// Reset forgets all batches.
+func (a *Accuracy) Reset() { a.correct.Reset() }
+
+// Reset forgets all batches.
+func (a *CategoricalAccuracy) Reset() { a.correct.Reset() }
+
+// Reset forgets all batches.
+func (a *SparseCategoricalAccuracy) Reset() { a.correct.Reset() }
+
+// Reset forgets all batches.
+func (a *BinaryAccuracy) Reset() { a.correct.Reset() }
+
+// Update adds a batch, comparing as Keras' "accuracy" does for its shapes.
+func (a *Accuracy) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
+	return count(&a.correct, a.Name(), resolve(labelCols, predCols), 0.5, labels, labelCols, preds, predCols)
+}
+
+// Update adds a batch.
+func (a *CategoricalAccuracy) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
+	return count(&a.correct, a.Name(), categorical, 0, labels, labelCols, preds, predCols)
+}
+
+// Update adds a batch.
+func (a *SparseCategoricalAccuracy) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
+	return count(&a.correct, a.Name(), sparseCategorical, 0, labels, labelCols, preds, predCols)
+}
+
+// Update adds a batch.
+func (a *BinaryAccuracy) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
+	threshold := a.Threshold
+	if threshold == 0 {
+		threshold = 0.5
+	}
+	return count(&a.correct, a.Name(), binary, threshold, labels, labelCols, preds, predCols)
+}
 
 // resolve picks the accuracy for the shapes as Keras does.
 func resolve(labelCols, predCols int) accuracyKind {
@@ -100,14 +161,19 @@ func resolve(labelCols, predCols int) accuracyKind {
 	return categorical
 }
 
-func (a *Accuracy) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
+// count adds to correct the score of each sample of a batch, compared as
+// kind says.
+func count(correct *Mean, name string, kind accuracyKind, threshold float32, labels []float32, labelCols int, preds []float32, predCols int) error {
 	if labelCols <= 0 || predCols <= 0 || len(labels)%labelCols != 0 || len(preds)%predCols != 0 || len(labels)/labelCols != len(preds)/predCols {
-		return fmt.Errorf("%s: %d labels in rows of %d do not match %d outputs in rows of %d", a.name, len(labels), labelCols, len(preds), predCols)
+		return fmt.Errorf("%s: %d labels in rows of %d do not match %d outputs in rows of %d", name, len(labels), labelCols, len(preds), predCols)
 	}
-	kind := a.kind
-	if kind == unresolved {
-		kind = resolve(labelCols, predCols)
-		a.threshold = 0.5
+	switch {
+	case kind == categorical && labelCols != predCols:
+		return fmt.Errorf("%s: labels have %d columns and outputs %d: categorical accuracy needs one-hot labels", name, labelCols, predCols)
+	case kind == sparseCategorical && labelCols != 1:
+		return fmt.Errorf("%s: labels have %d columns: sparse categorical accuracy needs one class index per sample", name, labelCols)
+	case kind == binary && labelCols != predCols:
+		return fmt.Errorf("%s: labels have %d columns and outputs %d", name, labelCols, predCols)
 	}
 	rows := len(preds) / predCols
 	for r := 0; r < rows; r++ {
@@ -115,9 +181,6 @@ func (a *Accuracy) Update(labels []float32, labelCols int, preds []float32, pred
 		var score float64
 		switch kind {
 		case categorical:
-			if labelCols != predCols {
-				return fmt.Errorf("%s: labels have %d columns and outputs %d: categorical accuracy needs one-hot labels", a.name, labelCols, predCols)
-			}
 			if argmax(lr) == argmax(pr) {
 				score = 1
 			}
@@ -126,18 +189,15 @@ func (a *Accuracy) Update(labels []float32, labelCols int, preds []float32, pred
 				score = 1
 			}
 		case binary:
-			if labelCols != predCols {
-				return fmt.Errorf("%s: labels have %d columns and outputs %d", a.name, labelCols, predCols)
-			}
 			var hits int
 			for j, p := range pr {
-				if (p > a.threshold) == (lr[j] > 0.5) {
+				if (p > threshold) == (lr[j] > 0.5) {
 					hits++
 				}
 			}
 			score = float64(hits) / float64(predCols)
 		}
-		a.correct.Add(score, 1)
+		correct.Add(score, 1)
 	}
 	return nil
 }
@@ -154,18 +214,36 @@ func argmax(v []float32) int {
 	return best
 }
 
-var byName = map[string]func() Metric{
-	"accuracy":                    func() Metric { return NewAccuracy() },
-	"acc":                         func() Metric { a := NewAccuracy(); a.name = "acc"; return a },
-	"categorical_accuracy":        func() Metric { return CategoricalAccuracy() },
-	"sparse_categorical_accuracy": func() Metric { return SparseCategoricalAccuracy() },
-	"binary_accuracy":             func() Metric { return BinaryAccuracy(0.5) },
+// known lists every metric Get knows: its Keras name, then its aliases,
+// and its Keras class name. make gets the alias Get was given, to report
+// the metric under, or "" for the Keras name.
+var known = []struct {
+	names []string
+	class string
+	make  func(name string) Metric
+}{
+	{[]string{"accuracy", "acc"}, "", func(name string) Metric { return &Accuracy{name: name} }},
+	{[]string{"categorical_accuracy"}, "CategoricalAccuracy", func(string) Metric { return &CategoricalAccuracy{} }},
+	{[]string{"sparse_categorical_accuracy"}, "SparseCategoricalAccuracy", func(string) Metric { return &SparseCategoricalAccuracy{} }},
+	{[]string{"binary_accuracy"}, "BinaryAccuracy", func(string) Metric { return &BinaryAccuracy{} }},
 }
 
-// Get finds a metric by its Keras name, as compile(metrics=[...]) does.
+// Get makes a metric with Keras' defaults from the name
+// compile(metrics=[...]) takes: "accuracy" (or "acc", reported as "acc"),
+// "categorical_accuracy", "sparse_categorical_accuracy" or
+// "binary_accuracy", or a Keras class name such as "CategoricalAccuracy",
+// in any case.
 func Get(name string) (Metric, error) {
-	if f, ok := byName[strings.ToLower(strings.TrimSpace(name))]; ok {
-		return f(), nil
+	key := strings.ToLower(strings.TrimSpace(name))
+	var names []string
+	for _, k := range known {
+		if i := slices.Index(k.names, key); i > 0 {
+			return k.make(key), nil // an alias, reported as given
+		} else if i == 0 || k.class != "" && strings.ToLower(k.class) == key {
+			return k.make(""), nil
+		}
+		names = append(names, k.names...)
 	}
-	return nil, fmt.Errorf("unknown metric %q: known metrics are %s", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+	slices.Sort(names)
+	return nil, fmt.Errorf("unknown metric %q: known metrics are %s (or their Keras class names, such as CategoricalAccuracy)", name, strings.Join(names, ", "))
 }

@@ -2,6 +2,9 @@ package metrics
 
 import (
 	"math"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,7 +24,7 @@ func TestAccuracyResolvesLikeKeras(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := NewAccuracy()
+			a := &Accuracy{}
 			if err := a.Update(tc.labels, tc.labelCols, tc.preds, tc.predCols); err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +36,7 @@ func TestAccuracyResolvesLikeKeras(t *testing.T) {
 }
 
 func TestAccuracyAveragesOverSamplesNotBatches(t *testing.T) {
-	a := CategoricalAccuracy()
+	a := &CategoricalAccuracy{}
 	// A batch of 3 with 3 right, then a batch of 1 with 0 right: 3/4, not (1+0)/2.
 	if err := a.Update([]float32{1, 0, 1, 0, 1, 0}, 2, []float32{1, 0, 1, 0, 1, 0}, 2); err != nil {
 		t.Fatal(err)
@@ -62,11 +65,85 @@ func TestMeanIsWeighted(t *testing.T) {
 	}
 }
 
-func TestGetByName(t *testing.T) {
-	for name, want := range map[string]string{"accuracy": "accuracy", "acc": "acc", "categorical_accuracy": "categorical_accuracy", "binary_accuracy": "binary_accuracy"} {
-		m, err := Get(name)
-		if err != nil || m.Name() != want {
-			t.Errorf("Get(%q) = %v, %v", name, m, err)
+// TestEachAccuracy checks each accuracy on the same kind of batch, and
+// the errors of batches that do not fit it.
+func TestEachAccuracy(t *testing.T) {
+	tests := []struct {
+		name      string
+		metric    Metric
+		labels    []float32
+		labelCols int
+		preds     []float32
+		predCols  int
+		want      float64 // -1 for an error
+	}{
+		{"categorical", &CategoricalAccuracy{}, []float32{0, 1, 0, 1, 0, 0}, 3, []float32{0.1, 0.7, 0.2, 0.2, 0.5, 0.3}, 3, 0.5},
+		{"categorical of class indices", &CategoricalAccuracy{}, []float32{1, 2}, 1, []float32{0.1, 0.7, 0.2, 0.2, 0.5, 0.3}, 3, -1},
+		{"sparse categorical", &SparseCategoricalAccuracy{}, []float32{1, 2}, 1, []float32{0.1, 0.7, 0.2, 0.2, 0.5, 0.3}, 3, 0.5},
+		{"sparse categorical of one-hot labels", &SparseCategoricalAccuracy{}, []float32{0, 1, 0, 1, 0, 0}, 3, []float32{0.1, 0.7, 0.2, 0.2, 0.5, 0.3}, 3, -1},
+		{"binary, Keras' 0.5", &BinaryAccuracy{}, []float32{1, 0, 1, 0}, 1, []float32{0.9, 0.4, 0.3, 0.6}, 1, 0.5},
+		{"binary, threshold 0.35", &BinaryAccuracy{Threshold: 0.35}, []float32{1, 0, 1, 0}, 1, []float32{0.9, 0.4, 0.3, 0.6}, 1, 0.25},
+		{"binary, two outputs per sample", &BinaryAccuracy{}, []float32{1, 0, 1, 1}, 2, []float32{0.9, 0.4, 0.3, 0.6}, 2, 0.75},
+		{"binary of mismatched columns", &BinaryAccuracy{}, []float32{1, 0}, 1, []float32{0.9, 0.4, 0.3, 0.6}, 2, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.metric.Update(tc.labels, tc.labelCols, tc.preds, tc.predCols)
+			switch {
+			case tc.want < 0 && err == nil:
+				t.Fatalf("Update accepted the batch: %v", tc.metric.Result())
+			case tc.want < 0:
+				if !strings.Contains(err.Error(), tc.metric.Name()) {
+					t.Errorf("error %q does not name the metric", err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case math.Abs(tc.metric.Result()-tc.want) > 1e-12:
+				t.Errorf("%s = %v, want %v", tc.metric.Name(), tc.metric.Result(), tc.want)
+			}
+		})
+	}
+}
+
+// TestGetRoundTrips looks up every metric by its Keras name, its aliases
+// and its class name, in any case, and every metric type by the name it
+// reports.
+func TestGetRoundTrips(t *testing.T) {
+	for _, k := range known {
+		names := append([]string{strings.ToUpper(k.names[0]), " " + k.names[0] + " "}, k.names...)
+		if k.class != "" {
+			names = append(names, k.class)
+		}
+		for _, name := range names {
+			m, err := Get(name)
+			want := k.names[0]
+			if key := strings.ToLower(strings.TrimSpace(name)); slices.Contains(k.names, key) {
+				want = key // Keras reports "acc" as "acc"
+			}
+			if err != nil || m.Name() != want {
+				t.Errorf("Get(%q) = %v, %v; want %s", name, m, err, want)
+			}
+		}
+	}
+	for _, m := range []Metric{&Accuracy{}, &CategoricalAccuracy{}, &SparseCategoricalAccuracy{}, &BinaryAccuracy{}} {
+		got, err := Get(m.Name())
+		if err != nil || reflect.TypeOf(got) != reflect.TypeOf(m) || !reflect.DeepEqual(got, m) {
+			t.Errorf("Get(%q) = %#v, %v; want %#v, Keras' default", m.Name(), got, err, m)
+		}
+	}
+	if got := (&Accuracy{}).Name(); got != "accuracy" {
+		t.Errorf("the zero Accuracy reports as %q, want accuracy", got)
+	}
+}
+
+func TestGetUnknownListsKnownNames(t *testing.T) {
+	_, err := Get("auc")
+	if err == nil {
+		t.Fatal(`Get("auc") found a metric`)
+	}
+	for _, want := range []string{`"auc"`, "acc, accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy", "class names"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func flagshipWith(b testing.TB, opt optim.Optimizer, reference bool) *Sequential
 		layers.Dense(10, layers.Sigmoid),
 	)
 	m.SetSeed(1)
-	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, OnDevice("/CPU:0")); err != nil {
+	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, OnDevice("/CPU:0")); err != nil {
 		b.Fatal(err)
 	}
 	m.compiled.reference = reference

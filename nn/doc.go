@@ -11,7 +11,7 @@
 //		layers.Dense(1000, layers.ReLU),
 //		layers.Dense(10, layers.Sigmoid),
 //	)
-//	err := model.Compile(sgd, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()})
+//	err := model.Compile(sgd, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}})
 //	history, err := model.Fit(ctx, data, nn.Epochs(10))
 //
 // # Graphs and devices
@@ -36,7 +36,9 @@
 //	1563/1563 [==============================] - 13s 6ms/step - loss: 1.8124 - accuracy: 0.3540
 //
 // Automatic layer names follow Keras in a fresh session (dense, dense_1,
-// ...), counted per model rather than per process.
+// ...), counted per model rather than per process; layers.Named gives a
+// layer its own. Build refuses an empty name, a name with "/" and two
+// layers with the same name, which would give two weights one name.
 //
 // # Callbacks
 //

@@ -31,7 +31,7 @@ func dataOf(t *testing.T, n int, sample []int, labelCols int) nn.Dataset {
 func TestFitRejectsBadInputWithClearErrors(t *testing.T) {
 	compiled := func(loss losses.Loss, ls ...layers.Layer) *nn.Sequential {
 		m := nn.NewSequential(ls...)
-		if err := m.Compile(newSGD(t, 0.01), loss, []metrics.Metric{metrics.NewAccuracy()}); err != nil {
+		if err := m.Compile(newSGD(t, 0.01), loss, []metrics.Metric{&metrics.Accuracy{}}); err != nil {
 			t.Fatal(err)
 		}
 		return m
@@ -92,9 +92,9 @@ func TestUnknownNamesListTheKnownOnes(t *testing.T) {
 	}{
 		{"loss", func() error { _, err := losses.Get("hinge_loss"); return err }, "categorical_crossentropy"},
 		{"optimizer", func() error { _, err := optim.Get("rmsprop"); return err }, "sgd, adam"},
-		{"activation", func() error { _, err := layers.ActivationByName("swish"); return err }, "relu"},
+		{"activation", func() error { _, err := layers.GetActivation("swish"); return err }, "relu"},
 		{"metric", func() error { _, err := metrics.Get("auc"); return err }, "accuracy"},
-		{"initializer", func() error { _, err := layers.InitializerByName("he_normal"); return err }, "glorot_uniform"},
+		{"initializer", func() error { _, err := layers.GetInitializer("he_normal"); return err }, "glorot_uniform"},
 	}
 	for _, tc := range tests {
 		err := tc.get()

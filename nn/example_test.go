@@ -29,7 +29,7 @@ func ExampleSequential() {
 		fmt.Println(err)
 		return
 	}
-	if err := model.Compile(adam, losses.BinaryCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/CPU:0")); err != nil {
+	if err := model.Compile(adam, losses.BinaryCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
 		fmt.Println(err)
 		return
 	}

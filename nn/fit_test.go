@@ -81,7 +81,7 @@ func TestFitLearnsTenClasses(t *testing.T) {
 			data := blobs(t, 2000, 20, 3, tc.oneHot)
 			model := nn.NewSequential(layers.Dense(64, layers.ReLU), layers.Dense(10, tc.out))
 			model.SetSeed(1)
-			if err := model.Compile(newSGD(t, tc.lr), tc.loss, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/CPU:0")); err != nil {
+			if err := model.Compile(newSGD(t, tc.lr), tc.loss, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer

@@ -53,7 +53,7 @@ func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 			newModel := func(initSeed uint64) *nn.Sequential {
 				m := nn.NewSequential(layers.Input(6), layers.Dense(12, layers.ReLU), layers.Dense(10, layers.Softmax))
 				m.SetSeed(initSeed)
-				if err := m.Compile(newOpt(), losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/CPU:0")); err != nil {
+				if err := m.Compile(newOpt(), losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
 					t.Fatal(err)
 				}
 				return m

@@ -140,6 +140,9 @@ func (m *Sequential) Build(inputShape ...int) error {
 	if len(m.layers) == 0 {
 		return fmt.Errorf("model %q has no layers: add some before building it", m.name)
 	}
+	if err := layers.CheckNames(m.layers); err != nil {
+		return fmt.Errorf("model %q: %w", m.name, err)
+	}
 	seed := m.seed
 	if !m.seeded {
 		seed = uint64(time.Now().UnixNano())

@@ -61,7 +61,7 @@ func stepModel(t testing.TB, out layers.Activation, opt optim.Optimizer, loss lo
 		layers.Dense(10, out),
 	)
 	m.SetSeed(11)
-	if err := m.Compile(opt, loss, []metrics.Metric{metrics.NewAccuracy()}, OnDevice("/CPU:0")); err != nil {
+	if err := m.Compile(opt, loss, []metrics.Metric{&metrics.Accuracy{}}, OnDevice("/CPU:0")); err != nil {
 		t.Fatal(err)
 	}
 	m.compiled.reference = reference

@@ -1,9 +1,3 @@
-// Package optim holds the optimizers that update a model's weights from its
-// gradients, with the update rules, names and defaults of Keras 2.
-//
-// An optimizer keeps its own state (momentum, Adam's moments) per variable,
-// keyed by the variable's name, so one optimizer serves one model. Each
-// update rule is defined once, by Update.Apply.
 package optim
 
 import (
@@ -128,13 +122,15 @@ type SGD struct {
 	iterations int64
 }
 
-// NewSGD makes an SGD optimizer; a zero LearningRate means Keras' 0.01.
+// NewSGD makes an SGD optimizer, keras.optimizers.SGD; zero fields of cfg
+// take Keras' defaults (a zero LearningRate means 0.01). It fails on a
+// learning rate or momentum that is not a valid number for SGD.
 func NewSGD(cfg SGDConfig) (*SGD, error) {
 	if cfg.LearningRate == 0 {
 		cfg.LearningRate = 0.01
 	}
 	if err := checkRate(cfg.LearningRate); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("SGD: %w", err)
 	}
 	if cfg.Momentum < 0 || cfg.Momentum > 1 || math.IsNaN(cfg.Momentum) {
 		return nil, fmt.Errorf("SGD: momentum must be in [0, 1], got %v", cfg.Momentum)
@@ -196,7 +192,9 @@ type Adam struct {
 	iterations int64
 }
 
-// NewAdam makes an Adam optimizer.
+// NewAdam makes an Adam optimizer, keras.optimizers.Adam; zero fields of
+// cfg take Keras' defaults. It fails on a learning rate or betas that are
+// not valid numbers for Adam.
 func NewAdam(cfg AdamConfig) (*Adam, error) {
 	if cfg.LearningRate == 0 {
 		cfg.LearningRate = 0.001
@@ -244,8 +242,9 @@ func (a *Adam) Apply(vars []Variable) error {
 	return nil
 }
 
-// Get makes an optimizer with Keras' defaults from its name, as
-// compile(optimizer="...") does: "sgd" or "adam", in any case.
+// Get makes an optimizer with Keras' defaults from the name
+// compile(optimizer="...") takes: "sgd" or "adam", in any case (the class
+// names "SGD" and "Adam" too).
 func Get(name string) (Optimizer, error) {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "sgd":
@@ -253,5 +252,5 @@ func Get(name string) (Optimizer, error) {
 	case "adam":
 		return NewAdam(AdamConfig{})
 	}
-	return nil, fmt.Errorf("unknown optimizer %q: known optimizers are sgd, adam", name)
+	return nil, fmt.Errorf("unknown optimizer %q: known optimizers are sgd, adam (make one with other settings with NewSGD or NewAdam)", name)
 }

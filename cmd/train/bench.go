@@ -106,7 +106,7 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	total := b.steps + b.warmup
 	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
 	model := newFlagship(cfg.seed)
-	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice(spec.String())); err != nil {
+	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(spec.String())); err != nil {
 		return err
 	}
 	defer model.Close()

@@ -181,7 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.logPlacement {
 		compileOpts = append(compileOpts, nn.LogDevicePlacement(stdout))
 	}
-	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, compileOpts...); err != nil {
+	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, compileOpts...); err != nil {
 		return err
 	}
 	defer model.Close()

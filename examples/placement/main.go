@@ -163,7 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.logPlacement {
 		log = io.MultiWriter(&placement, stdout)
 	}
-	if err := model.Compile(opt, losses.BinaryCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice(dev), nn.LogDevicePlacement(log)); err != nil {
+	if err := model.Compile(opt, losses.BinaryCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(dev), nn.LogDevicePlacement(log)); err != nil {
 		return err
 	}
 	defer model.Close()
@@ -193,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	p, labels := pred.Data().([]float32), y.Data().([]float32)
-	acc := metrics.BinaryAccuracy(0.5)
+	acc := &metrics.BinaryAccuracy{}
 	if err := acc.Update(labels, 1, p, 1); err != nil {
 		return err
 	}

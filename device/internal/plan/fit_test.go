@@ -84,7 +84,7 @@ func TestFitMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := model.Compile(opt, tc.loss, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice(dev), nn.LogDevicePlacement(&placement)); err != nil {
+				if err := model.Compile(opt, tc.loss, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(dev), nn.LogDevicePlacement(&placement)); err != nil {
 					t.Fatal(err)
 				}
 				h, err := model.Fit(context.Background(), data, nn.Epochs(50), nn.StepsPerEpoch(1), nn.BatchSize(32), nn.Seed(3), nn.Verbose(0))

@@ -1,0 +1,59 @@
+package layers
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestGetActivationRoundTrips looks up every activation by its Keras name,
+// in any case, and checks that an unknown name lists the known ones.
+func TestGetActivationRoundTrips(t *testing.T) {
+	for _, a := range activations {
+		for _, name := range []string{a.String(), strings.ToUpper(a.String()), " " + a.String() + " "} {
+			got, err := GetActivation(name)
+			if err != nil || got != a {
+				t.Errorf("GetActivation(%q) = %v, %v; want %v", name, got, err, a)
+			}
+		}
+	}
+	if got, err := GetActivation(""); err != nil || got != Linear {
+		t.Errorf(`GetActivation("") = %v, %v; want linear, as Keras' None`, got, err)
+	}
+	_, err := GetActivation("swish")
+	if err == nil {
+		t.Fatal(`GetActivation("swish") found one`)
+	}
+	for _, want := range []string{`"swish"`, "linear, relu, sigmoid, tanh, softmax"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestGetInitializerRoundTrips looks up every initializer by its Keras
+// name, its aliases and its class name, and checks that an unknown name
+// lists the known ones.
+func TestGetInitializerRoundTrips(t *testing.T) {
+	for _, k := range initializers {
+		for _, name := range append([]string{k.class, strings.ToUpper(k.names[0])}, k.names...) {
+			got, err := GetInitializer(name)
+			if err != nil || got.Name() != k.names[0] {
+				t.Errorf("GetInitializer(%q) = %v, %v; want %s", name, got, err, k.names[0])
+			}
+		}
+	}
+	for _, i := range []Initializer{GlorotUniform(), Zeros(), Ones(), RandomNormal(0, 0.05)} {
+		if got, err := GetInitializer(i.Name()); err != nil || got != i {
+			t.Errorf("GetInitializer(%q) = %v, %v; want %v", i.Name(), got, err, i)
+		}
+	}
+	_, err := GetInitializer("he_normal")
+	if err == nil {
+		t.Fatal(`GetInitializer("he_normal") found one`)
+	}
+	for _, want := range []string{`"he_normal"`, "glorot_uniform, normal, one, ones, random_normal, zero, zeros", "GlorotUniform"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
