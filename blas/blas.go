@@ -6,26 +6,28 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/gokeras/gokeras/internal/gemm"
+	"github.com/gokeras/gokeras/internal/avx512"
 )
 
-// EnvVar names the environment variable that chooses the library: a path
-// or a name dlopen finds ("/opt/OpenBLAS/lib/libopenblas.so",
-// "libblis.so.4"), or "go" for the pure-Go implementation.
+// EnvVar names the environment variable that chooses how gokeras
+// multiplies; Choose documents its values.
 const EnvVar = "GOKERAS_BLAS"
+
+// kernelsEnvVar is the older switch for the AVX-512 kernels alone:
+// GOKERAS_CPU_KERNELS=blas still turns them off, as GOKERAS_BLAS=native
+// does.
+const kernelsEnvVar = "GOKERAS_CPU_KERNELS"
 
 // InstallHint says what to install for a native library, shown when the
 // pure-Go implementation is in use.
 const InstallHint = "install libopenblas0-pthread (Debian/Ubuntu: apt-get install libopenblas0-pthread) or set " + EnvVar + " to a BLAS library: training steps ~10x faster on CPUs without AVX-512"
 
-// Library is one implementation of the matrix products gokeras needs: a
-// native BLAS loaded at run time, or gonum's pure-Go BLAS. A Library is
-// safe for concurrent use.
+// Library is one BLAS: a native library loaded at run time, or gonum's
+// pure-Go BLAS. A Library is safe for concurrent use.
 type Library struct {
 	name    string // "OpenBLAS 0.3.21", "pure Go (gonum)"
 	file    string // what was loaded, as given to Open
@@ -40,33 +42,56 @@ func PureGo() *Library {
 	return &Library{name: "pure Go (gonum)", threads: func() int { return runtime.GOMAXPROCS(0) }}
 }
 
-// defaultLib is Load's result, computed on first use.
-var defaultLib = sync.OnceValue(Load)
+// setting is what the environment asks for.
+type setting struct {
+	kernels bool   // the AVX-512 kernels may run
+	library string // "" finds a native library, "go" is gonum, else a path or name for Open
+	origin  string // the variable and value that chose library or turned the kernels off, "" for neither
+}
 
-// Default returns the library Load finds, loaded once per process: every
-// matrix product of gokeras goes through it.
-func Default() *Library { return defaultLib() }
+// readSetting reads GOKERAS_BLAS and GOKERAS_CPU_KERNELS; getenv is
+// os.Getenv but in tests.
+func readSetting(getenv func(string) string) setting {
+	s := setting{kernels: true}
+	if v := strings.TrimSpace(getenv(kernelsEnvVar)); strings.EqualFold(v, "blas") {
+		s.kernels, s.origin = false, kernelsEnvVar+"="+v
+	}
+	v := strings.TrimSpace(getenv(EnvVar))
+	switch strings.ToLower(v) {
+	case "", "auto":
+	case "native":
+		s.kernels, s.origin = false, EnvVar+"="+v
+	case "go", "purego", "gonum", "none":
+		s.kernels, s.library, s.origin = false, "go", EnvVar+"="+v
+	default:
+		s.kernels, s.library, s.origin = false, v, EnvVar+"="+v
+	}
+	return s
+}
 
-// Load finds the fastest library available: the one named by the
-// GOKERAS_BLAS environment variable if it is set, else the first of the
-// well-known libraries (OpenBLAS, MKL, BLIS, Accelerate on macOS) that
-// loads and passes a check of its results, else PureGo. It never fails:
-// when no native library loads, String on the result says why and what to
-// install.
-func Load() *Library {
-	if env := strings.TrimSpace(os.Getenv(EnvVar)); env != "" {
-		switch strings.ToLower(env) {
-		case "go", "purego", "gonum", "none":
-			lib := PureGo()
-			lib.note = EnvVar + "=" + env
-			return lib
-		}
-		lib, err := Open(env)
+// Load returns the BLAS library that GOKERAS_BLAS asks for: the one it
+// names (a path or a file name for the system's loader), gonum's for "go",
+// and otherwise (unset, "auto" or "native") the first of the well-known
+// libraries (OpenBLAS, MKL, BLIS, Accelerate on macOS) that loads and
+// passes a check of its results, else PureGo. It never fails: when no
+// native library loads, String on the result says why and what to
+// install. Load leaves the AVX-512 kernels out: Choose puts them in front.
+func Load() *Library { return load(readSetting(os.Getenv)) }
+
+func load(s setting) *Library {
+	switch s.library {
+	case "go":
+		lib := PureGo()
+		lib.note = s.origin
+		return lib
+	case "":
+	default:
+		lib, err := Open(s.library)
 		if err == nil {
 			return lib
 		}
 		fallback := PureGo()
-		fallback.note = fmt.Sprintf("%s=%s: %v", EnvVar, env, err)
+		fallback.note = fmt.Sprintf("%s: %v", s.origin, err)
 		return fallback
 	}
 	var tried []string
@@ -132,7 +157,7 @@ func (l *Library) Threads() int {
 // "pure Go (gonum, 2 threads); install libopenblas0-pthread ...".
 func (l *Library) String() string {
 	if l.native == nil {
-		s := fmt.Sprintf("%s, %d threads", l.name, l.Threads())
+		s := fmt.Sprintf("pure Go (gonum, %d threads)", l.Threads())
 		if l.note != "" {
 			s += "; " + l.note
 		}
@@ -155,14 +180,14 @@ func (l *Library) String() string {
 // not hold numbers on entry. It returns an error, and computes nothing,
 // when a dimension is negative or a slice is too short for its matrix.
 func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if err := gemm.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := avx512.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		gemm.ScaleRows(m, n, beta, c, ldc)
+		avx512.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	if l.native != nil {
@@ -175,14 +200,14 @@ func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 
 // Dgemm is Sgemm for float64 matrices.
 func (l *Library) Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) error {
-	if err := gemm.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := avx512.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: dgemm: %w", err)
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		gemm.ScaleRows(m, n, beta, c, ldc)
+		avx512.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	if l.native != nil {

@@ -1,144 +1,99 @@
 package blas
 
 import (
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gokeras/gokeras/internal/gemmtest"
 )
 
-// naive computes c = alpha·op(a)·op(b) + beta·c in float64 by the definition.
-func naive(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	at := func(i, p int) float64 {
-		if transA {
-			return a[p*lda+i]
-		}
-		return a[i*lda+p]
-	}
-	bt := func(p, j int) float64 {
-		if transB {
-			return b[j*ldb+p]
-		}
-		return b[p*ldb+j]
-	}
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var s float64
-			for p := 0; p < k; p++ {
-				s += at(i, p) * bt(p, j)
-			}
-			if beta == 0 {
-				c[i*ldc+j] = alpha * s
-			} else {
-				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
-			}
-		}
-	}
+// multiplier is what the tests multiply with: a Library or a Multiplier.
+type multiplier interface {
+	Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
+	Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) error
 }
 
-// libraries returns what to test: always the pure-Go BLAS, and the
-// default one when it is native.
-func libraries(t *testing.T) []*Library {
+// paths returns every way of multiplying this machine has, by name: the
+// pure-Go BLAS always, the native library Load finds where one is
+// installed, the AVX-512 kernels where the CPU has them (in front of each
+// library), a stand-in for the kernels on any CPU (it takes what they
+// take and computes it with gonum, so that the fallback of the products
+// they leave is tested everywhere), and Default, whatever it is.
+func paths(t *testing.T) map[string]multiplier {
+	ps := map[string]multiplier{
+		"pure Go":                        PureGo(),
+		"stand-in kernels, then gonum":   withStandInKernels(PureGo(), nil),
+		"Default: " + Default().String(): Default(),
+	}
 	libs := []*Library{PureGo()}
-	if d := Default(); d.Native() {
-		libs = append(libs, d)
+	if lib := Load(); lib.Native() {
+		ps[lib.Name()] = lib
+		libs = append(libs, lib)
 	} else {
-		t.Logf("no native BLAS here (%s): testing the pure-Go one only", d)
+		t.Logf("no native BLAS here (%s): not testing one", lib)
 	}
-	return libs
-}
-
-func TestSgemmMatchesDefinition(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	cases := []struct {
-		name             string
-		m, n, k          int
-		transA, transB   bool
-		alpha, beta      float64
-		padA, padB, padC int // extra columns of stride
-	}{
-		{"plain", 7, 5, 9, false, false, 1, 0, 0, 0, 0},
-		{"transA", 7, 5, 9, true, false, 1, 0, 0, 0, 0},
-		{"transB", 7, 5, 9, false, true, 1, 0, 0, 0, 0},
-		{"both", 7, 5, 9, true, true, 1, 0, 0, 0, 0},
-		{"sgd-update", 40, 33, 8, true, false, -0.01, 1, 0, 0, 0},
-		{"momentum", 12, 20, 6, true, false, -0.01, 0.9, 0, 0, 0},
-		{"strides", 6, 4, 5, false, true, 2, -0.5, 3, 2, 1},
-		{"k=0 scales c", 3, 4, 0, false, false, 1, 0.5, 0, 0, 0},
-		{"alpha=0 zeroes c", 3, 4, 5, false, false, 0, 0, 0, 0, 0},
-		{"one column", 9, 1, 17, false, false, 1, 0, 0, 0, 0},
-		{"big", 64, 130, 70, false, false, 1, 0, 0, 0, 0},
-	}
-	for _, lib := range libraries(t) {
-		for _, tc := range cases {
-			t.Run(lib.Name()+"/"+tc.name, func(t *testing.T) {
-				ar, ac := tc.m, tc.k
-				if tc.transA {
-					ar, ac = tc.k, tc.m
-				}
-				br, bc := tc.k, tc.n
-				if tc.transB {
-					br, bc = tc.n, tc.k
-				}
-				lda, ldb, ldc := max(1, ac+tc.padA), max(1, bc+tc.padB), max(1, tc.n+tc.padC)
-				a64 := randSlice(rng, max(ar*lda, 1))
-				b64 := randSlice(rng, max(br*ldb, 1))
-				c64 := randSlice(rng, tc.m*ldc)
-				if tc.beta == 0 {
-					for i := range c64 {
-						c64[i] = math.NaN() // beta 0: c is not read
-					}
-				}
-				a32, b32, c32 := to32(a64), to32(b64), to32(c64)
-				d64 := append([]float64(nil), c64...)
-				want := append([]float64(nil), c64...)
-				naive(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want, ldc)
-				if err := lib.Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), c32, ldc); err != nil {
-					t.Fatal(err)
-				}
-				if err := lib.Dgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a64, lda, b64, ldb, tc.beta, d64, ldc); err != nil {
-					t.Fatal(err)
-				}
-				for i := 0; i < tc.m; i++ {
-					for j := 0; j < ldc; j++ {
-						w := want[i*ldc+j]
-						if j >= tc.n { // padding: untouched
-							if !same(float64(c32[i*ldc+j]), float64(float32(c64[i*ldc+j]))) || !same(d64[i*ldc+j], c64[i*ldc+j]) {
-								t.Fatalf("wrote into the stride padding at (%d,%d)", i, j)
-							}
-							continue
-						}
-						if g := float64(c32[i*ldc+j]); math.Abs(g-w) > 1e-4*(1+math.Abs(w)) {
-							t.Fatalf("sgemm c[%d,%d] = %v, want %v", i, j, g, w)
-						}
-						if g := d64[i*ldc+j]; math.Abs(g-w) > 1e-10*(1+math.Abs(w)) {
-							t.Fatalf("dgemm c[%d,%d] = %v, want %v", i, j, g, w)
-						}
-					}
-				}
-			})
+	for _, lib := range libs {
+		if m := NewMultiplier(lib, true); m.Kernels() {
+			ps["AVX-512 kernels, then "+lib.Name()] = m
+		} else {
+			t.Logf("no AVX-512 on this CPU: not testing the kernels in front of %s", lib.Name())
 		}
 	}
+	return ps
 }
 
-func same(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
-
-func randSlice(rng *rand.Rand, n int) []float64 {
-	s := make([]float64, n)
-	for i := range s {
-		s[i] = rng.Float64()*2 - 1
+func TestProductsWithinRoundingBound(t *testing.T) {
+	cases := []struct {
+		name           string
+		m, n, k        int
+		transA, transB bool
+		alpha, beta    float32
+		pad            int // extra values of row stride
+	}{
+		{"plain", 7, 5, 9, false, false, 1, 0, 0},
+		{"transA", 7, 5, 9, true, false, 1, 0, 0},
+		{"transB", 7, 5, 9, false, true, 1, 0, 0},
+		{"both", 7, 5, 9, true, true, 1, 0, 0},
+		{"sgd-update", 40, 33, 8, true, false, -0.01, 1, 0},
+		{"momentum", 12, 20, 6, true, false, -0.01, 0.9, 0},
+		{"strides", 6, 4, 5, false, true, 2, -0.5, 3},
+		{"k=0 scales c", 3, 4, 0, false, false, 1, 0.5, 0},
+		{"alpha=0 zeroes c", 3, 4, 5, false, false, 0, 0, 0},
+		{"one column", 9, 1, 17, false, false, 1, 0, 0},
+		{"big", 64, 130, 70, false, false, 1, 0, 0},
+		{"deep", 33, 50, 1100, false, false, 1, 1, 2},
+		{"deep both", 33, 50, 1100, true, true, 0.5, 0.25, 1},
+		{"dense-layer gradient", 300, 96, 64, true, false, -0.01, 1, 0},
+		{"input gradient", 64, 300, 96, false, true, 1, 0, 1},
 	}
-	return s
-}
-
-func to32(s []float64) []float32 {
-	out := make([]float32, len(s))
-	for i, v := range s {
-		out[i] = float32(v)
+	for name, p := range paths(t) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		worst32, worst64 := 0.0, 0.0
+		for _, tc := range cases {
+			c := gemmtest.NewCase(rng, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad)
+			got32 := c.Fresh()
+			if err := p.Sgemm(c.TransA, c.TransB, c.M, c.N, c.K, c.Alpha, c.A, c.Lda, c.B, c.Ldb, c.Beta, got32, c.Ldc); err != nil {
+				t.Fatalf("%s/%s: sgemm: %v", name, tc.name, err)
+			}
+			w, err := c.CheckFloat32(got32)
+			if err != nil {
+				t.Fatalf("%s/%s: sgemm: %v", name, tc.name, err)
+			}
+			worst32 = max(worst32, w)
+			a, b, got64 := c.Float64()
+			if err := p.Dgemm(c.TransA, c.TransB, c.M, c.N, c.K, float64(c.Alpha), a, c.Lda, b, c.Ldb, float64(c.Beta), got64, c.Ldc); err != nil {
+				t.Fatalf("%s/%s: dgemm: %v", name, tc.name, err)
+			}
+			if w, err = c.CheckFloat64(got64); err != nil {
+				t.Fatalf("%s/%s: dgemm: %v", name, tc.name, err)
+			}
+			worst64 = max(worst64, w)
+		}
+		t.Logf("%s: largest error %.3g (sgemm), %.3g (dgemm) of the rounding-error bound", name, worst32, worst64)
 	}
-	return out
 }
 
 func TestSgemmRejectsBadArguments(t *testing.T) {
@@ -154,11 +109,11 @@ func TestSgemmRejectsBadArguments(t *testing.T) {
 		{"short c", 4, 4, 3, 12, 3, 12, 12, "c is 4×4"},
 		{"stride below columns", 2, 2, 3, 12, 2, 12, 12, "row stride is 2, less than its 3 columns"},
 	}
-	for _, lib := range libraries(t) {
+	for name, p := range paths(t) {
 		for _, tc := range cases {
-			err := lib.Sgemm(false, false, tc.m, tc.n, tc.k, 1, s[:tc.la], tc.lda, s[:tc.lb], max(tc.n, 1), 0, s[:tc.lc], max(tc.n, 1))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("%s/%s: error %v, want one containing %q", lib.Name(), tc.name, err, tc.want)
+			err := p.Sgemm(false, false, tc.m, tc.n, tc.k, 1, s[:tc.la], tc.lda, s[:tc.lb], max(tc.n, 1), 0, s[:tc.lc], max(tc.n, 1))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "blas: sgemm: ") {
+				t.Errorf("%s/%s: error %v, want one starting \"blas: sgemm: \" and containing %q", name, tc.name, err, tc.want)
 			}
 		}
 	}
@@ -197,17 +152,20 @@ func TestOpenRejectsNonBLAS(t *testing.T) {
 }
 
 func TestDefaultDescribesItself(t *testing.T) {
-	lib := Default()
-	s := lib.String()
-	if s == "" {
+	m := Default()
+	s := m.String()
+	lib := m.Library()
+	switch {
+	case s == "":
 		t.Fatal("empty description")
-	}
-	if lib.Native() {
-		if lib.Path() == "" || !strings.Contains(s, lib.Path()) {
-			t.Errorf("native library description %q does not name the file %q", s, lib.Path())
-		}
-	} else if !strings.Contains(s, "libopenblas") && os.Getenv(EnvVar) == "" {
+	case m.Kernels() && !strings.HasPrefix(s, "AVX-512 kernels ("):
+		t.Errorf("description %q does not start with the kernels", s)
+	case lib.Native() && (lib.Path() == "" || !strings.Contains(s, lib.Path())):
+		t.Errorf("description %q does not name the library's file %q", s, lib.Path())
+	case !lib.Native() && !m.Kernels() && os.Getenv(EnvVar) == "" && !strings.Contains(s, "libopenblas"):
 		t.Errorf("pure-Go description %q does not say what to install", s)
+	case strings.Contains(s, "\n"):
+		t.Errorf("description %q is not one line", s)
 	}
 	t.Log("BLAS:", s)
 }

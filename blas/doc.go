@@ -1,38 +1,53 @@
-// Package blas multiplies matrices for gokeras with the fastest BLAS it can
-// find at run time, and says which one it found.
+// Package blas is the one place gokeras decides how to multiply matrices,
+// and says what it decided.
 //
 // Training a dense network is almost all matrix products (sgemm). gonum's
 // pure-Go BLAS computes them everywhere with nothing installed; a native
 // BLAS tuned for the processor, such as OpenBLAS, computes them several
 // times faster (a training step of gokeras' CIFAR-10 model, median of three
 // runs on two AMD EPYC Zen 4 cores: 153 ms with gonum, 15 ms with OpenBLAS
-// 0.3.21). On CPUs with AVX-512 the CPU machine of package device
-// multiplies with kernels of its own and needs neither.
+// 0.3.21); on CPUs with AVX-512, kernels of gokeras' own, written for a
+// batch against large weights, are faster still (10.5 ms).
 //
-// This package loads a native library while the program runs, with dlopen
-// through github.com/ebitengine/purego, so building gokeras needs neither
-// cgo nor the library, and a program built on one machine uses whatever the
-// machine it runs on has.
+// Default is the Multiplier every product goes through, the ops' and the
+// CPU machines' alike. Choose picks it once per process, first that
+// applies:
 //
-// Default is the library every op of gokeras uses. It is chosen once per
-// process by Load:
+//  1. the AVX-512 kernels, where the CPU has AVX-512F, for the products
+//     they compute (all float32 products but those of two transposed
+//     operands, which training never needs);
+//  2. a native BLAS, loaded while the program runs with dlopen through
+//     github.com/ebitengine/purego (so building gokeras needs neither cgo
+//     nor the library): the first of OpenBLAS, Intel MKL and BLIS
+//     (Apple's Accelerate or Homebrew's OpenBLAS on macOS) that is
+//     installed, exports sgemm_ and gives the right results on a few
+//     small products;
+//  3. gonum's pure-Go BLAS.
 //
-//   - the GOKERAS_BLAS environment variable, if set, names it: a path
-//     (GOKERAS_BLAS=/opt/OpenBLAS/lib/libopenblas.so), a file name the
-//     system's loader finds (GOKERAS_BLAS=libblis.so.4), or "go" for the
-//     pure-Go BLAS;
-//   - otherwise the first of OpenBLAS, Intel MKL and BLIS (Apple's
-//     Accelerate or Homebrew's OpenBLAS on macOS) that is installed;
-//   - otherwise gonum's pure-Go BLAS.
+// The GOKERAS_BLAS environment variable overrides the choice:
 //
-// A library is used only if it exports the Fortran sgemm_ and its results
-// on a few small products match gonum's. String describes the choice in one
-// line, for programs to print when they start:
+//	GOKERAS_BLAS=auto (or unset)          the order above
+//	GOKERAS_BLAS=native                   no kernels: a native BLAS, else gonum
+//	GOKERAS_BLAS=go                       gonum only
+//	GOKERAS_BLAS=/opt/lib/libopenblas.so  no kernels: this library (a path, or a
+//	GOKERAS_BLAS=libblis.so.4             file name the system's loader finds)
 //
-//	BLAS: OpenBLAS 0.3.21 (libopenblas.so.0, Cooperlake, 2 threads)
+// GOKERAS_CPU_KERNELS=blas, the older switch for the kernels, still turns
+// them off, as GOKERAS_BLAS=native does. A library that does not load is
+// not an error: gonum computes instead, and String says why.
+//
+// String describes the choice in one line, for programs to print when they
+// start:
+//
+//	BLAS: AVX-512 kernels (2 threads); other products: OpenBLAS 0.3.21 (libopenblas.so.0, SkylakeX, 2 threads)
+//	BLAS: OpenBLAS 0.3.21 (libopenblas.so.0, Zen, 2 threads)
 //	BLAS: pure Go (gonum, 2 threads); install libopenblas0-pthread ...
 //
 // On Debian and Ubuntu, `apt-get install libopenblas0-pthread` is all a
-// machine needs. OpenBLAS reads OPENBLAS_NUM_THREADS for its thread count
-// (default: one per core).
+// machine without AVX-512 needs. OpenBLAS reads OPENBLAS_NUM_THREADS for
+// its thread count (default: one per core); the kernels and gonum use
+// GOMAXPROCS threads.
+//
+// Library is one BLAS on its own (Load, Open, PureGo), for programs that
+// want a particular one; NewMultiplier puts the kernels in front of any.
 package blas

@@ -58,7 +58,7 @@ func openNative(path string) (*nativeLib, error) {
 	if err != nil {
 		if strings.Contains(path, "/") {
 			if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
-				return nil, fmt.Errorf("blas: %s: %w", path, errors.Join(errNotFound, statErr))
+				return nil, fmt.Errorf("blas: %s: %w (%w)", path, errNotFound, statErr)
 			}
 		} else if strings.Contains(err.Error(), "No such file") || strings.Contains(err.Error(), "not found") {
 			return nil, fmt.Errorf("blas: %s: %w (%v)", path, errNotFound, err)

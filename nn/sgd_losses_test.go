@@ -12,8 +12,6 @@ import (
 
 	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/datasets/cifar10"
-	"github.com/gokeras/gokeras/device/cpu"
-	"github.com/gokeras/gokeras/internal/gemm"
 )
 
 var updateFixtures = flag.Bool("update", false, "rewrite the loss fixtures in testdata/ from this run")
@@ -28,7 +26,8 @@ const sgdLossesFixture = "testdata/sgd_losses_100_%s.json"
 // multiplyPath names how CPU machines multiply on this machine, for the
 // fixtures: "avx512" for the kernels, else the BLAS library's name.
 func multiplyPath() string {
-	if gemm.Available() && os.Getenv(cpu.KernelsEnvVar) == "" {
+	mul := blas.Default()
+	if mul.Kernels() {
 		return "avx512"
 	}
 	name := strings.Map(func(r rune) rune {
@@ -36,7 +35,7 @@ func multiplyPath() string {
 			return r
 		}
 		return ' '
-	}, strings.ToLower(blas.Default().Name()))
+	}, strings.ToLower(mul.Library().Name()))
 	return strings.Join(strings.Fields(name), "-")
 }
 

@@ -1,6 +1,6 @@
 package ops
 
-import kernels "github.com/gokeras/gokeras/internal/gemm"
+import kernels "github.com/gokeras/gokeras/internal/avx512"
 
 // The arithmetic of the ops, on float32 slices, for machines that run model
 // graphs themselves (see Inspect) and must compute exactly what Do computes.

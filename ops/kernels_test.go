@@ -1,13 +1,148 @@
 package ops
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// The exported kernels must compute bit for bit what the ops' Do computes.
-func TestKernelsMatchOps(t *testing.T) {
+// u is float32's unit roundoff, 2⁻²⁴.
+const u = 0x1p-24
+
+var (
+	nan    = math.NaN()
+	negZ   = math.Copysign(0, -1)
+	inf    = math.Inf(1)
+	bigPos = 1e30 // exp of it, or of its negation, over- or underflows
+)
+
+// point is one input of an elementwise activation with its value and
+// gradient: y = act(x), dx = act'(x)·dy, worked out by hand or, for
+// sigmoid and tanh, from the closed forms σ' = e^{-x}/(1+e^{-x})² and
+// tanh' = 1/cosh² to double precision (independently of this package).
+type point struct{ x, dy, y, dx float64 }
+
+// Each activation against values known independently of its code: the
+// forward within 4 units of float32 rounding of the exact value (zeros
+// with their sign), the gradient within 8 units plus 2 units of |dy| (the
+// rounding of y that 1-y or 1-y² magnifies). ReLU and linear are exact.
+// The points repeat to 64 values and more, so that vector code, where a
+// CPU has it, computes them too.
+func TestActivationsAgainstKnownValues(t *testing.T) {
+	cases := []struct {
+		act    Activation
+		exact  bool
+		points []point
+	}{
+		{Linear, true, []point{
+			{2.5, 3, 2.5, 3}, {0, -1, 0, -1}, {negZ, 2, negZ, 2}, {nan, 1, nan, 1},
+			{bigPos, 0.5, bigPos, 0.5}, {-bigPos, -0.5, -bigPos, -0.5}, {inf, 1, inf, 1},
+		}},
+		{ReLU, true, []point{
+			// No gradient where x ≤ 0, as TensorFlow's ReluGrad; ReLU(NaN)
+			// is 0 here, and -0 becomes +0.
+			{2.5, 3, 2.5, 3}, {-3, 3, 0, 0}, {0, 1, 0, 0}, {negZ, 1, 0, 0}, {nan, 1, 0, 0},
+			{bigPos, -2, bigPos, -2}, {-bigPos, 1, 0, 0}, {inf, 1, inf, 1}, {-inf, 1, 0, 0},
+			{float64(math.SmallestNonzeroFloat32), 1, float64(math.SmallestNonzeroFloat32), 1},
+		}},
+		{Sigmoid, false, []point{
+			{0, 1, 0.5, 0.25}, {negZ, 1, 0.5, 0.25},
+			{1, 1, 0.7310585786300049, 0.19661193324148188},
+			{-2, -2, 0.11920292202211755, -2 * 0.10499358540350652},
+			{0.5, 0.5, 0.6224593312018546, 0.5 * 0.2350037122015945},
+			{3, 1, 0.9525741268224334, 0.045176659730912144},
+			{20, 1, 0.9999999979388463, 2.061153613941849e-09},
+			{bigPos, 1, 1, 0}, {-bigPos, 1, 0, 0}, {inf, 1, 1, 0}, {-inf, 1, 0, 0},
+			{nan, 1, nan, nan},
+		}},
+		{Tanh, false, []point{
+			{0, 1, 0, 1}, {negZ, 1, negZ, 1},
+			{0.5, 1, 0.46211715726000974, 0.7864477329659275},
+			{-1, 2, -0.7615941559557649, 2 * 0.4199743416140261},
+			{2, -1, 0.9640275800758169, -0.07065082485316447},
+			{bigPos, 1, 1, 0}, {-bigPos, 1, -1, 0}, {inf, 1, 1, 0},
+			{nan, 1, nan, nan},
+		}},
+	}
+	for _, tc := range cases {
+		var x, dy, wantY, wantDx []float64
+		for len(x) < 64 {
+			for _, p := range tc.points {
+				x, dy, wantY, wantDx = append(x, p.x), append(dy, p.dy), append(wantY, p.y), append(wantDx, p.dx)
+			}
+		}
+		y := make([]float32, len(x))
+		ActivationForward(tc.act, len(x), to32(x), y)
+		check(t, tc.act.String(), x, y, wantY, func(want float64) float64 {
+			if tc.exact {
+				return 0
+			}
+			return 4 * u * math.Abs(want)
+		})
+		// The gradient from the exact y, rounded as a machine holds it.
+		dx := make([]float32, len(x))
+		ActivationBackward(tc.act, len(x), to32(x), to32(wantY), to32(dy), dx)
+		for i := range dx {
+			tol := 0.0
+			if !tc.exact {
+				tol = 8*u*math.Abs(wantDx[i]) + 2*u*math.Abs(dy[i])
+			}
+			checkOne(t, tc.act.String()+" gradient", x[i], dx[i], wantDx[i], tol, false)
+		}
+	}
+}
+
+// Softmax works on rows: each case is one row of logits with its
+// probabilities, and dy with dx = y ⊙ (dy - y·dy).
+func TestSoftmaxAgainstKnownValues(t *testing.T) {
+	ln3 := math.Log(3)
+	cases := []struct {
+		name      string
+		x, y      []float64
+		dy, dx    []float64
+		sameInRow bool // compute all the cases' rows in one call: they have this width
+	}{
+		{"0, ln 3", []float64{0, ln3}, []float64{0.25, 0.75}, []float64{1, 0}, []float64{0.1875, -0.1875}, true},
+		{"equal", []float64{1000, 1000}, []float64{0.5, 0.5}, []float64{1, -1}, []float64{0.5, -0.5}, true},
+		{"signed zeros", []float64{0, negZ}, []float64{0.5, 0.5}, []float64{2, 2}, []float64{0, 0}, true},
+		{"one dominates", []float64{-1000, 0}, []float64{0, 1}, []float64{1, 1}, []float64{0, 0}, true},
+		{"NaN", []float64{nan, 1}, []float64{nan, nan}, []float64{1, 1}, []float64{nan, nan}, true},
+		{"1, 2, 3", []float64{1, 2, 3},
+			[]float64{0.09003057317038046, 0.24472847105479767, 0.6652409557748219},
+			[]float64{0, 0, 1},
+			[]float64{-0.059892024544818935, -0.16280340198980445, 0.22269542653462335}, false},
+		{"±1e30", []float64{bigPos, 0, -bigPos}, []float64{1, 0, 0}, []float64{1, 2, 3}, []float64{0, 0, 0}, false},
+	}
+	check1 := func(name string, cols int, x, wantY, dy, wantDx []float64) {
+		y := make([]float32, len(x))
+		ActivationForward(Softmax, cols, to32(x), y)
+		check(t, "softmax "+name, x, y, wantY, func(want float64) float64 { return 4 * u * math.Abs(want) })
+		dx := make([]float32, len(x))
+		ActivationBackward(Softmax, cols, to32(x), to32(wantY), to32(dy), dx)
+		for i := range dx {
+			row := dy[i/cols*cols : i/cols*cols+cols]
+			tol := 8*u*math.Abs(wantDx[i]) + 4*u*slices.MaxFunc(row, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
+			checkOne(t, "softmax gradient "+name, x[i], dx[i], wantDx[i], math.Abs(tol), false)
+		}
+	}
+	// Row by row, then the two-wide rows together: each row is its own
+	// distribution.
+	var x, y, dy, dx []float64
+	for _, tc := range cases {
+		check1(tc.name, len(tc.x), tc.x, tc.y, tc.dy, tc.dx)
+		if tc.sameInRow {
+			x, y, dy, dx = append(x, tc.x...), append(y, tc.y...), append(dy, tc.dy...), append(dx, tc.dx...)
+		}
+	}
+	check1("rows together", 2, x, y, dy, dx)
+}
+
+// ActivationForward and Backward run ReLU on MaskPositive, which has an
+// AVX-512 path: bit for bit what the op's Do computes, over enough values
+// for the vector code.
+func TestReLUKernelMatchesOp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const rows, cols = 7, 13
 	x := make([]float32, rows*cols)
@@ -17,16 +152,14 @@ func TestKernelsMatchOps(t *testing.T) {
 		dy[i] = rng.Float32()*2 - 1
 	}
 	x[0], x[1], x[2] = 0, float32(math.Copysign(0, -1)), float32(math.NaN())
-	for act := Linear; act <= Softmax; act++ {
-		want, got := make([]float32, len(x)), make([]float32, len(x))
-		activate(act, cols, x, want)
-		ActivationForward(act, cols, x, got)
-		sameBits(t, act.String(), got, want)
-		wantDx, gotDx := make([]float32, len(x)), make([]float32, len(x))
-		activateGrad(act, cols, x, want, dy, wantDx)
-		ActivationBackward(act, cols, x, got, dy, gotDx)
-		sameBits(t, act.String()+" gradient", gotDx, wantDx)
-	}
+	want, got := make([]float32, len(x)), make([]float32, len(x))
+	activate(ReLU, cols, x, want)
+	ActivationForward(ReLU, cols, x, got)
+	sameBits(t, "relu", got, want)
+	wantDx, gotDx := make([]float32, len(x)), make([]float32, len(x))
+	activateGrad(ReLU, cols, x, want, dy, wantDx)
+	ActivationBackward(ReLU, cols, x, got, dy, gotDx)
+	sameBits(t, "relu gradient", gotDx, wantDx)
 }
 
 func sameBits(t *testing.T, what string, got, want []float32) {
@@ -35,6 +168,44 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(math.IsNaN(float64(got[i])) && math.IsNaN(float64(want[i]))) {
 			t.Fatalf("%s: value %d is %v, the op computes %v", what, i, got[i], want[i])
 		}
+	}
+}
+
+func to32(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// check compares each got with its want within tol(want); a zero want
+// must come with its sign.
+func check(t *testing.T, what string, x []float64, got []float32, want []float64, tol func(float64) float64) {
+	t.Helper()
+	for i := range got {
+		checkOne(t, what, x[i], got[i], want[i], tol(want[i]), true)
+	}
+}
+
+func checkOne(t *testing.T, what string, x float64, got32 float32, want, tol float64, signedZero bool) {
+	t.Helper()
+	got := float64(got32)
+	switch {
+	case math.IsNaN(want) || math.IsNaN(got):
+		if math.IsNaN(want) != math.IsNaN(got) {
+			t.Errorf("%s(%v) = %v, want %v", what, x, got, want)
+		}
+	case tol == 0 || want == 0 && signedZero:
+		if math.Float32bits(got32) != math.Float32bits(float32(want)) {
+			t.Errorf("%s(%v) = %v (bits %#x), want exactly %v (bits %#x)", what, x, got, math.Float32bits(got32), want, math.Float32bits(float32(want)))
+		}
+	case math.IsInf(want, 0):
+		if got != want {
+			t.Errorf("%s(%v) = %v, want %v", what, x, got, want)
+		}
+	case !(math.Abs(got-want) <= tol):
+		t.Errorf("%s(%v) = %v, want %v within %.3g", what, x, got, want, tol)
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/device/cpu"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -48,7 +48,7 @@ func newFlagship(seed uint64) *nn.Sequential {
 // printMath says, on the CPU, what computes the matrix products.
 func printMath(w io.Writer, spec device.Spec) {
 	if spec.Kind == device.CPU {
-		fmt.Fprintln(w, "BLAS:", cpu.Kernels())
+		fmt.Fprintln(w, "BLAS:", blas.Default())
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/device/cpu"
+	_ "github.com/gokeras/gokeras/device/cpu" // registers /CPU:0
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
@@ -58,9 +58,4 @@ func ExampleTrainer() {
 	}
 	fmt.Printf("loss %v, w %.4g\n", lossValue, w.Value().Data())
 	// Output: loss 2.5, w [0.7 1]
-}
-
-// Programs print how the CPU multiplies matrices when they start.
-func ExampleKernels() {
-	fmt.Println("BLAS:", cpu.Kernels())
 }

@@ -1,17 +1,17 @@
-package gemm_test
+package avx512_test
 
 import (
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/gemm"
+	"github.com/gokeras/gokeras/internal/avx512"
 )
 
 // The forward product with weights that are not in any cache, as in a
 // training step, where each weight matrix is touched once per pass.
 func BenchmarkColdForward(bm *testing.B) {
-	ws := gemm.NewWorkspace(0)
+	ws := avx512.NewWorkspace(0)
 	const m, n, k = 32, 3000, 3072
 	a := make([]float32, m*k)
 	var bs [4][]float32
@@ -35,7 +35,7 @@ func BenchmarkColdForward(bm *testing.B) {
 }
 
 func BenchmarkColdForward256(bm *testing.B) {
-	ws := gemm.NewWorkspace(0)
+	ws := avx512.NewWorkspace(0)
 	const m, n, k = 256, 3000, 3072
 	a := make([]float32, m*k)
 	var bs [2][]float32

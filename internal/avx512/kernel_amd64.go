@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package gemm
+package avx512
 
 import "golang.org/x/sys/cpu"
 

@@ -1,19 +1,19 @@
 //go:build !amd64 || purego
 
-package gemm
+package avx512
 
 // No kernels for this architecture (or the purego tag asks for none):
 // Sgemm returns ErrUnsupported and callers use package blas.
 const haveKernels = false
 
 func panel8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, rows int, masks uint64, pf *float32, alpha, beta float32) {
-	panic("unreachable: gemm kernels called without Available")
+	panic("unreachable: AVX-512 kernels called without Available")
 }
 
 func dot12x32(n int, w *float32, ldw uintptr, bt *float32, tile *float32) {
-	panic("unreachable: gemm kernels called without Available")
+	panic("unreachable: AVX-512 kernels called without Available")
 }
 
 func maskPositive(x, v, out *float32, n int) {
-	panic("unreachable: gemm kernels called without Available")
+	panic("unreachable: AVX-512 kernels called without Available")
 }

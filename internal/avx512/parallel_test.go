@@ -1,4 +1,4 @@
-package gemm
+package avx512
 
 import (
 	"sync"

@@ -1,0 +1,147 @@
+package blas
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/gokeras/gokeras/internal/avx512"
+)
+
+// KernelsAvailable reports whether this CPU runs gokeras' AVX-512 kernels
+// (amd64 with AVX-512F, in a build without the purego tag).
+func KernelsAvailable() bool { return avx512.Available() }
+
+// Multiplier is how gokeras multiplies matrices: the AVX-512 kernels for
+// the float32 products they compute, when they are on, and a Library for
+// the rest (products of two transposed operands, float64) and for
+// everything when they are off. A Multiplier is safe for concurrent use.
+type Multiplier struct {
+	lib     *Library
+	kernels bool
+	off     string // on a CPU with the kernels, the setting that turned them off
+
+	// kernelSgemm is (*avx512.Workspace).Sgemm; tests substitute
+	// stand-ins to check the fallback on CPUs without AVX-512.
+	kernelSgemm func(ws *avx512.Workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
+
+	mu   sync.Mutex
+	free []*avx512.Workspace // kernel workspaces not in use, one per concurrent product at most
+}
+
+// defaultMultiplier is Choose's result, computed on first use.
+var defaultMultiplier = sync.OnceValue(Choose)
+
+// Default returns the Multiplier Choose picks, chosen once per process:
+// every matrix product of gokeras goes through it, the ops' and those of
+// the CPU machines of package device alike.
+func Default() *Multiplier { return defaultMultiplier() }
+
+// Choose picks how to multiply, fastest first:
+//
+//  1. the AVX-512 kernels, where the CPU has AVX-512F and GOKERAS_BLAS is
+//     unset or "auto";
+//  2. for the products the kernels do not compute, or all of them without
+//     the kernels, the BLAS library Load finds: the one GOKERAS_BLAS names,
+//     else OpenBLAS, MKL or BLIS if installed, else gonum's pure-Go BLAS.
+//
+// GOKERAS_BLAS=native turns the kernels off and uses the native library
+// Load finds; GOKERAS_BLAS=go turns them off and uses gonum; a path or
+// library name turns them off and uses that library. GOKERAS_CPU_KERNELS=
+// blas, the older switch, turns the kernels off as "native" does.
+func Choose() *Multiplier {
+	s := readSetting(os.Getenv)
+	m := NewMultiplier(load(s), s.kernels)
+	if !s.kernels {
+		m.off = s.origin
+	}
+	return m
+}
+
+// NewMultiplier returns a Multiplier that computes with lib (PureGo when
+// lib is nil), after the AVX-512 kernels when kernels is true and the CPU
+// has them.
+func NewMultiplier(lib *Library, kernels bool) *Multiplier {
+	if lib == nil {
+		lib = PureGo()
+	}
+	return &Multiplier{lib: lib, kernels: kernels && KernelsAvailable(), kernelSgemm: (*avx512.Workspace).Sgemm}
+}
+
+// Kernels reports whether the AVX-512 kernels compute m's float32 products.
+func (m *Multiplier) Kernels() bool { return m.kernels }
+
+// Library is the BLAS library that computes what the kernels do not, or
+// everything when they are off.
+func (m *Multiplier) Library() *Library { return m.lib }
+
+// String describes m in one line, for programs to print when they start,
+// e.g. "AVX-512 kernels (2 threads); other products: OpenBLAS 0.3.21
+// (libopenblas.so.0, Cooperlake, 2 threads)", or the Library's String
+// where the kernels are not used, followed on an AVX-512 CPU by what
+// turned them off.
+func (m *Multiplier) String() string {
+	if m.kernels {
+		other := m.lib.Name() // its install hint matters little next to the kernels
+		if m.lib.Native() {
+			other = m.lib.String()
+		}
+		return fmt.Sprintf("AVX-512 kernels (%d threads); other products: %s", runtime.GOMAXPROCS(0), other)
+	}
+	s := m.lib.String()
+	if KernelsAvailable() {
+		s += "; AVX-512 kernels off"
+		if m.off != "" && !strings.Contains(s, m.off) {
+			s += " (" + m.off + ")"
+		}
+	}
+	return s
+}
+
+// Sgemm computes c = alpha·op(a)·op(b) + beta·c for row-major float32
+// matrices, with the arguments and errors of Library.Sgemm.
+func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if err := avx512.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return fmt.Errorf("blas: sgemm: %w", err)
+	}
+	if m.kernels {
+		ws := m.workspace()
+		err := m.kernelSgemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		m.release(ws)
+		if !errors.Is(err, avx512.ErrUnsupported) {
+			return err
+		}
+	}
+	return m.lib.Sgemm(transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Dgemm is Sgemm for float64 matrices, which the Library computes.
+func (m *Multiplier) Dgemm(transA, transB bool, mm, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) error {
+	return m.lib.Dgemm(transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// workspace takes a kernel workspace for one product, sized for the
+// current GOMAXPROCS; release gives it back. Workspaces are kept, so that
+// products allocate nothing once each concurrent caller has one.
+func (m *Multiplier) workspace() *avx512.Workspace {
+	threads := runtime.GOMAXPROCS(0)
+	var ws *avx512.Workspace
+	m.mu.Lock()
+	if n := len(m.free); n > 0 {
+		ws, m.free = m.free[n-1], m.free[:n-1]
+	}
+	m.mu.Unlock()
+	if ws == nil || ws.Workers() != threads {
+		ws = avx512.NewWorkspace(threads)
+	}
+	return ws
+}
+
+func (m *Multiplier) release(ws *avx512.Workspace) {
+	m.mu.Lock()
+	m.free = append(m.free, ws)
+	m.mu.Unlock()
+}
