@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times the flagship training step in PyTorch and in gokeras, side by side.
+"""Times the CIFAR-10 MLP's training step in PyTorch and in gokeras, side by side.
 
 --optimizers sgd,momentum,adam times each optimizer (momentum: SGD with
 momentum 0.9; Keras' default learning rates).
@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEDIAN = re.compile(r"median (\d+\.\d+) ms/step")
-# Arithmetic of one step of the flagship per sample: two products for the
+# Arithmetic of one step of the MLP per sample: two products for the
 # first layer (its input needs no gradient), three for the others.
 FLOPS_PER_SAMPLE = 2 * (2 * 3072 * 3000 + 3 * 3000 * 1000 + 3 * 1000 * 10)
 EPOCH = 50000  # samples of a CIFAR-10 training epoch

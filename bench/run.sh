@@ -1,5 +1,5 @@
 #!/bin/sh
-# Compares one training step of the flagship model in PyTorch (Debian's
+# Compares one training step of the CIFAR-10 MLP in PyTorch (Debian's
 # python3-torch, on OpenBLAS) and in gokeras, on this machine.
 #
 #   bench/run.sh                 # batch sizes 32 and 256, 3 rounds

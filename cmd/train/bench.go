@@ -19,7 +19,7 @@ import (
 )
 
 // benchFlags are the flags of --benchmark, which times training steps of
-// the flagship model on generated data instead of training it.
+// the CIFAR-10 MLP on generated data instead of training it.
 type benchFlags struct {
 	on            bool
 	steps, warmup int
@@ -31,9 +31,9 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.warmup, "benchmark-warmup", 5, "steps --benchmark runs before timing")
 }
 
-// newFlagship makes the seeds' model, Flatten → Dense(3000, relu) →
+// newMLP makes the CIFAR-10 MLP, Flatten → Dense(3000, relu) →
 // Dense(1000, relu) → Dense(10, sigmoid), its weights drawn from seed.
-func newFlagship(seed uint64) *nn.Sequential {
+func newMLP(seed uint64) *nn.Sequential {
 	model := nn.NewSequential(
 		layers.Input(32, 32, 3),
 		layers.Flatten(),
@@ -66,11 +66,11 @@ func (s *stepTimer) OnTrainBatchEnd(int, nn.Logs) error {
 	return nil
 }
 
-// flagshipFLOPs is the arithmetic of one training step of the flagship model
+// mlpFLOPs is the arithmetic of one training step of the MLP
 // at a batch size: for each dense layer the forward product, the weight
 // gradient and, but for the first layer (whose input needs none), the
 // input gradient, 2·batch·in·out each.
-func flagshipFLOPs(batch int) float64 {
+func mlpFLOPs(batch int) float64 {
 	layer := func(in, out, products int) float64 {
 		return float64(products) * 2 * float64(batch) * float64(in) * float64(out)
 	}
@@ -91,11 +91,11 @@ func summarize(times []time.Duration, batch int) benchResult {
 	r := benchResult{median: at(0.5), p10: at(0.1), p90: at(0.9)}
 	sec := r.median.Seconds()
 	r.stepsPerSec = 1 / sec
-	r.gflops = flagshipFLOPs(batch) / sec / 1e9
+	r.gflops = mlpFLOPs(batch) / sec / 1e9
 	return r
 }
 
-// runBenchmark times --benchmark-steps training steps of the flagship model
+// runBenchmark times --benchmark-steps training steps of the MLP
 // at --batch-size on spec, after --benchmark-warmup steps, on generated
 // CIFAR-shaped data, and prints the median and what follows from it.
 func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.Optimizer, stdout io.Writer) error {
@@ -105,7 +105,7 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	}
 	total := b.steps + b.warmup
 	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
-	model := newFlagship(cfg.seed)
+	model := newMLP(cfg.seed)
 	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(spec.String())); err != nil {
 		return err
 	}

@@ -40,11 +40,11 @@ func TestBenchmarkArithmetic(t *testing.T) {
 	// Batch 1: layer 1 forward and weight gradient, 2·3072·3000 each;
 	// layers 2 and 3 also their input gradients.
 	want := 2*2*3072*3000.0 + 3*2*3000*1000.0 + 3*2*1000*10.0
-	if got := flagshipFLOPs(1); got != want {
-		t.Errorf("flagshipFLOPs(1) = %v, want %v", got, want)
+	if got := mlpFLOPs(1); got != want {
+		t.Errorf("mlpFLOPs(1) = %v, want %v", got, want)
 	}
-	if got := flagshipFLOPs(32); got != 32*want {
-		t.Errorf("flagshipFLOPs(32) = %v, want %v", got, 32*want)
+	if got := mlpFLOPs(32); got != 32*want {
+		t.Errorf("mlpFLOPs(32) = %v, want %v", got, 32*want)
 	}
 	var times []time.Duration
 	for i := 10; i >= 1; i-- { // 10 ms down to 1 ms

@@ -1,4 +1,4 @@
-// Command train trains the seeds' CIFAR-10 model, Flatten → Dense(3000,
+// Command train trains a Keras CIFAR-10 model, Flatten → Dense(3000,
 // relu) → Dense(1000, relu) → Dense(10, sigmoid) with SGD and categorical
 // cross-entropy, on the device asked for, printing Keras-format progress:
 //
@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "x_test: (%d, 32, 32, 3) uint8, y_test: (%d, 1) uint8\n", data.Test.Len(), data.Test.Len())
 	printMath(stdout, spec)
 
-	model := newFlagship(cfg.seed)
+	model := newMLP(cfg.seed)
 	if err := model.Summary(stdout); err != nil {
 		return err
 	}
@@ -264,8 +264,8 @@ func newOptimizer(cfg config) (optim.Optimizer, error) {
 	return opt, nil
 }
 
-// formatTime writes a duration the way IPython's %%timeit (the seeds'
-// notebook) does: "2min 26s" from a minute up, else three significant
+// formatTime writes a duration the way IPython's %%timeit (in the Keras
+// notebook this command mirrors) does: "2min 26s" from a minute up, else three significant
 // digits with a unit, "712 ms".
 func formatTime(d time.Duration) string {
 	s := d.Seconds()

@@ -1,5 +1,5 @@
-// Command cifar10_mlp is the seeds' Keras notebook ("CPU and GPU
-// Performance") written in Go with gokeras: it loads CIFAR-10, builds the
+// Command cifar10_mlp is a Keras notebook, "CPU and GPU Performance",
+// written in Go with gokeras: it loads CIFAR-10, builds the
 // Flatten → Dense(3000, relu) → Dense(1000, relu) → Dense(10, sigmoid)
 // model, compiles it with SGD and categorical cross-entropy, and trains it
 // for 10 epochs inside a device scope, timing the whole cell as the

@@ -1,9 +1,9 @@
-// Command matmul is the seeds' "CPU vs GPU" experiment: it times the
+// Command matmul is the classic "CPU vs GPU" matrix-product experiment: it times the
 // float32 matrix product C = A·B of square matrices of growing size on
 // every device this binary can use, prints a table and charts both curves.
 //
 //	go run ./examples/matmul                      # sizes 100 to 2000, quick
-//	go run ./examples/matmul -max 8000 -reps 5    # the seeds' full sweep
+//	go run ./examples/matmul -max 8000 -reps 5    # the full sweep, to n = 8000
 //	go run ./examples/matmul -png sweep.png
 //
 // Each product runs as a one-op graph (ops.Affine without bias) on a
@@ -12,7 +12,7 @@
 //
 //   - first call: making the machine and running the product once, which
 //     pays for the set-up (on a GPU: the context, the library handles, the
-//     kernels) — the "initial GPU delay" the seeds' chart shows;
+//     kernels) — the "initial GPU delay" such charts show;
 //   - steady: the median of the next -reps runs; on a GPU it includes
 //     moving A and B in and C out, since the graph's values live on the host;
 //   - transfers: the time device.Place takes to copy A and B to the device
@@ -74,7 +74,7 @@ func (r result) gflops() float64 {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matmul", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	maxN := fs.Int("max", 2000, "largest matrix size n (the seeds went to about 8000)")
+	maxN := fs.Int("max", 2000, "largest matrix size n (the full sweep goes to 8000)")
 	reps := fs.Int("reps", 3, "timed products per size after the first call; the table shows their median")
 	pngPath := fs.String("png", "matmul.png", "chart of time and GFLOP/s against n, one curve per device (empty: no chart)")
 	only := fs.String("device", "", `time only this device ("/CPU:0", "/GPU:0"); default: every device`)

@@ -1,5 +1,5 @@
-// Command placement walks the seeds' "GPU vs CPU tensor placement"
-// pipeline with gokeras, printing where each stage runs and what moving
+// Command placement walks a "GPU vs CPU tensor placement" pipeline,
+// as TensorFlow tutorials show it, with gokeras, printing where each stage runs and what moving
 // the data costs:
 //
 //  1. Data input: a 1000 × 10 dataset is made on the CPU.
