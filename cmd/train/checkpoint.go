@@ -8,10 +8,13 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gokeras/gokeras/internal/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 )
 
@@ -27,7 +30,7 @@ type uxFlags struct {
 
 func (u *uxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.save, "save", "", "write the trained weights to this safetensors file at the end (names <layer>/kernel, <layer>/bias)")
-	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C; resume it with --resume")
+	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
 	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed comes from the file)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
@@ -40,15 +43,48 @@ const (
 	metaHistory = "train.history"
 )
 
+// Metadata keys of the settings that fix the batches.
+const (
+	metaSynthetic        = "train.synthetic"
+	metaSyntheticSamples = "train.synthetic-samples"
+)
+
 // settings are the flags that fix the batches: a resumed run must use the
 // values the checkpoint was written with to match an uninterrupted run.
+// --synthetic-samples counts only with --synthetic.
 func settings(cfg config) map[string]string {
-	return map[string]string{
-		"train.batch-size":        strconv.Itoa(cfg.batchSize),
-		"train.steps-per-epoch":   strconv.Itoa(cfg.stepsPerEpoch),
-		"train.synthetic":         strconv.FormatBool(cfg.synthetic),
-		"train.synthetic-samples": strconv.Itoa(cfg.syntheticTrain),
+	s := map[string]string{
+		"train.batch-size":      strconv.Itoa(cfg.batchSize),
+		"train.steps-per-epoch": strconv.Itoa(cfg.stepsPerEpoch),
+		metaSynthetic:           strconv.FormatBool(cfg.synthetic),
 	}
+	if cfg.synthetic {
+		s[metaSyntheticSamples] = strconv.Itoa(cfg.syntheticTrain)
+	}
+	return s
+}
+
+// settingsWarnings are the warnings for the settings of a resumed run that
+// differ from those its checkpoint was written with.
+func settingsWarnings(checkpoint string, was, now map[string]string) []string {
+	var warnings []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		w, ok := was[k]
+		switch {
+		case !ok || w == now[k]:
+		case k == metaSynthetic:
+			data := map[string]string{"true": "--synthetic data", "false": "CIFAR-10"}
+			warnings = append(warnings, fmt.Sprintf("%s was trained on %s, this run on %s: the batches differ from the original run's",
+				checkpoint, data[w], data[now[k]]))
+		case k == metaSyntheticSamples && was[metaSynthetic] != "true":
+			// The checkpoint's run was on CIFAR-10: its --synthetic-samples
+			// was unused (the dataset warning says what differs).
+		default:
+			warnings = append(warnings, fmt.Sprintf("%s was written with --%s %s, this run has %s: the batches differ from the original run's",
+				checkpoint, strings.TrimPrefix(k, "train."), w, now[k]))
+		}
+	}
+	return warnings
 }
 
 // prepare reads the --resume checkpoint's position and seed before the
@@ -57,6 +93,14 @@ func settings(cfg config) map[string]string {
 func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
 	if u.resume == "" {
 		return nil
+	}
+	// Say what the path is before the loader reads it and guesses.
+	if info, err := os.Stat(u.resume); err == nil && !info.Mode().IsRegular() {
+		what := "a directory"
+		if !info.IsDir() {
+			what = "a device, pipe or socket"
+		}
+		return fmt.Errorf("--resume %s: is %s, not a checkpoint: name the file that --checkpoint wrote", u.resume, what)
 	}
 	ck, err := nn.ReadCheckpoint(u.resume)
 	if err != nil {
@@ -77,12 +121,8 @@ func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "train: warning: %s was trained with --seed %d; resuming with --seed %d shuffles differently from the original run\n", u.resume, seed, cfg.seed)
 		}
 	}
-	now := settings(*cfg)
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		if was, ok := ck.Metadata[k]; ok && was != now[k] {
-			fmt.Fprintf(stderr, "train: warning: %s was written with --%s %s, this run has %s: the batches differ from the original run's\n",
-				u.resume, strings.TrimPrefix(k, "train."), was, now[k])
-		}
+	for _, w := range settingsWarnings(u.resume, ck.Metadata, settings(*cfg)) {
+		fmt.Fprintln(stderr, "train: warning:", w)
 	}
 	u.from = ck
 	u.history = &runHistory{}
@@ -92,6 +132,59 @@ func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// checkOutputs checks, before any work, that train can write every file
+// the flags name, and that no two of them name the same file: a bad path
+// found only after training would lose the work.
+func (u *uxFlags) checkOutputs() error {
+	outputs := []struct{ flag, path string }{{"save", u.save}, {"checkpoint", u.checkpoint}, {"plot", u.plot}}
+	for i, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		if err := atomicfile.Check(o.path); err != nil {
+			return fmt.Errorf("--%s %w", o.flag, err)
+		}
+		for _, p := range outputs[:i] {
+			if p.path == "" || !sameFile(p.path, o.path) {
+				continue
+			}
+			if p.path == o.path {
+				return fmt.Errorf("--%s and --%s both name %s: one would overwrite the other; give each its own file", p.flag, o.flag, o.path)
+			}
+			return fmt.Errorf("--%s %s and --%s %s are the same file: one would overwrite the other; give each its own file", p.flag, p.path, o.flag, o.path)
+		}
+		if o.flag != "checkpoint" && u.resume != "" && sameFile(o.path, u.resume) {
+			return fmt.Errorf("--%s %s is the --resume checkpoint: writing it would replace the checkpoint; give --%s another file", o.flag, o.path, o.flag)
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name the same file: the same
+// path, or, through links, the same existing file or the same name in the
+// same directory.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	if absA, err := filepath.Abs(a); err == nil {
+		if absB, err := filepath.Abs(b); err == nil && absA == absB {
+			return true
+		}
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(ia, ib)
+	}
+	if filepath.Base(a) != filepath.Base(b) {
+		return false
+	}
+	da, errA := os.Stat(filepath.Dir(a))
+	db, errB := os.Stat(filepath.Dir(b))
+	return errA == nil && errB == nil && os.SameFile(da, db)
 }
 
 // restore loads the --resume checkpoint into the compiled model and returns
@@ -209,9 +302,10 @@ func (u *uxFlags) fitOptions(cfg config) (*checkpointer, []nn.Option) {
 	return cp, opts
 }
 
-// interruptedError is what train returns on Ctrl-C: what happened, where
-// the checkpoint is and how to resume. It wraps Fit's error, so
-// errors.Is(err, context.Canceled) holds and train exits with status 130.
+// interruptedError is what train returns on Ctrl-C, SIGTERM or SIGHUP:
+// what happened, where the checkpoint is and how to resume. It wraps Fit's
+// error, so errors.Is(err, context.Canceled) holds and train exits with
+// status 128 plus the signal's number.
 type interruptedError struct {
 	msg string
 	err error
@@ -220,16 +314,29 @@ type interruptedError struct {
 func (e *interruptedError) Error() string { return e.msg }
 func (e *interruptedError) Unwrap() error { return e.err }
 
+// testHookInterruptSave, when set, runs before the checkpoint of an
+// interrupted run is saved: the tests slow that save down to send a second
+// signal during it.
+var testHookInterruptSave func()
+
 // onFitError saves a checkpoint when Fit was interrupted and --checkpoint
-// was given, and explains how to resume. Other errors pass through.
-func (u *uxFlags) onFitError(err error, cp *checkpointer, cfg config, args []string) error {
+// was given, and explains how to resume. sig is the signal that stopped
+// Fit, nil when it was cancelled otherwise. Other errors pass through.
+func (u *uxFlags) onFitError(err error, sig os.Signal, cp *checkpointer, cfg config, args []string) error {
 	var ie *nn.InterruptedError
 	if !errors.As(err, &ie) {
 		return err
 	}
-	where := fmt.Sprintf("interrupted in epoch %d/%d after step %d/%d", ie.Epoch+1, ie.Epochs, ie.Step, ie.Steps)
+	by := ""
+	if sig != nil && sig != os.Interrupt { // Ctrl-C needs no saying
+		by = " by " + signalName(sig)
+	}
+	where := fmt.Sprintf("interrupted%s in epoch %d/%d after step %d/%d", by, ie.Epoch+1, ie.Epochs, ie.Step, ie.Steps)
 	if u.checkpoint == "" {
 		return &interruptedError{msg: where + "; nothing was saved (run with --checkpoint FILE to be able to resume)", err: err}
+	}
+	if testHookInterruptSave != nil {
+		testHookInterruptSave()
 	}
 	if serr := cp.save(nn.Checkpoint{Epoch: ie.Epoch, Step: ie.Step}); serr != nil {
 		msg := where + "; saving the checkpoint failed: " + serr.Error()

@@ -151,6 +151,7 @@ func TestTrainResumeErrors(t *testing.T) {
 		{append(quick, "--resume", ck), "saved after epoch 2, and --epochs is 2: nothing is left to train"},
 		{append(quick, "--resume", weights), "holds weights only"},
 		{append(quick, "--resume", filepath.Join(dir, "missing")), "no such file"},
+		{append(quick, "--resume", dir), "--resume " + dir + ": is a directory, not a checkpoint: name the file that --checkpoint wrote"},
 		{append(quick, "--resume", ck, "--epochs", "3", "--optimizer", "adam"), "SGD optimizer but model"},
 	}
 	for _, tc := range tests {

@@ -7,8 +7,13 @@
 //	train --epochs 10 --checkpoint ckpt.safetensors --plot history.png --trace
 //	train --epochs 10 --checkpoint ckpt.safetensors --resume ckpt.safetensors
 //
-// Ctrl-C stops at the next step, saves the --checkpoint and prints the
-// command that resumes the run; train then exits with status 130.
+// Every file train writes (--save, --checkpoint, --plot) is checked before
+// training starts, so a bad path fails at once, not after the work.
+//
+// Ctrl-C, SIGTERM and SIGHUP stop training at the next step, save the
+// --checkpoint and print the command that resumes the run; train then
+// exits with status 128 plus the signal's number (130, 143, 129). A second
+// signal ends train at once; the previous checkpoint is kept intact.
 //
 // Run train -h for the flags.
 package main
@@ -21,7 +26,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -35,22 +39,16 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C ends the program at once
-	}()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := cancelOnSignal(context.Background())
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
 		fmt.Fprintln(os.Stderr, "train:", err)
-		if errors.Is(err, context.Canceled) {
-			os.Exit(130)
-		}
-		os.Exit(1)
 	}
+	os.Exit(exitStatus(ctx, err))
 }
 
 // config is what the flags ask for.
@@ -149,6 +147,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.ux.checkOutputs(); err != nil {
+		return err
+	}
 	if err := cfg.ux.prepare(&cfg, stderr); err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cp, uxOpts := cfg.ux.fitOptions(cfg)
 	fitOpts = append(append(fitOpts, resumeOpts...), uxOpts...)
 	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
-		return cfg.ux.onFitError(err, cp, cfg, args)
+		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args)
 	}
 	if err := cfg.ux.afterFit(model, cp, stdout); err != nil {
 		return err

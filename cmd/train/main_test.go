@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,6 +40,32 @@ var (
 	testLine   = regexp.MustCompile(`^Test loss: \d+\.\d{4} - test accuracy: \d\.\d{4}$`)
 	timeLine   = regexp.MustCompile(`^Total time: (\d+(\.\d+)? (s|ms|us|ns)|\d+min( \d+s)?)$`)
 )
+
+// asTrainEnv, set to 1, makes the test binary run train's main with its
+// arguments instead of the tests: the signal tests run train as a process
+// of its own this way. slowSaveEnv, set to 1 as well, makes an interrupted
+// run wait a minute before it saves its checkpoint.
+const (
+	asTrainEnv  = "GOKERAS_TEST_RUN_TRAIN"
+	slowSaveEnv = "GOKERAS_TEST_SLOW_SAVE"
+)
+
+// slowSaveLine is what an interrupted run prints when slowSaveEnv holds it.
+const slowSaveLine = "test: waiting before saving the checkpoint"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asTrainEnv) == "1" {
+		if os.Getenv(slowSaveEnv) == "1" {
+			testHookInterruptSave = func() {
+				fmt.Fprintln(os.Stderr, slowSaveLine)
+				time.Sleep(time.Minute)
+			}
+		}
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // trainRun is what one call of run left behind.
 type trainRun struct {
