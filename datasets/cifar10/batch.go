@@ -16,9 +16,15 @@ const (
 	testFileName   = "test_batch.bin"
 	readmeFileName = "readme.html"
 
-	// maxMetaSize bounds how much of batches.meta.txt is read; the real one
-	// is 61 bytes.
+	// maxMetaSize bounds batches.meta.txt (the real one is 61 bytes) and
+	// readme.html (88 bytes): larger ones are refused before they are read or
+	// extracted.
 	maxMetaSize = 64 << 10
+
+	// BatchRecords is the number of records in each batch file of the
+	// official archive. No batch file may hold more; smaller copies (made
+	// for tests) hold fewer, the same number in every file.
+	BatchRecords = 10000
 )
 
 // trainFileNames returns the training batch files in the order their records
@@ -46,11 +52,18 @@ func isDatasetFileName(name string) bool {
 }
 
 // recordCount returns how many records a batch file of size bytes holds, or
-// an ErrCorrupt error when size is not a positive multiple of RecordSize.
+// an ErrCorrupt error when size is not a positive multiple of RecordSize or
+// is larger than BatchRecords records. It is checked before anything is
+// allocated or written for the file, so a size declared by a crafted archive
+// can cost no more memory or disk than the official file does.
 func recordCount(name string, size int64) (int, error) {
 	if size <= 0 || size%RecordSize != 0 {
 		return 0, fmt.Errorf("%w: %s is %d bytes, not a positive multiple of the %d-byte record: "+
 			"the file is truncated or is not a CIFAR-10 binary batch", ErrCorrupt, name, size, RecordSize)
+	}
+	if size > BatchRecords*RecordSize {
+		return 0, fmt.Errorf("%w: %s declares %d bytes (%d records); a CIFAR-10 batch file holds at most %d records "+
+			"(%d bytes in the official archive)", ErrCorrupt, name, size, size/RecordSize, BatchRecords, BatchRecords*RecordSize)
 	}
 	return int(size / RecordSize), nil
 }

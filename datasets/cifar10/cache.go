@@ -2,18 +2,25 @@ package cifar10
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 )
 
-// extractArchive unpacks the CIFAR-10 files of archivePath into
-// <cacheDir>/cifar-10-batches-bin. It writes into a temporary directory
-// inside cacheDir, checks the copy is complete, and only then renames it into
-// place, so an interrupted extraction never leaves a directory that a later
-// Load would take for a valid cache.
-func extractArchive(ctx context.Context, archivePath, cacheDir string) error {
+// extractArchive unpacks the CIFAR-10 files of the archive that walk
+// streams (where names it in errors) into <cacheDir>/cifar-10-batches-bin.
+// It writes into a temporary directory inside cacheDir, checks the copy is
+// complete, and only then renames it into place, so an interrupted
+// extraction never leaves a directory that a later Load would take for a
+// valid cache.
+//
+// Only the CIFAR-10 files are written, each under its base name, after
+// walkTar has checked its header: an archive with links, devices, sparse
+// files, absolute or ".." names, or a file larger than its official size is
+// refused before anything of that entry is written.
+func extractArchive(ctx context.Context, where string, walk walkFunc, cacheDir string) error {
 	final := filepath.Join(cacheDir, batchesDirName)
 	tmp, err := os.MkdirTemp(cacheDir, ".cifar-10-extract-")
 	if err != nil {
@@ -24,7 +31,7 @@ func extractArchive(ctx context.Context, archivePath, cacheDir string) error {
 	if err := os.Mkdir(staged, 0o755); err != nil {
 		return err
 	}
-	err = walkArchive(ctx, archivePath, func(name string, size int64, r io.Reader) error {
+	err = walk(ctx, func(name string, size int64, r io.Reader) error {
 		return writeExtracted(filepath.Join(staged, name), size, r)
 	})
 	if err != nil {
@@ -34,7 +41,7 @@ func extractArchive(ctx context.Context, archivePath, cacheDir string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := planDataset(sizes, archivePath); err != nil {
+	if _, _, err := planDataset(sizes, where); err != nil {
 		return err
 	}
 	if err := os.Rename(staged, final); err != nil {
@@ -53,7 +60,10 @@ func writeExtracted(p string, size int64, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, r)
+	n, err := io.CopyN(f, r, size)
+	if errors.Is(err, io.EOF) {
+		err = nil // n < size: reported below
+	}
 	if err == nil && n != size {
 		err = fmt.Errorf("%w: %s: got %d bytes from the archive, want %d", ErrCorrupt, filepath.Base(p), n, size)
 	}

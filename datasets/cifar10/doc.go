@@ -24,7 +24,8 @@
 // On a machine without network, either copy cifar-10-binary.tar.gz into the
 // cache directory (Load checks and unpacks it), or set Options.Path (the
 // --data flag of the gokeras tools) to the archive, to the extracted
-// cifar-10-batches-bin directory, or to the directory that contains it.
+// cifar-10-batches-bin directory, or to the directory that contains it. To
+// try things out without the data at all, use Synthetic (train --synthetic).
 //
 // Downloads resume: an interrupted transfer leaves
 // <cache>/cifar-10-binary.tar.gz.part behind, and the next Load continues it
@@ -32,6 +33,26 @@
 // does not). Nothing under the final names is written until it is complete
 // and checked, so a cut download or extraction never passes for a cache.
 // Two processes must not download into the same cache at the same time.
+//
+// Downloads never hang: a server that does not answer a request within
+// Options.ConnectTimeout (default 30 s), or that sends nothing for
+// Options.StallTimeout (default 60 s) in the middle of the archive, makes
+// Load drop the connection. A download that had made progress then resumes
+// from its .part file with a new request, up to three attempts in one Load;
+// the error after the last one says where the partial file is kept.
+//
+// # Archives from elsewhere
+//
+// An archive read in place (Options.Path) or extracted into the cache is
+// checked entry by entry, on each header, before anything is allocated or
+// written for that entry. Load refuses, naming the entry, the cause and the
+// fix: sparse files (whose declared size costs nothing to fake), links,
+// devices and other special files, absolute names and names with a ".."
+// element, batch files declaring more than BatchRecords records, and
+// batches.meta.txt or readme.html above 64 KiB. Only the eight CIFAR-10
+// files are extracted, each under its own name inside the cache. Memory and
+// disk use are therefore never larger than the real dataset's, whatever
+// the archive declares.
 //
 // # Layout in memory
 //
@@ -54,15 +75,18 @@
 //
 // Each .bin batch is a run of 3,073-byte records: a label byte, then the
 // 1,024 red, 1,024 green and 1,024 blue bytes of the image, each plane in
-// row-major order. The loader turns the planes into the interleaved HWC
-// layout above and rejects files whose size is not a whole number of
-// records or whose labels exceed 9.
+// row-major order. The official files hold BatchRecords (10,000) records
+// each. The loader turns the planes into the interleaved HWC layout above
+// and rejects files whose size is not a whole number of records, files of
+// more than 10,000 records, batch files that hold different numbers of
+// records (small copies made for tests hold fewer, the same in every file),
+// and labels above 9.
 //
 // # Errors
 //
 // Errors name the file or URL at fault and say how to fix it. Callers can
-// tell the kinds apart with errors.Is: ErrDownload (no network, a cut
-// connection, an HTTP error; see also StatusError), ErrChecksum, ErrNotCIFAR10,
+// tell the kinds apart with errors.Is: ErrDownload (no network, a cut or
+// stalled connection, an HTTP error; see also StatusError), ErrChecksum, ErrNotCIFAR10,
 // ErrMissingFile and ErrCorrupt. A cancelled context shows up as
 // context.Canceled or context.DeadlineExceeded.
 //

@@ -31,6 +31,25 @@ type downloader struct {
 	size     int64 // expected archive size, 0 when unknown
 	cacheDir string
 	progress io.Writer
+
+	connectTimeout time.Duration // until the response headers arrive
+	stallTimeout   time.Duration // longest wait for the next byte of the body
+}
+
+// Causes with which an attempt's context is cancelled when a timeout fires.
+var (
+	errNoAnswer = errors.New("no answer")
+	errStalled  = errors.New("download stalled")
+)
+
+// offlineAdvice is what a download error suggests when the server cannot
+// be reached: the ways to get the data without it, and to do without it.
+func offlineAdvice(cacheDir string) string {
+	return fmt.Sprintf("without network, put %s (md5 %s) into %s, "+
+		"or point Options.Path (--data) at an archive or extracted copy you already have, "+
+		"or set %s to a reachable mirror; to try everything without the data, "+
+		"use generated data instead (cifar10.Synthetic; train --synthetic)",
+		archiveName, OfficialMD5, cacheDir, URLEnv)
 }
 
 // retryableError marks a failed attempt that a fresh request can continue:
@@ -77,7 +96,12 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 	if d.size > 0 && offset > d.size {
 		offset = 0
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
+	// attemptCtx ends when ctx does, or with errNoAnswer or errStalled as
+	// its cause when a timeout fires; either way the transport then drops
+	// the connection and the request's pending read returns.
+	attemptCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(attemptCtx, http.MethodGet, d.url, nil)
 	if err != nil {
 		return false, fmt.Errorf("cifar10: %w: bad URL %q: %w; set Options.URL or %s to the archive's http(s) address",
 			ErrDownload, d.url, err, URLEnv)
@@ -85,15 +109,22 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 	if offset > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
 	}
+	answer := time.AfterFunc(d.connectTimeout, func() { cancel(errNoAnswer) })
 	resp, err := d.client.Do(req)
+	if !answer.Stop() && err == nil {
+		resp.Body.Close() // the answer came just as the timeout fired
+		err = context.Cause(attemptCtx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		if errors.Is(context.Cause(attemptCtx), errNoAnswer) {
+			return false, fmt.Errorf("cifar10: %w: GET %s: no answer within %v (Options.ConnectTimeout); %s",
+				ErrDownload, d.url, d.connectTimeout, offlineAdvice(d.cacheDir))
+		}
 		// err (a *url.Error) names the method and URL itself.
-		return false, fmt.Errorf("cifar10: %w: %w; without network, put %s (md5 %s) into %s, "+
-			"or point Options.Path (--data) at an archive or extracted copy you already have, or set %s to a reachable mirror",
-			ErrDownload, err, archiveName, OfficialMD5, d.cacheDir, URLEnv)
+		return false, fmt.Errorf("cifar10: %w: %w; %s", ErrDownload, err, offlineAdvice(d.cacheDir))
 	}
 	defer resp.Body.Close()
 
@@ -159,7 +190,10 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 		remaining = total - offset
 	}
 	meter := newDownloadMeter(d.progress, remaining, offset > 0)
-	n, copyErr := io.Copy(io.MultiWriter(f, meter), resp.Body)
+	body := &stallReader{r: resp.Body, timeout: d.stallTimeout}
+	body.timer = time.AfterFunc(d.stallTimeout, func() { cancel(errStalled) })
+	n, copyErr := io.Copy(io.MultiWriter(f, meter), body)
+	body.timer.Stop()
 	closeErr := f.Close()
 	progressed = n > 0
 	if copyErr == nil && total > 0 && offset+n < total {
@@ -175,6 +209,10 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 			return false, fmt.Errorf("cifar10: writing %s: %w", part, copyErr)
 		}
 		reason := fmt.Sprintf("connection lost after %s (%v)", describeBytes(offset+n, total), copyErr)
+		if errors.Is(context.Cause(attemptCtx), errStalled) {
+			reason = fmt.Sprintf("no data for %v after %s (the server stalled; Options.StallTimeout)",
+				d.stallTimeout, describeBytes(offset+n, total))
+		}
 		return progressed, &retryableError{
 			msg: fmt.Sprintf("cifar10: %v: GET %s: %s; the partial file %s is kept and the next Load resumes it",
 				ErrDownload, d.url, reason, part),
@@ -187,6 +225,23 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 	}
 	meter.finish()
 	return progressed, nil
+}
+
+// stallReader reads the response body and re-arms timer, which gives up on
+// the connection, whenever bytes arrive: the download fails after timeout
+// without a byte, however long it takes in all.
+type stallReader struct {
+	r       io.Reader
+	timer   *time.Timer
+	timeout time.Duration
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.timer.Reset(s.timeout)
+	}
+	return n, err
 }
 
 func describeBytes(got, total int64) string {

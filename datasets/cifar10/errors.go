@@ -13,7 +13,9 @@ import (
 var (
 	// ErrNotCIFAR10 reports a path (directory or file) that does not hold the
 	// CIFAR-10 binary version at all: no batch files, not a gzip archive, a
-	// batches.meta.txt without ten class names.
+	// batches.meta.txt without ten class names, or an archive with an entry
+	// the official one never has (a sparse file, a link, a device, an
+	// absolute name or one with a ".." element).
 	ErrNotCIFAR10 = errors.New("not CIFAR-10 data")
 
 	// ErrMissingFile reports that a directory or archive looks like CIFAR-10
@@ -21,8 +23,9 @@ var (
 	ErrMissingFile = errors.New("missing file")
 
 	// ErrCorrupt reports a batch file whose size is not a whole number of
-	// records, a record whose label is not 0..9, or an archive that ends early
-	// or fails its gzip checksum.
+	// records or is more than BatchRecords records, batch files holding
+	// different numbers of records, a record whose label is not 0..9, or an
+	// archive that ends early or fails its gzip checksum.
 	ErrCorrupt = errors.New("corrupt data")
 
 	// ErrChecksum reports a downloaded or cached archive whose MD5 does not
@@ -30,8 +33,9 @@ var (
 	ErrChecksum = errors.New("checksum mismatch")
 
 	// ErrDownload reports that the archive could not be fetched: no network,
-	// connection refused, a cut connection, or an HTTP status other than
-	// 200/206 (see StatusError).
+	// connection refused, no answer within Options.ConnectTimeout, a
+	// connection cut or silent for Options.StallTimeout, or an HTTP status
+	// other than 200/206 (see StatusError).
 	ErrDownload = errors.New("download failed")
 )
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Where the official archive lives and what it must hash to.
@@ -65,6 +66,43 @@ type Options struct {
 
 	// HTTPClient makes the download requests. Nil means http.DefaultClient.
 	HTTPClient *http.Client
+
+	// ConnectTimeout bounds how long each download request waits for the
+	// server's answer: connecting, the TLS handshake and the response
+	// headers. Zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+
+	// StallTimeout is how long a download may receive nothing before Load
+	// drops the connection. The bytes received so far stay in the .part
+	// file: Load resumes from there with a new request (HTTP Range) up to
+	// three times while the server keeps sending something, and a later
+	// Load resumes it too. A slow download that keeps receiving bytes never
+	// times out. Zero means DefaultStallTimeout.
+	StallTimeout time.Duration
+}
+
+// Defaults of Options.ConnectTimeout and Options.StallTimeout.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultStallTimeout   = 60 * time.Second
+)
+
+// timeouts returns the download timeouts with their defaults filled in.
+func (o Options) timeouts() (connect, stall time.Duration, err error) {
+	connect, stall = o.ConnectTimeout, o.StallTimeout
+	if connect < 0 {
+		return 0, 0, fmt.Errorf("cifar10: Options.ConnectTimeout = %v, want > 0 (or 0 for the default %v)", connect, DefaultConnectTimeout)
+	}
+	if stall < 0 {
+		return 0, 0, fmt.Errorf("cifar10: Options.StallTimeout = %v, want > 0 (or 0 for the default %v)", stall, DefaultStallTimeout)
+	}
+	if connect == 0 {
+		connect = DefaultConnectTimeout
+	}
+	if stall == 0 {
+		stall = DefaultStallTimeout
+	}
+	return connect, stall, nil
 }
 
 func (o Options) url() string {
@@ -137,7 +175,12 @@ func (o Options) httpClient() *http.Client {
 // extracted; else the archive is downloaded (resuming a partial download
 // left by an earlier run when the server allows), checked against its MD5
 // and extracted. Downloads and extractions go to temporary names first, so
-// an interrupted Load never leaves a cache that looks complete.
+// an interrupted Load never leaves a cache that looks complete. A download
+// that gets no answer or stalls gives up after Options.ConnectTimeout or
+// Options.StallTimeout, resuming while it makes progress. An archive with
+// entries the official one never has (sparse files, links, devices, escaping
+// names, oversized files) is refused before anything is allocated or
+// written for them.
 //
 // Errors wrap ErrDownload, ErrChecksum, ErrNotCIFAR10, ErrMissingFile or
 // ErrCorrupt as fits, plus ctx's error when ctx ends first, and say how to
@@ -152,6 +195,9 @@ func Load(ctx context.Context, opts Options) (*Dataset, error) {
 	}
 	want, size, err := opts.expected()
 	if err != nil {
+		return nil, err
+	}
+	if _, _, err := opts.timeouts(); err != nil {
 		return nil, err
 	}
 	cacheDir, err := opts.cacheDir()
@@ -182,7 +228,7 @@ func Load(ctx context.Context, opts Options) (*Dataset, error) {
 		return nil, err
 	}
 	fmt.Fprintf(progress, "cifar10: extracting %s\n", archive)
-	if err := extractArchive(ctx, archive, cacheDir); err != nil {
+	if err := extractArchive(ctx, archive, archiveFile(archive), cacheDir); err != nil {
 		return nil, fmt.Errorf("cifar10: extracting %s: %w",
 			archive, withFix(err, fmt.Sprintf("delete %s and run again to download it afresh", archive)))
 	}
@@ -193,12 +239,18 @@ func Load(ctx context.Context, opts Options) (*Dataset, error) {
 // and renames it to archive.
 func downloadArchive(ctx context.Context, opts Options, archive, wantMD5 string, size int64, cacheDir string, progress io.Writer) error {
 	part := archive + ".part"
+	connect, stall, err := opts.timeouts()
+	if err != nil {
+		return err
+	}
 	d := &downloader{
-		client:   opts.httpClient(),
-		url:      opts.url(),
-		size:     size,
-		cacheDir: cacheDir,
-		progress: progress,
+		client:         opts.httpClient(),
+		url:            opts.url(),
+		size:           size,
+		cacheDir:       cacheDir,
+		progress:       progress,
+		connectTimeout: connect,
+		stallTimeout:   stall,
 	}
 	fmt.Fprintf(progress, "cifar10: downloading %s to %s\n", d.url, archive)
 	if err := d.fetch(ctx, part); err != nil {
@@ -229,8 +281,8 @@ func loadPath(ctx context.Context, p string, progress io.Writer) (*Dataset, erro
 	}
 	fmt.Fprintf(progress, "cifar10: reading CIFAR-10 from %s\n", p)
 	if !info.IsDir() {
-		return loadArchive(ctx, p, fmt.Sprintf("download %s again from %s, or point Options.Path (--data) at a complete copy",
-			archiveName, OfficialURL))
+		return loadArchive(ctx, p, fmt.Sprintf("download %s again from %s and point Options.Path (--data) at it, "+
+			"or at a complete extracted copy", archiveName, OfficialURL))
 	}
 	dir, err := findBatchesDir(p)
 	if err != nil {

@@ -351,6 +351,14 @@ func TestLoadBadData(t *testing.T) {
 			say:    []string{testFileName, "0 bytes"},
 		},
 		{
+			name: "batches of different sizes",
+			change: func(f map[string][]byte) {
+				f["data_batch_5.bin"] = f["data_batch_5.bin"][:(recordsPerFile-1)*RecordSize]
+			},
+			want: ErrCorrupt,
+			say:  []string{"different numbers of records", "data_batch_4.bin: 100, data_batch_5.bin: 99,"},
+		},
+		{
 			name:   "label above 9",
 			change: func(f map[string][]byte) { f["data_batch_2.bin"][7*RecordSize] = 10 },
 			want:   ErrCorrupt,
