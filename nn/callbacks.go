@@ -91,7 +91,11 @@ func Callbacks(cbs ...Callback) Option {
 // `model.stop_training = True`: that epoch still runs its validation and
 // its end hooks, then Fit returns the history without an error. Fit clears
 // the request when it starts.
-func (m *Sequential) StopTraining() { m.stopTraining = true }
+func (m *Sequential) StopTraining() {
+	if m != nil {
+		m.stopTraining.Store(true)
+	}
+}
 
 // callbackList runs hooks on every callback in order.
 type callbackList []Callback

@@ -85,6 +85,9 @@ func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics
 // device.NewContext), else /GPU:0 when a GPU is usable, else /CPU:0. A nil
 // ctx carries no scope.
 func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts ...CompileOption) error {
+	if m == nil {
+		return fmt.Errorf("compile: %w", ErrNilModel)
+	}
 	if opt == nil {
 		return errors.New("compile: no optimizer given: pass one, e.g. optim.Get(\"sgd\")")
 	}
@@ -93,6 +96,9 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	}
 	var cfg compileConfig
 	for _, o := range opts {
+		if o == nil {
+			continue
+		}
 		if err := o(&cfg); err != nil {
 			return fmt.Errorf("compile: %w", err)
 		}
@@ -130,6 +136,9 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 
 // Device is the device the model was compiled for.
 func (m *Sequential) Device() (device.Spec, error) {
+	if m == nil {
+		return device.Spec{}, ErrNilModel
+	}
 	if m.compiled == nil {
 		return device.Spec{}, m.notCompiled()
 	}
@@ -138,7 +147,7 @@ func (m *Sequential) Device() (device.Spec, error) {
 
 // Optimizer is the optimizer given to Compile, nil before.
 func (m *Sequential) Optimizer() optim.Optimizer {
-	if m.compiled == nil {
+	if m == nil || m.compiled == nil {
 		return nil
 	}
 	return m.compiled.optimizer
@@ -150,7 +159,12 @@ func (m *Sequential) notCompiled() error {
 
 // Close releases the machines the model holds on its device. The model
 // stays usable: later calls bind new ones.
-func (m *Sequential) Close() error { return m.closePrograms() }
+func (m *Sequential) Close() error {
+	if m == nil {
+		return fmt.Errorf("close: %w", ErrNilModel)
+	}
+	return m.closePrograms()
+}
 
 func (m *Sequential) closePrograms() error {
 	if m.compiled == nil {

@@ -59,5 +59,28 @@
 //
 // Mismatched shapes, labels that do not fit the loss, empty data, bad
 // options and a loss that becomes NaN or infinite are errors that name the
-// cause and the fix; nothing in this package panics on bad input.
+// cause and the fix. Nothing in this package panics on bad input; exactly:
+//
+//   - every method of a nil *Sequential returns ErrNilModel (or a zero
+//     value, for those without an error), and the zero Sequential is an
+//     empty model;
+//   - a nil context given to Fit, Evaluate or Predict is taken as
+//     context.Background() (CompileContext takes it as no device scope);
+//     Go's convention is still to pass a real one;
+//   - nil options, a nil writer for Output and a nil layer given to
+//     NewSequential are ignored; Summary(nil) and a nil optimizer, loss,
+//     metric, layer (Add) or callback are errors;
+//   - a batch size larger than the data is taken as the data's size, as in
+//     Keras, so no count a caller gives is allocated as such;
+//   - Fit, Evaluate and Predict on a model that is already running one of
+//     them return an error matching ErrBusy ("model is already fitting").
+//
+// Code the caller supplies — a Dataset's methods, a callback, a layer — is
+// called as is: if it panics, the panic goes through.
+//
+// Weights and checkpoints hold finite numbers only: LoadWeights,
+// LoadCheckpoint and SetWeights refuse a NaN or an infinity, naming the
+// tensor (or optimizer slot) and the index of the first; SaveWeights and
+// SaveCheckpoint refuse to write one (training diverged: lower the learning
+// rate). Files are checked before they are read: see package safetensors.
 package nn

@@ -11,8 +11,19 @@ import (
 
 // Evaluate computes the loss and metrics of the model on data, batch by
 // batch (BatchSize, default 32), like Keras' evaluate(return_dict=True).
-// With Verbose(1) it draws a progress bar.
+// With Verbose(1) it draws a progress bar. A nil ctx is taken as
+// context.Background().
 func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option) (map[string]float64, error) {
+	if m == nil {
+		return nil, fmt.Errorf("evaluate: %w", ErrNilModel)
+	}
+	if err := m.begin("evaluate", evaluating); err != nil {
+		return nil, err
+	}
+	defer m.end()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	cfg, err := buildRunConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: %w", err)
@@ -23,7 +34,7 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 	if err := m.checkData("evaluate", data); err != nil {
 		return nil, err
 	}
-	steps := (data.Len() + cfg.batchSize - 1) / cfg.batchSize
+	steps := stepsFor(data.Len(), min(cfg.batchSize, data.Len()))
 	bar := progbar.New(cfg.out, cfg.verbose, steps, cfg.now)
 	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar)
 	if err != nil {
@@ -40,6 +51,7 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 }
 
 // evaluate runs the evaluation loop; bar may be nil (validation inside Fit).
+// A batchSize larger than the data is taken as the data's size.
 func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, bar *progbar.Progbar) ([]logEntry, error) {
 	c := m.compiled
 	for _, mt := range c.metrics {
@@ -47,17 +59,15 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 	}
 	var lossMean metrics.Mean
 	n := data.Len()
+	batchSize = min(batchSize, n)
 	labelCols := labelColumns(data.LabelShape())
 	idx := make([]int, 0, batchSize)
 	logs := make([]logEntry, 1+len(c.metrics))
-	for lo, step := 0, 1; lo < n; lo, step = lo+batchSize, step+1 {
+	for lo, step := 0, 1; lo < n; lo, step = lo+len(idx), step+1 {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("evaluate: stopped at sample %d of %d: %w", lo, n, err)
 		}
-		idx = idx[:0]
-		for i := lo; i < min(lo+batchSize, n); i++ {
-			idx = append(idx, i)
-		}
+		idx = batchIndices(idx, lo, min(batchSize, n-lo))
 		loss, err := m.evalStep(data, idx, labelCols)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
@@ -76,8 +86,19 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 
 // Predict returns the model's outputs for inputs, shape (N, outputs...),
 // computed in batches (BatchSize, default 32) of any size: the last batch
-// may be smaller. The model must be compiled, which fixes its device.
+// may be smaller. The model must be compiled, which fixes its device. A
+// nil ctx is taken as context.Background().
 func (m *Sequential) Predict(ctx context.Context, inputs Inputs, opts ...Option) (*tensor.Dense, error) {
+	if m == nil {
+		return nil, fmt.Errorf("predict: %w", ErrNilModel)
+	}
+	if err := m.begin("predict", predicting); err != nil {
+		return nil, err
+	}
+	defer m.end()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	cfg, err := buildRunConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
@@ -92,18 +113,25 @@ func (m *Sequential) Predict(ctx context.Context, inputs Inputs, opts ...Option)
 	outCols := labelColumns(m.outShape)
 	result := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(append([]int{n}, m.outShape...)...))
 	dst := result.Data().([]float32)
-	idx := make([]int, 0, cfg.batchSize)
-	for lo := 0; lo < n; lo += cfg.batchSize {
+	batchSize := min(cfg.batchSize, n)
+	idx := make([]int, 0, batchSize)
+	for lo := 0; lo < n; lo += len(idx) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("predict: stopped at sample %d of %d: %w", lo, n, err)
 		}
-		idx = idx[:0]
-		for i := lo; i < min(lo+cfg.batchSize, n); i++ {
-			idx = append(idx, i)
-		}
+		idx = batchIndices(idx, lo, min(batchSize, n-lo))
 		if err := m.predictStep(inputs, idx, dst[lo*outCols:(lo+len(idx))*outCols]); err != nil {
 			return nil, fmt.Errorf("predict: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
 	}
 	return result, nil
+}
+
+// batchIndices sets idx to the size indices from lo on.
+func batchIndices(idx []int, lo, size int) []int {
+	idx = idx[:0]
+	for i := range size {
+		idx = append(idx, lo+i)
+	}
+	return idx
 }

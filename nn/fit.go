@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -66,7 +67,9 @@ func Epochs(n int) Option {
 	}
 }
 
-// BatchSize sets the samples per step (Keras' default: 32).
+// BatchSize sets the samples per step (Keras' default: 32). A batch size
+// larger than the data is taken as the data's size, as Keras does: Fit,
+// Evaluate, Predict and the validation never allocate by this number.
 func BatchSize(n int) Option {
 	return func(c *runConfig) error {
 		if n <= 0 {
@@ -211,6 +214,9 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 	if data == nil || data.Len() == 0 {
 		return fmt.Errorf("%s: no samples given", what)
 	}
+	if n := data.Len(); n < 0 {
+		return fmt.Errorf("%s: the data's Len() is %d: a Dataset or Inputs must count its samples from 0", what, n)
+	}
 	sample := data.SampleShape()
 	if !m.built {
 		if m.inputShape != nil && !shapes.Equal(m.inputShape, sample) {
@@ -245,8 +251,22 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 // the progress line and returns the history so far with an
 // *InterruptedError, which wraps ctx.Err() and says where training stood.
 // The validation after an epoch's last step is not interrupted: it runs to
-// the end so the epoch completes, and Fit stops before the next one.
+// the end so the epoch completes, and Fit stops before the next one. A nil
+// ctx is taken as context.Background(): nothing cancels the run.
+//
+// While Fit runs, another Fit, Evaluate or Predict of the same model
+// returns an error that matches ErrBusy.
 func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*History, error) {
+	if m == nil {
+		return nil, fmt.Errorf("fit: %w", ErrNilModel)
+	}
+	if err := m.begin("fit", fitting); err != nil {
+		return nil, err
+	}
+	defer m.end()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	cfg, err := buildRunConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
@@ -269,11 +289,14 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 		}
 	}
 	n := data.Len()
-	steps := (n + cfg.batchSize - 1) / cfg.batchSize
+	// A batch larger than the data is all of it, as in Keras; the
+	// validation clamps to its own size.
+	cfg.batchSize = min(cfg.batchSize, n)
+	steps := stepsFor(n, cfg.batchSize)
 	if cfg.stepsPerEpoch > 0 {
 		if cfg.stepsPerEpoch > steps {
-			return nil, fmt.Errorf("fit: %d steps per epoch at batch size %d need %d samples, but there are %d",
-				cfg.stepsPerEpoch, cfg.batchSize, cfg.stepsPerEpoch*cfg.batchSize, n)
+			return nil, fmt.Errorf("fit: %d steps per epoch at batch size %d need at least %s samples, but there are %d: ask for at most %d steps per epoch",
+				cfg.stepsPerEpoch, cfg.batchSize, samplesFor(cfg.stepsPerEpoch, cfg.batchSize), n, steps)
 		}
 		steps = cfg.stepsPerEpoch
 	}
@@ -310,7 +333,7 @@ type fitRun struct {
 
 func (r *fitRun) run(ctx context.Context) (*History, error) {
 	m, cfg := r.m, r.cfg
-	m.stopTraining = false
+	m.stopTraining.Store(false)
 	params := Params{Epochs: cfg.epochs, InitialEpoch: cfg.initialEpoch, Steps: r.steps, Verbose: cfg.verbose, Output: cfg.out}
 	for _, cb := range r.callbacks {
 		cb.SetModel(m)
@@ -342,7 +365,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		}
 		r.hist.add(epoch, entriesOf(entries, logs))
 		last = logs
-		if m.stopTraining {
+		if m.stopTraining.Load() {
 			break
 		}
 	}
@@ -412,8 +435,8 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		if err := r.callbacks.each("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
 			return nil, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
-		lo := step * cfg.batchSize
-		idx := r.order[lo:min(lo+cfg.batchSize, len(r.order))]
+		lo := step * cfg.batchSize // below n: step < steps
+		idx := r.order[lo : lo+min(cfg.batchSize, len(r.order)-lo)]
 		p, err := m.program(len(idx), r.labelCols, modeTrain)
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
@@ -438,7 +461,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 				return nil, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 			}
 		}
-		if m.stopTraining {
+		if m.stopTraining.Load() {
 			break
 		}
 	}
@@ -453,6 +476,24 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		}
 	}
 	return entries, nil
+}
+
+// stepsFor is the number of batches of at most batchSize (> 0) that n
+// samples make, without overflow for any n and batchSize.
+func stepsFor(n, batchSize int) int {
+	steps := n / batchSize
+	if n%batchSize != 0 {
+		steps++
+	}
+	return steps
+}
+
+// samplesFor is the fewest samples that make the given number of batches
+// of batchSize, (steps-1)·batchSize + 1, written out in full even where it
+// exceeds the largest int.
+func samplesFor(steps, batchSize int) string {
+	need := new(big.Int).Mul(big.NewInt(int64(steps-1)), big.NewInt(int64(batchSize)))
+	return need.Add(need, big.NewInt(1)).String()
 }
 
 // splitForValidation holds out the last fraction of data, as Keras does.

@@ -1,10 +1,12 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokeras/gokeras/internal/shapes"
@@ -14,7 +16,13 @@ import (
 
 // Sequential is a linear stack of layers, like keras.Sequential.
 //
-// A model is used from one goroutine at a time.
+// A model is used from one goroutine at a time. Fit, Evaluate and Predict
+// check it: while one of them runs, another on the same model (from
+// another goroutine, or from one of Fit's callbacks) returns an error
+// that matches ErrBusy instead of sharing the model's machines.
+//
+// Every method may be called on a nil *Sequential: those that return an
+// error return one (ErrNilModel), the others return zero values.
 type Sequential struct {
 	name       string
 	layers     []layers.Layer
@@ -27,9 +35,63 @@ type Sequential struct {
 	names      map[string]int // per-type counters for automatic names
 	compiled   *compiled
 	// stopTraining is Keras' model.stop_training: set by StopTraining
-	// (callbacks), read and cleared by Fit.
-	stopTraining bool
+	// (callbacks, or another goroutine), read and cleared by Fit.
+	stopTraining atomic.Bool
+	// running is the call (fitting, evaluating, predicting) that has the
+	// model, idle when none.
+	running atomic.Int32
 }
+
+// ErrNilModel is returned by the methods of a nil *Sequential.
+var ErrNilModel = errors.New("the model is a nil *Sequential: make one with nn.NewSequential")
+
+// ErrBusy is matched (errors.Is) by the error Fit, Evaluate and Predict
+// return when the model is already running one of them.
+var ErrBusy = errors.New("the model is busy")
+
+// activity is what a model is running.
+type activity int32
+
+const (
+	idle activity = iota
+	fitting
+	evaluating
+	predicting
+)
+
+func (a activity) String() string {
+	return [...]string{"idle", "fitting", "evaluating", "predicting"}[a]
+}
+
+// busyError says that a call found the model running another.
+type busyError struct {
+	model   string
+	call    string // "fit", "evaluate", "predict"
+	running activity
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("%s: model %q is already %s: Fit, Evaluate and Predict of one model run one at a time, as they share its machines (on another goroutine, or from one of Fit's callbacks); wait for the running call to return, or use a second model (NewSequential, then SetWeights or LoadWeights)",
+		e.call, e.model, e.running)
+}
+
+func (e *busyError) Is(target error) bool { return target == ErrBusy }
+
+// begin claims the model for a call, or says what it is already running.
+// The caller defers m.end().
+func (m *Sequential) begin(call string, a activity) error {
+	for {
+		if m.running.CompareAndSwap(int32(idle), int32(a)) {
+			return nil
+		}
+		if now := activity(m.running.Load()); now != idle {
+			return &busyError{model: m.name, call: call, running: now}
+		}
+	}
+}
+
+// end releases the model claimed by begin.
+func (m *Sequential) end() { m.running.Store(int32(idle)) }
 
 // NewSequential makes a model of the given layers. A leading layers.Input
 // declares the sample shape, as keras.Input does; otherwise the shape comes
@@ -43,18 +105,34 @@ func NewSequential(ls ...layers.Layer) *Sequential {
 }
 
 // Name is the model's name, "sequential" unless changed with SetName.
-func (m *Sequential) Name() string { return m.name }
+func (m *Sequential) Name() string {
+	if m == nil {
+		return ""
+	}
+	return m.name
+}
 
 // SetName renames the model.
-func (m *Sequential) SetName(name string) { m.name = name }
+func (m *Sequential) SetName(name string) {
+	if m != nil {
+		m.name = name
+	}
+}
 
 // SetSeed fixes the seed the weights are drawn from when the model is
 // built: the same seed gives the same initial weights. Without it the seed
 // is drawn from the clock, like an unseeded Keras run.
-func (m *Sequential) SetSeed(seed uint64) { m.seed, m.seeded = seed, true }
+func (m *Sequential) SetSeed(seed uint64) {
+	if m != nil {
+		m.seed, m.seeded = seed, true
+	}
+}
 
 // Add appends a layer. It fails once the model is built.
 func (m *Sequential) Add(l layers.Layer) error {
+	if m == nil {
+		return fmt.Errorf("add: %w", ErrNilModel)
+	}
 	if m.built {
 		return fmt.Errorf("model %q is already built: add layers before Build, Compile or Fit", m.name)
 	}
@@ -82,6 +160,9 @@ func (m *Sequential) add(l layers.Layer) {
 // autoName gives the names Keras gives in a fresh session: dense, dense_1, ...
 func (m *Sequential) autoName(typ string) string {
 	base := snakeCase(typ)
+	if m.names == nil { // a Sequential{} not made by NewSequential
+		m.names = map[string]int{}
+	}
 	n := m.names[base]
 	m.names[base] = n + 1
 	if n == 0 {
@@ -105,21 +186,39 @@ func snakeCase(s string) string {
 }
 
 // Layers returns the model's layers in order.
-func (m *Sequential) Layers() []layers.Layer { return append([]layers.Layer(nil), m.layers...) }
+func (m *Sequential) Layers() []layers.Layer {
+	if m == nil {
+		return nil
+	}
+	return append([]layers.Layer(nil), m.layers...)
+}
 
 // Built reports whether the weights exist.
-func (m *Sequential) Built() bool { return m.built }
+func (m *Sequential) Built() bool { return m != nil && m.built }
 
 // InputShape is the sample shape the model takes, nil before it is known.
-func (m *Sequential) InputShape() []int { return append([]int(nil), m.inputShape...) }
+func (m *Sequential) InputShape() []int {
+	if m == nil {
+		return nil
+	}
+	return append([]int(nil), m.inputShape...)
+}
 
 // OutputShape is the sample shape the model produces, nil before Build.
-func (m *Sequential) OutputShape() []int { return append([]int(nil), m.outShape...) }
+func (m *Sequential) OutputShape() []int {
+	if m == nil {
+		return nil
+	}
+	return append([]int(nil), m.outShape...)
+}
 
 // Build creates the weights for samples of the given shape (no batch axis),
 // e.g. Build(32, 32, 3). Building an already built model for the same shape
 // does nothing; for another shape it is an error.
 func (m *Sequential) Build(inputShape ...int) error {
+	if m == nil {
+		return fmt.Errorf("build: %w", ErrNilModel)
+	}
 	if len(inputShape) == 0 {
 		return fmt.Errorf("model %q: Build needs the shape of one sample, e.g. Build(32, 32, 3)", m.name)
 	}
@@ -178,6 +277,9 @@ func (m *Sequential) ensureBuilt() error {
 
 // CountParams is the number of weights in the model.
 func (m *Sequential) CountParams() int {
+	if m == nil {
+		return 0
+	}
 	n := 0
 	for _, l := range m.layers {
 		for _, p := range l.Params() {
@@ -188,8 +290,14 @@ func (m *Sequential) CountParams() int {
 }
 
 // Summary writes a table of the layers, their output shapes and their
-// parameter counts, in Keras' format.
+// parameter counts, in Keras' format. A nil w is an error.
 func (m *Sequential) Summary(w io.Writer) error {
+	if m == nil {
+		return fmt.Errorf("summary: %w", ErrNilModel)
+	}
+	if w == nil {
+		return errors.New("summary: no writer given: pass os.Stdout, or a strings.Builder to keep the table")
+	}
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}

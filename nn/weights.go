@@ -87,6 +87,9 @@ func weightShape(shape []int) string {
 // GetWeights returns copies of the model's weights in layer order, each
 // layer's kernel then bias, like Keras' get_weights.
 func (m *Sequential) GetWeights() ([]*tensor.Dense, error) {
+	if m == nil {
+		return nil, fmt.Errorf("get weights: %w", ErrNilModel)
+	}
 	if err := m.ensureBuilt(); err != nil {
 		return nil, fmt.Errorf("get weights: %w", err)
 	}
@@ -102,8 +105,12 @@ func (m *Sequential) GetWeights() ([]*tensor.Dense, error) {
 
 // SetWeights replaces the model's weights with copies of ws, given in the
 // order GetWeights returns them, like Keras' set_weights. Nothing changes
-// unless every tensor has the right shape.
+// unless every tensor has the right shape and holds finite numbers only
+// (no NaN, no infinity).
 func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
+	if m == nil {
+		return fmt.Errorf("set weights: %w", ErrNilModel)
+	}
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("set weights: %w", err)
 	}
@@ -120,12 +127,19 @@ func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
 			return fmt.Errorf("set weights: %s has shape %s float32 in the model but the tensor given is %v", w.name, weightShape(w.value.Shape()), got)
 		}
 	}
+	values := make([][]float32, len(own))
 	for i, w := range own {
 		src := ws[i]
 		if !src.IsNativelyAccessible() || src.RequiresIterator() {
 			src = src.Materialize().(*tensor.Dense)
 		}
-		copy(w.value.Data().([]float32), src.Data().([]float32))
+		values[i] = src.Data().([]float32)
+		if j := firstNonFinite(values[i]); j >= 0 {
+			return fmt.Errorf("set weights: the tensor given for %s holds %v at index %d: weights must be finite numbers", w.name, values[i][j], j)
+		}
+	}
+	for i, w := range own {
+		copy(w.value.Data().([]float32), values[i])
 	}
 	if err := m.weightsWritten(); err != nil {
 		return fmt.Errorf("set weights: %w", err)
@@ -137,7 +151,14 @@ func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
 // replacing any file there atomically. Each tensor is named
 // "<layer>/kernel" or "<layer>/bias", a kernel has Keras' shape (inputs,
 // units), so Python reads them with safetensors.numpy.load_file(path).
+//
+// Weights that hold a NaN or an infinity (training diverged) are not
+// written: the error names the first such tensor, and any file at path is
+// left as it was.
 func (m *Sequential) SaveWeights(path string) error {
+	if m == nil {
+		return fmt.Errorf("save weights: %w", ErrNilModel)
+	}
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("save weights: %w", err)
 	}
@@ -152,16 +173,50 @@ func (m *Sequential) SaveWeights(path string) error {
 	return nil
 }
 
-// weightTensors lists the weights, up to date on the host, for writing.
+// weightTensors lists the weights, up to date on the host, for writing;
+// it refuses weights that are not finite.
 func (m *Sequential) weightTensors() ([]safetensors.Tensor, error) {
 	if err := m.syncWeights(); err != nil {
 		return nil, err
 	}
 	var ts []safetensors.Tensor
 	for _, w := range m.weights() {
-		ts = append(ts, safetensors.Tensor{Name: w.name, Shape: w.value.Shape().Clone(), Data: w.value.Data().([]float32)})
+		data := w.value.Data().([]float32)
+		if i := firstNonFinite(data); i >= 0 {
+			return nil, m.diverged("weight "+w.name, data[i], i)
+		}
+		ts = append(ts, safetensors.Tensor{Name: w.name, Shape: w.value.Shape().Clone(), Data: data})
 	}
 	return ts, nil
+}
+
+// firstNonFinite returns the index of the first NaN or infinity in v, or
+// -1 when every value is a finite number.
+func firstNonFinite(v []float32) int {
+	for i, x := range v {
+		if x-x != 0 { // NaN for NaN and ±Inf, 0 for every finite x
+			return i
+		}
+	}
+	return -1
+}
+
+// diverged is the error for saving a tensor (what) that holds a value that
+// is not finite: a file of it would be refused on loading.
+func (m *Sequential) diverged(what string, v float32, i int) error {
+	lr := ""
+	if m.compiled != nil {
+		lr = fmt.Sprintf(" (now %g)", m.compiled.optimizer.LearningRate())
+	}
+	return fmt.Errorf("%s holds %v at index %d: training diverged, so nothing was written (the file there, if any, is unchanged); lower the learning rate%s and train again from the last good checkpoint",
+		what, v, i, lr)
+}
+
+// nonFiniteLoaded is the error for a file whose tensor (what) holds a
+// value that is not finite.
+func nonFiniteLoaded(path, what string, v float32, i int) error {
+	return fmt.Errorf("%s: %s holds %v at index %d: the file was saved from a run that diverged, or is damaged; load an earlier file, or train again with a lower learning rate",
+		path, what, v, i)
 }
 
 // writeTensors writes a safetensors file atomically; wrap, when not nil,
@@ -178,9 +233,14 @@ func (m *Sequential) writeTensors(path string, ts []safetensors.Tensor, meta map
 // LoadWeights reads weights that SaveWeights (or SaveCheckpoint, whose
 // optimizer state it ignores) wrote to path, matching tensors to layers by
 // name. The model must be built, or declare its input shape; the file must
-// hold every weight of the model, of the same shape, and no weight the
-// model lacks. Nothing changes unless all of it checks out.
+// hold every weight of the model, of the same shape, with finite values
+// only (no NaN, no infinity), and no weight the model lacks. Nothing
+// changes unless all of it checks out. The file's header is checked
+// against its size before any data is read (see package safetensors).
 func (m *Sequential) LoadWeights(path string) error {
+	if m == nil {
+		return fmt.Errorf("load weights: %w", ErrNilModel)
+	}
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
@@ -220,6 +280,9 @@ func (m *Sequential) checkWeights(f *safetensors.File, path string) ([]safetenso
 		}
 		if !shapes.Equal(t.Shape, w.value.Shape()) {
 			return nil, fmt.Errorf("tensor %q has shape %s in %s but shape %s in model %q", w.name, weightShape(t.Shape), path, weightShape(w.value.Shape()), m.name)
+		}
+		if j := firstNonFinite(t.Data); j >= 0 {
+			return nil, nonFiniteLoaded(path, fmt.Sprintf("weight %s", w.name), t.Data[j], j)
 		}
 		src[i] = t
 	}
@@ -265,7 +328,14 @@ type Checkpoint struct {
 // Resume with LoadCheckpoint, then Fit with InitialEpoch(ck.Epoch) and
 // InitialStep(ck.Step) and the same Seed: on the CPU the result is the same,
 // bit for bit, as a run that was never interrupted.
+//
+// A weight or optimizer slot that holds a NaN or an infinity (training
+// diverged) is not written: the error names it, and the previous
+// checkpoint stays as it was.
 func (m *Sequential) SaveCheckpoint(path string, ck Checkpoint) error {
+	if m == nil {
+		return fmt.Errorf("save checkpoint: %w", ErrNilModel)
+	}
 	if err := m.saveCheckpoint(path, ck, nil); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
@@ -313,6 +383,9 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 	for _, slot := range slices.Sorted(maps.Keys(st.Slots)) {
 		for _, name := range slices.Sorted(maps.Keys(st.Slots[slot])) {
 			values := st.Slots[slot][name]
+			if i := firstNonFinite(values); i >= 0 {
+				return m.diverged(fmt.Sprintf("optimizer slot %s of %s", slot, name), values[i], i)
+			}
 			shape := []int{len(values)}
 			for _, w := range m.weights() {
 				if w.name == name && w.value.Shape().TotalSize() == len(values) {
@@ -327,7 +400,9 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 
 // ReadCheckpoint reads where the checkpoint at path stands, without its
 // tensors: what a program needs (the seed in Metadata, say) before it
-// builds the model to LoadCheckpoint into.
+// builds the model to LoadCheckpoint into. It reads only the header, after
+// checking its length and the tensors' byte ranges against the file's
+// size; a directory or a device is refused before anything is read.
 func ReadCheckpoint(path string) (Checkpoint, error) {
 	meta, err := safetensors.ReadMetadata(path)
 	if err != nil {
@@ -383,8 +458,12 @@ func metaInt(meta map[string]string, key, path string) (int, error) {
 // and the optimizer's state, which must come from the same kind of
 // optimizer as the one the model is compiled with. It returns where the
 // checkpoint stands, for Fit's InitialEpoch and InitialStep. Nothing
-// changes unless the whole file checks out.
+// changes unless the whole file checks out, finite values included: a
+// weight or optimizer slot holding a NaN or an infinity is refused by name.
 func (m *Sequential) LoadCheckpoint(path string) (Checkpoint, error) {
+	if m == nil {
+		return Checkpoint{}, fmt.Errorf("load checkpoint: %w", ErrNilModel)
+	}
 	ck, err := m.loadCheckpoint(path)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("load checkpoint: %w", err)
@@ -407,12 +486,22 @@ func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	return m.restoreCheckpoint(opt, f, path)
+}
+
+// restoreCheckpoint restores the checkpoint f read from path into the
+// model and its optimizer opt, changing nothing unless all of it checks out.
+func (m *Sequential) restoreCheckpoint(opt optim.Stateful, f *safetensors.File, path string) (Checkpoint, error) {
 	ck, err := checkpointOf(f.Metadata, path)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if saved := f.Metadata[metaOptimizer]; saved != opt.Name() {
-		return Checkpoint{}, fmt.Errorf("%s holds the state of a %s optimizer but model %q is compiled with %s: compile with the optimizer the checkpoint was trained with", path, saved, m.name, opt.Name())
+	switch saved := f.Metadata[metaOptimizer]; saved {
+	case opt.Name():
+	case "":
+		return Checkpoint{}, fmt.Errorf("%s: metadata %s is missing, so the optimizer it holds the state of is unknown: the checkpoint is damaged", path, metaOptimizer)
+	default:
+		return Checkpoint{}, fmt.Errorf("%s holds the state of the %s optimizer but model %q is compiled with %s: compile with the optimizer the checkpoint was trained with", path, saved, m.name, opt.Name())
 	}
 	st := optim.State{Slots: map[string]map[string][]float32{}}
 	if st.Iterations, err = strconv.ParseInt(f.Metadata[metaIterations], 10, 64); err != nil {
@@ -441,6 +530,9 @@ func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
 		}
 		if len(t.Data) != size {
 			return Checkpoint{}, fmt.Errorf("optimizer state %q has %d values in %s but weight %q has %d in model %q", t.Name, len(t.Data), path, name, size, m.name)
+		}
+		if j := firstNonFinite(t.Data); j >= 0 {
+			return Checkpoint{}, nonFiniteLoaded(path, fmt.Sprintf("optimizer slot %s of %s", slot, name), t.Data[j], j)
 		}
 		if st.Slots[slot] == nil {
 			st.Slots[slot] = map[string][]float32{}

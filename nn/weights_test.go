@@ -206,7 +206,7 @@ func TestCheckpointRoundTripAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another optimizer, or a weights-only file, is refused.
-	if _, err := smallModel(t, 3, nil, 3).LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "Adam optimizer but model") {
+	if _, err := smallModel(t, 3, nil, 3).LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "the Adam optimizer but model") {
 		t.Errorf("loading Adam state into SGD: %v", err)
 	}
 	weightsOnly := filepath.Join(dir, "w.safetensors")

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -30,7 +31,8 @@ type Stateful interface {
 	State() State
 	// SetState replaces the state with a copy of s. It fails, changing
 	// nothing, if s does not fit the optimizer: unknown or missing slots,
-	// or a learning rate that is not a positive number.
+	// a learning rate that is not a positive number, or a slot value that
+	// is NaN or infinite.
 	SetState(s State) error
 }
 
@@ -141,6 +143,16 @@ func checkState(opt string, st State, names []string) ([]map[string][]float32, e
 				keeps = "slots " + strings.Join(names, ", ")
 			}
 			return nil, fmt.Errorf("%s: state has slot %q but this optimizer keeps %s (was it saved by another optimizer, or with other settings such as momentum?)", opt, name, keeps)
+		}
+	}
+	for _, name := range names {
+		for _, v := range slices.Sorted(maps.Keys(st.Slots[name])) {
+			values := st.Slots[name][v]
+			for i, x := range values {
+				if x-x != 0 { // NaN or ±Inf
+					return nil, fmt.Errorf("%s: state: optimizer slot %s of %s holds %v at index %d: restore a state saved before training diverged, or start again with a lower learning rate", opt, name, v, x, i)
+				}
+			}
 		}
 	}
 	out := make([]map[string][]float32, len(names))

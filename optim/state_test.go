@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -83,6 +84,8 @@ func TestSetStateRejects(t *testing.T) {
 		{"adam state into SGD", momentum(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2)}}, `slot "m"`},
 		{"m without v", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2)}}, "second moments (v)"},
 		{"v without m", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"v": slot(2)}}, "no first moments"},
+		{"NaN momentum", momentum(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"momentum": {"dense/kernel": {0, 1, float32(math.NaN())}}}}, "optimizer slot momentum of dense/kernel holds NaN at index 2"},
+		{"infinite v", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2), "v": {"w": {float32(math.Inf(1)), 0}}}}, "optimizer slot v of w holds +Inf at index 0"},
 		{"m and v sizes", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2), "v": slot(3)}}, "2 first moments"},
 	}
 	for _, tc := range tests {

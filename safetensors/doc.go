@@ -21,6 +21,14 @@
 // bytes — so a damaged file is an error that says what is wrong, never a
 // tensor of garbage.
 //
+// ReadFile and ReadMetadata check before they read: a path that is not a
+// regular file (a directory, a device such as /dev/zero, a pipe) is refused
+// with ErrNotRegular; the header's length must be at most 100 MB and fit the
+// file, and every tensor's byte range must fit the file's size, before any
+// tensor data is allocated or read; then only the bytes the header declares
+// are read. Whatever a file declares, reading it costs memory in proportion
+// to its header and to the data it really holds.
+//
 // WriteFile replaces its file atomically: a crash or a full disk leaves the
 // previous file as it was.
 package safetensors

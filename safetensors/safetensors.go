@@ -177,49 +177,201 @@ func WriteFile(path string, tensors []Tensor, metadata map[string]string) error 
 	return atomicfile.Write(path, func(w io.Writer) error { return Write(w, tensors, metadata) })
 }
 
-// ReadFile reads the safetensors file at path.
+// ErrNotRegular is wrapped by the error ReadFile and ReadMetadata return
+// for a path that names a directory, a device, a pipe or a socket: nothing
+// is read from it.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadFile reads the safetensors file at path. It checks the header — its
+// length against a 100 MB limit and against the file's size, then every
+// tensor's byte range against the file's size — before it reads any data,
+// and then reads only the bytes the header declares; a path that is not a
+// regular file (a directory, a device such as /dev/zero) is refused before
+// anything is read.
 func ReadFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	f, size, err := openRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
+		return nil, err
 	}
-	f, err := Decode(data)
+	defer f.Close()
+	l, err := readLayout(f, size, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return f, nil
+	file, err := l.readTensors(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return file, nil
 }
 
 // ReadMetadata reads only the header of the file at path and returns its
-// metadata, for a quick look at a large checkpoint. It checks the header,
-// not the data.
+// metadata, for a quick look at a large checkpoint. It checks the header
+// and the tensors' byte ranges against the file's size, as ReadFile does,
+// but reads none of the data.
 func ReadMetadata(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
-	}
-	var size [8]byte
-	if _, err := io.ReadFull(f, size[:]); err != nil {
-		return nil, fmt.Errorf("%s: %w: the file is %d bytes, too short for the 8-byte header length (truncated?)", path, ErrFormat, info.Size())
-	}
-	n, err := headerLength(size[:], info.Size())
+	l, err := readLayout(f, size, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l.meta, nil
+}
+
+// openRegular opens path for reading and returns its size, refusing
+// anything but a regular file (symbolic links are followed). It looks
+// before it opens, so that a named pipe cannot block the open.
+func openRegular(path string) (*os.File, int64, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("safetensors: %w", err)
+	}
+	if err := checkRegular(path, info); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("safetensors: %w", err)
+	}
+	if info, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("safetensors: %w", err)
+	}
+	if err := checkRegular(path, info); err != nil { // replaced since the look
+		f.Close()
+		return nil, 0, err
+	}
+	return f, info.Size(), nil
+}
+
+// checkRegular says what path is when it is not a regular file.
+func checkRegular(path string, info os.FileInfo) error {
+	mode := info.Mode()
+	var what string
+	switch {
+	case mode.IsRegular():
+		return nil
+	case mode.IsDir():
+		return fmt.Errorf("safetensors: %s is a directory (%w): give the path of a safetensors file, such as one SaveWeights or SaveCheckpoint wrote", path, ErrNotRegular)
+	case mode&os.ModeDevice != 0:
+		what = "a device"
+	case mode&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&os.ModeSocket != 0:
+		what = "a socket"
+	default:
+		what = "a special file"
+	}
+	return fmt.Errorf("safetensors: %s is %s (%w): weights are read only from a regular file; copy them into one first", path, what, ErrNotRegular)
+}
+
+// layout is what a file's header declares, checked against the file's
+// size: the metadata, the tensors in the order of their data, and the
+// length of the data.
+type layout struct {
+	meta    map[string]string
+	entries []entry
+	counts  []int // values in each entry (F32 entries only)
+}
+
+// readLayout reads the header from r, positioned at the start of a file
+// of size bytes, and checks it and every tensor's byte range against the
+// size. It allocates nothing larger than the header, which it reads only
+// once its length is known to fit the file. With f32Only, a tensor of
+// another dtype is an error, as ReadFile needs; ReadMetadata checks only
+// the byte ranges of such tensors.
+func readLayout(r io.Reader, size int64, f32Only bool) (*layout, error) {
+	if size < 8 {
+		return nil, fmt.Errorf("%w: the file is %d bytes, too short for the 8-byte header length (truncated?)", ErrFormat, size)
+	}
+	var prefix [8]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, fmt.Errorf("%w: reading the header length: %v (did the file change while it was read?)", ErrFormat, err)
+	}
+	n, err := headerLength(prefix[:], size)
+	if err != nil {
+		return nil, err
 	}
 	header := make([]byte, n)
-	if _, err := io.ReadFull(f, header); err != nil {
-		return nil, fmt.Errorf("%s: reading the header: %w", path, err)
+	if _, err := io.ReadFull(r, header); err != nil {
+		return nil, fmt.Errorf("%w: reading the %d-byte header: %v (did the file change while it was read?)", ErrFormat, n, err)
 	}
-	meta, _, err := parseHeader(header)
+	meta, entries, err := parseHeader(header)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	return meta, nil
+	l := &layout{meta: meta, entries: entries, counts: make([]int, len(entries))}
+	if err := l.check(size-8-n, f32Only); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// check checks that the tensors' byte ranges match their shapes and tile
+// the dataLen bytes of data exactly.
+func (l *layout) check(dataLen int64, f32Only bool) error {
+	var end int64
+	for i, e := range l.entries {
+		f32 := e.DType == DTypeF32
+		if !f32 && f32Only {
+			return fmt.Errorf("tensor %q has dtype %q: gokeras reads %s tensors only (convert the file to float32 first)", e.name, e.DType, DTypeF32)
+		}
+		count, err := numel(e.Shape)
+		if err != nil {
+			return fmt.Errorf("%w: tensor %q: %v", ErrFormat, e.name, err)
+		}
+		begin, stop := e.DataOffsets[0], e.DataOffsets[1]
+		switch {
+		case begin != end:
+			return fmt.Errorf("%w: tensor %q starts at byte %d of the data but the previous tensor ends at %d: the data has a gap or overlap", ErrFormat, e.name, begin, end)
+		case stop < begin:
+			return fmt.Errorf("%w: tensor %q has data offsets [%d, %d] that end before they begin", ErrFormat, e.name, begin, stop)
+		case f32 && stop-begin != int64(4*count):
+			return fmt.Errorf("%w: tensor %q of shape %v needs %d bytes but its data offsets [%d, %d] give %d", ErrFormat, e.name, e.Shape, 4*count, begin, stop, stop-begin)
+		case stop > dataLen:
+			return fmt.Errorf("%w: tensor %q ends at byte %d of the data but the file holds only %d bytes of data: the file is truncated", ErrFormat, e.name, stop, dataLen)
+		}
+		l.counts[i] = count
+		end = stop
+	}
+	if end != dataLen {
+		return fmt.Errorf("%w: the tensors cover %d bytes of data but the file holds %d: it has extra bytes at the end", ErrFormat, end, dataLen)
+	}
+	return nil
+}
+
+// readTensors reads the data a checked F32 layout declares from r,
+// positioned just after the header, tensor by tensor.
+func (l *layout) readTensors(r io.Reader) (*File, error) {
+	f := &File{Metadata: l.meta, Tensors: make([]Tensor, 0, len(l.entries))}
+	var buf []byte
+	for i, e := range l.entries {
+		values := make([]float32, l.counts[i])
+		for done := 0; done < len(values); {
+			chunk := min(len(values)-done, 64<<10)
+			if cap(buf) < 4*chunk {
+				buf = make([]byte, 4*chunk)
+			}
+			raw := buf[:4*chunk]
+			if _, err := io.ReadFull(r, raw); err != nil {
+				return nil, fmt.Errorf("%w: reading tensor %q: %v (did the file change while it was read?)", ErrFormat, e.name, err)
+			}
+			for j := range chunk {
+				values[done+j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+			}
+			done += chunk
+		}
+		shape := e.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		f.Tensors = append(f.Tensors, Tensor{Name: e.name, Shape: shape, Data: values})
+	}
+	return f, nil
 }
 
 // headerLength reads the header length and checks it against the file size.
@@ -278,55 +430,23 @@ func parseHeader(header []byte) (map[string]string, []entry, error) {
 	return meta, entries, nil
 }
 
-// Decode parses a whole safetensors file held in memory.
+// DecodeMetadata is ReadMetadata for a file held in memory: it checks the
+// header and the tensors' byte ranges, and returns the metadata.
+func DecodeMetadata(data []byte) (map[string]string, error) {
+	l, err := readLayout(bytes.NewReader(data), int64(len(data)), false)
+	if err != nil {
+		return nil, err
+	}
+	return l.meta, nil
+}
+
+// Decode parses a whole safetensors file held in memory, with the checks
+// ReadFile makes.
 func Decode(data []byte) (*File, error) {
-	if len(data) < 8 {
-		return nil, fmt.Errorf("%w: the file is %d bytes, too short for the 8-byte header length (truncated?)", ErrFormat, len(data))
-	}
-	n, err := headerLength(data[:8], int64(len(data)))
+	r := bytes.NewReader(data)
+	l, err := readLayout(r, int64(len(data)), true)
 	if err != nil {
 		return nil, err
 	}
-	meta, entries, err := parseHeader(data[8 : 8+n])
-	if err != nil {
-		return nil, err
-	}
-	body := data[8+n:]
-	f := &File{Metadata: meta, Tensors: make([]Tensor, 0, len(entries))}
-	var end int64
-	for _, e := range entries {
-		if e.DType != DTypeF32 {
-			return nil, fmt.Errorf("tensor %q has dtype %q: gokeras reads %s tensors only (convert the file to float32 first)", e.name, e.DType, DTypeF32)
-		}
-		count, err := numel(e.Shape)
-		if err != nil {
-			return nil, fmt.Errorf("%w: tensor %q: %v", ErrFormat, e.name, err)
-		}
-		begin, stop := e.DataOffsets[0], e.DataOffsets[1]
-		switch {
-		case begin != end:
-			return nil, fmt.Errorf("%w: tensor %q starts at byte %d of the data but the previous tensor ends at %d: the data has a gap or overlap", ErrFormat, e.name, begin, end)
-		case stop < begin:
-			return nil, fmt.Errorf("%w: tensor %q has data offsets [%d, %d] that end before they begin", ErrFormat, e.name, begin, stop)
-		case stop-begin != int64(4*count):
-			return nil, fmt.Errorf("%w: tensor %q of shape %v needs %d bytes but its data offsets [%d, %d] give %d", ErrFormat, e.name, e.Shape, 4*count, begin, stop, stop-begin)
-		case stop > int64(len(body)):
-			return nil, fmt.Errorf("%w: tensor %q ends at byte %d of the data but the file holds only %d bytes of data: the file is truncated", ErrFormat, e.name, stop, len(body))
-		}
-		values := make([]float32, count)
-		raw := body[begin:stop]
-		for i := range values {
-			values[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-		shape := e.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		f.Tensors = append(f.Tensors, Tensor{Name: e.name, Shape: shape, Data: values})
-		end = stop
-	}
-	if end != int64(len(body)) {
-		return nil, fmt.Errorf("%w: the tensors cover %d bytes of data but the file holds %d: it has extra bytes at the end", ErrFormat, end, len(body))
-	}
-	return f, nil
+	return l.readTensors(r)
 }

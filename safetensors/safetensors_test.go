@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -166,5 +167,91 @@ func TestReadFileNamesThePath(t *testing.T) {
 	_, err := safetensors.ReadFile(filepath.Join(t.TempDir(), "missing"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestReadRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, path string
+		want       string
+	}{
+		{"directory", dir, "is a directory"},
+		{"endless device", "/dev/zero", "is a device"},
+		{"empty device", "/dev/null", "is a device"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := os.Stat(tc.path); err != nil {
+				t.Skipf("%s: %v", tc.path, err)
+			}
+			for name, read := range map[string]func(string) error{
+				"ReadFile":     func(p string) error { _, err := safetensors.ReadFile(p); return err },
+				"ReadMetadata": func(p string) error { _, err := safetensors.ReadMetadata(p); return err },
+			} {
+				err := read(tc.path)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+					t.Errorf("%s(%s) = %v, want an error saying it %s", name, tc.path, err, tc.want)
+				}
+				if !errors.Is(err, safetensors.ErrNotRegular) {
+					t.Errorf("%s(%s): errors.Is(err, ErrNotRegular) is false for %v", name, tc.path, err)
+				}
+			}
+		})
+	}
+}
+
+// sparseFile writes head at the start of a file of size bytes, the rest a
+// hole that takes no disk space; it skips the test where holes are not
+// supported.
+func sparseFile(t *testing.T, head []byte, size int64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "big.safetensors")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(size); err != nil {
+		t.Skipf("cannot make a sparse file of %d bytes here: %v", size, err)
+	}
+	return path
+}
+
+// A huge file is judged by its header and size before any data is read:
+// none of these is read into memory (reading them whole would need 64 GiB).
+func TestReadChecksTheHeaderBeforeReading(t *testing.T) {
+	const huge = 64 << 30
+	tensor := func(shape string, end int64) string {
+		return fmt.Sprintf(`{"a":{"dtype":"F32","shape":[%s],"data_offsets":[0,%d]}}`, shape, end)
+	}
+	tests := []struct {
+		name string
+		head []byte
+		size int64
+		want string
+	}{
+		{"header length of 2^62", binary.LittleEndian.AppendUint64(nil, 1<<62), huge, "100 MB"},
+		{"header longer than the file", binary.LittleEndian.AppendUint64(nil, 90_000_000), 1000, "truncated"},
+		{"tensor past the end of the file", file(tensor("68719476736", 1<<38)), huge, "truncated"},
+		{"data the header does not declare", file(tensor("2", 8), 1, 2), huge, "extra bytes"},
+		{"shape that overflows", file(tensor("4611686018427387904,4", 16)), huge, "too large"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := sparseFile(t, tc.head, tc.size)
+			for name, read := range map[string]func(string) error{
+				"ReadFile":     func(p string) error { _, err := safetensors.ReadFile(p); return err },
+				"ReadMetadata": func(p string) error { _, err := safetensors.ReadMetadata(p); return err },
+			} {
+				err := read(path)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, safetensors.ErrFormat) {
+					t.Errorf("%s: %v, want a format error mentioning %q", name, err, tc.want)
+				}
+			}
+		})
 	}
 }
