@@ -103,7 +103,13 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	if b.steps <= 0 || b.warmup < 0 {
 		return fmt.Errorf("--benchmark-steps must be positive and --benchmark-warmup not negative, got %d and %d", b.steps, b.warmup)
 	}
+	// The generated data holds every step's batch: keep it to what memory
+	// takes (3 KB a sample), and the products below from overflowing.
+	const maxSamples = 1 << 20
 	total := b.steps + b.warmup
+	if total > maxSamples || cfg.batchSize > maxSamples/total {
+		return fmt.Errorf("--benchmark: %d steps of --batch-size %d need more than %d generated samples: lower --batch-size or --benchmark-steps", total, cfg.batchSize, maxSamples)
+	}
 	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
 	model := newMLP(cfg.seed)
 	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(spec.String())); err != nil {

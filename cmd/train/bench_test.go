@@ -34,6 +34,14 @@ func TestBenchmarkMode(t *testing.T) {
 	if r := runTrain(t, "--benchmark", "--benchmark-steps", "0", "--device=/CPU:0"); r.err == nil || !strings.Contains(r.err.Error(), "--benchmark-steps") {
 		t.Errorf("--benchmark-steps 0: error %v, want one naming the flag", r.err)
 	}
+	// Batch sizes whose generated data would not fit (or whose sample count
+	// overflows) are refused before anything is allocated.
+	for _, bs := range []string{"1000000", "4611686018427387904", "9223372036854775807"} {
+		r := runTrain(t, "--benchmark", "--batch-size", bs, "--device=/CPU:0")
+		if r.err == nil || !strings.Contains(r.err.Error(), "--batch-size") || !strings.Contains(r.err.Error(), "generated samples") {
+			t.Errorf("--benchmark --batch-size %s: error %v, want one naming the flag and the limit", bs, r.err)
+		}
+	}
 }
 
 func TestBenchmarkArithmetic(t *testing.T) {
