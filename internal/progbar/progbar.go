@@ -161,10 +161,12 @@ func finalLine(current, target int, elapsed, perStep time.Duration, logs []Entry
 
 // verbose2Line is Keras' verbose=2 epoch line:
 // 1563/1563 - 13s - loss: 1.8124 - accuracy: 0.3540 - 13s/epoch - 8ms/step
+// The time per step is over the steps that ran: an interrupted epoch's
+// line does not spread its time over the steps it never took.
 func verbose2Line(current, target int, elapsed time.Duration, logs []Entry) string {
 	perStep := time.Duration(0)
-	if target > 0 {
-		perStep = elapsed / time.Duration(target)
+	if current > 0 {
+		perStep = elapsed / time.Duration(current)
 	}
 	return fmt.Sprintf("%s - %.0fs%s -%s -%s", countString(current, target), elapsed.Seconds(), formatLogs(logs),
 		formatPerUnit(elapsed, "epoch"), formatPerUnit(perStep, "step"))

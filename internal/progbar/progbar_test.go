@@ -116,3 +116,22 @@ func TestProgressOutsideATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestVerbose2LineOfAnInterruptedEpoch: the time per step is over the
+// steps that ran (61 of 625 in 4 s: 66 ms), not spread over the whole epoch.
+func TestVerbose2LineOfAnInterruptedEpoch(t *testing.T) {
+	tests := []struct {
+		current, target int
+		elapsed         time.Duration
+		want            string
+	}{
+		{625, 625, 13 * time.Second, "625/625 - 13s - loss: 0.1000 - 13s/epoch - 21ms/step"},
+		{61, 625, 4 * time.Second, " 61/625 - 4s - loss: 0.1000 - 4s/epoch - 66ms/step"},
+		{0, 625, 0, "  0/625 - 0s - loss: 0.1000 - 0s/epoch - 0s/step"},
+	}
+	for _, tc := range tests {
+		if got := verbose2Line(tc.current, tc.target, tc.elapsed, []Entry{{"loss", 0.1}}); got != tc.want {
+			t.Errorf("%d/%d in %v:\n got  %q\n want %q", tc.current, tc.target, tc.elapsed, got, tc.want)
+		}
+	}
+}
