@@ -117,11 +117,22 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 		}
 		seen[mt.Name()] = true
 	}
-	m.closePrograms()
-	if s, ok := opt.(interface{ SetSync(func() error) }); ok {
-		// The optimizer's State reads slots that may live on the device.
-		s.SetSync(m.syncWeights)
+	// The optimizer's slots belong to one model, and its State reads them
+	// back from this model's device.
+	type binder interface {
+		Bind(owner any, name string, sync func() error) error
 	}
+	if b, ok := opt.(binder); ok {
+		if err := b.Bind(m, m.name, m.syncWeights); err != nil {
+			return fmt.Errorf("compile: %w", err)
+		}
+	}
+	if m.compiled != nil && m.compiled.optimizer != opt {
+		if b, ok := m.compiled.optimizer.(binder); ok {
+			_ = b.Bind(nil, "", nil) // released: another model may use it now
+		}
+	}
+	m.closePrograms()
 	m.compiled = &compiled{
 		optimizer:    opt,
 		loss:         loss,

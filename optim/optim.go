@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -47,9 +48,12 @@ type Optimizer interface {
 // variable name.
 type slotTable struct {
 	slots map[string]map[string][]float32
-	// sync, when set, brings slots living on a device back first (see
-	// SetSync).
-	sync func() error
+	// owner is the model the optimizer is bound to (see Bind), ownerName
+	// its name for messages, and sync brings slots living on that model's
+	// device back before State reads them.
+	owner     any
+	ownerName string
+	sync      func() error
 }
 
 func newSlotTable() slotTable { return slotTable{slots: map[string]map[string][]float32{}} }
@@ -72,10 +76,25 @@ func (t *slotTable) Slot(variable, name string, size int) ([]float32, error) {
 	return s, nil
 }
 
-// SetSync makes State call sync first. A model whose device keeps the
-// slots in its own memory sets it, so that State returns the device's
-// values; nil removes it.
-func (t *slotTable) SetSync(sync func() error) { t.sync = sync }
+// ErrBound is wrapped by Bind's error for an optimizer that another model
+// already uses.
+var ErrBound = errors.New("the optimizer is already bound to another model")
+
+// Bind makes the optimizer the optimizer of one model, owner (named name in
+// messages; nn's Compile calls it). Its slots are keyed by variable names
+// such as "dense/kernel", which every model has, so a second model would
+// silently train on the first one's state: Bind fails, wrapping ErrBound and
+// naming both models, when another owner holds the optimizer. sync, when not
+// nil, is called by State first, so that it returns the values of slots
+// living on the model's device. Bind(nil, "", nil) releases the optimizer
+// (a model compiled again with another optimizer does).
+func (t *slotTable) Bind(owner any, name string, sync func() error) error {
+	if owner != nil && t.owner != nil && t.owner != owner {
+		return fmt.Errorf("%w: model %q uses it, so model %q cannot: make a new optimizer for each model (optim.NewSGD, optim.NewAdam or optim.Get)", ErrBound, t.ownerName, name)
+	}
+	t.owner, t.ownerName, t.sync = owner, name, sync
+	return nil
+}
 
 // apply runs one host step of u over vars with the table's slots.
 func (t *slotTable) apply(u Update, vars []Variable) error {
