@@ -117,6 +117,7 @@ func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
 		switch {
 		case !cfg.seedSet:
 			cfg.seed = seed
+			cfg.seedFromClock = false
 		case cfg.seed != seed:
 			fmt.Fprintf(stderr, "train: warning: %s was trained with --seed %d; resuming with --seed %d shuffles differently from the original run\n", u.resume, seed, cfg.seed)
 		}
@@ -137,8 +138,8 @@ func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
 // checkOutputs checks, before any work, that train can write every file
 // the flags name, and that no two of them name the same file: a bad path
 // found only after training would lose the work.
-func (u *uxFlags) checkOutputs() error {
-	outputs := []struct{ flag, path string }{{"save", u.save}, {"checkpoint", u.checkpoint}, {"plot", u.plot}}
+func (u *uxFlags) checkOutputs(more ...output) error {
+	outputs := append([]output{{"save", u.save}, {"checkpoint", u.checkpoint}, {"plot", u.plot}}, more...)
 	for i, o := range outputs {
 		if o.path == "" {
 			continue
@@ -161,6 +162,9 @@ func (u *uxFlags) checkOutputs() error {
 	}
 	return nil
 }
+
+// output is a file a flag names for train to write.
+type output struct{ flag, path string }
 
 // sameFile reports whether paths a and b name the same file: the same
 // path, or, through links, the same existing file or the same name in the
@@ -384,19 +388,20 @@ func shellQuote(s string) string {
 }
 
 // afterFit writes what the flags ask for once training has ended: the
-// weights (--save), the chart (--plot) and the text trace (--trace).
-func (u *uxFlags) afterFit(model *nn.Sequential, cp *checkpointer, stdout io.Writer) error {
+// weights (--save), the chart (--plot) and the text trace (--trace). It
+// says what it wrote on out, and writes the trace on stdout.
+func (u *uxFlags) afterFit(model *nn.Sequential, cp *checkpointer, out, stdout io.Writer) error {
 	if u.save != "" {
 		if err := model.SaveWeights(u.save); err != nil {
 			return fmt.Errorf("--save: %w", err)
 		}
-		fmt.Fprintf(stdout, "Weights saved to %s\n", u.save)
+		fmt.Fprintf(out, "Weights saved to %s\n", u.save)
 	}
 	if u.plot != "" {
 		if err := plotHistory(u.plot, cp.history); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
-		fmt.Fprintf(stdout, "Training history plotted to %s\n", u.plot)
+		fmt.Fprintf(out, "Training history plotted to %s\n", u.plot)
 	}
 	if u.trace {
 		if err := traceHistory(stdout, cp.history); err != nil {

@@ -50,9 +50,9 @@ func runTrainCtx(t *testing.T, ctx context.Context, args ...string) trainRun {
 }
 
 // quick trains the flagship model on a little synthetic data: 2 epochs of
-// 3 steps of 8 samples.
+// 3 steps of 8 samples, one line per epoch.
 var quick = []string{"--synthetic", "--synthetic-samples", "40", "--batch-size", "8", "--steps-per-epoch", "3",
-	"--epochs", "2", "--verbose", "0"}
+	"--epochs", "2", "--verbose", "2"}
 
 func TestTrainResumesExactlyAfterCtrlC(t *testing.T) {
 	isolate(t)

@@ -7,8 +7,10 @@
 //	train --epochs 10 --checkpoint ckpt.safetensors --plot history.png --trace
 //	train --epochs 10 --checkpoint ckpt.safetensors --resume ckpt.safetensors
 //
-// Every file train writes (--save, --checkpoint, --plot) is checked before
-// training starts, so a bad path fails at once, not after the work.
+// Every file train writes (--save, --checkpoint, --plot, --csv-log, --json)
+// is checked before training starts, so a bad path fails at once, not after
+// the work. --json writes a summary of the run for tools; --verbose 0 prints
+// errors only. A command line train cannot run exits with status 2.
 //
 // Ctrl-C, SIGTERM and SIGHUP stop training at the next step, save the
 // --checkpoint and print the command that resumes the run; train then
@@ -26,10 +28,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gokeras/gokeras/callbacks"
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/losses"
@@ -42,14 +46,28 @@ func main() {
 	ctx, stop := cancelOnSignal(context.Background())
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "train:", err)
+		if errors.As(err, new(*usageError)) {
+			fmt.Fprintln(os.Stderr, "Run train --help for the flags.")
+		}
 	}
 	os.Exit(exitStatus(ctx, err))
 }
+
+// usageError is a command line train cannot run: a flag that does not
+// exist, a value out of range, flags that exclude each other. train exits
+// with status 2 for it, as Go's flag package and most Unix tools do.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usage wraps err as a usage error.
+func usage(err error) error { return &usageError{err} }
+
+// usagef is a usage error from a format.
+func usagef(format string, a ...any) error { return usage(fmt.Errorf(format, a...)) }
 
 // config is what the flags ask for.
 type config struct {
@@ -71,14 +89,25 @@ type config struct {
 	seedSet        bool
 	verbose        int
 	validation     bool
-	ux             uxFlags    // --save, --checkpoint, --resume, --plot, --trace, --throughput
-	bench          benchFlags // --benchmark, --benchmark-steps, --benchmark-warmup
+	validSplit     float64
+	patience       int
+	csvLog         string
+	jsonOut        string
+	seedFromClock  bool              // no --seed, and no --resume checkpoint gave one
+	flags          map[string]string // every flag with its value, for --json
+	ux             uxFlags           // --save, --checkpoint, --resume, --plot, --trace, --throughput
+	bench          benchFlags        // --benchmark, --benchmark-steps, --benchmark-warmup
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+// parseFlags reads the command line. --help prints the usage to stdout
+// and returns flag.ErrHelp; every other error is a *usageError.
+func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package would print its error and the whole usage to the
+	// output; main prints the error once, and --help prints the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&c.device, "device", "", `device to train on, TensorFlow spelling ("/CPU:0", "/GPU:0"); default /GPU:0 when one is usable, else /CPU:0`)
 	fs.BoolVar(&c.softPlacement, "soft-placement", false, "fall back to /CPU:0 with a warning when the device does not exist")
 	fs.BoolVar(&c.logPlacement, "log-device-placement", false, "print the device of every variable and op")
@@ -95,59 +124,105 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.synthetic, "synthetic", false, "train on generated CIFAR-shaped data with learnable classes instead of CIFAR-10")
 	fs.IntVar(&c.syntheticTrain, "synthetic-samples", 50000, "training samples of the --synthetic dataset (test set: a fifth as many)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the initial weights, the shuffles and --synthetic (default: from the clock)")
-	fs.IntVar(&c.verbose, "verbose", 1, "0 silent, 1 progress bar, 2 one line per epoch")
-	fs.BoolVar(&c.validation, "validation", false, "evaluate on the test set after each epoch (val_loss, val_accuracy)")
+	fs.IntVar(&c.verbose, "verbose", 1, "0 quiet (errors only), 1 progress bar, 2 one line per epoch")
+	fs.BoolVar(&c.validation, "validation", false, "evaluate on the test set after each epoch (val_loss, val_accuracy); the test set is then also the validation set")
+	fs.Float64Var(&c.validSplit, "validation-split", 0, "hold out this fraction of the training set, its last samples, and evaluate on it after each epoch (Keras' validation_split; 0: off; excludes --validation)")
+	fs.IntVar(&c.patience, "early-stopping", 0, "stop when the monitored figure has not improved for this many epochs (Keras' EarlyStopping patience; it monitors val_loss with --validation or --validation-split, else loss; 0: off)")
+	fs.StringVar(&c.csvLog, "csv-log", "", "write each epoch's figures to this CSV file (Keras' CSVLogger; appended to with --resume)")
+	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with -")
 	c.ux.register(fs)
 	c.bench.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, fs)
+			return c, err
+		}
+		return c, usage(flagMessage(err))
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q: train takes flags only (see train -h)", fs.Args())
+		return c, usagef("unexpected arguments %q: train takes flags only", fs.Args())
 	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "lr":
-			c.lrSet = true
-		case "seed":
-			c.seedSet = true
-		}
-	})
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.lrSet, c.seedSet = set["lr"], set["seed"]
+	c.flags = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { c.flags[f.Name] = f.Value.String() })
 	switch {
 	case c.epochs <= 0:
-		return c, fmt.Errorf("--epochs must be positive, got %d", c.epochs)
+		return c, usagef("--epochs must be positive, got %d", c.epochs)
 	case c.batchSize <= 0:
-		return c, fmt.Errorf("--batch-size must be positive, got %d", c.batchSize)
+		return c, usagef("--batch-size must be positive, got %d", c.batchSize)
 	case c.stepsPerEpoch < 0:
-		return c, fmt.Errorf("--steps-per-epoch must not be negative, got %d", c.stepsPerEpoch)
+		return c, usagef("--steps-per-epoch must not be negative, got %d", c.stepsPerEpoch)
 	case c.lrSet && !(c.lr > 0 && !math.IsInf(c.lr, 0)):
-		return c, fmt.Errorf("--lr must be a positive number, got %v", c.lr)
+		return c, usagef("--lr must be a positive number, got %v", c.lr)
 	case !(c.momentum >= 0 && c.momentum <= 1):
-		return c, fmt.Errorf("--momentum must be in [0, 1], got %v", c.momentum)
+		return c, usagef("--momentum must be in [0, 1], got %v", c.momentum)
 	case (c.momentum != 0 || c.nesterov) && !strings.EqualFold(c.optimizer, "sgd"):
-		return c, fmt.Errorf("--momentum and --nesterov are SGD's: they do not apply to --optimizer %s", c.optimizer)
+		return c, usagef("--momentum and --nesterov are SGD's: they do not apply to --optimizer %s", c.optimizer)
 	case c.nesterov && c.momentum == 0:
-		return c, errors.New("--nesterov needs a --momentum above 0")
+		return c, usagef("--nesterov needs a --momentum above 0")
 	case c.verbose < 0 || c.verbose > 2:
-		return c, fmt.Errorf("--verbose must be 0, 1 or 2, got %d", c.verbose)
+		return c, usagef("--verbose must be 0, 1 or 2, got %d", c.verbose)
 	case c.synthetic && c.data != "":
-		return c, errors.New("--synthetic and --data exclude each other: pick one dataset")
+		return c, usagef("--synthetic and --data exclude each other: pick one dataset")
 	case c.syntheticTrain <= 0:
-		return c, fmt.Errorf("--synthetic-samples must be positive, got %d", c.syntheticTrain)
+		return c, usagef("--synthetic-samples must be positive, got %d", c.syntheticTrain)
+	case !(c.validSplit >= 0 && c.validSplit < 1):
+		return c, usagef("--validation-split must be at least 0 and below 1, got %v", c.validSplit)
+	case c.validSplit > 0 && c.validation:
+		return c, usagef("--validation and --validation-split exclude each other: validate on the test set or on part of the training set, not both")
+	case c.patience < 0:
+		return c, usagef("--early-stopping must not be negative, got %d (0 turns it off)", c.patience)
 	}
 	if !c.seedSet {
 		c.seed = uint64(time.Now().UnixNano())
+		c.seedFromClock = true
 	}
 	return c, nil
 }
 
+// flagMessage words the flag package's errors with the flags spelled as
+// train's usage and messages spell them, --name.
+func flagMessage(err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown flag --%s", name)
+	}
+	msg = regexp.MustCompile(`\bflag -([a-z-]+)`).ReplaceAllString(msg, "--$1")
+	return errors.New(strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1))
+}
+
+// printUsage writes --help's text: what train does and its flags, spelled
+// --flag as the README and the messages spell them.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, "Usage: train [flags]\n\n"+
+		"train trains a Keras CIFAR-10 model (Flatten, Dense(3000, relu), Dense(1000, relu),\n"+
+		"Dense(10, sigmoid); SGD; categorical cross-entropy) and prints Keras-format progress.\n\n"+
+		"Flags:\n")
+	fmt.Fprint(w, regexp.MustCompile(`(?m)^  -`).ReplaceAllString(b.String(), "  --"))
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cliError(train(ctx, args, stdout, stderr))
+}
+
+// train is run before its error is worded for the command line.
+func train(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	cfg, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
-	if err := cfg.ux.checkOutputs(); err != nil {
+	outputs := []output{{"csv-log", cfg.csvLog}}
+	if cfg.jsonOut != "-" {
+		outputs = append(outputs, output{"json", cfg.jsonOut})
+	}
+	if err := cfg.ux.checkOutputs(outputs...); err != nil {
 		return err
 	}
 	if err := cfg.ux.prepare(&cfg, stderr); err != nil {
@@ -157,11 +232,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// out is the progress and the report: nothing at --verbose 0. What a
+	// flag asks for by name (--json -, --trace, --log-device-placement,
+	// --benchmark's figures) still goes to stdout.
+	out := stdout
+	if cfg.verbose == 0 {
+		out = io.Discard
+	}
 	spec, err := chooseDevice(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Device: %s (%s)\n", spec.Short(), spec)
+	fmt.Fprintf(out, "Device: %s (%s)\n", spec.Short(), spec)
+	if cfg.seedFromClock {
+		fmt.Fprintf(out, "Seed: %d (pass --seed %d to repeat)\n", cfg.seed, cfg.seed)
+	}
 	if cfg.bench.on {
 		return runBenchmark(ctx, cfg, spec, opt, stdout)
 	}
@@ -170,12 +255,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "x_train: (%d, 32, 32, 3) uint8, y_train: (%d, 1) uint8\n", data.Train.Len(), data.Train.Len())
-	fmt.Fprintf(stdout, "x_test: (%d, 32, 32, 3) uint8, y_test: (%d, 1) uint8\n", data.Test.Len(), data.Test.Len())
-	printMath(stdout, spec)
+	fmt.Fprintf(out, "x_train: (%d, 32, 32, 3) uint8, y_train: (%d, 1) uint8\n", data.Train.Len(), data.Train.Len())
+	fmt.Fprintf(out, "x_test: (%d, 32, 32, 3) uint8, y_test: (%d, 1) uint8\n", data.Test.Len(), data.Test.Len())
+	printMath(out, spec)
 
 	model := newMLP(cfg.seed)
-	if err := model.Summary(stdout); err != nil {
+	if err := model.Summary(out); err != nil {
 		return err
 	}
 	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
@@ -186,33 +271,67 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer model.Close()
-	resumeOpts, err := cfg.ux.restore(model, stdout)
+	resumeOpts, err := cfg.ux.restore(model, out)
 	if err != nil {
 		return err
 	}
 
-	fitOpts := []nn.Option{nn.Epochs(cfg.epochs), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Seed(cfg.seed), nn.Output(stdout)}
+	fitOpts := []nn.Option{nn.Epochs(cfg.epochs), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Seed(cfg.seed), nn.Output(out)}
 	if cfg.stepsPerEpoch > 0 {
 		fitOpts = append(fitOpts, nn.StepsPerEpoch(cfg.stepsPerEpoch))
 	}
 	if cfg.validation {
 		fitOpts = append(fitOpts, nn.ValidationData(data.Test.OneHot()))
 	}
+	if cfg.validSplit > 0 {
+		fitOpts = append(fitOpts, nn.ValidationSplit(cfg.validSplit))
+	}
+	timer := &epochTimer{}
+	fitOpts = append(fitOpts, nn.Callbacks(timer))
+	if cfg.csvLog != "" {
+		csv := callbacks.NewCSVLogger(cfg.csvLog)
+		csv.Append = cfg.ux.resume != "" // keep the epochs before the interruption
+		fitOpts = append(fitOpts, nn.Callbacks(csv))
+	}
+	var stopper *callbacks.EarlyStopping
+	if cfg.patience > 0 {
+		stopper = callbacks.NewEarlyStopping()
+		stopper.Monitor = earlyStoppingMonitor(cfg)
+		stopper.Patience = cfg.patience
+		stopper.Verbose = min(cfg.verbose, 1)
+		fitOpts = append(fitOpts, nn.Callbacks(stopper))
+	}
 	cp, uxOpts := cfg.ux.fitOptions(cfg)
 	fitOpts = append(append(fitOpts, resumeOpts...), uxOpts...)
 	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
 		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args)
 	}
-	if err := cfg.ux.afterFit(model, cp, stdout); err != nil {
+	if err := cfg.ux.afterFit(model, cp, out, stdout); err != nil {
 		return err
 	}
-	res, err := model.Evaluate(ctx, data.Test.OneHot(), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Output(stdout))
+	res, err := model.Evaluate(ctx, data.Test.OneHot(), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Output(out))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Test loss: %.4f - test accuracy: %.4f\n", res["loss"], res["accuracy"])
-	fmt.Fprintf(stdout, "Total time: %s\n", formatTime(time.Since(start)))
+	fmt.Fprintf(out, "Test loss: %.4f - test accuracy: %.4f\n", res["loss"], res["accuracy"])
+	elapsed := time.Since(start)
+	if cfg.jsonOut != "" {
+		s := newSummary(cfg, args, spec, data, cp.history, timer, stopper, res, elapsed)
+		if err := writeSummary(cfg.jsonOut, s, stdout); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "Total time: %s\n", formatTime(elapsed))
 	return nil
+}
+
+// earlyStoppingMonitor is the figure --early-stopping watches: the
+// validation loss when there is validation data, else the training loss.
+func earlyStoppingMonitor(cfg config) string {
+	if cfg.validation || cfg.validSplit > 0 {
+		return "val_loss"
+	}
+	return "loss"
 }
 
 // chooseDevice resolves --device, or TensorFlow's default when it is empty.
@@ -221,7 +340,7 @@ func chooseDevice(ctx context.Context, cfg config, stderr io.Writer) (device.Spe
 	if cfg.device != "" {
 		s, err := device.ParseSpec(cfg.device)
 		if err != nil {
-			return device.Spec{}, fmt.Errorf("--device: %w", err)
+			return device.Spec{}, usagef("--device: %w", err)
 		}
 		requested = &s
 	}
@@ -236,7 +355,11 @@ func loadData(ctx context.Context, cfg config, stderr io.Writer) (*cifar10.Datas
 	if cfg.synthetic {
 		return cifar10.Synthetic(cfg.syntheticTrain, max(cfg.syntheticTrain/5, 1), cfg.seed), nil
 	}
-	data, err := cifar10.Load(ctx, cifar10.Options{Path: cfg.data, Progress: stderr})
+	progress := stderr
+	if cfg.verbose == 0 {
+		progress = nil // no download bar or status lines; errors still come back
+	}
+	data, err := cifar10.Load(ctx, cifar10.Options{Path: cfg.data, Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("loading CIFAR-10: %w", err)
 	}
@@ -256,11 +379,12 @@ func newOptimizer(cfg config) (optim.Optimizer, error) {
 	case "adam":
 		opt, err = optim.NewAdam(optim.AdamConfig{LearningRate: cfg.lr})
 	default:
-		_, err = optim.Get(cfg.optimizer) // its error lists the known names
-		return nil, fmt.Errorf("--optimizer: %w", err)
+		_, err = optim.Get(cfg.optimizer)                   // its error lists the known names
+		msg, _, _ := strings.Cut(err.Error(), " (make one") // a hint for Go code
+		return nil, usagef("--optimizer: %s", msg)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--lr: %w", err)
+		return nil, usagef("--lr: %w", err)
 	}
 	return opt, nil
 }

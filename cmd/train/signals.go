@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -77,11 +78,13 @@ func stoppedBy(ctx context.Context) os.Signal {
 // exitStatus is train's exit status after run returned err: 0 on success,
 // 128 plus the signal's number when a signal stopped it (130 for Ctrl-C,
 // 143 for SIGTERM, 129 for SIGHUP, as shells report a program the signal
-// killed), else 1.
+// killed), 2 for a command line train cannot run, else 1.
 func exitStatus(ctx context.Context, err error) int {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, new(*usageError)):
+		return 2
 	case !errors.Is(err, context.Canceled):
 		return 1
 	}
