@@ -17,7 +17,7 @@ import (
 // multiplies; Choose documents its values.
 const EnvVar = "GOKERAS_BLAS"
 
-// kernelsEnvVar is the older switch for the AVX-512 kernels alone:
+// kernelsEnvVar is the older switch for the kernels alone:
 // GOKERAS_CPU_KERNELS=blas still turns them off, as GOKERAS_BLAS=native
 // does.
 const kernelsEnvVar = "GOKERAS_CPU_KERNELS"
@@ -44,7 +44,7 @@ func PureGo() *Library {
 
 // setting is what the environment asks for.
 type setting struct {
-	kernels bool   // the AVX-512 kernels may run
+	kernels bool   // the kernels (AVX-512 or AVX2) may run
 	library string // "" finds a native library, "go" is gonum, else a path or name for Open
 	origin  string // the variable and value that chose library or turned the kernels off, "" for neither
 }
@@ -75,7 +75,7 @@ func readSetting(getenv func(string) string) setting {
 // libraries (OpenBLAS, MKL, BLIS, Accelerate on macOS) that loads and
 // passes a check of its results, else PureGo. It never fails: when no
 // native library loads, String on the result says why and what to
-// install. Load leaves the AVX-512 kernels out: Choose puts them in front.
+// install. Load leaves the kernels (AVX-512 or AVX2) out: Choose puts them in front.
 func Load() *Library { return load(readSetting(os.Getenv)) }
 
 func load(s setting) *Library {

@@ -158,7 +158,7 @@ func TestDefaultDescribesItself(t *testing.T) {
 	switch {
 	case s == "":
 		t.Fatal("empty description")
-	case m.Kernels() && !strings.HasPrefix(s, "AVX-512 kernels ("):
+	case m.Kernels() && !strings.HasPrefix(s, kernelsName()+" kernels ("):
 		t.Errorf("description %q does not start with the kernels", s)
 	case lib.Native() && (lib.Path() == "" || !strings.Contains(s, lib.Path())):
 		t.Errorf("description %q does not name the library's file %q", s, lib.Path())

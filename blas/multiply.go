@@ -8,17 +8,31 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gokeras/gokeras/internal/avx2"
 	"github.com/gokeras/gokeras/internal/avx512"
 )
 
-// KernelsAvailable reports whether this CPU runs gokeras' AVX-512 kernels
-// (amd64 with AVX-512F, in a build without the purego tag).
-func KernelsAvailable() bool { return avx512.Available() }
+// KernelsAvailable reports whether this CPU runs gokeras' kernels: the
+// AVX-512 ones (amd64 with AVX-512F) or, without AVX-512, the AVX2 ones
+// (amd64 with AVX2 and FMA), in a build without the purego tag.
+func KernelsAvailable() bool { return avx512.Available() || avx2.Available() }
 
-// Multiplier is how gokeras multiplies matrices: the AVX-512 kernels for
-// the float32 products they compute, when they are on, and a Library for
-// the rest (products of two transposed operands, float64) and for
-// everything when they are off. A Multiplier is safe for concurrent use.
+// useAVX2 reports whether the kernels are package avx2's: the hook that
+// picks them, on CPUs with AVX2 and FMA but not AVX-512.
+func useAVX2() bool { return !avx512.Available() && avx2.Available() }
+
+// kernelsName names the kernels this CPU runs, for messages.
+func kernelsName() string {
+	if useAVX2() {
+		return "AVX2"
+	}
+	return "AVX-512"
+}
+
+// Multiplier is how gokeras multiplies matrices: the kernels (AVX-512, else
+// AVX2) for the float32 products they compute, when they are on, and a
+// Library for the rest (products of two transposed operands, float64) and
+// for everything when they are off. A Multiplier is safe for concurrent use.
 type Multiplier struct {
 	lib     *Library
 	kernels bool
@@ -30,6 +44,12 @@ type Multiplier struct {
 
 	mu   sync.Mutex
 	free []*avx512.Workspace // kernel workspaces not in use, one per concurrent product at most
+
+	// On CPUs with AVX2 and not AVX-512, avx2Gemm computes in place of
+	// kernelSgemm, with workspaces from free2.
+	avx2     bool
+	free2    []*avx2.Workspace
+	avx2Gemm func(ws *avx2.Workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
 }
 
 // defaultMultiplier is Choose's result, computed on first use.
@@ -42,8 +62,9 @@ func Default() *Multiplier { return defaultMultiplier() }
 
 // Choose picks how to multiply, fastest first:
 //
-//  1. the AVX-512 kernels, where the CPU has AVX-512F and GOKERAS_BLAS is
-//     unset or "auto";
+//  1. the AVX-512 kernels, where the CPU has AVX-512F, else the AVX2
+//     kernels, where it has AVX2 and FMA, if GOKERAS_BLAS is unset or
+//     "auto";
 //  2. for the products the kernels do not compute, or all of them without
 //     the kernels, the BLAS library Load finds: the one GOKERAS_BLAS names,
 //     else OpenBLAS, MKL or BLIS if installed, else gonum's pure-Go BLAS.
@@ -62,16 +83,19 @@ func Choose() *Multiplier {
 }
 
 // NewMultiplier returns a Multiplier that computes with lib (PureGo when
-// lib is nil), after the AVX-512 kernels when kernels is true and the CPU
-// has them.
+// lib is nil), after the AVX-512 or AVX2 kernels when kernels is true and
+// the CPU has them.
 func NewMultiplier(lib *Library, kernels bool) *Multiplier {
 	if lib == nil {
 		lib = PureGo()
 	}
-	return &Multiplier{lib: lib, kernels: kernels && KernelsAvailable(), kernelSgemm: (*avx512.Workspace).Sgemm}
+	on := kernels && KernelsAvailable()
+	return &Multiplier{lib: lib, kernels: on, kernelSgemm: (*avx512.Workspace).Sgemm,
+		avx2: on && useAVX2(), avx2Gemm: (*avx2.Workspace).Sgemm}
 }
 
-// Kernels reports whether the AVX-512 kernels compute m's float32 products.
+// Kernels reports whether the kernels (AVX-512 or AVX2) compute m's float32
+// products.
 func (m *Multiplier) Kernels() bool { return m.kernels }
 
 // Library is the BLAS library that computes what the kernels do not, or
@@ -80,20 +104,20 @@ func (m *Multiplier) Library() *Library { return m.lib }
 
 // String describes m in one line, for programs to print when they start,
 // e.g. "AVX-512 kernels (2 threads); other products: OpenBLAS 0.3.21
-// (libopenblas.so.0, Cooperlake, 2 threads)", or the Library's String
-// where the kernels are not used, followed on an AVX-512 CPU by what
-// turned them off.
+// (libopenblas.so.0, Cooperlake, 2 threads)" (or "AVX2 kernels ..."), or
+// the Library's String where the kernels are not used, followed on a CPU
+// with kernels by what turned them off.
 func (m *Multiplier) String() string {
 	if m.kernels {
 		other := m.lib.Name() // its install hint matters little next to the kernels
 		if m.lib.Native() {
 			other = m.lib.String()
 		}
-		return fmt.Sprintf("AVX-512 kernels (%d threads); other products: %s", runtime.GOMAXPROCS(0), other)
+		return fmt.Sprintf("%s kernels (%d threads); other products: %s", kernelsName(), runtime.GOMAXPROCS(0), other)
 	}
 	s := m.lib.String()
 	if KernelsAvailable() {
-		s += "; AVX-512 kernels off"
+		s += "; " + kernelsName() + " kernels off"
 		if m.off != "" && !strings.Contains(s, m.off) {
 			s += " (" + m.off + ")"
 		}
@@ -107,7 +131,14 @@ func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a [
 	if err := avx512.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
-	if m.kernels {
+	if m.avx2 {
+		ws := m.workspace2()
+		err := m.avx2Gemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		m.release2(ws)
+		if !errors.Is(err, avx2.ErrUnsupported) {
+			return err
+		}
+	} else if m.kernels {
 		ws := m.workspace()
 		err := m.kernelSgemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		m.release(ws)
@@ -143,5 +174,26 @@ func (m *Multiplier) workspace() *avx512.Workspace {
 func (m *Multiplier) release(ws *avx512.Workspace) {
 	m.mu.Lock()
 	m.free = append(m.free, ws)
+	m.mu.Unlock()
+}
+
+// workspace2 and release2 are workspace and release for the AVX2 kernels.
+func (m *Multiplier) workspace2() *avx2.Workspace {
+	threads := runtime.GOMAXPROCS(0)
+	var ws *avx2.Workspace
+	m.mu.Lock()
+	if n := len(m.free2); n > 0 {
+		ws, m.free2 = m.free2[n-1], m.free2[:n-1]
+	}
+	m.mu.Unlock()
+	if ws == nil || ws.Workers() != threads {
+		ws = avx2.NewWorkspace(threads)
+	}
+	return ws
+}
+
+func (m *Multiplier) release2(ws *avx2.Workspace) {
+	m.mu.Lock()
+	m.free2 = append(m.free2, ws)
 	m.mu.Unlock()
 }

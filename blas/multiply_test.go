@@ -89,7 +89,7 @@ func TestChooseHonoursEnvVars(t *testing.T) {
 			if want := tc.native && haveNative; m.Library().Native() != want {
 				t.Errorf("native library %t, want %t: %s", m.Library().Native(), want, m)
 			}
-			if !m.Kernels() && KernelsAvailable() && !strings.Contains(m.String(), "AVX-512 kernels off") {
+			if !m.Kernels() && KernelsAvailable() && !strings.Contains(m.String(), kernelsName()+" kernels off") {
 				t.Errorf("%q does not say the kernels are off", m)
 			}
 		})
@@ -138,17 +138,17 @@ func TestMultiplierString(t *testing.T) {
 		name       string
 		m          *Multiplier
 		want, not  []string
-		onlyAVX512 bool // the want holds only on a CPU with the kernels
+		onlyAVX512 bool // the want holds only on a CPU with kernels (AVX-512 or AVX2)
 	}{
-		{"kernels", withKernels, []string{"AVX-512 kernels (", " threads); other products: pure Go (gonum)"}, []string{InstallHint, "off"}, false},
-		{"no kernels", NewMultiplier(PureGo(), false), []string{"pure Go (gonum, "}, []string{"AVX-512 kernels ("}, false},
-		{"kernels turned off", off, []string{"pure Go (gonum, ", "; AVX-512 kernels off (GOKERAS_BLAS=native)"}, nil, true},
+		{"kernels", withKernels, []string{kernelsName() + " kernels (", " threads); other products: pure Go (gonum)"}, []string{InstallHint, "off"}, false},
+		{"no kernels", NewMultiplier(PureGo(), false), []string{"pure Go (gonum, "}, []string{"kernels ("}, false},
+		{"kernels turned off", off, []string{"pure Go (gonum, ", "; " + kernelsName() + " kernels off (GOKERAS_BLAS=native)"}, nil, true},
 	}
 	for _, tc := range cases {
 		s := tc.m.String()
 		if tc.onlyAVX512 && !KernelsAvailable() {
-			if strings.Contains(s, "AVX-512") {
-				t.Errorf("%s: %q mentions AVX-512 on a CPU without it", tc.name, s)
+			if strings.Contains(s, "AVX") {
+				t.Errorf("%s: %q mentions AVX kernels on a CPU without them", tc.name, s)
 			}
 			continue
 		}
@@ -210,5 +210,32 @@ func TestMultiplierReusesWorkspaces(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Errorf("%v allocations per product, want 0", allocs)
+	}
+}
+
+// On a CPU with AVX2 and FMA but not AVX-512, the AVX2 kernels compute
+// the products, within the rounding bound, and send those of two
+// transposes to the library.
+func TestAVX2KernelsRouting(t *testing.T) {
+	if !useAVX2() {
+		t.Skip("this CPU runs the AVX-512 kernels, or none")
+	}
+	m := NewMultiplier(PureGo(), true)
+	if !m.Kernels() || !m.avx2 || !strings.HasPrefix(m.String(), "AVX2 kernels (") {
+		t.Fatalf("AVX2 kernels not chosen: %s", m)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tr := range []struct{ a, b bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		c := gemmtest.NewCase(rng, tr.a, tr.b, 33, 50, 31, -0.01, 1, 2)
+		got := c.Fresh()
+		if err := m.Sgemm(c.TransA, c.TransB, c.M, c.N, c.K, c.Alpha, c.A, c.Lda, c.B, c.Ldb, c.Beta, got, c.Ldc); err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		if _, err := c.CheckFloat32(got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if off := NewMultiplier(PureGo(), false); off.Kernels() || off.avx2 {
+		t.Error("kernels on in a Multiplier asked for none")
 	}
 }

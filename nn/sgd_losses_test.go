@@ -24,10 +24,14 @@ var updateFixtures = flag.Bool("update", false, "rewrite the loss fixtures in te
 const sgdLossesFixture = "testdata/sgd_losses_100_%s.json"
 
 // multiplyPath names how CPU machines multiply on this machine, for the
-// fixtures: "avx512" for the kernels, else the BLAS library's name.
+// fixtures: "avx512" or "avx2" for the kernels, else the BLAS library's
+// name.
 func multiplyPath() string {
 	mul := blas.Default()
 	if mul.Kernels() {
+		if strings.HasPrefix(mul.String(), "AVX2 ") {
+			return "avx2"
+		}
 		return "avx512"
 	}
 	name := strings.Map(func(r rune) rune {

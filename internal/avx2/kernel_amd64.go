@@ -1,0 +1,14 @@
+//go:build amd64 && !purego
+
+package avx2
+
+import "golang.org/x/sys/cpu"
+
+// haveKernels reports whether this CPU runs the AVX2+FMA kernels.
+var haveKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfb *float32, alpha, beta float32)
+
+//go:noescape
+func dot6x16(n int, w *float32, ldw uintptr, bt *float32, tile *float32)

@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package avx2
+
+// No kernels for this architecture (or the purego tag asks for none):
+// Sgemm returns ErrUnsupported and callers use package blas.
+const haveKernels = false
+
+func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfb *float32, alpha, beta float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func dot6x16(n int, w *float32, ldw uintptr, bt *float32, tile *float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
