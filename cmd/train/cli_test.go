@@ -342,3 +342,39 @@ func TestTrainMessagesNameFlagsNotGoAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainSyntheticIsHard checks that --synthetic data is not learnt in a
+// few dozen steps (the old data reached accuracy 1 after about 60) and
+// stays the same for a seed.
+func TestTrainSyntheticIsHard(t *testing.T) {
+	isolate(t)
+	for _, seed := range []string{"1", "2"} {
+		t.Run("seed "+seed, func(t *testing.T) {
+			var losses []maybeFloat
+			for range 2 {
+				path := filepath.Join(t.TempDir(), "run.json")
+				r := runTrain(t, "--synthetic", "--synthetic-samples", "1000", "--steps-per-epoch", "30", "--epochs", "2",
+					"--seed", seed, "--verbose", "0", "--json", path)
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var s summary
+				if err := json.Unmarshal(b, &s); err != nil {
+					t.Fatal(err)
+				}
+				last := s.Epochs[len(s.Epochs)-1].Figures
+				if last["accuracy"] > 0.6 || s.Test["accuracy"] > 0.6 {
+					t.Errorf("after 60 steps: accuracy %v, test accuracy %v; want both at most 0.6", last["accuracy"], s.Test["accuracy"])
+				}
+				losses = append(losses, last["loss"])
+			}
+			if losses[0] != losses[1] {
+				t.Errorf("two runs with --seed %s ended with losses %v and %v", seed, losses[0], losses[1])
+			}
+		})
+	}
+}

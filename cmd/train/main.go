@@ -121,7 +121,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.data, "data", "", "CIFAR-10 you already have: the extracted cifar-10-batches-bin directory, its parent, or cifar-10-binary.tar.gz. "+
 		"Default: download once into $"+cifar10.HomeEnv+"/datasets (else the user cache dir, gokeras/datasets) and reuse it; "+
 		"$"+cifar10.URLEnv+" names a mirror, and $"+cifar10.MD5Env+" its checksum when it repackaged the archive")
-	fs.BoolVar(&c.synthetic, "synthetic", false, "train on generated CIFAR-shaped data with learnable classes instead of CIFAR-10")
+	fs.BoolVar(&c.synthetic, "synthetic", false, "train on generated CIFAR-shaped data instead of CIFAR-10: learnable but hard, it learns about as CIFAR-10 does (no download)")
 	fs.IntVar(&c.syntheticTrain, "synthetic-samples", 50000, "training samples of the --synthetic dataset (test set: a fifth as many)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for the initial weights, the shuffles and --synthetic (default: from the clock)")
 	fs.IntVar(&c.verbose, "verbose", 1, "0 quiet (errors only), 1 progress bar, 2 one line per epoch")
@@ -353,7 +353,7 @@ func chooseDevice(ctx context.Context, cfg config, stderr io.Writer) (device.Spe
 
 func loadData(ctx context.Context, cfg config, stderr io.Writer) (*cifar10.Dataset, error) {
 	if cfg.synthetic {
-		return cifar10.Synthetic(cfg.syntheticTrain, max(cfg.syntheticTrain/5, 1), cfg.seed), nil
+		return cifar10.SyntheticHard(cfg.syntheticTrain, max(cfg.syntheticTrain/5, 1), cfg.seed), nil
 	}
 	progress := stderr
 	if cfg.verbose == 0 {

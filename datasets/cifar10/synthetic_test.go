@@ -171,3 +171,87 @@ func TestSyntheticTrainsInOneEpoch(t *testing.T) {
 		t.Errorf("test accuracy after one epoch %.2f, want >= 0.8 (chance is 0.1)", acc)
 	}
 }
+
+// nearestMeanAccuracy classifies each test image of ds by the nearest
+// training-class mean and returns the share it gets right.
+func nearestMeanAccuracy(ds *Dataset) float64 {
+	var sums [NumClasses][ImageSize]float64
+	var counts [NumClasses]float64
+	for n, label := range ds.Train.Labels {
+		for p, v := range ds.Train.Images[n*ImageSize : (n+1)*ImageSize] {
+			sums[label][p] += float64(v)
+		}
+		counts[label]++
+	}
+	correct := 0
+	for n, label := range ds.Test.Labels {
+		img := ds.Test.Images[n*ImageSize : (n+1)*ImageSize]
+		best, bestDist := -1, 0.0
+		for class := range NumClasses {
+			dist := 0.0
+			for p, v := range img {
+				d := float64(v) - sums[class][p]/counts[class]
+				dist += d * d
+			}
+			if best < 0 || dist < bestDist {
+				best, bestDist = class, dist
+			}
+		}
+		if best == int(label) {
+			correct++
+		}
+	}
+	return float64(correct) / float64(ds.Test.Len())
+}
+
+// TestSyntheticHard checks SyntheticHard's shape, labels and determinism,
+// and that it is learnable (a nearest-class-mean classifier beats chance,
+// 0.1) yet hard (it stays far below Synthetic's near 1).
+func TestSyntheticHard(t *testing.T) {
+	for _, tc := range []struct {
+		train, test, wantTrain, wantTest int
+	}{
+		{1000, 200, 1000, 200},
+		{7, 3, 7, 3},
+		{0, 0, 0, 0},
+		{-5, 4, 0, 4},
+	} {
+		ds := SyntheticHard(tc.train, tc.test, 42)
+		if ds.Train.Len() != tc.wantTrain || ds.Test.Len() != tc.wantTest {
+			t.Errorf("SyntheticHard(%d, %d): %d train, %d test", tc.train, tc.test, ds.Train.Len(), ds.Test.Len())
+		}
+		for _, split := range []*Split{&ds.Train, &ds.Test} {
+			if err := split.check(); err != nil {
+				t.Error(err)
+			}
+			var counts [NumClasses]int
+			for _, label := range split.Labels {
+				counts[label]++
+			}
+			if lo, hi := slices.Min(counts[:]), slices.Max(counts[:]); hi-lo > 1 {
+				t.Errorf("class counts %v differ by more than one", counts)
+			}
+		}
+	}
+	a, b, c := SyntheticHard(300, 100, 7), SyntheticHard(300, 100, 7), SyntheticHard(300, 100, 8)
+	if !bytes.Equal(a.Train.Images, b.Train.Images) || !bytes.Equal(a.Test.Labels, b.Test.Labels) {
+		t.Error("same seed, different data")
+	}
+	if bytes.Equal(a.Train.Images, c.Train.Images) {
+		t.Error("different seeds, same data")
+	}
+	for _, tc := range []struct {
+		name     string
+		ds       *Dataset
+		min, max float64
+	}{
+		{"Synthetic", Synthetic(2000, 500, 3), 0.95, 1},
+		{"SyntheticHard", SyntheticHard(2000, 500, 3), 0.125, 0.6},
+	} {
+		acc := nearestMeanAccuracy(tc.ds)
+		t.Logf("%s: nearest-mean accuracy %.3f", tc.name, acc)
+		if acc < tc.min || acc > tc.max {
+			t.Errorf("%s: nearest-mean accuracy %.3f, want in [%v, %v]", tc.name, acc, tc.min, tc.max)
+		}
+	}
+}
