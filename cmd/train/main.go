@@ -129,7 +129,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.validSplit, "validation-split", 0, "hold out this fraction of the training set, its last samples, and evaluate on it after each epoch (Keras' validation_split; 0: off; excludes --validation)")
 	fs.IntVar(&c.patience, "early-stopping", 0, "stop when the monitored figure has not improved for this many epochs (Keras' EarlyStopping patience; it monitors val_loss with --validation or --validation-split, else loss; 0: off)")
 	fs.StringVar(&c.csvLog, "csv-log", "", "write each epoch's figures to this CSV file (Keras' CSVLogger; appended to with --resume)")
-	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with -")
+	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with - (add --verbose 0 for stdout to hold the JSON alone)")
 	c.ux.register(fs)
 	c.bench.register(fs)
 	if err := fs.Parse(args); err != nil {
