@@ -3,14 +3,13 @@ package blas
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/internal/matrix"
 	"os"
 	"runtime"
 	"strings"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
-
-	"github.com/gokeras/gokeras/internal/avx512"
 )
 
 // EnvVar names the environment variable that chooses how gokeras
@@ -180,14 +179,14 @@ func (l *Library) String() string {
 // not hold numbers on entry. It returns an error, and computes nothing,
 // when a dimension is negative or a slice is too short for its matrix.
 func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if err := avx512.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := matrix.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		avx512.ScaleRows(m, n, beta, c, ldc)
+		matrix.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	if l.native != nil {
@@ -200,14 +199,14 @@ func (l *Library) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []flo
 
 // Dgemm is Sgemm for float64 matrices.
 func (l *Library) Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) error {
-	if err := avx512.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := matrix.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: dgemm: %w", err)
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		avx512.ScaleRows(m, n, beta, c, ldc)
+		matrix.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	if l.native != nil {

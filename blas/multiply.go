@@ -3,6 +3,7 @@ package blas
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/internal/matrix"
 	"os"
 	"runtime"
 	"strings"
@@ -42,13 +43,12 @@ type Multiplier struct {
 	// stand-ins to check the fallback on CPUs without AVX-512.
 	kernelSgemm func(ws *avx512.Workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
 
-	mu   sync.Mutex
-	free []*avx512.Workspace // kernel workspaces not in use, one per concurrent product at most
+	free workspaces[*avx512.Workspace]
 
 	// On CPUs with AVX2 and not AVX-512, avx2Gemm computes in place of
 	// kernelSgemm, with workspaces from free2.
 	avx2     bool
-	free2    []*avx2.Workspace
+	free2    workspaces[*avx2.Workspace]
 	avx2Gemm func(ws *avx2.Workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
 }
 
@@ -128,20 +128,20 @@ func (m *Multiplier) String() string {
 // Sgemm computes c = alpha·op(a)·op(b) + beta·c for row-major float32
 // matrices, with the arguments and errors of Library.Sgemm.
 func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if err := avx512.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := matrix.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
 	if m.avx2 {
-		ws := m.workspace2()
+		ws := m.free2.get(avx2.NewWorkspace)
 		err := m.avx2Gemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		m.release2(ws)
+		m.free2.put(ws)
 		if !errors.Is(err, avx2.ErrUnsupported) {
 			return err
 		}
 	} else if m.kernels {
-		ws := m.workspace()
+		ws := m.free.get(avx512.NewWorkspace)
 		err := m.kernelSgemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		m.release(ws)
+		m.free.put(ws)
 		if !errors.Is(err, avx512.ErrUnsupported) {
 			return err
 		}
@@ -154,46 +154,33 @@ func (m *Multiplier) Dgemm(transA, transB bool, mm, n, k int, alpha float64, a [
 	return m.lib.Dgemm(transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// workspace takes a kernel workspace for one product, sized for the
-// current GOMAXPROCS; release gives it back. Workspaces are kept, so that
-// products allocate nothing once each concurrent caller has one.
-func (m *Multiplier) workspace() *avx512.Workspace {
+// workspaces keeps kernel workspaces not in use, one per concurrent
+// product at most, so that products allocate nothing once each concurrent
+// caller has one.
+type workspaces[W interface{ Workers() int }] struct {
+	mu   sync.Mutex
+	free []W
+}
+
+// get takes a workspace for one product, sized for the current GOMAXPROCS
+// (made with newWorkspace when none fits); put gives it back.
+func (p *workspaces[W]) get(newWorkspace func(workers int) W) W {
 	threads := runtime.GOMAXPROCS(0)
-	var ws *avx512.Workspace
-	m.mu.Lock()
-	if n := len(m.free); n > 0 {
-		ws, m.free = m.free[n-1], m.free[:n-1]
+	p.mu.Lock()
+	var ws W
+	found := false
+	if n := len(p.free); n > 0 {
+		ws, p.free, found = p.free[n-1], p.free[:n-1], true
 	}
-	m.mu.Unlock()
-	if ws == nil || ws.Workers() != threads {
-		ws = avx512.NewWorkspace(threads)
+	p.mu.Unlock()
+	if !found || ws.Workers() != threads {
+		ws = newWorkspace(threads)
 	}
 	return ws
 }
 
-func (m *Multiplier) release(ws *avx512.Workspace) {
-	m.mu.Lock()
-	m.free = append(m.free, ws)
-	m.mu.Unlock()
-}
-
-// workspace2 and release2 are workspace and release for the AVX2 kernels.
-func (m *Multiplier) workspace2() *avx2.Workspace {
-	threads := runtime.GOMAXPROCS(0)
-	var ws *avx2.Workspace
-	m.mu.Lock()
-	if n := len(m.free2); n > 0 {
-		ws, m.free2 = m.free2[n-1], m.free2[:n-1]
-	}
-	m.mu.Unlock()
-	if ws == nil || ws.Workers() != threads {
-		ws = avx2.NewWorkspace(threads)
-	}
-	return ws
-}
-
-func (m *Multiplier) release2(ws *avx2.Workspace) {
-	m.mu.Lock()
-	m.free2 = append(m.free2, ws)
-	m.mu.Unlock()
+func (p *workspaces[W]) put(ws W) {
+	p.mu.Lock()
+	p.free = append(p.free, ws)
+	p.mu.Unlock()
 }

@@ -3,11 +3,8 @@ package avx2
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/internal/matrix"
 	"runtime"
-	"sync"
-	"sync/atomic"
-
-	"github.com/gokeras/gokeras/internal/avx512"
 )
 
 // Block sizes. The forward product takes the weights 256 rows at a time
@@ -57,13 +54,6 @@ func NewWorkspace(workers int) *Workspace {
 // Workers is the number of goroutines a product runs on.
 func (ws *Workspace) Workers() int { return ws.workers }
 
-func grow(s *[]float32, n int) []float32 {
-	if cap(*s) < n {
-		*s = make([]float32, n)
-	}
-	return (*s)[:n]
-}
-
 // ErrUnsupported is returned by Sgemm for what the kernels do not compute:
 // anything, on a CPU without AVX2 and FMA, and products of two transposes.
 var ErrUnsupported = errors.New("avx2: product not supported by the AVX2 kernels on this machine (it needs AVX2 and FMA, and not both operands transposed): compute it with a BLAS library")
@@ -81,14 +71,14 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 	if transA && transB {
 		return ErrUnsupported
 	}
-	if err := avx512.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := matrix.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("avx2: %w", err)
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		avx512.ScaleRows(m, n, beta, c, ldc)
+		matrix.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	workers := ws.workers
@@ -106,45 +96,6 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 	return nil
 }
 
-// parallel runs body over [0, n) in chunks on up to workers goroutines,
-// handing chunks out as the goroutines finish, each a share of what is
-// left (guided scheduling). No chunk is smaller than minChunk but the
-// last. body gets the worker's index, for its scratch memory.
-func parallel(workers, n, minChunk int, body func(worker, lo, hi int)) {
-	if workers > n {
-		workers = n
-	}
-	if workers <= 1 {
-		body(0, 0, n)
-		return
-	}
-	minChunk = max(1, minChunk)
-	var next atomic.Int64
-	run := func(w int) {
-		for {
-			lo := int(next.Load())
-			if lo >= n {
-				return
-			}
-			hi := min(n, lo+max(minChunk, (n-lo)/(2*workers)))
-			if !next.CompareAndSwap(int64(lo), int64(hi)) {
-				continue
-			}
-			body(w, lo, hi)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			run(w)
-		}()
-	}
-	run(0)
-	wg.Wait()
-}
-
 // packEdge copies the columns from col on of the k×n matrix b (row stride
 // ldb), fewer than 24, into ws.edge as a k×24 matrix padded with zeros, and
 // returns it; nil when n is a multiple of 24.
@@ -153,7 +104,7 @@ func (ws *Workspace) packEdge(k, n int, b []float32, ldb int) []float32 {
 	if col == n {
 		return nil
 	}
-	edge := grow(&ws.edge, k*panelCols)
+	edge := matrix.Grow(&ws.edge, k*panelCols)
 	for p := 0; p < k; p++ {
 		e := edge[p*panelCols : (p+1)*panelCols]
 		copy(e, b[p*ldb+col:p*ldb+n])
@@ -187,15 +138,15 @@ func tile(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c []float32,
 func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mp := (m + panelRows - 1) / panelRows
 	// pa[q·k·4 + p·4 + r] = a[(4q+r)·lda + p], zero beyond row m.
-	pa := packRows(grow(&ws.packed, mp*k*panelRows), panelRows, m, k, a, lda)
+	pa := matrix.PackRows(matrix.Grow(&ws.packed, mp*k*panelRows), panelRows, m, k, a, lda)
 	edge := ws.packEdge(k, n, b, ldb)
 	np := (n + panelCols - 1) / panelCols
 	kc, chunk := kcForward, (np+2*workers-1)/(2*workers)
 	if m > largeBatch {
 		chunk = 2
 	}
-	parallel(workers, np, chunk, func(w, lo, hi int) {
-		t := grow(&ws.scratch[w], panelRows*panelCols)
+	matrix.Parallel(workers, np, chunk, func(w, lo, hi int) {
+		t := matrix.Grow(&ws.scratch[w], panelRows*panelCols)
 		for k0 := 0; k0 < k; k0 += kc {
 			kk := min(kc, k-k0)
 			be := beta
@@ -233,7 +184,7 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 	mp := (m + panelRows - 1) / panelRows
 	np := (n + panelCols - 1) / panelCols
 	// pa[q·k·4 + p·4 + r] = a[p·lda + 4q + r], zero beyond column m.
-	pa := grow(&ws.packed, mp*k*panelRows)
+	pa := matrix.Grow(&ws.packed, mp*k*panelRows)
 	for q := 0; q < mp; q++ {
 		i0 := q * panelRows
 		rows := min(panelRows, m-i0)
@@ -245,7 +196,7 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 	}
 	// pb[j·k·24 + p·24 + r] = b[p·ldb + 24j + r], zero beyond column n:
 	// each tile's k×24 block of b contiguous, for the caches to stream.
-	pb := grow(&ws.edge, np*k*panelCols)
+	pb := matrix.Grow(&ws.edge, np*k*panelCols)
 	for j := 0; j < np; j++ {
 		col := j * panelCols
 		cols := min(panelCols, n-col)
@@ -255,8 +206,8 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 			clear(e[cols:])
 		}
 	}
-	parallel(workers, mp, 8, func(w, lo, hi int) {
-		t := grow(&ws.scratch[w], panelRows*panelCols)
+	matrix.Parallel(workers, mp, 8, func(w, lo, hi int) {
+		t := matrix.Grow(&ws.scratch[w], panelRows*panelCols)
 		for k0 := 0; k0 < k; k0 += kcUpdate {
 			kk := min(kcUpdate, k-k0)
 			be := beta
@@ -289,10 +240,10 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	groups := (m + dotCols - 1) / dotCols
 	// at[g·k·16 + p·16 + i] = a[(16g+i)·lda + p], zero beyond row m.
-	at := packRows(grow(&ws.packed, groups*k*dotCols), dotCols, m, k, a, lda)
+	at := matrix.PackRows(matrix.Grow(&ws.packed, groups*k*dotCols), dotCols, m, k, a, lda)
 	nt := (n + dotRows - 1) / dotRows
-	parallel(workers, nt, 4, func(w, lo, hi int) {
-		scratch := grow(&ws.scratch[w], dotRows*dotCols+dotRows*k)
+	matrix.Parallel(workers, nt, 4, func(w, lo, hi int) {
+		scratch := matrix.Grow(&ws.scratch[w], dotRows*dotCols+dotRows*k)
 		acc, edge := scratch[:dotRows*dotCols], scratch[dotRows*dotCols:]
 		for t := lo; t < hi; t++ {
 			n0 := t * dotRows
@@ -327,27 +278,4 @@ func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda in
 			}
 		}
 	})
-}
-
-// packRows interleaves the m×k matrix a (row stride lda) in panels of width
-// rows, each stored step by step: dst[q·k·width + p·width + r] =
-// a[(q·width+r)·lda + p], with zeros for the rows beyond m. dst holds
-// ⌈m/width⌉·k·width values; packRows returns it.
-func packRows(dst []float32, width, m, k int, a []float32, lda int) []float32 {
-	for q := 0; q*width < m; q++ {
-		panel := dst[q*k*width : (q+1)*k*width]
-		for r := 0; r < width; r++ {
-			i := q*width + r
-			if i >= m {
-				for p := 0; p < k; p++ {
-					panel[p*width+r] = 0
-				}
-				continue
-			}
-			for p, v := range a[i*lda : i*lda+k] {
-				panel[p*width+r] = v
-			}
-		}
-	}
-	return dst
 }

@@ -29,9 +29,8 @@ package avx512
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/internal/matrix"
 	"runtime"
-	"sync"
-	"sync/atomic"
 )
 
 // Block sizes. For a small batch the forward product takes the weights 16
@@ -74,13 +73,6 @@ func NewWorkspace(workers int) *Workspace {
 // Workers is the number of goroutines a product runs on.
 func (ws *Workspace) Workers() int { return ws.workers }
 
-func grow(s *[]float32, n int) []float32 {
-	if cap(*s) < n {
-		*s = make([]float32, n)
-	}
-	return (*s)[:n]
-}
-
 // Sgemm computes c = alpha·op(a)·op(b) + beta·c for row-major matrices,
 // with the arguments of blas.Library.Sgemm. It returns ErrUnsupported, and
 // computes nothing, when the kernels are not Available or both operands are
@@ -94,14 +86,14 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 	if transA && transB {
 		return ErrUnsupported
 	}
-	if err := CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := matrix.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("avx512: %w", err)
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 || alpha == 0 {
-		ScaleRows(m, n, beta, c, ldc)
+		matrix.ScaleRows(m, n, beta, c, ldc)
 		return nil
 	}
 	workers := ws.workers
@@ -132,52 +124,12 @@ func masksFor(width int) uint64 {
 	return 1<<uint(width) - 1
 }
 
-// parallel runs body over [0, n) in chunks on up to workers goroutines,
-// handing chunks out as the goroutines finish, each a share of what is
-// left (guided scheduling): long runs first, then smaller ones that even
-// out the finish. No chunk is smaller than minChunk but the last. body
-// gets the worker's index, for its scratch memory.
-func parallel(workers, n, minChunk int, body func(worker, lo, hi int)) {
-	if workers > n {
-		workers = n
-	}
-	if workers <= 1 {
-		body(0, 0, n)
-		return
-	}
-	minChunk = max(1, minChunk)
-	var next atomic.Int64
-	run := func(w int) {
-		for {
-			lo := int(next.Load())
-			if lo >= n {
-				return
-			}
-			hi := min(n, lo+max(minChunk, (n-lo)/(2*workers)))
-			if !next.CompareAndSwap(int64(lo), int64(hi)) {
-				continue
-			}
-			body(w, lo, hi)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			run(w)
-		}()
-	}
-	run(0)
-	wg.Wait()
-}
-
 // nn computes c = alpha·a·b + beta·c, a m×k small, b k×n large.
 func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mp := (m + 7) / 8
 	// Pack a in panels of 8 rows, each stored step by step:
 	// pa[q·k·8 + p·8 + r] = a[(8q+r)·lda + p], zero beyond row m.
-	pa := packRows(grow(&ws.packed, mp*k*8), 8, m, k, a, lda)
+	pa := matrix.PackRows(matrix.Grow(&ws.packed, mp*k*8), 8, m, k, a, lda)
 	np := (n + 47) / 48
 	// A small batch streams the weights from memory: two long chunks of
 	// columns per worker keep the runs along each weight row long. A large
@@ -187,7 +139,7 @@ func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda in
 	if m > largeBatch {
 		kc, chunk = kcForwardLarge, 2
 	}
-	parallel(workers, np, chunk, func(_, lo, hi int) {
+	matrix.Parallel(workers, np, chunk, func(_, lo, hi int) {
 		for k0 := 0; k0 < k; k0 += kc {
 			kk := min(kc, k-k0)
 			be := beta
@@ -212,7 +164,7 @@ func (ws *Workspace) nn(workers, m, n, k int, alpha float32, a []float32, lda in
 func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mp := (m + 7) / 8
 	np := (n + 47) / 48
-	parallel(workers, mp, 4, func(w, lo, hi int) {
+	matrix.Parallel(workers, mp, 4, func(w, lo, hi int) {
 		for q := lo; q < hi; q++ {
 			i0 := q * 8
 			rows := min(8, m-i0)
@@ -220,7 +172,7 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 			if rows < 8 {
 				// The last panel: copy its columns of a, zero-padded to 8,
 				// so the kernel reads nothing past the end of a.
-				edge := grow(&ws.scratch[w], k*8)
+				edge := matrix.Grow(&ws.scratch[w], k*8)
 				for p := 0; p < k; p++ {
 					e := edge[p*8 : p*8+8]
 					copy(e, a[p*lda+i0:p*lda+i0+rows])
@@ -255,10 +207,10 @@ func (ws *Workspace) tn(workers, m, n, k int, alpha float32, a []float32, lda in
 func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	groups := (m + 31) / 32
 	// at[g·k·32 + p·32 + i] = a[(32g+i)·lda + p], zero beyond row m.
-	at := packRows(grow(&ws.packed, groups*k*32), 32, m, k, a, lda)
+	at := matrix.PackRows(matrix.Grow(&ws.packed, groups*k*32), 32, m, k, a, lda)
 	nt := (n + 11) / 12
-	parallel(workers, nt, 2, func(w, lo, hi int) {
-		scratch := grow(&ws.scratch[w], 12*32+12*k)
+	matrix.Parallel(workers, nt, 2, func(w, lo, hi int) {
+		scratch := matrix.Grow(&ws.scratch[w], 12*32+12*k)
 		tile, edge := scratch[:12*32], scratch[12*32:]
 		for t := lo; t < hi; t++ {
 			n0 := t * 12
@@ -293,72 +245,4 @@ func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda in
 			}
 		}
 	})
-}
-
-// CheckArgs validates the arguments of a row-major gemm (slice lengths and
-// row strides), so that no kernel reads or writes outside the slices.
-func CheckArgs(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
-	if m < 0 || n < 0 || k < 0 {
-		return fmt.Errorf("negative dimension in m=%d, n=%d, k=%d", m, n, k)
-	}
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
-	for _, mat := range [...]struct {
-		name              string
-		rows, cols, ld, l int
-	}{{"a", ar, ac, lda, la}, {"b", br, bc, ldb, lb}, {"c", m, n, ldc, lc}} {
-		if mat.ld < max(1, mat.cols) {
-			return fmt.Errorf("%s is %d×%d but its row stride is %d, less than its %d columns (and at least 1)", mat.name, mat.rows, mat.cols, mat.ld, mat.cols)
-		}
-		if mat.rows > 0 && mat.cols > 0 && mat.l < (mat.rows-1)*mat.ld+mat.cols {
-			return fmt.Errorf("%s is %d×%d with row stride %d, which needs %d values, but the slice holds %d",
-				mat.name, mat.rows, mat.cols, mat.ld, (mat.rows-1)*mat.ld+mat.cols, mat.l)
-		}
-	}
-	return nil
-}
-
-// ScaleRows sets the m×n matrix c (row stride ldc) to beta·c; beta 0 writes
-// zeros whatever c held, as BLAS does. It is what a product with k = 0 or
-// alpha = 0 reduces to.
-func ScaleRows[T float32 | float64](m, n int, beta T, c []T, ldc int) {
-	for r := 0; r < m; r++ {
-		row := c[r*ldc : r*ldc+n]
-		if beta == 0 {
-			clear(row)
-			continue
-		}
-		for j := range row {
-			row[j] *= beta
-		}
-	}
-}
-
-// packRows interleaves the m×k matrix a (row stride lda) in panels of width
-// rows, each stored step by step: dst[q·k·width + p·width + r] =
-// a[(q·width+r)·lda + p], with zeros for the rows beyond m. dst holds
-// ⌈m/width⌉·k·width values; packRows returns it.
-func packRows(dst []float32, width, m, k int, a []float32, lda int) []float32 {
-	for q := 0; q*width < m; q++ {
-		panel := dst[q*k*width : (q+1)*k*width]
-		for r := 0; r < width; r++ {
-			i := q*width + r
-			if i >= m {
-				for p := 0; p < k; p++ {
-					panel[p*width+r] = 0
-				}
-				continue
-			}
-			for p, v := range a[i*lda : i*lda+k] {
-				panel[p*width+r] = v
-			}
-		}
-	}
-	return dst
 }

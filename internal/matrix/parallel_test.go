@@ -1,4 +1,4 @@
-package avx512
+package matrix
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ func TestParallelCoversEachIndexOnce(t *testing.T) {
 		var mu sync.Mutex
 		seen := make([]int, tc.n)
 		chunks := 0
-		parallel(tc.workers, tc.n, tc.minChunk, func(w, lo, hi int) {
+		Parallel(tc.workers, tc.n, tc.minChunk, func(w, lo, hi int) {
 			mu.Lock()
 			defer mu.Unlock()
 			if w < 0 || w >= max(1, tc.workers) {
