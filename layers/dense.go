@@ -18,38 +18,49 @@ type DenseOption interface{ applyDense(*DenseLayer) }
 
 func (a Activation) applyDense(d *DenseLayer) { d.activation = a }
 
-type denseOptionFunc func(*DenseLayer)
-
-func (f denseOptionFunc) applyDense(d *DenseLayer) { f(d) }
-
-// WithoutBias makes a Dense layer with no bias (Keras' use_bias=False).
-func WithoutBias() DenseOption { return denseOptionFunc(func(d *DenseLayer) { d.useBias = false }) }
-
-// KernelInitializer sets how a Dense layer's kernel starts.
-func KernelInitializer(i Initializer) DenseOption {
-	return denseOptionFunc(func(d *DenseLayer) { d.kernelInit = i })
+// weights are the options of a layer with a kernel and a bias.
+type weights struct {
+	useBias              bool
+	kernelInit, biasInit Initializer
 }
 
-// BiasInitializer sets how a Dense layer's bias starts.
-func BiasInitializer(i Initializer) DenseOption {
-	return denseOptionFunc(func(d *DenseLayer) { d.biasInit = i })
+func defaultWeights() weights {
+	return weights{useBias: true, kernelInit: GlorotUniform(), biasInit: Zeros()}
+}
+
+// WeightOption configures the weights of a Dense or convolution layer.
+type WeightOption func(*weights)
+
+func (f WeightOption) applyDense(d *DenseLayer) { f(&d.weights) }
+func (f WeightOption) applyConv(c *ConvLayer)   { f(&c.weights) }
+
+// WithoutBias makes a layer with no bias (Keras' use_bias=False).
+func WithoutBias() WeightOption { return func(w *weights) { w.useBias = false } }
+
+// KernelInitializer sets how a layer's kernel starts.
+func KernelInitializer(i Initializer) WeightOption {
+	return func(w *weights) { w.kernelInit = i }
+}
+
+// BiasInitializer sets how a layer's bias starts.
+func BiasInitializer(i Initializer) WeightOption {
+	return func(w *weights) { w.biasInit = i }
 }
 
 // DenseLayer is a fully connected layer: activation(x·kernel + bias).
 type DenseLayer struct {
 	named
-	units                int
-	activation           Activation
-	useBias              bool
-	kernelInit, biasInit Initializer
-	kernel, bias         *Param
+	weights
+	units        int
+	activation   Activation
+	kernel, bias *Param
 }
 
 // Dense makes a fully connected layer with the given number of output
 // units, like keras.layers.Dense: by default no activation, a
 // glorot_uniform kernel and a zero bias.
 func Dense(units int, opts ...DenseOption) *DenseLayer {
-	d := &DenseLayer{units: units, activation: Linear, useBias: true, kernelInit: GlorotUniform(), biasInit: Zeros()}
+	d := &DenseLayer{units: units, activation: Linear, weights: defaultWeights()}
 	for _, o := range opts {
 		if o != nil {
 			o.applyDense(d)
@@ -80,26 +91,12 @@ func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 			d.name, shapes.String(inputShape))
 	}
 	in := inputShape[0]
-	d.kernel = &Param{Name: "kernel", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(in, d.units))}
-	d.kernelInit.Fill(d.kernel.Value.Data().([]float32), in, d.units, rng)
-	d.bias = nil
-	if d.useBias {
-		d.bias = &Param{Name: "bias", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(d.units))}
-		d.biasInit.Fill(d.bias.Value.Data().([]float32), in, d.units, rng)
-	}
+	d.kernel, d.bias = d.weights.build([]int{in, d.units}, in, d.units, rng)
 	return []int{d.units}, nil
 }
 
 // Params returns the kernel and, when the layer has one, the bias.
-func (d *DenseLayer) Params() []*Param {
-	if d.kernel == nil {
-		return nil
-	}
-	if d.bias == nil {
-		return []*Param{d.kernel}
-	}
-	return []*Param{d.kernel, d.bias}
-}
+func (d *DenseLayer) Params() []*Param { return params(d.kernel, d.bias) }
 
 // Call adds activation(x·kernel + bias) to the graph.
 func (d *DenseLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
@@ -119,4 +116,28 @@ func (d *DenseLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 		return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
 	}
 	return out, nil
+}
+
+// build makes a kernel of the given shape and, with useBias, a bias of its
+// last dimension, drawn with fanIn and fanOut as the initializers take them.
+func (w weights) build(kernelShape []int, fanIn, fanOut int, rng *rand.Rand) (kernel, bias *Param) {
+	kernel = &Param{Name: "kernel", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(kernelShape...))}
+	w.kernelInit.Fill(kernel.Value.Data().([]float32), fanIn, fanOut, rng)
+	if w.useBias {
+		units := kernelShape[len(kernelShape)-1]
+		bias = &Param{Name: "bias", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(units))}
+		w.biasInit.Fill(bias.Value.Data().([]float32), fanIn, fanOut, rng)
+	}
+	return kernel, bias
+}
+
+// params lists a kernel and, when there is one, a bias.
+func params(kernel, bias *Param) []*Param {
+	if kernel == nil {
+		return nil
+	}
+	if bias == nil {
+		return []*Param{kernel}
+	}
+	return []*Param{kernel, bias}
 }

@@ -50,6 +50,13 @@ type Flow struct {
 	// sigmoid or softmax activation, nil otherwise. Cross-entropy losses
 	// use it, as TensorFlow does, to compute the loss stably.
 	Logits *gorgonia.Node
+	// Training says the graph is the one Fit trains with: layers that
+	// behave differently in training (Dropout) read it. The model sets it,
+	// and Step, before each layer's Call.
+	Training bool
+	// Step holds the training step, as two values (ops.StepValues), in a
+	// training graph: Dropout draws its units from it.
+	Step *gorgonia.Node
 }
 
 // named holds a layer's name, and the error of a name Named refused.

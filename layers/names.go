@@ -6,10 +6,14 @@ import (
 	"strings"
 )
 
-// Option is an optional argument every layer accepts: Named. Dense takes
-// its own options (DenseOption) as well; an Option is one of them.
+// Option is an optional argument every layer accepts: Named. Layers with
+// more keyword arguments take their own options (DenseOption, ConvOption,
+// PoolOption, DropoutOption) as well; an Option is one of each.
 type Option interface {
 	DenseOption
+	ConvOption
+	PoolOption
+	DropoutOption
 	applyLayer(*named)
 }
 
@@ -36,7 +40,10 @@ func (o nameOption) applyLayer(n *named) {
 	}
 }
 
-func (o nameOption) applyDense(d *DenseLayer) { o.applyLayer(&d.named) }
+func (o nameOption) applyDense(d *DenseLayer)     { o.applyLayer(&d.named) }
+func (o nameOption) applyConv(c *ConvLayer)       { o.applyLayer(&c.named) }
+func (o nameOption) applyPool(p *PoolLayer)       { o.applyLayer(&p.named) }
+func (o nameOption) applyDropout(d *DropoutLayer) { o.applyLayer(&d.named) }
 
 // checkName says why no layer can have the given name, or returns nil.
 func checkName(name string) error {

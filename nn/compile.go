@@ -211,8 +211,11 @@ type programKey struct {
 // and mode, bound to a machine on the model's device. Its weight nodes share
 // their values with the layers', so every program sees every update.
 type program struct {
-	batch     int
-	x, y      *tensor.Dense // input buffers the step fills
+	batch int
+	x, y  *tensor.Dense // input buffers the step fills
+	// step holds the training step (ops.StepValues) in a training
+	// program, for Dropout; nil in the others.
+	step      *tensor.Dense
 	out, loss *gorgonia.Node
 	// outRead and lossRead receive copies of the output and loss each run:
 	// the machine may reuse the memory of a node nobody else reads.
@@ -245,7 +248,13 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 	p := &program{batch: batch, x: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(xShape...))}
 	x := gorgonia.NewTensor(g, tensor.Float32, len(xShape), gorgonia.WithShape(xShape...), gorgonia.WithName("x"), gorgonia.WithValue(p.x))
 	flow := layers.Flow{Node: x}
+	var step *gorgonia.Node
+	if md == modeTrain {
+		p.step = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(2))
+		step = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(2), gorgonia.WithName("step"), gorgonia.WithValue(p.step))
+	}
 	for _, l := range m.layers {
+		flow.Training, flow.Step = md == modeTrain, step
 		var nodes []*gorgonia.Node
 		for _, prm := range l.Params() {
 			name := l.Name() + "/" + prm.Name

@@ -171,16 +171,26 @@ func (m *Sequential) autoName(typ string) string {
 	return fmt.Sprintf("%s_%d", base, n)
 }
 
+// snakeCase turns a Keras class name into the base of its layers' names
+// as Keras does: a capital followed by lower-case letters starts a new
+// word, and so does a capital after a lower-case letter, so "Dense" is
+// dense, "MaxPooling2D" max_pooling2d and "Conv2D" conv2d.
 func snakeCase(s string) string {
+	r := []rune(s)
 	var b strings.Builder
-	for i, r := range s {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
+	for i, c := range r {
+		upper := c >= 'A' && c <= 'Z'
+		if upper && i > 0 {
+			lowerBefore := r[i-1] >= 'a' && r[i-1] <= 'z'
+			lowerAfter := i+1 < len(r) && r[i+1] >= 'a' && r[i+1] <= 'z'
+			if lowerBefore || lowerAfter {
 				b.WriteByte('_')
 			}
-			r += 'a' - 'A'
 		}
-		b.WriteRune(r)
+		if upper {
+			c += 'a' - 'A'
+		}
+		b.WriteRune(c)
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/gokeras/gokeras/ops"
 	"math"
 
 	"github.com/gokeras/gokeras/device/driver"
@@ -21,7 +22,15 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 	if !ok {
 		return 0, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement driver.Trainer", c.device.Short(), p.machine)
 	}
-	if err := tr.Train(c.optimizer.NextUpdate()); err != nil {
+	u := c.optimizer.NextUpdate()
+	if p.step != nil {
+		// Dropout draws its units from the step: the optimizer's
+		// iteration, which checkpoints keep, so a resumed run drops what
+		// the interrupted one would have.
+		sv := ops.StepValues(uint64(u.Iteration))
+		copy(p.step.Data().([]float32), sv[:])
+	}
+	if err := tr.Train(u); err != nil {
 		return 0, err
 	}
 	c.optimizer.Advance()

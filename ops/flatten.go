@@ -18,6 +18,24 @@ func Flatten(x *gorgonia.Node, inputGrad bool) (*gorgonia.Node, error) {
 	return gorgonia.ApplyOp(reshapeOp{from: x.Shape().Clone(), to: flatShape(x.Shape()), inputGrad: inputGrad}, x)
 }
 
+// Reshape adds a node holding x's values in shape to, which must have as
+// many values. inputGrad says whether gradients must flow back into x.
+func Reshape(x *gorgonia.Node, to []int, inputGrad bool) (*gorgonia.Node, error) {
+	target := tensor.Shape(append([]int(nil), to...))
+	if target.TotalSize() != x.Shape().TotalSize() || len(target) == 0 {
+		return nil, fmt.Errorf("reshape: cannot hold the %d values of shape %v in shape %v", x.Shape().TotalSize(), x.Shape(), target)
+	}
+	for _, d := range target {
+		if d <= 0 {
+			return nil, fmt.Errorf("reshape: shape %v has a non-positive dimension", target)
+		}
+	}
+	if target.Eq(x.Shape()) {
+		return x, nil
+	}
+	return gorgonia.ApplyOp(reshapeOp{from: x.Shape().Clone(), to: target, inputGrad: inputGrad}, x)
+}
+
 func flatShape(s tensor.Shape) tensor.Shape {
 	n := 1
 	for _, d := range s[1:] {

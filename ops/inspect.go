@@ -24,6 +24,18 @@ const (
 	OpLoss
 	// OpLossGrad: inputs (pred, target, seed) → seed·∂loss/∂pred.
 	OpLossGrad
+	// OpPatches: images (batch, h, w, c) → their Info.Window patches, one
+	// row per window position (see Patches).
+	OpPatches
+	// OpPatchesGrad: patch gradients → image gradients. Gradients only.
+	OpPatchesGrad
+	// OpPool: images → Info.Pool pooling over Info.Window.
+	OpPool
+	// OpPoolGrad: inputs (x, y, dy) → dx for OpPool. Gradients only.
+	OpPoolGrad
+	// OpDropout: inputs (x, step) → x with Info.Dropout's dropped units
+	// zeroed, the rest scaled (see Dropout); also its own gradient.
+	OpDropout
 )
 
 // Info describes one op of this package.
@@ -35,6 +47,9 @@ type Info struct {
 	Bias           bool       // OpAffine
 	InputGrad      bool       // OpAffine, OpReshape: whether the gradient flows into the input
 	From, To       []int      // OpReshape
+	Window         Window     // OpPatches, OpPatchesGrad, OpPool, OpPoolGrad
+	Pool           PoolKind   // OpPool, OpPoolGrad
+	Dropout        DropoutParams
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -57,6 +72,16 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpLoss, Loss: o.kind}, true
 	case lossGradOp:
 		return Info{Kind: OpLossGrad, Loss: o.kind}, true
+	case patchesOp:
+		return Info{Kind: OpPatches, Window: o.win, InputGrad: o.inputGrad}, true
+	case patchesGradOp:
+		return Info{Kind: OpPatchesGrad, Window: o.win}, true
+	case poolOp:
+		return Info{Kind: OpPool, Pool: o.kind, Window: o.win, InputGrad: o.inputGrad}, true
+	case poolGradOp:
+		return Info{Kind: OpPoolGrad, Pool: o.kind, Window: o.win}, true
+	case dropoutOp:
+		return Info{Kind: OpDropout, Dropout: o.p}, true
 	}
 	return Info{}, false
 }

@@ -46,3 +46,26 @@ func LossGradient(kind LossKind, rows, cols int, pred, target []float32, seed fl
 // SumRows adds the rows of the rows×cols matrix a into out, which holds
 // cols values: the gradient of a bias. out is added to, not overwritten.
 func SumRows(rows, cols int, a, out []float32) { sumRows(rows, cols, a, out) }
+
+// PatchesForward writes every window position of the images x into a row
+// of cols, as a Patches node's Do computes it.
+func PatchesForward(w Window, x, cols []float32) { patches(w, x, cols) }
+
+// PatchesBackward overwrites dx with the gradient of Patches given the
+// gradient dcols of its output.
+func PatchesBackward(w Window, dcols, dx []float32) { patchesBack(w, dcols, dx) }
+
+// PoolForward writes the pooled images of x into y, as a Pool node's Do
+// computes it.
+func PoolForward(kind PoolKind, w Window, x, y []float32) { pool(kind, w, x, y) }
+
+// PoolBackward overwrites dx with the gradient of Pool given x, its output
+// y and the gradient dy of y.
+func PoolBackward(kind PoolKind, w Window, x, y, dy, dx []float32) { poolBack(kind, w, x, y, dy, dx) }
+
+// DropoutForward writes x with p's dropped units for the training step
+// held by stepValues (StepValues) zeroed into y, the rest scaled, as a
+// Dropout node's Do computes it. It is also the dropout's gradient.
+func DropoutForward(p DropoutParams, stepValues []float32, x, y []float32) {
+	dropout(p, stepOf(float64(stepValues[0]), float64(stepValues[1])), x, y)
+}

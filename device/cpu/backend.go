@@ -143,6 +143,16 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		out(0)[0] = float32(loss)
 	case plan.LossGrad:
 		return ops.LossGradient(s.Loss, s.M, s.N, in(0), in(1), float64(in(2)[0]), out(0))
+	case plan.Patches:
+		ops.PatchesForward(s.Window, in(0), out(0))
+	case plan.PatchesGrad:
+		ops.PatchesBackward(s.Window, in(0), out(0))
+	case plan.Pool:
+		ops.PoolForward(s.Pool, s.Window, in(0), out(0))
+	case plan.PoolGrad:
+		ops.PoolBackward(s.Pool, s.Window, in(0), in(1), in(2), out(0))
+	case plan.Dropout:
+		ops.DropoutForward(s.Dropout, in(1), in(0)[:s.M], out(0)[:s.M])
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

@@ -108,11 +108,28 @@ const (
 	// Of.In the gradient's operands. Only backends whose Capabilities
 	// have FusedUpdate get these steps.
 	GradUpdate
+	// Patches: Out[0] = the Window's patches of the images In[0], one row
+	// of KH·KW·C values per window position (ops.PatchesForward).
+	Patches
+	// PatchesGrad: Out[0] = the image gradient given the patch gradient
+	// In[0] (ops.PatchesBackward), overwritten, not added to.
+	PatchesGrad
+	// Pool: Out[0] = Pool pooling of the images In[0] over Window
+	// (ops.PoolForward).
+	Pool
+	// PoolGrad: Out[0] = dx given x = In[0], y = In[1], dy = In[2]
+	// (ops.PoolBackward).
+	PoolGrad
+	// Dropout: Out[0] = In[0] with Dropout's dropped units zeroed and the
+	// rest scaled, for the step held by In[1] (two values,
+	// ops.StepValues); M values (ops.DropoutForward).
+	Dropout
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
-	GradUpdate: "GradUpdate"}
+	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
+	Dropout: "Dropout"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -137,6 +154,12 @@ type Step struct {
 	Learnable int
 	// Of is the gradient step a GradUpdate folds the update into.
 	Of *Step
+	// Window places the window of Patches, PatchesGrad, Pool and
+	// PoolGrad steps; Pool says how Pool and PoolGrad combine.
+	Window ops.Window
+	Pool   ops.PoolKind
+	// Dropout says which units a Dropout step drops.
+	Dropout ops.DropoutParams
 }
 
 func (s Step) String() string {
@@ -153,6 +176,12 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{learnable %d}", s.Learnable)
 	case GradUpdate:
 		fmt.Fprintf(&b, "{learnable %d: %v}", s.Learnable, s.Of)
+	case Patches, PatchesGrad:
+		fmt.Fprintf(&b, "{%v}", s.Window)
+	case Pool, PoolGrad:
+		fmt.Fprintf(&b, "{%v %v}", s.Pool, s.Window)
+	case Dropout:
+		fmt.Fprintf(&b, "{rate %v, %d values}", s.Dropout.Rate, s.M)
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
 	}
@@ -312,7 +341,7 @@ var ErrUnsupported = errors.New("the plan compiler cannot run this graph")
 
 // unsupported is the error for a node no backend has a kernel for.
 func unsupported(n *gorgonia.Node, why string) error {
-	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Flatten, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
+	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Reshape, Patches, Pool, Dropout, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
 }
 
 func checkFloat32(n *gorgonia.Node) error {
@@ -430,6 +459,26 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		}
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: LossGrad, Node: n, Loss: info.Loss, M: rows, N: cols, In: in, Out: []int{out}})
+	case ops.OpPatches, ops.OpPatchesGrad:
+		kind := Patches
+		if info.Kind == ops.OpPatchesGrad {
+			kind = PatchesGrad
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: kind, Node: n, Window: info.Window, In: in, Out: []int{out}})
+	case ops.OpPool, ops.OpPoolGrad:
+		kind := Pool
+		if info.Kind == ops.OpPoolGrad {
+			kind = PoolGrad
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: kind, Node: n, Window: info.Window, Pool: info.Pool, In: in, Out: []int{out}})
+	case ops.OpDropout:
+		if c.p.Buffers[in[1]].Elems != 2 {
+			return fmt.Errorf("node %q: the dropout's step input %q does not hold 2 values", n.Name(), ch[1].Name())
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Dropout, Node: n, Dropout: info.Dropout, M: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	default:
 		return unsupported(n, fmt.Sprintf("(ops kind %d) has no kernel yet", info.Kind))
 	}

@@ -209,6 +209,18 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			}
 			return err
 		}
+	case Patches, Pool:
+		w := s.Window
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C))
+	case PatchesGrad:
+		w := s.Window
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Positions(), w.PatchSize()))
+	case PoolGrad:
+		w := s.Window
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C),
+			h.dense(s.In[1], w.Batch, w.OH, w.OW, w.C), h.dense(s.In[2], w.Batch, w.OH, w.OW, w.C))
+	case Dropout:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 2))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

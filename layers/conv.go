@@ -1,0 +1,158 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+)
+
+// ConvOption configures a convolution layer: its activation, a
+// WindowOption (Padding, Strides, DilationRate), a WeightOption
+// (WithoutBias, KernelInitializer, BiasInitializer), KernelSize, or any
+// Option, such as Named.
+type ConvOption interface{ applyConv(*ConvLayer) }
+
+func (a Activation) applyConv(c *ConvLayer) { c.activation = a }
+
+// KernelSize sets a rectangular kernel, height by width, for Conv2D, whose
+// kernel size argument makes a square one.
+func KernelSize(height, width int) ConvOption { return kernelSize{height, width} }
+
+type kernelSize [2]int
+
+func (k kernelSize) applyConv(c *ConvLayer) {
+	if c.window.rank != 2 {
+		c.window.fail(fmt.Errorf("KernelSize(%d, %d) applies to Conv2D only", k[0], k[1]))
+		return
+	}
+	c.window.size = k
+}
+
+// ConvLayer is a convolution over images (Conv2D) or sequences (Conv1D),
+// channels last: activation(conv(x, kernel) + bias), with Keras' kernel
+// layout (height, width, input channels, filters).
+type ConvLayer struct {
+	named
+	weights
+	window
+	filters      int
+	activation   Activation
+	in           [3]int // the input images: height, width, channels
+	out          [2]int // the output's height and width
+	kernel, bias *Param
+}
+
+// Conv2D makes a 2D convolution with the given number of filters and a
+// square kernel of the given size, like keras.layers.Conv2D: strides 1,
+// "valid" padding, no dilation, no activation, a glorot_uniform kernel and
+// a zero bias unless options say otherwise.
+func Conv2D(filters, kernelSize int, opts ...ConvOption) *ConvLayer {
+	return newConv(2, filters, kernelSize, opts)
+}
+
+// Conv1D makes a 1D convolution over sequences (None, steps, channels),
+// like keras.layers.Conv1D.
+func Conv1D(filters, kernelSize int, opts ...ConvOption) *ConvLayer {
+	return newConv(1, filters, kernelSize, opts)
+}
+
+func newConv(rank, filters, size int, opts []ConvOption) *ConvLayer {
+	c := &ConvLayer{filters: filters, activation: Linear, weights: defaultWeights(),
+		window: window{rank: rank, size: [2]int{size, size}}}
+	if rank == 1 {
+		c.window.size[0] = 1
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.applyConv(c)
+		}
+	}
+	return c
+}
+
+// Type returns "Conv2D" or "Conv1D".
+func (c *ConvLayer) Type() string { return fmt.Sprintf("Conv%dD", c.rank) }
+
+// Filters is the number of output channels.
+func (c *ConvLayer) Filters() int { return c.filters }
+
+// Build creates the kernel, (kernel height, kernel width, channels,
+// filters) for Conv2D and (kernel size, channels, filters) for Conv1D, and
+// the bias (filters).
+func (c *ConvLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	what := fmt.Sprintf("%s layer %q", c.Type(), c.name)
+	if c.nameErr != nil {
+		return nil, fmt.Errorf("%s layer: %w", c.Type(), c.nameErr)
+	}
+	if c.window.err != nil {
+		return nil, fmt.Errorf("%s: %w", what, c.window.err)
+	}
+	if c.filters <= 0 {
+		return nil, fmt.Errorf("%s: filters must be positive, got %d", what, c.filters)
+	}
+	if c.size[0] <= 0 || c.size[1] <= 0 {
+		return nil, fmt.Errorf("%s: the kernel size must be positive, got %v", what, c.size)
+	}
+	h, w, ch, ok := c.images(inputShape)
+	if !ok {
+		return nil, fmt.Errorf("%s: expects %s, but gets %s", what, c.inputKind(), shapes.String(inputShape))
+	}
+	win, err := c.spec().On(1, h, w, ch)
+	if err != nil {
+		return nil, fmt.Errorf("%s on input %s: %w", what, shapes.String(inputShape), err)
+	}
+	c.in, c.out = [3]int{h, w, ch}, [2]int{win.OH, win.OW}
+	kshape := []int{c.size[0], c.size[1], ch, c.filters}
+	if c.rank == 1 {
+		kshape = kshape[1:]
+	}
+	field := c.size[0] * c.size[1]
+	c.kernel, c.bias = c.weights.build(kshape, field*ch, field*c.filters, rng)
+	return c.sampleShape(win.OH, win.OW, c.filters), nil
+}
+
+// Params returns the kernel and, when the layer has one, the bias.
+func (c *ConvLayer) Params() []*Param { return params(c.kernel, c.bias) }
+
+// Call adds the convolution to the graph: the input's patches (one row per
+// output position) times the kernel as a matrix, plus the bias, then the
+// activation, reshaped to the output's shape.
+func (c *ConvLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
+	what := fmt.Sprintf("%s layer %q", c.Type(), c.name)
+	if len(params) != len(c.Params()) || len(params) == 0 {
+		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), len(c.Params()))
+	}
+	batch := in.Node.Shape()[0]
+	x, err := ops.Reshape(in.Node, []int{batch, c.in[0], c.in[1], c.in[2]}, in.NeedsGrad)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	cols, err := ops.Patches(x, c.spec(), in.NeedsGrad)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	k, err := ops.Reshape(params[0], []int{c.size[0] * c.size[1] * c.in[2], c.filters}, true)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	var bias *gorgonia.Node
+	if len(params) == 2 {
+		bias = params[1]
+	}
+	z, err := ops.Affine(cols, k, bias, in.NeedsGrad)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	a, err := c.activation.apply(Flow{Node: z, NeedsGrad: true})
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := ops.Reshape(a.Node, append([]int{batch}, c.sampleShape(c.out[0], c.out[1], c.filters)...), true)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return Flow{Node: out, NeedsGrad: true}, nil
+}

@@ -1,0 +1,91 @@
+package layers
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+)
+
+// DropoutOption configures a Dropout layer: Seed, or any Option, such as
+// Named.
+type DropoutOption interface{ applyDropout(*DropoutLayer) }
+
+// Seed fixes which units a Dropout layer drops at each training step,
+// Keras' seed argument. Without it the layer's key is drawn from the
+// model's seed when the model is built.
+func Seed(seed uint64) DropoutOption { return dropoutSeed(seed) }
+
+type dropoutSeed uint64
+
+func (s dropoutSeed) applyDropout(d *DropoutLayer) { d.seed, d.seeded = uint64(s), true }
+
+// DropoutLayer sets a random fraction of its inputs to zero while the
+// model trains (Fit), and scales the rest by 1/(1-rate) so that their sum
+// keeps its expected value; in Evaluate and Predict it passes its input
+// through. Which units drop is a function of the layer's seed and the
+// training step only (a counter-based generator), so every device drops
+// the same units, and a resumed run drops what the interrupted one would
+// have.
+type DropoutLayer struct {
+	named
+	rate   float64
+	seed   uint64
+	seeded bool
+	key    uint64
+}
+
+// Dropout makes a dropout layer dropping the given fraction of units, like
+// keras.layers.Dropout.
+func Dropout(rate float64, opts ...DropoutOption) *DropoutLayer {
+	d := &DropoutLayer{rate: rate}
+	for _, o := range opts {
+		if o != nil {
+			o.applyDropout(d)
+		}
+	}
+	return d
+}
+
+// Type returns "Dropout".
+func (d *DropoutLayer) Type() string { return "Dropout" }
+
+// Rate is the fraction of units dropped.
+func (d *DropoutLayer) Rate() float64 { return d.rate }
+
+// Build checks the rate and fixes the layer's key.
+func (d *DropoutLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if d.nameErr != nil {
+		return nil, fmt.Errorf("dropout layer: %w", d.nameErr)
+	}
+	if !(d.rate >= 0 && d.rate < 1) {
+		return nil, fmt.Errorf("dropout layer %q: the rate must be in [0, 1), got %v", d.name, d.rate)
+	}
+	d.key = d.seed
+	if !d.seeded {
+		d.key = rng.Uint64()
+	}
+	return append([]int(nil), inputShape...), nil
+}
+
+// Params returns nil: dropout has no weights.
+func (d *DropoutLayer) Params() []*Param { return nil }
+
+// Call adds the dropout to a training graph, and nothing to others.
+func (d *DropoutLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	if !in.Training || d.rate == 0 {
+		return in, nil
+	}
+	if in.Step == nil {
+		return Flow{}, fmt.Errorf("dropout layer %q: %w", d.name, errNoStep)
+	}
+	out, err := ops.Dropout(in.Node, in.Step, ops.DropoutParams{Rate: d.rate, Key: d.key})
+	if err != nil {
+		return Flow{}, fmt.Errorf("dropout layer %q: %w", d.name, err)
+	}
+	return Flow{Node: out, NeedsGrad: in.NeedsGrad}, nil
+}
+
+var errNoStep = errors.New("a training graph must give layers the training step (Flow.Step)")

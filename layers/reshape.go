@@ -1,0 +1,78 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+)
+
+// ReshapeLayer gives each sample another shape with as many values, like
+// keras.layers.Reshape.
+type ReshapeLayer struct {
+	named
+	target []int
+	shape  []int // the resolved output shape
+}
+
+// Reshape makes a Reshape layer to the given sample shape (no batch axis).
+// One dimension may be -1: it is whatever holds the remaining values.
+func Reshape(shape []int, opts ...Option) *ReshapeLayer {
+	r := &ReshapeLayer{target: append([]int(nil), shape...)}
+	applyOptions(&r.named, opts)
+	return r
+}
+
+// Type returns "Reshape".
+func (r *ReshapeLayer) Type() string { return "Reshape" }
+
+// Build resolves the target shape against the input's.
+func (r *ReshapeLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if r.nameErr != nil {
+		return nil, fmt.Errorf("reshape layer: %w", r.nameErr)
+	}
+	what := fmt.Sprintf("reshape layer %q", r.name)
+	total := 1
+	for _, d := range inputShape {
+		total *= d
+	}
+	known, free := 1, -1
+	for i, d := range r.target {
+		switch {
+		case d == -1 && free < 0:
+			free = i
+		case d <= 0:
+			return nil, fmt.Errorf("%s: target shape %v: dimensions must be positive, with at most one -1", what, r.target)
+		default:
+			known *= d
+		}
+	}
+	if len(r.target) == 0 {
+		return nil, fmt.Errorf("%s: the target shape is empty", what)
+	}
+	shape := append([]int(nil), r.target...)
+	if free >= 0 {
+		if total%known != 0 {
+			return nil, fmt.Errorf("%s: cannot reshape input %s to %v: %d values do not divide into %d", what, shapes.String(inputShape), r.target, total, known)
+		}
+		shape[free] = total / known
+	} else if known != total {
+		return nil, fmt.Errorf("%s: cannot reshape input %s (%d values) to %s (%d values)", what, shapes.String(inputShape), total, shapes.String(shape), known)
+	}
+	r.shape = shape
+	return append([]int(nil), shape...), nil
+}
+
+// Params returns nil: Reshape has no weights.
+func (r *ReshapeLayer) Params() []*Param { return nil }
+
+// Call adds the reshape to the graph.
+func (r *ReshapeLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	out, err := ops.Reshape(in.Node, append([]int{in.Node.Shape()[0]}, r.shape...), in.NeedsGrad)
+	if err != nil {
+		return Flow{}, fmt.Errorf("reshape layer %q: %w", r.name, err)
+	}
+	return Flow{Node: out, NeedsGrad: in.NeedsGrad}, nil
+}

@@ -1,0 +1,238 @@
+package nn
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// cifar10CNN is the classic Keras cifar10_cnn example's model.
+func cifar10CNN(dropout float64) *Sequential {
+	return NewSequential(
+		layers.Input(32, 32, 3),
+		layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU),
+		layers.Conv2D(32, 3, layers.ReLU),
+		layers.MaxPooling2D(),
+		layers.Dropout(0.25*dropout),
+		layers.Conv2D(64, 3, layers.Padding("same"), layers.ReLU),
+		layers.Conv2D(64, 3, layers.ReLU),
+		layers.MaxPooling2D(),
+		layers.Dropout(0.25*dropout),
+		layers.Flatten(),
+		layers.Dense(512, layers.ReLU),
+		layers.Dropout(0.5*dropout),
+		layers.Dense(10, layers.Softmax),
+	)
+}
+
+func TestSummaryOfTheKerasCIFAR10CNN(t *testing.T) {
+	m := cifar10CNN(1)
+	var b bytes.Buffer
+	if err := m.Summary(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"conv2d (Conv2D)", "(None, 32, 32, 32)", "896",
+		"conv2d_1 (Conv2D)", "(None, 30, 30, 32)", "9248",
+		"max_pooling2d (MaxPooling2D)", "(None, 15, 15, 32)",
+		"dropout (Dropout)",
+		"conv2d_2 (Conv2D)", "(None, 15, 15, 64)", "18496",
+		"conv2d_3 (Conv2D)", "(None, 13, 13, 64)", "36928",
+		"max_pooling2d_1 (MaxPooling2D)", "(None, 6, 6, 64)",
+		"dropout_1 (Dropout)", "flatten (Flatten)", "(None, 2304)",
+		"dense (Dense)", "(None, 512)", "1180160",
+		"dropout_2 (Dropout)", "dense_1 (Dense)", "5130",
+		"Total params: 1,250,858", "Trainable params: 1,250,858", "Non-trainable params: 0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestKerasLayerNames(t *testing.T) {
+	for typ, want := range map[string]string{
+		"Dense": "dense", "Conv2D": "conv2d", "Conv1D": "conv1d", "MaxPooling2D": "max_pooling2d",
+		"GlobalAveragePooling2D": "global_average_pooling2d", "BatchNormalization": "batch_normalization",
+		"InputLayer": "input_layer", "Dropout": "dropout",
+	} {
+		if got := snakeCase(typ); got != want {
+			t.Errorf("snakeCase(%q) = %q, want %q", typ, got, want)
+		}
+	}
+}
+
+// TestImageLayersMatchTapeMachine trains small convolutional models with
+// every image layer on the plan machine and on gorgonia's tape machine
+// from the same weights on the same batches, and compares every step's
+// loss within 1e-5 relative, the final weights, and Evaluate.
+func TestImageLayersMatchTapeMachine(t *testing.T) {
+	models := map[string]func() *Sequential{
+		"conv same, conv, max pool, dropout, dense": func() *Sequential {
+			return NewSequential(layers.Input(8, 8, 3),
+				layers.Conv2D(4, 3, layers.Padding("same"), layers.ReLU),
+				layers.Conv2D(6, 3, layers.ReLU),
+				layers.MaxPooling2D(),
+				layers.Dropout(0.3),
+				layers.Flatten(),
+				layers.Dense(10, layers.Softmax))
+		},
+		"strides, dilation, average pool same, global pools": func() *Sequential {
+			return NewSequential(layers.Input(9, 8, 3),
+				layers.Conv2D(5, 3, layers.Strides(2, 1), layers.Padding("same"), layers.Tanh),
+				layers.Conv2D(4, 2, layers.DilationRate(2), layers.Padding("same"), layers.ReLU, layers.WithoutBias()),
+				layers.AveragePooling2D(layers.PoolSize(3), layers.Strides(2), layers.Padding("same")),
+				layers.Conv2D(8, 1),
+				layers.GlobalAveragePooling2D(),
+				layers.Dropout(0.5),
+				layers.Dense(10, layers.Softmax))
+		},
+		"1D: reshape, conv1d, max pool 1d, global max": func() *Sequential {
+			return NewSequential(layers.Input(8, 8, 3),
+				layers.Reshape([]int{16, -1}),
+				layers.Conv1D(6, 3, layers.Padding("same"), layers.ReLU),
+				layers.MaxPooling1D(layers.PoolSize(3), layers.Strides(2)),
+				layers.Conv1D(6, 2, layers.Strides(2)),
+				layers.GlobalMaxPooling1D(),
+				layers.Dense(10, layers.Softmax))
+		},
+	}
+	opts := map[string]func() (optim.Optimizer, error){
+		"sgd": func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05}) },
+		"momentum": func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
+		},
+		"adam": func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{}) },
+	}
+	for name, build := range models {
+		for oname, newOpt := range opts {
+			t.Run(name+"/"+oname, func(t *testing.T) {
+				h := 8
+				if strings.HasPrefix(name, "strides") {
+					h = 9
+				}
+				data := imageData(t, 100, h, 8, 3, 5, true)
+				var ms [2]*Sequential
+				for i, reference := range []bool{true, false} {
+					opt, err := newOpt()
+					if err != nil {
+						t.Fatal(err)
+					}
+					m := build()
+					m.SetSeed(7)
+					if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, OnDevice("/CPU:0")); err != nil {
+						t.Fatal(err)
+					}
+					m.compiled.reference = reference
+					if err := m.checkData("test", data); err != nil {
+						t.Fatal(err)
+					}
+					defer m.Close()
+					ms[i] = m
+				}
+				order := rand.New(rand.NewPCG(1, 2)).Perm(data.Len())
+				var first, last float64
+				for step := 0; step < 12; step++ {
+					lo := (step * 32) % 96
+					idx := order[lo:min(lo+32, data.Len())]
+					var loss [2]float64
+					for i, m := range ms {
+						p, err := m.program(len(idx), 10, modeTrain)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if loss[i], err = m.trainStep(p, data, idx); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if rel := math.Abs(loss[1]-loss[0]) / math.Abs(loss[0]); !(rel <= 1e-5) {
+						t.Fatalf("step %d: plan machine loss %.9g, tape machine %.9g (relative difference %.2g)", step, loss[1], loss[0], rel)
+					}
+					if step == 0 {
+						first = loss[0]
+					}
+					last = loss[0]
+				}
+				if !(last < first) {
+					t.Errorf("the loss did not fall: %v -> %v", first, last)
+				}
+				for li, l := range ms[0].layers {
+					for pi, prm := range l.Params() {
+						want := prm.Value.Data().([]float32)
+						got := ms[1].layers[li].Params()[pi].Value.Data().([]float32)
+						for j := range want {
+							if d := math.Abs(float64(got[j] - want[j])); d > 1e-5*(1+math.Abs(float64(want[j]))) {
+								t.Fatalf("%s/%s[%d] = %v on the plan machine, %v on the tape machine", l.Name(), prm.Name, j, got[j], want[j])
+							}
+						}
+					}
+				}
+				var ev [2]map[string]float64
+				for i, m := range ms {
+					r, err := m.Evaluate(context.Background(), data, Verbose(0))
+					if err != nil {
+						t.Fatal(err)
+					}
+					ev[i] = r
+				}
+				if rel := math.Abs(ev[1]["loss"]-ev[0]["loss"]) / ev[0]["loss"]; !(rel <= 1e-5) {
+					t.Errorf("Evaluate: loss %v on the plan machine, %v on the tape machine", ev[1]["loss"], ev[0]["loss"])
+				}
+			})
+		}
+	}
+}
+
+// TestDropoutOnlyInTraining checks that Evaluate and Predict see no
+// dropout, and that a training step does.
+func TestDropoutOnlyInTraining(t *testing.T) {
+	data := imageData(t, 64, 4, 4, 2, 3, true)
+	run := func(rate float64) (eval float64, pred []float32, train float64) {
+		m := NewSequential(layers.Input(4, 4, 2), layers.Flatten(), layers.Dense(16, layers.ReLU),
+			layers.Dropout(rate, layers.Seed(5)), layers.Dense(10, layers.Softmax))
+		m.SetSeed(3)
+		opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 1e-9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Compile(opt, losses.CategoricalCrossentropy{}, nil, OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		r, err := m.Evaluate(context.Background(), data, Verbose(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Predict(context.Background(), data, Verbose(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := m.Fit(context.Background(), data, Epochs(1), BatchSize(64), Verbose(0), Shuffle(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r["loss"], p.Data().([]float32), h.Get("loss")[0]
+	}
+	e0, p0, t0 := run(0)
+	e1, p1, t1 := run(0.5)
+	if e0 != e1 {
+		t.Errorf("Evaluate: loss %v with dropout 0.5, %v without", e1, e0)
+	}
+	for i := range p0 {
+		if p0[i] != p1[i] {
+			t.Fatalf("Predict differs at %d: %v with dropout, %v without", i, p1[i], p0[i])
+		}
+	}
+	if t0 == t1 {
+		t.Errorf("training loss %v both with and without dropout: the dropout did nothing in Fit", t0)
+	}
+}
