@@ -11,7 +11,9 @@ std::barrier<> *emu_block_barrier;
 float s[1 << 14];
 double sd[1 << 13];
 
-#include "../kernels.cu"
+// kernels_cu.h links to ../kernels.cu: as a header of this package, go
+// hashes it, so that an edit to the kernels rebuilds the emulator.
+#include "kernels_cu.h"
 
 // run executes kernel(grid, block): the blocks in order, each block's
 // threads concurrently.
