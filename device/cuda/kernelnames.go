@@ -15,9 +15,15 @@ const (
 	kMomentum    = "gk_momentum"
 	kAdam        = "gk_adam"
 	kU8ToF32     = "gk_u8_to_f32"
+	kPatches     = "gk_patches"
+	kPatchesGrad = "gk_patches_grad"
+	kPool        = "gk_pool"
+	kPoolGrad    = "gk_pool_grad"
+	kDropout     = "gk_dropout"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
 var kernelNames = []string{
 	kBiasAct, kSoftmax, kActGrad, kSoftmaxGrad, kSumRows, kLoss, kLossGrad, kSGD, kMomentum, kAdam, kU8ToF32,
+	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 }

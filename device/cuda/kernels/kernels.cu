@@ -12,7 +12,11 @@
 //
 // Launch shapes: elementwise kernels use a grid-stride loop over n items;
 // row kernels (softmax, its gradient) one block per row with a power-of-two
-// block size; the loss kernel one block for the whole batch.
+// block size; the loss kernel one block for the whole batch. The image
+// kernels (patches, pooling and their gradients) are elementwise over their
+// output, one thread per value written: the gradients gather what each
+// input value receives rather than scatter with atomics, so they are
+// deterministic and add in the order package ops does.
 
 #include <math.h>
 
@@ -402,4 +406,206 @@ extern "C" __global__ void gk_adam(float *w, float *m, float *v, const float *g,
 // bytes (a quarter of the float32 traffic) and scaled there (1/255).
 extern "C" __global__ void gk_u8_to_f32(const unsigned char *in, float *out, int n, float scale) {
 	GRID_STRIDE(i, n) out[i] = (float)in[i] * scale;
+}
+
+// Pooling kinds, numbered as ops.PoolKind.
+#define POOL_MAX 1
+#define POOL_AVG 2
+
+// The image kernels take an ops.Window as its fourteen ints, in its field
+// order: images (batch, h, w, c), channels last; the window kh × kw, its
+// strides sh, sw and dilation dh, dw; the zero padding before the first
+// row and column pt, pl; the output's height and width oh, ow.
+#define GK_WINDOW_PARAMS \
+	int batch, int h, int w, int c, int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl, int oh, int ow
+
+// gk_patches: cols = the window's patches of the images x, one row of
+// kh·kw·c values per output position (b, oy, ox), ordered (ky, kx, ch),
+// zero where the window reads padding (ops.PatchesForward). One thread per
+// value of cols: consecutive threads read consecutive channels.
+extern "C" __global__ void gk_patches(const float *x, float *cols, GK_WINDOW_PARAMS) {
+	GRID_STRIDE(i, batch * oh * ow * kh * kw * c) {
+		int t = i;
+		int ch = t % c;
+		t /= c;
+		int kx = t % kw;
+		t /= kw;
+		int ky = t % kh;
+		t /= kh;
+		int ox = t % ow;
+		t /= ow;
+		int oy = t % oh;
+		int b = t / oh;
+		int iy = oy * sh + ky * dh - pt;
+		int ix = ox * sw + kx * dw - pl;
+		cols[i] = iy < 0 || iy >= h || ix < 0 || ix >= w ? 0.0f : x[((b * h + iy) * w + ix) * c + ch];
+	}
+}
+
+// gk_patches_grad: dx = the gradient of gk_patches given dcols, the
+// gradient of its output: each pixel sums the patch values read from it
+// (ops.PatchesBackward). One thread per value of dx; it visits the window
+// offsets from the last to the first, so that it adds the output positions
+// in the ascending order the CPU does.
+extern "C" __global__ void gk_patches_grad(const float *dcols, float *dx, GK_WINDOW_PARAMS) {
+	int row = kh * kw * c;
+	GRID_STRIDE(i, batch * h * w * c) {
+		int t = i;
+		int ch = t % c;
+		t /= c;
+		int ix = t % w;
+		t /= w;
+		int iy = t % h;
+		int b = t / h;
+		float sum = 0.0f;
+		for (int ky = kh - 1; ky >= 0; ky--) {
+			int ty = iy + pt - ky * dh; // oy · sh, if the offset ky reads row iy
+			if (ty < 0 || ty % sh != 0 || ty / sh >= oh) continue;
+			int oy = ty / sh;
+			for (int kx = kw - 1; kx >= 0; kx--) {
+				int tx = ix + pl - kx * dw;
+				if (tx < 0 || tx % sw != 0 || tx / sw >= ow) continue;
+				int ox = tx / sw;
+				sum += dcols[((b * oh + oy) * ow + ox) * row + (ky * kw + kx) * c + ch];
+			}
+		}
+		dx[i] = sum;
+	}
+}
+
+// gk_window_range is ops' windowRange: the rows (or columns) [*lo, *hi) of
+// the image the window at output position o covers, clipped to the image.
+__device__ __forceinline__ void gk_window_range(int o, int stride, int k, int pad, int size, int *lo, int *hi) {
+	int start = o * stride - pad;
+	*lo = max(start, 0);
+	*hi = min(start + k, size);
+}
+
+// gk_pool: y = max or average pooling of the images x (ops.PoolForward),
+// dilation 1; averages divide by the number of positions inside the image,
+// padding left out. One thread per value of y, reading its window in the
+// CPU's order (row by row, from the first position), so the results are
+// the CPU's to the bit.
+extern "C" __global__ void gk_pool(const float *x, float *y, int kind, GK_WINDOW_PARAMS) {
+	GRID_STRIDE(i, batch * oh * ow * c) {
+		int t = i;
+		int ch = t % c;
+		t /= c;
+		int ox = t % ow;
+		t /= ow;
+		int oy = t % oh;
+		int b = t / oh;
+		int row0, row1, col0, col1;
+		gk_window_range(oy, sh, kh, pt, h, &row0, &row1);
+		gk_window_range(ox, sw, kw, pl, w, &col0, &col1);
+		if (row0 >= row1 || col0 >= col1) { // ops places no empty window; never read outside x
+			y[i] = 0.0f;
+			continue;
+		}
+		const float *img = x + (size_t)b * h * w * c + ch;
+		float acc = img[(row0 * w + col0) * c];
+		for (int iy = row0; iy < row1; iy++) {
+			for (int ix = col0; ix < col1; ix++) {
+				if (iy == row0 && ix == col0) continue;
+				float v = img[(iy * w + ix) * c];
+				if (kind == POOL_MAX) {
+					if (v > acc) acc = v;
+				} else {
+					acc += v;
+				}
+			}
+		}
+		if (kind == POOL_AVG) acc /= (float)((row1 - row0) * (col1 - col0));
+		y[i] = acc;
+	}
+}
+
+// gk_pool_grad: dx = the gradient of gk_pool given x, y and dy
+// (ops.PoolBackward). One thread per value of dx, which sums over the
+// windows that cover it, in ascending output order as the CPU adds them:
+// for average pooling each window's dy divided by its number of positions;
+// for max pooling the dy of each window whose maximum it holds and for
+// which it is the first position, in reading order, that holds it.
+extern "C" __global__ void gk_pool_grad(const float *x, const float *y, const float *dy, float *dx, int kind,
+		GK_WINDOW_PARAMS) {
+	GRID_STRIDE(i, batch * h * w * c) {
+		int t = i;
+		int ch = t % c;
+		t /= c;
+		int ix = t % w;
+		t /= w;
+		int iy = t % h;
+		int b = t / h;
+		const float *img = x + (size_t)b * h * w * c + ch;
+		float v = x[i];
+		// The windows that cover row iy: oy·sh - pt <= iy < oy·sh - pt + kh.
+		int oyLo = max(0, (iy + pt - kh + sh) / sh), oyHi = min(oh - 1, (iy + pt) / sh);
+		int oxLo = max(0, (ix + pl - kw + sw) / sw), oxHi = min(ow - 1, (ix + pl) / sw);
+		float sum = 0.0f;
+		for (int oy = oyLo; oy <= oyHi; oy++) {
+			int row0, row1;
+			gk_window_range(oy, sh, kh, pt, h, &row0, &row1);
+			for (int ox = oxLo; ox <= oxHi; ox++) {
+				int col0, col1;
+				gk_window_range(ox, sw, kw, pl, w, &col0, &col1);
+				int o = ((b * oh + oy) * ow + ox) * c + ch;
+				if (kind == POOL_AVG) {
+					sum += dy[o] / (float)((row1 - row0) * (col1 - col0));
+					continue;
+				}
+				float m = y[o];
+				if (v != m) continue;
+				// The first position of the window, in reading order, that
+				// holds m: is it this one?
+				bool first = true;
+				for (int py = row0; py <= iy && first; py++) {
+					int pxEnd = py < iy ? col1 : ix;
+					for (int px = col0; px < pxEnd; px++) {
+						if (img[(py * w + px) * c] == m) {
+							first = false;
+							break;
+						}
+					}
+				}
+				if (first) sum += dy[o];
+			}
+		}
+		dx[i] = sum;
+	}
+}
+
+// gk_philox4x32 is Philox4x32-10 (Salmon et al., Random123), as
+// ops.Philox4x32: four random words from counter ctr and key (k0, k1).
+__device__ __forceinline__ void gk_philox4x32(unsigned int ctr[4], unsigned int k0, unsigned int k1) {
+	for (int r = 0; r < 10; r++) {
+		unsigned int hi0 = __umulhi(0xD2511F53u, ctr[0]), lo0 = 0xD2511F53u * ctr[0];
+		unsigned int hi1 = __umulhi(0xCD9E8D57u, ctr[2]), lo1 = 0xCD9E8D57u * ctr[2];
+		unsigned int c1 = ctr[1], c3 = ctr[3];
+		ctr[0] = hi1 ^ c1 ^ k0;
+		ctr[1] = lo1;
+		ctr[2] = hi0 ^ c3 ^ k1;
+		ctr[3] = lo0;
+		k0 += 0x9E3779B9u;
+		k1 += 0xBB67AE85u;
+	}
+}
+
+// gk_dropout: y = x with the dropped units zeroed and the others times
+// scale (ops.DropoutForward; also the dropout's gradient). step holds the
+// training step as ops.StepValues writes it, two floats, low 24 bits and
+// the rest. Unit u keeps when word u%4 of Philox4x32-10 with counter
+// (u/4 low and high 32 bits, step low and high 32 bits) and key
+// (keyLo, keyHi) is at least threshold: the mask of ops.DropoutMask. One
+// thread per four units, one Philox call each.
+extern "C" __global__ void gk_dropout(const float *x, float *y, int n, const float *step, unsigned int keyLo,
+		unsigned int keyHi, unsigned int threshold, float scale) {
+	unsigned long long st = (unsigned long long)step[1] << 24 | (unsigned long long)step[0];
+	GRID_STRIDE(g, n / 4 + (n % 4 != 0)) {
+		unsigned int r[4] = {(unsigned int)g, 0u, (unsigned int)st, (unsigned int)(st >> 32)};
+		gk_philox4x32(r, keyLo, keyHi);
+		for (int j = 0; j < 4 && j < n - 4 * g; j++) {
+			int u = 4 * g + j;
+			y[u] = r[j] >= threshold ? x[u] * scale : 0.0f;
+		}
+	}
 }

@@ -6,6 +6,7 @@
 // between blocks and CUDA's own math library are not modelled.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <math.h>
@@ -34,6 +35,14 @@ inline int atomicMin(int *p, int v) {
 	while (v < old && !a.compare_exchange_weak(old, v)) {
 	}
 	return old;
+}
+
+// CUDA's integer min and max, and the high word of a 32×32-bit product.
+using std::max;
+using std::min;
+
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+	return (unsigned int)(((unsigned long long)a * b) >> 32);
 }
 
 // expf, logf, tanhf and the rest come from <math.h>, which kernels.cu

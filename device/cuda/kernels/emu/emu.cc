@@ -69,4 +69,25 @@ void emu_adam(int g, int b, float *w, float *m, float *v, const float *gr, int n
 void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale) {
 	run(g, b, [=] { gk_u8_to_f32(in, out, n, scale); });
 }
+
+// The image kernels take the window as an array of the fourteen ints of
+// ops.Window, in field order.
+#define WIN(v) v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]
+
+void emu_patches(int g, int b, const float *x, float *cols, const int *win) {
+	run(g, b, [=] { gk_patches(x, cols, WIN(win)); });
+}
+void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win) {
+	run(g, b, [=] { gk_patches_grad(dcols, dx, WIN(win)); });
+}
+void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win) {
+	run(g, b, [=] { gk_pool(x, y, kind, WIN(win)); });
+}
+void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win) {
+	run(g, b, [=] { gk_pool_grad(x, y, dy, dx, kind, WIN(win)); });
+}
+void emu_dropout(int g, int b, const float *x, float *y, int n, const float *step, unsigned int keyLo, unsigned int keyHi,
+		unsigned int threshold, float scale) {
+	run(g, b, [=] { gk_dropout(x, y, n, step, keyLo, keyHi, threshold, scale); });
+}
 }

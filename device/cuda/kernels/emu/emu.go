@@ -26,9 +26,18 @@ package emu
 // void emu_momentum(int g, int b, float *w, float *v, const float *gr, int n, float lr, float mom, int nesterov);
 // void emu_adam(int g, int b, float *w, float *m, float *v, const float *gr, int n, float lrT, float b1, float b2, float eps);
 // void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale);
+// void emu_patches(int g, int b, const float *x, float *cols, const int *win);
+// void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win);
+// void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win);
+// void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win);
+// void emu_dropout(int g, int b, const float *x, float *y, int n, const float *step, unsigned int keyLo, unsigned int keyHi, unsigned int threshold, float scale);
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gokeras/gokeras/ops"
+)
 
 // Launch is a grid of Grid blocks of Block threads.
 type Launch struct{ Grid, Block int }
@@ -93,4 +102,43 @@ func Adam(l Launch, w, m, v, g []float32, lrT, b1, b2, eps float32) {
 
 func U8ToF32(l Launch, in []byte, out []float32, scale float32) {
 	C.emu_u8_to_f32(C.int(l.Grid), C.int(l.Block), (*C.uchar)(unsafe.Pointer(&in[0])), f(out), C.int(len(out)), C.float(scale))
+}
+
+// window is w as the fourteen ints the image kernels take, in the field
+// order of ops.Window.
+func window(w ops.Window) *C.int {
+	v := [...]C.int{C.int(w.Batch), C.int(w.H), C.int(w.W), C.int(w.C), C.int(w.KH), C.int(w.KW),
+		C.int(w.StrideH), C.int(w.StrideW), C.int(w.DilationH), C.int(w.DilationW), C.int(w.PadTop), C.int(w.PadLeft),
+		C.int(w.OH), C.int(w.OW)}
+	return &v[0]
+}
+
+// Patches runs gk_patches: cols (w.Positions() × w.PatchSize()) = the
+// patches of the images x.
+func Patches(l Launch, w ops.Window, x, cols []float32) {
+	C.emu_patches(C.int(l.Grid), C.int(l.Block), f(x), f(cols), window(w))
+}
+
+// PatchesGrad runs gk_patches_grad: dx = the images' gradient given the
+// patches' gradient dcols.
+func PatchesGrad(l Launch, w ops.Window, dcols, dx []float32) {
+	C.emu_patches_grad(C.int(l.Grid), C.int(l.Block), f(dcols), f(dx), window(w))
+}
+
+// Pool runs gk_pool: y = the kind pooling of the images x.
+func Pool(l Launch, kind ops.PoolKind, w ops.Window, x, y []float32) {
+	C.emu_pool(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(kind), window(w))
+}
+
+// PoolGrad runs gk_pool_grad: dx given x, y = Pool(x) and dy.
+func PoolGrad(l Launch, kind ops.PoolKind, w ops.Window, x, y, dy, dx []float32) {
+	C.emu_pool_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(kind), window(w))
+}
+
+// Dropout runs gk_dropout over len(x) units: y = x with p's dropped units
+// zeroed and the rest scaled, for the step held by stepValues (two values,
+// ops.StepValues).
+func Dropout(l Launch, p ops.DropoutParams, stepValues [2]float32, x, y []float32) {
+	C.emu_dropout(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(len(x)), f(stepValues[:]),
+		C.uint(uint32(p.Key)), C.uint(uint32(p.Key>>32)), C.uint(p.Threshold()), C.float(p.Scale()))
 }
