@@ -194,3 +194,89 @@ func (k *kernels) u8ToF32(s cu.Stream, in, out cu.DevicePtr, n int, scale float3
 	}
 	return k.launch(s, kU8ToF32, elemGrid(n), elemBlock, 0, ptrArg(in), ptrArg(out), intArg(n), floatArg(scale))
 }
+
+// Image kernels: one thread per value written, each kernel indexing with
+// 32-bit ints, so the values an image step writes (and reads) must number
+// at most math.MaxInt32.
+
+// fits32 reports an error naming what when n values exceed the kernels'
+// 32-bit indexing.
+func fits32(what string, n int) error {
+	if n > math.MaxInt32 {
+		return fmt.Errorf("%s: %d values, more than the CUDA kernels' 32-bit indexing allows (%d): use a smaller batch", what, n, math.MaxInt32)
+	}
+	return nil
+}
+
+// windowArgs is w as the fourteen ints of GK_WINDOW_PARAMS, in the field
+// order of ops.Window.
+func windowArgs(w ops.Window) []uint64 {
+	return []uint64{intArg(w.Batch), intArg(w.H), intArg(w.W), intArg(w.C), intArg(w.KH), intArg(w.KW),
+		intArg(w.StrideH), intArg(w.StrideW), intArg(w.DilationH), intArg(w.DilationW), intArg(w.PadTop), intArg(w.PadLeft),
+		intArg(w.OH), intArg(w.OW)}
+}
+
+// patches: cols = the patches of the images x over w (ops.PatchesForward).
+func (k *kernels) patches(s cu.Stream, x, cols cu.DevicePtr, w ops.Window) error {
+	n := w.Positions() * w.PatchSize()
+	if err := fits32("patches "+w.String(), max(n, w.InputSize())); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kPatches, elemGrid(n), elemBlock, 0, append([]uint64{ptrArg(x), ptrArg(cols)}, windowArgs(w)...)...)
+}
+
+// patchesGrad: dx = the images' gradient given dcols, the patches'
+// (ops.PatchesBackward), gathered: one thread per value of dx.
+func (k *kernels) patchesGrad(s cu.Stream, dcols, dx cu.DevicePtr, w ops.Window) error {
+	n := w.InputSize()
+	if err := fits32("patches gradient "+w.String(), max(n, w.Positions()*w.PatchSize())); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kPatchesGrad, elemGrid(n), elemBlock, 0, append([]uint64{ptrArg(dcols), ptrArg(dx)}, windowArgs(w)...)...)
+}
+
+// checkPool checks kind is one gk_pool knows.
+func checkPool(kind ops.PoolKind) error {
+	if kind != ops.MaxPool && kind != ops.AvgPool {
+		return fmt.Errorf("no CUDA kernel for %v pooling", kind)
+	}
+	return nil
+}
+
+// pool: y = kind pooling of the images x over w (ops.PoolForward).
+func (k *kernels) pool(s cu.Stream, x, y cu.DevicePtr, kind ops.PoolKind, w ops.Window) error {
+	if err := checkPool(kind); err != nil {
+		return err
+	}
+	n := w.Positions() * w.C
+	if err := fits32(kind.String()+" pooling "+w.String(), w.InputSize()); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kPool, elemGrid(n), elemBlock, 0, append([]uint64{ptrArg(x), ptrArg(y), intArg(int(kind))}, windowArgs(w)...)...)
+}
+
+// poolGrad: dx given x, y = pool(x) and dy (ops.PoolBackward), gathered:
+// one thread per value of dx.
+func (k *kernels) poolGrad(s cu.Stream, x, y, dy, dx cu.DevicePtr, kind ops.PoolKind, w ops.Window) error {
+	if err := checkPool(kind); err != nil {
+		return err
+	}
+	n := w.InputSize()
+	if err := fits32(kind.String()+" pooling gradient "+w.String(), n); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kPoolGrad, elemGrid(n), elemBlock, 0,
+		append([]uint64{ptrArg(x), ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(int(kind))}, windowArgs(w)...)...)
+}
+
+// dropout: y = x (n values) with p's dropped units zeroed and the others
+// scaled, for the step held by the two floats at step (ops.StepValues),
+// which the kernel decodes (ops.DropoutForward). One thread per four
+// units.
+func (k *kernels) dropout(s cu.Stream, x, step, y cu.DevicePtr, n int, p ops.DropoutParams) error {
+	if err := fits32("dropout", n); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kDropout, elemGrid((n+3)/4), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(n), ptrArg(step),
+		uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), uint64(p.Threshold()), floatArg(p.Scale()))
+}

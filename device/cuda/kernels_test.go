@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -375,5 +376,105 @@ func TestU8ToF32(t *testing.T) {
 		if want := float32(b) * (1.0 / 255); got[i] != want {
 			t.Fatalf("byte %d (%d) -> %v, want %v", i, b, got[i], want)
 		}
+	}
+}
+
+// bitIdentical requires got and want to hold the same float32s to the bit.
+func bitIdentical(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Errorf("%s on the GPU: [%d] = %v, the CPU gives %v", what, i, got[i], want[i])
+			return
+		}
+	}
+}
+
+func TestImageKernelsMatchCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(8, 8))
+	k3, s2 := [2]int{3, 3}, [2]int{2, 2}
+	cases := []struct {
+		name          string
+		batch, hh, ww int
+		c             int
+		spec          ops.WindowSpec
+		pool          bool // a pooling window: no dilation
+	}{
+		{"3x3 same, odd", 2, 7, 5, 3, ops.WindowSpec{Kernel: k3, Same: true}, true},
+		{"3x3 same, even", 2, 8, 6, 4, ops.WindowSpec{Kernel: k3, Same: true}, true},
+		{"3x3 stride 2 (overlapping pools)", 2, 9, 9, 3, ops.WindowSpec{Kernel: k3, Strides: s2}, true},
+		{"2x2 stride 2 same, odd", 3, 7, 9, 2, ops.WindowSpec{Kernel: [2]int{2, 2}, Strides: s2, Same: true}, true},
+		{"3x3 dilation 2 stride 2 same", 2, 11, 10, 3, ops.WindowSpec{Kernel: k3, Strides: s2, Dilation: s2, Same: true}, false},
+	}
+	for _, tc := range cases {
+		w, err := tc.spec.On(tc.batch, tc.hh, tc.ww, tc.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randn(rng, w.InputSize(), 1)
+		xd := h.upload(x)
+
+		want := make([]float32, w.Positions()*w.PatchSize())
+		ops.PatchesForward(w, x, want)
+		cols := h.zeros(len(want))
+		h.do(func() error { return h.k.patches(h.s, xd, cols, w) })
+		bitIdentical(t, tc.name+": patches", h.download(cols, len(want)), want)
+
+		dcols := randn(rng, len(want), 1)
+		wantDx := make([]float32, len(x))
+		ops.PatchesBackward(w, dcols, wantDx)
+		dx := h.zeros(len(x))
+		h.do(func() error { return h.k.patchesGrad(h.s, h.upload(dcols), dx, w) })
+		sameValues(t, tc.name+": patches gradient", h.download(dx, len(x)), wantDx, 1e-5)
+
+		if !tc.pool {
+			continue
+		}
+		// Values from {-1, 0, 1} too: windows whose maximum is not unique.
+		ties := make([]float32, len(x))
+		for i := range ties {
+			ties[i] = float32(rng.IntN(3) - 1)
+		}
+		for _, kind := range []ops.PoolKind{ops.MaxPool, ops.AvgPool} {
+			for _, in := range [][]float32{x, ties} {
+				what := tc.name + ", " + kind.String()
+				wantY := make([]float32, w.Positions()*w.C)
+				ops.PoolForward(kind, w, in, wantY)
+				ind, y := h.upload(in), h.zeros(len(wantY))
+				h.do(func() error { return h.k.pool(h.s, ind, y, kind, w) })
+				bitIdentical(t, what+" pooling", h.download(y, len(wantY)), wantY)
+
+				dy := randn(rng, len(wantY), 1)
+				wantDx := make([]float32, len(in))
+				ops.PoolBackward(kind, w, in, wantY, dy, wantDx)
+				dx := h.zeros(len(in))
+				h.do(func() error { return h.k.poolGrad(h.s, ind, h.upload(wantY), h.upload(dy), dx, kind, w) })
+				sameValues(t, what+" pooling gradient", h.download(dx, len(in)), wantDx, 1e-5)
+			}
+		}
+	}
+}
+
+func TestDropoutMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 100_003
+	x := randn(rng, n, 1)
+	xd := h.upload(x)
+	for _, tc := range []struct {
+		p    ops.DropoutParams
+		step uint64
+	}{
+		{ops.DropoutParams{Rate: 0.25, Key: 0x0123456789abcdef}, 3<<24 + 12345},
+		{ops.DropoutParams{Rate: 0.5, Key: 0xfedcba9876543210}, 5<<32 + 7},
+		{ops.DropoutParams{Rate: 0.1, Key: 42}, 0},
+	} {
+		sv := ops.StepValues(tc.step)
+		want := make([]float32, n)
+		ops.DropoutForward(tc.p, sv[:], x, want)
+		y := h.zeros(n)
+		h.do(func() error { return h.k.dropout(h.s, xd, h.upload(sv[:]), y, n, tc.p) })
+		bitIdentical(t, fmt.Sprintf("dropout %v at step %d", tc.p.Rate, tc.step), h.download(y, n), want)
 	}
 }

@@ -201,6 +201,16 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 			return k.loss(st, in(0), in(1), s.M, s.N, s.Loss, out(0), b.bad)
 		}
 		return k.lossGrad(st, in(0), in(1), in(2), s.M, s.N, s.Loss, out(0), b.bad)
+	case plan.Patches:
+		return k.patches(st, in(0), out(0), s.Window)
+	case plan.PatchesGrad:
+		return k.patchesGrad(st, in(0), out(0), s.Window)
+	case plan.Pool:
+		return k.pool(st, in(0), out(0), s.Pool, s.Window)
+	case plan.PoolGrad:
+		return k.poolGrad(st, in(0), in(1), in(2), out(0), s.Pool, s.Window)
+	case plan.Dropout:
+		return k.dropout(st, in(0), in(1), out(0), s.M, s.Dropout)
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }
