@@ -114,6 +114,14 @@ func (c *ConvLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	return c.sampleShape(win.OH, win.OW, c.filters), nil
 }
 
+// OutputShape is the shape of the layer's output samples, nil before Build.
+func (c *ConvLayer) OutputShape() []int {
+	if c.kernel == nil {
+		return nil
+	}
+	return c.sampleShape(c.out[0], c.out[1], c.filters)
+}
+
 // Params returns the kernel and, when the layer has one, the bias.
 func (c *ConvLayer) Params() []*Param { return params(c.kernel, c.bias) }
 

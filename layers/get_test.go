@@ -51,7 +51,7 @@ func TestGetInitializerRoundTrips(t *testing.T) {
 	if err == nil {
 		t.Fatal(`GetInitializer("he_normal") found one`)
 	}
-	for _, want := range []string{`"he_normal"`, "glorot_uniform, normal, one, ones, random_normal, zero, zeros", "GlorotUniform"} {
+	for _, want := range []string{`"he_normal"`, "glorot_uniform, normal, one, ones, random_normal, random_uniform, uniform, zero, zeros", "GlorotUniform"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -29,6 +29,20 @@ func Ones() Initializer { return constant(1) }
 // standard deviation (Keras' defaults are 0 and 0.05).
 func RandomNormal(mean, stddev float64) Initializer { return randomNormal{mean, stddev} }
 
+// RandomUniform draws uniformly from [minval, maxval) (Keras' defaults are
+// -0.05 and 0.05, the Embedding layer's initializer).
+func RandomUniform(minval, maxval float64) Initializer { return randomUniform{minval, maxval} }
+
+type randomUniform struct{ min, max float64 }
+
+func (randomUniform) Name() string { return "random_uniform" }
+
+func (r randomUniform) Fill(data []float32, _, _ int, rng *rand.Rand) {
+	for i := range data {
+		data[i] = float32(r.min + (r.max-r.min)*rng.Float64())
+	}
+}
+
 // initializers lists every initializer GetInitializer knows: Keras' name,
 // its aliases, and its Keras class name.
 var initializers = []struct {
@@ -40,11 +54,13 @@ var initializers = []struct {
 	{[]string{"zeros", "zero"}, "Zeros", Zeros},
 	{[]string{"ones", "one"}, "Ones", Ones},
 	{[]string{"random_normal", "normal"}, "RandomNormal", func() Initializer { return RandomNormal(0, 0.05) }},
+	{[]string{"random_uniform", "uniform"}, "RandomUniform", func() Initializer { return RandomUniform(-0.05, 0.05) }},
 }
 
 // GetInitializer finds an initializer with Keras' defaults by its Keras
-// name, as keras.initializers.get does: "glorot_uniform", "zeros", "ones"
-// or "random_normal", an alias ("zero", "one", "normal") or the class name
+// name, as keras.initializers.get does: "glorot_uniform", "zeros", "ones",
+// "random_normal" or "random_uniform", an alias ("zero", "one", "normal",
+// "uniform") or the class name
 // ("GlorotUniform"), in any case.
 func GetInitializer(name string) (Initializer, error) {
 	key := strings.ToLower(strings.TrimSpace(name))

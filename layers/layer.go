@@ -34,6 +34,10 @@ type Param struct {
 	Name string
 	// Value holds the weights, float32, on the host.
 	Value *tensor.Dense
+	// NonTrainable marks a weight the optimizer does not train, such as
+	// BatchNormalization's moving statistics: it is saved, loaded and
+	// checkpointed with the others, and Summary counts it apart.
+	NonTrainable bool
 }
 
 // Size is the number of scalars in the weight tensor.
@@ -57,7 +61,16 @@ type Flow struct {
 	// Step holds the training step, as two values (ops.StepValues), in a
 	// training graph: Dropout draws its units from it.
 	Step *gorgonia.Node
+	// Updates is work a layer's Call asks for in a training graph, set on
+	// its output Flow: the model collects them after each Call and runs
+	// them after every training step of the graph, in order
+	// (BatchNormalization's moving statistics).
+	Updates []StateUpdate
 }
+
+// StateUpdate updates a layer's non-trainable weights after a training
+// step, from values the step read back.
+type StateUpdate func() error
 
 // named holds a layer's name, and the error of a name Named refused.
 type named struct {

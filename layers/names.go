@@ -14,6 +14,8 @@ type Option interface {
 	ConvOption
 	PoolOption
 	DropoutOption
+	NormOption
+	EmbeddingOption
 	applyLayer(*named)
 }
 

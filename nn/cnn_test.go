@@ -12,6 +12,7 @@ import (
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
 	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/tensor"
 )
 
 // cifar10CNN is the classic Keras cifar10_cnn example's model.
@@ -43,11 +44,12 @@ func TestSummaryOfTheKerasCIFAR10CNN(t *testing.T) {
 	for _, want := range []string{
 		"conv2d (Conv2D)", "(None, 32, 32, 32)", "896",
 		"conv2d_1 (Conv2D)", "(None, 30, 30, 32)", "9248",
-		"max_pooling2d (MaxPooling2D)", "(None, 15, 15, 32)",
+		// Keras cuts a name too long for its column and goes on below.
+		" max_pooling2d (MaxPooling2D  (None, 15, 15, 32)       0         \n )      ",
 		"dropout (Dropout)",
 		"conv2d_2 (Conv2D)", "(None, 15, 15, 64)", "18496",
 		"conv2d_3 (Conv2D)", "(None, 13, 13, 64)", "36928",
-		"max_pooling2d_1 (MaxPooling2D)", "(None, 6, 6, 64)",
+		" max_pooling2d_1 (MaxPooling  (None, 6, 6, 64)         0         \n 2D)    ",
 		"dropout_1 (Dropout)", "flatten (Flatten)", "(None, 2304)",
 		"dense (Dense)", "(None, 512)", "1180160",
 		"dropout_2 (Dropout)", "dense_1 (Dense)", "5130",
@@ -234,5 +236,211 @@ func TestDropoutOnlyInTraining(t *testing.T) {
 	}
 	if t0 == t1 {
 		t.Errorf("training loss %v both with and without dropout: the dropout did nothing in Fit", t0)
+	}
+}
+
+// BenchmarkCIFAR10CNNStep times training steps of Keras' cifar10_cnn at
+// batch 32 with SGD on the CPU.
+func BenchmarkCIFAR10CNNStep(b *testing.B) {
+	data := imageData(b, 32*8, 32, 32, 3, 1, true)
+	m := cifar10CNN(1)
+	m.SetSeed(1)
+	opt, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, nil, OnDevice("/CPU:0")); err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.checkData("bench", data); err != nil {
+		b.Fatal(err)
+	}
+	p, err := m.program(32, 10, modeTrain)
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx := make([]int, 32)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range idx {
+			idx[j] = (i*32 + j) % data.Len()
+		}
+		if _, err := m.trainStep(p, data, idx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestNormalizationAndEmbeddingMatchTapeMachine trains models with
+// BatchNormalization, LayerNormalization and Embedding on the plan machine
+// and on the tape machine and compares the losses, the weights (moving
+// statistics included) and Evaluate.
+func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
+	type model struct {
+		build func() *Sequential
+		data  func(t testing.TB) Dataset
+	}
+	images := func(t testing.TB) Dataset { return imageData(t, 100, 8, 8, 3, 5, true) }
+	cases := map[string]model{
+		"conv, batch norm, relu": {func() *Sequential {
+			return NewSequential(layers.Input(8, 8, 3),
+				layers.Conv2D(4, 3, layers.Padding("same")),
+				layers.BatchNormalization(),
+				layers.NewActivation(layers.ReLU),
+				layers.MaxPooling2D(),
+				layers.Flatten(),
+				layers.Dense(10, layers.Softmax))
+		}, images},
+		"dense, batch norm without center and scale, layer norm": {func() *Sequential {
+			return NewSequential(layers.Input(8, 8, 3),
+				layers.Flatten(),
+				layers.Dense(16, layers.ReLU),
+				layers.BatchNormalization(layers.WithoutCenter(), layers.WithoutScale(), layers.Momentum(0.9)),
+				layers.Dense(12, layers.Tanh),
+				layers.LayerNormalization(),
+				layers.Dense(10, layers.Softmax))
+		}, images},
+		"embedding, global average pooling 1d": {func() *Sequential {
+			return NewSequential(layers.Input(6),
+				layers.Embedding(20, 8),
+				layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
+				layers.GlobalAveragePooling1D(),
+				layers.Dense(10, layers.Softmax))
+		}, func(t testing.TB) Dataset {
+			rng := rand.New(rand.NewPCG(4, 4))
+			x, y := make([]float32, 100*6), make([]float32, 100*10)
+			for i := 0; i < 100; i++ {
+				c := rng.IntN(10)
+				for j := 0; j < 6; j++ {
+					x[i*6+j] = float32((c + rng.IntN(3)*j) % 20)
+				}
+				y[i*10+c] = 1
+			}
+			d, err := TensorData(tensor.New(tensor.WithShape(100, 6), tensor.WithBacking(x)), tensor.New(tensor.WithShape(100, 10), tensor.WithBacking(y)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			data := tc.data(t)
+			var ms [2]*Sequential
+			for i, reference := range []bool{true, false} {
+				opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := tc.build()
+				m.SetSeed(9)
+				if err := m.Compile(opt, losses.CategoricalCrossentropy{}, nil, OnDevice("/CPU:0")); err != nil {
+					t.Fatal(err)
+				}
+				m.compiled.reference = reference
+				defer m.Close()
+				ms[i] = m
+			}
+			var loss [2][]float64
+			for i, m := range ms {
+				h, err := m.Fit(context.Background(), data, Epochs(3), BatchSize(32), Seed(1), Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				loss[i] = h.Get("loss")
+			}
+			for e := range loss[0] {
+				if rel := math.Abs(loss[1][e]-loss[0][e]) / loss[0][e]; !(rel <= 1e-5) {
+					t.Fatalf("epoch %d: loss %v on the plan machine, %v on the tape machine", e, loss[1][e], loss[0][e])
+				}
+			}
+			for li, l := range ms[0].layers {
+				for pi, prm := range l.Params() {
+					want := prm.Value.Data().([]float32)
+					got := ms[1].layers[li].Params()[pi].Value.Data().([]float32)
+					for j := range want {
+						if d := math.Abs(float64(got[j] - want[j])); d > 1e-5*(1+math.Abs(float64(want[j]))) {
+							t.Fatalf("%s/%s[%d] = %v on the plan machine, %v on the tape machine", l.Name(), prm.Name, j, got[j], want[j])
+						}
+					}
+				}
+			}
+			var ev [2]float64
+			for i, m := range ms {
+				r, err := m.Evaluate(context.Background(), data, Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev[i] = r["loss"]
+			}
+			if rel := math.Abs(ev[1]-ev[0]) / ev[0]; !(rel <= 1e-5) {
+				t.Errorf("Evaluate: loss %v on the plan machine, %v on the tape machine", ev[1], ev[0])
+			}
+		})
+	}
+}
+
+// TestBatchNormalizationMovingStatistics checks the moving statistics
+// after training steps against the formula, and that Predict normalizes
+// with them.
+func TestBatchNormalizationMovingStatistics(t *testing.T) {
+	const n = 64
+	x := make([]float32, n*2)
+	for i := 0; i < n; i++ {
+		x[2*i], x[2*i+1] = float32(i), float32(3*(i%4))
+	}
+	y := make([]float32, n*2)
+	data, err := TensorData(tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn := layers.BatchNormalization()
+	m := NewSequential(layers.Input(2), bn)
+	opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 1e-12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(opt, losses.MeanSquaredError{}, nil, OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const steps = 3
+	if _, err := m.Fit(context.Background(), data, Epochs(steps), BatchSize(n), Shuffle(false), Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+	// Each step sees the whole data: means 31.5 and 4.5; unbiased
+	// variances n(n+1)/12 and 11.25·n/(n-1).
+	mean := []float64{31.5, 4.5}
+	variance := []float64{float64(n*(n+1)) / 12, 11.25 * n / (n - 1)}
+	ps := bn.Params()
+	mm, mv := ps[2].Value.Data().([]float32), ps[3].Value.Data().([]float32)
+	for c := 0; c < 2; c++ {
+		keep := math.Pow(0.99, steps)
+		wantMean := (1 - keep) * mean[c]
+		wantVar := keep + (1-keep)*variance[c]
+		if math.Abs(float64(mm[c])-wantMean) > 1e-4*wantMean || math.Abs(float64(mv[c])-wantVar) > 1e-4*wantVar {
+			t.Errorf("channel %d: moving mean %v, variance %v; want %v, %v", c, mm[c], mv[c], wantMean, wantVar)
+		}
+	}
+	pred, err := m.Predict(context.Background(), data, Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := pred.Data().([]float32)
+	for i := 0; i < n; i++ {
+		for c := 0; c < 2; c++ {
+			want := (float64(x[2*i+c]) - float64(mm[c])) / math.Sqrt(float64(mv[c])+1e-3)
+			if math.Abs(float64(out[2*i+c])-want) > 1e-4*(1+math.Abs(want)) {
+				t.Fatalf("Predict[%d][%d] = %v, want %v from the moving statistics", i, c, out[2*i+c], want)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := m.Summary(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Trainable params: 4\nNon-trainable params: 4\n") {
+		t.Errorf("summary:\n%s", b.String())
 	}
 }

@@ -215,7 +215,9 @@ type program struct {
 	x, y  *tensor.Dense // input buffers the step fills
 	// step holds the training step (ops.StepValues) in a training
 	// program, for Dropout; nil in the others.
-	step      *tensor.Dense
+	step *tensor.Dense
+	// updates are the layers' work after each training step.
+	updates   []layers.StateUpdate
 	out, loss *gorgonia.Node
 	// outRead and lossRead receive copies of the output and loss each run:
 	// the machine may reuse the memory of a node nobody else reads.
@@ -261,6 +263,9 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 			shape := prm.Value.Shape()
 			n := gorgonia.NewTensor(g, tensor.Float32, shape.Dims(), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(prm.Value))
 			nodes = append(nodes, n)
+			if prm.NonTrainable {
+				continue // an input of the graph, not a learnable
+			}
 			p.params = append(p.params, n)
 			p.paramNames = append(p.paramNames, name)
 		}
@@ -268,6 +273,8 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 		if flow, err = l.Call(flow, nodes); err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
+		p.updates = append(p.updates, flow.Updates...)
+		flow.Updates = nil
 	}
 	p.out = flow.Node
 	if p.out.Dims() != 2 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -314,28 +315,45 @@ func (m *Sequential) Summary(w io.Writer) error {
 	const width = 65
 	cols := []int{29, 55, 65} // Keras' positions .45, .85 and 1 of 65
 	var b strings.Builder
+	// row writes one row of the table as Keras does: a field too long for
+	// its column is cut at the column's width and goes on in the same
+	// column of the next line ("max_pooling2d (MaxPooling2D" then ")").
 	row := func(fields ...string) {
-		line := " "
-		for i, f := range fields {
-			line += f
-			if i < len(fields)-1 {
-				line += "  "
+		left := append([]string(nil), fields...)
+		for first := true; first || slices.ContainsFunc(left, func(f string) bool { return f != "" }); first = false {
+			line := ""
+			start := 0
+			for i, f := range left {
+				space := 2
+				if i == len(cols)-1 {
+					space = 0
+				}
+				cut := min(len(f), cols[i]-start-space)
+				if i == 0 {
+					line += " "
+				}
+				line += f[:cut] + strings.Repeat(" ", space)
+				left[i] = f[cut:]
+				if pad := cols[i] - len(line); pad > 0 {
+					line += strings.Repeat(" ", pad)
+				}
+				start = cols[i]
 			}
-			if pad := cols[i] - len(line); pad > 0 {
-				line += strings.Repeat(" ", pad)
-			}
+			b.WriteString(line + "\n")
 		}
-		b.WriteString(line + "\n")
 	}
 	fmt.Fprintf(&b, "Model: %q\n", m.name)
 	b.WriteString(strings.Repeat("_", width) + "\n")
 	row("Layer (type)", "Output Shape", "Param #")
 	b.WriteString(strings.Repeat("=", width) + "\n")
-	total := 0
+	total, frozen := 0, 0
 	for i, l := range m.layers {
 		n := 0
 		for _, p := range l.Params() {
 			n += p.Size()
+			if p.NonTrainable {
+				frozen += p.Size()
+			}
 		}
 		total += n
 		row(fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shapes.String(m.layerOut[i]), fmt.Sprint(n))
@@ -343,8 +361,8 @@ func (m *Sequential) Summary(w io.Writer) error {
 	}
 	b.WriteString(strings.Repeat("=", width) + "\n")
 	fmt.Fprintf(&b, "Total params: %s\n", commas(total))
-	fmt.Fprintf(&b, "Trainable params: %s\n", commas(total))
-	b.WriteString("Non-trainable params: 0\n")
+	fmt.Fprintf(&b, "Trainable params: %s\n", commas(total-frozen))
+	fmt.Fprintf(&b, "Non-trainable params: %s\n", commas(frozen))
 	b.WriteString(strings.Repeat("_", width) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -34,6 +34,11 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 		return 0, err
 	}
 	c.optimizer.Advance()
+	for _, update := range p.updates {
+		if err := update(); err != nil {
+			return 0, err
+		}
+	}
 	return p.results(c, labels, len(idx))
 }
 

@@ -36,6 +36,14 @@ const (
 	// OpDropout: inputs (x, step) → x with Info.Dropout's dropped units
 	// zeroed, the rest scaled (see Dropout); also its own gradient.
 	OpDropout
+	// OpNorm: the normalization op Info.Norm (see NormKind for its
+	// inputs), with Info.NormParams.
+	OpNorm
+	// OpGather: inputs (table, indices) → the table's rows at the indices.
+	OpGather
+	// OpScatterAdd: inputs (indices, dy) → the table's gradient, of
+	// Info.Rows × Info.Width.
+	OpScatterAdd
 )
 
 // Info describes one op of this package.
@@ -50,6 +58,9 @@ type Info struct {
 	Window         Window     // OpPatches, OpPatchesGrad, OpPool, OpPoolGrad
 	Pool           PoolKind   // OpPool, OpPoolGrad
 	Dropout        DropoutParams
+	Norm           NormKind // OpNorm
+	NormParams     NormParams
+	Rows, Width    int // OpGather, OpScatterAdd: the table's shape
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -82,6 +93,12 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpPoolGrad, Pool: o.kind, Window: o.win}, true
 	case dropoutOp:
 		return Info{Kind: OpDropout, Dropout: o.p}, true
+	case normOp:
+		return Info{Kind: OpNorm, Norm: o.kind, NormParams: o.p, InputGrad: o.inputGrad}, true
+	case gatherOp:
+		return Info{Kind: OpGather, Rows: o.rows, Width: o.width}, true
+	case scatterAddOp:
+		return Info{Kind: OpScatterAdd, Rows: o.rows, Width: o.width}, true
 	}
 	return Info{}, false
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // benchFlags are the flags of --benchmark, which times training steps of
-// the CIFAR-10 MLP on generated data instead of training it.
+// the --model on generated data instead of training it.
 type benchFlags struct {
 	on            bool
 	steps, warmup int
@@ -29,20 +29,6 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.on, "benchmark", false, "time training steps of the model on --synthetic data and print ms/step (median), steps/s and GFLOP/s instead of training")
 	fs.IntVar(&b.steps, "benchmark-steps", 50, "steps --benchmark times, after the warm-up")
 	fs.IntVar(&b.warmup, "benchmark-warmup", 5, "steps --benchmark runs before timing")
-}
-
-// newMLP makes the CIFAR-10 MLP, Flatten → Dense(3000, relu) →
-// Dense(1000, relu) → Dense(10, sigmoid), its weights drawn from seed.
-func newMLP(seed uint64) *nn.Sequential {
-	model := nn.NewSequential(
-		layers.Input(32, 32, 3),
-		layers.Flatten(),
-		layers.Dense(3000, layers.ReLU),
-		layers.Dense(1000, layers.ReLU),
-		layers.Dense(10, layers.Sigmoid),
-	)
-	model.SetSeed(seed)
-	return model
 }
 
 // printMath says, on the CPU, what computes the matrix products.
@@ -66,15 +52,32 @@ func (s *stepTimer) OnTrainBatchEnd(int, nn.Logs) error {
 	return nil
 }
 
-// mlpFLOPs is the arithmetic of one training step of the MLP
-// at a batch size: for each dense layer the forward product, the weight
-// gradient and, but for the first layer (whose input needs none), the
-// input gradient, 2·batch·in·out each.
-func mlpFLOPs(batch int) float64 {
-	layer := func(in, out, products int) float64 {
-		return float64(products) * 2 * float64(batch) * float64(in) * float64(out)
+// trainingFLOPs is the arithmetic of one training step of a built model
+// at a batch size, counting the matrix products: for each Dense or
+// convolution layer the forward product, the weight gradient and, but for
+// the first such layer (whose input needs none), the input gradient,
+// 2·positions·inputs·outputs each, a convolution's positions being those
+// of its output.
+func trainingFLOPs(model *nn.Sequential, batch int) float64 {
+	var total float64
+	products := 2.0
+	for _, l := range model.Layers() {
+		positions := 1
+		switch l := l.(type) {
+		case *layers.DenseLayer:
+		case *layers.ConvLayer:
+			shape := l.OutputShape()
+			for _, d := range shape[:len(shape)-1] {
+				positions *= d
+			}
+		default:
+			continue
+		}
+		kernel := l.Params()[0].Size()
+		total += products * 2 * float64(batch) * float64(positions) * float64(kernel)
+		products = 3
 	}
-	return layer(32*32*3, 3000, 2) + layer(3000, 1000, 3) + layer(1000, 10, 3)
+	return total
 }
 
 // benchResult summarises the timed steps.
@@ -84,18 +87,18 @@ type benchResult struct {
 	gflops           float64
 }
 
-func summarize(times []time.Duration, batch int) benchResult {
+func summarize(times []time.Duration, flopsPerStep float64) benchResult {
 	t := slices.Clone(times)
 	slices.Sort(t)
 	at := func(q float64) time.Duration { return t[min(len(t)-1, int(q*float64(len(t))))] }
 	r := benchResult{median: at(0.5), p10: at(0.1), p90: at(0.9)}
 	sec := r.median.Seconds()
 	r.stepsPerSec = 1 / sec
-	r.gflops = mlpFLOPs(batch) / sec / 1e9
+	r.gflops = flopsPerStep / sec / 1e9
 	return r
 }
 
-// runBenchmark times --benchmark-steps training steps of the MLP
+// runBenchmark times --benchmark-steps training steps of the --model
 // at --batch-size on spec, after --benchmark-warmup steps, on generated
 // CIFAR-shaped data, and prints the median and what follows from it.
 func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.Optimizer, stdout io.Writer) error {
@@ -111,20 +114,26 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 		return fmt.Errorf("--benchmark: %d steps of --batch-size %d need more than %d generated samples: lower --batch-size or --benchmark-steps", total, cfg.batchSize, maxSamples)
 	}
 	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
-	model := newMLP(cfg.seed)
+	model, err := newModel(cfg.model, cfg.seed)
+	if err != nil {
+		return err
+	}
+	if err := model.Build(32, 32, 3); err != nil {
+		return err
+	}
 	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(spec.String())); err != nil {
 		return err
 	}
 	defer model.Close()
 	timer := &stepTimer{}
 	printMath(stdout, spec)
-	fmt.Fprintf(stdout, "Benchmark: %d steps at batch size %d (after %d warm-up steps), %s lr %g, %s\n",
-		b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), spec.Short())
+	fmt.Fprintf(stdout, "Benchmark: %s model, %d steps at batch size %d (after %d warm-up steps), %s lr %g, %s\n",
+		cfg.model, b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), spec.Short())
 	if _, err := model.Fit(ctx, data.Train.OneHot(), nn.Epochs(1), nn.BatchSize(cfg.batchSize), nn.StepsPerEpoch(total),
 		nn.Seed(cfg.seed), nn.Verbose(0), nn.Callbacks(timer)); err != nil {
 		return err
 	}
-	r := summarize(timer.times[b.warmup:], cfg.batchSize)
+	r := summarize(timer.times[b.warmup:], trainingFLOPs(model, cfg.batchSize))
 	epoch := time.Duration(float64(r.median) * float64((50000+cfg.batchSize-1)/cfg.batchSize))
 	fmt.Fprintf(stdout, "median %.2f ms/step (p10 %.2f, p90 %.2f) - %.1f steps/s - %.1f GFLOP/s - %.1f s per 50000-sample epoch\n",
 		ms(r.median), ms(r.p10), ms(r.p90), r.stepsPerSec, r.gflops, epoch.Seconds())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"github.com/gokeras/gokeras/nn"
 	"math"
 	"regexp"
 	"strings"
@@ -20,7 +21,7 @@ func TestBenchmarkMode(t *testing.T) {
 	patterns := []*regexp.Regexp{
 		deviceLine,
 		regexp.MustCompile(`^BLAS: \S`),
-		regexp.MustCompile(`^Benchmark: 3 steps at batch size 4 \(after 1 warm-up steps\), SGD lr 0\.01, /CPU:0$`),
+		regexp.MustCompile(`^Benchmark: mlp model, 3 steps at batch size 4 \(after 1 warm-up steps\), SGD lr 0\.01, /CPU:0$`),
 		regexp.MustCompile(`^median \d+\.\d\d ms/step \(p10 \d+\.\d\d, p90 \d+\.\d\d\) - \d+\.\d steps/s - \d+\.\d GFLOP/s - \d+\.\d s per 50000-sample epoch$`),
 	}
 	if len(lines) != len(patterns) {
@@ -45,20 +46,38 @@ func TestBenchmarkMode(t *testing.T) {
 }
 
 func TestBenchmarkArithmetic(t *testing.T) {
+	built := func(name string) *nn.Sequential {
+		m, err := newModel(name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Build(32, 32, 3); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
 	// Batch 1: layer 1 forward and weight gradient, 2·3072·3000 each;
 	// layers 2 and 3 also their input gradients.
 	want := 2*2*3072*3000.0 + 3*2*3000*1000.0 + 3*2*1000*10.0
-	if got := mlpFLOPs(1); got != want {
-		t.Errorf("mlpFLOPs(1) = %v, want %v", got, want)
+	mlp := built("mlp")
+	if got := trainingFLOPs(mlp, 1); got != want {
+		t.Errorf("MLP at batch 1: %v FLOPs, want %v", got, want)
 	}
-	if got := mlpFLOPs(32); got != 32*want {
-		t.Errorf("mlpFLOPs(32) = %v, want %v", got, 32*want)
+	if got := trainingFLOPs(mlp, 32); got != 32*want {
+		t.Errorf("MLP at batch 32: %v FLOPs, want %v", got, 32*want)
+	}
+	// The CNN's convolutions as products: output positions × 3·3·inputs ×
+	// filters; the first needs no input gradient.
+	cnn := 2*2*32*32*27*32.0 + 3*2*30*30*288*32.0 + 3*2*15*15*288*64.0 + 3*2*13*13*576*64.0 +
+		3*2*2304*512.0 + 3*2*512*10.0
+	if got := trainingFLOPs(built("cnn"), 1); got != cnn {
+		t.Errorf("CNN at batch 1: %v FLOPs, want %v", got, cnn)
 	}
 	var times []time.Duration
 	for i := 10; i >= 1; i-- { // 10 ms down to 1 ms
 		times = append(times, time.Duration(i)*time.Millisecond)
 	}
-	r := summarize(times, 1)
+	r := summarize(times, want)
 	if r.median != 6*time.Millisecond || r.p10 != 2*time.Millisecond || r.p90 != 10*time.Millisecond {
 		t.Errorf("median %v, p10 %v, p90 %v; want 6ms, 2ms, 10ms", r.median, r.p10, r.p90)
 	}

@@ -153,6 +153,16 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.PoolBackward(s.Pool, s.Window, in(0), in(1), in(2), out(0))
 	case plan.Dropout:
 		ops.DropoutForward(s.Dropout, in(1), in(0)[:s.M], out(0)[:s.M])
+	case plan.Norm:
+		args := make([][]float32, len(s.In))
+		for j := range args {
+			args[j] = in(j)
+		}
+		ops.NormForward(s.Norm, s.NormParams, s.M, s.N, args, out(0))
+	case plan.Gather:
+		return ops.GatherForward(s.K, s.N, in(0), in(1)[:s.M], out(0))
+	case plan.ScatterAdd:
+		return ops.ScatterAddForward(s.K, s.N, in(0)[:s.M], in(1), out(0))
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

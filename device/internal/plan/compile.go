@@ -124,12 +124,22 @@ const (
 	// rest scaled, for the step held by In[1] (two values,
 	// ops.StepValues); M values (ops.DropoutForward).
 	Dropout
+	// Norm: Out[0] = the normalization Norm of the M×N matrix In[0], its
+	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward).
+	Norm
+	// Gather: Out[0] (M×N) = the rows of the table In[0] (K×N) at the M
+	// indices In[1] (ops.GatherForward).
+	Gather
+	// ScatterAdd: Out[0] (K×N) = the table's gradient given the M indices
+	// In[0] and the gradient In[1] (M×N) of Gather's output
+	// (ops.ScatterAddForward).
+	ScatterAdd
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
-	Dropout: "Dropout"}
+	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -160,6 +170,9 @@ type Step struct {
 	Pool   ops.PoolKind
 	// Dropout says which units a Dropout step drops.
 	Dropout ops.DropoutParams
+	// Norm and NormParams say what a Norm step computes.
+	Norm       ops.NormKind
+	NormParams ops.NormParams
 }
 
 func (s Step) String() string {
@@ -182,6 +195,10 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v %v}", s.Pool, s.Window)
 	case Dropout:
 		fmt.Fprintf(&b, "{rate %v, %d values}", s.Dropout.Rate, s.M)
+	case Norm:
+		fmt.Fprintf(&b, "{%v %d×%d}", s.Norm, s.M, s.N)
+	case Gather, ScatterAdd:
+		fmt.Fprintf(&b, "{%d of %d×%d}", s.M, s.K, s.N)
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
 	}
@@ -341,7 +358,7 @@ var ErrUnsupported = errors.New("the plan compiler cannot run this graph")
 
 // unsupported is the error for a node no backend has a kernel for.
 func unsupported(n *gorgonia.Node, why string) error {
-	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Reshape, Patches, Pool, Dropout, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
+	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Reshape, Patches, Pool, Dropout, the normalizations, Gather, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
 }
 
 func checkFloat32(n *gorgonia.Node) error {
@@ -479,6 +496,16 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		}
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: Dropout, Node: n, Dropout: info.Dropout, M: n.Shape().TotalSize(), In: in, Out: []int{out}})
+	case ops.OpNorm:
+		rows, cols := matrix(shapeOf(0))
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Norm, Node: n, Norm: info.Norm, NormParams: info.NormParams, M: rows, N: cols, In: in, Out: []int{out}})
+	case ops.OpGather:
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Gather, Node: n, M: shapeOf(1).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
+	case ops.OpScatterAdd:
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: ScatterAdd, Node: n, M: shapeOf(0).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
 	default:
 		return unsupported(n, fmt.Sprintf("(ops kind %d) has no kernel yet", info.Kind))
 	}

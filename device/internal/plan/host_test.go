@@ -221,6 +221,21 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			h.dense(s.In[1], w.Batch, w.OH, w.OW, w.C), h.dense(s.In[2], w.Batch, w.OH, w.OW, w.C))
 	case Dropout:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 2))
+	case Norm:
+		// x and dy are M×N matrices, the rest vectors of N.
+		args := make([]gorgonia.Value, len(s.In))
+		for j, b := range s.In {
+			if len(h.bufs[b]) == m*n && m != 1 {
+				args[j] = h.dense(b, m, n)
+			} else {
+				args[j] = h.dense(b, n)
+			}
+		}
+		return h.do(s.Node.Op(), s.Out[0], args...)
+	case Gather:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.K, n), h.dense(s.In[1], m))
+	case ScatterAdd:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m), h.dense(s.In[1], m, n))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

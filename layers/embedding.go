@@ -1,0 +1,102 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// EmbeddingOption configures an Embedding layer: EmbeddingsInitializer, or
+// any Option, such as Named.
+type EmbeddingOption interface{ applyEmbedding(*EmbeddingLayer) }
+
+// EmbeddingsInitializer sets how the embedding table starts (Keras'
+// default: uniform in [-0.05, 0.05)).
+func EmbeddingsInitializer(i Initializer) EmbeddingOption { return embeddingsInit{i} }
+
+type embeddingsInit struct{ Initializer }
+
+func (e embeddingsInit) applyEmbedding(l *EmbeddingLayer) { l.init = e.Initializer }
+
+func (o nameOption) applyEmbedding(l *EmbeddingLayer) { o.applyLayer(&l.named) }
+
+// EmbeddingLayer maps integer indices to rows of a learned table, like
+// keras.layers.Embedding: samples of indices of shape (n, ...) become
+// (n, ..., outputDim).
+type EmbeddingLayer struct {
+	named
+	inputDim, outputDim int
+	init                Initializer
+	table               *Param
+	inShape             []int
+}
+
+// Embedding makes an embedding of inputDim indices (0 to inputDim-1) into
+// vectors of outputDim values. Its input holds the indices as numbers; an
+// index outside [0, inputDim) fails the step with an error naming it.
+func Embedding(inputDim, outputDim int, opts ...EmbeddingOption) *EmbeddingLayer {
+	e := &EmbeddingLayer{inputDim: inputDim, outputDim: outputDim, init: RandomUniform(-0.05, 0.05)}
+	for _, o := range opts {
+		if o != nil {
+			o.applyEmbedding(e)
+		}
+	}
+	return e
+}
+
+// Type returns "Embedding".
+func (e *EmbeddingLayer) Type() string { return "Embedding" }
+
+// Build makes the table, (inputDim, outputDim).
+func (e *EmbeddingLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if e.nameErr != nil {
+		return nil, fmt.Errorf("embedding layer: %w", e.nameErr)
+	}
+	if e.inputDim <= 0 || e.outputDim <= 0 {
+		return nil, fmt.Errorf("embedding layer %q: input_dim and output_dim must be positive, got %d and %d", e.name, e.inputDim, e.outputDim)
+	}
+	if len(inputShape) == 0 {
+		return nil, fmt.Errorf("embedding layer %q: expects samples of indices, shape (None, length), but gets %s", e.name, shapes.String(inputShape))
+	}
+	e.table = &Param{Name: "embeddings", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(e.inputDim, e.outputDim))}
+	e.init.Fill(e.table.Value.Data().([]float32), e.inputDim, e.outputDim, rng)
+	e.inShape = append([]int(nil), inputShape...)
+	return append(append([]int(nil), inputShape...), e.outputDim), nil
+}
+
+// Params returns the table.
+func (e *EmbeddingLayer) Params() []*Param {
+	if e.table == nil {
+		return nil
+	}
+	return []*Param{e.table}
+}
+
+// Call adds the look-up to the graph.
+func (e *EmbeddingLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
+	what := fmt.Sprintf("embedding layer %q", e.name)
+	if len(params) != 1 {
+		return Flow{}, fmt.Errorf("%s: got %d weight nodes for 1 weight (was the layer built?)", what, len(params))
+	}
+	if in.NeedsGrad {
+		return Flow{}, fmt.Errorf("%s: its input must be the model's data (indices), not the output of a layer with weights", what)
+	}
+	n := in.Node.Shape().TotalSize()
+	idx, err := ops.Reshape(in.Node, []int{n}, false)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	rows, err := ops.Gather(params[0], idx)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := ops.Reshape(rows, append(in.Node.Shape().Clone(), e.outputDim), true)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return Flow{Node: out, NeedsGrad: true}, nil
+}

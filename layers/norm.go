@@ -1,0 +1,286 @@
+package layers
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// NormOption configures a BatchNormalization or LayerNormalization layer:
+// Epsilon, Momentum (batch normalization), WithoutCenter, WithoutScale, or
+// any Option, such as Named.
+type NormOption interface{ applyNorm(*normLayer) }
+
+type normOptionFunc func(*normLayer)
+
+func (f normOptionFunc) applyNorm(n *normLayer) { f(n) }
+
+// Epsilon is what normalization layers add to the variance before its
+// square root (Keras' default 1e-3).
+func Epsilon(eps float64) NormOption { return normOptionFunc(func(n *normLayer) { n.epsilon = eps }) }
+
+// Momentum is how much of BatchNormalization's moving statistics each
+// training step keeps (Keras' default 0.99): moving = momentum·moving +
+// (1-momentum)·batch. PyTorch's momentum is 1 minus this.
+func Momentum(m float64) NormOption { return normOptionFunc(func(n *normLayer) { n.momentum = m }) }
+
+// WithoutCenter leaves out the offset beta (Keras' center=False).
+func WithoutCenter() NormOption { return normOptionFunc(func(n *normLayer) { n.center = false }) }
+
+// WithoutScale leaves out the scale gamma (Keras' scale=False).
+func WithoutScale() NormOption { return normOptionFunc(func(n *normLayer) { n.scale = false }) }
+
+func (o nameOption) applyNorm(n *normLayer) { o.applyLayer(&n.named) }
+
+// normLayer is what both normalization layers share.
+type normLayer struct {
+	named
+	epsilon, momentum float64
+	center, scale     bool
+	channels          int
+	gamma, beta       *Param
+}
+
+func newNorm(opts []NormOption) normLayer {
+	n := normLayer{epsilon: 1e-3, momentum: 0.99, center: true, scale: true}
+	for _, o := range opts {
+		if o != nil {
+			o.applyNorm(&n)
+		}
+	}
+	return n
+}
+
+// build checks the options and the input and makes gamma and beta.
+func (n *normLayer) build(typ string, inputShape []int) error {
+	if n.nameErr != nil {
+		return fmt.Errorf("%s layer: %w", typ, n.nameErr)
+	}
+	what := fmt.Sprintf("%s layer %q", typ, n.name)
+	if !(n.epsilon > 0) {
+		return fmt.Errorf("%s: epsilon must be positive, got %v", what, n.epsilon)
+	}
+	if !(n.momentum >= 0 && n.momentum <= 1) {
+		return fmt.Errorf("%s: momentum must be in [0, 1], got %v", what, n.momentum)
+	}
+	if len(inputShape) == 0 {
+		return fmt.Errorf("%s: the input %s has no axis to normalize", what, shapes.String(inputShape))
+	}
+	n.channels = inputShape[len(inputShape)-1]
+	vector := func(name string, v float32) *Param {
+		t := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(n.channels))
+		d := t.Data().([]float32)
+		for i := range d {
+			d[i] = v
+		}
+		return &Param{Name: name, Value: t}
+	}
+	n.gamma, n.beta = nil, nil
+	if n.scale {
+		n.gamma = vector("gamma", 1)
+	}
+	if n.center {
+		n.beta = vector("beta", 0)
+	}
+	return nil
+}
+
+func (n *normLayer) params() []*Param {
+	var ps []*Param
+	for _, p := range []*Param{n.gamma, n.beta} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// gammaBeta returns the nodes of gamma and beta among a Call's params, or
+// constants of ones and zeros for the ones the layer leaves out.
+func (n *normLayer) gammaBeta(g *gorgonia.ExprGraph, params []*gorgonia.Node) (gamma, beta *gorgonia.Node) {
+	i := 0
+	constant := func(name string, v float32) *gorgonia.Node {
+		d := make([]float32, n.channels)
+		for j := range d {
+			d[j] = v
+		}
+		return gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(n.channels), gorgonia.WithName(n.name+"/"+name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(n.channels), tensor.WithBacking(d))))
+	}
+	if n.scale {
+		gamma, i = params[0], 1
+	} else {
+		gamma = constant("no_gamma", 1)
+	}
+	if n.center {
+		beta = params[i]
+	} else {
+		beta = constant("no_beta", 0)
+	}
+	return gamma, beta
+}
+
+// rows views the input as a matrix of channels.
+func (n *normLayer) rows(in Flow) (*gorgonia.Node, error) {
+	return ops.Reshape(in.Node, []int{in.Node.Shape().TotalSize() / n.channels, n.channels}, in.NeedsGrad)
+}
+
+// BatchNormalizationLayer normalizes each channel (the last axis) with the
+// batch's mean and variance while the model trains, and with moving
+// averages of them in Evaluate and Predict, then scales by gamma and
+// shifts by beta, like keras.layers.BatchNormalization.
+type BatchNormalizationLayer struct {
+	normLayer
+	movingMean, movingVariance *Param
+	// batchMean and batchVariance receive the statistics of each training
+	// step, from which the moving ones are updated.
+	batchMean, batchVariance gorgonia.Value
+}
+
+// BatchNormalization makes a batch normalization over the last axis, with
+// Keras' defaults: momentum 0.99, epsilon 1e-3, gamma and beta.
+//
+// The moving variance is updated with the batch's unbiased variance
+// (divided by n-1), as TensorFlow's fused kernel and PyTorch do; the batch
+// is normalized with the biased one.
+func BatchNormalization(opts ...NormOption) *BatchNormalizationLayer {
+	return &BatchNormalizationLayer{normLayer: newNorm(opts)}
+}
+
+// Type returns "BatchNormalization".
+func (b *BatchNormalizationLayer) Type() string { return "BatchNormalization" }
+
+// Build makes gamma (ones), beta (zeros), and the non-trainable moving
+// mean (zeros) and moving variance (ones), each one value per channel.
+func (b *BatchNormalizationLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if err := b.build(b.Type(), inputShape); err != nil {
+		return nil, err
+	}
+	mean := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(b.channels))
+	variance := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(b.channels))
+	for i := range variance.Data().([]float32) {
+		variance.Data().([]float32)[i] = 1
+	}
+	b.movingMean = &Param{Name: "moving_mean", Value: mean, NonTrainable: true}
+	b.movingVariance = &Param{Name: "moving_variance", Value: variance, NonTrainable: true}
+	return append([]int(nil), inputShape...), nil
+}
+
+// Params returns gamma, beta (those the layer has), the moving mean and
+// the moving variance, in Keras' order.
+func (b *BatchNormalizationLayer) Params() []*Param {
+	if b.movingMean == nil {
+		return nil
+	}
+	return append(b.params(), b.movingMean, b.movingVariance)
+}
+
+// Call adds the normalization to the graph: with the batch's statistics in
+// a training graph, which then reads them back to update the moving ones;
+// with the moving statistics in the others.
+func (b *BatchNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
+	what := fmt.Sprintf("BatchNormalization layer %q", b.name)
+	if len(params) != len(b.Params()) || len(params) < 2 {
+		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), len(b.Params()))
+	}
+	x, err := b.rows(in)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	gamma, beta := b.gammaBeta(in.Node.Graph(), params)
+	mean, variance := params[len(params)-2], params[len(params)-1]
+	var updates []StateUpdate
+	if in.Training {
+		if mean, variance, err = ops.ColumnMoments(x); err != nil {
+			return Flow{}, fmt.Errorf("%s: %w", what, err)
+		}
+		gorgonia.Read(mean, &b.batchMean)
+		gorgonia.Read(variance, &b.batchVariance)
+		rows := x.Shape()[0]
+		updates = append(updates, func() error { return b.updateMoving(rows) })
+	}
+	y, err := ops.BatchNormalize(x, mean, variance, gamma, beta, ops.NormParams{Epsilon: b.epsilon, BatchStats: in.Training}, in.NeedsGrad)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := ops.Reshape(y, in.Node.Shape().Clone(), true)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return Flow{Node: out, NeedsGrad: true, Updates: updates}, nil
+}
+
+// updateMoving folds the last training step's statistics, over rows
+// values per channel, into the moving ones.
+func (b *BatchNormalizationLayer) updateMoving(rows int) error {
+	mean, ok1 := b.batchMean.(*tensor.Dense)
+	variance, ok2 := b.batchVariance.(*tensor.Dense)
+	if !ok1 || !ok2 {
+		return errors.New("batch normalization: the training step read back no batch statistics")
+	}
+	bessel := 1.0
+	if rows > 1 {
+		bessel = float64(rows) / float64(rows-1)
+	}
+	m := b.momentum
+	mm, mv := b.movingMean.Value.Data().([]float32), b.movingVariance.Value.Data().([]float32)
+	for c, v := range mean.Data().([]float32) {
+		mm[c] = float32(m*float64(mm[c]) + (1-m)*float64(v))
+	}
+	for c, v := range variance.Data().([]float32) {
+		mv[c] = float32(m*float64(mv[c]) + (1-m)*float64(v)*bessel)
+	}
+	return nil
+}
+
+// LayerNormalizationLayer normalizes each sample over its last axis, then
+// scales by gamma and shifts by beta, like keras.layers.LayerNormalization;
+// it behaves the same in training and inference.
+type LayerNormalizationLayer struct{ normLayer }
+
+// LayerNormalization makes a layer normalization over the last axis with
+// Keras' defaults: epsilon 1e-3, gamma and beta.
+func LayerNormalization(opts ...NormOption) *LayerNormalizationLayer {
+	return &LayerNormalizationLayer{newNorm(opts)}
+}
+
+// Type returns "LayerNormalization".
+func (l *LayerNormalizationLayer) Type() string { return "LayerNormalization" }
+
+// Build makes gamma (ones) and beta (zeros).
+func (l *LayerNormalizationLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if err := l.build(l.Type(), inputShape); err != nil {
+		return nil, err
+	}
+	return append([]int(nil), inputShape...), nil
+}
+
+// Params returns gamma and beta, those the layer has.
+func (l *LayerNormalizationLayer) Params() []*Param { return l.params() }
+
+// Call adds the normalization to the graph.
+func (l *LayerNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
+	what := fmt.Sprintf("LayerNormalization layer %q", l.name)
+	if len(params) != len(l.Params()) || l.channels == 0 {
+		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), len(l.Params()))
+	}
+	x, err := l.rows(in)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	gamma, beta := l.gammaBeta(in.Node.Graph(), params)
+	y, err := ops.LayerNormalize(x, gamma, beta, l.epsilon, in.NeedsGrad)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := ops.Reshape(y, in.Node.Shape().Clone(), true)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return Flow{Node: out, NeedsGrad: true}, nil
+}

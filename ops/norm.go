@@ -1,0 +1,413 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// NormKind is one of the normalization ops, all on matrices x of rows ×
+// cols: batch normalization works per column (a channel, over every row:
+// the batch and, for images, the pixels), layer normalization per row.
+type NormKind int
+
+const (
+	// ColumnMean: (x) → the mean of each column, (cols). Not differentiated.
+	ColumnMean NormKind = iota + 1
+	// ColumnVariance: (x, mean) → the variance of each column about mean,
+	// divided by rows (biased), (cols). Not differentiated.
+	ColumnVariance
+	// BatchNorm: (x, mean, variance, gamma, beta) → gamma·(x-mean)/√(variance+ε) + beta,
+	// per column.
+	BatchNorm
+	// BatchNormGrad: (x, mean, variance, gamma, dy) → dx. With batch
+	// statistics (mean and variance computed from x), the gradient
+	// includes their dependence on x.
+	BatchNormGrad
+	// BatchNormGammaGrad: (x, mean, variance, dy) → dgamma, (cols).
+	BatchNormGammaGrad
+	// LayerNorm: (x, gamma, beta) → gamma·(x-mean)/√(variance+ε) + beta,
+	// the mean and variance of each row.
+	LayerNorm
+	// LayerNormGrad: (x, gamma, dy) → dx.
+	LayerNormGrad
+	// LayerNormGammaGrad: (x, dy) → dgamma, (cols).
+	LayerNormGammaGrad
+)
+
+var normNames = [...]string{ColumnMean: "ColumnMean", ColumnVariance: "ColumnVariance", BatchNorm: "BatchNorm",
+	BatchNormGrad: "BatchNormGrad", BatchNormGammaGrad: "BatchNormGammaGrad", LayerNorm: "LayerNorm",
+	LayerNormGrad: "LayerNormGrad", LayerNormGammaGrad: "LayerNormGammaGrad"}
+
+func (k NormKind) String() string {
+	if k <= 0 || int(k) >= len(normNames) {
+		return fmt.Sprintf("NormKind(%d)", int(k))
+	}
+	return normNames[k]
+}
+
+// arity is the number of inputs of the kind.
+func (k NormKind) arity() int {
+	switch k {
+	case ColumnMean:
+		return 1
+	case ColumnVariance, LayerNormGammaGrad:
+		return 2
+	case LayerNorm, LayerNormGrad:
+		return 3
+	case BatchNormGammaGrad:
+		return 4
+	}
+	return 5
+}
+
+// perColumn says whether the kind's output is one value per column.
+func (k NormKind) perColumn() bool {
+	return k == ColumnMean || k == ColumnVariance || k == BatchNormGammaGrad || k == LayerNormGammaGrad
+}
+
+// NormParams are the parameters of a normalization op: its epsilon, and
+// for batch normalization whether the mean and variance are the batch's
+// own (training) rather than moving averages (inference).
+type NormParams struct {
+	Epsilon    float64
+	BatchStats bool
+}
+
+// ColumnMoments adds the nodes of the mean and the biased variance of
+// each column of x. No gradient flows through them: BatchNormalize's
+// gradient, given BatchStats, accounts for them.
+func ColumnMoments(x *gorgonia.Node) (mean, variance *gorgonia.Node, err error) {
+	if x.Dims() != 2 {
+		return nil, nil, fmt.Errorf("column moments: want a matrix, got shape %v", x.Shape())
+	}
+	if mean, err = gorgonia.ApplyOp(normOp{kind: ColumnMean}, x); err != nil {
+		return nil, nil, err
+	}
+	variance, err = gorgonia.ApplyOp(normOp{kind: ColumnVariance}, x, mean)
+	return mean, variance, err
+}
+
+// BatchNormalize adds gamma·(x-mean)/√(variance+ε) + beta, per column of
+// the matrix x. inputGrad says whether gradients must flow into x.
+func BatchNormalize(x, mean, variance, gamma, beta *gorgonia.Node, p NormParams, inputGrad bool) (*gorgonia.Node, error) {
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("batch normalization: want a matrix, got shape %v", x.Shape())
+	}
+	cols := x.Shape()[1]
+	for _, v := range []*gorgonia.Node{mean, variance, gamma, beta} {
+		if v.Dims() != 1 || v.Shape()[0] != cols {
+			return nil, fmt.Errorf("batch normalization: %q has shape %v, want (%d)", v.Name(), v.Shape(), cols)
+		}
+	}
+	return gorgonia.ApplyOp(normOp{kind: BatchNorm, p: p, inputGrad: inputGrad}, x, mean, variance, gamma, beta)
+}
+
+// LayerNormalize adds gamma·(x-mean)/√(variance+ε) + beta with the mean
+// and variance of each row of the matrix x.
+func LayerNormalize(x, gamma, beta *gorgonia.Node, epsilon float64, inputGrad bool) (*gorgonia.Node, error) {
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("layer normalization: want a matrix, got shape %v", x.Shape())
+	}
+	cols := x.Shape()[1]
+	for _, v := range []*gorgonia.Node{gamma, beta} {
+		if v.Dims() != 1 || v.Shape()[0] != cols {
+			return nil, fmt.Errorf("layer normalization: %q has shape %v, want (%d)", v.Name(), v.Shape(), cols)
+		}
+	}
+	return gorgonia.ApplyOp(normOp{kind: LayerNorm, p: NormParams{Epsilon: epsilon}, inputGrad: inputGrad}, x, gamma, beta)
+}
+
+type normOp struct {
+	common
+	kind      NormKind
+	p         NormParams
+	inputGrad bool
+}
+
+func (op normOp) String() string {
+	return fmt.Sprintf("%v{eps=%v, batchStats=%t, inputGrad=%t}", op.kind, op.p.Epsilon, op.p.BatchStats, op.inputGrad)
+}
+func (op normOp) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op normOp) Hashcode() uint32      { return hashOf(op) }
+func (op normOp) Arity() int            { return op.kind.arity() }
+
+func (op normOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m, v := gorgonia.TensorType{Dims: 2, Of: a}, gorgonia.TensorType{Dims: 1, Of: a}
+	var in []hm.Type
+	switch op.kind {
+	case ColumnMean:
+		in = []hm.Type{m}
+	case ColumnVariance:
+		in = []hm.Type{m, v}
+	case BatchNorm, BatchNormGrad:
+		last := hm.Type(v)
+		if op.kind == BatchNormGrad {
+			last = m
+		}
+		in = []hm.Type{m, v, v, v, last}
+	case BatchNormGammaGrad:
+		in = []hm.Type{m, v, v, m}
+	case LayerNorm:
+		in = []hm.Type{m, v, v}
+	case LayerNormGrad:
+		in = []hm.Type{m, v, m}
+	case LayerNormGammaGrad:
+		in = []hm.Type{m, m}
+	}
+	out := hm.Type(m)
+	if op.kind.perColumn() {
+		out = v
+	}
+	return hm.NewFnType(append(in, out)...)
+}
+
+func (op normOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(op, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(s) != 2 {
+		return nil, fmt.Errorf("%v: input has shape %v, want a matrix", op, s)
+	}
+	if op.kind.perColumn() {
+		return tensor.Shape{s[1]}, nil
+	}
+	return s.Clone(), nil
+}
+
+func (op normOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+	ts := make([]*tensor.Dense, op.Arity())
+	for i := range ts {
+		t, err := denseArg(op, args, i)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	if err := sameDtype(op, ts...); err != nil {
+		return nil, err
+	}
+	rows, cols := rowsCols(ts[0].Shape())
+	shape := []int{rows, cols}
+	if op.kind.perColumn() {
+		shape = []int{cols}
+	}
+	out := newLike(ts[0].Dtype(), shape...)
+	switch od := out.Data().(type) {
+	case []float32:
+		normalize(op.kind, op.p, rows, cols, datas[float32](ts), od)
+	case []float64:
+		normalize(op.kind, op.p, rows, cols, datas[float64](ts), od)
+	}
+	return out, nil
+}
+
+func datas[T float](ts []*tensor.Dense) [][]T {
+	out := make([][]T, len(ts))
+	for i, t := range ts {
+		out[i] = t.Data().([]T)
+	}
+	return out
+}
+
+func (op normOp) DiffWRT(inputs int) []bool {
+	d := make([]bool, inputs)
+	switch op.kind {
+	case BatchNorm:
+		d[0], d[3], d[4] = op.inputGrad, true, true
+	case LayerNorm:
+		d[0], d[1], d[2] = op.inputGrad, true, true
+	}
+	return d
+}
+
+func (op normOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	grads := make(gorgonia.Nodes, len(inputs))
+	var err error
+	wrap := func(err error) error { return fmt.Errorf("%v: gradient: %w", op, err) }
+	switch op.kind {
+	case BatchNorm:
+		x, mean, variance, gamma := inputs[0], inputs[1], inputs[2], inputs[3]
+		if op.inputGrad {
+			if grads[0], err = gorgonia.ApplyOp(normOp{kind: BatchNormGrad, p: op.p}, x, mean, variance, gamma, grad); err != nil {
+				return nil, wrap(err)
+			}
+		}
+		if grads[3], err = gorgonia.ApplyOp(normOp{kind: BatchNormGammaGrad, p: op.p}, x, mean, variance, grad); err != nil {
+			return nil, wrap(err)
+		}
+		if grads[4], err = gorgonia.ApplyOp(sumRowsOp{}, grad); err != nil {
+			return nil, wrap(err)
+		}
+	case LayerNorm:
+		x, gamma := inputs[0], inputs[1]
+		if op.inputGrad {
+			if grads[0], err = gorgonia.ApplyOp(normOp{kind: LayerNormGrad, p: op.p}, x, gamma, grad); err != nil {
+				return nil, wrap(err)
+			}
+		}
+		if grads[1], err = gorgonia.ApplyOp(normOp{kind: LayerNormGammaGrad, p: op.p}, x, grad); err != nil {
+			return nil, wrap(err)
+		}
+		if grads[2], err = gorgonia.ApplyOp(sumRowsOp{}, grad); err != nil {
+			return nil, wrap(err)
+		}
+	default:
+		return nil, fmt.Errorf("%v has no gradient", op)
+	}
+	return grads, nil
+}
+
+// NormForward computes a normalization op of the given kind on rows×cols
+// matrices, its inputs in the order the kind lists them, into out, as the
+// op's Do does.
+func NormForward(kind NormKind, p NormParams, rows, cols int, in [][]float32, out []float32) {
+	normalize(kind, p, rows, cols, in, out)
+}
+
+// normalize computes every NormKind; sums are kept in float64.
+func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
+	x := in[0]
+	n := float64(rows)
+	rstd := func(v T) float64 { return 1 / math.Sqrt(float64(v)+p.Epsilon) }
+	switch kind {
+	case ColumnMean:
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			for c, v := range x[r*cols : (r+1)*cols] {
+				sum[c] += float64(v)
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c] / n)
+		}
+	case ColumnVariance:
+		mean := in[1]
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			for c, v := range x[r*cols : (r+1)*cols] {
+				d := float64(v) - float64(mean[c])
+				sum[c] += d * d
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c] / n)
+		}
+	case BatchNorm:
+		mean, variance, gamma, beta := in[1], in[2], in[3], in[4]
+		scale, shift := make([]T, cols), make([]T, cols)
+		for c := range scale {
+			s := float64(gamma[c]) * rstd(variance[c])
+			scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
+		}
+		for r := 0; r < rows; r++ {
+			o := out[r*cols : (r+1)*cols]
+			for c, v := range x[r*cols : (r+1)*cols] {
+				o[c] = v*scale[c] + shift[c]
+			}
+		}
+	case BatchNormGrad:
+		mean, variance, gamma, dy := in[1], in[2], in[3], in[4]
+		// dx = γ·r·(dy - [Σdy + x̂·Σ(dy·x̂)]/n) with batch statistics,
+		// γ·r·dy with fixed ones.
+		sumDy, sumDyXhat := make([]float64, cols), make([]float64, cols)
+		if p.BatchStats {
+			for r := 0; r < rows; r++ {
+				for c, g := range dy[r*cols : (r+1)*cols] {
+					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+					sumDy[c] += float64(g)
+					sumDyXhat[c] += float64(g) * xhat
+				}
+			}
+		}
+		for r := 0; r < rows; r++ {
+			o := out[r*cols : (r+1)*cols]
+			for c, g := range dy[r*cols : (r+1)*cols] {
+				rs := rstd(variance[c])
+				v := float64(g)
+				if p.BatchStats {
+					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rs
+					v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
+				}
+				o[c] = T(float64(gamma[c]) * rs * v)
+			}
+		}
+	case BatchNormGammaGrad:
+		mean, variance, dy := in[1], in[2], in[3]
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			for c, g := range dy[r*cols : (r+1)*cols] {
+				sum[c] += float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c])
+		}
+	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
+		layerNorm(kind, p.Epsilon, rows, cols, in, out)
+	}
+}
+
+// rowMoments returns the mean and 1/√(variance+eps) of a row.
+func rowMoments[T float](row []T, eps float64) (mean, rstd float64) {
+	for _, v := range row {
+		mean += float64(v)
+	}
+	mean /= float64(len(row))
+	var ss float64
+	for _, v := range row {
+		d := float64(v) - mean
+		ss += d * d
+	}
+	return mean, 1 / math.Sqrt(ss/float64(len(row))+eps)
+}
+
+func layerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, out []T) {
+	x := in[0]
+	if kind == LayerNormGammaGrad {
+		dy := in[1]
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			row := x[r*cols : (r+1)*cols]
+			mean, rs := rowMoments(row, eps)
+			for c, g := range dy[r*cols : (r+1)*cols] {
+				sum[c] += float64(g) * (float64(row[c]) - mean) * rs
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c])
+		}
+		return
+	}
+	gamma := in[1]
+	for r := 0; r < rows; r++ {
+		row, o := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+		mean, rs := rowMoments(row, eps)
+		if kind == LayerNorm {
+			beta := in[2]
+			for c, v := range row {
+				o[c] = T(float64(gamma[c])*(float64(v)-mean)*rs + float64(beta[c]))
+			}
+			continue
+		}
+		// dx = r·(g - [Σg + x̂·Σ(g·x̂)]/cols) with g = γ·dy.
+		dy := in[2][r*cols : (r+1)*cols]
+		var sumG, sumGXhat float64
+		for c, d := range dy {
+			g := float64(gamma[c]) * float64(d)
+			sumG += g
+			sumGXhat += g * (float64(row[c]) - mean) * rs
+		}
+		for c, d := range dy {
+			g := float64(gamma[c]) * float64(d)
+			xhat := (float64(row[c]) - mean) * rs
+			o[c] = T(rs * (g - (sumG+xhat*sumGXhat)/float64(cols)))
+		}
+	}
+}

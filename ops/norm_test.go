@@ -1,0 +1,131 @@
+package ops
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+func TestGradientsOfNormalizationAndGather(t *testing.T) {
+	type build func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error)
+	const rows, cols = 6, 4
+	mse := func(g *gorgonia.ExprGraph, rng *rand.Rand, y *gorgonia.Node) (*gorgonia.Node, error) {
+		tn := matrix(g, "target", y.Shape().Clone(), randomData(rng, y.Shape().TotalSize(), 1))
+		return Loss(MeanSquaredError, y, tn)
+	}
+	batchNorm := func(batchStats bool) build {
+		return func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error) {
+			x := matrix(g, "x", tensor.Shape{rows, cols}, randomData(rng, rows*cols, 2))
+			gamma := matrix(g, "gamma", tensor.Shape{cols}, randomData(rng, cols, 1))
+			beta := matrix(g, "beta", tensor.Shape{cols}, randomData(rng, cols, 1))
+			var mean, variance *gorgonia.Node
+			var err error
+			if batchStats {
+				if mean, variance, err = ColumnMoments(x); err != nil {
+					return nil, nil, err
+				}
+			} else {
+				mean = matrix(g, "moving_mean", tensor.Shape{cols}, randomData(rng, cols, 1))
+				v := randomData(rng, cols, 1)
+				for i := range v {
+					v[i] = 0.5 + math.Abs(v[i])
+				}
+				variance = matrix(g, "moving_variance", tensor.Shape{cols}, v)
+			}
+			y, err := BatchNormalize(x, mean, variance, gamma, beta, NormParams{Epsilon: 1e-3, BatchStats: batchStats}, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			cost, err := mse(g, rng, y)
+			return cost, []*gorgonia.Node{x, gamma, beta}, err
+		}
+	}
+	layerNorm := func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error) {
+		x := matrix(g, "x", tensor.Shape{rows, cols}, randomData(rng, rows*cols, 2))
+		gamma := matrix(g, "gamma", tensor.Shape{cols}, randomData(rng, cols, 1))
+		beta := matrix(g, "beta", tensor.Shape{cols}, randomData(rng, cols, 1))
+		y, err := LayerNormalize(x, gamma, beta, 1e-3, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		cost, err := mse(g, rng, y)
+		return cost, []*gorgonia.Node{x, gamma, beta}, err
+	}
+	gather := func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error) {
+		table := matrix(g, "table", tensor.Shape{5, 3}, randomData(rng, 15, 1))
+		idx := matrix(g, "indices", tensor.Shape{7}, []float64{4, 0, 2, 2, 4, 1, 4})
+		y, err := Gather(table, idx)
+		if err != nil {
+			return nil, nil, err
+		}
+		cost, err := mse(g, rng, y)
+		return cost, []*gorgonia.Node{table}, err
+	}
+	tests := []struct {
+		name  string
+		build build
+	}{
+		{"batch norm, batch statistics", batchNorm(true)},
+		{"batch norm, moving statistics", batchNorm(false)},
+		{"layer norm", layerNorm},
+		{"gather with repeated indices", gather},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			cost, wrt, err := tc.build(g, rand.New(rand.NewPCG(uint64(i), 13)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGradients(t, g, cost, wrt...)
+		})
+	}
+}
+
+func TestNormalizationValues(t *testing.T) {
+	// Columns normalised with their own statistics have mean 0 and
+	// variance var/(var+eps); rows with layer norm likewise.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const rows, cols, eps = 50, 3, 1e-3
+	x := randomData(rng, rows*cols, 3)
+	mean, variance := make([]float64, cols), make([]float64, cols)
+	normalize(ColumnMean, NormParams{}, rows, cols, [][]float64{x}, mean)
+	normalize(ColumnVariance, NormParams{}, rows, cols, [][]float64{x, mean}, variance)
+	ones, zeros := []float64{1, 1, 1}, []float64{0, 0, 0}
+	y := make([]float64, rows*cols)
+	normalize(BatchNorm, NormParams{Epsilon: eps}, rows, cols, [][]float64{x, mean, variance, ones, zeros}, y)
+	m2, v2 := make([]float64, cols), make([]float64, cols)
+	normalize(ColumnMean, NormParams{}, rows, cols, [][]float64{y}, m2)
+	normalize(ColumnVariance, NormParams{}, rows, cols, [][]float64{y, m2}, v2)
+	for c := 0; c < cols; c++ {
+		if math.Abs(m2[c]) > 1e-12 || math.Abs(v2[c]-variance[c]/(variance[c]+eps)) > 1e-12 {
+			t.Errorf("column %d after batch norm: mean %v, variance %v", c, m2[c], v2[c])
+		}
+	}
+	normalize(LayerNorm, NormParams{Epsilon: eps}, rows, cols, [][]float64{x, ones, zeros}, y)
+	for r := 0; r < rows; r++ {
+		row := y[r*cols : (r+1)*cols]
+		if s := row[0] + row[1] + row[2]; math.Abs(s) > 1e-12 {
+			t.Fatalf("row %d after layer norm sums to %v", r, s)
+		}
+	}
+}
+
+func TestGatherRejectsBadIndices(t *testing.T) {
+	table := []float32{1, 2, 3, 4}
+	out := make([]float32, 2)
+	for _, v := range []float32{-1, 2, 0.5, float32(math.NaN())} {
+		err := GatherForward(2, 2, table, []float32{0, v}[1:], out)
+		var ie *IndexError
+		if !errors.As(err, &ie) || ie.At != 0 || ie.Rows != 2 {
+			t.Errorf("index %v: error %v, want an IndexError at 0 for 2 rows", v, err)
+		}
+	}
+	if err := GatherForward(2, 2, table, []float32{1}, out); err != nil || out[0] != 3 || out[1] != 4 {
+		t.Errorf("index 1: %v, %v", out, err)
+	}
+}
