@@ -1,6 +1,11 @@
-// Package layers holds the building blocks of a gokeras model: Input,
-// Flatten, Dense and Activation, their activations and weight
-// initializers, with Keras' names and defaults.
+// Package layers holds the building blocks of a gokeras model, with Keras'
+// names, arguments and defaults: Input, Dense, Activation, Flatten and
+// Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
+// AveragePooling2D, their 1D and global forms); Dropout;
+// BatchNormalization and LayerNormalization; Embedding; and the
+// activations and weight initializers they take. Images and sequences
+// are channels last: (None, height, width, channels), (None, steps,
+// channels).
 //
 // # Making layers
 //
@@ -13,6 +18,10 @@
 //	layers.Dense(3000, layers.ReLU)
 //	layers.Dense(10, layers.Sigmoid, layers.WithoutBias(), layers.Named("scores"))
 //	layers.NewActivation(layers.Softmax)
+//	layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU)
+//	layers.MaxPooling2D(layers.PoolSize(2), layers.Strides(2))
+//	layers.Dropout(0.25, layers.Seed(7))
+//	layers.BatchNormalization(layers.Momentum(0.9))
 //
 // Every layer accepts the Option Named, Keras' name= argument; Input,
 // whose arguments are its shape, takes it with With:
@@ -41,5 +50,16 @@
 // random stream so that the same seed gives the same initial model. Call
 // adds the layer to a gorgonia graph. A layer is owned by one model.
 //
-// Dense defaults to Keras': glorot_uniform kernel, zero bias, no activation.
+// Dense and the convolutions default to Keras': glorot_uniform kernel, zero
+// bias, no activation.
+//
+// # Training and inference
+//
+// A model compiles one graph for training (Fit) and another for inference
+// (Evaluate, Predict); Call sees which in Flow.Training. Dropout drops
+// units only in training, drawing them from a counter-based generator
+// keyed by its seed and the training step, so every device drops the same
+// ones. BatchNormalization uses the batch's statistics in training and its
+// moving averages, non-trainable weights, in inference; the model updates
+// them after each training step (Flow.Updates).
 package layers
