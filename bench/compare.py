@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Times the CIFAR-10 MLP's training step in PyTorch and in gokeras, side by side.
+"""Times the CIFAR-10 MLP's (or, with --model cnn, the Keras cifar10_cnn's)
+training step in PyTorch and in gokeras, side by side.
 
 --optimizers sgd,momentum,adam times each optimizer (momentum: SGD with
 momentum 0.9; Keras' default learning rates).
 
-Runs bench/torch_mlp.py and `train --benchmark` (a prebuilt binary) in
+Runs bench/torch_mlp.py and `train --benchmark` (a prebuilt binary), or
+with --model cnn bench/torch_cnn.py and `train --benchmark --model cnn`, in
 alternation, a few rounds per batch size and device, and prints the median
 of each one's medians, their ratio, and with --devices cuda,cpu how much
 faster each framework is on the GPU than on the CPU.
@@ -27,9 +29,34 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEDIAN = re.compile(r"median (\d+\.\d+) ms/step")
+
+
+def training_flops(products):
+    """Arithmetic of one training step per sample, given each layer's
+    forward product (M, K, N) for one sample, 2·M·K·N: the forward
+    product, the weight gradient and, but for the first layer (whose input
+    needs no gradient), the input gradient, each as large."""
+    return sum((2 if i == 0 else 3) * 2 * m * k * n for i, (m, k, n) in enumerate(products))
+
+
 # Arithmetic of one step of the MLP per sample: two products for the
 # first layer (its input needs no gradient), three for the others.
 FLOPS_PER_SAMPLE = 2 * (2 * 3072 * 3000 + 3 * 3000 * 1000 + 3 * 1000 * 10)
+assert FLOPS_PER_SAMPLE == training_flops([(1, 3072, 3000), (1, 3000, 1000), (1, 1000, 10)])
+# The cifar10_cnn per sample, its convolutions as im2col products (output
+# positions x kh·kw·cin x cout): conv 32 same on 32x32, conv 32 valid on
+# 32x32 (30x30 out), pool to 15x15, conv 64 same, conv 64 valid (13x13 out),
+# pool to 6x6, Dense(2304, 512), Dense(512, 10): 122,677,248 FLOPs.
+CNN_FLOPS_PER_SAMPLE = training_flops([
+    (32 * 32, 3 * 3 * 3, 32), (30 * 30, 3 * 3 * 32, 32),
+    (15 * 15, 3 * 3 * 32, 64), (13 * 13, 3 * 3 * 64, 64),
+    (1, 6 * 6 * 64, 512), (1, 512, 10),
+])
+# What each --model times: the PyTorch twin, the extra train flags, the FLOPs.
+MODELS = {
+    "mlp": ("torch_mlp.py", [], FLOPS_PER_SAMPLE),
+    "cnn": ("torch_cnn.py", ["--model", "cnn"], CNN_FLOPS_PER_SAMPLE),
+}
 EPOCH = 50000  # samples of a CIFAR-10 training epoch
 GO_DEVICE = {"cpu": "/CPU:0", "cuda": "/GPU:0"}
 LABEL = {"cpu": "CPU", "cuda": "GPU"}
@@ -74,7 +101,7 @@ TORCH_UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def torch_cmd(a, device, batch, threads, steps=None, warmup=None, optimizer="sgd"):
-    cmd = [a.python, os.path.join(HERE, "torch_mlp.py"), "--device", device, "--batch-size", str(batch),
+    cmd = [a.python, os.path.join(HERE, MODELS[a.model][0]), "--device", device, "--batch-size", str(batch),
            "--steps", str(steps or a.steps), "--warmup", str(a.warmup if warmup is None else warmup),
            "--threads", str(threads), "--optimizer", optimizer]
     return cmd + ["--tf32"] if a.tf32 and device == "cuda" else cmd
@@ -83,7 +110,7 @@ def torch_cmd(a, device, batch, threads, steps=None, warmup=None, optimizer="sgd
 def go_cmd(a, device, batch, steps=None, warmup=None, optimizer="sgd"):
     return [a.train, "--benchmark", f"--device={GO_DEVICE[device]}", "--batch-size", str(batch),
             "--benchmark-steps", str(steps or a.steps),
-            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"] + GO_OPTIMIZER[optimizer]
+            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"] + MODELS[a.model][1] + GO_OPTIMIZER[optimizer]
 
 
 def torch_env(extra):
@@ -111,6 +138,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--train", required=True, help="the gokeras train binary")
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with torch")
+    p.add_argument("--model", choices=tuple(MODELS), default="mlp",
+                   help="mlp (bench/torch_mlp.py, train --benchmark) or cnn, the Keras cifar10_cnn "
+                        "(bench/torch_cnn.py, train --benchmark --model cnn)")
     p.add_argument("--devices", default="cpu", help="cpu, cuda, or both: cuda,cpu")
     p.add_argument("--batch-sizes", default="32,256")
     p.add_argument("--optimizers", default="sgd", help="any of sgd, momentum, adam, comma-separated")
@@ -133,6 +163,10 @@ def main():
     if a.rounds <= 0 or a.steps <= 0 or a.warmup < 0 or any(b <= 0 for b in batches):
         p.error("--rounds, --steps and the batch sizes must be positive, --warmup not negative")
 
+    if a.model != "mlp" and "--model" not in run([a.train, "--help"]):
+        sys.exit(f"{a.train} has no --model flag: rebuild it from a checkout whose cmd/train has --model {a.model}")
+    flops = MODELS[a.model][2]
+
     # One short run per device first: it fails fast on a train built without
     # CUDA or a torch without it, and names what computes the products.
     torch_version = run([a.python, "-c", "import torch; print(torch.__version__)"]).strip()
@@ -145,6 +179,7 @@ def main():
         else:
             first = run(torch_cmd(a, d, 32, os.cpu_count(), steps=1, warmup=0)).splitlines()[0]
             print(f"GPU: {first.split(', ', 1)[-1]} in PyTorch; gokeras: cuBLAS SGEMM in FP32, no TF32")
+    print(f"model: {a.model}, {flops / 1e6:.1f} MFLOP per sample per training step")
     print(f"{a.rounds} rounds of {a.steps} timed steps each ({a.warmup} warm-up), PyTorch and gokeras alternating; "
           f"s/epoch = median x the steps of a {EPOCH}-sample epoch\n")
     print(f"{'device':<6}  {'optimizer':<9}  {'batch':>5}  {'PyTorch ms/step':>15}  {'gokeras ms/step':>15}  {'speed-up':>8}  "
@@ -160,7 +195,7 @@ def main():
                 g = statistics.median(r[1] for r in runs)
                 results[d, batch, opt] = t, g
                 print(f"{LABEL[d]:<6}  {opt:<9}  {batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  "
-                      f"{FLOPS_PER_SAMPLE * batch / g / 1e6:>15.1f}  {t * steps / 1e3:>15.2f}  {g * steps / 1e3:>15.2f}")
+                      f"{flops * batch / g / 1e6:>15.1f}  {t * steps / 1e3:>15.2f}  {g * steps / 1e3:>15.2f}")
                 sys.stdout.flush()
     if len(devices) == 2:
         print(f"\nGPU vs CPU speed-up (CPU ms/step / GPU ms/step)\n{'optimizer':<9}  {'batch':>5}  {'PyTorch':>8}  {'gokeras':>8}")

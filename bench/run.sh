@@ -1,8 +1,10 @@
 #!/bin/sh
-# Compares one training step of the CIFAR-10 MLP in PyTorch (Debian's
-# python3-torch, on OpenBLAS) and in gokeras, on this machine.
+# Compares one training step of the CIFAR-10 MLP (MODEL=cnn: the Keras
+# cifar10_cnn) in PyTorch (Debian's python3-torch, on OpenBLAS) and in
+# gokeras, on this machine.
 #
 #   bench/run.sh                 # batch sizes 32 and 256, 3 rounds
+#   MODEL=cnn BATCH_SIZES=32 bench/run.sh   # the cifar10_cnn (bench/torch_cnn.py, train --model cnn)
 #   ROUNDS=5 BATCH_SIZES=32 bench/run.sh
 #   OPTIMIZERS=sgd,momentum,adam BATCH_SIZES=32 bench/run.sh   # each optimizer
 #   VERBOSE=1 bench/run.sh       # every run's median too, on stderr
@@ -20,5 +22,5 @@ fi
 BIN=$(mktemp -d)/train
 trap 'rm -rf "$(dirname "$BIN")"' EXIT
 go build -o "$BIN" ./cmd/train
-exec "$PY" bench/compare.py --train "$BIN" --python "$PY" \
+exec "$PY" bench/compare.py --train "$BIN" --python "$PY" --model "${MODEL:-mlp}" \
 	--batch-sizes "${BATCH_SIZES:-32,256}" --optimizers "${OPTIMIZERS:-sgd}" --rounds "${ROUNDS:-3}" --steps "${STEPS:-50}" ${VERBOSE:+--verbose}

@@ -1,0 +1,284 @@
+// Command cnnparity writes what bench/parity_cnn.py needs to check that
+// gokeras trains the Keras cifar10_cnn as PyTorch does: the model's initial
+// weights, a deterministic synthetic dataset, and the loss of each of its
+// SGD training steps.
+//
+//	go run ./bench/cnnparity --out DIR [--variant plain] [--steps 50] [--batch-size 32] [--lr 0.01] [--trajectory]
+//
+// The model is nn/cnn_test.go's cifar10CNN with every dropout rate 0
+// (layers.Dropout(0) is the identity, so both frameworks compute the same
+// function), seeded with model.SetSeed(1). DIR receives:
+//
+//	initial.safetensors  the weights before training (model.SaveWeights)
+//	final.safetensors    the weights after the last step
+//	images.f32           steps·batch images (32, 32, 3), raw little-endian float32, in [0, 1)
+//	labels.f32           their one-hot labels (10), raw little-endian float32
+//	run.json             the settings, the layers with their weights' names
+//	                     and shapes, and each step's loss
+//	steps/step-NNNN.safetensors
+//	                     with --trajectory, the weights after each step
+//	                     1..steps-1 (SaveWeights from OnTrainBatchEnd), so
+//	                     that parity_cnn.py can also run each step from
+//	                     gokeras' own weights
+//
+// Fit reports the running mean of the epoch's batch losses to
+// OnTrainBatchEnd (as Keras' batch logs do), so each step's own loss is
+// recovered from consecutive means: loss_k = (n_k·mean_k - n_(k-1)·mean_(k-1)) / b,
+// where n_k is the number of samples seen after step k and b the batch
+// size. The means are float64 sums of the float32 batch losses times the
+// batch size, so the recovered losses are exact to about 1e-13, far below
+// the 1e-5 the comparison allows; run.json keeps the means as well.
+//
+// --variant names the model: only "plain" (the cifar10_cnn) exists now. A
+// variant with a BatchNormalization after the first convolution is meant
+// to be added to newModel (and to parity_cnn.py's build) later.
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/tensor"
+)
+
+// variants lists the models --variant accepts.
+var variants = []string{"plain"}
+
+// newModel builds the variant's model, dropout rates 0.
+func newModel(variant string) (*nn.Sequential, error) {
+	switch variant {
+	case "plain":
+		return nn.NewSequential(
+			layers.Input(32, 32, 3),
+			layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU),
+			layers.Conv2D(32, 3, layers.ReLU),
+			layers.MaxPooling2D(),
+			layers.Dropout(0),
+			layers.Conv2D(64, 3, layers.Padding("same"), layers.ReLU),
+			layers.Conv2D(64, 3, layers.ReLU),
+			layers.MaxPooling2D(),
+			layers.Dropout(0),
+			layers.Flatten(),
+			layers.Dense(512, layers.ReLU),
+			layers.Dropout(0),
+			layers.Dense(10, layers.Softmax),
+		), nil
+	}
+	return nil, fmt.Errorf("--variant %q: unknown variant; only %q is implemented (a BatchNormalization-after-the-first-convolution variant is not yet)", variant, variants)
+}
+
+// stepLosses records each step's loss from the running means Fit reports.
+type stepLosses struct {
+	nn.CallbackBase
+	batch  int
+	n      int // samples in the dataset
+	means  []float64
+	losses []float64
+	// save, when set, writes the weights after each step but the last.
+	save  func(step int) error
+	steps int
+}
+
+func (s *stepLosses) OnTrainBatchEnd(step int, logs nn.Logs) error {
+	mean, ok := logs["loss"]
+	if !ok {
+		return fmt.Errorf("step %d: no \"loss\" in the batch logs", step)
+	}
+	if step != len(s.means) {
+		return fmt.Errorf("batch %d ended after %d batches", step, len(s.means))
+	}
+	seen := func(k int) float64 { return float64(min((k+1)*s.batch, s.n)) }
+	loss := mean
+	if step > 0 {
+		prev := s.means[step-1]
+		loss = (seen(step)*mean - seen(step-1)*prev) / (seen(step) - seen(step-1))
+	}
+	s.means = append(s.means, mean)
+	s.losses = append(s.losses, loss)
+	if s.save != nil && step+1 < s.steps {
+		return s.save(step + 1)
+	}
+	return nil
+}
+
+// synthetic makes n images (32, 32, 3) in [0, 1) and one-hot labels:
+// uniform noise in [0, 0.5) plus, for each sample's class c, a bright 8x8
+// block at a place and in a channel that c fixes, so that training can
+// learn something in a few steps.
+func synthetic(n int) (x, y []float32) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x = make([]float32, n*32*32*3)
+	y = make([]float32, n*10)
+	for i := range n {
+		c := rng.IntN(10)
+		y[i*10+c] = 1
+		img := x[i*32*32*3 : (i+1)*32*32*3]
+		for j := range img {
+			img[j] = 0.5 * rng.Float32()
+		}
+		r0, c0, ch := (c/5)*16+4, (c%5)*6+1, c%3
+		for r := r0; r < r0+8; r++ {
+			for col := c0; col < c0+8; col++ {
+				img[(r*32+col)*3+ch] += 0.49
+			}
+		}
+	}
+	return x, y
+}
+
+func writeFloats(path string, v []float32) error {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+type weightInfo struct {
+	Name  string `json:"name"` // the safetensors name, "conv2d/kernel"
+	Shape []int  `json:"shape"`
+}
+
+type layerInfo struct {
+	Name    string       `json:"name"`
+	Type    string       `json:"type"`
+	Weights []weightInfo `json:"weights"`
+}
+
+type runInfo struct {
+	Variant      string      `json:"variant"`
+	Seed         uint64      `json:"seed"`
+	Steps        int         `json:"steps"`
+	BatchSize    int         `json:"batch_size"`
+	LearningRate float64     `json:"learning_rate"`
+	Device       string      `json:"device"`
+	Samples      int         `json:"samples"`
+	ImageShape   []int       `json:"image_shape"`
+	Classes      int         `json:"classes"`
+	Layers       []layerInfo `json:"layers"`
+	Losses       []float64   `json:"losses"`
+	RunningMeans []float64   `json:"running_means"`
+	LossMethod   string      `json:"loss_method"`
+	// Trajectory says steps/step-NNNN.safetensors hold the weights after
+	// each step 1..Steps-1.
+	Trajectory bool `json:"trajectory"`
+}
+
+func run() error {
+	out := flag.String("out", "", "directory to write into (created if missing)")
+	variant := flag.String("variant", "plain", fmt.Sprintf("model variant, one of %q", variants))
+	steps := flag.Int("steps", 50, "training steps")
+	batch := flag.Int("batch-size", 32, "batch size")
+	lr := flag.Float64("lr", 0.01, "SGD learning rate")
+	dev := flag.String("device", "/CPU:0", "device to train on")
+	seed := flag.Uint64("seed", 1, "model.SetSeed's seed")
+	trajectory := flag.Bool("trajectory", false, "also write the weights after every step to DIR/steps/step-NNNN.safetensors")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *out == "" {
+		return fmt.Errorf("--out is required")
+	}
+	if *steps <= 0 || *batch <= 0 || !(*lr > 0) {
+		return fmt.Errorf("--steps, --batch-size and --lr must be positive")
+	}
+	model, err := newModel(*variant)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	model.SetSeed(*seed)
+	if err := model.Build(32, 32, 3); err != nil {
+		return err
+	}
+	if err := model.SaveWeights(filepath.Join(*out, "initial.safetensors")); err != nil {
+		return err
+	}
+
+	n := *steps * *batch
+	xs, ys := synthetic(n)
+	if err := writeFloats(filepath.Join(*out, "images.f32"), xs); err != nil {
+		return err
+	}
+	if err := writeFloats(filepath.Join(*out, "labels.f32"), ys); err != nil {
+		return err
+	}
+	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 32, 32, 3), tensor.WithBacking(xs)),
+		tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(ys)))
+	if err != nil {
+		return err
+	}
+
+	opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: *lr})
+	if err != nil {
+		return err
+	}
+	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(*dev)); err != nil {
+		return err
+	}
+	defer model.Close()
+	rec := &stepLosses{batch: *batch, n: n, steps: *steps}
+	if *trajectory {
+		dir := filepath.Join(*out, "steps")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		rec.save = func(step int) error {
+			return model.SaveWeights(filepath.Join(dir, fmt.Sprintf("step-%04d.safetensors", step)))
+		}
+	}
+	if _, err := model.Fit(context.Background(), data, nn.Epochs(1), nn.BatchSize(*batch), nn.Shuffle(false),
+		nn.Verbose(0), nn.Callbacks(rec)); err != nil {
+		return err
+	}
+	if len(rec.losses) != *steps {
+		return fmt.Errorf("fit ran %d steps, want %d", len(rec.losses), *steps)
+	}
+	if err := model.SaveWeights(filepath.Join(*out, "final.safetensors")); err != nil {
+		return err
+	}
+
+	info := runInfo{Variant: *variant, Seed: *seed, Steps: *steps, BatchSize: *batch, LearningRate: *lr, Device: *dev,
+		Samples: n, ImageShape: []int{32, 32, 3}, Classes: 10, Losses: rec.losses, RunningMeans: rec.means,
+		Trajectory: *trajectory,
+		LossMethod: "recovered from the running means of OnTrainBatchEnd's logs[\"loss\"]: (n_k*mean_k - n_(k-1)*mean_(k-1)) / batch"}
+	for _, l := range model.Layers() {
+		li := layerInfo{Name: l.Name(), Type: l.Type(), Weights: []weightInfo{}}
+		for _, p := range l.Params() {
+			li.Weights = append(li.Weights, weightInfo{Name: l.Name() + "/" + p.Name, Shape: p.Value.Shape().Clone()})
+		}
+		info.Layers = append(info.Layers, li)
+	}
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*out, "run.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("cnnparity: variant %s, %d params, %d steps of batch %d, SGD lr %g on %s: loss %.6f -> %.6f; wrote %s\n",
+		*variant, model.CountParams(), *steps, *batch, *lr, *dev, rec.losses[0], rec.losses[len(rec.losses)-1], *out)
+	return nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "cnnparity:", err)
+		os.Exit(1)
+	}
+}
