@@ -131,7 +131,7 @@ func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a [
 	if err := matrix.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
-	if m.avx2 {
+	if m.avx2 && !(m.lib.Native() && manyRows(transA, mm, k)) {
 		ws := m.free2.get(avx2.NewWorkspace)
 		err := m.avx2Gemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		m.free2.put(ws)
@@ -147,6 +147,24 @@ func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a [
 		}
 	}
 	return m.lib.Sgemm(transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// kernelRows is the most rows of examples (the dimension the batch runs
+// along: m of a·b and a·bᵀ, k of aᵀ·b) the AVX2 kernels take when a native
+// BLAS is there. They are built for dense layers at training batch sizes,
+// a few rows against large weights; a convolution's products have a row
+// per output pixel (28,800 at batch 32 in the second layer of Keras'
+// cifar10_cnn) against a few dozen filters, where on a Zen 3 OpenBLAS
+// measured 50 GFLOP/s to the kernels' 15-18 (BenchmarkConvolutionShapes).
+const kernelRows = 2048
+
+// manyRows reports whether a product has more rows of examples than the
+// AVX2 kernels take (see kernelRows).
+func manyRows(transA bool, m, k int) bool {
+	if transA {
+		return k > kernelRows
+	}
+	return m > kernelRows
 }
 
 // Dgemm is Sgemm for float64 matrices, which the Library computes.
