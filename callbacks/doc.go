@@ -1,6 +1,7 @@
 // Package callbacks holds Keras' callbacks for nn.Sequential.Fit:
-// EarlyStopping, ModelCheckpoint, CSVLogger, ReduceLROnPlateau and
-// LearningRateScheduler, with the names, defaults, messages and files of
+// EarlyStopping, ModelCheckpoint, CSVLogger, ReduceLROnPlateau,
+// LearningRateScheduler and TensorBoard (TensorFlow event files, written
+// without TensorFlow), with the names, defaults, messages and files of
 // keras.callbacks.
 //
 // Make one with its constructor, which sets Keras' defaults, change the

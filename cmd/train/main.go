@@ -11,10 +11,11 @@
 //	train --epochs 10 --checkpoint ckpt.safetensors --plot history.png --trace
 //	train --epochs 10 --checkpoint ckpt.safetensors --resume ckpt.safetensors
 //
-// Every file train writes (--save, --checkpoint, --plot, --csv-log, --json)
-// is checked before training starts, so a bad path fails at once, not after
-// the work. --json writes a summary of the run for tools; --verbose 0 prints
-// errors only. A command line train cannot run exits with status 2.
+// Every file train writes (--save, --checkpoint, --plot, --csv-log, --json,
+// the --tensorboard event files) is checked before training starts, so a
+// bad path fails at once, not after the work. --json writes a summary of
+// the run for tools; --verbose 0 prints errors only. A command line train
+// cannot run exits with status 2.
 //
 // Ctrl-C, SIGTERM and SIGHUP stop training at the next step, save the
 // --checkpoint and print the command that resumes the run; train then
@@ -98,6 +99,7 @@ type config struct {
 	patience       int
 	csvLog         string
 	jsonOut        string
+	tensorboard    string
 	seedFromClock  bool              // no --seed, and no --resume checkpoint gave one
 	flags          map[string]string // every flag with its value, for --json
 	ux             uxFlags           // --save, --checkpoint, --resume, --plot, --trace, --throughput
@@ -136,6 +138,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.patience, "early-stopping", 0, "stop when the monitored figure has not improved for this many epochs (Keras' EarlyStopping patience; it monitors val_loss with --validation or --validation-split, else loss; 0: off)")
 	fs.StringVar(&c.csvLog, "csv-log", "", "write each epoch's figures to this CSV file (Keras' CSVLogger; appended to with --resume)")
 	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with - (add --verbose 0 for stdout to hold the JSON alone)")
+	fs.StringVar(&c.tensorboard, "tensorboard", "", "write TensorBoard event files under this directory, in train/ and validation/: each epoch's figures and the learning rate (Keras' TensorBoard callback; view them with tensorboard --logdir DIR)")
 	c.ux.register(fs)
 	c.bench.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -234,6 +237,9 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cfg.ux.checkOutputs(outputs...); err != nil {
 		return err
 	}
+	if err := checkTensorBoard(cfg.tensorboard); err != nil {
+		return err
+	}
 	if err := cfg.ux.prepare(&cfg, stderr); err != nil {
 		return err
 	}
@@ -312,6 +318,11 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		stopper.Patience = cfg.patience
 		stopper.Verbose = min(cfg.verbose, 1)
 		fitOpts = append(fitOpts, nn.Callbacks(stopper))
+	}
+	if cfg.tensorboard != "" {
+		tb, opt := tensorBoard(cfg.tensorboard, out)
+		defer tb.Close() // after a Fit that failed; the end of training closes it otherwise
+		fitOpts = append(fitOpts, opt)
 	}
 	cp, uxOpts := cfg.ux.fitOptions(cfg)
 	fitOpts = append(append(fitOpts, resumeOpts...), uxOpts...)
