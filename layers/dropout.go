@@ -70,6 +70,10 @@ func (d *DropoutLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	return append([]int(nil), inputShape...), nil
 }
 
+// UsesStep reports whether the layer drops anything, and so needs the
+// training step.
+func (d *DropoutLayer) UsesStep() bool { return d.rate > 0 }
+
 // Params returns nil: dropout has no weights.
 func (d *DropoutLayer) Params() []*Param { return nil }
 

@@ -68,6 +68,13 @@ type Flow struct {
 	Updates []StateUpdate
 }
 
+// StepUser is implemented by layers whose training graph reads the
+// training step (Flow.Step), such as Dropout: the model adds the step to a
+// training graph only when a layer uses it.
+type StepUser interface {
+	UsesStep() bool
+}
+
 // StateUpdate updates a layer's non-trainable weights after a training
 // step, from values the step read back.
 type StateUpdate func() error

@@ -251,7 +251,13 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 	x := gorgonia.NewTensor(g, tensor.Float32, len(xShape), gorgonia.WithShape(xShape...), gorgonia.WithName("x"), gorgonia.WithValue(p.x))
 	flow := layers.Flow{Node: x}
 	var step *gorgonia.Node
-	if md == modeTrain {
+	usesStep := false
+	for _, l := range m.layers {
+		if u, ok := l.(layers.StepUser); ok && u.UsesStep() {
+			usesStep = true
+		}
+	}
+	if md == modeTrain && usesStep {
 		p.step = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(2))
 		step = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(2), gorgonia.WithName("step"), gorgonia.WithValue(p.step))
 	}

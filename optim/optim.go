@@ -54,6 +54,8 @@ type slotTable struct {
 	owner     any
 	ownerName string
 	sync      func() error
+	// init, when set, gives a new slot's starting value by slot name.
+	init func(name string) float32
 }
 
 func newSlotTable() slotTable { return slotTable{slots: map[string]map[string][]float32{}} }
@@ -68,6 +70,13 @@ func (t *slotTable) Slot(variable, name string, size int) ([]float32, error) {
 	s, ok := byVar[variable]
 	if !ok {
 		s = make([]float32, size)
+		if t.init != nil {
+			if v := t.init(name); v != 0 {
+				for i := range s {
+					s[i] = v
+				}
+			}
+		}
 		byVar[variable] = s
 	}
 	if len(s) != size {
@@ -129,6 +138,7 @@ type SGDConfig struct {
 	LearningRate float64 // default 0.01
 	Momentum     float64 // default 0
 	Nesterov     bool
+	Options
 }
 
 // SGD is gradient descent with optional (Nesterov) momentum:
@@ -154,6 +164,9 @@ func NewSGD(cfg SGDConfig) (*SGD, error) {
 	if cfg.Momentum < 0 || cfg.Momentum > 1 || math.IsNaN(cfg.Momentum) {
 		return nil, fmt.Errorf("SGD: momentum must be in [0, 1], got %v", cfg.Momentum)
 	}
+	if err := cfg.Options.check(); err != nil {
+		return nil, fmt.Errorf("SGD: %w", err)
+	}
 	return &SGD{cfg: cfg, slotTable: newSlotTable()}, nil
 }
 
@@ -164,9 +177,15 @@ func checkRate(lr float64) error {
 	return nil
 }
 
-func (s *SGD) Name() string               { return "SGD" }
-func (s *SGD) LearningRate() float64      { return s.cfg.LearningRate }
-func (s *SGD) SetLearningRate(lr float64) { s.cfg.LearningRate = lr }
+func (s *SGD) Name() string { return "SGD" }
+
+// LearningRate is the learning rate of the next step: the schedule's value
+// when there is one.
+func (s *SGD) LearningRate() float64 { return s.cfg.rate(s.cfg.LearningRate, s.iterations) }
+
+// SetLearningRate sets a constant learning rate, replacing the schedule if
+// there is one.
+func (s *SGD) SetLearningRate(lr float64) { s.cfg.LearningRate, s.cfg.Schedule = lr, nil }
 func (s *SGD) Iterations() int64          { return s.iterations }
 func (s *SGD) Advance()                   { s.iterations++ }
 
@@ -175,7 +194,8 @@ func (s *SGD) Config() SGDConfig { return s.cfg }
 
 // NextUpdate describes the next step.
 func (s *SGD) NextUpdate() Update {
-	u := Update{Rule: RuleSGD, LearningRate: s.cfg.LearningRate, Momentum: s.cfg.Momentum, Iteration: s.iterations + 1}
+	u := Update{Rule: RuleSGD, LearningRate: s.LearningRate(), Momentum: s.cfg.Momentum, Iteration: s.iterations + 1}
+	s.cfg.fill(&u)
 	switch {
 	case s.cfg.Momentum != 0 && s.cfg.Nesterov:
 		u.Rule = RuleNesterov
@@ -199,6 +219,9 @@ type AdamConfig struct {
 	Beta1        float64 // default 0.9
 	Beta2        float64 // default 0.999
 	Epsilon      float64 // default 1e-7
+	// AMSGrad keeps the largest second moment so far (Keras' amsgrad).
+	AMSGrad bool
+	Options
 }
 
 // Adam is the Adam optimizer as TensorFlow applies it:
@@ -206,7 +229,8 @@ type AdamConfig struct {
 //	m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²
 //	w -= lr·sqrt(1-β2^t)/(1-β1^t) · m / (sqrt(v) + ε)
 type Adam struct {
-	cfg AdamConfig
+	name string
+	cfg  AdamConfig
 	slotTable
 	iterations int64
 }
@@ -235,12 +259,34 @@ func NewAdam(cfg AdamConfig) (*Adam, error) {
 			return nil, fmt.Errorf("Adam: beta values must be in [0, 1), got %v", b)
 		}
 	}
-	return &Adam{cfg: cfg, slotTable: newSlotTable()}, nil
+	if err := cfg.Options.check(); err != nil {
+		return nil, fmt.Errorf("Adam: %w", err)
+	}
+	return &Adam{name: "Adam", cfg: cfg, slotTable: newSlotTable()}, nil
 }
 
-func (a *Adam) Name() string               { return "Adam" }
-func (a *Adam) LearningRate() float64      { return a.cfg.LearningRate }
-func (a *Adam) SetLearningRate(lr float64) { a.cfg.LearningRate = lr }
+// NewAdamW makes an AdamW optimizer, keras.optimizers.AdamW: Adam with
+// decoupled weight decay, Options.WeightDecay defaulting to Keras' 0.004.
+func NewAdamW(cfg AdamConfig) (*Adam, error) {
+	cfg.WeightDecay = orDefault(cfg.WeightDecay, 0.004)
+	a, err := NewAdam(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("AdamW: %w", errors.Unwrap(err))
+	}
+	a.name = "AdamW"
+	return a, nil
+}
+
+// Name is "Adam", or "AdamW" for an optimizer from NewAdamW.
+func (a *Adam) Name() string { return a.name }
+
+// LearningRate is the learning rate of the next step: the schedule's value
+// when there is one.
+func (a *Adam) LearningRate() float64 { return a.cfg.rate(a.cfg.LearningRate, a.iterations) }
+
+// SetLearningRate sets a constant learning rate, replacing the schedule if
+// there is one.
+func (a *Adam) SetLearningRate(lr float64) { a.cfg.LearningRate, a.cfg.Schedule = lr, nil }
 func (a *Adam) Iterations() int64          { return a.iterations }
 func (a *Adam) Advance()                   { a.iterations++ }
 
@@ -249,27 +295,45 @@ func (a *Adam) Config() AdamConfig { return a.cfg }
 
 // NextUpdate describes the next step.
 func (a *Adam) NextUpdate() Update {
-	return Update{Rule: RuleAdam, LearningRate: a.cfg.LearningRate, Beta1: a.cfg.Beta1, Beta2: a.cfg.Beta2,
-		Epsilon: a.cfg.Epsilon, Iteration: a.iterations + 1}
+	u := Update{Rule: RuleAdam, LearningRate: a.LearningRate(), Beta1: a.cfg.Beta1, Beta2: a.cfg.Beta2,
+		Epsilon: a.cfg.Epsilon, AMSGrad: a.cfg.AMSGrad, Iteration: a.iterations + 1}
+	a.cfg.fill(&u)
+	return u
 }
 
 func (a *Adam) Apply(vars []Variable) error {
 	if err := a.apply(a.NextUpdate(), vars); err != nil {
-		return fmt.Errorf("Adam: %w", err)
+		return fmt.Errorf("%s: %w", a.name, err)
 	}
 	a.iterations++
 	return nil
 }
 
 // Get makes an optimizer with Keras' defaults from the name
-// compile(optimizer="...") takes: "sgd" or "adam", in any case (the class
-// names "SGD" and "Adam" too).
+// compile(optimizer="...") takes, in any case: "sgd", "adam", "adamw",
+// "rmsprop", "adagrad", "adadelta", "adamax" or "nadam" (the class names,
+// such as "RMSprop", too).
 func Get(name string) (Optimizer, error) {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "sgd":
 		return NewSGD(SGDConfig{})
 	case "adam":
 		return NewAdam(AdamConfig{})
+	case "adamw":
+		return NewAdamW(AdamConfig{})
+	case "rmsprop":
+		return NewRMSprop(RMSpropConfig{})
+	case "adagrad":
+		return NewAdagrad(AdagradConfig{})
+	case "adadelta":
+		return NewAdadelta(AdadeltaConfig{})
+	case "adamax":
+		return NewAdamax(AdamaxConfig{})
+	case "nadam":
+		return NewNadam(NadamConfig{})
 	}
-	return nil, fmt.Errorf("unknown optimizer %q: known optimizers are sgd, adam (make one with other settings with NewSGD or NewAdam)", name)
+	return nil, fmt.Errorf("unknown optimizer %q: known optimizers are %s (make one with other settings with its New function, such as NewSGD)", name, strings.Join(Names, ", "))
 }
+
+// Names lists the names Get knows, as Keras spells them in compile.
+var Names = []string{"sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam"}

@@ -66,7 +66,7 @@ func (s *SGD) State() State {
 	if slots == nil {
 		slots = cloneTable(s.slots)
 	}
-	return State{Iterations: s.iterations, LearningRate: s.cfg.LearningRate, Slots: slots}
+	return State{Iterations: s.iterations, LearningRate: s.LearningRate(), Slots: slots}
 }
 
 func (s *SGD) SetState(st State) error {
@@ -74,7 +74,10 @@ func (s *SGD) SetState(st State) error {
 	if err != nil {
 		return err
 	}
-	s.iterations, s.cfg.LearningRate = st.Iterations, st.LearningRate
+	s.iterations = st.Iterations
+	if s.cfg.Schedule == nil {
+		s.cfg.LearningRate = st.LearningRate
+	}
 	s.setSlots(SlotNames(s), slots)
 	return nil
 }
@@ -84,11 +87,11 @@ func (a *Adam) State() State {
 	if slots == nil {
 		slots = cloneTable(a.slots)
 	}
-	return State{Iterations: a.iterations, LearningRate: a.cfg.LearningRate, Slots: slots}
+	return State{Iterations: a.iterations, LearningRate: a.LearningRate(), Slots: slots}
 }
 
 func (a *Adam) SetState(st State) error {
-	slots, err := checkState("Adam", st, SlotNames(a))
+	slots, err := checkState(a.name, st, SlotNames(a))
 	if err != nil {
 		return err
 	}
@@ -103,7 +106,10 @@ func (a *Adam) SetState(st State) error {
 			return fmt.Errorf("Adam: state for %q has second moments (v) but no first moments (m)", name)
 		}
 	}
-	a.iterations, a.cfg.LearningRate = st.Iterations, st.LearningRate
+	a.iterations = st.Iterations
+	if a.cfg.Schedule == nil {
+		a.cfg.LearningRate = st.LearningRate
+	}
 	a.setSlots(SlotNames(a), slots)
 	return nil
 }

@@ -17,16 +17,35 @@ type Rule int
 //	RuleSGD:      w -= lr·g
 //	RuleMomentum: v = momentum·v - lr·g;  w += v
 //	RuleNesterov: v = momentum·v - lr·g;  w += momentum·v - lr·g
-//	RuleAdam:     m = β1·m + (1-β1)·g;  s = β2·s + (1-β2)·g²
+//	RuleAdam:     m = β1·m + (1-β1)·g;  s = β2·s + (1-β2)·g²  (AMSGrad: ŝ = max(ŝ, s), used for s)
 //	              w -= lr·√(1-β2^t)/(1-β1^t) · m/(√s + ε)
+//	RuleRMSprop:  r = ρ·r + (1-ρ)·g²;  (centered: a = ρ·a + (1-ρ)·g, d = r - a²)
+//	              Δ = lr·g/√(d + ε);  momentum: m = momentum·m + Δ, w -= m;  else w -= Δ
+//	RuleAdagrad:  a += g²;  w -= lr·g/√(a + ε)  (a starts at InitialAccumulator)
+//	RuleAdadelta: a = ρ·a + (1-ρ)·g²;  δ = -√(d + ε)/√(a + ε)·g;  d = ρ·d + (1-ρ)·δ²;  w += lr·δ
+//	RuleAdamax:   m += (g - m)·(1-β1);  u = max(β2·u, |g|);  w -= lr·m/((1-β1^t)·(u + ε))
+//	RuleNadam:    m += (g - m)·(1-β1);  s += (g² - s)·(1-β2)
+//	              μ_t = β1·(1 - 0.5·0.96^t), Π_t = μ_1···μ_t
+//	              m̂ = μ_{t+1}·m/(1-Π_{t+1}) + (1-μ_t)·g/(1-Π_t);  ŝ = s/(1-β2^t)
+//	              w -= lr·m̂/(√ŝ + ε)
+//
+// Before the rule, every update clips the gradient as the Update's
+// ClipNorm and ClipValue say, then applies its WeightDecay, Keras 2.11's
+// decoupled decay: w -= w·WeightDecay·lr. AdamW is Adam with WeightDecay.
 const (
 	RuleSGD Rule = iota + 1
 	RuleMomentum
 	RuleNesterov
 	RuleAdam
+	RuleRMSprop
+	RuleAdagrad
+	RuleAdadelta
+	RuleAdamax
+	RuleNadam
 )
 
-var ruleNames = [...]string{RuleSGD: "SGD", RuleMomentum: "SGD with momentum", RuleNesterov: "SGD with Nesterov momentum", RuleAdam: "Adam"}
+var ruleNames = [...]string{RuleSGD: "SGD", RuleMomentum: "SGD with momentum", RuleNesterov: "SGD with Nesterov momentum", RuleAdam: "Adam",
+	RuleRMSprop: "RMSprop", RuleAdagrad: "Adagrad", RuleAdadelta: "Adadelta", RuleAdamax: "Adamax", RuleNadam: "Nadam"}
 
 func (r Rule) String() string {
 	if r <= 0 || int(r) >= len(ruleNames) {
@@ -43,12 +62,32 @@ func (r Rule) String() string {
 type Update struct {
 	Rule         Rule
 	LearningRate float64
-	// Momentum is SGD's momentum (RuleMomentum, RuleNesterov).
+	// Momentum is SGD's and RMSprop's momentum (RuleMomentum,
+	// RuleNesterov, RuleRMSprop).
 	Momentum float64
-	// Beta1, Beta2 and Epsilon are Adam's.
+	// Beta1, Beta2 and Epsilon are Adam's, Adamax's and Nadam's; Epsilon
+	// also RMSprop's, Adagrad's and Adadelta's.
 	Beta1, Beta2, Epsilon float64
+	// Rho is RMSprop's and Adadelta's decay.
+	Rho float64
+	// Centered makes RMSprop divide by the gradient's variance estimate.
+	Centered bool
+	// AMSGrad makes Adam keep the largest second moment so far.
+	AMSGrad bool
+	// InitialAccumulator is what Adagrad's accumulator starts at.
+	InitialAccumulator float64
+	// ClipNorm scales each variable's gradient down to this L2 norm when it
+	// is longer; ClipValue clips each gradient value to [-ClipValue,
+	// ClipValue]. Zero: off. Clipping by norm needs the whole gradient of a
+	// variable before its update (NeedsWholeGradient).
+	ClipNorm, ClipValue float64
+	// WeightDecay is the decoupled weight decay applied before the rule.
+	WeightDecay float64
 	// Iteration counts updates from 1, this one included: Adam's t.
 	Iteration int64
+	// gradScale is the factor the gradient is multiplied by (ClipNorm),
+	// set by Apply; 0 means 1.
+	gradScale float32
 	// scalarOnly makes apply skip the vector kernels (tests).
 	scalarOnly bool
 }
@@ -65,11 +104,24 @@ func (u Update) Check() error {
 	if !(u.LearningRate >= 0) || math.IsInf(u.LearningRate, 0) {
 		return fmt.Errorf("optim: %v update: the learning rate must be a finite number >= 0, got %v", u.Rule, u.LearningRate)
 	}
-	if u.Rule == RuleAdam && u.Iteration < 1 {
-		return fmt.Errorf("optim: Adam update with iteration %d: iterations count from 1", u.Iteration)
+	if u.Iteration < 1 && (u.Rule == RuleAdam || u.Rule == RuleAdamax || u.Rule == RuleNadam) {
+		return fmt.Errorf("optim: %v update with iteration %d: iterations count from 1", u.Rule, u.Iteration)
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"clipnorm", u.ClipNorm}, {"clipvalue", u.ClipValue}, {"weight_decay", u.WeightDecay}} {
+		if !(v.x >= 0) || math.IsInf(v.x, 0) {
+			return fmt.Errorf("optim: %v update: %s must be a finite number >= 0 (0: off), got %v", u.Rule, v.name, v.x)
+		}
 	}
 	return nil
 }
+
+// NeedsWholeGradient reports whether the update must see a variable's
+// whole gradient before changing any of its values (clipping by norm), so
+// a device cannot apply it piece by piece as the gradient is computed.
+func (u Update) NeedsWholeGradient() bool { return u.ClipNorm > 0 }
 
 // SlotNames lists the per-weight slots the rule keeps, in the order Apply
 // takes them, named as Keras names them.
@@ -78,9 +130,38 @@ func (u Update) SlotNames() []string {
 	case RuleMomentum, RuleNesterov:
 		return []string{"momentum"}
 	case RuleAdam:
+		if u.AMSGrad {
+			return []string{"m", "v", "vhat"}
+		}
+		return []string{"m", "v"}
+	case RuleRMSprop:
+		names := []string{"velocity"}
+		if u.Momentum > 0 {
+			names = append(names, "momentum")
+		}
+		if u.Centered {
+			names = append(names, "average_gradient")
+		}
+		return names
+	case RuleAdagrad:
+		return []string{"accumulator"}
+	case RuleAdadelta:
+		return []string{"accumulated_grad", "accumulated_delta_var"}
+	case RuleAdamax:
+		return []string{"m", "u"}
+	case RuleNadam:
 		return []string{"m", "v"}
 	}
 	return nil
+}
+
+// SlotInit is the value a new slot starts at: Adagrad's accumulator
+// starts at InitialAccumulator, every other slot at 0.
+func (u Update) SlotInit(name string) float32 {
+	if u.Rule == RuleAdagrad && name == "accumulator" {
+		return float32(u.InitialAccumulator)
+	}
+	return 0
 }
 
 // AdamRate is Adam's step size with both bias corrections folded in:
@@ -90,12 +171,34 @@ func (u Update) AdamRate() float32 {
 	return float32(u.LearningRate * math.Sqrt(1-math.Pow(u.Beta2, t)) / (1 - math.Pow(u.Beta1, t)))
 }
 
+// nadamFactors are Nadam's per-step numbers: μ_t, μ_{t+1}, 1-Π_t and
+// 1-Π_{t+1} (see RuleNadam), computed in float64 from the iteration.
+func (u Update) nadamFactors() (mu, muNext, oneMinusProd, oneMinusProdNext float64) {
+	t := u.Iteration
+	mu1 := func(s int64) float64 { return u.Beta1 * (1 - 0.5*math.Pow(0.96, float64(s))) }
+	prod := 1.0
+	for s := int64(1); s <= t; s++ {
+		prod *= mu1(s)
+	}
+	mu, muNext = mu1(t), mu1(t+1)
+	return mu, muNext, 1 - prod, 1 - prod*muNext
+}
+
 // Apply updates the weights w from their gradient g, in place, with the
 // slots named by SlotNames (zeros before the first update) updated too.
 // g and every slot must be as long as w; Apply does not check (see
 // CheckSlots). Long slices are split over the CPU's cores; every element's
 // arithmetic is the same however they are split.
 func (u Update) Apply(w, g []float32, slots [][]float32) {
+	if u.ClipNorm > 0 {
+		var ss float64
+		for _, x := range g {
+			ss += float64(x) * float64(x)
+		}
+		if norm := math.Sqrt(ss); norm > u.ClipNorm {
+			u.gradScale = float32(u.ClipNorm / norm)
+		}
+	}
 	const chunk = 1 << 16
 	workers := min(runtime.GOMAXPROCS(0), (len(w)+chunk-1)/chunk)
 	if workers <= 1 {
@@ -123,6 +226,23 @@ func (u Update) Apply(w, g []float32, slots [][]float32) {
 // them (update_amd64.s computes the same operations in the same order),
 // these loops for the rest.
 func (u Update) apply(w, g []float32, slots [][]float32) {
+	if u.gradScale != 0 || u.ClipValue > 0 || u.WeightDecay > 0 {
+		// Clipping and weight decay first, on a copy of the gradient,
+		// then the rule, in blocks that stay in the cache.
+		var buf [1024]float32
+		for lo := 0; lo < len(w); lo += len(buf) {
+			hi := min(len(w), lo+len(buf))
+			gc := u.prepare(w[lo:hi], g[lo:hi], buf[:hi-lo])
+			plain := u
+			plain.gradScale, plain.ClipValue, plain.WeightDecay = 0, 0, 0
+			plain.apply(w[lo:hi], gc, sub(slots, lo, hi))
+		}
+		return
+	}
+	if u.Rule > RuleAdam || u.AMSGrad {
+		u.applyMore(w, g, slots)
+		return
+	}
 	done := 0
 	if !u.scalarOnly {
 		done = u.applyVector(w, g, slots)
@@ -161,6 +281,37 @@ func (u Update) apply(w, g []float32, slots [][]float32) {
 			w[i] -= float32(lrT*m[i]) / (float32(math.Sqrt(float64(s[i]))) + eps)
 		}
 	}
+}
+
+// prepare writes the gradient g, clipped as u says, into out, and applies
+// u's weight decay to w.
+func (u Update) prepare(w, g, out []float32) []float32 {
+	scale, cv := u.gradScale, float32(u.ClipValue)
+	for i, x := range g {
+		if scale != 0 {
+			x = float32(x * scale)
+		}
+		if cv > 0 {
+			x = min(max(x, -cv), cv)
+		}
+		out[i] = x
+	}
+	if u.WeightDecay > 0 {
+		d := float32(u.WeightDecay * u.LearningRate)
+		for i, x := range w {
+			w[i] = x - float32(x*d)
+		}
+	}
+	return out
+}
+
+// sub returns s[lo:hi] of every slot.
+func sub(slots [][]float32, lo, hi int) [][]float32 {
+	out := make([][]float32, len(slots))
+	for i, s := range slots {
+		out[i] = s[lo:hi]
+	}
+	return out
 }
 
 // tails returns the slots without their first n values.

@@ -52,7 +52,7 @@ func TestTrainCommandLineExitStatusAndHelp(t *testing.T) {
 		{[]string{"--validation", "--validation-split", "0.2"}, 2, "", "train: --validation and --validation-split exclude each other: validate on the test set or on part of the training set, not both\n" + hint, true},
 		{[]string{"--validation-split", "1"}, 2, "", "train: --validation-split must be at least 0 and below 1, got 1\n" + hint, true},
 		{[]string{"--early-stopping", "-1"}, 2, "", "train: --early-stopping must not be negative, got -1 (0 turns it off)\n" + hint, true},
-		{[]string{"--optimizer", "rmsprop"}, 2, "", "train: --optimizer: unknown optimizer \"rmsprop\": known optimizers are sgd, adam\n" + hint, true},
+		{[]string{"--optimizer", "lion"}, 2, "", "train: --optimizer: unknown optimizer \"lion\": known optimizers are sgd, adam, adamw, rmsprop, adagrad, adadelta, adamax, nadam\n" + hint, true},
 		{[]string{"--device", "/TPU:0"}, 2, "", "", true},
 		// Not a usage error: the command line is fine, the path is not.
 		{[]string{"--json", "/nonexistent-dir/run.json"}, 1, "", "train: --json /nonexistent-dir/run.json: directory /nonexistent-dir does not exist: create it or choose another path\n", true},
@@ -322,7 +322,7 @@ func TestTrainMessagesNameFlagsNotGoAPI(t *testing.T) {
 		{"offline", []string{"--device=/CPU:0", "--seed", "1", "--verbose", "0"}, "run train with --synthetic"},
 		{"weights as checkpoint", append(slices.Clone(quick), "--resume", weights), "holds weights only, no optimizer state or epoch: train --resume needs a file written by --checkpoint"},
 		{"missing checkpoint", append(slices.Clone(quick), "--resume", filepath.Join(dir, "missing")), "--resume: stat "},
-		{"unknown optimizer", []string{"--optimizer", "rmsprop"}, `--optimizer: unknown optimizer "rmsprop": known optimizers are sgd, adam`},
+		{"unknown optimizer", []string{"--optimizer", "lion"}, `--optimizer: unknown optimizer "lion": known optimizers are sgd, adam, adamw`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "offline" {

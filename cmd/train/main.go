@@ -77,6 +77,10 @@ func usagef(format string, a ...any) error { return usage(fmt.Errorf(format, a..
 // config is what the flags ask for.
 type config struct {
 	model          string
+	clipNorm       float64
+	clipValue      float64
+	weightDecay    float64
+	lrSchedule     string
 	device         string
 	softPlacement  bool
 	logPlacement   bool
@@ -123,8 +127,12 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.batchSize, "batch-size", 32, "samples per step")
 	fs.IntVar(&c.stepsPerEpoch, "steps-per-epoch", 0, "end each epoch after this many steps (Keras' steps_per_epoch; 0: the whole training set)")
 	fs.Float64Var(&c.lr, "lr", 0, "learning rate (default: Keras' for the optimizer, 0.01 for sgd, 0.001 for adam)")
-	fs.StringVar(&c.optimizer, "optimizer", "sgd", "optimizer: sgd or adam")
+	fs.StringVar(&c.optimizer, "optimizer", "sgd", "optimizer, by its Keras name: "+strings.Join(optim.Names, ", "))
 	fs.Float64Var(&c.momentum, "momentum", 0, "SGD's momentum, in [0, 1] (Keras' default 0)")
+	fs.Float64Var(&c.clipNorm, "clipnorm", 0, "scale each weight's gradient down to this L2 norm when longer (Keras' clipnorm; 0: off)")
+	fs.Float64Var(&c.clipValue, "clipvalue", 0, "clip each gradient value to [-v, v] (Keras' clipvalue; 0: off)")
+	fs.Float64Var(&c.weightDecay, "weight-decay", 0, "decoupled weight decay, w -= w·decay·lr before each update (Keras' weight_decay; 0: off, adamw: 0.004)")
+	fs.StringVar(&c.lrSchedule, "lr-schedule", "constant", "learning rate over the run: constant, or cosine (Keras' CosineDecay from the rate down to 0 over all the run's steps)")
 	fs.BoolVar(&c.nesterov, "nesterov", false, "SGD with Nesterov momentum (needs --momentum)")
 	fs.StringVar(&c.data, "data", "", "CIFAR-10 you already have: the extracted cifar-10-batches-bin directory, its parent, or cifar-10-binary.tar.gz. "+
 		"Default: download once into $"+cifar10.HomeEnv+"/datasets (else the user cache dir, gokeras/datasets) and reuse it; "+
@@ -169,6 +177,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, usagef("--lr must be a positive number, got %v", c.lr)
 	case !(c.momentum >= 0 && c.momentum <= 1):
 		return c, usagef("--momentum must be in [0, 1], got %v", c.momentum)
+	case c.lrSchedule != "constant" && c.lrSchedule != "cosine":
+		return c, usagef("--lr-schedule %q: want constant or cosine", c.lrSchedule)
 	case (c.momentum != 0 || c.nesterov) && !strings.EqualFold(c.optimizer, "sgd"):
 		return c, usagef("--momentum and --nesterov are SGD's: they do not apply to --optimizer %s", c.optimizer)
 	case c.nesterov && c.momentum == 0:
@@ -390,26 +400,79 @@ func loadData(ctx context.Context, cfg config, stderr io.Writer) (*cifar10.Datas
 }
 
 // newOptimizer makes the --optimizer with --lr, or with the optimizer's own
-// Keras default rate when --lr is not given (cfg.lr is 0 then).
+// Keras default rate when --lr is not given (cfg.lr is 0 then), and the
+// options every optimizer takes: --clipnorm, --clipvalue, --weight-decay
+// and --lr-schedule.
 func newOptimizer(cfg config) (optim.Optimizer, error) {
+	opts := optim.Options{ClipNorm: cfg.clipNorm, ClipValue: cfg.clipValue, WeightDecay: cfg.weightDecay}
+	name := strings.ToLower(cfg.optimizer)
+	if cfg.lrSchedule == "cosine" {
+		// The rate must be known to build the schedule: take the
+		// optimizer's Keras default when --lr is not given.
+		def, err := optim.Get(name)
+		if err != nil {
+			return nil, optimizerUsage(cfg.optimizer)
+		}
+		lr := cfg.lr
+		if lr == 0 {
+			lr = def.LearningRate()
+		}
+		opts.Schedule = optim.CosineDecay{InitialLearningRate: lr, DecaySteps: max(1, totalSteps(cfg))}
+	}
 	var (
 		opt optim.Optimizer
 		err error
 	)
-	switch strings.ToLower(cfg.optimizer) {
+	switch name {
 	case "sgd":
-		opt, err = optim.NewSGD(optim.SGDConfig{LearningRate: cfg.lr, Momentum: cfg.momentum, Nesterov: cfg.nesterov})
+		opt, err = optim.NewSGD(optim.SGDConfig{LearningRate: cfg.lr, Momentum: cfg.momentum, Nesterov: cfg.nesterov, Options: opts})
 	case "adam":
-		opt, err = optim.NewAdam(optim.AdamConfig{LearningRate: cfg.lr})
+		opt, err = optim.NewAdam(optim.AdamConfig{LearningRate: cfg.lr, Options: opts})
+	case "adamw":
+		opt, err = optim.NewAdamW(optim.AdamConfig{LearningRate: cfg.lr, Options: opts})
+	case "rmsprop":
+		opt, err = optim.NewRMSprop(optim.RMSpropConfig{LearningRate: cfg.lr, Options: opts})
+	case "adagrad":
+		opt, err = optim.NewAdagrad(optim.AdagradConfig{LearningRate: cfg.lr, Options: opts})
+	case "adadelta":
+		opt, err = optim.NewAdadelta(optim.AdadeltaConfig{LearningRate: cfg.lr, Options: opts})
+	case "adamax":
+		opt, err = optim.NewAdamax(optim.AdamaxConfig{LearningRate: cfg.lr, Options: opts})
+	case "nadam":
+		opt, err = optim.NewNadam(optim.NadamConfig{LearningRate: cfg.lr, Options: opts})
 	default:
-		_, err = optim.Get(cfg.optimizer)                   // its error lists the known names
-		msg, _, _ := strings.Cut(err.Error(), " (make one") // a hint for Go code
-		return nil, usagef("--optimizer: %s", msg)
+		return nil, optimizerUsage(cfg.optimizer)
 	}
 	if err != nil {
-		return nil, usagef("--lr: %w", err)
+		return nil, usagef("--lr, --clipnorm, --clipvalue or --weight-decay: %w", err)
 	}
 	return opt, nil
+}
+
+// optimizerUsage is the error for an --optimizer name optim.Get does not
+// know: its list of the known names, without its hint for Go code.
+func optimizerUsage(name string) error {
+	_, err := optim.Get(name)
+	msg, _, _ := strings.Cut(err.Error(), " (make one")
+	return usagef("--optimizer: %s", msg)
+}
+
+// totalSteps is the number of training steps the run will take: --epochs
+// times the steps of an epoch (--steps-per-epoch, else the training
+// samples, less --validation-split's, in batches).
+func totalSteps(cfg config) int64 {
+	per := int64(cfg.stepsPerEpoch)
+	if per == 0 {
+		n := 50000
+		if cfg.synthetic {
+			n = cfg.syntheticTrain
+		}
+		if cfg.validSplit > 0 {
+			n = int(float64(n) * (1 - cfg.validSplit))
+		}
+		per = int64((n + cfg.batchSize - 1) / cfg.batchSize)
+	}
+	return int64(cfg.epochs) * per
 }
 
 // formatTime writes a duration the way IPython's %%timeit (in the Keras

@@ -317,7 +317,7 @@ func TestTrainFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--epochs", "0"}, "--epochs must be positive, got 0"},
 		{[]string{"--verbose", "3"}, "--verbose must be 0, 1 or 2, got 3"},
-		{[]string{"--optimizer", "rmsprop"}, `--optimizer: unknown optimizer "rmsprop": known optimizers are sgd, adam`},
+		{[]string{"--optimizer", "lion"}, `--optimizer: unknown optimizer "lion": known optimizers are sgd, adam, adamw`},
 		{[]string{"--lr", "0"}, "--lr must be a positive number, got 0"},
 		{[]string{"--lr", "-0.1"}, "--lr must be a positive number, got -0.1"},
 		{[]string{"--batch-size", "0"}, "--batch-size must be positive, got 0"},

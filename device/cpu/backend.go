@@ -73,9 +73,9 @@ func (b *backend) Capabilities() plan.Capabilities {
 	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate}
 }
 
-// fusesUpdate: every rule folds into a weight's gradient product (aᵀ·b)
-// and into a bias's column sums.
-func fusesUpdate(grad *plan.Step, rule optim.Rule) bool {
+// fusesUpdate: every update that works value by value folds into a
+// weight's gradient product (aᵀ·b) and into a bias's column sums.
+func fusesUpdate(grad *plan.Step, u optim.Update) bool {
 	switch grad.Kind {
 	case plan.Gemm:
 		return grad.TransA && !grad.TransB
@@ -209,7 +209,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	in := func(j int) []float32 { return bufs[of.In[j]].(*buffer).values() }
 	lr := float32(u.LearningRate)
 	switch {
-	case of.Kind == plan.SumRows && u.Rule == optim.RuleSGD:
+	case of.Kind == plan.SumRows && plainSGD(u):
 		// b -= lr·Σ_rows dz, as the product onesᵀ·dz.
 		for len(b.ones) < of.M {
 			b.ones = append(b.ones, 1)
@@ -221,7 +221,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		ops.SumRows(of.M, of.N, in(0), g)
 		u.Apply(w, g, host)
 		return nil
-	case of.Kind == plan.Gemm && u.Rule == optim.RuleSGD:
+	case of.Kind == plan.Gemm && plainSGD(u):
 		// w += -lr·aᵀ·b, the weights themselves as the product's output.
 		return b.gemm(of, -lr, 1, in, w)
 	case of.Kind == plan.Gemm && of.TransA && !of.TransB:
@@ -241,6 +241,12 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		return nil
 	}
 	return fmt.Errorf("the CPU backend does not fold %v into %v", u.Rule, of)
+}
+
+// plainSGD reports whether u is SGD without clipping or weight decay,
+// which the products apply by themselves (alpha = -lr).
+func plainSGD(u optim.Update) bool {
+	return u.Rule == optim.RuleSGD && u.ClipNorm == 0 && u.ClipValue == 0 && u.WeightDecay == 0
 }
 
 // stripBuffer returns n values of scratch memory.

@@ -245,8 +245,10 @@ type Capabilities struct {
 	// product) and only an activation step follows.
 	BiasInGemm bool
 	// FusedUpdate, when not nil, says whether the backend folds the update
-	// rule into the given gradient step (see GradUpdate).
-	FusedUpdate func(grad *Step, rule optim.Rule) bool
+	// into the given gradient step (see GradUpdate). It is never asked for
+	// an update that needs a variable's whole gradient first
+	// (optim.Update.NeedsWholeGradient).
+	FusedUpdate func(grad *Step, u optim.Update) bool
 }
 
 // Compile walks g in execution order (inputs first) and maps each node to
@@ -570,13 +572,13 @@ func readTarget(op gorgonia.Op) (*gorgonia.Value, bool) {
 	return (*gorgonia.Value)(f.UnsafePointer()), true
 }
 
-// TrainingSteps returns the steps of one training step under rule: the
+// TrainingSteps returns the steps of one training step of u: the
 // plan's steps with the update of every learnable placed once its gradient
 // exists and no later step reads the weight, folded into the step that
 // computes the gradient where the backend offers that (GradUpdate), else
 // as an Update step after it. It fails, wrapping ErrNoGradients, for a
 // plan without the gradient of every learnable.
-func (p *Plan) TrainingSteps(rule optim.Rule) ([]Step, error) {
+func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) {
 	if len(p.Learnables) == 0 {
 		return nil, fmt.Errorf("%w: the graph has no learnables", ErrNoGradients)
 	}
@@ -620,7 +622,7 @@ func (p *Plan) TrainingSteps(rule optim.Rule) ([]Step, error) {
 			return nil, fmt.Errorf("no step computes the gradient of %q", l.Name())
 		}
 		at = max(at, gradStep)
-		fused := !gradRead && p.caps.FusedUpdate != nil && p.caps.FusedUpdate(&p.Steps[gradStep], rule)
+		fused := !gradRead && !u.NeedsWholeGradient() && p.caps.FusedUpdate != nil && p.caps.FusedUpdate(&p.Steps[gradStep], u)
 		if fused {
 			skip[gradStep] = true
 		}

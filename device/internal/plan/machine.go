@@ -104,13 +104,22 @@ type Machine struct {
 	bufs  []Mem
 	grads []*tensor.Dense // per learnable with a gradient: where it lands
 	reads [][]float32     // per Read: where its values land
-	// train caches the training steps of each rule.
-	train map[optim.Rule][]Step
+	// train caches the training steps of each kind of update.
+	train map[trainingKey][]Step
 	// slotMems holds, per learnable, the current step's slots.
 	slotMems [][]Mem
 	// lastSteps are the steps of the latest run, for explain.
 	lastSteps []Step
 	closed    bool
+}
+
+// trainingKey is what decides a training step's steps: the rule, and
+// whether the update needs whole gradients or clips values and decays
+// weights (which some fusions cannot do).
+type trainingKey struct {
+	rule          optim.Rule
+	wholeGradient bool
+	clipsOrDecays bool
 }
 
 // SlotSource gives the host copy of an optimizer's slot of a variable
@@ -140,7 +149,7 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 	}
 	host, _ := dev.(HostMemory)
 	m := &Machine{plan: p, be: be, dev: dev, host: host, store: st, state: own, slots: slots,
-		train: map[optim.Rule][]Step{}, slotMems: make([][]Mem, len(p.Learnables)),
+		train: map[trainingKey][]Step{}, slotMems: make([][]Mem, len(p.Learnables)),
 		own: make([]Mem, len(p.Buffers)), bufs: make([]Mem, len(p.Buffers)),
 		grads: make([]*tensor.Dense, len(p.Learnables)), reads: make([][]float32, len(p.Reads))}
 	for i, l := range p.Learnables {
@@ -194,16 +203,17 @@ func (m *Machine) Train(u optim.Update) error {
 	if err := u.Check(); err != nil {
 		return err
 	}
-	steps, ok := m.train[u.Rule]
+	key := trainingKey{u.Rule, u.NeedsWholeGradient(), u.ClipValue > 0 || u.WeightDecay > 0}
+	steps, ok := m.train[key]
 	if !ok {
 		var err error
-		if steps, err = m.plan.TrainingSteps(u.Rule); err != nil {
+		if steps, err = m.plan.TrainingSteps(u); err != nil {
 			if errors.Is(err, ErrNoGradients) {
 				err = fmt.Errorf("%w: %w", err, driver.ErrUpdateUnsupported)
 			}
 			return err
 		}
-		m.train[u.Rule] = steps
+		m.train[key] = steps
 	}
 	if len(u.SlotNames()) > 0 && m.slots == nil {
 		return fmt.Errorf("%v keeps slots, but the machine was made without the optimizer's slots", u.Rule)
