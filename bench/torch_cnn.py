@@ -32,15 +32,25 @@ import time
 import torch
 
 
+VARIANTS = ("plain", "batchnorm")
+
+
 def build_model(dropout=1.0, variant="plain"):
     """The cifar10_cnn as a torch.nn.Sequential, its dropout rates scaled by
     dropout (0 makes them identities), without the final softmax (the loss
-    takes the logits). variant "plain" is the only model so far."""
-    if variant != "plain":
-        raise ValueError(f"unknown variant {variant!r}: only 'plain' is implemented")
+    takes the logits). variant "batchnorm" puts a BatchNorm2d with Keras'
+    BatchNormalization defaults (epsilon 1e-3, momentum 0.99, which is
+    PyTorch's momentum 0.01) between the first convolution and its ReLU, as
+    bench/cnnparity's --variant batchnorm does."""
     nn = torch.nn
+    if variant == "plain":
+        first = [nn.Conv2d(3, 32, 3, padding=1), nn.ReLU()]
+    elif variant == "batchnorm":
+        first = [nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32, eps=1e-3, momentum=0.01), nn.ReLU()]
+    else:
+        raise ValueError(f"unknown variant {variant!r}: want one of {', '.join(VARIANTS)}")
     return nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
+        *first,
         nn.Conv2d(32, 32, 3), nn.ReLU(),
         nn.MaxPool2d(2),
         nn.Dropout(0.25 * dropout),

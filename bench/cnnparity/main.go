@@ -1,18 +1,25 @@
 // Command cnnparity writes what bench/parity_cnn.py needs to check that
 // gokeras trains the Keras cifar10_cnn as PyTorch does: the model's initial
-// weights, a deterministic synthetic dataset, and the loss of each of its
-// SGD training steps.
+// weights, a deterministic synthetic dataset, the loss of each of its SGD
+// training steps, and the trained model's Predict outputs on one more batch.
 //
-//	go run ./bench/cnnparity --out DIR [--variant plain] [--steps 50] [--batch-size 32] [--lr 0.01] [--trajectory]
+//	go run ./bench/cnnparity --out DIR [--variant plain|batchnorm] [--steps 50] [--batch-size 32] [--lr 0.01] [--trajectory]
 //
 // The model is nn/cnn_test.go's cifar10CNN with every dropout rate 0
 // (layers.Dropout(0) is the identity, so both frameworks compute the same
 // function), seeded with model.SetSeed(1). DIR receives:
 //
-//	initial.safetensors  the weights before training (model.SaveWeights)
+//	initial.safetensors  the weights before training (model.SaveWeights;
+//	                     BatchNormalization's non-trainable moving_mean and
+//	                     moving_variance included)
 //	final.safetensors    the weights after the last step
 //	images.f32           steps·batch images (32, 32, 3), raw little-endian float32, in [0, 1)
 //	labels.f32           their one-hot labels (10), raw little-endian float32
+//	eval_images.f32      one more batch of images, the next samples of the
+//	                     same synthetic stream (not trained on)
+//	predict.f32          model.Predict's outputs (softmax, batch·10) on
+//	                     them after the last step: the inference graph,
+//	                     which normalizes with the moving statistics
 //	run.json             the settings, the layers with their weights' names
 //	                     and shapes, and each step's loss
 //	steps/step-NNNN.safetensors
@@ -29,9 +36,10 @@
 // batch size, so the recovered losses are exact to about 1e-13, far below
 // the 1e-5 the comparison allows; run.json keeps the means as well.
 //
-// --variant names the model: only "plain" (the cifar10_cnn) exists now. A
-// variant with a BatchNormalization after the first convolution is meant
-// to be added to newModel (and to parity_cnn.py's build) later.
+// --variant names the model: "plain" is the cifar10_cnn; "batchnorm" is
+// the same with a BatchNormalization (Keras' defaults: momentum 0.99,
+// epsilon 1e-3) between the first convolution, now without activation,
+// and a ReLU Activation layer (bench/torch_cnn.py's build_model has both).
 package main
 
 import (
@@ -54,29 +62,36 @@ import (
 )
 
 // variants lists the models --variant accepts.
-var variants = []string{"plain"}
+var variants = []string{"plain", "batchnorm"}
 
 // newModel builds the variant's model, dropout rates 0.
 func newModel(variant string) (*nn.Sequential, error) {
+	ls := []layers.Layer{layers.Input(32, 32, 3)}
 	switch variant {
 	case "plain":
-		return nn.NewSequential(
-			layers.Input(32, 32, 3),
-			layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU),
-			layers.Conv2D(32, 3, layers.ReLU),
-			layers.MaxPooling2D(),
-			layers.Dropout(0),
-			layers.Conv2D(64, 3, layers.Padding("same"), layers.ReLU),
-			layers.Conv2D(64, 3, layers.ReLU),
-			layers.MaxPooling2D(),
-			layers.Dropout(0),
-			layers.Flatten(),
-			layers.Dense(512, layers.ReLU),
-			layers.Dropout(0),
-			layers.Dense(10, layers.Softmax),
-		), nil
+		ls = append(ls, layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU))
+	case "batchnorm":
+		ls = append(ls,
+			layers.Conv2D(32, 3, layers.Padding("same")),
+			layers.BatchNormalization(),
+			layers.NewActivation(layers.ReLU))
+	default:
+		return nil, fmt.Errorf("--variant %q: unknown variant, want one of %q", variant, variants)
 	}
-	return nil, fmt.Errorf("--variant %q: unknown variant; only %q is implemented (a BatchNormalization-after-the-first-convolution variant is not yet)", variant, variants)
+	ls = append(ls,
+		layers.Conv2D(32, 3, layers.ReLU),
+		layers.MaxPooling2D(),
+		layers.Dropout(0),
+		layers.Conv2D(64, 3, layers.Padding("same"), layers.ReLU),
+		layers.Conv2D(64, 3, layers.ReLU),
+		layers.MaxPooling2D(),
+		layers.Dropout(0),
+		layers.Flatten(),
+		layers.Dense(512, layers.ReLU),
+		layers.Dropout(0),
+		layers.Dense(10, layers.Softmax),
+	)
+	return nn.NewSequential(ls...), nil
 }
 
 // stepLosses records each step's loss from the running means Fit reports.
@@ -147,8 +162,9 @@ func writeFloats(path string, v []float32) error {
 }
 
 type weightInfo struct {
-	Name  string `json:"name"` // the safetensors name, "conv2d/kernel"
-	Shape []int  `json:"shape"`
+	Name      string `json:"name"` // the safetensors name, "conv2d/kernel"
+	Shape     []int  `json:"shape"`
+	Trainable bool   `json:"trainable"` // false for moving_mean and moving_variance
 }
 
 type layerInfo struct {
@@ -174,6 +190,8 @@ type runInfo struct {
 	// Trajectory says steps/step-NNNN.safetensors hold the weights after
 	// each step 1..Steps-1.
 	Trajectory bool `json:"trajectory"`
+	// EvalSamples is how many images eval_images.f32 and predict.f32 hold.
+	EvalSamples int `json:"eval_samples"`
 }
 
 func run() error {
@@ -211,7 +229,14 @@ func run() error {
 	}
 
 	n := *steps * *batch
-	xs, ys := synthetic(n)
+	// One more batch of the same stream (synthetic draws sample by sample,
+	// so the first n are those of synthetic(n)) for Predict.
+	xs, ys := synthetic(n + *batch)
+	evalX := xs[n*32*32*3:]
+	xs, ys = xs[:n*32*32*3], ys[:n*10]
+	if err := writeFloats(filepath.Join(*out, "eval_images.f32"), evalX); err != nil {
+		return err
+	}
 	if err := writeFloats(filepath.Join(*out, "images.f32"), xs); err != nil {
 		return err
 	}
@@ -252,15 +277,26 @@ func run() error {
 	if err := model.SaveWeights(filepath.Join(*out, "final.safetensors")); err != nil {
 		return err
 	}
+	evalIn, err := nn.TensorInputs(tensor.New(tensor.WithShape(*batch, 32, 32, 3), tensor.WithBacking(evalX)))
+	if err != nil {
+		return err
+	}
+	pred, err := model.Predict(context.Background(), evalIn, nn.BatchSize(*batch))
+	if err != nil {
+		return err
+	}
+	if err := writeFloats(filepath.Join(*out, "predict.f32"), pred.Data().([]float32)); err != nil {
+		return err
+	}
 
 	info := runInfo{Variant: *variant, Seed: *seed, Steps: *steps, BatchSize: *batch, LearningRate: *lr, Device: *dev,
 		Samples: n, ImageShape: []int{32, 32, 3}, Classes: 10, Losses: rec.losses, RunningMeans: rec.means,
-		Trajectory: *trajectory,
+		Trajectory: *trajectory, EvalSamples: *batch,
 		LossMethod: "recovered from the running means of OnTrainBatchEnd's logs[\"loss\"]: (n_k*mean_k - n_(k-1)*mean_(k-1)) / batch"}
 	for _, l := range model.Layers() {
 		li := layerInfo{Name: l.Name(), Type: l.Type(), Weights: []weightInfo{}}
 		for _, p := range l.Params() {
-			li.Weights = append(li.Weights, weightInfo{Name: l.Name() + "/" + p.Name, Shape: p.Value.Shape().Clone()})
+			li.Weights = append(li.Weights, weightInfo{Name: l.Name() + "/" + p.Name, Shape: p.Value.Shape().Clone(), Trainable: !p.NonTrainable})
 		}
 		info.Layers = append(info.Layers, li)
 	}
