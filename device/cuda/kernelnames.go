@@ -20,10 +20,18 @@ const (
 	kPool        = "gk_pool"
 	kPoolGrad    = "gk_pool_grad"
 	kDropout     = "gk_dropout"
+	kNormSums    = "gk_norm_col_sums"
+	kNormFinish  = "gk_norm_col_finish"
+	kBatchNorm   = "gk_batch_norm"
+	kBatchNormDx = "gk_batch_norm_grad"
+	kLayerNorm   = "gk_layer_norm"
+	kGather      = "gk_gather"
+	kScatterAdd  = "gk_scatter_add"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
 var kernelNames = []string{
 	kBiasAct, kSoftmax, kActGrad, kSoftmaxGrad, kSumRows, kLoss, kLossGrad, kSGD, kMomentum, kAdam, kU8ToF32,
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
+	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
 }

@@ -16,7 +16,13 @@
 // kernels (patches, pooling and their gradients) are elementwise over their
 // output, one thread per value written: the gradients gather what each
 // input value receives rather than scatter with atomics, so they are
-// deterministic and add in the order package ops does.
+// deterministic and add in the order package ops does. The normalization
+// kernels work per column (batch normalization: column-tiled blocks over
+// splits of the rows, whose per-split sums in double a second kernel adds
+// in split order; see package internal/launch) or one block per row
+// (layer normalization). The embedding's kernels copy rows (gather) and
+// sum them per table row in index order (scatter-add, as a gather: no
+// atomics); both report the first index that names no row.
 
 #include <math.h>
 
@@ -606,6 +612,315 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, const flo
 		for (int j = 0; j < 4 && j < n - 4 * g; j++) {
 			int u = 4 * g + j;
 			y[u] = r[j] >= threshold ? x[u] * scale : 0.0f;
+		}
+	}
+}
+
+// Normalization kinds, numbered as ops.NormKind.
+#define NORM_COLUMN_MEAN 1
+#define NORM_COLUMN_VARIANCE 2
+#define NORM_BATCH 3
+#define NORM_BATCH_GRAD 4
+#define NORM_BATCH_GAMMA_GRAD 5
+#define NORM_LAYER 6
+#define NORM_LAYER_GRAD 7
+#define NORM_LAYER_GAMMA_GRAD 8
+
+// The normalization kernels compute as package ops does (ops' normalize and
+// layerNorm): sums in double, results rounded to float. The elementwise
+// formulas use the _rn intrinsics, which nvcc does not contract into fused
+// multiply-adds, so that they round as the CPU's separate operations do;
+// only the order of the sums differs from the CPU's.
+
+// gk_rstd is 1/√(variance+ε), in double (ops' rstd).
+__device__ __forceinline__ double gk_rstd(float variance, double eps) {
+	return 1.0 / sqrt(__dadd_rn((double)variance, eps));
+}
+
+// gk_block_sum_d is gk_block_sum in double, through shared memory s of
+// blockDim.x doubles.
+__device__ double gk_block_sum_d(double v, double *s) {
+	s[threadIdx.x] = v;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+		if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+		__syncthreads();
+	}
+	double r = s[0];
+	__syncthreads();
+	return r;
+}
+
+// gk_cols is a thread's place in a column-tiled launch (launch.Columns):
+// tile tw columns wide, splits of rps rows. The thread takes column col
+// and the rows r0 + lane, r0 + lane + lanes, ... below r1.
+struct gk_cols {
+	int col, lane, lanes, split, r0, r1;
+};
+
+__device__ __forceinline__ gk_cols gk_column_thread(int rows, int cols, int tw, int rps) {
+	int tiles = (cols + tw - 1) / tw;
+	gk_cols g;
+	g.split = blockIdx.x / tiles;
+	g.col = (blockIdx.x % tiles) * tw + threadIdx.x % tw;
+	g.lane = threadIdx.x / tw;
+	g.lanes = blockDim.x / tw;
+	g.r0 = g.split * rps;
+	g.r1 = min(rows, g.r0 + rps);
+	return g;
+}
+
+// gk_norm_col_sums: for each column, the sums over the rows of its split
+// that a per-column kind needs, in double, into part: sum a at
+// part[(2·split)·cols + col], sum b at part[(2·split+1)·cols + col].
+//
+//	NORM_COLUMN_MEAN       (x):                a = Σ x
+//	NORM_COLUMN_VARIANCE   (x, mean):          a = Σ (x-mean)²
+//	NORM_BATCH_GAMMA_GRAD  (x, mean, var, dy): a = Σ dy·(x-mean)·r, r = 1/√(var+ε)
+//	NORM_BATCH_GRAD        (x, mean, var, dy): a = Σ dy, b = Σ dy·x̂, x̂ = (x-mean)·r
+//	NORM_LAYER_GAMMA_GRAD  (x, dy, rowStats):  a = Σ dy·(x-μ)·ρ, with each row's
+//	                       mean μ and 1/√(variance+ε) ρ in rowStats (gk_layer_norm)
+//
+// Unused pointers may be NULL. Column-tiled (gk_column_thread); the lanes
+// of a column add their sums in shared memory, blockDim.x·2 doubles.
+extern "C" __global__ void gk_norm_col_sums(int kind, const float *x, const float *mean, const float *var, const float *dy,
+		const double *rowStats, int rows, int cols, double eps, int tw, int rps, double *part) {
+	extern __shared__ double sd[];
+	gk_cols g = gk_column_thread(rows, cols, tw, rps);
+	double a = 0.0, b = 0.0;
+	if (g.col < cols) {
+		double m = kind == NORM_COLUMN_VARIANCE || kind == NORM_BATCH_GRAD || kind == NORM_BATCH_GAMMA_GRAD ? (double)mean[g.col] : 0.0;
+		double rs = kind == NORM_BATCH_GRAD || kind == NORM_BATCH_GAMMA_GRAD ? gk_rstd(var[g.col], eps) : 0.0;
+		for (int r = g.r0 + g.lane; r < g.r1; r += g.lanes) {
+			size_t i = (size_t)r * cols + g.col;
+			double v = x[i];
+			switch (kind) {
+			case NORM_COLUMN_MEAN:
+				a += v;
+				break;
+			case NORM_COLUMN_VARIANCE: {
+				double d = v - m;
+				a = __dadd_rn(a, __dmul_rn(d, d));
+				break;
+			}
+			case NORM_BATCH_GAMMA_GRAD:
+				a = __dadd_rn(a, __dmul_rn(__dmul_rn((double)dy[i], v - m), rs));
+				break;
+			case NORM_BATCH_GRAD: {
+				double gy = dy[i];
+				a += gy;
+				b = __dadd_rn(b, __dmul_rn(gy, __dmul_rn(v - m, rs)));
+				break;
+			}
+			case NORM_LAYER_GAMMA_GRAD:
+				a = __dadd_rn(a, __dmul_rn(__dmul_rn((double)dy[i], v - rowStats[2 * r]), rowStats[2 * r + 1]));
+				break;
+			}
+		}
+	}
+	int t = threadIdx.x, n = blockDim.x;
+	sd[t] = a;
+	sd[n + t] = b;
+	__syncthreads();
+	for (int k = g.lanes / 2; k > 0; k >>= 1) {
+		if (g.lane < k) {
+			sd[t] += sd[t + k * tw];
+			sd[n + t] += sd[n + t + k * tw];
+		}
+		__syncthreads();
+	}
+	if (g.lane == 0 && g.col < cols) {
+		part[(size_t)(2 * g.split) * cols + g.col] = sd[t];
+		part[(size_t)(2 * g.split + 1) * cols + g.col] = sd[n + t];
+	}
+}
+
+// gk_norm_col_finish adds, per column, the sums of gk_norm_col_sums over
+// the splits, in split order, and finishes the kind: the mean or the
+// variance (a / rows) or the gamma gradient (a) into out; for
+// NORM_BATCH_GRAD it leaves the totals a and b at part[col] and
+// part[cols + col] for gk_batch_norm_grad. One thread per column.
+extern "C" __global__ void gk_norm_col_finish(int kind, double *part, int splits, int rows, int cols, float *out) {
+	GRID_STRIDE(c, cols) {
+		double a = 0.0, b = 0.0;
+		for (int s = 0; s < splits; s++) {
+			a += part[(size_t)(2 * s) * cols + c];
+			b += part[(size_t)(2 * s + 1) * cols + c];
+		}
+		switch (kind) {
+		case NORM_COLUMN_MEAN:
+		case NORM_COLUMN_VARIANCE:
+			out[c] = (float)(a / rows);
+			break;
+		case NORM_BATCH_GAMMA_GRAD:
+		case NORM_LAYER_GAMMA_GRAD:
+			out[c] = (float)a;
+			break;
+		default:
+			part[c] = a;
+			part[cols + c] = b;
+		}
+	}
+}
+
+// gk_batch_norm: y = x·scale + shift per column, scale = γ/√(var+ε) and
+// shift = β - scale·mean computed in double and rounded to float, as the
+// CPU does: the same bits as ops.NormForward(BatchNorm). Column-tiled:
+// each thread computes its column's scale and shift once.
+extern "C" __global__ void gk_batch_norm(const float *x, const float *mean, const float *var, const float *gamma,
+		const float *beta, int rows, int cols, double eps, int tw, int rps, float *y) {
+	gk_cols g = gk_column_thread(rows, cols, tw, rps);
+	if (g.col >= cols) return;
+	double s = __dmul_rn((double)gamma[g.col], gk_rstd(var[g.col], eps));
+	float scale = (float)s, shift = (float)__dsub_rn((double)beta[g.col], __dmul_rn(s, (double)mean[g.col]));
+	for (int r = g.r0 + g.lane; r < g.r1; r += g.lanes) {
+		size_t i = (size_t)r * cols + g.col;
+		y[i] = __fadd_rn(__fmul_rn(x[i], scale), shift);
+	}
+}
+
+// gk_batch_norm_grad: dx = γ·r·dy with fixed statistics (sums NULL; the
+// CPU's bits), or with the batch's own γ·r·(dy - [Σdy + x̂·Σdy·x̂]/rows),
+// the column totals Σdy and Σdy·x̂ at sums[col] and sums[cols + col]
+// (gk_norm_col_finish). Column-tiled.
+extern "C" __global__ void gk_batch_norm_grad(const float *x, const float *mean, const float *var, const float *gamma,
+		const float *dy, const double *sums, int rows, int cols, double eps, int tw, int rps, float *dx) {
+	gk_cols g = gk_column_thread(rows, cols, tw, rps);
+	if (g.col >= cols) return;
+	double rs = gk_rstd(var[g.col], eps), m = mean[g.col], gr = __dmul_rn((double)gamma[g.col], rs);
+	double sumDy = sums ? sums[g.col] : 0.0, sumDyXhat = sums ? sums[cols + g.col] : 0.0;
+	for (int r = g.r0 + g.lane; r < g.r1; r += g.lanes) {
+		size_t i = (size_t)r * cols + g.col;
+		double v = dy[i];
+		if (sums) {
+			double xhat = __dmul_rn((double)x[i] - m, rs);
+			v = __dsub_rn(v, __dadd_rn(sumDy, __dmul_rn(xhat, sumDyXhat)) / rows);
+		}
+		dx[i] = (float)__dmul_rn(gr, v);
+	}
+}
+
+// gk_layer_norm: per row of x, its mean μ and ρ = 1/√(variance+ε) (biased,
+// as ops' rowMoments), then
+//
+//	NORM_LAYER             (x, gamma, beta): out = γ·(x-μ)·ρ + β
+//	NORM_LAYER_GRAD        (x, gamma, dy):   out = ρ·(g - [Σg + x̂·Σg·x̂]/cols), g = γ·dy
+//	NORM_LAYER_GAMMA_GRAD  (x):              rowStats[2r] = μ, rowStats[2r+1] = ρ,
+//	                       for gk_norm_col_sums; out is not written
+//
+// b is beta or dy. One block per row (a power of two threads, shared
+// memory blockDim.x doubles), sums in double.
+extern "C" __global__ void gk_layer_norm(int kind, const float *x, const float *gamma, const float *b, int rows, int cols,
+		double eps, float *out, double *rowStats) {
+	extern __shared__ double sd[];
+	for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *xr = x + (size_t)r * cols;
+		double sum = 0.0;
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) sum += xr[j];
+		double mu = gk_block_sum_d(sum, sd) / cols;
+		double ss = 0.0;
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+			double d = xr[j] - mu;
+			ss = __dadd_rn(ss, __dmul_rn(d, d));
+		}
+		double rho = 1.0 / sqrt(__dadd_rn(gk_block_sum_d(ss, sd) / cols, eps));
+		if (kind == NORM_LAYER_GAMMA_GRAD) {
+			if (threadIdx.x == 0) {
+				rowStats[2 * r] = mu;
+				rowStats[2 * r + 1] = rho;
+			}
+			continue;
+		}
+		const float *br = b + (size_t)r * cols;
+		float *o = out + (size_t)r * cols;
+		if (kind == NORM_LAYER) {
+			for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+				double v = __dmul_rn(__dmul_rn((double)gamma[j], xr[j] - mu), rho);
+				o[j] = (float)__dadd_rn(v, (double)b[j]);
+			}
+			continue;
+		}
+		double sg = 0.0, sgx = 0.0;
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+			double g = __dmul_rn((double)gamma[j], (double)br[j]);
+			sg += g;
+			sgx = __dadd_rn(sgx, __dmul_rn(__dmul_rn(g, xr[j] - mu), rho));
+		}
+		sg = gk_block_sum_d(sg, sd);
+		sgx = gk_block_sum_d(sgx, sd);
+		for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+			double g = __dmul_rn((double)gamma[j], (double)br[j]);
+			double xhat = __dmul_rn(xr[j] - mu, rho);
+			o[j] = (float)__dmul_rn(rho, __dsub_rn(g, __dadd_rn(sg, __dmul_rn(xhat, sgx)) / cols));
+		}
+	}
+}
+
+// gk_row_index reads an embedding index: a whole number in [0, rows)
+// names that row of the table; anything else gives -1 (ops' rowIndex,
+// compared in double as the CPU does).
+__device__ __forceinline__ int gk_row_index(float v, int rows) {
+	double d = v;
+	if (d != trunc(d) || d < 0.0 || d >= (double)rows) return -1;
+	return (int)d;
+}
+
+// gk_flag_index records that position i holds v, which is not an index,
+// in *bad: the position in the high word and v's bits in the low one, so
+// that atomicMin keeps the first position (the host sets *bad to all ones
+// and decodes it: launch.IndexError).
+__device__ __forceinline__ void gk_flag_index(unsigned long long *bad, int i, float v) {
+	atomicMin(bad, (unsigned long long)(unsigned int)i << 32 | __float_as_uint(v));
+}
+
+// gk_gather: out (m × n) = the rows of table (rows × n) at the m indices
+// idx (ops.GatherForward). A bad index is flagged in *bad (gk_flag_index)
+// and its output row set to NaN; the table is never read outside it. One
+// thread per value of out.
+extern "C" __global__ void gk_gather(const float *table, const float *idx, float *out, int m, int n, int rows,
+		unsigned long long *bad) {
+	GRID_STRIDE(i, m * n) {
+		int p = i / n, c = i % n;
+		float v = idx[p];
+		int r = gk_row_index(v, rows);
+		if (r < 0) {
+			if (c == 0) gk_flag_index(bad, p, v);
+			out[i] = NAN;
+			continue;
+		}
+		out[i] = table[(size_t)r * n + c];
+	}
+}
+
+// gk_scatter_add: out (rows × n) = the gradient of gk_gather's table given
+// dy (m × n), the gradient of its output: row r of out is the sum of the
+// rows of dy whose index is r (ops.ScatterAddForward), added in index
+// order from 0, as the CPU adds them, so the result is the CPU's to the
+// bit. out must be zero beforehand (the host clears it): only the rows
+// some index names are written. A gather, without atomics: one block per
+// position p (grid-stride), which sums when p is the first position of its
+// index, each thread over some of the n columns. Its work grows as m²
+// (each block reads the indices before and after it), not with the table's
+// rows: m, the number of indices (batch × sequence length), is small. A
+// bad index is flagged in *bad (gk_flag_index) and left out.
+extern "C" __global__ void gk_scatter_add(const float *idx, const float *dy, float *out, int m, int n, int rows,
+		unsigned long long *bad) {
+	for (int p = blockIdx.x; p < m; p += gridDim.x) {
+		float v = idx[p];
+		int r = gk_row_index(v, rows);
+		if (r < 0) {
+			if (threadIdx.x == 0) gk_flag_index(bad, p, v);
+			continue;
+		}
+		bool first = true;
+		for (int q = 0; q < p && first; q++) first = idx[q] != v;
+		if (!first) continue;
+		for (int c = threadIdx.x; c < n; c += blockDim.x) {
+			float sum = 0.0f;
+			for (int q = p; q < m; q++) {
+				if (idx[q] == v) sum += dy[(size_t)q * n + c];
+			}
+			out[(size_t)r * n + c] = sum;
 		}
 	}
 }

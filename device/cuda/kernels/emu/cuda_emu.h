@@ -11,6 +11,7 @@
 #include <barrier>
 #include <math.h>
 #include <cstddef>
+#include <cstring>
 
 struct dim3 {
 	unsigned int x = 1, y = 1, z = 1;
@@ -35,6 +36,28 @@ inline int atomicMin(int *p, int v) {
 	while (v < old && !a.compare_exchange_weak(old, v)) {
 	}
 	return old;
+}
+
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
+	std::atomic_ref<unsigned long long> a(*p);
+	unsigned long long old = a.load();
+	while (v < old && !a.compare_exchange_weak(old, v)) {
+	}
+	return old;
+}
+
+// Arithmetic rounded to nearest that nvcc never contracts into fused
+// multiply-adds; the host compiler, without -mfma, contracts nothing.
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+
+inline unsigned int __float_as_uint(float f) {
+	unsigned int u;
+	memcpy(&u, &f, sizeof u);
+	return u;
 }
 
 // CUDA's integer min and max, and the high word of a 32×32-bit product.

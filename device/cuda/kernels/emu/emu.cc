@@ -16,24 +16,28 @@ double sd[1 << 13];
 #include "kernels_cu.h"
 
 // run executes kernel(grid, block): the blocks in order, each block's
-// threads concurrently.
+// threads concurrently. The block's OS threads are started once and run
+// every block in turn, meeting at the block barrier between blocks.
 static void run(int grid, int block, const std::function<void()> &kernel) {
 	gridDim.x = grid;
 	blockDim.x = block;
-	for (int b = 0; b < grid; b++) {
-		blockIdx.x = b;
-		std::barrier<> bar(block);
-		emu_block_barrier = &bar;
-		std::vector<std::thread> threads;
-		threads.reserve(block);
-		for (int t = 0; t < block; t++) {
-			threads.emplace_back([t, &kernel] {
-				threadIdx.x = t;
+	blockIdx.x = 0;
+	std::barrier<> bar(block);
+	emu_block_barrier = &bar;
+	std::vector<std::thread> threads;
+	threads.reserve(block);
+	for (int t = 0; t < block; t++) {
+		threads.emplace_back([t, grid, &kernel, &bar] {
+			threadIdx.x = t;
+			for (int b = 0; b < grid; b++) {
 				kernel();
-			});
-		}
-		for (auto &th : threads) th.join();
+				bar.arrive_and_wait(); // every thread is done with block b
+				if (t == 0) blockIdx.x = b + 1;
+				bar.arrive_and_wait(); // and sees the next block's index
+			}
+		});
 	}
+	for (auto &th : threads) th.join();
 }
 
 extern "C" {
@@ -89,5 +93,33 @@ void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy
 void emu_dropout(int g, int b, const float *x, float *y, int n, const float *step, unsigned int keyLo, unsigned int keyHi,
 		unsigned int threshold, float scale) {
 	run(g, b, [=] { gk_dropout(x, y, n, step, keyLo, keyHi, threshold, scale); });
+}
+
+void emu_norm_col_sums(int g, int b, int kind, const float *x, const float *mean, const float *var, const float *dy,
+		const double *rowStats, int rows, int cols, double eps, int tw, int rps, double *part) {
+	run(g, b, [=] { gk_norm_col_sums(kind, x, mean, var, dy, rowStats, rows, cols, eps, tw, rps, part); });
+}
+void emu_norm_col_finish(int g, int b, int kind, double *part, int splits, int rows, int cols, float *out) {
+	run(g, b, [=] { gk_norm_col_finish(kind, part, splits, rows, cols, out); });
+}
+void emu_batch_norm(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *beta,
+		int rows, int cols, double eps, int tw, int rps, float *y) {
+	run(g, b, [=] { gk_batch_norm(x, mean, var, gamma, beta, rows, cols, eps, tw, rps, y); });
+}
+void emu_batch_norm_grad(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *dy,
+		const double *sums, int rows, int cols, double eps, int tw, int rps, float *dx) {
+	run(g, b, [=] { gk_batch_norm_grad(x, mean, var, gamma, dy, sums, rows, cols, eps, tw, rps, dx); });
+}
+void emu_layer_norm(int g, int b, int kind, const float *x, const float *gamma, const float *bb, int rows, int cols, double eps,
+		float *out, double *rowStats) {
+	run(g, b, [=] { gk_layer_norm(kind, x, gamma, bb, rows, cols, eps, out, rowStats); });
+}
+void emu_gather(int g, int b, const float *table, const float *idx, float *out, int m, int n, int rows,
+		unsigned long long *bad) {
+	run(g, b, [=] { gk_gather(table, idx, out, m, n, rows, bad); });
+}
+void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows,
+		unsigned long long *bad) {
+	run(g, b, [=] { gk_scatter_add(idx, dy, out, m, n, rows, bad); });
 }
 }

@@ -31,11 +31,20 @@ package emu
 // void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win);
 // void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win);
 // void emu_dropout(int g, int b, const float *x, float *y, int n, const float *step, unsigned int keyLo, unsigned int keyHi, unsigned int threshold, float scale);
+// void emu_norm_col_sums(int g, int b, int kind, const float *x, const float *mean, const float *var, const float *dy, const double *rowStats, int rows, int cols, double eps, int tw, int rps, double *part);
+// void emu_norm_col_finish(int g, int b, int kind, double *part, int splits, int rows, int cols, float *out);
+// void emu_batch_norm(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *beta, int rows, int cols, double eps, int tw, int rps, float *y);
+// void emu_batch_norm_grad(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *dy, const double *sums, int rows, int cols, double eps, int tw, int rps, float *dx);
+// void emu_layer_norm(int g, int b, int kind, const float *x, const float *gamma, const float *bb, int rows, int cols, double eps, float *out, double *rowStats);
+// void emu_gather(int g, int b, const float *table, const float *idx, float *out, int m, int n, int rows, unsigned long long *bad);
+// void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows, unsigned long long *bad);
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
 
+	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/ops"
 )
 
@@ -141,4 +150,96 @@ func PoolGrad(l Launch, kind ops.PoolKind, w ops.Window, x, y, dy, dx []float32)
 func Dropout(l Launch, p ops.DropoutParams, stepValues [2]float32, x, y []float32) {
 	C.emu_dropout(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(len(x)), f(stepValues[:]),
 		C.uint(uint32(p.Key)), C.uint(uint32(p.Key>>32)), C.uint(p.Threshold()), C.float(p.Scale()))
+}
+
+func d(s []float64) *C.double {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&s[0]))
+}
+
+// NormLaunch is how Norm launches a Norm step's kernels: the column-tiled
+// ones (gk_norm_col_sums, gk_batch_norm, gk_batch_norm_grad) as Columns,
+// gk_layer_norm as Rows (one block per row; Block a power of two), and
+// gk_norm_col_finish as Finish (one thread per column).
+type NormLaunch struct {
+	Columns      launch.Columns
+	Rows, Finish Launch
+}
+
+// Norm runs the kernels of a Norm step in the order device/cuda launches
+// them: out = ops.NormForward(kind, p, rows, cols, in). The scratch the
+// GPU keeps on the device is host memory here.
+func Norm(l NormLaunch, kind ops.NormKind, p ops.NormParams, rows, cols int, in [][]float32, out []float32) error {
+	o, err := launch.NormInputs(kind, in)
+	if err != nil {
+		return err
+	}
+	c := l.Columns
+	if c.Rows != rows || c.Cols != cols {
+		return fmt.Errorf("column launch for %d×%d, the step is %d×%d", c.Rows, c.Cols, rows, cols)
+	}
+	eps, k := C.double(p.Epsilon), C.int(kind)
+	cg, cb, tw, rps := C.int(c.Grid()), C.int(c.Block), C.int(c.Tile), C.int(c.RowsPerSplit)
+	part := make([]float64, c.SumDoubles())
+	sums := func(rowStats []float64) {
+		C.emu_norm_col_sums(cg, cb, k, f(o.X), f(o.Mean), f(o.Variance), f(o.DY), d(rowStats), C.int(rows), C.int(cols), eps, tw, rps, d(part))
+		C.emu_norm_col_finish(C.int(l.Finish.Grid), C.int(l.Finish.Block), k, d(part), C.int(c.Splits), C.int(rows), C.int(cols), f(out))
+	}
+	layer := func(b []float32, rowStats []float64) {
+		C.emu_layer_norm(C.int(l.Rows.Grid), C.int(l.Rows.Block), k, f(o.X), f(o.Gamma), f(b), C.int(rows), C.int(cols), eps, f(out), d(rowStats))
+	}
+	switch kind {
+	case ops.ColumnMean, ops.ColumnVariance, ops.BatchNormGammaGrad:
+		sums(nil)
+	case ops.BatchNorm:
+		C.emu_batch_norm(cg, cb, f(o.X), f(o.Mean), f(o.Variance), f(o.Gamma), f(o.Beta), C.int(rows), C.int(cols), eps, tw, rps, f(out))
+	case ops.BatchNormGrad:
+		var totals []float64
+		if p.BatchStats {
+			sums(nil)
+			totals = part
+		}
+		C.emu_batch_norm_grad(cg, cb, f(o.X), f(o.Mean), f(o.Variance), f(o.Gamma), f(o.DY), d(totals), C.int(rows), C.int(cols), eps, tw, rps, f(out))
+	case ops.LayerNorm:
+		layer(o.Beta, nil)
+	case ops.LayerNormGrad:
+		layer(o.DY, nil)
+	case ops.LayerNormGammaGrad:
+		rowStats := make([]float64, 2*rows)
+		layer(nil, rowStats)
+		sums(rowStats)
+	}
+	return nil
+}
+
+// Gather runs gk_gather: out (len(idx) × n) = the rows of table (rows × n,
+// n = len(table)/rows) at idx, or the *ops.IndexError of the first bad
+// index it flagged.
+func Gather(l Launch, rows int, table, idx, out []float32) error {
+	n := len(table) / rows
+	bad := C.ulonglong(launch.NoBadIndex)
+	C.emu_gather(C.int(l.Grid), C.int(l.Block), f(table), f(idx), f(out), C.int(len(idx)), C.int(n), C.int(rows), &bad)
+	return indexError(uint64(bad), rows)
+}
+
+// ScatterAdd clears out (rows × n), as device/cuda does before the launch,
+// and runs gk_scatter_add: out = the gradient of Gather's table given dy
+// (len(idx) × n), or the *ops.IndexError of the first bad index it flagged.
+func ScatterAdd(l Launch, rows int, idx, dy, out []float32) error {
+	n := len(out) / rows
+	clear(out)
+	bad := C.ulonglong(launch.NoBadIndex)
+	C.emu_scatter_add(C.int(l.Grid), C.int(l.Block), f(idx), f(dy), f(out), C.int(len(idx)), C.int(n), C.int(rows), &bad)
+	return indexError(uint64(bad), rows)
+}
+
+// indexError is launch.IndexError as an error: nil, not a nil
+// *ops.IndexError, when there is none.
+func indexError(word uint64, rows int) error {
+	if e := launch.IndexError(word, rows); e != nil {
+		return e
+	}
+	return nil
 }
