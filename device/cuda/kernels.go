@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/cu"
 )
@@ -279,4 +280,152 @@ func (k *kernels) dropout(s cu.Stream, x, step, y cu.DevicePtr, n int, p ops.Dro
 	}
 	return k.launch(s, kDropout, elemGrid((n+3)/4), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(n), ptrArg(step),
 		uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), uint64(p.Threshold()), floatArg(p.Scale()))
+}
+
+// doubleArg is a double kernel parameter.
+func doubleArg(f float64) uint64 { return math.Float64bits(f) }
+
+// scratch is device memory that the kernels of one step pass between
+// their launches (per-split column sums, rows' moments). The steps of a
+// machine's stream run one after another, so they all share one, grown
+// when a step needs more.
+type scratch struct {
+	g     *gpu
+	p     cu.DevicePtr
+	bytes int64
+}
+
+// get returns at least bytes of scratch; call it inside g.do. Growing it
+// waits for stream s, whose queued kernels may still use the old memory,
+// before freeing that.
+func (sc *scratch) get(s cu.Stream, bytes int64) (cu.DevicePtr, error) {
+	if bytes <= sc.bytes {
+		return sc.p, nil
+	}
+	if sc.p != 0 {
+		if err := s.Synchronize(); err != nil {
+			return 0, fmt.Errorf("%s: waiting for the stream to grow the scratch memory: %w", sc.g.short(), err)
+		}
+		if err := sc.free(); err != nil {
+			return 0, err
+		}
+	}
+	p, err := sc.g.alloc(bytes)
+	if err != nil {
+		return 0, fmt.Errorf("scratch memory for the normalization kernels: %w", err)
+	}
+	sc.p, sc.bytes = p, bytes
+	return p, nil
+}
+
+// free releases the scratch; call it inside g.do.
+func (sc *scratch) free() error {
+	err := free(sc.p)
+	sc.p, sc.bytes = 0, 0
+	return err
+}
+
+// norm runs a Norm step (ops.NormForward): out = the normalization kind
+// of the rows × cols matrix in[0], its other inputs in[1:] in the order
+// ops.NormKind lists them. Per-column results (the column moments, the
+// gamma gradients) are column-tiled sums (gk_norm_col_sums over the
+// launch.ForColumns splits, in sc, then gk_norm_col_finish); batch
+// normalization and its gradient are column-tiled elementwise kernels;
+// layer normalization, its gradient and the rows' moments for its gamma
+// gradient are one block per row (gk_layer_norm).
+func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormParams, rows, cols int, in []cu.DevicePtr, out cu.DevicePtr) error {
+	o, err := launch.NormInputs(kind, in)
+	if err != nil {
+		return err
+	}
+	if err := fits32(kind.String()+" normalization", max(rows*cols, 2*rows)); err != nil || rows == 0 || cols == 0 {
+		return err
+	}
+	c := launch.ForColumns(rows, cols)
+	eps := doubleArg(p.Epsilon)
+	// shape is the trailing arguments of the column-tiled kernels but the
+	// output: rows, cols, eps, the tile and the rows per split.
+	shape := []uint64{intArg(rows), intArg(cols), eps, intArg(c.Tile), intArg(c.RowsPerSplit)}
+	sums := func(part, rowStats cu.DevicePtr) error {
+		args := append([]uint64{intArg(int(kind)), ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.DY), ptrArg(rowStats)}, shape...)
+		if err := k.launch(s, kNormSums, c.Grid(), c.Block, c.SharedBytes(), append(args, ptrArg(part))...); err != nil {
+			return err
+		}
+		return k.launch(s, kNormFinish, elemGrid(cols), elemBlock, 0,
+			intArg(int(kind)), ptrArg(part), intArg(c.Splits), intArg(rows), intArg(cols), ptrArg(out))
+	}
+	layer := func(b, rowStats cu.DevicePtr) error {
+		block := rowBlock(cols)
+		return k.launch(s, kLayerNorm, min(rows, 65535), block, block*8, intArg(int(kind)), ptrArg(o.X), ptrArg(o.Gamma), ptrArg(b),
+			intArg(rows), intArg(cols), eps, ptrArg(out), ptrArg(rowStats))
+	}
+	sumBytes := int64(c.SumDoubles()) * 8
+	switch kind {
+	case ops.ColumnMean, ops.ColumnVariance, ops.BatchNormGammaGrad:
+		part, err := sc.get(s, sumBytes)
+		if err != nil {
+			return err
+		}
+		return sums(part, 0)
+	case ops.BatchNorm:
+		args := append([]uint64{ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.Gamma), ptrArg(o.Beta)}, shape...)
+		return k.launch(s, kBatchNorm, c.Grid(), c.Block, 0, append(args, ptrArg(out))...)
+	case ops.BatchNormGrad:
+		var totals cu.DevicePtr // none with fixed statistics
+		if p.BatchStats {
+			if totals, err = sc.get(s, sumBytes); err != nil {
+				return err
+			}
+			if err := sums(totals, 0); err != nil {
+				return err
+			}
+		}
+		args := append([]uint64{ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.Gamma), ptrArg(o.DY), ptrArg(totals)}, shape...)
+		return k.launch(s, kBatchNormDx, c.Grid(), c.Block, 0, append(args, ptrArg(out))...)
+	case ops.LayerNorm:
+		return layer(o.Beta, 0)
+	case ops.LayerNormGrad:
+		return layer(o.DY, 0)
+	case ops.LayerNormGammaGrad:
+		// The rows' moments, two doubles a row, then the column sums.
+		mem, err := sc.get(s, int64(rows)*16+sumBytes)
+		if err != nil {
+			return err
+		}
+		if err := layer(0, mem); err != nil {
+			return err
+		}
+		return sums(mem+cu.DevicePtr(rows*16), mem)
+	}
+	return fmt.Errorf("no CUDA kernel for the normalization %v", kind)
+}
+
+// gather: out (m × n) = the rows of table (rows × n) at the m indices
+// idx (ops.GatherForward). The first bad index is flagged in the word at
+// bad (launch.IndexError), which must hold launch.NoBadIndex beforehand.
+func (k *kernels) gather(s cu.Stream, table, idx, out cu.DevicePtr, m, rows, n int, bad cu.DevicePtr) error {
+	if err := fits32("gather", max(m*n, rows*n)); err != nil || m*n == 0 {
+		return err
+	}
+	return k.launch(s, kGather, elemGrid(m*n), elemBlock, 0,
+		ptrArg(table), ptrArg(idx), ptrArg(out), intArg(m), intArg(n), intArg(rows), ptrArg(bad))
+}
+
+// scatterAdd: out (rows × n) = the table's gradient given the m indices
+// idx and dy (m × n), the gradient of gather's output
+// (ops.ScatterAddForward): out is cleared, then gk_scatter_add sums each
+// index's rows of dy into its row, one block per position. bad as for
+// gather.
+func (k *kernels) scatterAdd(s cu.Stream, idx, dy, out cu.DevicePtr, m, rows, n int, bad cu.DevicePtr) error {
+	if err := fits32("scatter-add", max(m*n, rows*n)); err != nil || rows*n == 0 {
+		return err
+	}
+	if err := cu.MemsetD32Async(out, 0, int64(rows*n), s); err != nil {
+		return fmt.Errorf("clearing the table's gradient: %w", err)
+	}
+	if m == 0 {
+		return nil
+	}
+	return k.launch(s, kScatterAdd, min(m, 65535), rowBlock(n), 0,
+		ptrArg(idx), ptrArg(dy), ptrArg(out), intArg(m), intArg(n), intArg(rows), ptrArg(bad))
 }

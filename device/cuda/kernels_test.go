@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
@@ -476,5 +477,180 @@ func TestDropoutMatchesCPU(t *testing.T) {
 		y := h.zeros(n)
 		h.do(func() error { return h.k.dropout(h.s, xd, h.upload(sv[:]), y, n, tc.p) })
 		bitIdentical(t, fmt.Sprintf("dropout %v at step %d", tc.p.Rate, tc.step), h.download(y, n), want)
+	}
+}
+
+// normInputs makes the inputs of kind for rows × cols: x off centre,
+// positive variances, and with batch statistics x's own column mean and
+// variance, as in training.
+func normInputs(rng *rand.Rand, kind ops.NormKind, p ops.NormParams, rows, cols int) [][]float32 {
+	x := randn(rng, rows*cols, 2)
+	for i := range x {
+		x[i] += 3
+	}
+	mean, variance := randn(rng, cols, 1), randn(rng, cols, 1)
+	for i := range variance {
+		variance[i] = variance[i]*variance[i] + 0.1
+	}
+	if p.BatchStats {
+		ops.NormForward(ops.ColumnMean, p, rows, cols, [][]float32{x}, mean)
+		ops.NormForward(ops.ColumnVariance, p, rows, cols, [][]float32{x, mean}, variance)
+	}
+	gamma, beta, dy := randn(rng, cols, 1), randn(rng, cols, 1), randn(rng, rows*cols, 1)
+	switch kind {
+	case ops.ColumnMean:
+		return [][]float32{x}
+	case ops.ColumnVariance:
+		return [][]float32{x, mean}
+	case ops.BatchNorm:
+		return [][]float32{x, mean, variance, gamma, beta}
+	case ops.BatchNormGrad:
+		return [][]float32{x, mean, variance, gamma, dy}
+	case ops.BatchNormGammaGrad:
+		return [][]float32{x, mean, variance, dy}
+	case ops.LayerNorm:
+		return [][]float32{x, gamma, beta}
+	case ops.LayerNormGrad:
+		return [][]float32{x, gamma, dy}
+	case ops.LayerNormGammaGrad:
+		return [][]float32{x, dy}
+	}
+	panic(fmt.Sprintf("no inputs for %v", kind))
+}
+
+// TestNormKernelsMatchCPU runs every normalization kind on the GPU over
+// small, odd and large shapes (the largest splits the rows over 256
+// blocks and grows the scratch) and compares with ops.NormForward:
+// within 1e-6 for the forward ops, 1e-5 for the gradients, and to the
+// bit where the kernels round as the CPU does.
+func TestNormKernelsMatchCPU(t *testing.T) {
+	h := newHarness(t)
+	sc := &scratch{g: h.g}
+	t.Cleanup(func() { h.do(sc.free) })
+	rng := rand.New(rand.NewPCG(10, 10))
+	shapes := [][2]int{{1, 1}, {1, 7}, {9, 1}, {33, 17}, {300, 20}, {40, 300}, {32768, 32}, {8192, 64}}
+	cases := []struct {
+		kind  ops.NormKind
+		p     ops.NormParams
+		tol   float64
+		exact bool
+	}{
+		{ops.ColumnMean, ops.NormParams{}, 1e-6, false},
+		{ops.ColumnVariance, ops.NormParams{}, 1e-6, false},
+		{ops.BatchNorm, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, 1e-6, true},
+		{ops.BatchNormGrad, ops.NormParams{Epsilon: 1e-3}, 1e-5, true},
+		{ops.BatchNormGrad, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, 1e-5, false},
+		{ops.BatchNormGammaGrad, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, 1e-5, false},
+		{ops.LayerNorm, ops.NormParams{Epsilon: 1e-3}, 1e-6, false},
+		{ops.LayerNormGrad, ops.NormParams{Epsilon: 1e-3}, 1e-5, false},
+		{ops.LayerNormGammaGrad, ops.NormParams{Epsilon: 1e-5}, 1e-5, false},
+	}
+	for _, tc := range cases {
+		for _, shape := range shapes {
+			rows, cols := shape[0], shape[1]
+			what := fmt.Sprintf("%v (batch statistics %t) on %d×%d", tc.kind, tc.p.BatchStats, rows, cols)
+			in := normInputs(rng, tc.kind, tc.p, rows, cols)
+			n := rows * cols
+			if tc.kind == ops.ColumnMean || tc.kind == ops.ColumnVariance || tc.kind == ops.BatchNormGammaGrad || tc.kind == ops.LayerNormGammaGrad {
+				n = cols
+			}
+			want := make([]float32, n)
+			ops.NormForward(tc.kind, tc.p, rows, cols, in, want)
+			args := make([]cu.DevicePtr, len(in))
+			for i, v := range in {
+				args[i] = h.upload(v)
+			}
+			nan := make([]float32, n)
+			for i := range nan {
+				nan[i] = float32(math.NaN()) // every value must be written
+			}
+			out := h.upload(nan)
+			h.do(func() error { return h.k.norm(h.s, sc, tc.kind, tc.p, rows, cols, args, out) })
+			got := h.download(out, n)
+			if tc.exact && !goFusesMultiplyAdds {
+				bitIdentical(t, what, got, want)
+			} else {
+				sameValues(t, what, got, want, tc.tol)
+			}
+		}
+	}
+}
+
+// indexWord uploads a bad-index word holding launch.NoBadIndex.
+func (h *harness) indexWord() cu.DevicePtr {
+	none := math.Float32frombits(math.MaxUint32)
+	return h.upload([]float32{none, none})
+}
+
+// indexError downloads a bad-index word as the error it encodes.
+func (h *harness) indexError(word cu.DevicePtr, rows int) *ops.IndexError {
+	w := h.download(word, 2)
+	return launch.IndexError(uint64(math.Float32bits(w[1]))<<32|uint64(math.Float32bits(w[0])), rows)
+}
+
+func TestGatherAndScatterAddMatchCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, tc := range []struct{ m, rows, n int }{
+		{1, 1, 1},
+		{12, 20, 8},       // Embedding(20, 8) on 2 samples of 6
+		{50, 7, 33},       // many repeats, odd widths
+		{3200, 20000, 64}, // batch × sequence length into a vocabulary
+	} {
+		what := fmt.Sprintf("%d indices into %d×%d", tc.m, tc.rows, tc.n)
+		table, dy := randn(rng, tc.rows*tc.n, 1), randn(rng, tc.m*tc.n, 1)
+		idx := make([]float32, tc.m)
+		for i := range idx {
+			idx[i] = float32(rng.IntN(min(tc.rows, 2*tc.m))) // repeats even in a large table
+		}
+		idx[0] = float32(tc.rows - 1)
+		want := make([]float32, tc.m*tc.n)
+		if err := ops.GatherForward(tc.rows, tc.n, table, idx, want); err != nil {
+			t.Fatal(err)
+		}
+		wantDt := make([]float32, tc.rows*tc.n)
+		if err := ops.ScatterAddForward(tc.rows, tc.n, idx, dy, wantDt); err != nil {
+			t.Fatal(err)
+		}
+		idxd, bad := h.upload(idx), h.indexWord()
+		out := h.zeros(len(want))
+		h.do(func() error { return h.k.gather(h.s, h.upload(table), idxd, out, tc.m, tc.rows, tc.n, bad) })
+		bitIdentical(t, what+": gather", h.download(out, len(want)), want)
+		nan := make([]float32, len(wantDt))
+		for i := range nan {
+			nan[i] = float32(math.NaN()) // rows no index names must be cleared
+		}
+		dt := h.upload(nan)
+		h.do(func() error { return h.k.scatterAdd(h.s, idxd, h.upload(dy), dt, tc.m, tc.rows, tc.n, bad) })
+		bitIdentical(t, what+": scatter-add", h.download(dt, len(wantDt)), wantDt)
+		if e := h.indexError(bad, tc.rows); e != nil {
+			t.Errorf("%s: valid indices flagged: %v", what, e)
+		}
+	}
+}
+
+func TestBadIndexIsFlagged(t *testing.T) {
+	h := newHarness(t)
+	const rows, n = 4, 3
+	table, dy := h.zeros(rows*n), h.zeros(6*n)
+	for _, idx := range [][]float32{
+		{0, 1, -1, 3, 2, 1},
+		{0, 1, 2, 3, 4, 1},
+		{0, 2.5, 1, 3, 2, 1},
+		{float32(math.NaN()), 1, 2, 3, 0, 1},
+		{0, 1, 2, 7, -3, 1}, // the first is reported
+	} {
+		want := ops.GatherForward(rows, n, make([]float32, rows*n), idx, make([]float32, len(idx)*n))
+		idxd := h.upload(idx)
+		bad := h.indexWord()
+		h.do(func() error { return h.k.gather(h.s, table, idxd, h.zeros(len(idx)*n), len(idx), rows, n, bad) })
+		if got := h.indexError(bad, rows); got == nil || got.Error() != want.Error() {
+			t.Errorf("gather of %v: %v, the CPU gives %v", idx, got, want)
+		}
+		bad = h.indexWord()
+		h.do(func() error { return h.k.scatterAdd(h.s, idxd, dy, h.zeros(rows*n), len(idx), rows, n, bad) })
+		if got := h.indexError(bad, rows); got == nil || got.Error() != want.Error() {
+			t.Errorf("scatter-add of %v: %v, the CPU gives %v", idx, got, want)
+		}
 	}
 }

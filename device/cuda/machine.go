@@ -8,8 +8,10 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
@@ -71,12 +73,33 @@ type backend struct {
 	bad      cu.DevicePtr
 	badHost  pinned
 	lossStep int // the first loss step queued in this run, or -1
+	// scratch is the normalization kernels' memory between launches.
+	scratch scratch
+	// indexWords are the words in which the Gather and ScatterAdd steps
+	// of a run flag a bad index, the j-th such step the j-th word;
+	// indexSteps those steps, in the order queued.
+	indexWords []indexWord
+	indexSteps []indexStep
+}
+
+// indexWord is a device word in which gk_gather or gk_scatter_add keeps
+// the first bad index it meets (launch.IndexError), and its pinned copy.
+type indexWord struct {
+	dev  cu.DevicePtr
+	host pinned // two float32s: the word's 8 bytes
+}
+
+// indexStep is a Gather or ScatterAdd step queued in the current run: i
+// its index among the steps being run.
+type indexStep struct {
+	i int
+	s *plan.Step
 }
 
 var _ plan.Backend = (*backend)(nil)
 
 func newBackend(g *gpu) (*backend, error) {
-	b := &backend{gpu: g, stage: map[cu.DevicePtr]pinned{}, lossStep: -1}
+	b := &backend{gpu: g, stage: map[cu.DevicePtr]pinned{}, lossStep: -1, scratch: scratch{g: g}}
 	err := g.do(func() error {
 		var err error
 		if b.kern, err = g.kernels(); err != nil {
@@ -211,8 +234,46 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.poolGrad(st, in(0), in(1), in(2), out(0), s.Pool, s.Window)
 	case plan.Dropout:
 		return k.dropout(st, in(0), in(1), out(0), s.M, s.Dropout)
+	case plan.Norm:
+		args := make([]cu.DevicePtr, len(s.In))
+		for j := range args {
+			args[j] = in(j)
+		}
+		return k.norm(st, &b.scratch, s.Norm, s.NormParams, s.M, s.N, args, out(0))
+	case plan.Gather, plan.ScatterAdd:
+		bad, err := b.indexWord(i, s)
+		if err != nil {
+			return err
+		}
+		if s.Kind == plan.Gather {
+			return k.gather(st, in(0), in(1), out(0), s.M, s.K, s.N, bad)
+		}
+		return k.scatterAdd(st, in(0), in(1), out(0), s.M, s.K, s.N, bad)
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
+}
+
+// indexWord returns the device word for Gather or ScatterAdd step i, s,
+// the next of the run, set to launch.NoBadIndex on the stream.
+func (b *backend) indexWord(i int, s *plan.Step) (cu.DevicePtr, error) {
+	j := len(b.indexSteps)
+	if j == len(b.indexWords) {
+		dev, err := b.gpu.alloc(8)
+		if err != nil {
+			return 0, err
+		}
+		host, err := allocPinned(2)
+		if err != nil {
+			return 0, errors.Join(err, free(dev))
+		}
+		b.indexWords = append(b.indexWords, indexWord{dev: dev, host: host})
+	}
+	w := b.indexWords[j]
+	if err := cu.MemsetD32Async(w.dev, math.MaxUint32, 2, b.stream); err != nil {
+		return 0, err
+	}
+	b.indexSteps = append(b.indexSteps, indexStep{i: i, s: s})
+	return w.dev, nil
 }
 
 // Update applies one optimizer step with the kernels of kernels.cu, which
@@ -235,15 +296,27 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	return fmt.Errorf("no CUDA kernel for update rule %v", u.Rule)
 }
 
-// Wait waits for the stream, finishes the staged downloads and reports an
-// invalid sparse target the loss kernels found.
+// Wait waits for the stream, finishes the staged downloads and reports
+// what the kernels found wrong in the data, in the first step that found
+// something: a sparse target that is not a class index (a
+// *plan.TargetError), or an index that names no row of an embedding's
+// table (an *ops.IndexError, wrapped with the step and its node as the
+// CPU backend's error is).
 func (b *backend) Wait() error {
 	lossStep := b.lossStep
 	b.lossStep = -1
 	after := b.after
 	b.after = nil
+	indexSteps := b.indexSteps
+	b.indexSteps = b.indexSteps[:0]
 	if lossStep >= 0 {
 		if err := cu.MemcpyDtoHAsync(b.badHost.p, b.bad, 4, b.stream); err != nil {
+			return err
+		}
+	}
+	for j := range indexSteps {
+		w := b.indexWords[j]
+		if err := cu.MemcpyDtoHAsync(w.host.p, w.dev, 8, b.stream); err != nil {
 			return err
 		}
 	}
@@ -253,12 +326,30 @@ func (b *backend) Wait() error {
 	for _, f := range after {
 		f()
 	}
-	if lossStep >= 0 {
+	var indexErr error
+	indexAt := -1
+	for j, is := range indexSteps {
+		if e := launch.IndexError(*(*uint64)(b.indexWords[j].host.p), is.s.K); e != nil {
+			indexErr, indexAt = stepError(is.s, e), is.i
+			break
+		}
+	}
+	if lossStep >= 0 && (indexAt < 0 || lossStep < indexAt) {
 		if row := *(*int32)(b.badHost.p); row != math.MaxInt32 {
 			return &plan.TargetError{Step: lossStep, Row: int(row)}
 		}
 	}
-	return nil
+	return indexErr
+}
+
+// stepError is err, found by step s, with the step and its node, as
+// plan.Machine reports the errors of the steps the CPU runs.
+func stepError(s *plan.Step, err *ops.IndexError) error {
+	name := "?"
+	if s.Node != nil {
+		name = s.Node.Name()
+	}
+	return fmt.Errorf("%v for node %q: %w", *s, name, err)
 }
 
 // Close frees what the backend holds: its stream, cuBLAS handle and
@@ -275,6 +366,11 @@ func (b *backend) Close() error {
 		clear(b.stage)
 		errs = append(errs, free(b.bad), b.badHost.free())
 		b.bad, b.badHost = 0, pinned{}
+		for _, w := range b.indexWords {
+			errs = append(errs, free(w.dev), w.host.free())
+		}
+		b.indexWords, b.indexSteps = nil, nil
+		errs = append(errs, b.scratch.free())
 		if b.blas != nil {
 			errs = append(errs, b.blas.close())
 			b.blas = nil

@@ -140,6 +140,51 @@ func cnnModel(out layers.Activation) *nn.Sequential {
 		layers.Dense(10, out))
 }
 
+// normModel is cnnModel with batch normalization after the convolution
+// (then a ReLU layer) and layer normalization before the output: the Norm
+// steps of every kind, forward and backward, and BatchNormalization's
+// moving statistics, read back after each step.
+func normModel(out layers.Activation) *nn.Sequential {
+	return nn.NewSequential(layers.Input(32, 32, 3),
+		layers.Conv2D(4, 3, layers.Padding("same")),
+		layers.BatchNormalization(),
+		layers.NewActivation(layers.ReLU),
+		layers.MaxPooling2D(),
+		layers.Flatten(),
+		layers.LayerNormalization(),
+		layers.Dense(10, out))
+}
+
+// embeddingModel averages the embeddings of 6 indices in [0, 20): the
+// Gather and ScatterAdd steps.
+func embeddingModel(out layers.Activation) *nn.Sequential {
+	return nn.NewSequential(layers.Input(6), layers.Embedding(20, 8), layers.GlobalAveragePooling1D(), layers.Dense(10, out))
+}
+
+// sequences is n samples of 6 indices in [0, 20) whose class (one-hot,
+// 10 columns) they reveal, and one sample whose index at position bad (if
+// not negative) is 20.
+func sequences(t testing.TB, n, bad int) nn.Dataset {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(4, 4))
+	x, y := make([]float32, n*6), make([]float32, n*10)
+	for i := 0; i < n; i++ {
+		c := rng.IntN(10)
+		for j := 0; j < 6; j++ {
+			x[i*6+j] = float32((c + rng.IntN(3)*j) % 20)
+		}
+		y[i*10+c] = 1
+	}
+	if bad >= 0 {
+		x[bad] = 20
+	}
+	d, err := nn.TensorData(tensor.New(tensor.WithShape(n, 6), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestTrainingMatchesCPU trains the same model from the same weights on
 // the same batches on /CPU:0 and /GPU:0, one step per epoch for 50 steps,
 // and requires every step's loss within 1e-4 (relative) of the CPU's, then
@@ -153,30 +198,48 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		loss  losses.Loss
 		opt   func() (optim.Optimizer, error)
 		cols  int
+		// data, when not nil, replaces 512 blobs of 32×32×3 with cols
+		// label columns.
+		data func(t testing.TB) nn.Dataset
 	}{
 		// The flagship's pairing: sigmoid output, categorical cross-entropy
 		// from the logits, SGD at Keras' 0.01.
 		{"sigmoid+categorical/sgd", mlpModel, layers.Sigmoid, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{})
-		}, 10},
+		}, 10, nil},
 		{"softmax+sparse/momentum", mlpModel, layers.Softmax, losses.SparseCategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01, Momentum: 0.9})
-		}, 1},
+		}, 1, nil},
 		{"softmax+categorical/adam", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdam(optim.AdamConfig{})
-		}, 10},
+		}, 10, nil},
 		{"tanh+mse/sgd", mlpModel, layers.Tanh, losses.MeanSquaredError{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
-		}, 10},
+		}, 10, nil},
 		// Conv2D same + relu, max pooling, dropout: the image kernels,
 		// forward and backward, and dropout's mask for each step.
 		{"cnn+softmax+categorical/sgd", cnnModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
-		}, 10},
+		}, 10, nil},
+		// Conv2D, batch normalization, ReLU, pooling, layer
+		// normalization: every Norm step, and the moving statistics that
+		// Evaluate then normalizes with.
+		{"batchnorm+layernorm/sgd", normModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.005})
+		}, 10, nil},
+		// Embedding: Gather and ScatterAdd, repeated indices.
+		{"embedding/adam", embeddingModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+		}, 10, func(t testing.TB) nn.Dataset { return sequences(t, 512, -1) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			data := opstest.Blobs(t, 512, []int{32, 32, 3}, tc.cols)
+			var data nn.Dataset
+			if tc.data != nil {
+				data = tc.data(t)
+			} else {
+				data = opstest.Blobs(t, 512, []int{32, 32, 3}, tc.cols)
+			}
 			train := func(dev string) (*nn.Sequential, []float64) {
 				model := tc.model(tc.out)
 				model.SetSeed(11)
@@ -222,6 +285,49 @@ func TestTrainingMatchesCPU(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBadIndexFailsAsOnCPU fits and evaluates an Embedding model on data
+// with an index outside the table, on /CPU:0 and /GPU:0: both fail with an
+// *ops.IndexError naming the same position and value, and the same
+// message.
+func TestBadIndexFailsAsOnCPU(t *testing.T) {
+	needGPU(t)
+	const bad = 5*6 + 4 // sample 5, step 4: in the first batch
+	data := sequences(t, 64, bad)
+	run := func(dev string) (fitErr, evalErr error) {
+		model := embeddingModel(layers.Softmax)
+		model.SetSeed(11)
+		opt, err := optim.NewSGD(optim.SGDConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := model.Compile(opt, losses.CategoricalCrossentropy{}, nil, nn.OnDevice(dev)); err != nil {
+			t.Fatal(err)
+		}
+		defer model.Close()
+		_, fitErr = model.Fit(context.Background(), data, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0))
+		_, evalErr = model.Evaluate(context.Background(), data, nn.Verbose(0))
+		return fitErr, evalErr
+	}
+	cpuFit, cpuEval := run("/CPU:0")
+	gpuFit, gpuEval := run("/GPU:0")
+	for _, c := range []struct {
+		what     string
+		cpu, gpu error
+	}{{"Fit", cpuFit, gpuFit}, {"Evaluate", cpuEval, gpuEval}} {
+		var ie *ops.IndexError
+		if !errors.As(c.gpu, &ie) {
+			t.Errorf("%s on /GPU:0: %v, want an *ops.IndexError", c.what, c.gpu)
+			continue
+		}
+		if ie.At != bad || ie.Value != 20 || ie.Rows != 20 {
+			t.Errorf("%s on /GPU:0: %+v, want index %d, value 20, 20 rows", c.what, *ie, bad)
+		}
+		if c.cpu == nil || c.gpu.Error() != c.cpu.Error() {
+			t.Errorf("%s: %q on /GPU:0, %q on /CPU:0", c.what, c.gpu, c.cpu)
+		}
 	}
 }
 
