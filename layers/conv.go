@@ -162,5 +162,9 @@ func (c *ConvLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	if err != nil {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
-	return Flow{Node: out, NeedsGrad: true}, nil
+	penalties, err := c.weights.penalties(params, out)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return Flow{Node: out, NeedsGrad: true, Losses: penalties}, nil
 }

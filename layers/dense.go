@@ -22,6 +22,8 @@ func (a Activation) applyDense(d *DenseLayer) { d.activation = a }
 type weights struct {
 	useBias              bool
 	kernelInit, biasInit Initializer
+	// The regularizers of the kernel, the bias and the layer's output.
+	kernelReg, biasReg, activityReg *Regularizer
 }
 
 func defaultWeights() weights {
@@ -41,6 +43,19 @@ func WithoutBias() WeightOption { return func(w *weights) { w.useBias = false } 
 func KernelInitializer(i Initializer) WeightOption {
 	return func(w *weights) { w.kernelInit = i }
 }
+
+// KernelRegularizer adds r's penalty of the kernel to the model's loss
+// (Keras' kernel_regularizer).
+func KernelRegularizer(r Regularizer) WeightOption { return func(w *weights) { w.kernelReg = &r } }
+
+// BiasRegularizer adds r's penalty of the bias to the model's loss (Keras'
+// bias_regularizer).
+func BiasRegularizer(r Regularizer) WeightOption { return func(w *weights) { w.biasReg = &r } }
+
+// ActivityRegularizer adds r's penalty of the layer's output, divided by
+// the batch size as Keras divides it, to the model's loss (Keras'
+// activity_regularizer).
+func ActivityRegularizer(r Regularizer) WeightOption { return func(w *weights) { w.activityReg = &r } }
 
 // BiasInitializer sets how a layer's bias starts.
 func BiasInitializer(i Initializer) WeightOption {
@@ -115,6 +130,9 @@ func (d *DenseLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	if err != nil {
 		return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
 	}
+	if out.Losses, err = d.weights.penalties(params, out.Node); err != nil {
+		return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
+	}
 	return out, nil
 }
 
@@ -140,4 +158,34 @@ func params(kernel, bias *Param) []*Param {
 		return []*Param{kernel}
 	}
 	return []*Param{kernel, bias}
+}
+
+// penalties returns the nodes of the layer's regularization penalties: of
+// its kernel (params[0]), its bias (params[1], when there is one) and its
+// output.
+func (w weights) penalties(params []*gorgonia.Node, out *gorgonia.Node) ([]*gorgonia.Node, error) {
+	var ps []*gorgonia.Node
+	add := func(r *Regularizer, x *gorgonia.Node, scale float64) error {
+		if r == nil {
+			return nil
+		}
+		p, err := ops.Penalty(x, ops.PenaltyParams{L1: r.L1, L2: r.L2, Scale: scale})
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+		return nil
+	}
+	if err := add(w.kernelReg, params[0], 0); err != nil {
+		return nil, fmt.Errorf("kernel regularizer: %w", err)
+	}
+	if len(params) > 1 {
+		if err := add(w.biasReg, params[1], 0); err != nil {
+			return nil, fmt.Errorf("bias regularizer: %w", err)
+		}
+	}
+	if err := add(w.activityReg, out, 1/float64(out.Shape()[0])); err != nil {
+		return nil, fmt.Errorf("activity regularizer: %w", err)
+	}
+	return ps, nil
 }

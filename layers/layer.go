@@ -66,6 +66,11 @@ type Flow struct {
 	// them after every training step of the graph, in order
 	// (BatchNormalization's moving statistics).
 	Updates []StateUpdate
+	// Losses are scalar nodes a layer's Call adds to the model's loss, set
+	// on its output Flow (regularization penalties, Keras' layer.losses):
+	// the model collects them after each Call and adds them to the loss it
+	// trains on and reports.
+	Losses []*gorgonia.Node
 }
 
 // StepUser is implemented by layers whose training graph reads the

@@ -141,6 +141,10 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 					defer m.Close()
 					ms[i] = m
 				}
+				if _, err := ms[1].program(32, 10, modeTrain); err != nil {
+					t.Fatal(err)
+				}
+				requirePlanMachines(t, ms[1])
 				order := rand.New(rand.NewPCG(1, 2)).Perm(data.Len())
 				var first, last float64
 				for step := 0; step < 12; step++ {
@@ -350,6 +354,7 @@ func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 				}
 				loss[i] = h.Get("loss")
 			}
+			requirePlanMachines(t, ms[1])
 			for e := range loss[0] {
 				if rel := math.Abs(loss[1][e]-loss[0][e]) / loss[0][e]; !(rel <= 1e-5) {
 					t.Fatalf("epoch %d: loss %v on the plan machine, %v on the tape machine", e, loss[1][e], loss[0][e])

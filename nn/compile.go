@@ -251,6 +251,7 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 	x := gorgonia.NewTensor(g, tensor.Float32, len(xShape), gorgonia.WithShape(xShape...), gorgonia.WithName("x"), gorgonia.WithValue(p.x))
 	flow := layers.Flow{Node: x}
 	var step *gorgonia.Node
+	var penalties []*gorgonia.Node // the layers' regularization losses
 	usesStep := false
 	for _, l := range m.layers {
 		if u, ok := l.(layers.StepUser); ok && u.UsesStep() {
@@ -280,7 +281,8 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
 		p.updates = append(p.updates, flow.Updates...)
-		flow.Updates = nil
+		penalties = append(penalties, flow.Losses...)
+		flow.Updates, flow.Losses = nil, nil
 	}
 	p.out = flow.Node
 	if p.out.Dims() != 2 {
@@ -296,6 +298,12 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 		loss, err := m.compiled.loss.Node(p.out, flow.Logits, y)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: loss %s: %w", m.name, m.compiled.loss.Name(), err)
+		}
+		// Keras trains on, and reports, the loss plus the layers' losses.
+		for _, pen := range penalties {
+			if loss, err = gorgonia.Add(loss, pen); err != nil {
+				return nil, fmt.Errorf("model %q: adding a regularization loss: %w", m.name, err)
+			}
 		}
 		p.loss = loss
 		gorgonia.Read(loss, &p.lossRead)

@@ -44,6 +44,11 @@ const (
 	// OpScatterAdd: inputs (indices, dy) → the table's gradient, of
 	// Info.Rows × Info.Width.
 	OpScatterAdd
+	// OpPenalty: input x → the scalar regularization penalty Info.Penalty
+	// of x.
+	OpPenalty
+	// OpPenaltyGrad: inputs (x, seed) → seed·∂penalty/∂x. Gradients only.
+	OpPenaltyGrad
 )
 
 // Info describes one op of this package.
@@ -60,7 +65,8 @@ type Info struct {
 	Dropout        DropoutParams
 	Norm           NormKind // OpNorm
 	NormParams     NormParams
-	Rows, Width    int // OpGather, OpScatterAdd: the table's shape
+	Rows, Width    int           // OpGather, OpScatterAdd: the table's shape
+	Penalty        PenaltyParams // OpPenalty, OpPenaltyGrad
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -99,6 +105,10 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpGather, Rows: o.rows, Width: o.width}, true
 	case scatterAddOp:
 		return Info{Kind: OpScatterAdd, Rows: o.rows, Width: o.width}, true
+	case penaltyOp:
+		return Info{Kind: OpPenalty, Penalty: o.p}, true
+	case penaltyGradOp:
+		return Info{Kind: OpPenaltyGrad, Penalty: o.p}, true
 	}
 	return Info{}, false
 }

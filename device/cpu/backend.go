@@ -159,6 +159,15 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			args[j] = in(j)
 		}
 		ops.NormForward(s.Norm, s.NormParams, s.M, s.N, args, out(0))
+	case plan.Add:
+		a, c, o := in(0)[:s.N], in(1)[:s.N], out(0)[:s.N]
+		for i := range o {
+			o[i] = a[i] + c[i]
+		}
+	case plan.Penalty:
+		out(0)[0] = float32(ops.PenaltyValue(s.Penalty, in(0)[:s.N]))
+	case plan.PenaltyGrad:
+		ops.PenaltyGradient(s.Penalty, float64(in(1)[0]), in(0)[:s.N], out(0)[:s.N])
 	case plan.Gather:
 		return ops.GatherForward(s.K, s.N, in(0), in(1)[:s.M], out(0))
 	case plan.ScatterAdd:

@@ -134,12 +134,22 @@ const (
 	// In[0] and the gradient In[1] (M×N) of Gather's output
 	// (ops.ScatterAddForward).
 	ScatterAdd
+	// Add: Out[0] = In[0] + In[1], N values: gorgonia's sum of the
+	// gradients a node gets along two paths.
+	Add
+	// Penalty: Out[0] (one value) = the regularization penalty of the N
+	// values of In[0] (ops.PenaltyValue).
+	Penalty
+	// PenaltyGrad: Out[0] = In[1][0]·∂penalty/∂In[0], N values
+	// (ops.PenaltyGradient).
+	PenaltyGrad
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
-	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd"}
+	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
+	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -173,6 +183,8 @@ type Step struct {
 	// Norm and NormParams say what a Norm step computes.
 	Norm       ops.NormKind
 	NormParams ops.NormParams
+	// Penalty is a Penalty or PenaltyGrad step's.
+	Penalty ops.PenaltyParams
 }
 
 func (s Step) String() string {
@@ -199,6 +211,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v %d×%d}", s.Norm, s.M, s.N)
 	case Gather, ScatterAdd:
 		fmt.Fprintf(&b, "{%d of %d×%d}", s.M, s.K, s.N)
+	case Add, Penalty, PenaltyGrad:
+		fmt.Fprintf(&b, "{%d values}", s.N)
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
 	}
@@ -399,6 +413,18 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		return c.constant(n)
 	}
 	info, ok := ops.Inspect(op)
+	if !ok && isAdd(op) && len(ch) == 2 && ch[0].Shape().TotalSize() == ch[1].Shape().TotalSize() {
+		if err := checkFloat32(n); err != nil {
+			return err
+		}
+		in, err := c.bufs(n, ch)
+		if err != nil {
+			return err
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Add, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
+		return nil
+	}
 	if !ok {
 		return unsupported(n, "has no kernel")
 	}
@@ -505,6 +531,15 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpGather:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: Gather, Node: n, M: shapeOf(1).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
+	case ops.OpPenalty:
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Penalty, Node: n, Penalty: info.Penalty, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
+	case ops.OpPenaltyGrad:
+		if c.p.Buffers[in[1]].Elems != 1 {
+			return fmt.Errorf("node %q: the gradient seed %q is not a scalar", n.Name(), ch[1].Name())
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: PenaltyGrad, Node: n, Penalty: info.Penalty, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
 	case ops.OpScatterAdd:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: ScatterAdd, Node: n, M: shapeOf(0).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
@@ -550,6 +585,17 @@ func matrix(s tensor.Shape) (rows, cols int) {
 		rows *= d
 	}
 	return rows, s[len(s)-1]
+}
+
+// isAdd reports whether op is gorgonia's elementwise addition, which its
+// differentiation inserts to sum the gradients a node gets along several
+// paths (a weight's from its layer and from its regularizer). gorgonia
+// does not export the op's type, so it is recognised by its type and its
+// String ("+ <retSame>"); TestAddIsRecognised fails if an upgrade changes
+// either.
+func isAdd(op gorgonia.Op) bool {
+	t := reflect.TypeOf(op)
+	return t != nil && t.Name() == "elemBinOp" && t.PkgPath() == "gorgonia.org/gorgonia" && strings.HasPrefix(op.String(), "+ ")
 }
 
 // readTarget returns where a gorgonia.Read node stores the value it reads.

@@ -234,6 +234,15 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], args...)
 	case Gather:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.K, n), h.dense(s.In[1], m))
+	case Add:
+		a, b, o := h.bufs[s.In[0]], h.bufs[s.In[1]], h.bufs[s.Out[0]]
+		for i := range o[:n] {
+			o[i] = a[i] + b[i]
+		}
+	case Penalty:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n))
+	case PenaltyGrad:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n), gorgonia.NewF32(h.bufs[s.In[1]][0]))
 	case ScatterAdd:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m), h.dense(s.In[1], m, n))
 	default:

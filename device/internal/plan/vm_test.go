@@ -233,12 +233,12 @@ func TestCompileRejects(t *testing.T) {
 		g := gorgonia.NewGraph()
 		a := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("a"))
 		b := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("b"))
-		if _, err := gorgonia.Add(a, b); err != nil {
+		if _, err := gorgonia.Sub(a, b); err != nil {
 			t.Fatal(err)
 		}
 		_, err := Compile(g, nil, Capabilities{})
-		if err == nil || !strings.Contains(err.Error(), "+") || !strings.Contains(err.Error(), "has no kernel") || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("Compile of a gorgonia Add: %v; want an error naming the op", err)
+		if err == nil || !strings.Contains(err.Error(), "-") || !strings.Contains(err.Error(), "has no kernel") || !errors.Is(err, ErrUnsupported) {
+			t.Errorf("Compile of a gorgonia Sub: %v; want an error naming the op", err)
 		}
 	})
 	t.Run("float64", func(t *testing.T) {
@@ -451,5 +451,28 @@ func compareSlices(t *testing.T, what string, got, want []float32) {
 			t.Errorf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 			return
 		}
+	}
+}
+
+// TestAddIsRecognised checks that gorgonia's addition, which its
+// differentiation inserts to sum gradients, is what isAdd recognises, and
+// its other elementwise operations are not.
+func TestAddIsRecognised(t *testing.T) {
+	g := gorgonia.NewGraph()
+	a := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("a"))
+	b := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("b"))
+	sum, err := gorgonia.Add(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff, err := gorgonia.Sub(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isAdd(sum.Op()) {
+		t.Errorf("gorgonia.Add's op %v (%T) is not recognised", sum.Op(), sum.Op())
+	}
+	if isAdd(diff.Op()) {
+		t.Errorf("gorgonia.Sub's op %v is taken for an addition", diff.Op())
 	}
 }
