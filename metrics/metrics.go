@@ -226,13 +226,26 @@ var known = []struct {
 	{[]string{"categorical_accuracy"}, "CategoricalAccuracy", func(string) Metric { return &CategoricalAccuracy{} }},
 	{[]string{"sparse_categorical_accuracy"}, "SparseCategoricalAccuracy", func(string) Metric { return &SparseCategoricalAccuracy{} }},
 	{[]string{"binary_accuracy"}, "BinaryAccuracy", func(string) Metric { return &BinaryAccuracy{} }},
+	{[]string{"top_k_categorical_accuracy"}, "TopKCategoricalAccuracy", func(string) Metric { return &TopKCategoricalAccuracy{} }},
+	{[]string{"sparse_top_k_categorical_accuracy"}, "SparseTopKCategoricalAccuracy", func(string) Metric { return &SparseTopKCategoricalAccuracy{} }},
+	{[]string{"precision"}, "Precision", func(string) Metric { return &Precision{} }},
+	{[]string{"recall"}, "Recall", func(string) Metric { return &Recall{} }},
+	{[]string{"auc"}, "AUC", func(string) Metric { return &AUC{} }},
+	{[]string{"f1_score"}, "F1Score", func(string) Metric { return &F1Score{} }},
+	{[]string{"mean_absolute_error", "mae"}, "MeanAbsoluteError", func(name string) Metric { return &MeanAbsoluteError{name: name} }},
+	{[]string{"mean_squared_error", "mse"}, "MeanSquaredError", func(name string) Metric { return &MeanSquaredError{name: name} }},
+	{[]string{"root_mean_squared_error"}, "RootMeanSquaredError", func(string) Metric { return &RootMeanSquaredError{} }},
 }
 
 // Get makes a metric with Keras' defaults from the name
-// compile(metrics=[...]) takes: "accuracy" (or "acc", reported as "acc"),
-// "categorical_accuracy", "sparse_categorical_accuracy" or
-// "binary_accuracy", or a Keras class name such as "CategoricalAccuracy",
-// in any case.
+// compile(metrics=[...]) takes, in any case: the name Keras reports it
+// under ("accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+// "binary_accuracy", "top_k_categorical_accuracy",
+// "sparse_top_k_categorical_accuracy", "precision", "recall", "auc",
+// "f1_score", "mean_absolute_error", "mean_squared_error",
+// "root_mean_squared_error"), one of Keras' aliases ("acc", "mae", "mse",
+// each reported under the alias, as Keras reports it), or a Keras class
+// name such as "CategoricalAccuracy" or "AUC".
 func Get(name string) (Metric, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
 	var names []string

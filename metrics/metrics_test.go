@@ -125,7 +125,13 @@ func TestGetRoundTrips(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []Metric{&Accuracy{}, &CategoricalAccuracy{}, &SparseCategoricalAccuracy{}, &BinaryAccuracy{}} {
+	every := []Metric{&Accuracy{}, &CategoricalAccuracy{}, &SparseCategoricalAccuracy{}, &BinaryAccuracy{},
+		&TopKCategoricalAccuracy{}, &SparseTopKCategoricalAccuracy{}, &Precision{}, &Recall{}, &AUC{}, &F1Score{},
+		&MeanAbsoluteError{}, &MeanSquaredError{}, &RootMeanSquaredError{}}
+	if len(every) != len(known) {
+		t.Errorf("%d metric types checked, %d known to Get", len(every), len(known))
+	}
+	for _, m := range every {
 		got, err := Get(m.Name())
 		if err != nil || reflect.TypeOf(got) != reflect.TypeOf(m) || !reflect.DeepEqual(got, m) {
 			t.Errorf("Get(%q) = %#v, %v; want %#v, Keras' default", m.Name(), got, err, m)
@@ -137,13 +143,61 @@ func TestGetRoundTrips(t *testing.T) {
 }
 
 func TestGetUnknownListsKnownNames(t *testing.T) {
-	_, err := Get("auc")
+	_, err := Get("mape") // Keras' mean_absolute_percentage_error, not here
 	if err == nil {
-		t.Fatal(`Get("auc") found a metric`)
+		t.Fatal(`Get("mape") found a metric`)
 	}
-	for _, want := range []string{`"auc"`, "acc, accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy", "class names"} {
+	for _, want := range []string{`"mape"`, "acc, accuracy, auc, binary_accuracy, categorical_accuracy, f1_score, mae, mean_absolute_error, mean_squared_error, mse, precision, recall, root_mean_squared_error, sparse_categorical_accuracy, sparse_top_k_categorical_accuracy, top_k_categorical_accuracy", "class names"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestGetKerasNames looks up each name compile(metrics=[...]) takes, its
+// Keras aliases and class names, and checks the type made and the name it
+// is reported under.
+func TestGetKerasNames(t *testing.T) {
+	tests := []struct {
+		name       string
+		want       Metric // nil: Keras has no such name
+		reportedAs string
+	}{
+		{"precision", &Precision{}, "precision"},
+		{"Precision", &Precision{}, "precision"},
+		{"recall", &Recall{}, "recall"},
+		{"Recall", &Recall{}, "recall"},
+		{"auc", &AUC{}, "auc"},
+		{"AUC", &AUC{}, "auc"},
+		{"top_k_categorical_accuracy", &TopKCategoricalAccuracy{}, "top_k_categorical_accuracy"},
+		{"TopKCategoricalAccuracy", &TopKCategoricalAccuracy{}, "top_k_categorical_accuracy"},
+		{"sparse_top_k_categorical_accuracy", &SparseTopKCategoricalAccuracy{}, "sparse_top_k_categorical_accuracy"},
+		{"SparseTopKCategoricalAccuracy", &SparseTopKCategoricalAccuracy{}, "sparse_top_k_categorical_accuracy"},
+		{"mean_absolute_error", &MeanAbsoluteError{}, "mean_absolute_error"},
+		{"MeanAbsoluteError", &MeanAbsoluteError{}, "mean_absolute_error"},
+		{"mae", &MeanAbsoluteError{}, "mae"},
+		{"MAE", &MeanAbsoluteError{}, "mae"},
+		{"mean_squared_error", &MeanSquaredError{}, "mean_squared_error"},
+		{"MeanSquaredError", &MeanSquaredError{}, "mean_squared_error"},
+		{"mse", &MeanSquaredError{}, "mse"},
+		{"root_mean_squared_error", &RootMeanSquaredError{}, "root_mean_squared_error"},
+		{"RootMeanSquaredError", &RootMeanSquaredError{}, "root_mean_squared_error"},
+		{"f1_score", &F1Score{}, "f1_score"},
+		{"F1Score", &F1Score{}, "f1_score"},
+		{"rmse", nil, ""}, // not a Keras alias
+		{"f1", nil, ""},
+		{"mape", nil, ""}, // a Keras metric gokeras does not have
+	}
+	for _, tc := range tests {
+		m, err := Get(tc.name)
+		switch {
+		case tc.want == nil && err == nil:
+			t.Errorf("Get(%q) = %T, want an error", tc.name, m)
+		case tc.want == nil:
+		case err != nil:
+			t.Errorf("Get(%q): %v", tc.name, err)
+		case reflect.TypeOf(m) != reflect.TypeOf(tc.want) || m.Name() != tc.reportedAs:
+			t.Errorf("Get(%q) = %T reported as %q, want %T reported as %q", tc.name, m, m.Name(), tc.want, tc.reportedAs)
 		}
 	}
 }
