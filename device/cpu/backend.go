@@ -218,7 +218,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	in := func(j int) []float32 { return bufs[of.In[j]].(*buffer).values() }
 	lr := float32(u.LearningRate)
 	switch {
-	case of.Kind == plan.SumRows && plainSGD(u):
+	case of.Kind == plan.SumRows && plainSGD(u) && of.M <= foldRows:
 		// b -= lr·Σ_rows dz, as the product onesᵀ·dz.
 		for len(b.ones) < of.M {
 			b.ones = append(b.ones, 1)
@@ -230,7 +230,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		ops.SumRows(of.M, of.N, in(0), g)
 		u.Apply(w, g, host)
 		return nil
-	case of.Kind == plan.Gemm && plainSGD(u):
+	case of.Kind == plan.Gemm && plainSGD(u) && of.K <= foldRows:
 		// w += -lr·aᵀ·b, the weights themselves as the product's output.
 		return b.gemm(of, -lr, 1, in, w)
 	case of.Kind == plan.Gemm && of.TransA && !of.TransB:
@@ -251,6 +251,17 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	}
 	return fmt.Errorf("the CPU backend does not fold %v into %v", u.Rule, of)
 }
+
+// foldRows is the most rows of examples (the depth of a weight's gradient
+// product) for which plain SGD makes the weights the product's output. The
+// product adds each block of its depth into its output as it goes, so with
+// the weights as the output every block's sum is rounded to the weights'
+// magnitude: harmless for a dense layer's batch of 32, but a convolution's
+// gradient sums a row per output pixel (28,800 at batch 32 in Keras'
+// cifar10_cnn), and folding it lost an order of magnitude of the update's
+// precision against PyTorch's (bench/results/cnn-parity-2026-11-23.txt).
+// Deeper products compute the gradient a strip at a time, then subtract it.
+const foldRows = 1024
 
 // plainSGD reports whether u is SGD without clipping or weight decay,
 // which the products apply by themselves (alpha = -lr).
