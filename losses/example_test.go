@@ -10,7 +10,8 @@ import (
 // from the string compile(loss=...) takes.
 func Example() {
 	fmt.Println(losses.BinaryCrossentropy{FromLogits: true}.Name())
-	for _, name := range []string{"mse", "CategoricalCrossentropy", "hinge"} {
+	fmt.Println(losses.Huber{Delta: 0.5}.Name())
+	for _, name := range []string{"mse", "CategoricalCrossentropy", "kld", "huber", "focal"} {
 		l, err := losses.Get(name)
 		if err != nil {
 			fmt.Println(err)
@@ -20,7 +21,10 @@ func Example() {
 	}
 	// Output:
 	// binary_crossentropy
+	// huber_loss
 	// mse: losses.MeanSquaredError{}
-	// CategoricalCrossentropy: losses.CategoricalCrossentropy{FromLogits:false}
-	// unknown loss "hinge": known losses are binary_crossentropy, categorical_crossentropy, mean_squared_error, mse, sparse_categorical_crossentropy (or their Keras class names, such as CategoricalCrossentropy)
+	// CategoricalCrossentropy: losses.CategoricalCrossentropy{FromLogits:false, LabelSmoothing:0}
+	// kld: losses.KLDivergence{}
+	// huber: losses.Huber{Delta:0}
+	// unknown loss "focal": known losses are binary_crossentropy, categorical_crossentropy, categorical_hinge, cosine_similarity, hinge, huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error, mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy, squared_hinge (or their Keras class names, such as CategoricalCrossentropy)
 }

@@ -56,6 +56,7 @@ type Info struct {
 	Kind           OpKind
 	Activation     Activation // OpActivation, OpActivationGrad
 	Loss           LossKind   // OpLoss, OpLossGrad
+	LossParams     LossParams // OpLoss, OpLossGrad
 	TransA, TransB bool       // OpMatMul
 	Bias           bool       // OpAffine
 	InputGrad      bool       // OpAffine, OpReshape: whether the gradient flows into the input
@@ -86,9 +87,9 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 	case reshapeOp:
 		return Info{Kind: OpReshape, InputGrad: o.inputGrad, From: append([]int(nil), o.from...), To: append([]int(nil), o.to...)}, true
 	case lossOp:
-		return Info{Kind: OpLoss, Loss: o.kind}, true
+		return Info{Kind: OpLoss, Loss: o.kind, LossParams: o.p}, true
 	case lossGradOp:
-		return Info{Kind: OpLossGrad, Loss: o.kind}, true
+		return Info{Kind: OpLossGrad, Loss: o.kind, LossParams: o.p}, true
 	case patchesOp:
 		return Info{Kind: OpPatches, Window: o.win, InputGrad: o.inputGrad}, true
 	case patchesGradOp:

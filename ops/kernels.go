@@ -27,9 +27,15 @@ func ActivationBackward(act Activation, cols int, x, y, dy, dx []float32) {
 
 // LossValue returns the batch mean of the loss of rows×cols predictions
 // against targets (rows×1 class indices for the sparse kinds), as a Loss
-// node's Do computes it.
+// node's Do computes it. It is LossValueWith with Keras' default parameters.
 func LossValue(kind LossKind, rows, cols int, pred, target []float32) (float64, error) {
-	sum, err := lossSum(kind, rows, cols, pred, target)
+	return LossValueWith(kind, LossParams{}, rows, cols, pred, target)
+}
+
+// LossValueWith is LossValue for a loss with the parameters p, as a
+// LossWith node's Do computes it.
+func LossValueWith(kind LossKind, p LossParams, rows, cols int, pred, target []float32) (float64, error) {
+	sum, err := lossSum(kind, p, rows, cols, pred, target)
 	if err != nil {
 		return 0, err
 	}
@@ -40,7 +46,13 @@ func LossValue(kind LossKind, rows, cols int, pred, target []float32) (float64, 
 // of Loss does; seed is the gradient of whatever uses the loss (1 for the
 // loss itself).
 func LossGradient(kind LossKind, rows, cols int, pred, target []float32, seed float64, dpred []float32) error {
-	return lossGrad(kind, rows, cols, pred, target, seed/float64(rows), dpred)
+	return LossGradientWith(kind, LossParams{}, rows, cols, pred, target, seed, dpred)
+}
+
+// LossGradientWith is LossGradient for a loss with the parameters p, as the
+// gradient op of LossWith computes it.
+func LossGradientWith(kind LossKind, p LossParams, rows, cols int, pred, target []float32, seed float64, dpred []float32) error {
+	return lossGrad(kind, p, rows, cols, pred, target, seed/float64(rows), dpred)
 }
 
 // SumRows adds the rows of the rows×cols matrix a into out, which holds

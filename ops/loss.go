@@ -14,9 +14,17 @@ import (
 // from probabilities clip them to [Epsilon, 1-Epsilon] before taking logs.
 const Epsilon = 1e-7
 
+// normEpsilon is the floor tf.math.l2_normalize puts under a sum of
+// squares before dividing by its square root.
+const normEpsilon = 1e-12
+
 // LossKind names how a loss is computed. The logit forms are what
 // TensorFlow runs when a Keras cross-entropy follows a sigmoid or softmax
 // output: the same loss, computed stably from the pre-activation values.
+//
+// "Mean over the last axis" below is the mean over the row of one sample;
+// every loss op then takes the mean of the per-sample losses over the
+// batch, Keras' "sum_over_batch_size" reduction.
 type LossKind int
 
 const (
@@ -39,6 +47,39 @@ const (
 	BinaryCrossentropy
 	// MeanSquaredError: per sample the mean over the last axis of (p-y)².
 	MeanSquaredError
+	// MeanAbsoluteError: per sample the mean over the last axis of |p-y|.
+	MeanAbsoluteError
+	// MeanAbsolutePercentageError: per sample the mean over the last axis
+	// of 100·|y-p| / max(|y|, Epsilon).
+	MeanAbsolutePercentageError
+	// MeanSquaredLogarithmicError: per sample the mean over the last axis
+	// of (log(max(p, Epsilon)+1) - log(max(y, Epsilon)+1))².
+	MeanSquaredLogarithmicError
+	// Huber: per sample the mean over the last axis of ½e² where
+	// |e| ≤ δ, else δ·|e| - ½δ², e = p-y and δ = LossParams.Delta.
+	Huber
+	// LogCosh: per sample the mean over the last axis of log(cosh(p-y)),
+	// computed as Keras does: x + softplus(-2x) - log 2.
+	LogCosh
+	// KLDivergence: per sample Σ y·log(y/p), y and p clipped to
+	// [Epsilon, 1].
+	KLDivergence
+	// Poisson: per sample the mean over the last axis of
+	// p - y·log(p+Epsilon).
+	Poisson
+	// Hinge: per sample the mean over the last axis of max(1 - y·p, 0).
+	// Labels are -1 or 1; when every label of the batch is 0 or 1 they
+	// are read as 2y-1, as Keras converts them.
+	Hinge
+	// SquaredHinge: Hinge's terms squared, labels read as Hinge reads them.
+	SquaredHinge
+	// CategoricalHinge: per sample max(neg - pos + 1, 0) with pos = Σ y·p
+	// and neg = max over the classes of (1-y)·p.
+	CategoricalHinge
+	// CosineSimilarity: per sample -Σ ŷ·p̂, the negative cosine similarity
+	// of the rows, each divided by √max(Σx², 1e-12) as
+	// tf.math.l2_normalize does.
+	CosineSimilarity
 )
 
 var lossKindNames = [...]string{
@@ -49,6 +90,17 @@ var lossKindNames = [...]string{
 	SparseCategoricalCrossentropy: "sparse_categorical_crossentropy",
 	BinaryCrossentropy:            "binary_crossentropy",
 	MeanSquaredError:              "mean_squared_error",
+	MeanAbsoluteError:             "mean_absolute_error",
+	MeanAbsolutePercentageError:   "mean_absolute_percentage_error",
+	MeanSquaredLogarithmicError:   "mean_squared_logarithmic_error",
+	Huber:                         "huber_loss",
+	LogCosh:                       "log_cosh",
+	KLDivergence:                  "kl_divergence",
+	Poisson:                       "poisson",
+	Hinge:                         "hinge",
+	SquaredHinge:                  "squared_hinge",
+	CategoricalHinge:              "categorical_hinge",
+	CosineSimilarity:              "cosine_similarity",
 }
 
 func (k LossKind) String() string {
@@ -63,14 +115,90 @@ func (k LossKind) Sparse() bool {
 	return k == SparseSoftmaxCrossEntropy || k == SparseCategoricalCrossentropy
 }
 
+// smoothing returns what label smoothing ls adds to every target of kind,
+// and whether kind smooths its labels at all: Keras smooths categorical
+// targets to y·(1-ls) + ls/classes and binary ones to y·(1-ls) + ls/2.
+func (k LossKind) smoothing(ls float64, classes int) (add float64, ok bool) {
+	switch k {
+	case SoftmaxCrossEntropy, CategoricalCrossentropy:
+		return ls / float64(classes), true
+	case SigmoidCrossEntropy, BinaryCrossentropy:
+		return 0.5 * ls, true
+	}
+	return 0, false
+}
+
+// LossParams are a loss's arguments beyond its kind. The zero value is
+// Keras' defaults.
+type LossParams struct {
+	// LabelSmoothing, in [0, 1], smooths the targets of the categorical
+	// and binary cross-entropies (probability and logit forms; not the
+	// sparse ones) as Keras' label_smoothing does.
+	LabelSmoothing float64
+	// Delta is Huber's δ, where its loss turns from quadratic to linear;
+	// 0 means Keras' default 1.
+	Delta float64
+}
+
+func (p LossParams) delta() float64 {
+	if p.Delta == 0 {
+		return 1
+	}
+	return p.Delta
+}
+
+// suffix names the parameters that differ from Keras' defaults, for the
+// String of the loss ops (", label_smoothing=0.1").
+func (p LossParams) suffix() string {
+	s := ""
+	if p.LabelSmoothing != 0 {
+		s += fmt.Sprintf(", label_smoothing=%v", p.LabelSmoothing)
+	}
+	if p.Delta != 0 {
+		s += fmt.Sprintf(", delta=%v", p.Delta)
+	}
+	return s
+}
+
+// check says whether kind takes the parameters p.
+func (p LossParams) check(kind LossKind) error {
+	if p.LabelSmoothing != 0 {
+		if _, ok := kind.smoothing(p.LabelSmoothing, 1); !ok {
+			return fmt.Errorf("%v: label smoothing applies to the categorical and binary cross-entropies only", kind)
+		}
+		if !(p.LabelSmoothing >= 0 && p.LabelSmoothing <= 1) {
+			return fmt.Errorf("%v: label smoothing must be in [0, 1], got %v", kind, p.LabelSmoothing)
+		}
+	}
+	if p.Delta != 0 {
+		if kind != Huber {
+			return fmt.Errorf("%v: only the Huber loss takes a delta", kind)
+		}
+		if !(p.Delta > 0) || math.IsInf(p.Delta, 0) {
+			return fmt.Errorf("%v: delta must be a finite number > 0, got %v", kind, p.Delta)
+		}
+	}
+	return nil
+}
+
 // Loss adds the scalar node mean over the batch of the per-sample loss of
 // pred against target. pred is (batch, classes); target has the same shape,
-// or (batch, 1) class indices for the sparse kinds.
+// or (batch, 1) class indices for the sparse kinds. It is LossWith with
+// Keras' default parameters.
 func Loss(kind LossKind, pred, target *gorgonia.Node) (*gorgonia.Node, error) {
+	return LossWith(kind, LossParams{}, pred, target)
+}
+
+// LossWith is Loss with the parameters p: label smoothing for the
+// cross-entropies, δ for Huber.
+func LossWith(kind LossKind, p LossParams, pred, target *gorgonia.Node) (*gorgonia.Node, error) {
 	if kind < 0 || int(kind) >= len(lossKindNames) {
 		return nil, fmt.Errorf("loss: unknown kind %d", int(kind))
 	}
-	op := lossOp{kind: kind}
+	if err := p.check(kind); err != nil {
+		return nil, err
+	}
+	op := lossOp{kind: kind, p: p}
 	if _, err := op.InferShape(pred.Shape(), target.Shape()); err != nil {
 		return nil, err
 	}
@@ -80,9 +208,10 @@ func Loss(kind LossKind, pred, target *gorgonia.Node) (*gorgonia.Node, error) {
 type lossOp struct {
 	common
 	kind LossKind
+	p    LossParams
 }
 
-func (op lossOp) String() string        { return "Loss{" + op.kind.String() + "}" }
+func (op lossOp) String() string        { return "Loss{" + op.kind.String() + op.p.suffix() + "}" }
 func (op lossOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op lossOp) Hashcode() uint32      { return hashOf(op) }
 func (op lossOp) Arity() int            { return 2 }
@@ -151,9 +280,9 @@ func (op lossOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	var sum float64
 	switch pd := p.Data().(type) {
 	case []float32:
-		sum, err = lossSum(op.kind, rows, cols, pd, y.Data().([]float32))
+		sum, err = lossSum(op.kind, op.p, rows, cols, pd, y.Data().([]float32))
 	case []float64:
-		sum, err = lossSum(op.kind, rows, cols, pd, y.Data().([]float64))
+		sum, err = lossSum(op.kind, op.p, rows, cols, pd, y.Data().([]float64))
 	}
 	if err != nil {
 		return nil, err
@@ -177,7 +306,7 @@ func (op lossOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 // lossGradOp maps (pred, target, dLoss) to dPred.
 type lossGradOp lossOp
 
-func (op lossGradOp) String() string        { return "LossGrad{" + op.kind.String() + "}" }
+func (op lossGradOp) String() string        { return "LossGrad{" + op.kind.String() + op.p.suffix() + "}" }
 func (op lossGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op lossGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op lossGradOp) Arity() int            { return 3 }
@@ -210,9 +339,9 @@ func (op lossGradOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	scale := seed / float64(rows)
 	switch od := out.Data().(type) {
 	case []float32:
-		err = lossGrad(op.kind, rows, cols, p.Data().([]float32), y.Data().([]float32), scale, od)
+		err = lossGrad(op.kind, op.p, rows, cols, p.Data().([]float32), y.Data().([]float32), scale, od)
 	case []float64:
-		err = lossGrad(op.kind, rows, cols, p.Data().([]float64), y.Data().([]float64), scale, od)
+		err = lossGrad(op.kind, op.p, rows, cols, p.Data().([]float64), y.Data().([]float64), scale, od)
 	}
 	if err != nil {
 		return nil, err
@@ -262,164 +391,411 @@ func clip(v, lo, hi float64) (float64, bool) {
 	return v, true
 }
 
+// sign is the derivative TensorFlow gives |x|: -1, 0 or 1.
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// softplus is log(1 + exp(z)), computed stably.
+func softplus(z float64) float64 { return math.Max(z, 0) + math.Log1p(math.Exp(-math.Abs(z))) }
+
+// zeroOneLabels reports whether every one of the batch's targets y is 0 or
+// 1, in which case Keras' hinge losses read them as -1 and 1.
+func zeroOneLabels[T float](kind LossKind, y []T) bool {
+	if kind != Hinge && kind != SquaredHinge {
+		return false
+	}
+	for _, v := range y {
+		if v != 0 && v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// targetRow writes one sample's targets as kind reads them into t: smoothed
+// by p's label smoothing, or turned from 0/1 into -1/1 when zeroOne says the
+// batch's labels are 0/1 for a hinge loss.
+func targetRow[T float](kind LossKind, p LossParams, zeroOne bool, y []T, t []float64) {
+	add, smooth := kind.smoothing(p.LabelSmoothing, len(y))
+	smooth = smooth && p.LabelSmoothing != 0
+	for j, v := range y {
+		f := float64(v)
+		switch {
+		case smooth:
+			f = f*(1-p.LabelSmoothing) + add
+		case zeroOne:
+			f = 2*f - 1
+		}
+		t[j] = f
+	}
+}
+
 // lossSum returns the sum over the rows of the per-sample loss.
-func lossSum[T float](kind LossKind, rows, cols int, p, y []T) (float64, error) {
+func lossSum[T float](kind LossKind, prm LossParams, rows, cols int, p, y []T) (float64, error) {
+	var t []float64
+	zeroOne := false
+	if !kind.Sparse() {
+		t = make([]float64, cols)
+		zeroOne = zeroOneLabels(kind, y[:rows*cols])
+	}
 	var total float64
 	for r := 0; r < rows; r++ {
 		pr := p[r*cols : (r+1)*cols]
-		var l float64
-		switch kind {
-		case SoftmaxCrossEntropy:
-			yr := y[r*cols : (r+1)*cols]
-			lse := logSumExp(pr, nil)
-			for j, z := range pr {
-				l += float64(yr[j]) * (lse - float64(z))
-			}
-		case SparseSoftmaxCrossEntropy:
+		if kind.Sparse() {
 			id, err := classIndex(kind, r, y[r], cols)
 			if err != nil {
 				return 0, err
 			}
-			l = logSumExp(pr, nil) - float64(pr[id])
-		case SigmoidCrossEntropy:
-			yr := y[r*cols : (r+1)*cols]
-			for j, zt := range pr {
-				z := float64(zt)
-				l += math.Max(z, 0) - z*float64(yr[j]) + math.Log1p(math.Exp(-math.Abs(z)))
-			}
-			l /= float64(cols)
-		case CategoricalCrossentropy:
-			yr := y[r*cols : (r+1)*cols]
-			var s float64
-			for _, v := range pr {
-				s += float64(v)
-			}
-			for j, v := range pr {
-				q, _ := clip(float64(v)/s, Epsilon, 1-Epsilon)
-				l -= float64(yr[j]) * math.Log(q)
-			}
-		case SparseCategoricalCrossentropy:
-			id, err := classIndex(kind, r, y[r], cols)
-			if err != nil {
-				return 0, err
-			}
-			var s float64
-			for _, v := range pr {
-				c, _ := clip(float64(v), Epsilon, 1-Epsilon)
-				s += c
-			}
-			c, _ := clip(float64(pr[id]), Epsilon, 1-Epsilon)
-			l = math.Log(s) - math.Log(c)
-		case BinaryCrossentropy:
-			yr := y[r*cols : (r+1)*cols]
-			for j, v := range pr {
-				c, _ := clip(float64(v), Epsilon, 1-Epsilon)
-				t := float64(yr[j])
-				l -= t*math.Log(c+Epsilon) + (1-t)*math.Log(1-c+Epsilon)
-			}
-			l /= float64(cols)
-		case MeanSquaredError:
-			yr := y[r*cols : (r+1)*cols]
-			for j, v := range pr {
-				d := float64(v) - float64(yr[j])
-				l += d * d
-			}
-			l /= float64(cols)
+			total += sparseRowLoss(kind, pr, id)
+			continue
 		}
-		total += l
+		targetRow(kind, prm, zeroOne, y[r*cols:(r+1)*cols], t)
+		total += rowLoss(kind, prm, pr, t)
 	}
 	return total, nil
 }
 
-// lossGrad writes scale·∂(per-sample loss)/∂p into dp, row by row.
-func lossGrad[T float](kind LossKind, rows, cols int, p, y []T, scale float64, dp []T) error {
-	soft := make([]float64, cols)
-	for r := 0; r < rows; r++ {
-		pr, dr := p[r*cols:(r+1)*cols], dp[r*cols:(r+1)*cols]
-		switch kind {
-		case SoftmaxCrossEntropy:
-			yr := y[r*cols : (r+1)*cols]
-			logSumExp(pr, soft)
-			var sy float64
-			for _, v := range yr {
-				sy += float64(v)
-			}
-			for j := range dr {
-				dr[j] = T(scale * (soft[j]*sy - float64(yr[j])))
-			}
-		case SparseSoftmaxCrossEntropy:
-			id, err := classIndex(kind, r, y[r], cols)
-			if err != nil {
-				return err
-			}
-			logSumExp(pr, soft)
-			soft[id]--
-			for j := range dr {
-				dr[j] = T(scale * soft[j])
-			}
-		case SigmoidCrossEntropy:
-			yr := y[r*cols : (r+1)*cols]
-			for j, z := range pr {
-				dr[j] = T(scale * (sigmoid(float64(z)) - float64(yr[j])) / float64(cols))
-			}
-		case CategoricalCrossentropy:
-			yr := y[r*cols : (r+1)*cols]
-			var s float64
-			for _, v := range pr {
-				s += float64(v)
-			}
-			// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
-			var gq float64
-			for j, v := range pr {
-				q := float64(v) / s
-				c, inside := clip(q, Epsilon, 1-Epsilon)
-				soft[j] = 0
-				if inside {
-					soft[j] = -float64(yr[j]) / c
-				}
-				gq += soft[j] * q
-			}
-			for j := range dr {
-				dr[j] = T(scale * (soft[j] - gq) / s)
-			}
-		case SparseCategoricalCrossentropy:
-			id, err := classIndex(kind, r, y[r], cols)
-			if err != nil {
-				return err
-			}
-			var s float64
-			for _, v := range pr {
-				c, _ := clip(float64(v), Epsilon, 1-Epsilon)
-				s += c
-			}
-			for j, v := range pr {
-				c, inside := clip(float64(v), Epsilon, 1-Epsilon)
-				g := 0.0
-				if inside {
-					g = 1 / s
-					if j == id {
-						g -= 1 / c
-					}
-				}
-				dr[j] = T(scale * g)
-			}
-		case BinaryCrossentropy:
-			yr := y[r*cols : (r+1)*cols]
-			for j, v := range pr {
-				c, inside := clip(float64(v), Epsilon, 1-Epsilon)
-				g := 0.0
-				if inside {
-					t := float64(yr[j])
-					g = -t/(c+Epsilon) + (1-t)/(1-c+Epsilon)
-				}
-				dr[j] = T(scale * g / float64(cols))
-			}
-		case MeanSquaredError:
-			yr := y[r*cols : (r+1)*cols]
-			for j, v := range pr {
-				dr[j] = T(scale * 2 * (float64(v) - float64(yr[j])) / float64(cols))
+// sparseRowLoss is the loss of one sample of a sparse kind whose class is id.
+func sparseRowLoss[T float](kind LossKind, pr []T, id int) float64 {
+	if kind == SparseSoftmaxCrossEntropy {
+		return logSumExp(pr, nil) - float64(pr[id])
+	}
+	var s float64
+	for _, v := range pr {
+		c, _ := clip(float64(v), Epsilon, 1-Epsilon)
+		s += c
+	}
+	c, _ := clip(float64(pr[id]), Epsilon, 1-Epsilon)
+	return math.Log(s) - math.Log(c)
+}
+
+// rowLoss is the loss of one sample of the predictions pr against the
+// targets t, as targetRow reads them.
+func rowLoss[T float](kind LossKind, prm LossParams, pr []T, t []float64) float64 {
+	cols := float64(len(pr))
+	var l float64
+	switch kind {
+	case SoftmaxCrossEntropy:
+		lse := logSumExp(pr, nil)
+		for j, z := range pr {
+			l += t[j] * (lse - float64(z))
+		}
+	case SigmoidCrossEntropy:
+		for j, zt := range pr {
+			z := float64(zt)
+			l += math.Max(z, 0) - z*t[j] + math.Log1p(math.Exp(-math.Abs(z)))
+		}
+		l /= cols
+	case CategoricalCrossentropy:
+		var s float64
+		for _, v := range pr {
+			s += float64(v)
+		}
+		for j, v := range pr {
+			q, _ := clip(float64(v)/s, Epsilon, 1-Epsilon)
+			l -= t[j] * math.Log(q)
+		}
+	case BinaryCrossentropy:
+		for j, v := range pr {
+			c, _ := clip(float64(v), Epsilon, 1-Epsilon)
+			l -= t[j]*math.Log(c+Epsilon) + (1-t[j])*math.Log(1-c+Epsilon)
+		}
+		l /= cols
+	case MeanSquaredError:
+		for j, v := range pr {
+			d := float64(v) - t[j]
+			l += d * d
+		}
+		l /= cols
+	case MeanAbsoluteError:
+		for j, v := range pr {
+			l += math.Abs(float64(v) - t[j])
+		}
+		l /= cols
+	case MeanAbsolutePercentageError:
+		for j, v := range pr {
+			l += math.Abs((t[j] - float64(v)) / math.Max(math.Abs(t[j]), Epsilon))
+		}
+		l = 100 * l / cols
+	case MeanSquaredLogarithmicError:
+		for j, v := range pr {
+			d := math.Log(math.Max(float64(v), Epsilon)+1) - math.Log(math.Max(t[j], Epsilon)+1)
+			l += d * d
+		}
+		l /= cols
+	case Huber:
+		delta := prm.delta()
+		for j, v := range pr {
+			e := float64(v) - t[j]
+			if math.Abs(e) <= delta {
+				l += 0.5 * e * e
+			} else {
+				l += delta*math.Abs(e) - 0.5*delta*delta
 			}
 		}
+		l /= cols
+	case LogCosh:
+		for j, v := range pr {
+			x := float64(v) - t[j]
+			l += x + softplus(-2*x) - math.Ln2
+		}
+		l /= cols
+	case KLDivergence:
+		for j, v := range pr {
+			tc, _ := clip(t[j], Epsilon, 1)
+			pc, _ := clip(float64(v), Epsilon, 1)
+			l += tc * math.Log(tc/pc)
+		}
+	case Poisson:
+		for j, v := range pr {
+			l += float64(v) - t[j]*math.Log(float64(v)+Epsilon)
+		}
+		l /= cols
+	case Hinge:
+		for j, v := range pr {
+			l += math.Max(1-t[j]*float64(v), 0)
+		}
+		l /= cols
+	case SquaredHinge:
+		for j, v := range pr {
+			m := math.Max(1-t[j]*float64(v), 0)
+			l += m * m
+		}
+		l /= cols
+	case CategoricalHinge:
+		pos, neg := categoricalHingeTerms(pr, t)
+		l = math.Max(neg-pos+1, 0)
+	case CosineSimilarity:
+		dot, invT, invP, _ := cosineTerms(pr, t)
+		l = -dot * invT * invP
+	}
+	return l
+}
+
+// categoricalHingeTerms returns Σ t·p and max (1-t)·p over one sample.
+func categoricalHingeTerms[T float](pr []T, t []float64) (pos, neg float64) {
+	neg = math.Inf(-1)
+	for j, v := range pr {
+		pos += t[j] * float64(v)
+		neg = math.Max(neg, (1-t[j])*float64(v))
+	}
+	return pos, neg
+}
+
+// cosineTerms returns Σ t·p and the factors 1/√max(Σt², 1e-12) and
+// 1/√max(Σp², 1e-12) tf.math.l2_normalize scales them by, and whether the
+// second is Σp²'s (the floor not taken), so that it has a gradient.
+func cosineTerms[T float](pr []T, t []float64) (dot, invT, invP float64, pNormed bool) {
+	var st, sp float64
+	for j, v := range pr {
+		p := float64(v)
+		dot += t[j] * p
+		st += t[j] * t[j]
+		sp += p * p
+	}
+	return dot, 1 / math.Sqrt(math.Max(st, normEpsilon)), 1 / math.Sqrt(math.Max(sp, normEpsilon)), sp >= normEpsilon
+}
+
+// lossGrad writes scale·∂(per-sample loss)/∂p into dp, row by row.
+func lossGrad[T float](kind LossKind, prm LossParams, rows, cols int, p, y []T, scale float64, dp []T) error {
+	scratch := make([]float64, cols)
+	var t []float64
+	zeroOne := false
+	if !kind.Sparse() {
+		t = make([]float64, cols)
+		zeroOne = zeroOneLabels(kind, y[:rows*cols])
+	}
+	for r := 0; r < rows; r++ {
+		pr, dr := p[r*cols:(r+1)*cols], dp[r*cols:(r+1)*cols]
+		if kind.Sparse() {
+			id, err := classIndex(kind, r, y[r], cols)
+			if err != nil {
+				return err
+			}
+			sparseRowGrad(kind, pr, id, scale, dr, scratch)
+			continue
+		}
+		targetRow(kind, prm, zeroOne, y[r*cols:(r+1)*cols], t)
+		rowGrad(kind, prm, pr, t, scale, dr, scratch)
 	}
 	return nil
+}
+
+// sparseRowGrad writes scale·∂loss/∂p of one sample of a sparse kind whose
+// class is id into dr; soft is scratch space of the row's length.
+func sparseRowGrad[T float](kind LossKind, pr []T, id int, scale float64, dr []T, soft []float64) {
+	if kind == SparseSoftmaxCrossEntropy {
+		logSumExp(pr, soft)
+		soft[id]--
+		for j := range dr {
+			dr[j] = T(scale * soft[j])
+		}
+		return
+	}
+	var s float64
+	for _, v := range pr {
+		c, _ := clip(float64(v), Epsilon, 1-Epsilon)
+		s += c
+	}
+	for j, v := range pr {
+		c, inside := clip(float64(v), Epsilon, 1-Epsilon)
+		g := 0.0
+		if inside {
+			g = 1 / s
+			if j == id {
+				g -= 1 / c
+			}
+		}
+		dr[j] = T(scale * g)
+	}
+}
+
+// rowGrad writes scale·∂loss/∂p of one sample against the targets t into
+// dr; soft is scratch space of the row's length. Where Keras' loss clips
+// or takes a maximum, the gradient is TensorFlow's: zero where the clip
+// bites, and through the first argument of a maximum on a tie.
+func rowGrad[T float](kind LossKind, prm LossParams, pr []T, t []float64, scale float64, dr []T, soft []float64) {
+	cols := float64(len(pr))
+	switch kind {
+	case SoftmaxCrossEntropy:
+		logSumExp(pr, soft)
+		var sy float64
+		for _, v := range t {
+			sy += v
+		}
+		for j := range dr {
+			dr[j] = T(scale * (soft[j]*sy - t[j]))
+		}
+	case SigmoidCrossEntropy:
+		for j, z := range pr {
+			dr[j] = T(scale * (sigmoid(float64(z)) - t[j]) / cols)
+		}
+	case CategoricalCrossentropy:
+		var s float64
+		for _, v := range pr {
+			s += float64(v)
+		}
+		// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
+		var gq float64
+		for j, v := range pr {
+			q := float64(v) / s
+			c, inside := clip(q, Epsilon, 1-Epsilon)
+			soft[j] = 0
+			if inside {
+				soft[j] = -t[j] / c
+			}
+			gq += soft[j] * q
+		}
+		for j := range dr {
+			dr[j] = T(scale * (soft[j] - gq) / s)
+		}
+	case BinaryCrossentropy:
+		for j, v := range pr {
+			c, inside := clip(float64(v), Epsilon, 1-Epsilon)
+			g := 0.0
+			if inside {
+				g = -t[j]/(c+Epsilon) + (1-t[j])/(1-c+Epsilon)
+			}
+			dr[j] = T(scale * g / cols)
+		}
+	case MeanSquaredError:
+		for j, v := range pr {
+			dr[j] = T(scale * 2 * (float64(v) - t[j]) / cols)
+		}
+	case MeanAbsoluteError:
+		for j, v := range pr {
+			dr[j] = T(scale * sign(float64(v)-t[j]) / cols)
+		}
+	case MeanAbsolutePercentageError:
+		for j, v := range pr {
+			dr[j] = T(scale * 100 * sign(float64(v)-t[j]) / math.Max(math.Abs(t[j]), Epsilon) / cols)
+		}
+	case MeanSquaredLogarithmicError:
+		for j, v := range pr {
+			g := 0.0
+			if p := float64(v); p >= Epsilon {
+				g = 2 * (math.Log(p+1) - math.Log(math.Max(t[j], Epsilon)+1)) / (p + 1)
+			}
+			dr[j] = T(scale * g / cols)
+		}
+	case Huber:
+		delta := prm.delta()
+		for j, v := range pr {
+			e := float64(v) - t[j]
+			g := e
+			if math.Abs(e) > delta {
+				g = delta * sign(e)
+			}
+			dr[j] = T(scale * g / cols)
+		}
+	case LogCosh:
+		for j, v := range pr {
+			dr[j] = T(scale * math.Tanh(float64(v)-t[j]) / cols)
+		}
+	case KLDivergence:
+		for j, v := range pr {
+			g := 0.0
+			if pc, inside := clip(float64(v), Epsilon, 1); inside {
+				tc, _ := clip(t[j], Epsilon, 1)
+				g = -tc / pc
+			}
+			dr[j] = T(scale * g)
+		}
+	case Poisson:
+		for j, v := range pr {
+			dr[j] = T(scale * (1 - t[j]/(float64(v)+Epsilon)) / cols)
+		}
+	case Hinge:
+		for j, v := range pr {
+			g := 0.0
+			if 1-t[j]*float64(v) >= 0 {
+				g = -t[j]
+			}
+			dr[j] = T(scale * g / cols)
+		}
+	case SquaredHinge:
+		for j, v := range pr {
+			m := math.Max(1-t[j]*float64(v), 0)
+			dr[j] = T(scale * -2 * m * t[j] / cols)
+		}
+	case CategoricalHinge:
+		pos, neg := categoricalHingeTerms(pr, t)
+		if neg-pos+1 < 0 {
+			for j := range dr {
+				dr[j] = 0
+			}
+			return
+		}
+		// The max's gradient is shared among the classes that reach it,
+		// as TensorFlow shares a reduce_max's.
+		ties := 0
+		for j, v := range pr {
+			if (1-t[j])*float64(v) == neg {
+				ties++
+			}
+		}
+		for j, v := range pr {
+			g := -t[j]
+			if (1-t[j])*float64(v) == neg {
+				g += (1 - t[j]) / float64(ties)
+			}
+			dr[j] = T(scale * g)
+		}
+	case CosineSimilarity:
+		dot, invT, invP, pNormed := cosineTerms(pr, t)
+		for j, v := range pr {
+			g := -t[j] * invT * invP
+			if pNormed {
+				g += dot * invT * float64(v) * invP * invP * invP
+			}
+			dr[j] = T(scale * g)
+		}
+	}
 }

@@ -135,14 +135,23 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		o := out(0)
 		clear(o)
 		ops.SumRows(s.M, s.N, in(0), o)
-	case plan.Loss:
-		loss, err := ops.LossValue(s.Loss, s.M, s.N, in(0), in(1))
+	case plan.Loss, plan.LossGrad:
+		// A loss's parameters beyond its kind (label smoothing, Huber's
+		// delta) are its node's op's.
+		var prm ops.LossParams
+		if s.Node != nil {
+			if info, ok := ops.Inspect(s.Node.Op()); ok {
+				prm = info.LossParams
+			}
+		}
+		if s.Kind == plan.LossGrad {
+			return ops.LossGradientWith(s.Loss, prm, s.M, s.N, in(0), in(1), float64(in(2)[0]), out(0))
+		}
+		loss, err := ops.LossValueWith(s.Loss, prm, s.M, s.N, in(0), in(1))
 		if err != nil {
 			return err
 		}
 		out(0)[0] = float32(loss)
-	case plan.LossGrad:
-		return ops.LossGradient(s.Loss, s.M, s.N, in(0), in(1), float64(in(2)[0]), out(0))
 	case plan.Patches:
 		ops.PatchesForward(s.Window, in(0), out(0))
 	case plan.PatchesGrad:
