@@ -84,17 +84,8 @@ func (c *ConvLayer) Filters() int { return c.filters }
 // the bias (filters).
 func (c *ConvLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	what := fmt.Sprintf("%s layer %q", c.Type(), c.name)
-	if c.nameErr != nil {
-		return nil, fmt.Errorf("%s layer: %w", c.Type(), c.nameErr)
-	}
-	if c.window.err != nil {
-		return nil, fmt.Errorf("%s: %w", what, c.window.err)
-	}
-	if c.filters <= 0 {
-		return nil, fmt.Errorf("%s: filters must be positive, got %d", what, c.filters)
-	}
-	if c.size[0] <= 0 || c.size[1] <= 0 {
-		return nil, fmt.Errorf("%s: the kernel size must be positive, got %v", what, c.size)
+	if err := c.CheckConfig(); err != nil {
+		return nil, err
 	}
 	h, w, ch, ok := c.images(inputShape)
 	if !ok {
@@ -112,6 +103,24 @@ func (c *ConvLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	field := c.size[0] * c.size[1]
 	c.kernel, c.bias = c.weights.build(kshape, field*ch, field*c.filters, rng)
 	return c.sampleShape(win.OH, win.OW, c.filters), nil
+}
+
+// CheckConfig checks the layer's arguments.
+func (c *ConvLayer) CheckConfig() error {
+	what := fmt.Sprintf("%s layer %q", c.Type(), c.name)
+	if c.nameErr != nil {
+		return fmt.Errorf("%s layer: %w", c.Type(), c.nameErr)
+	}
+	if c.window.err != nil {
+		return fmt.Errorf("%s: %w", what, c.window.err)
+	}
+	if c.filters <= 0 {
+		return fmt.Errorf("%s: filters must be a positive integer, got %d", what, c.filters)
+	}
+	if c.size[0] <= 0 || c.size[1] <= 0 {
+		return fmt.Errorf("%s: the kernel size must be positive, got %v", what, c.size)
+	}
+	return nil
 }
 
 // OutputShape is the shape of the layer's output samples, nil before Build.

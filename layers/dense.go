@@ -93,13 +93,21 @@ func (d *DenseLayer) Units() int { return d.units }
 // Activation is the layer's activation.
 func (d *DenseLayer) Activation() Activation { return d.activation }
 
-// Build creates the kernel (inputs, units) and bias (units).
-func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+// CheckConfig checks the layer's arguments.
+func (d *DenseLayer) CheckConfig() error {
 	if d.nameErr != nil {
-		return nil, fmt.Errorf("dense layer: %w", d.nameErr)
+		return fmt.Errorf("dense layer: %w", d.nameErr)
 	}
 	if d.units <= 0 {
-		return nil, fmt.Errorf("dense layer %q: units must be positive, got %d", d.name, d.units)
+		return fmt.Errorf("dense layer %q: units must be a positive integer, got %d", d.name, d.units)
+	}
+	return nil
+}
+
+// Build creates the kernel (inputs, units) and bias (units).
+func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := d.CheckConfig(); err != nil {
+		return nil, err
 	}
 	if len(inputShape) != 1 {
 		return nil, fmt.Errorf("dense layer %q: expects flat samples, shape (None, features), but gets %s: put a Flatten layer before it",

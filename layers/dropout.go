@@ -55,13 +55,21 @@ func (d *DropoutLayer) Type() string { return "Dropout" }
 // Rate is the fraction of units dropped.
 func (d *DropoutLayer) Rate() float64 { return d.rate }
 
-// Build checks the rate and fixes the layer's key.
-func (d *DropoutLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+// CheckConfig checks the rate.
+func (d *DropoutLayer) CheckConfig() error {
 	if d.nameErr != nil {
-		return nil, fmt.Errorf("dropout layer: %w", d.nameErr)
+		return fmt.Errorf("dropout layer: %w", d.nameErr)
 	}
 	if !(d.rate >= 0 && d.rate < 1) {
-		return nil, fmt.Errorf("dropout layer %q: the rate must be in [0, 1), got %v", d.name, d.rate)
+		return fmt.Errorf("dropout layer %q: the rate must be in [0, 1), got %v", d.name, d.rate)
+	}
+	return nil
+}
+
+// Build checks the rate and fixes the layer's key.
+func (d *DropoutLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := d.CheckConfig(); err != nil {
+		return nil, err
 	}
 	d.key = d.seed
 	if !d.seeded {

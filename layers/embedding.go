@@ -51,13 +51,21 @@ func Embedding(inputDim, outputDim int, opts ...EmbeddingOption) *EmbeddingLayer
 // Type returns "Embedding".
 func (e *EmbeddingLayer) Type() string { return "Embedding" }
 
-// Build makes the table, (inputDim, outputDim).
-func (e *EmbeddingLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+// CheckConfig checks the layer's arguments.
+func (e *EmbeddingLayer) CheckConfig() error {
 	if e.nameErr != nil {
-		return nil, fmt.Errorf("embedding layer: %w", e.nameErr)
+		return fmt.Errorf("embedding layer: %w", e.nameErr)
 	}
 	if e.inputDim <= 0 || e.outputDim <= 0 {
-		return nil, fmt.Errorf("embedding layer %q: input_dim and output_dim must be positive, got %d and %d", e.name, e.inputDim, e.outputDim)
+		return fmt.Errorf("embedding layer %q: input_dim and output_dim must be positive integers, got %d and %d", e.name, e.inputDim, e.outputDim)
+	}
+	return nil
+}
+
+// Build makes the table, (inputDim, outputDim).
+func (e *EmbeddingLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := e.CheckConfig(); err != nil {
+		return nil, err
 	}
 	if len(inputShape) == 0 {
 		return nil, fmt.Errorf("embedding layer %q: expects samples of indices, shape (None, length), but gets %s", e.name, shapes.String(inputShape))

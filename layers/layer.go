@@ -73,6 +73,13 @@ type Flow struct {
 	Losses []*gorgonia.Node
 }
 
+// ConfigChecker is implemented by layers whose arguments can be wrong
+// whatever their input: a model checks them when it is compiled, before it
+// knows the input's shape, as Keras checks them when a layer is made.
+type ConfigChecker interface {
+	CheckConfig() error
+}
+
 // StepUser is implemented by layers whose training graph reads the
 // training step (Flow.Step), such as Dropout: the model adds the step to a
 // training graph only when a layer uses it.

@@ -56,8 +56,8 @@ func newNorm(opts []NormOption) normLayer {
 	return n
 }
 
-// build checks the options and the input and makes gamma and beta.
-func (n *normLayer) build(typ string, inputShape []int) error {
+// checkConfig checks the options.
+func (n *normLayer) checkConfig(typ string) error {
 	if n.nameErr != nil {
 		return fmt.Errorf("%s layer: %w", typ, n.nameErr)
 	}
@@ -68,6 +68,15 @@ func (n *normLayer) build(typ string, inputShape []int) error {
 	if !(n.momentum >= 0 && n.momentum <= 1) {
 		return fmt.Errorf("%s: momentum must be in [0, 1], got %v", what, n.momentum)
 	}
+	return nil
+}
+
+// build checks the options and the input and makes gamma and beta.
+func (n *normLayer) build(typ string, inputShape []int) error {
+	if err := n.checkConfig(typ); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s layer %q", typ, n.name)
 	if len(inputShape) == 0 {
 		return fmt.Errorf("%s: the input %s has no axis to normalize", what, shapes.String(inputShape))
 	}
@@ -151,6 +160,9 @@ type BatchNormalizationLayer struct {
 func BatchNormalization(opts ...NormOption) *BatchNormalizationLayer {
 	return &BatchNormalizationLayer{normLayer: newNorm(opts)}
 }
+
+// CheckConfig checks the layer's arguments.
+func (b *BatchNormalizationLayer) CheckConfig() error { return b.checkConfig(b.Type()) }
 
 // Type returns "BatchNormalization".
 func (b *BatchNormalizationLayer) Type() string { return "BatchNormalization" }
@@ -248,6 +260,9 @@ type LayerNormalizationLayer struct{ normLayer }
 func LayerNormalization(opts ...NormOption) *LayerNormalizationLayer {
 	return &LayerNormalizationLayer{newNorm(opts)}
 }
+
+// CheckConfig checks the layer's arguments.
+func (l *LayerNormalizationLayer) CheckConfig() error { return l.checkConfig(l.Type()) }
 
 // Type returns "LayerNormalization".
 func (l *LayerNormalizationLayer) Type() string { return "LayerNormalization" }

@@ -115,14 +115,8 @@ func (p *PoolLayer) Type() string {
 // Build checks the input shape and returns the pooled shape.
 func (p *PoolLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 	what := fmt.Sprintf("%s layer %q", p.Type(), p.name)
-	if p.nameErr != nil {
-		return nil, fmt.Errorf("%s layer: %w", p.Type(), p.nameErr)
-	}
-	if p.window.err != nil {
-		return nil, fmt.Errorf("%s: %w", what, p.window.err)
-	}
-	if p.dilation != [2]int{} {
-		return nil, fmt.Errorf("%s: pooling takes no dilation rate", what)
+	if err := p.CheckConfig(); err != nil {
+		return nil, err
 	}
 	h, w, c, ok := p.images(inputShape)
 	if !ok {
@@ -140,6 +134,21 @@ func (p *PoolLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 		return []int{c}, nil
 	}
 	return p.sampleShape(win.OH, win.OW, c), nil
+}
+
+// CheckConfig checks the layer's arguments.
+func (p *PoolLayer) CheckConfig() error {
+	what := fmt.Sprintf("%s layer %q", p.Type(), p.name)
+	if p.nameErr != nil {
+		return fmt.Errorf("%s layer: %w", p.Type(), p.nameErr)
+	}
+	if p.window.err != nil {
+		return fmt.Errorf("%s: %w", what, p.window.err)
+	}
+	if p.dilation != [2]int{} {
+		return fmt.Errorf("%s: pooling takes no dilation rate", what)
+	}
+	return nil
 }
 
 // spec is the pooling window; strides default to the pool size.

@@ -103,6 +103,15 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 			return fmt.Errorf("compile: %w", err)
 		}
 	}
+	// Wrong layer arguments fail here, not at the first Fit: the model is
+	// built now when it declares its input, as Keras builds it.
+	check := m.checkLayers
+	if m.inputShape != nil {
+		check = m.ensureBuilt
+	}
+	if err := check(); err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
 	spec, err := device.Resolve(ctx, cfg.device, device.PlaceOptions{Soft: cfg.soft, Warn: cfg.warn})
 	if err != nil {
 		return fmt.Errorf("compile: %w", err)

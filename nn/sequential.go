@@ -247,11 +247,8 @@ func (m *Sequential) Build(inputShape ...int) error {
 	if m.inputShape != nil && !shapes.Equal(m.inputShape, inputShape) {
 		return fmt.Errorf("model %q declares input shape %s but Build was given %s", m.name, shapes.String(m.inputShape), shapes.String(inputShape))
 	}
-	if len(m.layers) == 0 {
-		return fmt.Errorf("model %q has no layers: add some before building it", m.name)
-	}
-	if err := layers.CheckNames(m.layers); err != nil {
-		return fmt.Errorf("model %q: %w", m.name, err)
+	if err := m.checkLayers(); err != nil {
+		return err
 	}
 	seed := m.seed
 	if !m.seeded {
@@ -272,6 +269,25 @@ func (m *Sequential) Build(inputShape ...int) error {
 	m.inputShape = append([]int(nil), inputShape...)
 	m.outShape = shape
 	m.built = true
+	return nil
+}
+
+// checkLayers checks what can be checked of the layers before the input's
+// shape is known: that there are some, their names, and their arguments.
+func (m *Sequential) checkLayers() error {
+	if len(m.layers) == 0 {
+		return fmt.Errorf("model %q has no layers: add some before building it", m.name)
+	}
+	if err := layers.CheckNames(m.layers); err != nil {
+		return fmt.Errorf("model %q: %w", m.name, err)
+	}
+	for i, l := range m.layers {
+		if c, ok := l.(layers.ConfigChecker); ok {
+			if err := c.CheckConfig(); err != nil {
+				return fmt.Errorf("model %q: layer %d: %w", m.name, i+1, err)
+			}
+		}
+	}
 	return nil
 }
 

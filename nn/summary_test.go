@@ -72,7 +72,7 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"dense on images", nn.NewSequential(layers.Dense(3)), []int{32, 32, 3}, "Flatten"},
 		{"no layers", nn.NewSequential(), []int{4}, "no layers"},
-		{"zero units", nn.NewSequential(layers.Dense(0)), []int{4}, "units must be positive"},
+		{"zero units", nn.NewSequential(layers.Dense(0)), []int{4}, "units must be a positive integer"},
 		{"bad shape", nn.NewSequential(layers.Dense(2)), []int{0}, "non-positive"},
 	}
 	for _, tc := range tests {

@@ -325,9 +325,9 @@ func TestOtherGraphsRunOnTheTapeMachine(t *testing.T) {
 	g := gorgonia.NewGraph()
 	a := gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(3), gorgonia.WithName("a"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{1, 2, 3}))))
-	sum := gorgonia.Must(gorgonia.Add(a, a))
+	sq := gorgonia.Must(gorgonia.HadamardProd(a, a))
 	var v gorgonia.Value
-	gorgonia.Read(sum, &v)
+	gorgonia.Read(sq, &v)
 	mach, err := device.NewMachine(cpuSpec(t), g, driver.MachineOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -336,10 +336,10 @@ func TestOtherGraphsRunOnTheTapeMachine(t *testing.T) {
 	if err := mach.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	if got := v.Data().([]float32); got[0] != 2 || got[1] != 4 || got[2] != 6 {
-		t.Errorf("a+a = %v, want [2 4 6]", got)
+	if got := v.Data().([]float32); got[0] != 1 || got[1] != 4 || got[2] != 9 {
+		t.Errorf("a⊙a = %v, want [1 4 9]", got)
 	}
-	if w := warnings.String(); !strings.Contains(w, "tape machine") || !strings.Contains(w, "+") {
+	if w := warnings.String(); !strings.Contains(w, "tape machine") || !strings.Contains(w, "⊙") {
 		t.Errorf("fallback warning %q does not say the graph runs on the tape machine, naming the op", w)
 	}
 }
