@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/ops"
 	"io"
 
 	"github.com/gokeras/gokeras/internal/shapes"
@@ -214,6 +215,9 @@ const (
 type programKey struct {
 	batch, labelCols int
 	mode             mode
+	// weighted: the loss weighs each sample (Fit's SampleWeight and
+	// ClassWeight).
+	weighted bool
 }
 
 // program is the model compiled into one gorgonia graph for one batch size
@@ -226,7 +230,11 @@ type program struct {
 	// program, for Dropout; nil in the others.
 	step *tensor.Dense
 	// updates are the layers' work after each training step.
-	updates   []layers.StateUpdate
+	updates []layers.StateUpdate
+	// w holds each sample's weight in a weighted training program, and
+	// weigh fills it for the batch at idx from its labels.
+	w         *tensor.Dense
+	weigh     func(idx []int, labels, dst []float32) error
 	out, loss *gorgonia.Node
 	// outRead and lossRead receive copies of the output and loss each run:
 	// the machine may reuse the memory of a node nobody else reads.
@@ -241,11 +249,15 @@ type program struct {
 // first time it is needed: a partial last batch gets a graph of its own, so
 // no sample is dropped and the batch size is never frozen into the model.
 func (m *Sequential) program(batch, labelCols int, md mode) (*program, error) {
-	key := programKey{batch: batch, labelCols: labelCols, mode: md}
+	return m.programFor(programKey{batch: batch, labelCols: labelCols, mode: md})
+}
+
+// programFor returns the program for key, compiling it the first time.
+func (m *Sequential) programFor(key programKey) (*program, error) {
 	if p, ok := m.compiled.programs[key]; ok {
 		return p, nil
 	}
-	p, err := m.newProgram(batch, labelCols, md)
+	p, err := m.newProgram(key)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +265,8 @@ func (m *Sequential) program(batch, labelCols int, md mode) (*program, error) {
 	return p, nil
 }
 
-func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
+func (m *Sequential) newProgram(key programKey) (*program, error) {
+	batch, yCols, md := key.batch, key.labelCols, key.mode
 	g := gorgonia.NewGraph()
 	xShape := append([]int{batch}, m.inputShape...)
 	p := &program{batch: batch, x: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(xShape...))}
@@ -307,6 +320,13 @@ func (m *Sequential) newProgram(batch, yCols int, md mode) (*program, error) {
 		loss, err := m.compiled.loss.Node(p.out, flow.Logits, y)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: loss %s: %w", m.name, m.compiled.loss.Name(), err)
+		}
+		if key.weighted {
+			p.w = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch))
+			w := gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(batch), gorgonia.WithName("sample_weight"), gorgonia.WithValue(p.w))
+			if loss, err = ops.WithSampleWeights(loss, w); err != nil {
+				return nil, fmt.Errorf("model %q: weighting the loss %s: %w", m.name, m.compiled.loss.Name(), err)
+			}
 		}
 		// Keras trains on, and reports, the loss plus the layers' losses.
 		for _, pen := range penalties {

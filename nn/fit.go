@@ -37,6 +37,8 @@ type runConfig struct {
 	seeded                                         bool
 	out                                            io.Writer
 	now                                            func() time.Time
+	classWeight                                    map[int]float64
+	sampleWeight                                   []float32
 }
 
 func defaultRunConfig() runConfig {
@@ -54,6 +56,89 @@ func buildRunConfig(opts []Option) (runConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// ClassWeight weighs each training sample's loss by its class's weight,
+// Keras' class_weight: the keys must be the classes 0 to n-1, the
+// columns of one-hot labels or the values of sparse ones. The loss Fit
+// trains on and reports is then Σ weightᵢ·lossᵢ / batch, as Keras reduces
+// it; metrics and validation are not weighted.
+func ClassWeight(weights map[int]float64) Option {
+	return func(c *runConfig) error {
+		for k := range len(weights) {
+			w, ok := weights[k]
+			if !ok {
+				return fmt.Errorf("ClassWeight: the keys must be the classes 0 to %d, but %d is missing", len(weights)-1, k)
+			}
+			if !(w >= 0) || math.IsInf(w, 0) {
+				return fmt.Errorf("ClassWeight: class %d has weight %v; weights must be finite numbers >= 0", k, w)
+			}
+		}
+		c.classWeight = weights
+		return nil
+	}
+}
+
+// SampleWeight weighs each training sample's loss, Keras' sample_weight:
+// one weight per sample of the data given to Fit, in its order (with
+// ValidationSplit, the weights of the samples held out are unused). With
+// ClassWeight too, a sample's weight is the product.
+func SampleWeight(weights []float32) Option {
+	return func(c *runConfig) error {
+		for i, w := range weights {
+			if !(w >= 0) || math.IsInf(float64(w), 0) {
+				return fmt.Errorf("SampleWeight: sample %d has weight %v; weights must be finite numbers >= 0", i, w)
+			}
+		}
+		c.sampleWeight = weights
+		return nil
+	}
+}
+
+// weigher returns the function that fills a batch's sample weights from
+// cfg's SampleWeight and ClassWeight, nil when neither is given.
+func (cfg runConfig) weigher(n, labelCols int) (func(idx []int, labels, dst []float32) error, error) {
+	if cfg.sampleWeight == nil && cfg.classWeight == nil {
+		return nil, nil
+	}
+	if cfg.sampleWeight != nil && len(cfg.sampleWeight) < n {
+		return nil, fmt.Errorf("SampleWeight has %d weights for %d samples: give one per sample", len(cfg.sampleWeight), n)
+	}
+	classes := labelCols
+	if classes == 1 && cfg.classWeight != nil {
+		classes = len(cfg.classWeight) // sparse labels: any of the keys
+	}
+	if cfg.classWeight != nil && len(cfg.classWeight) != classes {
+		return nil, fmt.Errorf("ClassWeight has %d classes but the labels have %d: give a weight for each class", len(cfg.classWeight), classes)
+	}
+	return func(idx []int, labels, dst []float32) error {
+		for j, i := range idx {
+			w := float32(1)
+			if cfg.sampleWeight != nil {
+				w = cfg.sampleWeight[i]
+			}
+			if cfg.classWeight != nil {
+				class := 0
+				if labelCols == 1 {
+					v := labels[j]
+					if v != float32(int(v)) || v < 0 || int(v) >= classes {
+						return fmt.Errorf("ClassWeight: sample %d has label %v, not a class in [0, %d)", i, v, classes)
+					}
+					class = int(v)
+				} else {
+					row := labels[j*labelCols : (j+1)*labelCols]
+					for c, v := range row {
+						if v > row[class] {
+							class = c
+						}
+					}
+				}
+				w *= float32(cfg.classWeight[class])
+			}
+			dst[j] = w
+		}
+		return nil
+	}, nil
 }
 
 // Epochs sets how many epochs Fit trains (Keras' default: 1).
@@ -277,6 +362,9 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	if err := m.checkData("fit", data); err != nil {
 		return nil, err
 	}
+	if cfg.sampleWeight != nil && len(cfg.sampleWeight) != data.Len() {
+		return nil, fmt.Errorf("fit: SampleWeight has %d weights for %d samples: give one per sample", len(cfg.sampleWeight), data.Len())
+	}
 	validation := cfg.validation
 	if cfg.validationSplit > 0 {
 		if data, validation, err = splitForValidation(data, cfg.validationSplit); err != nil {
@@ -315,8 +403,12 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 		// that the progress line comes before the callbacks' messages.
 		cbs = append(callbackList{newProgbarLogger(cfg, n)}, cbs...)
 	}
+	weigh, err := cfg.weigher(n, labelColumns(data.LabelShape()))
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
 	r := &fitRun{m: m, cfg: cfg, data: data, validation: validation, steps: steps,
-		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs}
+		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh}
 	return r.run(ctx)
 }
 
@@ -329,6 +421,8 @@ type fitRun struct {
 	order            []int
 	callbacks        callbackList
 	hist             History
+	// weigh fills each batch's sample weights; nil: unweighted.
+	weigh func(idx []int, labels, dst []float32) error
 }
 
 func (r *fitRun) run(ctx context.Context) (*History, error) {
@@ -437,10 +531,11 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		}
 		lo := step * cfg.batchSize // below n: step < steps
 		idx := r.order[lo : lo+min(cfg.batchSize, len(r.order)-lo)]
-		p, err := m.program(len(idx), r.labelCols, modeTrain)
+		p, err := m.programFor(programKey{batch: len(idx), labelCols: r.labelCols, mode: modeTrain, weighted: r.weigh != nil})
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
+		p.weigh = r.weigh
 		loss, err := m.trainStep(p, r.data, idx)
 		if err != nil {
 			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)

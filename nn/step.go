@@ -18,6 +18,14 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 		return 0, err
 	}
 	defer p.machine.Reset()
+	if p.w != nil {
+		if p.weigh == nil {
+			return 0, fmt.Errorf("a weighted training program got no sample weights")
+		}
+		if err := p.weigh(idx, labels, p.w.Data().([]float32)); err != nil {
+			return 0, err
+		}
+	}
 	tr, ok := p.machine.(driver.Trainer)
 	if !ok {
 		return 0, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement driver.Trainer", c.device.Short(), p.machine)

@@ -20,9 +20,11 @@ const (
 	OpActivationGrad
 	// OpReshape: input of shape Info.From → the same values in shape Info.To.
 	OpReshape
-	// OpLoss: inputs (pred, target) → the scalar batch mean of Info.Loss.
+	// OpLoss: inputs (pred, target) → the scalar batch mean of Info.Loss;
+	// with Info.Weighted, a third input holds a weight per sample.
 	OpLoss
-	// OpLossGrad: inputs (pred, target, seed) → seed·∂loss/∂pred.
+	// OpLossGrad: inputs (pred, target, seed) → seed·∂loss/∂pred; with
+	// Info.Weighted, a fourth input holds the sample weights.
 	OpLossGrad
 	// OpPatches: images (batch, h, w, c) → their Info.Window patches, one
 	// row per window position (see Patches).
@@ -57,6 +59,7 @@ type Info struct {
 	Activation     Activation // OpActivation, OpActivationGrad
 	Loss           LossKind   // OpLoss, OpLossGrad
 	LossParams     LossParams // OpLoss, OpLossGrad
+	Weighted       bool       // OpLoss, OpLossGrad: with sample weights
 	TransA, TransB bool       // OpMatMul
 	Bias           bool       // OpAffine
 	InputGrad      bool       // OpAffine, OpReshape: whether the gradient flows into the input
@@ -87,9 +90,9 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 	case reshapeOp:
 		return Info{Kind: OpReshape, InputGrad: o.inputGrad, From: append([]int(nil), o.from...), To: append([]int(nil), o.to...)}, true
 	case lossOp:
-		return Info{Kind: OpLoss, Loss: o.kind, LossParams: o.p}, true
+		return Info{Kind: OpLoss, Loss: o.kind, LossParams: o.p, Weighted: o.weighted}, true
 	case lossGradOp:
-		return Info{Kind: OpLossGrad, Loss: o.kind, LossParams: o.p}, true
+		return Info{Kind: OpLossGrad, Loss: o.kind, LossParams: o.p, Weighted: o.weighted}, true
 	case patchesOp:
 		return Info{Kind: OpPatches, Window: o.win, InputGrad: o.inputGrad}, true
 	case patchesGradOp:

@@ -29,13 +29,14 @@ func ActivationBackward(act Activation, cols int, x, y, dy, dx []float32) {
 // against targets (rows×1 class indices for the sparse kinds), as a Loss
 // node's Do computes it. It is LossValueWith with Keras' default parameters.
 func LossValue(kind LossKind, rows, cols int, pred, target []float32) (float64, error) {
-	return LossValueWith(kind, LossParams{}, rows, cols, pred, target)
+	return LossValueWith(kind, LossParams{}, rows, cols, pred, target, nil)
 }
 
-// LossValueWith is LossValue for a loss with the parameters p, as a
-// LossWith node's Do computes it.
-func LossValueWith(kind LossKind, p LossParams, rows, cols int, pred, target []float32) (float64, error) {
-	sum, err := lossSum(kind, p, rows, cols, pred, target)
+// LossValueWith is LossValue for a loss with the parameters p and, when
+// weights is not nil, a weight per sample, as a LossWith or WeightedLoss
+// node's Do computes it.
+func LossValueWith(kind LossKind, p LossParams, rows, cols int, pred, target, weights []float32) (float64, error) {
+	sum, err := lossSum(kind, p, rows, cols, pred, target, weights)
 	if err != nil {
 		return 0, err
 	}
@@ -46,13 +47,14 @@ func LossValueWith(kind LossKind, p LossParams, rows, cols int, pred, target []f
 // of Loss does; seed is the gradient of whatever uses the loss (1 for the
 // loss itself).
 func LossGradient(kind LossKind, rows, cols int, pred, target []float32, seed float64, dpred []float32) error {
-	return LossGradientWith(kind, LossParams{}, rows, cols, pred, target, seed, dpred)
+	return LossGradientWith(kind, LossParams{}, rows, cols, pred, target, nil, seed, dpred)
 }
 
-// LossGradientWith is LossGradient for a loss with the parameters p, as the
-// gradient op of LossWith computes it.
-func LossGradientWith(kind LossKind, p LossParams, rows, cols int, pred, target []float32, seed float64, dpred []float32) error {
-	return lossGrad(kind, p, rows, cols, pred, target, seed/float64(rows), dpred)
+// LossGradientWith is LossGradient for a loss with the parameters p and,
+// when weights is not nil, a weight per sample, as the gradient op of
+// LossWith or WeightedLoss computes it.
+func LossGradientWith(kind LossKind, p LossParams, rows, cols int, pred, target, weights []float32, seed float64, dpred []float32) error {
+	return lossGrad(kind, p, rows, cols, pred, target, weights, seed/float64(rows), dpred)
 }
 
 // SumRows adds the rows of the rows×cols matrix a into out, which holds

@@ -205,20 +205,78 @@ func LossWith(kind LossKind, p LossParams, pred, target *gorgonia.Node) (*gorgon
 	return gorgonia.ApplyOp(op, pred, target)
 }
 
+// WeightedLoss is LossWith with a weight per sample, weights a (batch)
+// vector: the batch's loss is Σ weightᵢ·lossᵢ / batch, as Keras reduces a
+// loss given sample weights (its SUM_OVER_BATCH_SIZE), and each sample's
+// gradient is scaled by its weight.
+func WeightedLoss(kind LossKind, p LossParams, pred, target, weights *gorgonia.Node) (*gorgonia.Node, error) {
+	if kind < 0 || int(kind) >= len(lossKindNames) {
+		return nil, fmt.Errorf("loss: unknown kind %d", int(kind))
+	}
+	if err := p.check(kind); err != nil {
+		return nil, err
+	}
+	op := lossOp{kind: kind, p: p, weighted: true}
+	if _, err := op.InferShape(pred.Shape(), target.Shape(), weights.Shape()); err != nil {
+		return nil, err
+	}
+	return gorgonia.ApplyOp(op, pred, target, weights)
+}
+
+// WithSampleWeights returns the loss node made by Loss or LossWith,
+// weighted per sample by weights (see WeightedLoss). Losses made by
+// package losses are such nodes, so any of them can be weighted. The
+// unweighted node stays in the graph; a machine computes it too.
+func WithSampleWeights(loss, weights *gorgonia.Node) (*gorgonia.Node, error) {
+	op, ok := loss.Op().(lossOp)
+	if !ok || op.weighted {
+		return nil, fmt.Errorf("sample weights: %q is not an unweighted loss of package ops (its op is %v)", loss.Name(), loss.Op())
+	}
+	g := loss.Graph()
+	var in []*gorgonia.Node
+	it := g.From(loss.ID())
+	for it.Next() {
+		in = append(in, it.Node().(*gorgonia.Node))
+	}
+	if len(in) != 2 {
+		return nil, fmt.Errorf("sample weights: the loss %q has %d operands, want 2", loss.Name(), len(in))
+	}
+	return WeightedLoss(op.kind, op.p, in[0], in[1], weights)
+}
+
 type lossOp struct {
 	common
 	kind LossKind
 	p    LossParams
+	// weighted: a third input holds a weight per sample.
+	weighted bool
 }
 
-func (op lossOp) String() string        { return "Loss{" + op.kind.String() + op.p.suffix() + "}" }
+func (op lossOp) name() string {
+	s := op.kind.String() + op.p.suffix()
+	if op.weighted {
+		s += ", weighted"
+	}
+	return s
+}
+
+func (op lossOp) String() string        { return "Loss{" + op.name() + "}" }
 func (op lossOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op lossOp) Hashcode() uint32      { return hashOf(op) }
-func (op lossOp) Arity() int            { return 2 }
+
+func (op lossOp) Arity() int {
+	if op.weighted {
+		return 3
+	}
+	return 2
+}
 
 func (op lossOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m := gorgonia.TensorType{Dims: 2, Of: a}
+	if op.weighted {
+		return hm.NewFnType(m, m, gorgonia.TensorType{Dims: 1, Of: a}, a)
+	}
 	return hm.NewFnType(m, m, a)
 }
 
@@ -251,7 +309,33 @@ func (op lossOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err := checkLossShapes(op.kind, ps, ys); err != nil {
 		return nil, err
 	}
+	if op.weighted {
+		ws, err := shapeOf(op, in, 2)
+		if err != nil {
+			return nil, err
+		}
+		if ws.TotalSize() != ps[0] {
+			return nil, fmt.Errorf("%v: %d sample weights for a batch of %d", op, ws.TotalSize(), ps[0])
+		}
+	}
 	return tensor.ScalarShape(), nil
+}
+
+// weightsArg reads the sample weights of a weighted loss op from args[i],
+// nil for an unweighted one.
+func weightsArg[T float](op lossOp, args []gorgonia.Value, i int) ([]T, error) {
+	if !op.weighted {
+		return nil, nil
+	}
+	w, err := denseArg(op, args, i)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := w.Data().([]T)
+	if !ok {
+		return nil, fmt.Errorf("%v: sample weights of dtype %v", op, w.Dtype())
+	}
+	return d, nil
 }
 
 // lossArgs reads and checks the predictions and targets a loss op gets.
@@ -280,9 +364,15 @@ func (op lossOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	var sum float64
 	switch pd := p.Data().(type) {
 	case []float32:
-		sum, err = lossSum(op.kind, op.p, rows, cols, pd, y.Data().([]float32))
+		var w []float32
+		if w, err = weightsArg[float32](op, args, 2); err == nil {
+			sum, err = lossSum(op.kind, op.p, rows, cols, pd, y.Data().([]float32), w)
+		}
 	case []float64:
-		sum, err = lossSum(op.kind, op.p, rows, cols, pd, y.Data().([]float64))
+		var w []float64
+		if w, err = weightsArg[float64](op, args, 2); err == nil {
+			sum, err = lossSum(op.kind, op.p, rows, cols, pd, y.Data().([]float64), w)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -290,30 +380,40 @@ func (op lossOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	return scalarValue(sum/float64(rows), p.Dtype()), nil
 }
 
-func (op lossOp) DiffWRT(inputs int) []bool { return []bool{true, false} }
+func (op lossOp) DiffWRT(inputs int) []bool { return append([]bool{true}, make([]bool, inputs-1)...) }
 
 func (op lossOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != 2 {
-		return nil, fmt.Errorf("%v: SymDiff got %d inputs, want 2", op, len(inputs))
+	if len(inputs) != op.Arity() {
+		return nil, fmt.Errorf("%v: SymDiff got %d inputs, want %d", op, len(inputs), op.Arity())
 	}
-	dp, err := gorgonia.ApplyOp(lossGradOp(op), inputs[0], inputs[1], grad)
+	args := []*gorgonia.Node{inputs[0], inputs[1], grad}
+	if op.weighted {
+		args = append(args, inputs[2])
+	}
+	dp, err := gorgonia.ApplyOp(lossGradOp(op), args...)
 	if err != nil {
 		return nil, fmt.Errorf("%v: gradient: %w", op, err)
 	}
-	return gorgonia.Nodes{dp, nil}, nil
+	grads := make(gorgonia.Nodes, len(inputs))
+	grads[0] = dp
+	return grads, nil
 }
 
 // lossGradOp maps (pred, target, dLoss) to dPred.
 type lossGradOp lossOp
 
-func (op lossGradOp) String() string        { return "LossGrad{" + op.kind.String() + op.p.suffix() + "}" }
+// With sample weights, a fourth input holds them.
+func (op lossGradOp) String() string        { return "LossGrad{" + lossOp(op).name() + "}" }
 func (op lossGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op lossGradOp) Hashcode() uint32      { return hashOf(op) }
-func (op lossGradOp) Arity() int            { return 3 }
+func (op lossGradOp) Arity() int            { return lossOp(op).Arity() + 1 }
 
 func (op lossGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m := gorgonia.TensorType{Dims: 2, Of: a}
+	if op.weighted {
+		return hm.NewFnType(m, m, a, gorgonia.TensorType{Dims: 1, Of: a}, m)
+	}
 	return hm.NewFnType(m, m, a, m)
 }
 
@@ -339,9 +439,15 @@ func (op lossGradOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	scale := seed / float64(rows)
 	switch od := out.Data().(type) {
 	case []float32:
-		err = lossGrad(op.kind, op.p, rows, cols, p.Data().([]float32), y.Data().([]float32), scale, od)
+		var w []float32
+		if w, err = weightsArg[float32](lossOp(op), args, 3); err == nil {
+			err = lossGrad(op.kind, op.p, rows, cols, p.Data().([]float32), y.Data().([]float32), w, scale, od)
+		}
 	case []float64:
-		err = lossGrad(op.kind, op.p, rows, cols, p.Data().([]float64), y.Data().([]float64), scale, od)
+		var w []float64
+		if w, err = weightsArg[float64](lossOp(op), args, 3); err == nil {
+			err = lossGrad(op.kind, op.p, rows, cols, p.Data().([]float64), y.Data().([]float64), w, scale, od)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -438,7 +544,9 @@ func targetRow[T float](kind LossKind, p LossParams, zeroOne bool, y []T, t []fl
 }
 
 // lossSum returns the sum over the rows of the per-sample loss.
-func lossSum[T float](kind LossKind, prm LossParams, rows, cols int, p, y []T) (float64, error) {
+// lossSum is the sum of the per-sample losses, each times its weight in w
+// (nil: weights of 1).
+func lossSum[T float](kind LossKind, prm LossParams, rows, cols int, p, y, w []T) (float64, error) {
 	var t []float64
 	zeroOne := false
 	if !kind.Sparse() {
@@ -453,11 +561,11 @@ func lossSum[T float](kind LossKind, prm LossParams, rows, cols int, p, y []T) (
 			if err != nil {
 				return 0, err
 			}
-			total += sparseRowLoss(kind, pr, id)
+			total += weightOf(w, r) * sparseRowLoss(kind, pr, id)
 			continue
 		}
 		targetRow(kind, prm, zeroOne, y[r*cols:(r+1)*cols], t)
-		total += rowLoss(kind, prm, pr, t)
+		total += weightOf(w, r) * rowLoss(kind, prm, pr, t)
 	}
 	return total, nil
 }
@@ -604,7 +712,17 @@ func cosineTerms[T float](pr []T, t []float64) (dot, invT, invP float64, pNormed
 }
 
 // lossGrad writes scale·∂(per-sample loss)/∂p into dp, row by row.
-func lossGrad[T float](kind LossKind, prm LossParams, rows, cols int, p, y []T, scale float64, dp []T) error {
+// weightOf is sample r's weight, 1 without weights.
+func weightOf[T float](w []T, r int) float64 {
+	if w == nil {
+		return 1
+	}
+	return float64(w[r])
+}
+
+// lossGrad writes scale·∂loss/∂p into dp, each sample's row also times its
+// weight in w (nil: weights of 1).
+func lossGrad[T float](kind LossKind, prm LossParams, rows, cols int, p, y, w []T, scale float64, dp []T) error {
 	scratch := make([]float64, cols)
 	var t []float64
 	zeroOne := false
@@ -619,11 +737,11 @@ func lossGrad[T float](kind LossKind, prm LossParams, rows, cols int, p, y []T, 
 			if err != nil {
 				return err
 			}
-			sparseRowGrad(kind, pr, id, scale, dr, scratch)
+			sparseRowGrad(kind, pr, id, scale*weightOf(w, r), dr, scratch)
 			continue
 		}
 		targetRow(kind, prm, zeroOne, y[r*cols:(r+1)*cols], t)
-		rowGrad(kind, prm, pr, t, scale, dr, scratch)
+		rowGrad(kind, prm, pr, t, scale*weightOf(w, r), dr, scratch)
 	}
 	return nil
 }

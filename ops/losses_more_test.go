@@ -194,7 +194,7 @@ func TestMoreLossValues(t *testing.T) {
 			}
 			// The float32 kernels machines call give the same value.
 			p32, y32 := toFloat32(tc.pred), toFloat32(tc.target)
-			got, err := LossValueWith(tc.kind, tc.p, tc.shape[0], tc.shape[1], p32, y32)
+			got, err := LossValueWith(tc.kind, tc.p, tc.shape[0], tc.shape[1], p32, y32, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +257,7 @@ func TestMoreLossGradientValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := make([]float32, len(tc.pred))
-			if err := LossGradientWith(tc.kind, tc.p, 1, len(tc.pred), tc.pred, tc.target, 1, got); err != nil {
+			if err := LossGradientWith(tc.kind, tc.p, 1, len(tc.pred), tc.pred, tc.target, nil, 1, got); err != nil {
 				t.Fatal(err)
 			}
 			for j := range got {

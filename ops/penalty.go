@@ -53,7 +53,9 @@ func (op penaltyOp) Type() hm.Type {
 	return hm.NewFnType(gorgonia.TensorType{Dims: op.dims, Of: a}, a)
 }
 
-func (op penaltyOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) { return tensor.ScalarShape(), nil }
+func (op penaltyOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
 
 func (op penaltyOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	x, err := denseArg(op, args, 0)

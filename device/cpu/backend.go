@@ -144,10 +144,19 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 				prm = info.LossParams
 			}
 		}
-		if s.Kind == plan.LossGrad {
-			return ops.LossGradientWith(s.Loss, prm, s.M, s.N, in(0), in(1), float64(in(2)[0]), out(0))
+		// Sample weights, when the loss has them, follow its other
+		// operands (see plan's Loss and LossGrad).
+		var weights []float32
+		if w := 2; s.Kind == plan.LossGrad && len(s.In) > 3 || s.Kind == plan.Loss && len(s.In) > 2 {
+			if s.Kind == plan.LossGrad {
+				w = 3
+			}
+			weights = in(w)[:s.M]
 		}
-		loss, err := ops.LossValueWith(s.Loss, prm, s.M, s.N, in(0), in(1))
+		if s.Kind == plan.LossGrad {
+			return ops.LossGradientWith(s.Loss, prm, s.M, s.N, in(0), in(1), weights, float64(in(2)[0]), out(0))
+		}
+		loss, err := ops.LossValueWith(s.Loss, prm, s.M, s.N, in(0), in(1), weights)
 		if err != nil {
 			return err
 		}

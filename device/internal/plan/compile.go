@@ -95,9 +95,12 @@ const (
 	SoftmaxGrad
 	// SumRows: Out[0][c] = Σ_r In[0][r, c] over M rows of N.
 	SumRows
-	// Loss: Out[0] (one value) = batch mean of Loss(In[0], In[1]), M rows.
+	// Loss: Out[0] (one value) = batch mean of Loss(In[0], In[1]), M rows;
+	// with an In[2], each row's loss times its weight In[2][r] (the mean
+	// still over the M rows).
 	Loss
-	// LossGrad: Out[0] = In[2][0] · ∂Loss/∂In[0].
+	// LossGrad: Out[0] = In[2][0] · ∂Loss/∂In[0]; with an In[3], the
+	// rows' sample weights.
 	LossGrad
 	// Update: the optimizer's step on learnable Learnable, whose values
 	// are In[0] and whose gradient In[1] (computed by an earlier step).
