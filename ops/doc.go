@@ -7,10 +7,16 @@
 //
 //   - Affine computes x·W + b, the linear part of a dense layer.
 //   - Activate applies linear, relu, sigmoid, tanh or softmax.
-//   - Flatten reshapes (batch, d1, d2, ...) to (batch, d1·d2·...).
-//   - Loss computes the batch mean of one of the Keras losses, and
-//     for cross-entropies after a sigmoid or softmax it works from the
-//     logits, as TensorFlow does.
+//   - Flatten and Reshape give values another shape.
+//   - Patches gathers every window position of images into a row (im2col):
+//     a convolution is Patches then Affine with the kernel as a matrix.
+//   - Pool takes the max or the mean of windows; Dropout drops units with a
+//     counter-based generator (Philox4x32-10) keyed by seed and step.
+//   - ColumnMoments, BatchNormalize and LayerNormalize normalize; Gather
+//     looks rows of an embedding table up.
+//   - Loss (LossWith, WeightedLoss) computes the batch mean of one of the
+//     Keras losses, and for cross-entropies after a sigmoid or softmax it
+//     works from the logits, as TensorFlow does; Penalty is a regularizer's.
 //
 // gorgonia still builds the graph and its symbolic gradients (gorgonia.Grad
 // calls each op's SymDiff), so a model is one gorgonia graph whatever runs it.

@@ -11,9 +11,19 @@
 //	sgd, err := optim.NewSGD(optim.SGDConfig{})                                 // lr 0.01
 //	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9})
 //	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+//	rms, err := optim.NewRMSprop(optim.RMSpropConfig{Centered: true})
+//
+// NewAdamW, NewAdagrad, NewAdadelta, NewAdamax and NewNadam make the
+// others. Every config embeds Options, the arguments every Keras optimizer
+// takes: clipping by norm or value, decoupled weight decay, and a Schedule
+// giving each step's learning rate (ExponentialDecay, CosineDecay, ...):
+//
+//	optim.NewAdam(optim.AdamConfig{Options: optim.Options{ClipNorm: 1,
+//		Schedule: optim.CosineDecay{InitialLearningRate: 1e-3, DecaySteps: 10000}}})
 //
 // Get makes one with Keras' defaults by the name compile(optimizer="...")
-// takes, "sgd" or "adam", as losses.Get and metrics.Get do for theirs.
+// takes ("sgd", "adam", "rmsprop", ...; Names lists them), as losses.Get
+// and metrics.Get do for theirs.
 //
 // # State
 //
