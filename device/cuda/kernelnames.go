@@ -27,6 +27,16 @@ const (
 	kLayerNorm   = "gk_layer_norm"
 	kGather      = "gk_gather"
 	kScatterAdd  = "gk_scatter_add"
+	kRMSprop     = "gk_rmsprop"
+	kAdagrad     = "gk_adagrad"
+	kAdadelta    = "gk_adadelta"
+	kAdamax      = "gk_adamax"
+	kNadam       = "gk_nadam"
+	kAbsSqSums   = "gk_abs_sq_sums"
+	kClipScale   = "gk_clip_scale"
+	kPenalty     = "gk_penalty"
+	kPenaltyGrad = "gk_penalty_grad"
+	kAdd         = "gk_add"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -34,4 +44,5 @@ var kernelNames = []string{
 	kBiasAct, kSoftmax, kActGrad, kSoftmaxGrad, kSumRows, kLoss, kLossGrad, kSGD, kMomentum, kAdam, kU8ToF32,
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
+	kRMSprop, kAdagrad, kAdadelta, kAdamax, kNadam, kAbsSqSums, kClipScale, kPenalty, kPenaltyGrad, kAdd,
 }

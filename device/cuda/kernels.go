@@ -14,6 +14,7 @@ import (
 
 	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/cu"
 )
 
@@ -162,31 +163,112 @@ func (k *kernels) lossGrad(s cu.Stream, p, y, seed cu.DevicePtr, rows, cols int,
 		ptrArg(p), ptrArg(y), ptrArg(seed), intArg(rows), intArg(cols), intArg(int(kind)), ptrArg(dp), ptrArg(bad))
 }
 
-func (k *kernels) sgd(s cu.Stream, w, g cu.DevicePtr, n int, lr float32) error {
-	if n == 0 {
-		return nil
-	}
-	return k.launch(s, kSGD, elemGrid(n), elemBlock, 0, ptrArg(w), ptrArg(g), intArg(n), floatArg(lr))
+// updateKernels are the update kernels by rule (launch.Update).
+var updateKernels = map[optim.Rule]string{
+	optim.RuleSGD: kSGD, optim.RuleMomentum: kMomentum, optim.RuleNesterov: kMomentum, optim.RuleAdam: kAdam,
+	optim.RuleRMSprop: kRMSprop, optim.RuleAdagrad: kAdagrad, optim.RuleAdadelta: kAdadelta, optim.RuleAdamax: kAdamax,
+	optim.RuleNadam: kNadam,
 }
 
-func (k *kernels) momentum(s cu.Stream, w, v, g cu.DevicePtr, n int, lr, momentum float32, nesterov bool) error {
-	if n == 0 {
-		return nil
+// update queues optimizer update u of the n values of weight w, given
+// their gradient g and the update's slots (in the order of
+// u.SlotNames()), with optim.Update.Apply's arithmetic: the rule's kernel
+// with the options applied first (launch.ForUpdate). Clipping by norm
+// first sums the gradient's squares (gk_abs_sq_sums, in sc) and writes the
+// gradient's factor (gk_clip_scale) after them in sc. An update no kernel
+// computes fails here, naming its rule, before anything is queued.
+func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.DevicePtr, slots []cu.DevicePtr, n int) error {
+	l, err := launch.ForUpdate(u)
+	if err != nil {
+		return err
 	}
-	nest := 0
-	if nesterov {
-		nest = 1
+	name, ok := updateKernels[u.Rule]
+	if !ok {
+		return fmt.Errorf("no CUDA kernel for update rule %v", u.Rule)
 	}
-	return k.launch(s, kMomentum, elemGrid(n), elemBlock, 0,
-		ptrArg(w), ptrArg(v), ptrArg(g), intArg(n), floatArg(lr), floatArg(momentum), intArg(nest))
+	if want := len(u.SlotNames()); len(slots) != want {
+		return fmt.Errorf("%v update: %d slots, the rule keeps %d (%q)", u.Rule, len(slots), want, u.SlotNames())
+	}
+	if err := fits32(u.Rule.String()+" update", n); err != nil || n == 0 {
+		return err
+	}
+	var gscale cu.DevicePtr
+	if l.ClipNorm > 0 {
+		grid := launch.SumGrid(n)
+		mem, err := sc.get(s, int64(grid)*16+4)
+		if err != nil {
+			return err
+		}
+		if err := k.launch(s, kAbsSqSums, grid, launch.SumBlock, launch.SumSharedBytes, ptrArg(g), intArg(n), ptrArg(mem)); err != nil {
+			return err
+		}
+		gscale = mem + cu.DevicePtr(grid*16)
+		if err := k.launch(s, kClipScale, 1, launch.SumBlock, launch.SumSharedBytes,
+			ptrArg(mem), intArg(grid), doubleArg(l.ClipNorm), ptrArg(gscale)); err != nil {
+			return err
+		}
+	}
+	args := []uint64{ptrArg(w)}
+	for _, j := range l.Slots {
+		var p cu.DevicePtr // NULL: a slot the update does not keep
+		if j >= 0 {
+			p = slots[j]
+		}
+		args = append(args, ptrArg(p))
+	}
+	args = append(args, ptrArg(g), intArg(n))
+	if name == kMomentum {
+		args = append(args, boolArg(l.Nesterov))
+	}
+	for _, x := range l.Scalars {
+		args = append(args, floatArg(x))
+	}
+	args = append(args, ptrArg(gscale), floatArg(l.ClipValue), boolArg(l.Decays), floatArg(l.Decay))
+	return k.launch(s, name, elemGrid(n), elemBlock, 0, args...)
 }
 
-func (k *kernels) adam(s cu.Stream, w, m, v, g cu.DevicePtr, n int, lrT, beta1, beta2, eps float32) error {
-	if n == 0 {
-		return nil
+// boolArg is an int kernel parameter, 1 or 0.
+func boolArg(b bool) uint64 {
+	if b {
+		return 1
 	}
-	return k.launch(s, kAdam, elemGrid(n), elemBlock, 0,
-		ptrArg(w), ptrArg(m), ptrArg(v), ptrArg(g), intArg(n), floatArg(lrT), floatArg(beta1), floatArg(beta2), floatArg(eps))
+	return 0
+}
+
+// add: out = a + b, n values (an Add step).
+func (k *kernels) add(s cu.Stream, a, b, out cu.DevicePtr, n int) error {
+	if err := fits32("add", n); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kAdd, elemGrid(n), elemBlock, 0, ptrArg(a), ptrArg(b), ptrArg(out), intArg(n))
+}
+
+// penalty: out[0] = p's penalty of the n values of x (ops.PenaltyValue):
+// gk_abs_sq_sums' per-block sums in double, in sc, then gk_penalty.
+func (k *kernels) penalty(s cu.Stream, sc *scratch, p ops.PenaltyParams, x, out cu.DevicePtr, n int) error {
+	if err := fits32("penalty", n); err != nil {
+		return err
+	}
+	grid := launch.SumGrid(n)
+	part, err := sc.get(s, int64(grid)*16)
+	if err != nil {
+		return err
+	}
+	if err := k.launch(s, kAbsSqSums, grid, launch.SumBlock, launch.SumSharedBytes, ptrArg(x), intArg(n), ptrArg(part)); err != nil {
+		return err
+	}
+	return k.launch(s, kPenalty, 1, launch.SumBlock, launch.SumSharedBytes, ptrArg(part), intArg(grid),
+		doubleArg(p.L1), doubleArg(p.L2), doubleArg(launch.PenaltyScale(p)), ptrArg(out))
+}
+
+// penaltyGrad: out = seed[0]·∂penalty/∂x over the n values of x
+// (ops.PenaltyGradient).
+func (k *kernels) penaltyGrad(s cu.Stream, p ops.PenaltyParams, x, seed, out cu.DevicePtr, n int) error {
+	if err := fits32("penalty gradient", n); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kPenaltyGrad, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(seed), ptrArg(out), intArg(n),
+		doubleArg(p.L1), doubleArg(2*p.L2), doubleArg(launch.PenaltyScale(p)))
 }
 
 func (k *kernels) u8ToF32(s cu.Stream, in, out cu.DevicePtr, n int, scale float32) error {
@@ -286,7 +368,9 @@ func (k *kernels) dropout(s cu.Stream, x, step, y cu.DevicePtr, n int, p ops.Dro
 func doubleArg(f float64) uint64 { return math.Float64bits(f) }
 
 // scratch is device memory that the kernels of one step pass between
-// their launches (per-split column sums, rows' moments). The steps of a
+// their launches (per-split column sums, rows' moments, the per-block sums
+// of a penalty or of a gradient's norm and the factor clipping by norm
+// gives). The steps of a
 // machine's stream run one after another, so they all share one, grown
 // when a step needs more.
 type scratch struct {
@@ -312,7 +396,7 @@ func (sc *scratch) get(s cu.Stream, bytes int64) (cu.DevicePtr, error) {
 	}
 	p, err := sc.g.alloc(bytes)
 	if err != nil {
-		return 0, fmt.Errorf("scratch memory for the normalization kernels: %w", err)
+		return 0, fmt.Errorf("scratch memory for the kernels' sums: %w", err)
 	}
 	sc.p, sc.bytes = p, bytes
 	return p, nil

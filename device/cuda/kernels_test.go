@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -299,64 +300,157 @@ func TestSparseTargetIsFlagged(t *testing.T) {
 	}
 }
 
-func TestOptimizerKernelsMatchOptim(t *testing.T) {
-	h := newHarness(t)
-	rng := rand.New(rand.NewPCG(7, 7))
-	const n = 1000
-	w0 := randn(rng, n, 1)
-	grads := [][]float32{randn(rng, n, 1), randn(rng, n, 1), randn(rng, n, 0.1)}
-	type rule struct {
-		name string
-		opt  func() optim.Optimizer
-		gpu  func(t *testing.T, w, g cu.DevicePtr, state []cu.DevicePtr, step int) error
-	}
-	sgd := func(cfg optim.SGDConfig) func() optim.Optimizer {
-		return func() optim.Optimizer {
-			o, err := optim.NewSGD(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return o
+// updateCases are an update of every rule and variant, and the options
+// each is tested with (TestOptimizerKernelsMatchOptim).
+var updateCases = []struct {
+	name string
+	u    optim.Update
+}{
+	{"sgd", optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1}},
+	{"momentum", optim.Update{Rule: optim.RuleMomentum, LearningRate: 0.1, Momentum: 0.9}},
+	{"nesterov", optim.Update{Rule: optim.RuleNesterov, LearningRate: 0.1, Momentum: 0.9}},
+	{"adam", optim.Update{Rule: optim.RuleAdam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7}},
+	{"adam amsgrad", optim.Update{Rule: optim.RuleAdam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, AMSGrad: true}},
+	{"rmsprop", optim.Update{Rule: optim.RuleRMSprop, LearningRate: 0.01, Rho: 0.9, Epsilon: 1e-7}},
+	{"rmsprop momentum", optim.Update{Rule: optim.RuleRMSprop, LearningRate: 0.01, Rho: 0.9, Momentum: 0.8, Epsilon: 1e-7}},
+	{"rmsprop centered", optim.Update{Rule: optim.RuleRMSprop, LearningRate: 0.01, Rho: 0.9, Epsilon: 1e-7, Centered: true}},
+	{"rmsprop centered momentum", optim.Update{Rule: optim.RuleRMSprop, LearningRate: 0.01, Rho: 0.9, Momentum: 0.8,
+		Epsilon: 1e-7, Centered: true}},
+	{"adagrad", optim.Update{Rule: optim.RuleAdagrad, LearningRate: 0.05, Epsilon: 1e-7, InitialAccumulator: 0.1}},
+	{"adadelta", optim.Update{Rule: optim.RuleAdadelta, LearningRate: 1, Rho: 0.95, Epsilon: 1e-7}},
+	{"adamax", optim.Update{Rule: optim.RuleAdamax, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7}},
+	{"nadam", optim.Update{Rule: optim.RuleNadam, LearningRate: 0.01, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7}},
+}
+
+var updateOptions = []struct {
+	name                       string
+	clipNorm, clipValue, decay float64
+}{
+	{"plain", 0, 0, 0},
+	{"clipvalue", 0, 0.02, 0},
+	{"weight decay", 0, 0, 0.05},
+	{"clipnorm", 5, 0, 0},
+	{"all", 5, 0.02, 0.05},
+}
+
+// bitDiff describes the values of got that are not want's to the bit (any
+// NaN matches any NaN), "" when there are none.
+func bitDiff(got, want []float32) string {
+	bad, first := 0, -1
+	for i := range got {
+		if math.Float32bits(got[i]) == math.Float32bits(want[i]) || got[i] != got[i] && want[i] != want[i] {
+			continue
+		}
+		if bad++; first < 0 {
+			first = i
 		}
 	}
-	adamCfg := optim.AdamConfig{LearningRate: 0.01}
-	rules := []rule{
-		{"sgd", sgd(optim.SGDConfig{LearningRate: 0.1}), func(t *testing.T, w, g cu.DevicePtr, _ []cu.DevicePtr, _ int) error {
-			return h.k.sgd(h.s, w, g, n, 0.1)
-		}},
-		{"momentum", sgd(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9}), func(t *testing.T, w, g cu.DevicePtr, st []cu.DevicePtr, _ int) error {
-			return h.k.momentum(h.s, w, st[0], g, n, 0.1, 0.9, false)
-		}},
-		{"nesterov", sgd(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true}), func(t *testing.T, w, g cu.DevicePtr, st []cu.DevicePtr, _ int) error {
-			return h.k.momentum(h.s, w, st[0], g, n, 0.1, 0.9, true)
-		}},
-		{"adam", func() optim.Optimizer {
-			o, err := optim.NewAdam(adamCfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return o
-		}, func(t *testing.T, w, g cu.DevicePtr, st []cu.DevicePtr, step int) error {
-			tt := float64(step + 1) // Adam folds its bias corrections into the rate, as optim.Adam does
-			lrT := float32(0.01 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt)))
-			return h.k.adam(h.s, w, st[0], st[1], g, n, lrT, 0.9, 0.999, 1e-7)
-		}},
+	if bad == 0 {
+		return ""
 	}
-	for _, r := range rules {
-		t.Run(r.name, func(t *testing.T) {
-			o := r.opt()
-			host := append([]float32(nil), w0...)
-			w := h.upload(w0)
-			state := []cu.DevicePtr{h.zeros(n), h.zeros(n)}
-			for step, g := range grads {
-				if err := o.Apply([]optim.Variable{{Name: "w", Value: host, Grad: g}}); err != nil {
-					t.Fatal(err)
+	return fmt.Sprintf("%d of %d values differ, the first [%d] %v, want %v", bad, len(got), first, got[first], want[first])
+}
+
+// TestOptimizerKernelsMatchOptim runs every update rule with every option
+// on the GPU for four iterations, the slots carried over, over 70001
+// values (several blocks of the norm's sums, not a multiple of any block),
+// and requires the weights and slots to be optim.Update.Apply's to the
+// bit after each iteration. Clipping by norm sums the squares in another
+// order than the CPU, which could move the factor it gives by an ulp; the
+// test checks it is the CPU's for these gradients.
+func TestOptimizerKernelsMatchOptim(t *testing.T) {
+	h := newHarness(t)
+	sc := &scratch{g: h.g}
+	t.Cleanup(func() { h.do(sc.free) })
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n = 70001
+	w0 := randn(rng, n, 1)
+	// Norms of about 2.6, 40 (the 40 at [5]), 0.03 and 13: clipping by
+	// norm at 5 scales the second and the last.
+	grads := [][]float32{randn(rng, n, 1e-2), randn(rng, n, 2e-2), randn(rng, n, 1e-4), randn(rng, n, 5e-2)}
+	grads[0][3], grads[0][4] = 0, float32(math.Copysign(0, -1))
+	grads[1][5] = 40
+	for _, r := range updateCases {
+		for _, o := range updateOptions {
+			t.Run(r.name+"/"+o.name, func(t *testing.T) {
+				u := r.u
+				u.ClipNorm, u.ClipValue, u.WeightDecay = o.clipNorm, o.clipValue, o.decay
+				names := u.SlotNames()
+				host := append([]float32(nil), w0...)
+				w := h.upload(w0)
+				hostSlots, devSlots := make([][]float32, len(names)), make([]cu.DevicePtr, len(names))
+				for i, name := range names {
+					hostSlots[i] = make([]float32, n)
+					for j := range hostSlots[i] {
+						hostSlots[i][j] = u.SlotInit(name)
+					}
+					devSlots[i] = h.upload(hostSlots[i])
 				}
-				gd := h.upload(g)
-				h.do(func() error { return r.gpu(t, w, gd, state, step) })
-			}
-			sameValues(t, "weights after 3 updates", h.download(w, n), host, 1e-6)
+				for it, g := range grads {
+					u.Iteration = int64(it + 1)
+					u.Apply(host, g, hostSlots)
+					gd := h.upload(g)
+					h.do(func() error { return h.k.update(h.s, sc, u, w, gd, devSlots, n) })
+					if d := bitDiff(h.download(w, n), host); d != "" {
+						t.Fatalf("iteration %d: weights: %s", it+1, d)
+					}
+					for i, name := range names {
+						if d := bitDiff(h.download(devSlots[i], n), hostSlots[i]); d != "" {
+							t.Fatalf("iteration %d: slot %q: %s", it+1, name, d)
+						}
+					}
+				}
+			})
+		}
+	}
+	t.Run("unknown rule", func(t *testing.T) {
+		w := h.zeros(4)
+		err := h.g.do(func() error {
+			return h.k.update(h.s, sc, optim.Update{Rule: 42, LearningRate: 0.1, Iteration: 1}, w, w, nil, 4)
 		})
+		if err == nil || !strings.Contains(err.Error(), "Rule(42)") {
+			t.Errorf("an update with an unknown rule: %v, want an error naming it", err)
+		}
+	})
+}
+
+// TestAddAndPenaltyMatchCPU compares the Add, Penalty and PenaltyGrad
+// kernels with the CPU: the sum and the penalty's gradient to the bit
+// (where Go does not fuse the gradient's multiply-add), the penalty,
+// whose sums are in another order, within 1e-6.
+func TestAddAndPenaltyMatchCPU(t *testing.T) {
+	h := newHarness(t)
+	sc := &scratch{g: h.g}
+	t.Cleanup(func() { h.do(sc.free) })
+	rng := rand.New(rand.NewPCG(12, 12))
+	params := []ops.PenaltyParams{{L1: 0.01}, {L2: 0.01}, {L1: 0.001, L2: 0.01}, {L1: 0.3, L2: 0.7, Scale: 1.0 / 32}}
+	for _, n := range []int{1, 7, 1000, 70001, 1 << 20} {
+		x, y := randn(rng, n, 1), randn(rng, n, 1e-3)
+		xd, yd, out := h.upload(x), h.upload(y), h.zeros(n)
+		sum := make([]float32, n)
+		for i := range sum {
+			sum[i] = x[i] + y[i]
+		}
+		h.do(func() error { return h.k.add(h.s, xd, yd, out, n) })
+		if d := bitDiff(h.download(out, n), sum); d != "" {
+			t.Errorf("add of %d values: %s", n, d)
+		}
+		seed := h.upload([]float32{0.37})
+		for _, p := range params {
+			h.do(func() error { return h.k.penalty(h.s, sc, p, xd, out, n) })
+			want := float32(ops.PenaltyValue(p, x))
+			if got := h.download(out, 1)[0]; math.Abs(float64(got-want)) > 1e-6*math.Abs(float64(want)) {
+				t.Errorf("penalty %+v of %d values: %v, want %v", p, n, got, want)
+			}
+			grad := make([]float32, n)
+			ops.PenaltyGradient(p, float64(float32(0.37)), x, grad)
+			h.do(func() error { return h.k.penaltyGrad(h.s, p, xd, seed, out, n) })
+			if goFusesMultiplyAdds {
+				sameValues(t, "penalty gradient", h.download(out, n), grad, 1e-6)
+			} else if d := bitDiff(h.download(out, n), grad); d != "" {
+				t.Errorf("penalty gradient %+v of %d values: %s", p, n, d)
+			}
+		}
 	}
 }
 

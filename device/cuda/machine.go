@@ -73,7 +73,8 @@ type backend struct {
 	bad      cu.DevicePtr
 	badHost  pinned
 	lossStep int // the first loss step queued in this run, or -1
-	// scratch is the normalization kernels' memory between launches.
+	// scratch is the memory the kernels of a step pass between launches
+	// (normalization, penalties, clipping by norm).
 	scratch scratch
 	// indexWords are the words in which the Gather and ScatterAdd steps
 	// of a run flag a bad index, the j-th such step the j-th word;
@@ -240,6 +241,12 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 			args[j] = in(j)
 		}
 		return k.norm(st, &b.scratch, s.Norm, s.NormParams, s.M, s.N, args, out(0))
+	case plan.Add:
+		return k.add(st, in(0), in(1), out(0), s.N)
+	case plan.Penalty:
+		return k.penalty(st, &b.scratch, s.Penalty, in(0), out(0), s.N)
+	case plan.PenaltyGrad:
+		return k.penaltyGrad(st, s.Penalty, in(0), in(1), out(0), s.N)
 	case plan.Gather, plan.ScatterAdd:
 		bad, err := b.indexWord(i, s)
 		if err != nil {
@@ -277,23 +284,19 @@ func (b *backend) indexWord(i int, s *plan.Step) (cu.DevicePtr, error) {
 }
 
 // Update applies one optimizer step with the kernels of kernels.cu, which
-// compute optim.Update.Apply's arithmetic.
+// compute optim.Update.Apply's arithmetic for every rule and option
+// (kernels.update); an update they cannot compute fails, naming its rule,
+// before anything is queued.
 func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int, u optim.Update) error {
 	if s.Kind != plan.Update {
 		return fmt.Errorf("the CUDA backend offered no fused update, got %v", s.Kind)
 	}
 	w, g := bufs[s.In[0]].(cu.DevicePtr), bufs[s.In[1]].(cu.DevicePtr)
-	lr := float32(u.LearningRate)
-	switch u.Rule {
-	case optim.RuleSGD:
-		return b.kern.sgd(b.stream, w, g, n, lr)
-	case optim.RuleMomentum, optim.RuleNesterov:
-		return b.kern.momentum(b.stream, w, slots[0].(cu.DevicePtr), g, n, lr, float32(u.Momentum), u.Rule == optim.RuleNesterov)
-	case optim.RuleAdam:
-		return b.kern.adam(b.stream, w, slots[0].(cu.DevicePtr), slots[1].(cu.DevicePtr), g, n,
-			u.AdamRate(), float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon))
+	ptrs := make([]cu.DevicePtr, len(slots))
+	for i, m := range slots {
+		ptrs[i] = m.(cu.DevicePtr)
 	}
-	return fmt.Errorf("no CUDA kernel for update rule %v", u.Rule)
+	return b.kern.update(b.stream, &b.scratch, u, w, g, ptrs, n)
 }
 
 // Wait waits for the stream, finishes the staged downloads and reports

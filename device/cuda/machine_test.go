@@ -113,12 +113,14 @@ func TestUnsupportedOpFailsAtBind(t *testing.T) {
 	g := gorgonia.NewGraph()
 	a := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("a"), gorgonia.WithInit(gorgonia.Zeroes()))
 	b := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 2), gorgonia.WithName("b"), gorgonia.WithInit(gorgonia.Zeroes()))
-	if _, err := gorgonia.Add(a, b); err != nil {
+	// gorgonia's Add is a plan step (the sum of a weight's gradients from
+	// its layer and its regularizer); its Sub is not.
+	if _, err := gorgonia.Sub(a, b); err != nil {
 		t.Fatal(err)
 	}
 	_, err := device.NewMachine(device.NewSpec(driver.GPU, 0), g, driver.MachineOptions{})
-	if err == nil || !strings.Contains(err.Error(), "op +") {
-		t.Errorf("binding a graph with gorgonia's Add to /GPU:0: %v; want an error naming the op", err)
+	if err == nil || !strings.Contains(err.Error(), "op -") {
+		t.Errorf("binding a graph with gorgonia's Sub to /GPU:0: %v; want an error naming the op", err)
 	}
 }
 
@@ -159,6 +161,15 @@ func normModel(out layers.Activation) *nn.Sequential {
 // Gather and ScatterAdd steps.
 func embeddingModel(out layers.Activation) *nn.Sequential {
 	return nn.NewSequential(layers.Input(6), layers.Embedding(20, 8), layers.GlobalAveragePooling1D(), layers.Dense(10, out))
+}
+
+// regularizedModel is mlpModel's first layers with a kernel, a bias and an
+// activity regularizer on its hidden Dense layer.
+func regularizedModel(out layers.Activation) *nn.Sequential {
+	return nn.NewSequential(layers.Input(32, 32, 3), layers.Flatten(),
+		layers.Dense(64, layers.ReLU, layers.KernelRegularizer(layers.L2(0.01)), layers.BiasRegularizer(layers.L1(0.01)),
+			layers.ActivityRegularizer(layers.L1L2(0.001, 0.01))),
+		layers.Dense(10, out))
 }
 
 // sequences is n samples of 6 indices in [0, 20) whose class (one-hot,
@@ -231,6 +242,38 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		{"embedding/adam", embeddingModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
 		}, 10, func(t testing.TB) nn.Dataset { return sequences(t, 512, -1) }},
+		// Kernel, bias and activity regularizers: the Penalty and
+		// PenaltyGrad steps, and the Add steps that sum a weight's two
+		// gradients and the losses.
+		{"regularizers/sgd", regularizedModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
+		}, 10, nil},
+		// The other update rules and the options, each on the GPU.
+		{"rmsprop centered+momentum", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewRMSprop(optim.RMSpropConfig{LearningRate: 1e-4, Momentum: 0.5, Centered: true})
+		}, 10, nil},
+		{"adagrad", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.01})
+		}, 10, nil},
+		{"adadelta", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdadelta(optim.AdadeltaConfig{LearningRate: 1})
+		}, 10, nil},
+		{"adamax", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdamax(optim.AdamaxConfig{})
+		}, 10, nil},
+		{"nadam", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewNadam(optim.NadamConfig{})
+		}, 10, nil},
+		{"adam amsgrad", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{AMSGrad: true})
+		}, 10, nil},
+		{"adamw", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdamW(optim.AdamConfig{Options: optim.Options{WeightDecay: 0.01}})
+		}, 10, nil},
+		{"sgd clipnorm+clipvalue+weight decay", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01, Momentum: 0.9,
+				Options: optim.Options{ClipNorm: 1, ClipValue: 0.05, WeightDecay: 0.01}})
+		}, 10, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,6 +392,25 @@ func TestTrainRulesMatchHostOptimizer(t *testing.T) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true})
 		}},
 		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01}) }},
+		{"adam amsgrad", func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01, AMSGrad: true})
+		}},
+		{"adamw clipnorm", func() (optim.Optimizer, error) {
+			return optim.NewAdamW(optim.AdamConfig{LearningRate: 0.01, Options: optim.Options{ClipNorm: 0.5}})
+		}},
+		{"rmsprop centered momentum clipvalue", func() (optim.Optimizer, error) {
+			return optim.NewRMSprop(optim.RMSpropConfig{LearningRate: 0.01, Momentum: 0.5, Centered: true,
+				Options: optim.Options{ClipValue: 0.01}})
+		}},
+		{"adagrad", func() (optim.Optimizer, error) { return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.05}) }},
+		{"adadelta", func() (optim.Optimizer, error) { return optim.NewAdadelta(optim.AdadeltaConfig{LearningRate: 1}) }},
+		{"adamax", func() (optim.Optimizer, error) { return optim.NewAdamax(optim.AdamaxConfig{LearningRate: 0.01}) }},
+		{"nadam weight decay", func() (optim.Optimizer, error) {
+			return optim.NewNadam(optim.NadamConfig{LearningRate: 0.01, Options: optim.Options{WeightDecay: 0.1}})
+		}},
+		{"sgd clipnorm clipvalue", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Options: optim.Options{ClipNorm: 0.5, ClipValue: 0.02}})
+		}},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {

@@ -22,7 +22,12 @@
 // in split order; see package internal/launch) or one block per row
 // (layer normalization). The embedding's kernels copy rows (gather) and
 // sum them per table row in index order (scatter-add, as a gather: no
-// atomics); both report the first index that names no row.
+// atomics); both report the first index that names no row. The optimizer
+// updates are elementwise, one kernel per rule, each with the options
+// (clipping, weight decay) applied first; clipping by norm and the
+// regularization penalty sum |x| and x² in double per block
+// (gk_abs_sq_sums, launch.SumGrid's shape) and one block adds the blocks'
+// sums in a fixed order (gk_clip_scale, gk_penalty).
 
 #include <math.h>
 
@@ -378,34 +383,273 @@ extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const fl
 	}
 }
 
-// gk_sgd: w -= lr·g (optim.SGD without momentum).
-extern "C" __global__ void gk_sgd(float *w, const float *g, int n, float lr) {
-	GRID_STRIDE(i, n) w[i] -= lr * g[i];
+// The optimizer updates compute optim.Update.Apply's arithmetic (see the
+// optim.Rule constants) in float32 with the _rn intrinsics, which nvcc
+// never contracts into fused multiply-adds: each product, quotient and
+// square root is rounded on its own, as optim rounds it (its Go converts
+// every product to float32 before adding), so each weight and slot is
+// optim's to the bit. The host computes the per-step scalars
+// (launch.ForUpdate) in float64 as optim does.
+//
+// Every update kernel ends with the options, GK_UPDATE_OPTIONS, which it
+// applies before its rule as optim.Update's prepare does: the gradient
+// times *gscale when gscale is not NULL and *gscale is not 0 (clipping by
+// norm; gk_clip_scale writes it), then clipped to [-clipvalue, clipvalue]
+// when clipvalue > 0; the weight, when decays, w -= w·decay (decoupled
+// weight decay, decay = WeightDecay·lr).
+#define GK_UPDATE_OPTIONS const float *gscale, float clipvalue, int decays, float decay
+
+// gk_grad_scale is the factor of clipping by norm: 0 for none.
+__device__ __forceinline__ float gk_grad_scale(const float *gscale) { return gscale ? gscale[0] : 0.0f; }
+
+// gk_prepare_grad is gradient g scaled and clipped as optim's prepare
+// does it: min(max(g, -cv), cv) keeps a NaN, as Go's min and max do.
+__device__ __forceinline__ float gk_prepare_grad(float g, float scale, float clipvalue) {
+	if (scale != 0.0f) g = __fmul_rn(g, scale);
+	if (clipvalue > 0.0f) {
+		if (g < -clipvalue) g = -clipvalue;
+		if (g > clipvalue) g = clipvalue;
+	}
+	return g;
+}
+
+// gk_decay is weight w after the weight decay, when decays.
+__device__ __forceinline__ float gk_decay(float w, int decays, float decay) {
+	return decays ? __fsub_rn(w, __fmul_rn(w, decay)) : w;
+}
+
+// gk_max is Go's max of two float32s: NaN if either is NaN, +0 over -0.
+__device__ __forceinline__ float gk_max(float a, float b) {
+	if (a != a || b != b) return a + b;
+	if (a == b) return signbit(a) ? b : a;
+	return a > b ? a : b;
+}
+
+// gk_sgd: w -= lr·g (optim.RuleSGD).
+extern "C" __global__ void gk_sgd(float *w, const float *g, int n, float lr, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
+	GRID_STRIDE(i, n) {
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		w[i] = __fsub_rn(gk_decay(w[i], decays, decay), __fmul_rn(lr, gi));
+	}
 }
 
 // gk_momentum: v = momentum·v - lr·g; w += v, or with Nesterov
-// w += momentum·v - lr·g (optim.SGD with momentum).
-extern "C" __global__ void gk_momentum(float *w, float *v, const float *g, int n, float lr, float momentum, int nesterov) {
+// w += momentum·v - lr·g (optim.RuleMomentum, optim.RuleNesterov).
+extern "C" __global__ void gk_momentum(float *w, float *v, const float *g, int n, int nesterov, float lr, float momentum,
+		GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
 	GRID_STRIDE(i, n) {
-		float vi = momentum * v[i] - lr * g[i];
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float step = __fmul_rn(lr, gi);
+		float vi = __fsub_rn(__fmul_rn(momentum, v[i]), step);
 		v[i] = vi;
-		w[i] += nesterov ? momentum * vi - lr * g[i] : vi;
+		w[i] = __fadd_rn(wi, nesterov ? __fsub_rn(__fmul_rn(momentum, vi), step) : vi);
 	}
 }
 
-// gk_adam: m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
-// w -= lrT·m / (sqrt(v) + ε), where the host folds the bias corrections
-// into lrT = lr·sqrt(1-β2^t)/(1-β1^t) (optim.Adam).
-extern "C" __global__ void gk_adam(float *w, float *m, float *v, const float *g, int n, float lrT, float beta1, float beta2,
-		float eps) {
+// gk_adam: m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g·g; with AMSGrad (vhat
+// not NULL) vhat = max(vhat, v), used for v; w -= lrT·m / (√v + ε), the
+// host folding the bias corrections into lrT = lr·√(1-β2^t)/(1-β1^t)
+// (optim.RuleAdam, optim.Update.AdamRate).
+extern "C" __global__ void gk_adam(float *w, float *m, float *v, float *vhat, const float *g, int n, float lrT, float b1,
+		float c1, float b2, float c2, float eps, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
 	GRID_STRIDE(i, n) {
-		float gi = g[i];
-		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
-		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(c1, gi));
+		float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(c2, gi), gi));
 		m[i] = mi;
 		v[i] = vi;
-		w[i] -= lrT * mi / (sqrtf(vi) + eps);
+		if (vhat) {
+			vi = gk_max(vhat[i], vi);
+			vhat[i] = vi;
+		}
+		w[i] = __fsub_rn(wi, __fdiv_rn(__fmul_rn(lrT, mi), __fadd_rn(__fsqrt_rn(vi), eps)));
 	}
+}
+
+// gk_rmsprop: r = ρ·r + (1-ρ)·g·g; centered (avg not NULL): avg = ρ·avg +
+// (1-ρ)·g, d = r - avg·avg, else d = r; Δ = lr·g/√(d + ε); with momentum
+// (mom not NULL) mom = momentum·mom + Δ, w -= mom, else w -= Δ
+// (optim.RuleRMSprop).
+extern "C" __global__ void gk_rmsprop(float *w, float *r, float *mom, float *avg, const float *g, int n, float lr, float rho,
+		float c, float momentum, float eps, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
+	GRID_STRIDE(i, n) {
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float ri = __fadd_rn(__fmul_rn(rho, r[i]), __fmul_rn(__fmul_rn(c, gi), gi));
+		r[i] = ri;
+		float d = ri;
+		if (avg) {
+			float ai = __fadd_rn(__fmul_rn(rho, avg[i]), __fmul_rn(c, gi));
+			avg[i] = ai;
+			d = __fsub_rn(d, __fmul_rn(ai, ai));
+		}
+		float step = __fdiv_rn(__fmul_rn(lr, gi), __fsqrt_rn(__fadd_rn(d, eps)));
+		if (mom) {
+			step = __fadd_rn(__fmul_rn(momentum, mom[i]), step);
+			mom[i] = step;
+		}
+		w[i] = __fsub_rn(wi, step);
+	}
+}
+
+// gk_adagrad: a += g·g; w -= lr·g/√(a + ε) (optim.RuleAdagrad; a starts at
+// the initial accumulator value).
+extern "C" __global__ void gk_adagrad(float *w, float *a, const float *g, int n, float lr, float eps, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
+	GRID_STRIDE(i, n) {
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float ai = __fadd_rn(a[i], __fmul_rn(gi, gi));
+		a[i] = ai;
+		w[i] = __fsub_rn(wi, __fdiv_rn(__fmul_rn(lr, gi), __fsqrt_rn(__fadd_rn(ai, eps))));
+	}
+}
+
+// gk_adadelta: a = ρ·a + (1-ρ)·g·g; δ = -(√(d + ε)·g)/√(a + ε);
+// d = ρ·d + (1-ρ)·δ·δ; w += lr·δ (optim.RuleAdadelta).
+extern "C" __global__ void gk_adadelta(float *w, float *a, float *d, const float *g, int n, float lr, float rho, float c,
+		float eps, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
+	GRID_STRIDE(i, n) {
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float ai = __fadd_rn(__fmul_rn(rho, a[i]), __fmul_rn(__fmul_rn(c, gi), gi));
+		a[i] = ai;
+		float di = d[i];
+		float delta = __fdiv_rn(-__fmul_rn(__fsqrt_rn(__fadd_rn(di, eps)), gi), __fsqrt_rn(__fadd_rn(ai, eps)));
+		d[i] = __fadd_rn(__fmul_rn(rho, di), __fmul_rn(__fmul_rn(c, delta), delta));
+		w[i] = __fadd_rn(wi, __fmul_rn(lr, delta));
+	}
+}
+
+// gk_adamax: m += (g - m)·(1-β1); u = max(β2·u, |g|);
+// w -= lr·m/((1-β1^t)·(u + ε)) (optim.RuleAdamax; corr = 1-β1^t).
+extern "C" __global__ void gk_adamax(float *w, float *m, float *u, const float *g, int n, float lr, float c1, float b2,
+		float corr, float eps, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
+	GRID_STRIDE(i, n) {
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float mi = m[i];
+		mi = __fadd_rn(mi, __fmul_rn(__fsub_rn(gi, mi), c1));
+		m[i] = mi;
+		float ui = gk_max(__fmul_rn(b2, u[i]), fabsf(gi));
+		u[i] = ui;
+		w[i] = __fsub_rn(wi, __fdiv_rn(__fmul_rn(lr, mi), __fmul_rn(corr, __fadd_rn(ui, eps))));
+	}
+}
+
+// gk_nadam: m += (g - m)·(1-β1); v += (g·g - v)·(1-β2);
+// m̂ = mCoef·m + gCoef·g; v̂ = v/vCorr; w -= lr·m̂/(√v̂ + ε), with
+// mCoef = μ_{t+1}/(1-Π_{t+1}), gCoef = (1-μ_t)/(1-Π_t) and vCorr = 1-β2^t
+// from the host (optim.RuleNadam, launch.NadamFactors).
+extern "C" __global__ void gk_nadam(float *w, float *m, float *v, const float *g, int n, float lr, float c1, float c2,
+		float mCoef, float gCoef, float vCorr, float eps, GK_UPDATE_OPTIONS) {
+	float scale = gk_grad_scale(gscale);
+	GRID_STRIDE(i, n) {
+		float gi = gk_prepare_grad(g[i], scale, clipvalue);
+		float wi = gk_decay(w[i], decays, decay);
+		float mi = m[i], vi = v[i];
+		mi = __fadd_rn(mi, __fmul_rn(__fsub_rn(gi, mi), c1));
+		vi = __fadd_rn(vi, __fmul_rn(__fsub_rn(__fmul_rn(gi, gi), vi), c2));
+		m[i] = mi;
+		v[i] = vi;
+		float mh = __fadd_rn(__fmul_rn(mCoef, mi), __fmul_rn(gCoef, gi));
+		float vh = __fdiv_rn(vi, vCorr);
+		w[i] = __fsub_rn(wi, __fdiv_rn(__fmul_rn(lr, mh), __fadd_rn(__fsqrt_rn(vh), eps)));
+	}
+}
+
+// gk_block_sum_d is a block-wide sum in double over blockDim.x threads (a
+// power of two), through shared memory s of blockDim.x doubles.
+__device__ double gk_block_sum_d(double v, double *s) {
+	s[threadIdx.x] = v;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+		if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+		__syncthreads();
+	}
+	double r = s[0];
+	__syncthreads();
+	return r;
+}
+
+// gk_abs_sq_sums: the sums of |x| and of x² over the n values of x that
+// each block's threads take (grid-stride), in double, at part[2·block]
+// and part[2·block + 1]: the norm of a gradient for clipping by norm, and
+// a regularization penalty's sums. Blocks of a power of two threads,
+// shared memory blockDim.x doubles. The shape is launch.SumGrid's, which
+// depends on n only, so the sums are the same on every GPU.
+extern "C" __global__ void gk_abs_sq_sums(const float *x, int n, double *part) {
+	extern __shared__ double sd[];
+	double a = 0.0, q = 0.0;
+	GRID_STRIDE(i, n) {
+		double v = x[i];
+		a += fabs(v);
+		q += v * v; // exact: a float's square fits in a double
+	}
+	a = gk_block_sum_d(a, sd);
+	q = gk_block_sum_d(q, sd);
+	if (threadIdx.x == 0) {
+		part[2 * blockIdx.x] = a;
+		part[2 * blockIdx.x + 1] = q;
+	}
+}
+
+// gk_sum_parts is, in every thread of a block, the sum of part[2j + k]
+// over j < parts (gk_abs_sq_sums' blocks), in an order that depends on
+// parts and blockDim.x only.
+__device__ double gk_sum_parts(const double *part, int parts, int k, double *sd) {
+	double v = 0.0;
+	for (int j = threadIdx.x; j < parts; j += blockDim.x) v += part[2 * j + k];
+	return gk_block_sum_d(v, sd);
+}
+
+// gk_clip_scale: scale[0] = the factor clipping by norm multiplies the
+// gradient by, clipnorm/‖g‖ rounded to float when the norm ‖g‖ (the
+// square root of the sum of the parts' x²) exceeds clipnorm, else 0 (no
+// scaling), as optim.Update.Apply computes it. One block, as
+// gk_abs_sq_sums.
+extern "C" __global__ void gk_clip_scale(const double *part, int parts, double clipnorm, float *scale) {
+	extern __shared__ double sd[];
+	double ss = gk_sum_parts(part, parts, 1, sd);
+	if (threadIdx.x == 0) {
+		double norm = __dsqrt_rn(ss);
+		scale[0] = norm > clipnorm ? (float)__ddiv_rn(clipnorm, norm) : 0.0f;
+	}
+}
+
+// gk_penalty: out[0] = scale·(l1·Σ|x| + l2·Σx²), the sums those of the
+// parts (ops.PenaltyValue). One block, as gk_abs_sq_sums.
+extern "C" __global__ void gk_penalty(const double *part, int parts, double l1, double l2, double scale, float *out) {
+	extern __shared__ double sd[];
+	double a = gk_sum_parts(part, parts, 0, sd);
+	double q = gk_sum_parts(part, parts, 1, sd);
+	if (threadIdx.x == 0) out[0] = (float)__dmul_rn(scale, __dadd_rn(__dmul_rn(l1, a), __dmul_rn(l2, q)));
+}
+
+// gk_penalty_grad: out = seed[0]·scale·(l1·sign(x) + l2x2·x), l2x2 = 2·l2,
+// in double and rounded to float (ops.PenaltyGradient; the CPU's bits).
+extern "C" __global__ void gk_penalty_grad(const float *x, const float *seed, float *out, int n, double l1, double l2x2,
+		double scale) {
+	double s = __dmul_rn((double)seed[0], scale);
+	GRID_STRIDE(i, n) {
+		float v = x[i];
+		double sign = v > 0.0f ? 1.0 : (v < 0.0f ? -1.0 : 0.0);
+		out[i] = (float)__dmul_rn(s, __dadd_rn(__dmul_rn(l1, sign), __dmul_rn(l2x2, (double)v)));
+	}
+}
+
+// gk_add: out = a + b, n values (the sum of the gradients a node gets
+// along two paths).
+extern "C" __global__ void gk_add(const float *a, const float *b, float *out, int n) {
+	GRID_STRIDE(i, n) out[i] = __fadd_rn(a[i], b[i]);
 }
 
 // gk_u8_to_f32: out = in · scale, for uint8 images copied to the device as
@@ -635,20 +879,6 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, const flo
 // gk_rstd is 1/√(variance+ε), in double (ops' rstd).
 __device__ __forceinline__ double gk_rstd(float variance, double eps) {
 	return 1.0 / sqrt(__dadd_rn((double)variance, eps));
-}
-
-// gk_block_sum_d is gk_block_sum in double, through shared memory s of
-// blockDim.x doubles.
-__device__ double gk_block_sum_d(double v, double *s) {
-	s[threadIdx.x] = v;
-	__syncthreads();
-	for (int k = blockDim.x / 2; k > 0; k >>= 1) {
-		if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
-		__syncthreads();
-	}
-	double r = s[0];
-	__syncthreads();
-	return r;
 }
 
 // gk_cols is a thread's place in a column-tiled launch (launch.Columns):

@@ -48,11 +48,18 @@ inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
 
 // Arithmetic rounded to nearest that nvcc never contracts into fused
 // multiply-adds; the host compiler, without -mfma, contracts nothing.
+// Division and square roots are IEEE's, correctly rounded, on the host
+// as in CUDA's _rn intrinsics.
 inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dsub_rn(double a, double b) { return a - b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __dsqrt_rn(double a) { return sqrt(a); }
 
 inline unsigned int __float_as_uint(float f) {
 	unsigned int u;

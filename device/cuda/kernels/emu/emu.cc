@@ -63,12 +63,54 @@ void emu_loss_grad(int g, int b, const float *p, const float *y, const float *se
 		int *bad) {
 	run(g, b, [=] { gk_loss_grad(p, y, seed, rows, cols, kind, dp, bad); });
 }
-void emu_sgd(int g, int b, float *w, const float *gr, int n, float lr) { run(g, b, [=] { gk_sgd(w, gr, n, lr); }); }
-void emu_momentum(int g, int b, float *w, float *v, const float *gr, int n, float lr, float mom, int nesterov) {
-	run(g, b, [=] { gk_momentum(w, v, gr, n, lr, mom, nesterov); });
+// emu_update runs the kernel of optim.Rule rule (numbered as optim
+// numbers them) with the arguments of a launch.Update: the slot pointers
+// sl[0..2] as its Slots place them, the scalars p in its order.
+void emu_update(int g, int b, int rule, float *w, float *s0, float *s1, float *s2, const float *gr, int n, int nesterov,
+		const float *p, const float *gscale, float cv, int decays, float decay) {
+	switch (rule) {
+	case 1: // RuleSGD
+		run(g, b, [=] { gk_sgd(w, gr, n, p[0], gscale, cv, decays, decay); });
+		break;
+	case 2: // RuleMomentum
+	case 3: // RuleNesterov
+		run(g, b, [=] { gk_momentum(w, s0, gr, n, nesterov, p[0], p[1], gscale, cv, decays, decay); });
+		break;
+	case 4: // RuleAdam
+		run(g, b, [=] { gk_adam(w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], gscale, cv, decays, decay); });
+		break;
+	case 5: // RuleRMSprop
+		run(g, b, [=] { gk_rmsprop(w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay); });
+		break;
+	case 6: // RuleAdagrad
+		run(g, b, [=] { gk_adagrad(w, s0, gr, n, p[0], p[1], gscale, cv, decays, decay); });
+		break;
+	case 7: // RuleAdadelta
+		run(g, b, [=] { gk_adadelta(w, s0, s1, gr, n, p[0], p[1], p[2], p[3], gscale, cv, decays, decay); });
+		break;
+	case 8: // RuleAdamax
+		run(g, b, [=] { gk_adamax(w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay); });
+		break;
+	case 9: // RuleNadam
+		run(g, b, [=] { gk_nadam(w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], p[6], gscale, cv, decays, decay); });
+		break;
+	}
 }
-void emu_adam(int g, int b, float *w, float *m, float *v, const float *gr, int n, float lrT, float b1, float b2, float eps) {
-	run(g, b, [=] { gk_adam(w, m, v, gr, n, lrT, b1, b2, eps); });
+void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part) {
+	run(g, b, [=] { gk_abs_sq_sums(x, n, part); });
+}
+void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
+	run(1, b, [=] { gk_clip_scale(part, parts, clipnorm, scale); });
+}
+void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out) {
+	run(1, b, [=] { gk_penalty(part, parts, l1, l2, scale, out); });
+}
+void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2,
+		double scale) {
+	run(g, b, [=] { gk_penalty_grad(x, seed, out, n, l1, l2x2, scale); });
+}
+void emu_add(int g, int b, const float *a, const float *bb, float *out, int n) {
+	run(g, b, [=] { gk_add(a, bb, out, n); });
 }
 void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale) {
 	run(g, b, [=] { gk_u8_to_f32(in, out, n, scale); });

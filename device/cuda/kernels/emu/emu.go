@@ -22,9 +22,12 @@ package emu
 // void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols);
 // void emu_loss(int b, const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad);
 // void emu_loss_grad(int g, int b, const float *p, const float *y, const float *seed, int rows, int cols, int kind, float *dp, int *bad);
-// void emu_sgd(int g, int b, float *w, const float *gr, int n, float lr);
-// void emu_momentum(int g, int b, float *w, float *v, const float *gr, int n, float lr, float mom, int nesterov);
-// void emu_adam(int g, int b, float *w, float *m, float *v, const float *gr, int n, float lrT, float b1, float b2, float eps);
+// void emu_update(int g, int b, int rule, float *w, float *s0, float *s1, float *s2, const float *gr, int n, int nesterov, const float *p, const float *gscale, float cv, int decays, float decay);
+// void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part);
+// void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale);
+// void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out);
+// void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2, double scale);
+// void emu_add(int g, int b, const float *a, const float *bb, float *out, int n);
 // void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale);
 // void emu_patches(int g, int b, const float *x, float *cols, const int *win);
 // void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win);
@@ -46,6 +49,7 @@ import (
 
 	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
 )
 
 // Launch is a grid of Grid blocks of Block threads.
@@ -93,20 +97,68 @@ func LossGrad(l Launch, p, y []float32, seed float32, rows, cols, kind int, dp [
 	return int32(b)
 }
 
-func SGD(l Launch, w, g []float32, lr float32) {
-	C.emu_sgd(C.int(l.Grid), C.int(l.Block), f(w), f(g), C.int(len(w)), C.float(lr))
-}
-
-func Momentum(l Launch, w, v, g []float32, lr, mom float32, nesterov bool) {
-	n := 0
-	if nesterov {
-		n = 1
+// Update runs optimizer update u of the weights w given their gradient g
+// as device/cuda launches it (launch.ForUpdate): with ClipNorm,
+// gk_abs_sq_sums over g in sums.Grid blocks of sums.Block threads and
+// gk_clip_scale in one block of sums.Block, then the rule's kernel in l.
+// slots are u's, in the order of u.SlotNames(), updated in place. It
+// returns the factor gk_clip_scale wrote (0: none, or no ClipNorm).
+func Update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32) (scale float32, err error) {
+	ul, err := launch.ForUpdate(u)
+	if err != nil {
+		return 0, err
 	}
-	C.emu_momentum(C.int(l.Grid), C.int(l.Block), f(w), f(v), f(g), C.int(len(w)), C.float(lr), C.float(mom), C.int(n))
+	if err := u.CheckSlots(w, g, slots); err != nil {
+		return 0, err
+	}
+	var gscale *C.float
+	if ul.ClipNorm > 0 {
+		part := make([]float64, 2*sums.Grid)
+		C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(g), C.int(len(g)), d(part))
+		gscale = (*C.float)(unsafe.Pointer(&scale))
+		C.emu_clip_scale(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(ul.ClipNorm), gscale)
+	}
+	var sl [3][]float32
+	for i, j := range ul.Slots {
+		if j >= 0 {
+			sl[i] = slots[j]
+		}
+	}
+	nesterov, decays := 0, 0
+	if ul.Nesterov {
+		nesterov = 1
+	}
+	if ul.Decays {
+		decays = 1
+	}
+	C.emu_update(C.int(l.Grid), C.int(l.Block), C.int(u.Rule), f(w), f(sl[0]), f(sl[1]), f(sl[2]), f(g), C.int(len(w)),
+		C.int(nesterov), f(ul.Scalars), gscale, C.float(ul.ClipValue), C.int(decays), C.float(ul.Decay))
+	return scale, nil
 }
 
-func Adam(l Launch, w, m, v, g []float32, lrT, b1, b2, eps float32) {
-	C.emu_adam(C.int(l.Grid), C.int(l.Block), f(w), f(m), f(v), f(g), C.int(len(w)), C.float(lrT), C.float(b1), C.float(b2), C.float(eps))
+// Penalty runs a Penalty step's kernels as device/cuda launches them:
+// gk_abs_sq_sums over x in sums.Grid blocks of sums.Block threads, then
+// gk_penalty in one block of sums.Block: p's penalty of x
+// (ops.PenaltyValue).
+func Penalty(sums Launch, p ops.PenaltyParams, x []float32) float32 {
+	part := make([]float64, 2*sums.Grid)
+	C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(x), C.int(len(x)), d(part))
+	var out C.float
+	C.emu_penalty(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(p.L1), C.double(p.L2), C.double(launch.PenaltyScale(p)), &out)
+	return float32(out)
+}
+
+// PenaltyGrad runs gk_penalty_grad: out = seed·∂penalty/∂x
+// (ops.PenaltyGradient).
+func PenaltyGrad(l Launch, p ops.PenaltyParams, seed float32, x, out []float32) {
+	s := C.float(seed)
+	C.emu_penalty_grad(C.int(l.Grid), C.int(l.Block), f(x), &s, f(out), C.int(len(x)), C.double(p.L1), C.double(2*p.L2),
+		C.double(launch.PenaltyScale(p)))
+}
+
+// Add runs gk_add: out = a + b.
+func Add(l Launch, a, b, out []float32) {
+	C.emu_add(C.int(l.Grid), C.int(l.Block), f(a), f(b), f(out), C.int(len(out)))
 }
 
 func U8ToF32(l Launch, in []byte, out []float32, scale float32) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
-	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
 )
 
@@ -159,57 +158,6 @@ func TestSparseTargetFlagged(t *testing.T) {
 		if bad := LossGrad(Launch{2, 32}, p, y, 1, rows, cols, int(kind), dp); bad != 2 {
 			t.Errorf("%v gradient: flagged sample %d, want 2", kind, bad)
 		}
-	}
-}
-
-func TestOptimizers(t *testing.T) {
-	rng := rand.New(rand.NewPCG(6, 6))
-	const n = 500
-	w0 := randn(rng, n, 1)
-	grads := [][]float32{randn(rng, n, 1), randn(rng, n, 1), randn(rng, n, 0.1)}
-	newSGD := func(cfg optim.SGDConfig) optim.Optimizer {
-		o, err := optim.NewSGD(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
-	}
-	cases := []struct {
-		name string
-		opt  optim.Optimizer
-		step func(w, m, v, g []float32, t int)
-	}{
-		{"sgd", newSGD(optim.SGDConfig{LearningRate: 0.1}), func(w, _, _, g []float32, _ int) { SGD(Launch{2, 64}, w, g, 0.1) }},
-		{"momentum", newSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9}), func(w, m, _, g []float32, _ int) {
-			Momentum(Launch{2, 64}, w, m, g, 0.1, 0.9, false)
-		}},
-		{"nesterov", newSGD(optim.SGDConfig{LearningRate: 0.1, Momentum: 0.9, Nesterov: true}), func(w, m, _, g []float32, _ int) {
-			Momentum(Launch{2, 64}, w, m, g, 0.1, 0.9, true)
-		}},
-	}
-	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases = append(cases, struct {
-		name string
-		opt  optim.Optimizer
-		step func(w, m, v, g []float32, t int)
-	}{"adam", adam, func(w, m, v, g []float32, step int) {
-		tt := float64(step + 1) // the bias corrections folded into the rate, as optim.Adam does
-		lrT := float32(0.01 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt)))
-		Adam(Launch{2, 64}, w, m, v, g, lrT, 0.9, 0.999, 1e-7)
-	}})
-	for _, c := range cases {
-		host, dev := append([]float32(nil), w0...), append([]float32(nil), w0...)
-		m, v := make([]float32, n), make([]float32, n)
-		for step, g := range grads {
-			if err := c.opt.Apply([]optim.Variable{{Name: "w", Value: host, Grad: g}}); err != nil {
-				t.Fatal(err)
-			}
-			c.step(dev, m, v, g, step)
-		}
-		check(t, c.name+" weights after 3 updates", dev, host, 1e-6)
 	}
 }
 

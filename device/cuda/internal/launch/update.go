@@ -1,0 +1,162 @@
+package launch
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// Update is how the CUDA backend launches one optimizer update
+// (optim.Update) of a weight: the kernel of its rule (gk_sgd, gk_momentum,
+// gk_adam, gk_rmsprop, gk_adagrad, gk_adadelta, gk_adamax or gk_nadam)
+// takes the weight, the slot pointers Slots, the gradient and the number of
+// values, then Nesterov (gk_momentum only), the Scalars, and the options:
+// the gradient's scale for ClipNorm (a device float written by
+// gk_clip_scale, NULL without ClipNorm), ClipValue, Decays and Decay.
+//
+// The scalars are computed here, on the host, with the float64 formulas of
+// package optim and rounded to float32 as optim rounds them, so the
+// kernels compute each value with the same float32 operations as
+// optim.Update.Apply.
+type Update struct {
+	Rule optim.Rule
+	// Slots has, for each slot pointer of the rule's kernel, the index of
+	// that slot in u.SlotNames(), or -1 for a NULL pointer (a slot the
+	// update does not keep: RMSprop's momentum or average gradient,
+	// Adam's vhat).
+	Slots []int
+	// Nesterov is gk_momentum's int parameter.
+	Nesterov bool
+	// Scalars are the kernel's float parameters, in its order:
+	//
+	//	gk_sgd:      lr
+	//	gk_momentum: lr, momentum
+	//	gk_adam:     lrT (optim.Update.AdamRate), β1, 1-β1, β2, 1-β2, ε
+	//	gk_rmsprop:  lr, ρ, 1-ρ, momentum, ε
+	//	gk_adagrad:  lr, ε
+	//	gk_adadelta: lr, ρ, 1-ρ, ε
+	//	gk_adamax:   lr, 1-β1, β2, 1-β1^t, ε
+	//	gk_nadam:    lr, 1-β1, 1-β2, μ_{t+1}/(1-Π_{t+1}), (1-μ_t)/(1-Π_t), 1-β2^t, ε
+	Scalars []float32
+	// ClipNorm, when positive, needs the gradient's L2 norm before the
+	// update: gk_abs_sq_sums (SumGrid blocks of SumBlock threads) then
+	// gk_clip_scale (one block of SumBlock threads) write the factor the
+	// gradient is multiplied by, 0 for none, as optim.Update.Apply
+	// computes it.
+	ClipNorm float64
+	// ClipValue clips each gradient value to [-ClipValue, ClipValue] when
+	// positive (optim compares its float32 too).
+	ClipValue float32
+	// Decays says the update applies its weight decay, w -= w·Decay,
+	// before the rule (optim.Update.WeightDecay > 0); Decay is
+	// float32(WeightDecay·LearningRate).
+	Decays bool
+	Decay  float32
+}
+
+// ForUpdate is the launch of update u, or an error naming the rule when
+// no kernel computes it (or u is not a valid update).
+func ForUpdate(u optim.Update) (Update, error) {
+	if err := u.Check(); err != nil {
+		return Update{}, err
+	}
+	names := u.SlotNames()
+	slot := func(name string) int { return slices.Index(names, name) }
+	l := Update{Rule: u.Rule, ClipNorm: u.ClipNorm, ClipValue: float32(u.ClipValue), Decays: u.WeightDecay > 0}
+	if l.Decays {
+		l.Decay = float32(u.WeightDecay * u.LearningRate)
+	}
+	lr, eps := float32(u.LearningRate), float32(u.Epsilon)
+	b1, b2, rho := float32(u.Beta1), float32(u.Beta2), float32(u.Rho)
+	t := float64(u.Iteration)
+	switch u.Rule {
+	case optim.RuleSGD:
+		l.Scalars = []float32{lr}
+	case optim.RuleMomentum, optim.RuleNesterov:
+		l.Slots = []int{slot("momentum")}
+		l.Nesterov = u.Rule == optim.RuleNesterov
+		l.Scalars = []float32{lr, float32(u.Momentum)}
+	case optim.RuleAdam:
+		l.Slots = []int{slot("m"), slot("v"), slot("vhat")}
+		l.Scalars = []float32{u.AdamRate(), b1, 1 - b1, b2, 1 - b2, eps}
+	case optim.RuleRMSprop:
+		l.Slots = []int{slot("velocity"), slot("momentum"), slot("average_gradient")}
+		l.Scalars = []float32{lr, rho, 1 - rho, float32(u.Momentum), eps}
+	case optim.RuleAdagrad:
+		l.Slots = []int{slot("accumulator")}
+		l.Scalars = []float32{lr, eps}
+	case optim.RuleAdadelta:
+		l.Slots = []int{slot("accumulated_grad"), slot("accumulated_delta_var")}
+		l.Scalars = []float32{lr, rho, 1 - rho, eps}
+	case optim.RuleAdamax:
+		l.Slots = []int{slot("m"), slot("u")}
+		l.Scalars = []float32{lr, 1 - b1, b2, float32(1 - math.Pow(u.Beta1, t)), eps}
+	case optim.RuleNadam:
+		mu, muNext, omp, ompNext := NadamFactors(u)
+		l.Slots = []int{slot("m"), slot("v")}
+		l.Scalars = []float32{lr, 1 - b1, 1 - b2, float32(muNext / ompNext), float32((1 - mu) / omp),
+			float32(1 - math.Pow(u.Beta2, t)), eps}
+	default:
+		return Update{}, fmt.Errorf("no CUDA kernel for update rule %v", u.Rule)
+	}
+	// A slot the kernel needs that SlotNames does not list would be a
+	// NULL pointer where the kernel writes: refuse it here.
+	for i, j := range l.Slots {
+		if j < 0 && !optionalSlot(u.Rule, i) {
+			return Update{}, fmt.Errorf("no CUDA kernel for update rule %v with slots %q", u.Rule, names)
+		}
+	}
+	return l, nil
+}
+
+// optionalSlot reports whether slot pointer i of rule's kernel may be
+// NULL: RMSprop's momentum and average gradient, Adam's vhat.
+func optionalSlot(r optim.Rule, i int) bool {
+	return r == optim.RuleRMSprop && i > 0 || r == optim.RuleAdam && i == 2
+}
+
+// NadamFactors are Nadam's per-step numbers μ_t, μ_{t+1}, 1-Π_t and
+// 1-Π_{t+1} (see optim.RuleNadam), computed in float64 from u.Iteration
+// with the formulas and in the order of optim's unexported nadamFactors,
+// whose results they must equal to the bit (the emulator's tests check
+// the weights gk_nadam computes with them against optim.Update.Apply).
+func NadamFactors(u optim.Update) (mu, muNext, oneMinusProd, oneMinusProdNext float64) {
+	t := u.Iteration
+	mu1 := func(s int64) float64 { return u.Beta1 * (1 - 0.5*math.Pow(0.96, float64(s))) }
+	prod := 1.0
+	for s := int64(1); s <= t; s++ {
+		prod *= mu1(s)
+	}
+	mu, muNext = mu1(t), mu1(t+1)
+	return mu, muNext, 1 - prod, 1 - prod*muNext
+}
+
+const (
+	// SumBlock is the block of gk_abs_sq_sums, gk_clip_scale and
+	// gk_penalty.
+	SumBlock = 256
+	// maxSumParts is the most blocks gk_abs_sq_sums runs.
+	maxSumParts = 1024
+)
+
+// SumGrid is the grid of gk_abs_sq_sums over n values: a block per
+// SumBlock values, at most 1024 (grid-stride beyond), at least 1. Each
+// block writes two doubles (SumDoubles); the shape depends on n only, so
+// the sums round the same on every GPU.
+func SumGrid(n int) int { return max(1, min((n+SumBlock-1)/SumBlock, maxSumParts)) }
+
+// SumSharedBytes is the shared memory of the sum kernels: a double per
+// thread.
+const SumSharedBytes = 8 * SumBlock
+
+// PenaltyScale is the factor a penalty is multiplied by: p.Scale, 1 when
+// 0 (ops' unexported PenaltyParams.scale).
+func PenaltyScale(p ops.PenaltyParams) float64 {
+	if p.Scale == 0 {
+		return 1
+	}
+	return p.Scale
+}

@@ -1,0 +1,113 @@
+package launch
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+)
+
+func TestForUpdateSlots(t *testing.T) {
+	for _, tc := range []struct {
+		u     optim.Update
+		slots []int
+	}{
+		{optim.Update{Rule: optim.RuleSGD}, nil},
+		{optim.Update{Rule: optim.RuleNesterov, Momentum: 0.9}, []int{0}},
+		{optim.Update{Rule: optim.RuleAdam, Iteration: 1}, []int{0, 1, -1}},
+		{optim.Update{Rule: optim.RuleAdam, Iteration: 1, AMSGrad: true}, []int{0, 1, 2}},
+		{optim.Update{Rule: optim.RuleRMSprop}, []int{0, -1, -1}},
+		{optim.Update{Rule: optim.RuleRMSprop, Momentum: 0.5}, []int{0, 1, -1}},
+		{optim.Update{Rule: optim.RuleRMSprop, Centered: true}, []int{0, -1, 1}},
+		{optim.Update{Rule: optim.RuleRMSprop, Momentum: 0.5, Centered: true}, []int{0, 1, 2}},
+		{optim.Update{Rule: optim.RuleAdagrad}, []int{0}},
+		{optim.Update{Rule: optim.RuleAdadelta}, []int{0, 1}},
+		{optim.Update{Rule: optim.RuleAdamax, Iteration: 3}, []int{0, 1}},
+		{optim.Update{Rule: optim.RuleNadam, Iteration: 3}, []int{0, 1}},
+	} {
+		l, err := ForUpdate(tc.u)
+		if err != nil {
+			t.Errorf("%v: %v", tc.u.Rule, err)
+			continue
+		}
+		if !slices.Equal(l.Slots, tc.slots) {
+			t.Errorf("%+v: slots %v, want %v", tc.u, l.Slots, tc.slots)
+		}
+		if l.Nesterov != (tc.u.Rule == optim.RuleNesterov) {
+			t.Errorf("%v: Nesterov %t", tc.u.Rule, l.Nesterov)
+		}
+	}
+}
+
+func TestForUpdateOptions(t *testing.T) {
+	l, err := ForUpdate(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, ClipNorm: 2, ClipValue: 0.5, WeightDecay: 0.004})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ClipNorm != 2 || l.ClipValue != 0.5 || !l.Decays || l.Decay != float32(0.004*0.1) {
+		t.Errorf("options %+v", l)
+	}
+	// A weight decay at a learning rate of 0 still decays (w - w·0), as
+	// optim does: its test is WeightDecay > 0.
+	if l, _ := ForUpdate(optim.Update{Rule: optim.RuleSGD, WeightDecay: 0.1}); !l.Decays || l.Decay != 0 {
+		t.Errorf("decay at rate 0: %+v", l)
+	}
+	if l, _ := ForUpdate(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1}); l.Decays || l.ClipNorm != 0 || l.ClipValue != 0 {
+		t.Errorf("no options: %+v", l)
+	}
+}
+
+func TestForUpdateRefuses(t *testing.T) {
+	for _, u := range []optim.Update{
+		{Rule: 42, LearningRate: 0.1},
+		{Rule: optim.RuleAdam, LearningRate: 0.1}, // iteration 0
+		{Rule: optim.RuleSGD, LearningRate: 0.1, ClipNorm: -1},
+	} {
+		if _, err := ForUpdate(u); err == nil {
+			t.Errorf("%+v: no error", u)
+		}
+	}
+	_, err := ForUpdate(optim.Update{Rule: 42, LearningRate: 0.1})
+	if err == nil || !strings.Contains(err.Error(), "Rule(42)") {
+		t.Errorf("unknown rule: %v, want an error naming it", err)
+	}
+}
+
+func TestNadamFactors(t *testing.T) {
+	u := optim.Update{Rule: optim.RuleNadam, Beta1: 0.9, Iteration: 1}
+	mu, muNext, omp, ompNext := NadamFactors(u)
+	mu1, mu2 := 0.9*(1-0.5*math.Pow(0.96, 1)), 0.9*(1-0.5*math.Pow(0.96, 2))
+	if mu != mu1 || muNext != mu2 || omp != 1-mu1 || ompNext != 1-mu1*mu2 {
+		t.Errorf("NadamFactors at t=1: %v %v %v %v", mu, muNext, omp, ompNext)
+	}
+}
+
+func TestSumGrid(t *testing.T) {
+	for _, tc := range []struct{ n, grid int }{{0, 1}, {1, 1}, {256, 1}, {257, 2}, {70001, 274}, {1 << 30, 1024}} {
+		if got := SumGrid(tc.n); got != tc.grid {
+			t.Errorf("SumGrid(%d) = %d, want %d", tc.n, got, tc.grid)
+		}
+	}
+	if PenaltyScale(ops.PenaltyParams{}) != 1 || PenaltyScale(ops.PenaltyParams{Scale: 0.25}) != 0.25 {
+		t.Error("PenaltyScale")
+	}
+}
+
+// TestForUpdateKnowsEveryField fails when optim.Update gains a field:
+// ForUpdate must then learn it (or refuse updates that set it), so that
+// the GPU never silently computes another update than the CPU.
+func TestForUpdateKnowsEveryField(t *testing.T) {
+	known := map[string]bool{"Rule": true, "LearningRate": true, "Momentum": true, "Beta1": true, "Beta2": true,
+		"Epsilon": true, "Rho": true, "Centered": true, "AMSGrad": true, "InitialAccumulator": true, "ClipNorm": true,
+		"ClipValue": true, "WeightDecay": true, "Iteration": true}
+	ty := reflect.TypeFor[optim.Update]()
+	for i := range ty.NumField() {
+		if f := ty.Field(i); f.IsExported() && !known[f.Name] {
+			t.Errorf("optim.Update has a field %s that launch.ForUpdate does not know", f.Name)
+		}
+	}
+}
