@@ -19,7 +19,8 @@ type PenaltyParams struct {
 	Scale float64
 }
 
-func (p PenaltyParams) scale() float64 {
+// Factor is what the penalty is multiplied by: Scale, or 1 when Scale is 0.
+func (p PenaltyParams) Factor() float64 {
 	if p.Scale == 0 {
 		return 1
 	}
@@ -42,7 +43,7 @@ type penaltyOp struct {
 }
 
 func (op penaltyOp) String() string {
-	return fmt.Sprintf("Penalty{l1=%v, l2=%v, scale=%v, dims=%d}", op.p.L1, op.p.L2, op.p.scale(), op.dims)
+	return fmt.Sprintf("Penalty{l1=%v, l2=%v, scale=%v, dims=%d}", op.p.L1, op.p.L2, op.p.Factor(), op.dims)
 }
 func (op penaltyOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op penaltyOp) Hashcode() uint32      { return hashOf(op) }
@@ -86,7 +87,7 @@ func (op penaltyOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) 
 type penaltyGradOp penaltyOp
 
 func (op penaltyGradOp) String() string {
-	return fmt.Sprintf("PenaltyGrad{l1=%v, l2=%v, scale=%v, dims=%d}", op.p.L1, op.p.L2, op.p.scale(), op.dims)
+	return fmt.Sprintf("PenaltyGrad{l1=%v, l2=%v, scale=%v, dims=%d}", op.p.L1, op.p.L2, op.p.Factor(), op.dims)
 }
 func (op penaltyGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op penaltyGradOp) Hashcode() uint32      { return hashOf(op) }
@@ -131,11 +132,11 @@ func penalty[T float](p PenaltyParams, x []T) float64 {
 		l1 += math.Abs(float64(v))
 		l2 += float64(v) * float64(v)
 	}
-	return p.scale() * (p.L1*l1 + p.L2*l2)
+	return p.Factor() * (p.L1*l1 + p.L2*l2)
 }
 
 func penaltyGrad[T float](p PenaltyParams, seed float64, x, out []T) {
-	s := seed * p.scale()
+	s := seed * p.Factor()
 	for i, v := range x {
 		sign := 0.0
 		switch {

@@ -79,7 +79,7 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 			w[i] -= float32(lr*m[i]) / float32(corr*(v[i]+eps))
 		}
 	case RuleNadam:
-		mu, muNext, omp, ompNext := u.nadamFactors()
+		mu, muNext, omp, ompNext := u.NadamFactors()
 		b1, b2 := float32(u.Beta1), float32(u.Beta2)
 		c1, c2 := 1-b1, 1-b2
 		mCoef := float32(muNext / ompNext)

@@ -171,9 +171,9 @@ func (u Update) AdamRate() float32 {
 	return float32(u.LearningRate * math.Sqrt(1-math.Pow(u.Beta2, t)) / (1 - math.Pow(u.Beta1, t)))
 }
 
-// nadamFactors are Nadam's per-step numbers: μ_t, μ_{t+1}, 1-Π_t and
+// NadamFactors are Nadam's per-step numbers: μ_t, μ_{t+1}, 1-Π_t and
 // 1-Π_{t+1} (see RuleNadam), computed in float64 from the iteration.
-func (u Update) nadamFactors() (mu, muNext, oneMinusProd, oneMinusProdNext float64) {
+func (u Update) NadamFactors() (mu, muNext, oneMinusProd, oneMinusProdNext float64) {
 	t := u.Iteration
 	mu1 := func(s int64) float64 { return u.Beta1 * (1 - 0.5*math.Pow(0.96, float64(s))) }
 	prod := 1.0
