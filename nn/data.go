@@ -18,9 +18,9 @@ type Inputs interface {
 }
 
 // Dataset is a set of labelled samples: what Fit and Evaluate take.
-// datasets/cifar10 and TensorData provide them; so can any type with these
-// methods, which lets data stay compact (uint8 images, say) until a batch is
-// gathered.
+// datasets/cifar10, TensorData, SliceData and FuncData provide them; so can
+// any type with these methods, which lets data stay compact (uint8 images,
+// say) until a batch is gathered.
 type Dataset interface {
 	Inputs
 	// LabelShape is the shape of one label, without the batch axis: (10)

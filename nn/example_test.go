@@ -75,3 +75,64 @@ func ExampleSequential_Summary() {
 	// _________________________________________________________________
 	// 7850
 }
+
+// Plain Go values make a dataset: rows of float64 and class indices here,
+// checked as they are taken in.
+func ExampleSliceData() {
+	x := [][]float64{{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}}
+	data, err := nn.SliceData(nn.Rows(x), nn.OneHot([]int{2, 0, 1}, 3))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(data.Len(), data.SampleShape(), data.LabelShape())
+
+	// Bytes stay bytes until a batch is gathered, then become x/255.
+	pixels := []uint8{0, 51, 255, 102, 204, 0}
+	images, err := nn.SliceInputs(nn.Pixels(pixels, 255, 3))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	batch := make([]float32, 3)
+	if err := images.GatherInputs([]int{1}, batch); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(batch)
+
+	_, err = nn.SliceData(nn.Rows([][]float32{{1, 2}, {3}}), nn.Classes([]int{0, 1}, 2))
+	fmt.Println(err)
+	_, err = nn.SliceData(nn.Rows(x), nn.Classes([]int{0, 1, 3}, 3))
+	fmt.Println(err)
+	// Output:
+	// 3 [2] [3]
+	// [0.4 0.8 0]
+	// nn.Rows: row 1 has length 1 but row 0 has length 2: every row must have the same length
+	// nn.Classes: sample 2 has class 3, outside the 3 classes 0 to 2
+}
+
+// FuncData makes each sample when a batch needs it: here sample i is the
+// pair (i, i²) and its label is whether i is odd.
+func ExampleFuncData() {
+	data, err := nn.FuncData(1000, []int{2}, nil, func(i int, x, y []float32) error {
+		x[0], x[1] = float32(i), float32(i*i)
+		y[0] = float32(i % 2)
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, y := make([]float32, 4), make([]float32, 2)
+	if err := data.GatherInputs([]int{3, 10}, x); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := data.GatherLabels([]int{3, 10}, y); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(x, y)
+	// Output: [3 9 10 100] [1 0]
+}

@@ -428,6 +428,10 @@ type fitRun struct {
 func (r *fitRun) run(ctx context.Context) (*History, error) {
 	m, cfg := r.m, r.cfg
 	m.stopTraining.Store(false)
+	planner, _ := r.data.(batchPlanner) // Prefetch: told each epoch's batches
+	if planner != nil {
+		defer planner.stopBatches()
+	}
 	params := Params{Epochs: cfg.epochs, InitialEpoch: cfg.initialEpoch, Steps: r.steps, Verbose: cfg.verbose, Output: cfg.out}
 	for _, cb := range r.callbacks {
 		cb.SetModel(m)
@@ -449,6 +453,9 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		shuffleOrder(r.order, cfg.shuffle, cfg.seed, epoch)
+		if planner != nil {
+			planner.planBatches(r.order, cfg.batchSize, first, r.steps)
+		}
 		entries, err := r.runEpoch(ctx, epoch, first)
 		if err != nil {
 			return &r.hist, err
