@@ -97,6 +97,7 @@ func (p Panel) plot() (*plot.Plot, error) {
 	}
 	pl.Legend.Top = !p.LegendBottom
 	pl.Legend.Left = p.LegendLeft
+	var xs, ys []float64
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, len(s.X))
 		for j := range s.X {
@@ -116,6 +117,16 @@ func (p Panel) plot() (*plot.Plot, error) {
 		}
 		pl.Add(line, points)
 		pl.Legend.Add(s.Name, line, points)
+		xs, ys = append(xs, s.X...), append(ys, s.Y...)
+	}
+	// Linear axes get ticks at round steps. x keeps the data's range
+	// (epochs 1 to 12 do not become 0 to 12), with whole ticks only when
+	// every x is whole; y is rounded out to labelled ticks at both ends.
+	if !p.LogX && allWhole(xs) {
+		setLinearTicks(&pl.X, true, false)
+	}
+	if !p.LogY {
+		setLinearTicks(&pl.Y, allWhole(ys), true)
 	}
 	return pl, nil
 }

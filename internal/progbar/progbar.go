@@ -1,6 +1,7 @@
 // Package progbar draws Keras 2's progress bar (keras.utils.Progbar) for
-// one epoch or one evaluation: a live bar on a terminal, and Keras' final
-// line, byte for byte, everywhere.
+// one epoch or one evaluation: on a terminal, Keras' live line
+// ( 36/300 [==>...........................] - ETA: 4s - loss: 0.0171), and
+// Keras' final line, byte for byte, everywhere.
 package progbar
 
 import (
@@ -9,6 +10,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gokeras/gokeras/internal/term"
 
@@ -25,19 +27,24 @@ type Entry struct {
 // Progbar draws the progress of one epoch (or one evaluation) of target
 // steps.
 //
-// verbose 1 on a terminal: a live bar drawn with progressbar/v3, replaced at
-// the end by Keras' final line. verbose 1 elsewhere (CI, pipes, log files):
-// only the final line, with no carriage returns or backspaces. verbose 2:
-// Keras' one-line epoch summary. verbose 0: nothing.
+// verbose 1 on a terminal: Keras' live line, redrawn in place with
+// progressbar/v3 as steps end and replaced at the end by Keras' final line.
+// verbose 1 elsewhere (CI, pipes, log files): only the final line, with no
+// carriage returns or backspaces. verbose 2: Keras' one-line epoch summary.
+// verbose 0: nothing.
 type Progbar struct {
 	w          io.Writer
 	verbose    int
-	dynamic    bool
 	target     int
 	now        func() time.Time
 	start      time.Time
 	afterFirst time.Time // when step 1 ended: per-step times leave out the first step, as Keras does
-	bar        *progressbar.ProgressBar
+	// bar redraws the live line on a terminal, nil elsewhere; cols tells
+	// the terminal's width when known; drawn is when the line was last
+	// drawn, zero before.
+	bar   *progressbar.ProgressBar
+	cols  func() (int, bool)
+	drawn time.Time
 	// throughput appends samples per second to the line (Fit's
 	// ShowThroughput); samples counts those trained, firstSamples those of
 	// step 1, left out of the rate as its time is.
@@ -46,21 +53,33 @@ type Progbar struct {
 	lastStep              time.Time // when the last step ended
 }
 
+// interval is Keras' least time between two drawings of the live line.
+const interval = 50 * time.Millisecond
+
 // New starts a Progbar of target steps writing to w, timed by now
 // (time.Now outside tests); the time it is called is the start.
 func New(w io.Writer, verbose, target int, now func() time.Time) *Progbar {
+	return newProgbar(w, verbose, target, now, term.IsTerminal(w), func() (int, bool) { return term.Width(w) })
+}
+
+// newProgbar is New with the terminal given: tty tells whether w is one,
+// cols its width in columns when known.
+func newProgbar(w io.Writer, verbose, target int, now func() time.Time, tty bool, cols func() (int, bool)) *Progbar {
 	p := &Progbar{w: w, verbose: verbose, target: target, now: now, start: now()}
-	if verbose == 1 && term.IsTerminal(w) {
-		p.dynamic = true
-		p.bar = progressbar.NewOptions(target,
+	if verbose == 1 && tty {
+		p.cols = cols
+		// progressbar/v3's own bar cannot be Keras': it always puts a
+		// percentage first, sizes the bar from the whole percentage (2 of
+		// 30 steps draws ">" where Keras draws "=>") and narrows it to fit
+		// the terminal. Its spinner mode, with an empty spinner, prints
+		// no figure of its own: it writes our description, clearing the
+		// previous line first, and the description is Keras' line.
+		p.bar = progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionSetTheme(progressbar.Theme{Saucer: "=", SaucerHead: ">", SaucerPadding: ".", BarStart: "[", BarEnd: "]"}),
-			progressbar.OptionShowDescriptionAtLineEnd(),
-			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionSpinnerCustom([]string{""}),
+			progressbar.OptionSetSpinnerChangeInterval(0), // no redrawing goroutine
 			progressbar.OptionSetElapsedTime(false),
-			progressbar.OptionThrottle(50*time.Millisecond),
-			progressbar.OptionSetRenderBlankState(true),
+			progressbar.OptionSetPredictTime(false),
 		)
 	}
 	return p
@@ -80,20 +99,51 @@ func (p *Progbar) Clear() {
 }
 
 // Update records that step current (1-based) has ended with the given
-// running figures, and redraws the live bar if there is one.
+// running figures, and redraws the live line if there is one, at most
+// every 50 ms as Keras does; the last step is left to Finish.
 func (p *Progbar) Update(current int, logs []Entry) {
 	now := p.now()
 	p.lastStep = now
 	if current == 1 {
 		p.afterFirst = now
 	}
-	if !p.dynamic || current >= p.target {
+	if p.bar == nil || current >= p.target || (!p.drawn.IsZero() && now.Sub(p.drawn) < interval) {
 		return
 	}
+	p.drawn = now
 	eta := p.stepDuration(current, now) * time.Duration(p.target-current)
-	desc := fmt.Sprintf("%s - ETA: %s%s%s", countString(current, p.target), formatETA(eta), formatLogs(logs), p.rate())
-	p.bar.Describe(desc)
-	_ = p.bar.Set(current) // drawing errors are not the model's concern
+	fields := []string{countString(current, p.target) + " " + barString(current, p.target) + " - ETA: " + formatETA(eta)}
+	for _, l := range logs {
+		fields = append(fields, formatLogs([]Entry{l}))
+	}
+	if r := p.rate(); r != "" {
+		fields = append(fields, r)
+	}
+	// progressbar writes " " + description + "  ": the leading "\r" puts
+	// the line back at the first column.
+	p.bar.Describe("\r" + fitLine(fields, p.cols))
+}
+
+// frameExtra is the columns progressbar's spinner mode counts beyond the
+// description, a space before it and two after, and blanks when it clears
+// the line for the next drawing.
+const frameExtra = 3
+
+// fitLine joins the live line's fields. On a terminal narrower than the
+// whole line it leaves out trailing figures, whole, rather than let the
+// line wrap (a wrapped line cannot be redrawn in place): the count, bar
+// and ETA always show, the bar never narrows, and the epoch's final line
+// is always whole. The last column stays free so the cursor never wraps.
+func fitLine(fields []string, cols func() (int, bool)) string {
+	line := fields[0]
+	width, ok := cols()
+	for _, f := range fields[1:] {
+		if ok && utf8.RuneCountInString(line+f)+frameExtra > width-1 {
+			break
+		}
+		line += f
+	}
+	return line
 }
 
 // stepDuration is Keras' per-step time: it leaves out the first step,
@@ -214,13 +264,15 @@ func formatPerUnit(d time.Duration, unit string) string {
 	return fmt.Sprintf(" %.0fus/%s", s*1e6, unit)
 }
 
-// formatETA is Keras' ETA: 1:02:03, 2:03 or 45s.
+// formatETA is Keras' ETA: 1:02:03 above an hour, 2:03 above a minute,
+// else 45s; Python's %d truncates the seconds, and so does this.
 func formatETA(d time.Duration) string {
-	s := int(math.Round(d.Seconds()))
+	secs := d.Seconds()
+	s := int64(secs)
 	switch {
-	case s > 3600:
+	case secs > 3600:
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, (s%3600)/60, s%60)
-	case s > 60:
+	case secs > 60:
 		return fmt.Sprintf("%d:%02d", s/60, s%60)
 	}
 	return fmt.Sprintf("%ds", s)

@@ -64,6 +64,8 @@ func TestBarString(t *testing.T) {
 		{782, 1563, "[==============>...............]"},
 		{1562, 1563, "[============================>.]"},
 		{1563, 1563, "[==============================]"},
+		{2, 30, "[=>............................]"}, // progressbar/v3 would draw ">": it rounds to a whole percent first
+		{36, 300, "[==>...........................]"},
 	}
 	for _, tc := range tests {
 		if got := barString(tc.current, tc.target); got != tc.want {
@@ -72,18 +74,44 @@ func TestBarString(t *testing.T) {
 	}
 }
 
-func TestFormatETAAndCount(t *testing.T) {
-	if got := formatETA(45 * time.Second); got != "45s" {
-		t.Errorf("formatETA(45s) = %q", got)
+// TestFormatETA: Keras formats the ETA with Python's %d, which truncates;
+// minutes from above 60 s, hours from above 3600 s.
+func TestFormatETA(t *testing.T) {
+	tests := []struct {
+		eta  time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{4700 * time.Millisecond, "4s"},
+		{45 * time.Second, "45s"},
+		{60 * time.Second, "60s"},
+		{60500 * time.Millisecond, "1:00"},
+		{125900 * time.Millisecond, "2:05"},
+		{3600 * time.Second, "60:00"},
+		{3600500 * time.Millisecond, "1:00:00"},
+		{3725 * time.Second, "1:02:05"},
 	}
-	if got := formatETA(125 * time.Second); got != "2:05" {
-		t.Errorf("formatETA(125s) = %q", got)
+	for _, tc := range tests {
+		if got := formatETA(tc.eta); got != tc.want {
+			t.Errorf("formatETA(%v) = %q, want %q", tc.eta, got, tc.want)
+		}
 	}
-	if got := formatETA(3725 * time.Second); got != "1:02:05" {
-		t.Errorf("formatETA(3725s) = %q", got)
+}
+
+func TestCountString(t *testing.T) {
+	tests := []struct {
+		current, target int
+		want            string
+	}{
+		{7, 1563, "   7/1563"},
+		{36, 300, " 36/300"},
+		{300, 300, "300/300"},
+		{1, 1, "1/1"},
 	}
-	if got := countString(7, 1563); got != "   7/1563" {
-		t.Errorf("countString = %q", got)
+	for _, tc := range tests {
+		if got := countString(tc.current, tc.target); got != tc.want {
+			t.Errorf("countString(%d, %d) = %q, want %q", tc.current, tc.target, got, tc.want)
+		}
 	}
 }
 
