@@ -25,9 +25,10 @@ import (
 // prefetching goroutine, one batch ahead of Fit and never concurrently;
 // when Fit stops early, the batch gathered ahead goes unused. A panic in
 // them reaches Fit's caller when Fit asks for that batch. Len, SampleShape
-// and LabelShape may be called while a batch is being gathered. One
-// wrapper serves one Fit at a time; another Fit through the same wrapper
-// at the same time gets correct batches, gathered without prefetching.
+// and LabelShape may be called while a batch is being gathered. The
+// wrapper holds two batches of its own while Fit runs. It serves one Fit
+// at a time: two at once through one wrapper still get the right batches,
+// but mostly gathered without prefetching.
 func Prefetch(data Dataset) Dataset {
 	if data == nil {
 		return nil
@@ -180,6 +181,7 @@ func (p *prefetched) stopBatches() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopLocked()
+	p.bufs = [2]*prefetchBatch{} // Fit is done: let the buffers go
 }
 
 // stopLocked ends the running plan and waits for its goroutine to end.
@@ -202,20 +204,25 @@ func (p *prefetched) GatherInputs(indices []int, dst []float32) error {
 	if r := p.run; r != nil {
 		r.release()
 		if r.next < len(r.batches) && slices.Equal(indices, r.batches[r.next]) && len(dst) == len(indices)*r.xSize {
-			b := <-r.ready
-			r.next++
-			switch {
-			case b.panicked:
-				r.free <- b
-				p.stopLocked()
-				panic(b.panicValue)
-			case b.errX != nil:
-				r.free <- b
-				return b.errX
+			select {
+			case b := <-r.ready:
+				r.next++
+				switch {
+				case b.panicked:
+					r.free <- b
+					p.stopLocked()
+					panic(b.panicValue)
+				case b.errX != nil:
+					r.free <- b
+					return b.errX
+				}
+				copy(dst, b.x)
+				r.held = b
+				return nil
+			case <-r.done:
+				// The goroutine ended without the batch: the data called
+				// runtime.Goexit. Gather here, where it will do so again.
 			}
-			copy(dst, b.x)
-			r.held = b
-			return nil
 		}
 		p.stopLocked()
 	}

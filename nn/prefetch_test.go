@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -324,6 +325,41 @@ func TestPrefetchOutOfPlanGathersAsTheData(t *testing.T) {
 	}
 	if Prefetch(nil) != nil {
 		t.Error("Prefetch(nil) is not nil")
+	}
+}
+
+// goexiter calls runtime.Goexit when asked for sample 5, as t.FailNow in
+// a test's data would.
+type goexiter struct{ Dataset }
+
+func (g goexiter) GatherInputs(idx []int, dst []float32) error {
+	if slices.Contains(idx, 5) {
+		runtime.Goexit()
+	}
+	return g.Dataset.GatherInputs(idx, dst)
+}
+
+// A prefetching goroutine that ends without its batch does not leave Fit
+// waiting for it: the batch is gathered where Fit asked for it.
+func TestPrefetchSurvivesGoexitInTheData(t *testing.T) {
+	p := Prefetch(goexiter{threeClasses(t)}).(*prefetched)
+	p.planBatches([]int{0, 1, 2, 3, 4, 5, 6, 7}, 4, 0, 2)
+	x := make([]float32, 16)
+	if err := p.GatherInputs([]int{0, 1, 2, 3}, x); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan bool)
+	go func() {
+		defer close(exited)
+		_ = p.GatherInputs([]int{4, 5, 6, 7}, x)
+		exited <- true // not reached: the data ends this goroutine too
+	}()
+	if returned := <-exited; returned {
+		t.Error("GatherInputs returned from a batch whose data calls Goexit")
+	}
+	p.stopBatches()
+	if p.live.Load() != 0 {
+		t.Error("the prefetching goroutine is still counted")
 	}
 }
 
