@@ -52,8 +52,16 @@
 //
 // Fit and Evaluate take a Dataset, Predict takes Inputs: small interfaces
 // that gather a batch into float32 buffers, so data can stay compact (the
-// CIFAR-10 loader keeps uint8 pixels) until a batch is needed. TensorData
-// wraps float32 tensors.
+// CIFAR-10 loader keeps uint8 pixels) until a batch is needed. SliceData
+// makes one from plain Go values (Rows, Flat or Pixels for the samples;
+// Classes, OneHot, Targets or TargetRows for the labels), TensorData from
+// float32 tensors, FuncData from a function that fills one sample at a
+// time; Prefetch gathers the next batch while the step runs.
+// PredictValues returns Predict's outputs as Predictions (Row, Argmax)
+// without gorgonia.
+//
+// Fit's ClassWeight and SampleWeight weigh each sample's loss as Keras'
+// class_weight and sample_weight do.
 //
 // # Errors
 //
