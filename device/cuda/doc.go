@@ -52,8 +52,11 @@
 // for the rest; a bias and the elementwise activation after it are one
 // kernel. An op it has no kernel for, or a float64 graph, is an error when
 // the graph is bound, naming the node and its op; nothing falls back to
-// the CPU. Each machine has its own buffers, stream and cuBLAS handle; the
-// GPU's primary context and the loaded kernels are shared.
+// the CPU. The losses, every ops.LossKind with its label smoothing, Huber's
+// delta and sample weights, are computed in double with ops' formulas; a
+// loss kind or parameter the kernels do not know is refused at bind too
+// (launch.ForLoss). Each machine has its own buffers, stream and cuBLAS
+// handle; the GPU's primary context and the loaded kernels are shared.
 //
 // The machine is a driver.Trainer. Train runs the forward pass, the
 // backward pass and the update (every rule of package optim, with its

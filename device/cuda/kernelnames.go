@@ -11,6 +11,7 @@ const (
 	kSumRows     = "gk_sum_rows"
 	kLoss        = "gk_loss"
 	kLossGrad    = "gk_loss_grad"
+	kZeroOne     = "gk_zero_one_labels"
 	kSGD         = "gk_sgd"
 	kMomentum    = "gk_momentum"
 	kAdam        = "gk_adam"
@@ -45,4 +46,5 @@ var kernelNames = []string{
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
 	kRMSprop, kAdagrad, kAdadelta, kAdamax, kNadam, kAbsSqSums, kClipScale, kPenalty, kPenaltyGrad, kAdd,
+	kZeroOne,
 }

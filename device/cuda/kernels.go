@@ -147,20 +147,53 @@ func (k *kernels) sumRows(s cu.Stream, a, out cu.DevicePtr, rows, cols int) erro
 // lossBlock is the one block of gk_loss: rows up to 256 threads.
 func lossBlock(rows int) int { return rowBlock(rows) }
 
-// loss writes the batch mean of kind to out (one float). bad must hold
-// math.MaxInt32 beforehand; it receives the first row with an invalid
-// sparse target.
-func (k *kernels) loss(s cu.Stream, p, y cu.DevicePtr, rows, cols int, kind ops.LossKind, out, bad cu.DevicePtr) error {
-	b := lossBlock(rows)
-	return k.launch(s, kLoss, 1, b, b*8, ptrArg(p), ptrArg(y), intArg(rows), intArg(cols), intArg(int(kind)), ptrArg(out), ptrArg(bad))
+// lossArgs are the arguments of gk_loss and gk_loss_grad after p and y:
+// the sample weights w (0: none) and the label flag, which they read when
+// l.ZeroOne after gk_zero_one_labels has written it: queued here, over the
+// rows×cols targets y (flag is then a device int; 0 otherwise).
+func (k *kernels) lossArgs(s cu.Stream, l launch.Loss, y, w, flag cu.DevicePtr, rows, cols int) ([]uint64, error) {
+	if err := fits32(l.Kind.String()+" loss", rows*cols); err != nil {
+		return nil, err
+	}
+	if !l.ZeroOne {
+		flag = 0
+	} else if err := k.launch(s, kZeroOne, 1, launch.LabelsBlock, 0, ptrArg(y), intArg(rows*cols), ptrArg(flag)); err != nil {
+		return nil, err
+	}
+	return []uint64{ptrArg(w), ptrArg(flag)}, nil
 }
 
-func (k *kernels) lossGrad(s cu.Stream, p, y, seed cu.DevicePtr, rows, cols int, kind ops.LossKind, dp, bad cu.DevicePtr) error {
+// loss writes the batch mean of l's loss of the rows×cols predictions p
+// against the targets y to out (one float), each row's loss times its
+// weight in w when w is not 0 (ops.LossValueWith). flag is a device int
+// for the labels' pass (launch.Loss.ZeroOne). bad must hold math.MaxInt32
+// beforehand; it receives the first row with an invalid sparse target.
+func (k *kernels) loss(s cu.Stream, l launch.Loss, p, y, w, flag cu.DevicePtr, rows, cols int, out, bad cu.DevicePtr) error {
+	args, err := k.lossArgs(s, l, y, w, flag, rows, cols)
+	if err != nil {
+		return err
+	}
+	b := lossBlock(rows)
+	args = append([]uint64{ptrArg(p), ptrArg(y)}, args...)
+	args = append(args, intArg(rows), intArg(cols), intArg(int(l.Kind)), doubleArg(l.LabelSmoothing), doubleArg(l.Delta),
+		ptrArg(out), ptrArg(bad))
+	return k.launch(s, kLoss, 1, b, b*8, args...)
+}
+
+// lossGrad writes seed[0]·∂loss/∂p to dp, loss as for loss
+// (ops.LossGradientWith).
+func (k *kernels) lossGrad(s cu.Stream, l launch.Loss, p, y, w, flag, seed cu.DevicePtr, rows, cols int, dp, bad cu.DevicePtr) error {
 	if rows == 0 {
 		return nil
 	}
-	return k.launch(s, kLossGrad, elemGrid(rows), elemBlock, 0,
-		ptrArg(p), ptrArg(y), ptrArg(seed), intArg(rows), intArg(cols), intArg(int(kind)), ptrArg(dp), ptrArg(bad))
+	args, err := k.lossArgs(s, l, y, w, flag, rows, cols)
+	if err != nil {
+		return err
+	}
+	args = append([]uint64{ptrArg(p), ptrArg(y)}, args...)
+	args = append(args, ptrArg(seed), intArg(rows), intArg(cols), intArg(int(l.Kind)), doubleArg(l.LabelSmoothing),
+		doubleArg(l.Delta), ptrArg(dp), ptrArg(bad))
+	return k.launch(s, kLossGrad, elemGrid(rows), elemBlock, 0, args...)
 }
 
 // updateKernels are the update kernels by rule (launch.Update).
@@ -258,7 +291,7 @@ func (k *kernels) penalty(s cu.Stream, sc *scratch, p ops.PenaltyParams, x, out 
 		return err
 	}
 	return k.launch(s, kPenalty, 1, launch.SumBlock, launch.SumSharedBytes, ptrArg(part), intArg(grid),
-		doubleArg(p.L1), doubleArg(p.L2), doubleArg(launch.PenaltyScale(p)), ptrArg(out))
+		doubleArg(p.L1), doubleArg(p.L2), doubleArg(p.Factor()), ptrArg(out))
 }
 
 // penaltyGrad: out = seed[0]·∂penalty/∂x over the n values of x
@@ -268,7 +301,7 @@ func (k *kernels) penaltyGrad(s cu.Stream, p ops.PenaltyParams, x, seed, out cu.
 		return err
 	}
 	return k.launch(s, kPenaltyGrad, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(seed), ptrArg(out), intArg(n),
-		doubleArg(p.L1), doubleArg(2*p.L2), doubleArg(launch.PenaltyScale(p)))
+		doubleArg(p.L1), doubleArg(2*p.L2), doubleArg(p.Factor()))
 }
 
 func (k *kernels) u8ToF32(s cu.Stream, in, out cu.DevicePtr, n int, scale float32) error {

@@ -15,7 +15,6 @@ import (
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/cu"
-	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -247,32 +246,92 @@ func TestSumRowsMatchesCPU(t *testing.T) {
 	}
 }
 
+// lossOnGPU runs a loss's kernels as the backend launches them
+// (launch.ForLoss): the loss, and the gradient for each seed, and returns
+// them with the bad-row word.
+func lossOnGPU(h *harness, kind ops.LossKind, prm ops.LossParams, p, y, w []float32, rows, cols int, seeds []float32) (loss []float32, grads [][]float32, bad uint32) {
+	h.t.Helper()
+	l, err := launch.ForLoss(kind, prm)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	pd, yd, flag := h.upload(p), h.upload(y), h.zeros(1)
+	var wd cu.DevicePtr
+	if w != nil {
+		wd = h.upload(w)
+	}
+	out, badd := h.zeros(1), h.upload([]float32{math.Float32frombits(math.MaxInt32)})
+	h.do(func() error { return h.k.loss(h.s, l, pd, yd, wd, flag, rows, cols, out, badd) })
+	loss = h.download(out, 1)
+	for _, seed := range seeds {
+		dp := h.zeros(rows * cols)
+		h.do(func() error {
+			return h.k.lossGrad(h.s, l, pd, yd, wd, flag, h.upload([]float32{seed}), rows, cols, dp, badd)
+		})
+		grads = append(grads, h.download(dp, rows*cols))
+	}
+	return loss, grads, math.Float32bits(h.download(badd, 1)[0])
+}
+
+// TestLossesMatchCPU compares every loss kind, with each of its
+// parameters (opstest.LossParamsFor), unweighted and weighted, with
+// ops.LossValueWith and ops.LossGradientWith (what the CPU backend runs):
+// within 1e-5, the loss's rows added in another order and CUDA's math
+// library for the CPU's.
 func TestLossesMatchCPU(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(6, 6))
+	seeds := []float32{1, 2.5}
 	for _, kind := range opstest.LossKinds() {
 		for _, shape := range [][2]int{{32, 10}, {300, 3}, {1, 1}} {
 			rows, cols := shape[0], shape[1]
 			if kind.Sparse() && cols == 1 {
 				continue
 			}
-			t.Run(kind.String(), func(t *testing.T) {
-				p, y, ycols := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
-				o := opstest.MustBuild(t, ops.Linear, kind, rows, cols)
-				pd, yd := h.upload(p), h.upload(y)
-				out, bad := h.zeros(1), h.upload([]float32{math.Float32frombits(math.MaxInt32)})
-				h.do(func() error { return h.k.loss(h.s, pd, yd, rows, cols, kind, out, bad) })
-				sameValues(t, "loss", h.download(out, 1), opstest.MustRun(t, o.Loss, dense(p, rows, cols), dense(y, rows, ycols)), 1e-5)
-				for _, seed := range []float32{1, 2.5} {
-					dp := h.zeros(rows * cols)
-					h.do(func() error { return h.k.lossGrad(h.s, pd, yd, h.upload([]float32{seed}), rows, cols, kind, dp, bad) })
-					want := opstest.MustRun(t, o.LossGrad, dense(p, rows, cols), dense(y, rows, ycols), gorgonia.NewF32(seed))
-					sameValues(t, "loss gradient", h.download(dp, rows*cols), want, 1e-5)
+			p, y, _ := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
+			for _, prm := range opstest.LossParamsFor(kind) {
+				for _, w := range [][]float32{nil, opstest.SampleWeights(rng.Float64, rows)} {
+					t.Run(fmt.Sprintf("%v%+v weighted=%v %d×%d", kind, prm, w != nil, rows, cols), func(t *testing.T) {
+						defer func(parent *testing.T) { h.t = parent }(h.t)
+						h.t = t
+						loss, grads, bad := lossOnGPU(h, kind, prm, p, y, w, rows, cols, seeds)
+						want, err := ops.LossValueWith(kind, prm, rows, cols, p, y, w)
+						if err != nil {
+							t.Fatal(err)
+						}
+						sameValues(t, "loss", loss, []float32{float32(want)}, 1e-5)
+						for i, seed := range seeds {
+							dp := make([]float32, rows*cols)
+							if err := ops.LossGradientWith(kind, prm, rows, cols, p, y, w, float64(seed), dp); err != nil {
+								t.Fatal(err)
+							}
+							sameValues(t, "loss gradient", grads[i], dp, 1e-5)
+						}
+						if bad != math.MaxInt32 {
+							t.Errorf("valid targets flagged sample %d as bad", bad)
+						}
+					})
 				}
-				if got := math.Float32bits(h.download(bad, 1)[0]); got != math.MaxInt32 {
-					t.Errorf("valid targets flagged sample %d as bad", got)
-				}
-			})
+			}
+		}
+	}
+}
+
+// TestHingeLabelsMatchCPU: the hinge losses read a batch's labels as -1/1
+// only when they are all 0 or 1 (gk_zero_one_labels' pass first).
+func TestHingeLabelsMatchCPU(t *testing.T) {
+	h := newHarness(t)
+	p := []float32{1, -1, 0.5, 2, -0.25, 0}
+	for _, kind := range []ops.LossKind{ops.Hinge, ops.SquaredHinge} {
+		for _, y := range [][]float32{{1, 0, 1, 0, 0, 1}, {1, -1, 1, -1, -1, 1}, {1, 0, 1, 0, 0.5, 1}, {0, 0, 0, 0, 0, 0}} {
+			loss, grads, _ := lossOnGPU(h, kind, ops.LossParams{}, p, y, nil, 2, 3, []float32{1})
+			want, _ := ops.LossValueWith(kind, ops.LossParams{}, 2, 3, p, y, nil)
+			sameValues(t, fmt.Sprintf("%v of %v", kind, y), loss, []float32{float32(want)}, 1e-6)
+			dp := make([]float32, 6)
+			if err := ops.LossGradientWith(kind, ops.LossParams{}, 2, 3, p, y, nil, 1, dp); err != nil {
+				t.Fatal(err)
+			}
+			sameValues(t, fmt.Sprintf("%v gradient of %v", kind, y), grads[0], dp, 0)
 		}
 	}
 }
@@ -283,16 +342,20 @@ func TestSparseTargetIsFlagged(t *testing.T) {
 	p := make([]float32, rows*cols)
 	y := []float32{0, 3, 1.5, 2, 4, 1} // samples 2 and 4 are not class indices
 	for _, kind := range []ops.LossKind{ops.SparseSoftmaxCrossEntropy, ops.SparseCategoricalCrossentropy} {
+		l, err := launch.ForLoss(kind, ops.LossParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		bad := h.upload([]float32{math.Float32frombits(math.MaxInt32)})
 		out := h.zeros(1)
-		h.do(func() error { return h.k.loss(h.s, h.upload(p), h.upload(y), rows, cols, kind, out, bad) })
+		h.do(func() error { return h.k.loss(h.s, l, h.upload(p), h.upload(y), 0, 0, rows, cols, out, bad) })
 		if got := math.Float32bits(h.download(bad, 1)[0]); got != 2 {
 			t.Errorf("%v: flagged sample %d, want 2", kind, got)
 		}
 		bad = h.upload([]float32{math.Float32frombits(math.MaxInt32)})
 		dp := h.zeros(rows * cols)
 		h.do(func() error {
-			return h.k.lossGrad(h.s, h.upload(p), h.upload(y), h.upload([]float32{1}), rows, cols, kind, dp, bad)
+			return h.k.lossGrad(h.s, l, h.upload(p), h.upload(y), 0, 0, h.upload([]float32{1}), rows, cols, dp, bad)
 		})
 		if got := math.Float32bits(h.download(bad, 1)[0]); got != 2 {
 			t.Errorf("%v gradient: flagged sample %d, want 2", kind, got)

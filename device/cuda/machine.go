@@ -29,7 +29,31 @@ func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts driver.MachineOptions) (
 	if err != nil {
 		return nil, errors.Join(err, be.Close())
 	}
+	if err := checkSteps(p.Steps); err != nil {
+		return nil, errors.Join(err, be.Close())
+	}
 	return plan.New(p, be, opts.State, opts.Slots)
+}
+
+// checkSteps refuses, when the graph is bound, the steps the kernels
+// cannot compute that plan.Compile accepts: a loss of a kind, or with a
+// parameter, that gk_loss does not know (launch.ForLossStep), naming the
+// node, the kind and the parameter.
+func checkSteps(steps []plan.Step) error {
+	for i := range steps {
+		s := &steps[i]
+		if s.Kind != plan.Loss && s.Kind != plan.LossGrad {
+			continue
+		}
+		if _, err := launch.ForLossStep(s); err != nil {
+			name := "?"
+			if s.Node != nil {
+				name = s.Node.Name()
+			}
+			return fmt.Errorf("node %q: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // The GPU is a plan.Device: device memory is a cu.DevicePtr.
@@ -73,6 +97,9 @@ type backend struct {
 	bad      cu.DevicePtr
 	badHost  pinned
 	lossStep int // the first loss step queued in this run, or -1
+	// labels is the device int in which gk_zero_one_labels tells a hinge
+	// loss's kernel whether the batch's labels are all 0 or 1.
+	labels cu.DevicePtr
 	// scratch is the memory the kernels of a step pass between launches
 	// (normalization, penalties, clipping by norm).
 	scratch scratch
@@ -113,6 +140,9 @@ func newBackend(g *gpu) (*backend, error) {
 			return fmt.Errorf("%s: %w", g.short(), err)
 		}
 		if b.bad, err = g.alloc(4); err != nil {
+			return err
+		}
+		if b.labels, err = g.alloc(4); err != nil {
 			return err
 		}
 		if b.badHost, err = allocPinned(1); err != nil {
@@ -215,6 +245,14 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.SumRows:
 		return k.sumRows(st, in(0), out(0), s.M, s.N)
 	case plan.Loss, plan.LossGrad:
+		l, err := launch.ForLossStep(s)
+		if err != nil {
+			return err
+		}
+		var w cu.DevicePtr
+		if l.Weights >= 0 {
+			w = in(l.Weights)
+		}
 		if b.lossStep < 0 {
 			b.lossStep = i
 			if err := cu.MemsetD32Async(b.bad, math.MaxInt32, 1, st); err != nil {
@@ -222,9 +260,9 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 			}
 		}
 		if s.Kind == plan.Loss {
-			return k.loss(st, in(0), in(1), s.M, s.N, s.Loss, out(0), b.bad)
+			return k.loss(st, l, in(0), in(1), w, b.labels, s.M, s.N, out(0), b.bad)
 		}
-		return k.lossGrad(st, in(0), in(1), in(2), s.M, s.N, s.Loss, out(0), b.bad)
+		return k.lossGrad(st, l, in(0), in(1), w, b.labels, in(2), s.M, s.N, out(0), b.bad)
 	case plan.Patches:
 		return k.patches(st, in(0), out(0), s.Window)
 	case plan.PatchesGrad:
@@ -367,8 +405,8 @@ func (b *backend) Close() error {
 			errs = append(errs, p.free())
 		}
 		clear(b.stage)
-		errs = append(errs, free(b.bad), b.badHost.free())
-		b.bad, b.badHost = 0, pinned{}
+		errs = append(errs, free(b.bad), b.badHost.free(), free(b.labels))
+		b.bad, b.badHost, b.labels = 0, pinned{}, 0
 		for _, w := range b.indexWords {
 			errs = append(errs, free(w.dev), w.host.free())
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/opstest"
+	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -124,6 +125,21 @@ func TestUnsupportedOpFailsAtBind(t *testing.T) {
 	}
 }
 
+// TestUnknownLossFailsAtBind: a loss step the kernels cannot compute
+// (here a kind ops does not have) is refused before anything runs, naming
+// the kind.
+func TestUnknownLossFailsAtBind(t *testing.T) {
+	for _, kind := range []plan.Kind{plan.Loss, plan.LossGrad} {
+		err := checkSteps([]plan.Step{{Kind: plan.Add}, {Kind: kind, Loss: 42, In: []int{0, 1, 2}}})
+		if err == nil || !strings.Contains(err.Error(), "LossKind(42)") {
+			t.Errorf("%v step of LossKind(42): %v, want an error naming the kind", kind, err)
+		}
+	}
+	if err := checkSteps([]plan.Step{{Kind: plan.Loss, Loss: ops.CosineSimilarity, In: []int{0, 1, 2}}}); err != nil {
+		t.Errorf("a weighted cosine similarity: %v", err)
+	}
+}
+
 // mlpModel is a dense model on 32×32×3 samples, flattened.
 func mlpModel(out layers.Activation) *nn.Sequential {
 	return nn.NewSequential(layers.Input(32, 32, 3), layers.Flatten(), layers.Dense(256, layers.ReLU),
@@ -196,6 +212,15 @@ func sequences(t testing.TB, n, bad int) nn.Dataset {
 	return d
 }
 
+// trainingWeights are n sample weights: 0.25, 0.5, 1, 1.5, 0, 0.25, ...
+func trainingWeights(n int) []float32 {
+	w := make([]float32, n)
+	for i := range w {
+		w[i] = []float32{0.25, 0.5, 1, 1.5, 0}[i%5]
+	}
+	return w
+}
+
 // TestTrainingMatchesCPU trains the same model from the same weights on
 // the same batches on /CPU:0 and /GPU:0, one step per epoch for 50 steps,
 // and requires every step's loss within 1e-4 (relative) of the CPU's, then
@@ -212,68 +237,86 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		// data, when not nil, replaces 512 blobs of 32×32×3 with cols
 		// label columns.
 		data func(t testing.TB) nn.Dataset
+		// fit are Fit's options beyond the epochs, steps and seed.
+		fit []nn.Option
 	}{
 		// The flagship's pairing: sigmoid output, categorical cross-entropy
 		// from the logits, SGD at Keras' 0.01.
 		{"sigmoid+categorical/sgd", mlpModel, layers.Sigmoid, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"softmax+sparse/momentum", mlpModel, layers.Softmax, losses.SparseCategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01, Momentum: 0.9})
-		}, 1, nil},
+		}, 1, nil, nil},
 		{"softmax+categorical/adam", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdam(optim.AdamConfig{})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"tanh+mse/sgd", mlpModel, layers.Tanh, losses.MeanSquaredError{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
-		}, 10, nil},
+		}, 10, nil, nil},
 		// Conv2D same + relu, max pooling, dropout: the image kernels,
 		// forward and backward, and dropout's mask for each step.
 		{"cnn+softmax+categorical/sgd", cnnModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
-		}, 10, nil},
+		}, 10, nil, nil},
 		// Conv2D, batch normalization, ReLU, pooling, layer
 		// normalization: every Norm step, and the moving statistics that
 		// Evaluate then normalizes with.
 		{"batchnorm+layernorm/sgd", normModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.005})
-		}, 10, nil},
+		}, 10, nil, nil},
 		// Embedding: Gather and ScatterAdd, repeated indices.
 		{"embedding/adam", embeddingModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
-		}, 10, func(t testing.TB) nn.Dataset { return sequences(t, 512, -1) }},
+		}, 10, func(t testing.TB) nn.Dataset { return sequences(t, 512, -1) }, nil},
 		// Kernel, bias and activity regularizers: the Penalty and
 		// PenaltyGrad steps, and the Add steps that sum a weight's two
 		// gradients and the losses.
 		{"regularizers/sgd", regularizedModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-		}, 10, nil},
+		}, 10, nil, nil},
 		// The other update rules and the options, each on the GPU.
 		{"rmsprop centered+momentum", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewRMSprop(optim.RMSpropConfig{LearningRate: 1e-4, Momentum: 0.5, Centered: true})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"adagrad", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.01})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"adadelta", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdadelta(optim.AdadeltaConfig{LearningRate: 1})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"adamax", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdamax(optim.AdamaxConfig{})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"nadam", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewNadam(optim.NadamConfig{})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"adam amsgrad", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdam(optim.AdamConfig{AMSGrad: true})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"adamw", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdamW(optim.AdamConfig{Options: optim.Options{WeightDecay: 0.01}})
-		}, 10, nil},
+		}, 10, nil, nil},
 		{"sgd clipnorm+clipvalue+weight decay", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01, Momentum: 0.9,
 				Options: optim.Options{ClipNorm: 1, ClipValue: 0.05, WeightDecay: 0.01}})
-		}, 10, nil},
+		}, 10, nil, nil},
+		// The losses' parameters and sample weights (gk_loss and
+		// gk_loss_grad with ls, delta and w), and the hinge losses' pass
+		// over the labels (one-hot: read as -1/1).
+		{"weighted (sample and class weights)", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
+		}, 10, nil, []nn.Option{nn.SampleWeight(trainingWeights(512)), nn.ClassWeight(map[int]float64{
+			0: 1, 1: 0.5, 2: 2, 3: 1, 4: 0.25, 5: 1, 6: 1.5, 7: 1, 8: 0, 9: 1})}},
+		{"softmax+categorical label smoothing/adam", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{LabelSmoothing: 0.1}, func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{})
+		}, 10, nil, nil},
+		{"linear+huber delta/sgd", mlpModel, layers.Linear, losses.Huber{Delta: 0.5}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
+		}, 10, nil, nil},
+		{"tanh+hinge/sgd", mlpModel, layers.Tanh, losses.Hinge{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
+		}, 10, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,7 +336,8 @@ func TestTrainingMatchesCPU(t *testing.T) {
 				if err := model.Compile(opt, tc.loss, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice(dev)); err != nil {
 					t.Fatal(err)
 				}
-				h, err := model.Fit(context.Background(), data, nn.Epochs(50), nn.StepsPerEpoch(1), nn.Seed(5), nn.Verbose(0))
+				fit := append([]nn.Option{nn.Epochs(50), nn.StepsPerEpoch(1), nn.Seed(5), nn.Verbose(0)}, tc.fit...)
+				h, err := model.Fit(context.Background(), data, fit...)
 				if err != nil {
 					t.Fatalf("%s: %v", dev, err)
 				}

@@ -8,15 +8,17 @@
 // Compiled to PTX by gen.sh (go generate ./device/cuda) for compute_70,
 // which the driver JIT-compiles for the GPU at hand (sm_70 and later); the
 // PTX is committed and embedded in the Go binary. Parameters are pointers,
-// ints and floats only: the Go side passes each in an 8-byte slot.
+// ints, floats and doubles only: the Go side passes each in an 8-byte slot.
 //
 // Launch shapes: elementwise kernels use a grid-stride loop over n items;
 // row kernels (softmax, its gradient) one block per row with a power-of-two
-// block size; the loss kernel one block for the whole batch. The image
-// kernels (patches, pooling and their gradients) are elementwise over their
-// output, one thread per value written: the gradients gather what each
-// input value receives rather than scatter with atomics, so they are
-// deterministic and add in the order package ops does. The normalization
+// block size; the loss kernel one block for the whole batch, its gradient
+// one thread per row, both after a one-block pass over the batch's labels
+// for the hinge losses (gk_zero_one_labels). The image kernels (patches,
+// pooling and their gradients) are elementwise over their output, one
+// thread per value written: the gradients gather what each input value
+// receives rather than scatter with atomics, so they are deterministic and
+// add in the order package ops does. The normalization
 // kernels work per column (batch normalization: column-tiled blocks over
 // splits of the rows, whose per-split sums in double a second kernel adds
 // in split order; see package internal/launch) or one block per row
@@ -46,6 +48,17 @@
 #define LOSS_SPARSE_CATEGORICAL_CE 4
 #define LOSS_BINARY_CE 5
 #define LOSS_MSE 6
+#define LOSS_MAE 7
+#define LOSS_MAPE 8
+#define LOSS_MSLE 9
+#define LOSS_HUBER 10
+#define LOSS_LOG_COSH 11
+#define LOSS_KLD 12
+#define LOSS_POISSON 13
+#define LOSS_HINGE 14
+#define LOSS_SQUARED_HINGE 15
+#define LOSS_CATEGORICAL_HINGE 16
+#define LOSS_COSINE 17
 
 #define GRID_STRIDE(i, n) \
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
@@ -172,15 +185,46 @@ extern "C" __global__ void gk_sum_rows(const float *a, float *out, int rows, int
 // computes them on the CPU: rounding 1-ε or 1-p in float32 would move
 // clipped probabilities across the clipping bounds. The batch is small
 // (rows × classes values), so double's lower throughput does not show.
+// Each formula is ops' rowLoss, rowGrad, sparseRowLoss or sparseRowGrad,
+// with its operations in ops' order.
+//
+// The loss kernels take, after the predictions p and the targets y: w, a
+// weight per sample (NULL: none; ops.WeightedLoss), which multiplies the
+// sample's loss and its gradient's row; zero_one, the flag
+// gk_zero_one_labels wrote for the batch (NULL but for the hinge kinds);
+// ls, the label smoothing of kinds 0, 2, 3 and 5 (0: none); and delta,
+// Huber's δ (launch.ForLoss resolves ops' default).
 
 // Keras' epsilon in double, for the clipping.
 #define EPSILON_D 1e-7
+// math.Ln2, and tf.math.l2_normalize's floor under a sum of squares.
+#define LN2_D 0.693147180559945309417232121458176568
+#define NORM_EPSILON_D 1e-12
 
-__device__ __forceinline__ double gk_clip(double v, bool *inside) {
+// gk_clip_to is ops' clip: v clipped to [lo, hi], *inside whether it was
+// there already (NaN is, as in ops).
+__device__ __forceinline__ double gk_clip_to(double v, double lo, double hi, bool *inside) {
 	*inside = true;
-	if (v < EPSILON_D) { *inside = false; return EPSILON_D; }
-	if (v > 1.0 - EPSILON_D) { *inside = false; return 1.0 - EPSILON_D; }
+	if (v < lo) { *inside = false; return lo; }
+	if (v > hi) { *inside = false; return hi; }
 	return v;
+}
+
+__device__ __forceinline__ double gk_clip(double v, bool *inside) { return gk_clip_to(v, EPSILON_D, 1.0 - EPSILON_D, inside); }
+
+// gk_max_go is Go's math.Max: NaN if either is NaN (CUDA's fmax returns
+// the other), +0 over -0.
+__device__ __forceinline__ double gk_max_go(double a, double b) {
+	if (isnan(a) || isnan(b)) return NAN;
+	if (a == 0.0 && b == 0.0) return signbit(a) ? b : a;
+	return a > b ? a : b;
+}
+
+// gk_sign is the derivative TensorFlow gives |x| (ops' sign): -1, 0 or 1.
+__device__ __forceinline__ double gk_sign(double x) {
+	if (x > 0.0) return 1.0;
+	if (x < 0.0) return -1.0;
+	return 0.0;
 }
 
 __device__ __forceinline__ double gk_sigmoid_d(double v) {
@@ -189,15 +233,42 @@ __device__ __forceinline__ double gk_sigmoid_d(double v) {
 	return e / (1.0 + e);
 }
 
+// gk_softplus is ops' softplus, log(1 + exp(z)) computed stably.
+__device__ __forceinline__ double gk_softplus(double z) { return gk_max_go(z, 0.0) + log1p(exp(-fabs(z))); }
+
 // gk_class reads a sparse target: a whole number in [0, cols), else -1.
 __device__ __forceinline__ int gk_class(float v, int cols) {
 	if (v != truncf(v) || v < 0.0f || v >= (float)cols) return -1;
 	return (int)v;
 }
 
-// gk_row_loss is the loss of one sample (ops' lossSum, one row), or NaN with
-// *bad set for a sparse target that is not a class index.
-__device__ double gk_row_loss(int kind, const float *p, const float *y, int r, int cols, bool *bad) {
+// gk_target is a target y as ops' targetRow reads it for kind: smoothed by
+// ls (kinds 0 and 3 to y·(1-ls) + ls/cols, kinds 2 and 5 to
+// y·(1-ls) + ls/2), or a 0/1 label read as 2y-1 when zero_one (the hinge
+// kinds, when every label of the batch is 0 or 1). The _rn intrinsics
+// keep nvcc from fusing the smoothing into a multiply-add that ops does
+// not do.
+__device__ __forceinline__ double gk_target(int kind, float y, int cols, double ls, bool zero_one) {
+	double f = y;
+	if (ls != 0.0) {
+		switch (kind) {
+		case LOSS_SOFTMAX_CE:
+		case LOSS_CATEGORICAL_CE: return __dadd_rn(__dmul_rn(f, 1.0 - ls), ls / cols);
+		case LOSS_SIGMOID_CE:
+		case LOSS_BINARY_CE: return __dadd_rn(__dmul_rn(f, 1.0 - ls), 0.5 * ls);
+		}
+	}
+	if (zero_one) return 2.0 * f - 1.0;
+	return f;
+}
+
+// TGT(j) is target j of the row yr, as gk_row_loss and gk_row_grad read it.
+#define TGT(j) gk_target(kind, yr[j], cols, ls, zo)
+
+// gk_row_loss is the loss of sample r (ops' sparseRowLoss or rowLoss), or
+// NaN with *bad set for a sparse target that is not a class index.
+__device__ double gk_row_loss(int kind, const float *p, const float *y, int r, int cols, double ls, double delta, bool zo,
+		bool *bad) {
 	const float *pr = p + (size_t)r * cols;
 	const float *yr = y + (size_t)r * cols;
 	double l = 0.0;
@@ -210,7 +281,7 @@ __device__ double gk_row_loss(int kind, const float *p, const float *y, int r, i
 		for (int j = 0; j < cols; j++) s += exp((double)pr[j] - m);
 		double lse = m + log(s);
 		if (kind == LOSS_SOFTMAX_CE) {
-			for (int j = 0; j < cols; j++) l += (double)yr[j] * (lse - (double)pr[j]);
+			for (int j = 0; j < cols; j++) l += TGT(j) * (lse - (double)pr[j]);
 		} else {
 			int id = gk_class(y[r], cols);
 			if (id < 0) { *bad = true; return NAN; }
@@ -221,7 +292,7 @@ __device__ double gk_row_loss(int kind, const float *p, const float *y, int r, i
 	case LOSS_SIGMOID_CE:
 		for (int j = 0; j < cols; j++) {
 			double z = pr[j];
-			l += fmax(z, 0.0) - z * (double)yr[j] + log1p(exp(-fabs(z)));
+			l += fmax(z, 0.0) - z * TGT(j) + log1p(exp(-fabs(z)));
 		}
 		l /= cols;
 		break;
@@ -229,7 +300,7 @@ __device__ double gk_row_loss(int kind, const float *p, const float *y, int r, i
 		double s = 0.0;
 		for (int j = 0; j < cols; j++) s += pr[j];
 		bool in;
-		for (int j = 0; j < cols; j++) l -= (double)yr[j] * log(gk_clip((double)pr[j] / s, &in));
+		for (int j = 0; j < cols; j++) l -= TGT(j) * log(gk_clip((double)pr[j] / s, &in));
 		break;
 	}
 	case LOSS_SPARSE_CATEGORICAL_CE: {
@@ -245,7 +316,7 @@ __device__ double gk_row_loss(int kind, const float *p, const float *y, int r, i
 		bool in;
 		for (int j = 0; j < cols; j++) {
 			double c = gk_clip(pr[j], &in);
-			double t = yr[j];
+			double t = TGT(j);
 			l -= t * log(c + EPSILON_D) + (1.0 - t) * log(1.0 - c + EPSILON_D);
 		}
 		l /= cols;
@@ -253,27 +324,325 @@ __device__ double gk_row_loss(int kind, const float *p, const float *y, int r, i
 	}
 	case LOSS_MSE:
 		for (int j = 0; j < cols; j++) {
-			double d = (double)pr[j] - (double)yr[j];
+			double d = (double)pr[j] - TGT(j);
 			l += d * d;
 		}
 		l /= cols;
 		break;
+	case LOSS_MAE:
+		for (int j = 0; j < cols; j++) l += fabs((double)pr[j] - TGT(j));
+		l /= cols;
+		break;
+	case LOSS_MAPE:
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j);
+			l += fabs((t - (double)pr[j]) / gk_max_go(fabs(t), EPSILON_D));
+		}
+		l = 100.0 * l / cols;
+		break;
+	case LOSS_MSLE:
+		for (int j = 0; j < cols; j++) {
+			double d = log(gk_max_go(pr[j], EPSILON_D) + 1.0) - log(gk_max_go(TGT(j), EPSILON_D) + 1.0);
+			l += d * d;
+		}
+		l /= cols;
+		break;
+	case LOSS_HUBER:
+		for (int j = 0; j < cols; j++) {
+			double e = (double)pr[j] - TGT(j);
+			if (fabs(e) <= delta) l += 0.5 * e * e;
+			else l += delta * fabs(e) - 0.5 * delta * delta;
+		}
+		l /= cols;
+		break;
+	case LOSS_LOG_COSH:
+		for (int j = 0; j < cols; j++) {
+			double x = (double)pr[j] - TGT(j);
+			l += x + gk_softplus(-2.0 * x) - LN2_D;
+		}
+		l /= cols;
+		break;
+	case LOSS_KLD:
+		for (int j = 0; j < cols; j++) {
+			bool in;
+			double tc = gk_clip_to(TGT(j), EPSILON_D, 1.0, &in);
+			double pc = gk_clip_to(pr[j], EPSILON_D, 1.0, &in);
+			l += tc * log(tc / pc);
+		}
+		break;
+	case LOSS_POISSON:
+		for (int j = 0; j < cols; j++) l += (double)pr[j] - TGT(j) * log((double)pr[j] + EPSILON_D);
+		l /= cols;
+		break;
+	case LOSS_HINGE:
+		for (int j = 0; j < cols; j++) l += gk_max_go(1.0 - TGT(j) * (double)pr[j], 0.0);
+		l /= cols;
+		break;
+	case LOSS_SQUARED_HINGE:
+		for (int j = 0; j < cols; j++) {
+			double m = gk_max_go(1.0 - TGT(j) * (double)pr[j], 0.0);
+			l += m * m;
+		}
+		l /= cols;
+		break;
+	case LOSS_CATEGORICAL_HINGE: {
+		double pos = 0.0, neg = -INFINITY;
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j);
+			pos += t * (double)pr[j];
+			neg = gk_max_go(neg, (1.0 - t) * (double)pr[j]);
+		}
+		l = gk_max_go(neg - pos + 1.0, 0.0);
+		break;
+	}
+	case LOSS_COSINE: {
+		double dot = 0.0, st = 0.0, sp = 0.0;
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j), v = pr[j];
+			dot += t * v;
+			st += t * t;
+			sp += v * v;
+		}
+		double invT = 1.0 / sqrt(gk_max_go(st, NORM_EPSILON_D)), invP = 1.0 / sqrt(gk_max_go(sp, NORM_EPSILON_D));
+		l = -dot * invT * invP;
+		break;
+	}
+	default:
+		l = NAN; // launch.ForLoss refuses the kinds no case computes
 	}
 	return l;
 }
 
-// gk_loss: out[0] = mean over the rows of the per-sample loss of kind
-// (ops.Loss). Launched as ONE block (a power of two threads, shared memory
-// blockDim.x doubles). *bad receives the smallest row whose sparse target
-// is not a class index (the caller sets it to INT_MAX first).
-extern "C" __global__ void gk_loss(const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad) {
+// gk_row_grad writes sc·∂loss/∂p of sample r into dp (ops' sparseRowGrad
+// or rowGrad, sc = scale·weight): zero where a clip bites, and through the
+// first argument of a maximum on a tie, as TensorFlow's gradient. A sparse
+// target that is not a class index sets *bad and writes NaNs.
+__device__ void gk_row_grad(int kind, const float *p, const float *y, int r, int cols, double ls, double delta, bool zo,
+		double sc, float *dp, bool *bad) {
+	const float *pr = p + (size_t)r * cols;
+	const float *yr = y + (size_t)r * cols;
+	float *dr = dp + (size_t)r * cols;
+	switch (kind) {
+	case LOSS_SOFTMAX_CE:
+	case LOSS_SPARSE_SOFTMAX_CE: {
+		int id = -1;
+		if (kind == LOSS_SPARSE_SOFTMAX_CE) {
+			id = gk_class(y[r], cols);
+			if (id < 0) {
+				*bad = true;
+				for (int j = 0; j < cols; j++) dr[j] = NAN;
+				break;
+			}
+		}
+		double m = -INFINITY;
+		for (int j = 0; j < cols; j++) m = fmax(m, (double)pr[j]);
+		double s = 0.0;
+		for (int j = 0; j < cols; j++) s += exp((double)pr[j] - m);
+		double sy = 1.0;
+		if (kind == LOSS_SOFTMAX_CE) {
+			sy = 0.0;
+			for (int j = 0; j < cols; j++) sy += TGT(j);
+		}
+		for (int j = 0; j < cols; j++) {
+			double soft = exp((double)pr[j] - m) / s;
+			if (kind == LOSS_SOFTMAX_CE) {
+				dr[j] = (float)(sc * (soft * sy - TGT(j)));
+			} else {
+				if (j == id) soft--;
+				dr[j] = (float)(sc * soft);
+			}
+		}
+		break;
+	}
+	case LOSS_SIGMOID_CE:
+		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * (gk_sigmoid_d(pr[j]) - TGT(j)) / cols);
+		break;
+	case LOSS_CATEGORICAL_CE: {
+		// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
+		double s = 0.0;
+		for (int j = 0; j < cols; j++) s += pr[j];
+		double gq = 0.0;
+		for (int j = 0; j < cols; j++) {
+			double q = pr[j] / s;
+			bool in;
+			double c = gk_clip(q, &in);
+			gq += (in ? -TGT(j) / c : 0.0) * q;
+		}
+		for (int j = 0; j < cols; j++) {
+			bool in;
+			double c = gk_clip(pr[j] / s, &in);
+			double g = in ? -TGT(j) / c : 0.0;
+			dr[j] = (float)(sc * (g - gq) / s);
+		}
+		break;
+	}
+	case LOSS_SPARSE_CATEGORICAL_CE: {
+		int id = gk_class(y[r], cols);
+		if (id < 0) {
+			*bad = true;
+			for (int j = 0; j < cols; j++) dr[j] = NAN;
+			break;
+		}
+		double s = 0.0;
+		bool in;
+		for (int j = 0; j < cols; j++) s += gk_clip(pr[j], &in);
+		for (int j = 0; j < cols; j++) {
+			double c = gk_clip(pr[j], &in);
+			double g = 0.0;
+			if (in) {
+				g = 1.0 / s;
+				if (j == id) g -= 1.0 / c;
+			}
+			dr[j] = (float)(sc * g);
+		}
+		break;
+	}
+	case LOSS_BINARY_CE:
+		for (int j = 0; j < cols; j++) {
+			bool in;
+			double c = gk_clip(pr[j], &in);
+			double g = 0.0;
+			if (in) {
+				double t = TGT(j);
+				g = -t / (c + EPSILON_D) + (1.0 - t) / (1.0 - c + EPSILON_D);
+			}
+			dr[j] = (float)(sc * g / cols);
+		}
+		break;
+	case LOSS_MSE:
+		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * 2.0 * ((double)pr[j] - TGT(j)) / cols);
+		break;
+	case LOSS_MAE:
+		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * gk_sign((double)pr[j] - TGT(j)) / cols);
+		break;
+	case LOSS_MAPE:
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j);
+			dr[j] = (float)(sc * 100.0 * gk_sign((double)pr[j] - t) / gk_max_go(fabs(t), EPSILON_D) / cols);
+		}
+		break;
+	case LOSS_MSLE:
+		for (int j = 0; j < cols; j++) {
+			double g = 0.0, v = pr[j];
+			if (v >= EPSILON_D) g = 2.0 * (log(v + 1.0) - log(gk_max_go(TGT(j), EPSILON_D) + 1.0)) / (v + 1.0);
+			dr[j] = (float)(sc * g / cols);
+		}
+		break;
+	case LOSS_HUBER:
+		for (int j = 0; j < cols; j++) {
+			double e = (double)pr[j] - TGT(j), g = e;
+			if (fabs(e) > delta) g = delta * gk_sign(e);
+			dr[j] = (float)(sc * g / cols);
+		}
+		break;
+	case LOSS_LOG_COSH:
+		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * tanh((double)pr[j] - TGT(j)) / cols);
+		break;
+	case LOSS_KLD:
+		for (int j = 0; j < cols; j++) {
+			double g = 0.0;
+			bool in;
+			double pc = gk_clip_to(pr[j], EPSILON_D, 1.0, &in);
+			if (in) {
+				bool tin;
+				g = -gk_clip_to(TGT(j), EPSILON_D, 1.0, &tin) / pc;
+			}
+			dr[j] = (float)(sc * g);
+		}
+		break;
+	case LOSS_POISSON:
+		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * (1.0 - TGT(j) / ((double)pr[j] + EPSILON_D)) / cols);
+		break;
+	case LOSS_HINGE:
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j), g = 0.0;
+			if (1.0 - t * (double)pr[j] >= 0.0) g = -t;
+			dr[j] = (float)(sc * g / cols);
+		}
+		break;
+	case LOSS_SQUARED_HINGE:
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j);
+			double m = gk_max_go(1.0 - t * (double)pr[j], 0.0);
+			dr[j] = (float)(sc * -2.0 * m * t / cols);
+		}
+		break;
+	case LOSS_CATEGORICAL_HINGE: {
+		double pos = 0.0, neg = -INFINITY;
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j);
+			pos += t * (double)pr[j];
+			neg = gk_max_go(neg, (1.0 - t) * (double)pr[j]);
+		}
+		if (neg - pos + 1.0 < 0.0) {
+			for (int j = 0; j < cols; j++) dr[j] = 0.0f;
+			break;
+		}
+		// The max's gradient is shared among the classes that reach it,
+		// as TensorFlow shares a reduce_max's.
+		int ties = 0;
+		for (int j = 0; j < cols; j++) ties += (1.0 - TGT(j)) * (double)pr[j] == neg;
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j), g = -t;
+			if ((1.0 - t) * (double)pr[j] == neg) g += (1.0 - t) / (double)ties;
+			dr[j] = (float)(sc * g);
+		}
+		break;
+	}
+	case LOSS_COSINE: {
+		double dot = 0.0, st = 0.0, sp = 0.0;
+		for (int j = 0; j < cols; j++) {
+			double t = TGT(j), v = pr[j];
+			dot += t * v;
+			st += t * t;
+			sp += v * v;
+		}
+		double invT = 1.0 / sqrt(gk_max_go(st, NORM_EPSILON_D)), invP = 1.0 / sqrt(gk_max_go(sp, NORM_EPSILON_D));
+		bool normed = sp >= NORM_EPSILON_D; // Σp² has a gradient: the floor was not taken
+		for (int j = 0; j < cols; j++) {
+			double v = pr[j], g = -TGT(j) * invT * invP;
+			if (normed) g = __dadd_rn(g, dot * invT * v * invP * invP * invP);
+			dr[j] = (float)(sc * g);
+		}
+		break;
+	}
+	default:
+		for (int j = 0; j < cols; j++) dr[j] = NAN; // launch.ForLoss refuses it
+	}
+}
+#undef TGT
+
+// gk_zero_one_labels: *flag = 1 when every one of the n targets y is 0 or
+// 1, else 0 (ops' zeroOneLabels), the batch-wide test after which the hinge
+// losses read 0/1 labels as -1/1; their loss kernels read *flag. Launched
+// as ONE block (launch.LabelsBlock threads).
+extern "C" __global__ void gk_zero_one_labels(const float *y, int n, int *flag) {
+	if (threadIdx.x == 0) *flag = 1;
+	__syncthreads();
+	for (int i = threadIdx.x; i < n; i += blockDim.x) {
+		float v = y[i];
+		if (v != 0.0f && v != 1.0f) {
+			atomicMin(flag, 0);
+			break;
+		}
+	}
+}
+
+// gk_loss: out[0] = Σ_r w[r]·loss_r / rows, the batch mean of the
+// per-sample loss of kind (ops.LossValueWith; w NULL: weights of 1).
+// Launched as ONE block (a power of two threads, shared memory blockDim.x
+// doubles). *bad receives the smallest row whose sparse target is not a
+// class index (the caller sets it to INT_MAX first).
+extern "C" __global__ void gk_loss(const float *p, const float *y, const float *w, const int *zero_one, int rows, int cols,
+		int kind, double ls, double delta, float *out, int *bad) {
 	extern __shared__ double sd[];
+	bool zo = zero_one && *zero_one;
 	double sum = 0.0;
 	for (int r = threadIdx.x; r < rows; r += blockDim.x) {
 		bool b = false;
-		double l = gk_row_loss(kind, p, y, r, cols, &b);
+		double l = gk_row_loss(kind, p, y, r, cols, ls, delta, zo, &b);
 		if (b) atomicMin(bad, r);
-		sum += l;
+		sum += w ? (double)w[r] * l : l;
 	}
 	sd[threadIdx.x] = sum;
 	__syncthreads();
@@ -284,102 +653,17 @@ extern "C" __global__ void gk_loss(const float *p, const float *y, int rows, int
 	if (threadIdx.x == 0) out[0] = (float)(sd[0] / rows);
 }
 
-// gk_loss_grad: dp = seed[0]/rows · ∂(per-sample loss)/∂p (ops.LossGrad),
-// one thread per row. *bad as for gk_loss.
-extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const float *seed, int rows, int cols, int kind,
-		float *dp, int *bad) {
+// gk_loss_grad: dp = seed[0]/rows · w[r] · ∂loss_r/∂p, row by row
+// (ops.LossGradientWith; w NULL: weights of 1), one thread per row. *bad
+// as for gk_loss.
+extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const float *w, const int *zero_one,
+		const float *seed, int rows, int cols, int kind, double ls, double delta, float *dp, int *bad) {
 	double scale = (double)seed[0] / rows;
+	bool zo = zero_one && *zero_one;
 	GRID_STRIDE(r, rows) {
-		const float *pr = p + (size_t)r * cols;
-		const float *yr = y + (size_t)r * cols;
-		float *dr = dp + (size_t)r * cols;
-		switch (kind) {
-		case LOSS_SOFTMAX_CE:
-		case LOSS_SPARSE_SOFTMAX_CE: {
-			int id = -1;
-			if (kind == LOSS_SPARSE_SOFTMAX_CE) {
-				id = gk_class(y[r], cols);
-				if (id < 0) {
-					atomicMin(bad, r);
-					for (int j = 0; j < cols; j++) dr[j] = NAN;
-					break;
-				}
-			}
-			double m = -INFINITY;
-			for (int j = 0; j < cols; j++) m = fmax(m, (double)pr[j]);
-			double s = 0.0;
-			for (int j = 0; j < cols; j++) s += exp((double)pr[j] - m);
-			double sy = 1.0;
-			if (kind == LOSS_SOFTMAX_CE) {
-				sy = 0.0;
-				for (int j = 0; j < cols; j++) sy += yr[j];
-			}
-			for (int j = 0; j < cols; j++) {
-				double soft = exp((double)pr[j] - m) / s;
-				double t = kind == LOSS_SOFTMAX_CE ? (double)yr[j] : (j == id ? 1.0 : 0.0);
-				dr[j] = (float)(scale * (soft * sy - t));
-			}
-			break;
-		}
-		case LOSS_SIGMOID_CE:
-			for (int j = 0; j < cols; j++) dr[j] = (float)(scale * (gk_sigmoid_d(pr[j]) - (double)yr[j]) / cols);
-			break;
-		case LOSS_CATEGORICAL_CE: {
-			// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
-			double s = 0.0;
-			for (int j = 0; j < cols; j++) s += pr[j];
-			double gq = 0.0;
-			for (int j = 0; j < cols; j++) {
-				double q = pr[j] / s;
-				bool in;
-				double c = gk_clip(q, &in);
-				gq += (in ? -(double)yr[j] / c : 0.0) * q;
-			}
-			for (int j = 0; j < cols; j++) {
-				bool in;
-				double c = gk_clip(pr[j] / s, &in);
-				double g = in ? -(double)yr[j] / c : 0.0;
-				dr[j] = (float)(scale * (g - gq) / s);
-			}
-			break;
-		}
-		case LOSS_SPARSE_CATEGORICAL_CE: {
-			int id = gk_class(y[r], cols);
-			if (id < 0) {
-				atomicMin(bad, r);
-				for (int j = 0; j < cols; j++) dr[j] = NAN;
-				break;
-			}
-			double s = 0.0;
-			bool in;
-			for (int j = 0; j < cols; j++) s += gk_clip(pr[j], &in);
-			for (int j = 0; j < cols; j++) {
-				double c = gk_clip(pr[j], &in);
-				double g = 0.0;
-				if (in) {
-					g = 1.0 / s;
-					if (j == id) g -= 1.0 / c;
-				}
-				dr[j] = (float)(scale * g);
-			}
-			break;
-		}
-		case LOSS_BINARY_CE:
-			for (int j = 0; j < cols; j++) {
-				bool in;
-				double c = gk_clip(pr[j], &in);
-				double g = 0.0;
-				if (in) {
-					double t = yr[j];
-					g = -t / (c + EPSILON_D) + (1.0 - t) / (1.0 - c + EPSILON_D);
-				}
-				dr[j] = (float)(scale * g / cols);
-			}
-			break;
-		case LOSS_MSE:
-			for (int j = 0; j < cols; j++) dr[j] = (float)(scale * 2.0 * ((double)pr[j] - (double)yr[j]) / cols);
-			break;
-		}
+		bool b = false;
+		gk_row_grad(kind, p, y, r, cols, ls, delta, zo, w ? scale * (double)w[r] : scale, dp, &b);
+		if (b) atomicMin(bad, r);
 	}
 }
 
@@ -548,7 +832,7 @@ extern "C" __global__ void gk_adamax(float *w, float *m, float *u, const float *
 // gk_nadam: m += (g - m)·(1-β1); v += (g·g - v)·(1-β2);
 // m̂ = mCoef·m + gCoef·g; v̂ = v/vCorr; w -= lr·m̂/(√v̂ + ε), with
 // mCoef = μ_{t+1}/(1-Π_{t+1}), gCoef = (1-μ_t)/(1-Π_t) and vCorr = 1-β2^t
-// from the host (optim.RuleNadam, launch.NadamFactors).
+// from the host (optim.RuleNadam, optim.Update.NadamFactors).
 extern "C" __global__ void gk_nadam(float *w, float *m, float *v, const float *g, int n, float lr, float c1, float c2,
 		float mCoef, float gCoef, float vCorr, float eps, GK_UPDATE_OPTIONS) {
 	float scale = gk_grad_scale(gscale);

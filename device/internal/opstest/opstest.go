@@ -127,14 +127,26 @@ func Diff(got, want []float32, tol float64) string {
 }
 
 // LossInputs makes predictions and targets (and the targets' columns) that
-// loss kind accepts: logits or probabilities (some at the clipping bounds),
-// one-hot rows, values in [0, 1] or class indices.
+// loss kind accepts: logits, regression values, rates or probabilities
+// (some at or past the clipping bounds), one-hot rows, values in [0, 1],
+// counts, 0/1 (Hinge) or -1/1 (SquaredHinge) labels, or class indices.
 func LossInputs(rnd func() float64, norm func() float64, intn func(int) int, kind ops.LossKind, rows, cols int) (p, y []float32, ycols int) {
 	p = make([]float32, rows*cols)
 	switch kind {
-	case ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy, ops.MeanSquaredError:
+	case ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy, ops.MeanSquaredError,
+		ops.MeanAbsoluteError, ops.MeanAbsolutePercentageError, ops.Huber, ops.LogCosh, ops.Hinge, ops.SquaredHinge,
+		ops.CosineSimilarity:
 		for i := range p {
 			p[i] = float32(3 * norm())
+		}
+	case ops.MeanSquaredLogarithmicError, ops.Poisson:
+		// Rates: non-negative, one at 0 and, for MSLE, one below the clip.
+		for i := range p {
+			p[i] = float32(3 * rnd())
+		}
+		p[0] = 0
+		if len(p) > 1 && kind == ops.MeanSquaredLogarithmicError {
+			p[1] = -0.5
 		}
 	default:
 		for i := range p {
@@ -153,15 +165,29 @@ func LossInputs(rnd func() float64, norm func() float64, intn func(int) int, kin
 		return p, y, 1
 	}
 	y = make([]float32, rows*cols)
-	for r := 0; r < rows; r++ {
+	for i := range y {
 		switch kind {
-		case ops.SigmoidCrossEntropy, ops.BinaryCrossentropy, ops.MeanSquaredError:
-			for j := 0; j < cols; j++ {
-				y[r*cols+j] = float32(rnd())
-			}
-		default:
+		case ops.SigmoidCrossEntropy, ops.BinaryCrossentropy, ops.MeanSquaredError, ops.KLDivergence:
+			y[i] = float32(rnd())
+		case ops.MeanAbsoluteError, ops.MeanAbsolutePercentageError, ops.Huber, ops.LogCosh, ops.CosineSimilarity:
+			y[i] = float32(2 * norm())
+		case ops.MeanSquaredLogarithmicError:
+			y[i] = float32(3 * rnd())
+		case ops.Poisson:
+			y[i] = float32(intn(4))
+		case ops.Hinge:
+			y[i] = float32(intn(2))
+		case ops.SquaredHinge:
+			y[i] = float32(2*intn(2) - 1)
+		}
+	}
+	switch kind {
+	case ops.CategoricalCrossentropy, ops.SoftmaxCrossEntropy, ops.CategoricalHinge:
+		for r := 0; r < rows; r++ {
 			y[r*cols+intn(cols)] = 1
 		}
+	case ops.MeanAbsolutePercentageError, ops.KLDivergence:
+		y[0] = 0 // under the floor, or the clip
 	}
 	return p, y, cols
 }
@@ -169,7 +195,36 @@ func LossInputs(rnd func() float64, norm func() float64, intn func(int) int, kin
 // LossKinds lists all of package ops' losses.
 func LossKinds() []ops.LossKind {
 	return []ops.LossKind{ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy,
-		ops.CategoricalCrossentropy, ops.SparseCategoricalCrossentropy, ops.BinaryCrossentropy, ops.MeanSquaredError}
+		ops.CategoricalCrossentropy, ops.SparseCategoricalCrossentropy, ops.BinaryCrossentropy, ops.MeanSquaredError,
+		ops.MeanAbsoluteError, ops.MeanAbsolutePercentageError, ops.MeanSquaredLogarithmicError, ops.Huber, ops.LogCosh,
+		ops.KLDivergence, ops.Poisson, ops.Hinge, ops.SquaredHinge, ops.CategoricalHinge, ops.CosineSimilarity}
+}
+
+// LossParamsFor lists the parameters the tests try kind with: Keras'
+// defaults, label smoothing for the cross-entropies that take it, and
+// Huber's delta below and above the default.
+func LossParamsFor(kind ops.LossKind) []ops.LossParams {
+	ps := []ops.LossParams{{}}
+	switch kind {
+	case ops.SoftmaxCrossEntropy, ops.SigmoidCrossEntropy, ops.CategoricalCrossentropy, ops.BinaryCrossentropy:
+		ps = append(ps, ops.LossParams{LabelSmoothing: 0.1}, ops.LossParams{LabelSmoothing: 1})
+	case ops.Huber:
+		ps = append(ps, ops.LossParams{Delta: 0.5}, ops.LossParams{Delta: 3})
+	}
+	return ps
+}
+
+// SampleWeights makes a weight per sample in [0, 2), the first 0 when
+// there are several.
+func SampleWeights(rnd func() float64, rows int) []float32 {
+	w := make([]float32, rows)
+	for i := range w {
+		w[i] = float32(2 * rnd())
+	}
+	if rows > 1 {
+		w[0] = 0
+	}
+	return w
 }
 
 // MustBuild is Build for tests: it fails t on an error.

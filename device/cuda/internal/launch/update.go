@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 )
 
@@ -95,7 +94,7 @@ func ForUpdate(u optim.Update) (Update, error) {
 		l.Slots = []int{slot("m"), slot("u")}
 		l.Scalars = []float32{lr, 1 - b1, b2, float32(1 - math.Pow(u.Beta1, t)), eps}
 	case optim.RuleNadam:
-		mu, muNext, omp, ompNext := NadamFactors(u)
+		mu, muNext, omp, ompNext := u.NadamFactors()
 		l.Slots = []int{slot("m"), slot("v")}
 		l.Scalars = []float32{lr, 1 - b1, 1 - b2, float32(muNext / ompNext), float32((1 - mu) / omp),
 			float32(1 - math.Pow(u.Beta2, t)), eps}
@@ -118,22 +117,6 @@ func optionalSlot(r optim.Rule, i int) bool {
 	return r == optim.RuleRMSprop && i > 0 || r == optim.RuleAdam && i == 2
 }
 
-// NadamFactors are Nadam's per-step numbers μ_t, μ_{t+1}, 1-Π_t and
-// 1-Π_{t+1} (see optim.RuleNadam), computed in float64 from u.Iteration
-// with the formulas and in the order of optim's unexported nadamFactors,
-// whose results they must equal to the bit (the emulator's tests check
-// the weights gk_nadam computes with them against optim.Update.Apply).
-func NadamFactors(u optim.Update) (mu, muNext, oneMinusProd, oneMinusProdNext float64) {
-	t := u.Iteration
-	mu1 := func(s int64) float64 { return u.Beta1 * (1 - 0.5*math.Pow(0.96, float64(s))) }
-	prod := 1.0
-	for s := int64(1); s <= t; s++ {
-		prod *= mu1(s)
-	}
-	mu, muNext = mu1(t), mu1(t+1)
-	return mu, muNext, 1 - prod, 1 - prod*muNext
-}
-
 const (
 	// SumBlock is the block of gk_abs_sq_sums, gk_clip_scale and
 	// gk_penalty.
@@ -151,12 +134,3 @@ func SumGrid(n int) int { return max(1, min((n+SumBlock-1)/SumBlock, maxSumParts
 // SumSharedBytes is the shared memory of the sum kernels: a double per
 // thread.
 const SumSharedBytes = 8 * SumBlock
-
-// PenaltyScale is the factor a penalty is multiplied by: p.Scale, 1 when
-// 0 (ops' unexported PenaltyParams.scale).
-func PenaltyScale(p ops.PenaltyParams) float64 {
-	if p.Scale == 0 {
-		return 1
-	}
-	return p.Scale
-}

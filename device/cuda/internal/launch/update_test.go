@@ -1,13 +1,11 @@
 package launch
 
 import (
-	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 )
 
@@ -77,23 +75,11 @@ func TestForUpdateRefuses(t *testing.T) {
 	}
 }
 
-func TestNadamFactors(t *testing.T) {
-	u := optim.Update{Rule: optim.RuleNadam, Beta1: 0.9, Iteration: 1}
-	mu, muNext, omp, ompNext := NadamFactors(u)
-	mu1, mu2 := 0.9*(1-0.5*math.Pow(0.96, 1)), 0.9*(1-0.5*math.Pow(0.96, 2))
-	if mu != mu1 || muNext != mu2 || omp != 1-mu1 || ompNext != 1-mu1*mu2 {
-		t.Errorf("NadamFactors at t=1: %v %v %v %v", mu, muNext, omp, ompNext)
-	}
-}
-
 func TestSumGrid(t *testing.T) {
 	for _, tc := range []struct{ n, grid int }{{0, 1}, {1, 1}, {256, 1}, {257, 2}, {70001, 274}, {1 << 30, 1024}} {
 		if got := SumGrid(tc.n); got != tc.grid {
 			t.Errorf("SumGrid(%d) = %d, want %d", tc.n, got, tc.grid)
 		}
-	}
-	if PenaltyScale(ops.PenaltyParams{}) != 1 || PenaltyScale(ops.PenaltyParams{Scale: 0.25}) != 0.25 {
-		t.Error("PenaltyScale")
 	}
 }
 

@@ -56,12 +56,16 @@ void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float 
 void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols) {
 	run(g, b, [=] { gk_sum_rows(a, out, rows, cols); });
 }
-void emu_loss(int b, const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad) {
-	run(1, b, [=] { gk_loss(p, y, rows, cols, kind, out, bad); });
+void emu_zero_one_labels(int b, const float *y, int n, int *flag) {
+	run(1, b, [=] { gk_zero_one_labels(y, n, flag); });
 }
-void emu_loss_grad(int g, int b, const float *p, const float *y, const float *seed, int rows, int cols, int kind, float *dp,
-		int *bad) {
-	run(g, b, [=] { gk_loss_grad(p, y, seed, rows, cols, kind, dp, bad); });
+void emu_loss(int b, const float *p, const float *y, const float *w, const int *zero_one, int rows, int cols, int kind,
+		double ls, double delta, float *out, int *bad) {
+	run(1, b, [=] { gk_loss(p, y, w, zero_one, rows, cols, kind, ls, delta, out, bad); });
+}
+void emu_loss_grad(int g, int b, const float *p, const float *y, const float *w, const int *zero_one, const float *seed,
+		int rows, int cols, int kind, double ls, double delta, float *dp, int *bad) {
+	run(g, b, [=] { gk_loss_grad(p, y, w, zero_one, seed, rows, cols, kind, ls, delta, dp, bad); });
 }
 // emu_update runs the kernel of optim.Rule rule (numbered as optim
 // numbers them) with the arguments of a launch.Update: the slot pointers

@@ -20,8 +20,9 @@ package emu
 // void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act);
 // void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float *dx, int rows, int cols);
 // void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols);
-// void emu_loss(int b, const float *p, const float *y, int rows, int cols, int kind, float *out, int *bad);
-// void emu_loss_grad(int g, int b, const float *p, const float *y, const float *seed, int rows, int cols, int kind, float *dp, int *bad);
+// void emu_zero_one_labels(int b, const float *y, int n, int *flag);
+// void emu_loss(int b, const float *p, const float *y, const float *w, const int *zero_one, int rows, int cols, int kind, double ls, double delta, float *out, int *bad);
+// void emu_loss_grad(int g, int b, const float *p, const float *y, const float *w, const int *zero_one, const float *seed, int rows, int cols, int kind, double ls, double delta, float *dp, int *bad);
 // void emu_update(int g, int b, int rule, float *w, float *s0, float *s1, float *s2, const float *gr, int n, int nesterov, const float *p, const float *gscale, float cv, int decays, float decay);
 // void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part);
 // void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale);
@@ -82,19 +83,68 @@ func SumRows(l Launch, a, out []float32, rows, cols int) {
 	C.emu_sum_rows(C.int(l.Grid), C.int(l.Block), f(a), f(out), C.int(rows), C.int(cols))
 }
 
-// Loss runs gk_loss as one block; bad starts at MaxInt32.
-func Loss(block int, p, y []float32, rows, cols, kind int) (loss float32, bad int32) {
-	var out C.float
-	b := C.int(1<<31 - 1)
-	C.emu_loss(C.int(block), f(p), f(y), C.int(rows), C.int(cols), C.int(kind), &out, &b)
-	return float32(out), int32(b)
+// LossCase is a Loss or LossGrad step's data: rows×cols predictions P,
+// the targets Y (rows×cols, or rows class indices for the sparse kinds),
+// and the sample weights W (nil: none).
+type LossCase struct {
+	Kind       ops.LossKind
+	Params     ops.LossParams
+	Rows, Cols int
+	P, Y, W    []float32
 }
 
-func LossGrad(l Launch, p, y []float32, seed float32, rows, cols, kind int, dp []float32) (bad int32) {
+// zeroOne runs the launch's label pass, as device/cuda does before its
+// loss kernels when l.ZeroOne: gk_zero_one_labels over the targets in one
+// block of launch.LabelsBlock. It returns the flag's address, nil without.
+func (c LossCase) zeroOne(l launch.Loss) *C.int {
+	if !l.ZeroOne {
+		return nil
+	}
+	flag := new(C.int)
+	*flag = 7 // the kernel must write it
+	C.emu_zero_one_labels(C.int(launch.LabelsBlock), f(c.Y), C.int(len(c.Y)), flag)
+	return flag
+}
+
+// Loss runs a Loss step's kernels as device/cuda launches them
+// (launch.ForLoss): the label pass when the kind needs it, then gk_loss as
+// one block of block threads. bad starts at MaxInt32; it is the first row
+// whose sparse target is not a class index.
+func Loss(block int, c LossCase) (loss float32, bad int32, err error) {
+	l, err := launch.ForLoss(c.Kind, c.Params)
+	if err != nil {
+		return 0, 0, err
+	}
+	flag := c.zeroOne(l)
+	var out C.float
+	b := C.int(1<<31 - 1)
+	C.emu_loss(C.int(block), f(c.P), f(c.Y), f(c.W), flag, C.int(c.Rows), C.int(c.Cols), C.int(c.Kind),
+		C.double(l.LabelSmoothing), C.double(l.Delta), &out, &b)
+	return float32(out), int32(b), nil
+}
+
+// LossGrad runs a LossGrad step's kernels as device/cuda launches them:
+// the label pass when the kind needs it, then gk_loss_grad in l, writing
+// seed·∂loss/∂p into dp. bad as for Loss.
+func LossGrad(l Launch, c LossCase, seed float32, dp []float32) (bad int32, err error) {
+	ll, err := launch.ForLoss(c.Kind, c.Params)
+	if err != nil {
+		return 0, err
+	}
+	flag := c.zeroOne(ll)
 	b := C.int(1<<31 - 1)
 	s := C.float(seed)
-	C.emu_loss_grad(C.int(l.Grid), C.int(l.Block), f(p), f(y), &s, C.int(rows), C.int(cols), C.int(kind), f(dp), &b)
-	return int32(b)
+	C.emu_loss_grad(C.int(l.Grid), C.int(l.Block), f(c.P), f(c.Y), f(c.W), flag, &s, C.int(c.Rows), C.int(c.Cols),
+		C.int(c.Kind), C.double(ll.LabelSmoothing), C.double(ll.Delta), f(dp), &b)
+	return int32(b), nil
+}
+
+// ZeroOneLabels runs gk_zero_one_labels over y in one block of block
+// threads and returns the flag it wrote.
+func ZeroOneLabels(block int, y []float32) int {
+	flag := C.int(7)
+	C.emu_zero_one_labels(C.int(block), f(y), C.int(len(y)), &flag)
+	return int(flag)
 }
 
 // Update runs optimizer update u of the weights w given their gradient g
@@ -144,7 +194,7 @@ func Penalty(sums Launch, p ops.PenaltyParams, x []float32) float32 {
 	part := make([]float64, 2*sums.Grid)
 	C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(x), C.int(len(x)), d(part))
 	var out C.float
-	C.emu_penalty(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(p.L1), C.double(p.L2), C.double(launch.PenaltyScale(p)), &out)
+	C.emu_penalty(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(p.L1), C.double(p.L2), C.double(p.Factor()), &out)
 	return float32(out)
 }
 
@@ -153,7 +203,7 @@ func Penalty(sums Launch, p ops.PenaltyParams, x []float32) float32 {
 func PenaltyGrad(l Launch, p ops.PenaltyParams, seed float32, x, out []float32) {
 	s := C.float(seed)
 	C.emu_penalty_grad(C.int(l.Grid), C.int(l.Block), f(x), &s, f(out), C.int(len(x)), C.double(p.L1), C.double(2*p.L2),
-		C.double(launch.PenaltyScale(p)))
+		C.double(p.Factor()))
 }
 
 // Add runs gk_add: out = a + b.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
-	"gorgonia.org/gorgonia"
 )
 
 // Launch shapes: one thread doing everything, a grid smaller than the work
@@ -110,53 +109,6 @@ func TestSumRows(t *testing.T) {
 			a, out := randn(rng, rows*cols, 1), make([]float32, cols)
 			SumRows(l, a, out, rows, cols)
 			check(t, "column sums", out, opstest.MustRun(t, o.SumRows, opstest.Dense(a, rows, cols)), tol)
-		}
-	}
-}
-
-func TestLossesAndGradients(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	for _, kind := range opstest.LossKinds() {
-		for _, shape := range [][2]int{{32, 10}, {70, 3}, {1, 1}, {5, 2}} {
-			rows, cols := shape[0], shape[1]
-			if kind.Sparse() && cols == 1 {
-				continue
-			}
-			p, y, ycols := opstest.LossInputs(rng.Float64, rng.NormFloat64, rng.IntN, kind, rows, cols)
-			o := opstest.MustBuild(t, ops.Linear, kind, rows, cols)
-			wantLoss := opstest.MustRun(t, o.Loss, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols))
-			for _, block := range []int{32, 64, 256} {
-				loss, bad := Loss(block, p, y, rows, cols, int(kind))
-				check(t, kind.String()+" loss", []float32{loss}, wantLoss, tol)
-				if bad != math.MaxInt32 {
-					t.Errorf("%v: valid targets flagged sample %d", kind, bad)
-				}
-			}
-			for _, seed := range []float32{1, 2.5} {
-				want := opstest.MustRun(t, o.LossGrad, opstest.Dense(p, rows, cols), opstest.Dense(y, rows, ycols), gorgonia.NewF32(seed))
-				for _, l := range launches {
-					dp := make([]float32, rows*cols)
-					if bad := LossGrad(l, p, y, seed, rows, cols, int(kind), dp); bad != math.MaxInt32 {
-						t.Errorf("%v gradient: valid targets flagged sample %d", kind, bad)
-					}
-					check(t, kind.String()+" gradient", dp, want, tol)
-				}
-			}
-		}
-	}
-}
-
-func TestSparseTargetFlagged(t *testing.T) {
-	rows, cols := 6, 4
-	p := make([]float32, rows*cols)
-	y := []float32{0, 3, 1.5, 2, 4, -1}
-	for _, kind := range []ops.LossKind{ops.SparseSoftmaxCrossEntropy, ops.SparseCategoricalCrossentropy} {
-		if _, bad := Loss(32, p, y, rows, cols, int(kind)); bad != 2 {
-			t.Errorf("%v: flagged sample %d, want 2", kind, bad)
-		}
-		dp := make([]float32, rows*cols)
-		if bad := LossGrad(Launch{2, 32}, p, y, 1, rows, cols, int(kind), dp); bad != 2 {
-			t.Errorf("%v gradient: flagged sample %d, want 2", kind, bad)
 		}
 	}
 }
