@@ -1,0 +1,577 @@
+package nn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/optim"
+	"github.com/gokeras/gokeras/safetensors"
+)
+
+// What Save adds to the metadata keys of weights.go.
+const (
+	metaModelConfig = metaPrefix + "model_config" // the model document, JSON
+	kindModel       = "model"
+	// modelFormatVersion is the version of the model document and file
+	// layout Save writes and LoadModel reads; a later gokeras that changes
+	// them writes a higher one.
+	modelFormatVersion = 1
+)
+
+// modelDocument is the JSON document a model file holds in its metadata,
+// laid out as Keras' model config: the architecture in config, the compile
+// settings in compile_config.
+type modelDocument struct {
+	// FormatVersion is modelFormatVersion when written.
+	FormatVersion int `json:"format_version"`
+	// ClassName is "Sequential".
+	ClassName string      `json:"class_name"`
+	Config    modelConfig `json:"config"`
+	// CompileConfig is nil for a model that was not compiled.
+	CompileConfig *compileConfigDocument `json:"compile_config"`
+	// IncludeOptimizer says the file holds the optimizer's state.
+	IncludeOptimizer bool `json:"include_optimizer"`
+}
+
+// modelConfig is the architecture of a Sequential model.
+type modelConfig struct {
+	Name       string          `json:"name"`
+	InputShape []int           `json:"input_shape"`
+	Seed       *uint64         `json:"seed"` // SetSeed's, nil without one
+	Layers     []layers.Config `json:"layers"`
+}
+
+// compileConfigDocument holds what Compile was given, device aside.
+type compileConfigDocument struct {
+	Optimizer optim.Config     `json:"optimizer"`
+	Loss      losses.Config    `json:"loss"`
+	Metrics   []metrics.Config `json:"metrics"`
+}
+
+// SaveOption adjusts Save.
+type SaveOption func(*saveOptions)
+
+type saveOptions struct {
+	includeOptimizer bool
+}
+
+// IncludeOptimizer says whether Save writes the optimizer's state (its
+// step count, learning rate and slots), Keras' include_optimizer; it does
+// unless told otherwise, as Keras does. Without it the file still holds
+// the compile settings, so LoadModel compiles the model with a new
+// optimizer of the same configuration, starting from step 0.
+func IncludeOptimizer(include bool) SaveOption {
+	return func(o *saveOptions) { o.includeOptimizer = include }
+}
+
+// Save writes the whole model to path, like Keras' model.save: what
+// LoadModel needs to make it again without the code that defined it. The
+// file is a safetensors file whose tensors are the weights, named as
+// SaveWeights names them ("<layer>/kernel", ...), so LoadWeights and
+// any safetensors reader read it too. Its metadata holds
+//
+//	gokeras.kind             "model"
+//	gokeras.version          the model format version, "1"
+//	gokeras.model            the model's name
+//	gokeras.model_config     a JSON document: format_version, class_name
+//	                         "Sequential", config (name, input_shape, seed,
+//	                         layers: each layer's layers.Config),
+//	                         compile_config (optimizer, loss and metrics,
+//	                         as optim.ConfigOf, losses.ConfigOf and
+//	                         metrics.ConfigOf give them; null before
+//	                         Compile) and include_optimizer
+//
+// and, unless IncludeOptimizer(false), the optimizer's state as a
+// checkpoint holds it (see SaveCheckpoint): its slots as tensors
+// "optimizer/<weight>/<slot>", and gokeras.optimizer,
+// gokeras.optimizer.iterations and gokeras.optimizer.learning_rate.
+//
+// The model must be built, or declare its input shape. Every layer, the
+// loss, the metrics and the optimizer must be this module's (a type
+// defined elsewhere has no config: the error names it). The path is
+// checked first, so that a directory or a missing folder fails before
+// anything else; the file is replaced atomically, and weights or slots
+// holding a NaN or an infinity are not written, as SaveWeights refuses
+// them.
+func (m *Sequential) Save(path string, opts ...SaveOption) error {
+	if m == nil {
+		return fmt.Errorf("save model: %w", ErrNilModel)
+	}
+	o := saveOptions{includeOptimizer: true}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := m.save(path, o); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	return nil
+}
+
+func (m *Sequential) save(path string, o saveOptions) error {
+	if err := atomicfile.Check(path); err != nil {
+		return err
+	}
+	if err := m.ensureBuilt(); err != nil {
+		return err
+	}
+	doc, err := m.document(o.includeOptimizer)
+	if err != nil {
+		return err
+	}
+	ts, err := m.weightTensors()
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(modelFormatVersion), metaModel: m.name}
+	if doc.IncludeOptimizer {
+		state, err := m.optimizerTensors(meta)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, state...)
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("writing the model's config as JSON: %w", err)
+	}
+	meta[metaModelConfig] = string(js)
+	return m.writeTensors(path, ts, meta, nil)
+}
+
+// document describes the model: its architecture and, when compiled, its
+// compile settings.
+func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
+	doc := &modelDocument{
+		FormatVersion: modelFormatVersion,
+		ClassName:     "Sequential",
+		Config:        modelConfig{Name: m.name, InputShape: slices.Clone(m.inputShape), Layers: []layers.Config{}},
+	}
+	if m.seeded {
+		seed := m.seed
+		doc.Config.Seed = &seed
+	}
+	for i, l := range m.layers {
+		c, err := layers.ConfigOf(l)
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i+1, err)
+		}
+		doc.Config.Layers = append(doc.Config.Layers, c)
+	}
+	if m.compiled == nil {
+		return doc, nil
+	}
+	cc := &compileConfigDocument{Metrics: []metrics.Config{}}
+	var err error
+	if cc.Optimizer, err = optim.ConfigOf(m.compiled.optimizer); err != nil {
+		return nil, fmt.Errorf("the optimizer: %w", err)
+	}
+	if cc.Loss, err = losses.ConfigOf(m.compiled.loss); err != nil {
+		return nil, fmt.Errorf("the loss: %w", err)
+	}
+	for i, mt := range m.compiled.metrics {
+		c, err := metrics.ConfigOf(mt)
+		if err != nil {
+			return nil, fmt.Errorf("metric %d: %w", i+1, err)
+		}
+		cc.Metrics = append(cc.Metrics, c)
+	}
+	doc.CompileConfig = cc
+	if includeOptimizer {
+		if _, ok := m.compiled.optimizer.(optim.Stateful); !ok {
+			return nil, fmt.Errorf("optimizer %s cannot save its state (it does not implement optim.Stateful): save with IncludeOptimizer(false)", m.compiled.optimizer.Name())
+		}
+		doc.IncludeOptimizer = true
+	}
+	return doc, nil
+}
+
+// optimizerTensors returns the optimizer's slots as tensors, and adds its
+// name, step count and learning rate to meta, as a checkpoint holds them.
+func (m *Sequential) optimizerTensors(meta map[string]string) ([]safetensors.Tensor, error) {
+	opt := m.compiled.optimizer.(optim.Stateful)
+	// The slots may live on the device: bring them back first, so that a
+	// failed copy is an error here, not stale state.
+	if err := m.syncWeights(); err != nil {
+		return nil, err
+	}
+	st := opt.State()
+	meta[metaOptimizer] = opt.Name()
+	meta[metaIterations] = strconv.FormatInt(st.Iterations, 10)
+	meta[metaLearningRate] = strconv.FormatFloat(st.LearningRate, 'g', -1, 64)
+	shapeOf := map[string][]int{}
+	for _, w := range m.weights() {
+		shapeOf[w.name] = w.value.Shape().Clone()
+	}
+	var ts []safetensors.Tensor
+	for _, slot := range slices.Sorted(maps.Keys(st.Slots)) {
+		for _, name := range slices.Sorted(maps.Keys(st.Slots[slot])) {
+			values := st.Slots[slot][name]
+			if i := firstNonFinite(values); i >= 0 {
+				return nil, m.diverged(fmt.Sprintf("optimizer slot %s of %s", slot, name), values[i], i)
+			}
+			shape := []int{len(values)}
+			if s, ok := shapeOf[name]; ok && prod(s) == len(values) {
+				shape = s
+			}
+			ts = append(ts, safetensors.Tensor{Name: optimizerPrefix + name + "/" + slot, Shape: shape, Data: values})
+		}
+	}
+	return ts, nil
+}
+
+// LoadOption adjusts LoadModel.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	compile        bool
+	compileOptions []CompileOption
+}
+
+// LoadCompiled says whether LoadModel compiles a model saved compiled,
+// Keras' compile argument of load_model; it does unless told otherwise.
+// An uncompiled model has its architecture and weights, and the optimizer
+// state in the file is not read: Compile it to train, evaluate or predict.
+func LoadCompiled(compile bool) LoadOption {
+	return func(o *loadOptions) { o.compile = compile }
+}
+
+// CompileOptions are given to the Compile of the model LoadModel makes:
+// OnDevice to place it, SoftPlacement, LogDevicePlacement.
+func CompileOptions(opts ...CompileOption) LoadOption {
+	return func(o *loadOptions) { o.compileOptions = append(o.compileOptions, opts...) }
+}
+
+// LoadModel makes again the model Save wrote to path, like Keras'
+// keras.models.load_model: the same layers with the same names and
+// arguments, built for the same input shape, with the saved weights; and,
+// when it was saved compiled, compiled with the same loss, metrics and
+// optimizer (unless LoadCompiled(false)) on the device Compile picks by
+// default (CompileOptions(OnDevice(...)) picks another), the optimizer's
+// state restored when the file holds it. Predict and Evaluate then give
+// what the saved model gave, and Fit goes on as the saved model would
+// have: on the CPU, with the same Seed, bit for bit.
+//
+// It is LoadModelContext with context.Background(), so no device scope
+// applies.
+//
+// Nothing is half loaded: the file is checked whole, and each way it can
+// be wrong is an error that says what is wrong and what to do: a file
+// that is not a model (weights only, a checkpoint), a model format newer
+// than this gokeras reads (both versions named), a damaged JSON config, a
+// layer, loss, metric, optimizer or schedule class this gokeras does not
+// know (the known ones listed), weights missing, extra or of the wrong
+// shape for the layers, and values that are NaN or infinite.
+func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
+	return LoadModelContext(context.Background(), path, opts...)
+}
+
+// LoadModelContext is LoadModel whose Compile is CompileContext with ctx,
+// so that a device scope ctx carries (device.With) places the model.
+func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Sequential, error) {
+	o := loadOptions{compile: true}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	m, err := loadModel(ctx, f, path, o)
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	return m, nil
+}
+
+// saveAgain is the fix for a file whose content contradicts itself.
+const saveAgain = "the file is damaged or was edited: save the model again from the code that made it"
+
+func loadModel(ctx context.Context, f *safetensors.File, path string, o loadOptions) (*Sequential, error) {
+	doc, err := readDocument(f.Metadata, path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := modelOf(doc, path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := m.buildChecked(f, path, doc.Config.InputShape)
+	if err != nil {
+		return nil, err
+	}
+	hasState := slices.ContainsFunc(f.Tensors, func(t safetensors.Tensor) bool { return strings.HasPrefix(t.Name, optimizerPrefix) })
+	switch {
+	case hasState && !doc.IncludeOptimizer:
+		return nil, fmt.Errorf("%s holds optimizer tensors but its config says it has no optimizer state (include_optimizer false); %s", path, saveAgain)
+	case doc.IncludeOptimizer && doc.CompileConfig == nil:
+		return nil, fmt.Errorf("%s says it holds an optimizer's state but has no compile settings; %s", path, saveAgain)
+	}
+	if doc.CompileConfig == nil || !o.compile {
+		if err := m.copyWeights(src); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	opt, loss, ms, err := compileSettings(doc.CompileConfig, path)
+	if err != nil {
+		return nil, err
+	}
+	var state *optim.State
+	if doc.IncludeOptimizer {
+		st, err := m.savedOptimizerState(f, path, opt)
+		if err != nil {
+			return nil, err
+		}
+		state = &st
+	}
+	if err := m.CompileContext(ctx, opt, loss, ms, o.compileOptions...); err != nil {
+		return nil, err
+	}
+	if state != nil {
+		stateful, ok := opt.(optim.Stateful)
+		if !ok {
+			return nil, fmt.Errorf("optimizer %s cannot restore its state (it does not implement optim.Stateful): load with LoadCompiled(false) and compile it yourself", opt.Name())
+		}
+		if err := stateful.SetState(*state); err != nil {
+			return nil, fmt.Errorf("%s: %w; %s", path, err, saveAgain)
+		}
+	}
+	if err := m.copyWeights(src); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// buildChecked builds the model for the input shape its config gives,
+// after checking that the file holds the weights its layers will make,
+// each of the shape it will have, and none other: a config asking for
+// layers whose weights the file does not hold allocates nothing. It
+// returns the weights in the model's order.
+func (m *Sequential) buildChecked(f *safetensors.File, path string, input []int) ([]safetensors.Tensor, error) {
+	if len(input) == 0 || slices.ContainsFunc(input, func(d int) bool { return d <= 0 }) {
+		return nil, fmt.Errorf("%s: the model config's input_shape %v is not a shape; %s", path, input, saveAgain)
+	}
+	if err := layers.CheckNames(m.layers); err != nil {
+		return nil, fmt.Errorf("%s: model %q: %w; %s", path, m.name, err, saveAgain)
+	}
+	type planned struct {
+		layer string
+		shape []int
+	}
+	plan := map[string]planned{}
+	var names []string
+	shape := input
+	for i, l := range m.layers {
+		out, ws, err := layers.PlanBuild(l, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, i+1, m.name, err, saveAgain)
+		}
+		for _, w := range ws {
+			name := l.Name() + "/" + w.Name
+			plan[name] = planned{l.Name(), w.Shape}
+			names = append(names, name)
+		}
+		shape = out
+	}
+	for _, t := range f.Tensors {
+		if strings.HasPrefix(t.Name, optimizerPrefix) {
+			continue
+		}
+		p, ok := plan[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("%s holds tensor %q, a weight of none of the layers its config describes (their weights: %s); %s",
+				path, t.Name, strings.Join(names, ", "), saveAgain)
+		}
+		if !slices.Equal(t.Shape, p.shape) {
+			return nil, fmt.Errorf("tensor %q has shape %s in %s, but layer %q as its config describes it makes shape %s; %s",
+				t.Name, weightShape(t.Shape), path, p.layer, weightShape(p.shape), saveAgain)
+		}
+		if j := firstNonFinite(t.Data); j >= 0 {
+			return nil, nonFiniteLoaded(path, "weight "+t.Name, t.Data[j], j)
+		}
+	}
+	for _, name := range names {
+		if _, ok := f.Tensor(name); !ok {
+			return nil, fmt.Errorf("%s has no tensor %q, a weight of layer %q its config describes; %s", path, name, plan[name].layer, saveAgain)
+		}
+	}
+	if err := m.Build(input...); err != nil {
+		return nil, fmt.Errorf("%s: %w; %s", path, err, saveAgain)
+	}
+	src, err := m.checkWeights(f, path)
+	if err != nil {
+		return nil, fmt.Errorf("%w; %s", err, saveAgain)
+	}
+	return src, nil
+}
+
+// readDocument checks that the metadata is a model's, of a format version
+// this gokeras reads, and decodes its document.
+func readDocument(meta map[string]string, path string) (*modelDocument, error) {
+	switch kind := meta[metaKind]; kind {
+	case kindModel:
+	case kindWeights:
+		return nil, fmt.Errorf("%s holds weights only (SaveWeights wrote it), not a whole model: make the model in code and call LoadWeights, or write the file with Save", path)
+	case kindCheckpoint:
+		return nil, fmt.Errorf("%s is a training checkpoint (SaveCheckpoint wrote it), not a whole model: make and compile the model in code and call LoadCheckpoint, or write the file with Save", path)
+	default:
+		return nil, fmt.Errorf("%s is a safetensors file but not a gokeras model (its metadata has no %s %q): write one with Save", path, metaKind, kindModel)
+	}
+	version, err := strconv.Atoi(meta[metaVersion])
+	if err != nil || version < 1 {
+		return nil, fmt.Errorf("%s: metadata %s is %q, not a model format version; %s", path, metaVersion, meta[metaVersion], saveAgain)
+	}
+	if version > modelFormatVersion {
+		return nil, fmt.Errorf("%s was written by a newer gokeras, in model format version %d; this gokeras reads model format version %d: update gokeras to load it", path, version, modelFormatVersion)
+	}
+	js, ok := meta[metaModelConfig]
+	if !ok {
+		return nil, fmt.Errorf("%s has no model config (metadata %s); %s", path, metaModelConfig, saveAgain)
+	}
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.UseNumber() // keep every digit of seeds and other integers
+	dec.DisallowUnknownFields()
+	var doc modelDocument
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: the model config (metadata %s) is not valid: %v; %s", path, metaModelConfig, err, saveAgain)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: the model config (metadata %s) has more after its JSON object; %s", path, metaModelConfig, saveAgain)
+	}
+	if doc.FormatVersion != version || doc.ClassName != "Sequential" {
+		return nil, fmt.Errorf("%s: the model config has format_version %d and class_name %q, but the file is of model format version %d, class Sequential; %s",
+			path, doc.FormatVersion, doc.ClassName, version, saveAgain)
+	}
+	return &doc, nil
+}
+
+// modelOf makes the model a document describes, not built yet.
+func modelOf(doc *modelDocument, path string) (*Sequential, error) {
+	c := doc.Config
+	m := NewSequential()
+	if c.Name != "" {
+		m.SetName(c.Name)
+	}
+	if c.Seed != nil {
+		m.SetSeed(*c.Seed)
+	}
+	for i, lc := range c.Layers {
+		l, err := layers.FromConfig(lc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: layer %d of model %q: %w: was the file written by a newer gokeras (then update gokeras), or edited (then save the model again)?", path, i+1, m.name, err)
+		}
+		// Appended as they come: a leading InputLayer saved among the
+		// layers stays one, as it was in the saved model.
+		if l.Name() == "" {
+			l.SetName(m.autoName(l.Type()))
+		}
+		m.layers = append(m.layers, l)
+	}
+	return m, nil
+}
+
+// compileSettings makes the optimizer, loss and metrics a model was
+// compiled with.
+func compileSettings(cc *compileConfigDocument, path string) (optim.Optimizer, losses.Loss, []metrics.Metric, error) {
+	newer := "was the file written by a newer gokeras (then update gokeras), or edited (then save the model again)?"
+	opt, err := optim.FromConfig(cc.Optimizer)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: the optimizer: %w: %s", path, err, newer)
+	}
+	loss, err := losses.FromConfig(cc.Loss)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: the loss: %w: %s", path, err, newer)
+	}
+	var ms []metrics.Metric
+	for i, c := range cc.Metrics {
+		mt, err := metrics.FromConfig(c)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: metric %d: %w: %s", path, i+1, err, newer)
+		}
+		ms = append(ms, mt)
+	}
+	return opt, loss, ms, nil
+}
+
+// savedOptimizerState reads the optimizer state a model file holds for
+// opt, checking it against the model's weights.
+func (m *Sequential) savedOptimizerState(f *safetensors.File, path string, opt optim.Optimizer) (optim.State, error) {
+	meta := f.Metadata
+	switch saved := meta[metaOptimizer]; saved {
+	case opt.Name():
+	case "":
+		return optim.State{}, fmt.Errorf("%s: metadata %s is missing, so the optimizer it holds the state of is unknown; %s", path, metaOptimizer, saveAgain)
+	default:
+		return optim.State{}, fmt.Errorf("%s holds the state of the %s optimizer but its config is of %s; %s", path, saved, opt.Name(), saveAgain)
+	}
+	st := optim.State{Slots: map[string]map[string][]float32{}}
+	var err error
+	if st.Iterations, err = strconv.ParseInt(meta[metaIterations], 10, 64); err != nil {
+		return optim.State{}, fmt.Errorf("%s: metadata %s is %q, not a count; %s", path, metaIterations, meta[metaIterations], saveAgain)
+	}
+	if st.LearningRate, err = strconv.ParseFloat(meta[metaLearningRate], 64); err != nil {
+		return optim.State{}, fmt.Errorf("%s: metadata %s is %q, not a number; %s", path, metaLearningRate, meta[metaLearningRate], saveAgain)
+	}
+	sizes := map[string]int{}
+	for _, w := range m.weights() {
+		sizes[w.name] = w.value.Shape().TotalSize()
+	}
+	for _, t := range f.Tensors {
+		rest, ok := strings.CutPrefix(t.Name, optimizerPrefix)
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '/')
+		if i < 0 {
+			return optim.State{}, fmt.Errorf("%s: optimizer tensor %q is not named optimizer/<weight>/<slot>; %s", path, t.Name, saveAgain)
+		}
+		name, slot := rest[:i], rest[i+1:]
+		size, ok := sizes[name]
+		if !ok {
+			return optim.State{}, fmt.Errorf("%s holds optimizer state %q for weight %q, which the model it describes does not have; %s", path, t.Name, name, saveAgain)
+		}
+		if len(t.Data) != size {
+			return optim.State{}, fmt.Errorf("optimizer state %q has %d values in %s but weight %q has %d; %s", t.Name, len(t.Data), path, name, size, saveAgain)
+		}
+		if j := firstNonFinite(t.Data); j >= 0 {
+			return optim.State{}, nonFiniteLoaded(path, fmt.Sprintf("optimizer slot %s of %s", slot, name), t.Data[j], j)
+		}
+		if st.Slots[slot] == nil {
+			st.Slots[slot] = map[string][]float32{}
+		}
+		st.Slots[slot][name] = t.Data
+	}
+	return st, nil
+}
+
+// ReadModelConfig returns the JSON document a model file holds (see
+// Save), indented, without reading its tensors: to see what a file holds
+// before loading it.
+func ReadModelConfig(path string) ([]byte, error) {
+	meta, err := safetensors.ReadMetadata(path)
+	if err != nil {
+		return nil, fmt.Errorf("read model config: %w", err)
+	}
+	if _, err := readDocument(meta, path); err != nil {
+		return nil, fmt.Errorf("read model config: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, []byte(meta[metaModelConfig]), "", "  "); err != nil {
+		return nil, fmt.Errorf("read model config: %s: %w", path, err)
+	}
+	return out.Bytes(), nil
+}
