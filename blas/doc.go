@@ -51,7 +51,12 @@
 // On Debian and Ubuntu, `apt-get install libopenblas0-pthread` is all a
 // machine without AVX2 needs. OpenBLAS reads OPENBLAS_NUM_THREADS for
 // its thread count (default: one per core); the kernels and gonum use
-// GOMAXPROCS threads.
+// GOMAXPROCS threads. When OpenBLAS would use more than one thread, gokeras
+// sets it to one and shares each large product among that many goroutines
+// itself, each calling OpenBLAS on its part of the output: OpenBLAS's own
+// threads spin waiting for work after each product, and on a machine with
+// few cores they took the cores from gokeras' kernels that run between its
+// calls (pooling, dropout, patches), which then ran at half speed.
 //
 // Library is one BLAS on its own (Load, Open, PureGo), for programs that
 // want a particular one; NewMultiplier puts the kernels in front of any.

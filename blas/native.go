@@ -5,6 +5,7 @@ package blas
 import (
 	"errors"
 	"fmt"
+	"github.com/gokeras/gokeras/internal/matrix"
 	"os"
 	"runtime"
 	"strings"
@@ -25,6 +26,11 @@ type nativeLib struct {
 	name, detail string
 	threads      func() int
 	args         sync.Pool // of *gemmArgs
+	// split, above 1, is how many goroutines share a large product, each
+	// calling the library on its part: OpenBLAS is then told to use one
+	// thread, so that no thread of its own spins waiting for work while
+	// gokeras' other kernels run between its calls (see splitSgemm).
+	split int
 }
 
 // gemmArgs holds the by-address arguments of one call. Integers are 64 bits
@@ -109,6 +115,14 @@ func (nl *nativeLib) identify(path string) {
 		if sym(nl, "openblas_get_num_threads", &n) {
 			nl.threads = func() int { return int(n()) }
 		}
+		var set func(int32)
+		if nl.threads != nil && sym(nl, "openblas_set_num_threads", &set) {
+			if t := min(nl.threads(), runtime.GOMAXPROCS(0)); t > 1 {
+				set(1)
+				nl.split = t
+				nl.threads = func() int { return t }
+			}
+		}
 		return
 	}
 	var version func() string
@@ -131,7 +145,44 @@ func (nl *nativeLib) identify(path string) {
 	}
 }
 
+// splitWork is the least arithmetic (2·m·n·k) worth splitting a product
+// over goroutines for.
+const splitWork = 1 << 21
+
 func (nl *nativeLib) sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if nl.split <= 1 || 2*m*n*k < splitWork {
+		nl.sgemm1(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	// Split c along its longer side into one part per goroutine. OpenBLAS
+	// may round a part's last bits otherwise than the whole (as its own
+	// threads may); the parts depend only on the shape and the number of
+	// goroutines, so runs repeat bit for bit.
+	side := max(m, n)
+	// One part per goroutine, cut at multiples of 16 rows or columns.
+	part := (side/nl.split + 15) &^ 15
+	parts := (side + part - 1) / part
+	matrix.Parallel(nl.split, parts, 1, func(_, first, last int) {
+		for i := first; i < last; i++ {
+			lo, hi := i*part, min(side, (i+1)*part)
+			if m >= n {
+				ao := lo * lda
+				if transA {
+					ao = lo
+				}
+				nl.sgemm1(transA, transB, hi-lo, n, k, alpha, a[ao:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+				continue
+			}
+			bo := lo
+			if transB {
+				bo = lo * ldb
+			}
+			nl.sgemm1(transA, transB, m, hi-lo, k, alpha, a, lda, b[bo:], ldb, beta, c[lo:], ldc)
+		}
+	})
+}
+
+func (nl *nativeLib) sgemm1(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	p := nl.args.Get().(*gemmArgs)
 	// Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: swap the
 	// operands and their dimensions.
