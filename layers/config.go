@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/ops"
 )
 
@@ -50,7 +51,7 @@ type Configurable interface {
 // from the model's seed, so that the layer FromConfig makes drops the same
 // units at each training step.
 func ConfigOf(l Layer) (Config, error) {
-	if isNil(l) {
+	if configargs.IsNil(l) {
 		return Config{}, errors.New("no layer (nil)")
 	}
 	c, ok := l.(Configurable)
@@ -260,7 +261,7 @@ func denseFromConfig(args map[string]any) (Layer, error) {
 		Activation string `json:"activation"`
 		weightArgs
 	}{weightArgs: weightArgs{UseBias: true}}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	if a.Units == nil {
@@ -309,7 +310,7 @@ func convFromConfig(rank int) func(map[string]any) (Layer, error) {
 			windowArgs
 			weightArgs
 		}{windowArgs: windowArgs{Padding: "valid"}, weightArgs: weightArgs{UseBias: true}}
-		if err := decodeArgs(args, &a); err != nil {
+		if err := configargs.Decode(args, &a); err != nil {
 			return nil, err
 		}
 		if a.Filters == nil {
@@ -367,7 +368,7 @@ func poolFromConfig(kind ops.PoolKind, rank int, global bool) func(map[string]an
 	return func(args map[string]any) (Layer, error) {
 		if global {
 			var a baseArgs
-			if err := decodeArgs(args, &a); err != nil {
+			if err := configargs.Decode(args, &a); err != nil {
 				return nil, err
 			}
 			return newPool(kind, rank, true, optionsAsPool(a.nameOptions())), nil
@@ -378,7 +379,7 @@ func poolFromConfig(kind ops.PoolKind, rank int, global bool) func(map[string]an
 			Strides  []int  `json:"strides"`
 			Padding  string `json:"padding"`
 		}{Padding: "valid"}
-		if err := decodeArgs(args, &a); err != nil {
+		if err := configargs.Decode(args, &a); err != nil {
 			return nil, err
 		}
 		var opts []PoolOption
@@ -413,7 +414,7 @@ func dropoutFromConfig(args map[string]any) (Layer, error) {
 		Rate *float64 `json:"rate"`
 		Seed *uint64  `json:"seed"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	if a.Rate == nil {
@@ -458,7 +459,7 @@ func normFromConfig(batch bool) func(map[string]any) (Layer, error) {
 			Scale    *bool    `json:"scale"`
 		}
 		a.Axis = -1
-		if err := decodeArgs(args, &a); err != nil {
+		if err := configargs.Decode(args, &a); err != nil {
 			return nil, err
 		}
 		if !batch && a.Momentum != nil {
@@ -509,7 +510,7 @@ func embeddingFromConfig(args map[string]any) (Layer, error) {
 		OutputDim             *int    `json:"output_dim"`
 		EmbeddingsInitializer *Config `json:"embeddings_initializer"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	if a.InputDim == nil {
@@ -542,7 +543,7 @@ func reshapeFromConfig(args map[string]any) (Layer, error) {
 		baseArgs
 		TargetShape []int `json:"target_shape"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	if a.TargetShape == nil {
@@ -558,7 +559,7 @@ func (f *FlattenLayer) Config() (Config, error) {
 
 func flattenFromConfig(args map[string]any) (Layer, error) {
 	var a baseArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	return Flatten(a.nameOptions()...), nil
@@ -574,7 +575,7 @@ func activationFromConfig(args map[string]any) (Layer, error) {
 		baseArgs
 		Activation *string `json:"activation"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	if a.Activation == nil {
@@ -602,7 +603,7 @@ func inputFromConfig(args map[string]any) (Layer, error) {
 		baseArgs
 		BatchShape []*int `json:"batch_shape"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
 	}
 	if len(a.BatchShape) == 0 {
@@ -642,7 +643,7 @@ func InitializerConfig(i Initializer) (Config, error) {
 	case randomUniform:
 		return Config{ClassName: "RandomUniform", Config: map[string]any{"minval": i.min, "maxval": i.max}}, nil
 	}
-	if isNil(i) {
+	if configargs.IsNil(i) {
 		return Config{}, errors.New("no initializer (nil)")
 	}
 	return Config{}, fmt.Errorf("initializer %q is a %T, which has no config: use one of package layers (GlorotUniform, Zeros, Ones, RandomNormal, RandomUniform) to save the model's architecture",
@@ -655,7 +656,7 @@ func InitializerConfig(i Initializer) (Config, error) {
 func InitializerFromConfig(c Config) (Initializer, error) {
 	switch c.ClassName {
 	case "GlorotUniform", "Zeros", "Ones":
-		if err := decodeArgs(c.Config, &struct{}{}); err != nil {
+		if err := configargs.Decode(c.Config, &struct{}{}); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.ClassName, err)
 		}
 		switch c.ClassName {
@@ -669,7 +670,7 @@ func InitializerFromConfig(c Config) (Initializer, error) {
 		var a struct {
 			Value float32 `json:"value"`
 		}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, fmt.Errorf("Constant: %w", err)
 		}
 		return constant(a.Value), nil
@@ -678,7 +679,7 @@ func InitializerFromConfig(c Config) (Initializer, error) {
 			Mean   float64 `json:"mean"`
 			Stddev float64 `json:"stddev"`
 		}{0, 0.05}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, fmt.Errorf("RandomNormal: %w", err)
 		}
 		return RandomNormal(a.Mean, a.Stddev), nil
@@ -687,7 +688,7 @@ func InitializerFromConfig(c Config) (Initializer, error) {
 			Minval float64 `json:"minval"`
 			Maxval float64 `json:"maxval"`
 		}{-0.05, 0.05}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, fmt.Errorf("RandomUniform: %w", err)
 		}
 		return RandomUniform(a.Minval, a.Maxval), nil
@@ -722,7 +723,7 @@ func RegularizerFromConfig(c Config) (Regularizer, error) {
 	default:
 		return r, fmt.Errorf("unknown regularizer class %q: the known regularizer classes are L1, L2, L1L2", c.ClassName)
 	}
-	if err := decodeArgs(c.Config, &a); err != nil {
+	if err := configargs.Decode(c.Config, &a); err != nil {
 		return r, fmt.Errorf("%s: %w", c.ClassName, err)
 	}
 	switch {

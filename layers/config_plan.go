@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
 )
 
@@ -22,7 +23,7 @@ type WeightShape struct {
 // config asking for huge layers costs nothing unless the file holds their
 // weights. A layer defined outside this package is an error.
 func PlanBuild(l Layer, inputShape []int) ([]int, []WeightShape, error) {
-	if isNil(l) {
+	if configargs.IsNil(l) {
 		return nil, nil, fmt.Errorf("no layer (nil)")
 	}
 	if ch, ok := l.(ConfigChecker); ok {

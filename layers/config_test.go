@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gokeras/gokeras/internal/configargs"
 )
 
 // configCases are layers of every type, most with other arguments than
@@ -405,7 +407,7 @@ func TestPlanBuildMatchesBuild(t *testing.T) {
 		if _, _, err := PlanBuild(c.layer, c.input); err == nil {
 			t.Errorf("PlanBuild(%s, %v) planned it", c.layer.Type(), c.input)
 		}
-		if _, ok := c.layer.(struct{ Layer }); ok || isNil(c.layer) {
+		if _, ok := c.layer.(struct{ Layer }); ok || configargs.IsNil(c.layer) {
 			continue
 		}
 		if _, err := c.layer.Build(c.input, rand.New(rand.NewPCG(1, 2))); err == nil {

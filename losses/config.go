@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/gokeras/gokeras/internal/configargs"
 )
 
 // Config is a loss's configuration as Keras serializes one: its Keras
@@ -26,7 +28,7 @@ type Config struct {
 // from_logits, Huber delta (1 for the zero value's default), the others
 // no arguments. A loss defined outside this package has none.
 func ConfigOf(l Loss) (Config, error) {
-	if isNil(l) {
+	if configargs.IsNil(l) {
 		return Config{}, errors.New("no loss (nil)")
 	}
 	if v := reflect.ValueOf(l); v.Kind() == reflect.Pointer && !v.IsNil() {
@@ -84,7 +86,7 @@ func FromConfig(c Config) (Loss, error) {
 			FromLogits     bool    `json:"from_logits"`
 			LabelSmoothing float64 `json:"label_smoothing"`
 		}
-		if err = decodeArgs(c.Config, &a); err == nil {
+		if err = configargs.Decode(c.Config, &a); err == nil {
 			if !(a.LabelSmoothing >= 0 && a.LabelSmoothing <= 1) {
 				return nil, fmt.Errorf("%s config: label_smoothing must be in [0, 1], got %v", c.ClassName, a.LabelSmoothing)
 			}
@@ -97,21 +99,21 @@ func FromConfig(c Config) (Loss, error) {
 		var a struct {
 			FromLogits bool `json:"from_logits"`
 		}
-		if err = decodeArgs(c.Config, &a); err == nil {
+		if err = configargs.Decode(c.Config, &a); err == nil {
 			l = SparseCategoricalCrossentropy{FromLogits: a.FromLogits}
 		}
 	case "Huber":
 		a := struct {
 			Delta float64 `json:"delta"`
 		}{1}
-		if err = decodeArgs(c.Config, &a); err == nil {
+		if err = configargs.Decode(c.Config, &a); err == nil {
 			if !(a.Delta > 0) {
 				return nil, fmt.Errorf("Huber config: delta must be positive, got %v", a.Delta)
 			}
 			l = Huber{Delta: a.Delta}
 		}
 	default:
-		if err = decodeArgs(c.Config, &struct{}{}); err == nil {
+		if err = configargs.Decode(c.Config, &struct{}{}); err == nil {
 			l = known[k].make()
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gokeras/gokeras/internal/configargs"
 )
 
 // Config is a metric's configuration as Keras serializes one: its Keras
@@ -38,7 +40,7 @@ const accuracyClass = "accuracy"
 // threshold). A metric defined outside this package has none, and an AUC
 // with a curve or summation method it does not know is an error.
 func ConfigOf(m Metric) (Config, error) {
-	if isNil(m) {
+	if configargs.IsNil(m) {
 		return Config{}, errors.New("no metric (nil)")
 	}
 	args := map[string]any{"name": m.Name()}
@@ -211,7 +213,7 @@ func fromConfig(c Config) (Metric, error) {
 	if args == nil {
 		args = &struct{}{}
 	}
-	if err := decodeArgs(rest, args); err != nil {
+	if err := configargs.Decode(rest, args); err != nil {
 		return nil, err
 	}
 	if err := setName(m, c.Config["name"]); err != nil {

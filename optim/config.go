@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/gokeras/gokeras/internal/configargs"
 )
 
 // Config is an optimizer's or a learning-rate schedule's configuration as
@@ -37,7 +39,7 @@ type Config struct {
 // off. An optimizer defined outside this package has none, and neither has
 // a schedule defined outside it.
 func ConfigOf(o Optimizer) (Config, error) {
-	if isNil(o) {
+	if configargs.IsNil(o) {
 		return Config{}, errors.New("no optimizer (nil)")
 	}
 	var args map[string]any
@@ -230,7 +232,7 @@ func fromConfig(c Config) (Optimizer, error) {
 // readArgs decodes an optimizer's arguments into dst, whose common
 // arguments are common, and reads those.
 func readArgs(args map[string]any, dst any, common *commonArgs) (float64, Options, error) {
-	if err := decodeArgs(args, dst); err != nil {
+	if err := configargs.Decode(args, dst); err != nil {
 		return 0, Options{}, err
 	}
 	return common.options()
@@ -241,7 +243,7 @@ func readArgs(args map[string]any, dst any, common *commonArgs) (float64, Option
 // fields whose zero value means a Keras default hold that default
 // (PolynomialDecay's power 1, CosineDecayRestarts' t_mul 2 and m_mul 1).
 func ScheduleConfigOf(s Schedule) (Config, error) {
-	if isNil(s) {
+	if configargs.IsNil(s) {
 		return Config{}, errors.New("no schedule (nil)")
 	}
 	if v := reflect.ValueOf(s); v.Kind() == reflect.Pointer && !v.IsNil() {
@@ -316,7 +318,7 @@ func scheduleFromConfig(c Config) (Schedule, error) {
 	switch c.ClassName {
 	case "ExponentialDecay", "InverseTimeDecay":
 		var a decayArgs
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, err
 		}
 		if err := required("initial_learning_rate", a.InitialLearningRate, "decay_steps", a.DecaySteps, "decay_rate", a.DecayRate); err != nil {
@@ -331,7 +333,7 @@ func scheduleFromConfig(c Config) (Schedule, error) {
 			Boundaries []int64   `json:"boundaries"`
 			Values     []float64 `json:"values"`
 		}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, err
 		}
 		if err := required("boundaries", a.Boundaries, "values", a.Values); err != nil {
@@ -346,7 +348,7 @@ func scheduleFromConfig(c Config) (Schedule, error) {
 			Power               float64  `json:"power"`
 			Cycle               bool     `json:"cycle"`
 		}{EndLearningRate: 0.0001, Power: 1}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, err
 		}
 		if err := required("initial_learning_rate", a.InitialLearningRate, "decay_steps", a.DecaySteps); err != nil {
@@ -361,7 +363,7 @@ func scheduleFromConfig(c Config) (Schedule, error) {
 			WarmupTarget        float64  `json:"warmup_target"`
 			WarmupSteps         int64    `json:"warmup_steps"`
 		}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, err
 		}
 		if err := required("initial_learning_rate", a.InitialLearningRate, "decay_steps", a.DecaySteps); err != nil {
@@ -376,7 +378,7 @@ func scheduleFromConfig(c Config) (Schedule, error) {
 			MMul                float64  `json:"m_mul"`
 			Alpha               float64  `json:"alpha"`
 		}{TMul: 2, MMul: 1}
-		if err := decodeArgs(c.Config, &a); err != nil {
+		if err := configargs.Decode(c.Config, &a); err != nil {
 			return nil, err
 		}
 		if err := required("initial_learning_rate", a.InitialLearningRate, "first_decay_steps", a.FirstDecaySteps); err != nil {

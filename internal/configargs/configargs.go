@@ -1,7 +1,7 @@
-package layers
-
-// This file is the same in packages layers, losses, metrics and optim,
-// which share no package to hold it.
+// Package configargs reads the JSON-able arguments of Keras-like configs
+// (layers, losses, metrics, optimizers) into Go structs, with errors that
+// name the argument, for every package with a FromConfig.
+package configargs
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 	"strings"
 )
 
-// decodeArgs reads a config's arguments into dst, a pointer to a struct
+// Decode reads a config's arguments into dst, a pointer to a struct
 // whose json tags are the arguments' Keras names and whose fields hold the
 // defaults: an argument dst has no field for, or a value of the wrong
 // type, is an error that names it.
-func decodeArgs(args map[string]any, dst any) error {
+func Decode(args map[string]any, dst any) error {
 	data, err := json.Marshal(args)
 	if err != nil {
 		return fmt.Errorf("the arguments are not values JSON can hold: %w", err)
@@ -60,8 +60,8 @@ func jsonKind(t reflect.Type) string {
 	return "an object"
 }
 
-// isNil reports whether v is nil or a nil pointer, which has no config.
-func isNil(v any) bool {
+// IsNil reports whether v is nil or a nil pointer, which has no config.
+func IsNil(v any) bool {
 	if v == nil {
 		return true
 	}
