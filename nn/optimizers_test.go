@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"context"
-	"math"
 	"testing"
 
 	"github.com/gokeras/gokeras/layers"
@@ -36,46 +34,13 @@ func TestEveryOptimizerMatchesTapeMachine(t *testing.T) {
 	data := imageData(t, 96, 6, 6, 2, 3, true)
 	for name, mk := range cases {
 		t.Run(name, func(t *testing.T) {
-			var ms [2]*Sequential
-			for i, reference := range []bool{true, false} {
-				opt, err := mk()
-				if err != nil {
-					t.Fatal(err)
-				}
+			build := func() *Sequential {
 				m := NewSequential(layers.Input(6, 6, 2), layers.Conv2D(3, 3, layers.ReLU), layers.Flatten(), layers.Dense(10, layers.Softmax))
 				m.SetSeed(2)
-				if err := m.Compile(opt, losses.CategoricalCrossentropy{}, nil, OnDevice("/CPU:0")); err != nil {
-					t.Fatal(err)
-				}
-				m.compiled.reference = reference
-				defer m.Close()
-				ms[i] = m
+				return m
 			}
-			var loss [2][]float64
-			for i, m := range ms {
-				h, err := m.Fit(context.Background(), data, Epochs(3), BatchSize(32), Seed(4), Verbose(0))
-				if err != nil {
-					t.Fatal(err)
-				}
-				loss[i] = h.Get("loss")
-			}
-			requirePlanMachines(t, ms[1])
-			for e := range loss[0] {
-				if rel := math.Abs(loss[1][e]-loss[0][e]) / loss[0][e]; !(rel <= 1e-5) {
-					t.Fatalf("epoch %d: loss %v on the plan machine, %v on the tape machine", e, loss[1][e], loss[0][e])
-				}
-			}
-			for li, l := range ms[0].layers {
-				for pi, prm := range l.Params() {
-					want := prm.Value.Data().([]float32)
-					got := ms[1].layers[li].Params()[pi].Value.Data().([]float32)
-					for j := range want {
-						if d := math.Abs(float64(got[j] - want[j])); d > 1e-5*(1+math.Abs(float64(want[j]))) {
-							t.Fatalf("%s/%s[%d] = %v on the plan machine, %v on the tape machine", l.Name(), prm.Name, j, got[j], want[j])
-						}
-					}
-				}
-			}
+			ms, loss := fitTwins(t, build, mk, losses.CategoricalCrossentropy{}, data, Epochs(3), BatchSize(32), Seed(4))
+			requireSameTraining(t, ms, loss)
 		})
 	}
 }

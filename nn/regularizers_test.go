@@ -37,46 +37,16 @@ func regularizedModel(kernel, bias, activity *layers.Regularizer) *Sequential {
 func TestRegularizersMatchTapeMachine(t *testing.T) {
 	l2, l1, both := layers.L2(0.01), layers.L1(0.001), layers.L1L2(0.001, 0.01)
 	data := imageData(t, 96, 6, 6, 2, 3, true)
-	var ms [2]*Sequential
-	for i, reference := range []bool{true, false} {
-		opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
-		if err != nil {
-			t.Fatal(err)
-		}
+	build := func() *Sequential {
 		m := regularizedModel(&l2, &l1, &both)
 		m.SetSeed(2)
-		if err := m.Compile(opt, losses.CategoricalCrossentropy{}, nil, OnDevice("/CPU:0")); err != nil {
-			t.Fatal(err)
-		}
-		m.compiled.reference = reference
-		defer m.Close()
-		ms[i] = m
+		return m
 	}
-	var loss [2][]float64
-	for i, m := range ms {
-		h, err := m.Fit(context.Background(), data, Epochs(3), BatchSize(32), Seed(4), Verbose(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		loss[i] = h.Get("loss")
+	newOpt := func() (optim.Optimizer, error) {
+		return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
 	}
-	requirePlanMachines(t, ms[1])
-	for e := range loss[0] {
-		if rel := math.Abs(loss[1][e]-loss[0][e]) / loss[0][e]; !(rel <= 1e-5) {
-			t.Fatalf("epoch %d: loss %v on the plan machine, %v on the tape machine", e, loss[1][e], loss[0][e])
-		}
-	}
-	for li, l := range ms[0].layers {
-		for pi, prm := range l.Params() {
-			want := prm.Value.Data().([]float32)
-			got := ms[1].layers[li].Params()[pi].Value.Data().([]float32)
-			for j := range want {
-				if d := math.Abs(float64(got[j] - want[j])); d > 1e-5*(1+math.Abs(float64(want[j]))) {
-					t.Fatalf("%s/%s[%d] = %v on the plan machine, %v on the tape machine", l.Name(), prm.Name, j, got[j], want[j])
-				}
-			}
-		}
-	}
+	ms, loss := fitTwins(t, build, newOpt, losses.CategoricalCrossentropy{}, data, Epochs(3), BatchSize(32), Seed(4))
+	requireSameTraining(t, ms, loss)
 }
 
 // TestRegularizationIsInTheReportedLoss checks, as Keras reports it, that
