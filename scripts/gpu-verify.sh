@@ -11,7 +11,10 @@
 #      out-of-memory error, 50 training steps against /CPU:0, Train's rules;
 #   2. examples/placement on /GPU:0;
 #   3. train --synthetic --epochs 1 on /GPU:0 and then on /CPU:0, with the
-#      same seed, timing both.
+#      same seed, timing both;
+#   4. train --model cnn (Keras' cifar10_cnn: convolutions, pooling,
+#      dropout) for 200 steps on /GPU:0 and on /CPU:0, same seed, and its
+#      --benchmark on /GPU:0.
 #
 # GOKERAS_REQUIRE_GPU=1 is set, so a machine where the driver sees no GPU
 # fails instead of skipping. Logs go to standard output, and also to
@@ -19,17 +22,17 @@
 #
 # Usage: scripts/gpu-verify.sh [DIR [PART...]]
 #   DIR    the binaries (default bin)
-#   PART   tests, placement, train: run only these (default: all three,
-#          about 10 minutes with the CPU epoch of train; split them across
-#          calls where a call has a time limit)
+#   PART   tests, placement, train, cnn: run only these (default: all
+#          four, about 12 minutes with the CPU epoch of train; split them
+#          across calls where a call has a time limit)
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${1:-bin}
 [ $# -gt 0 ] && shift
-parts=" ${*:-tests placement train} "
+parts=" ${*:-tests placement train cnn} "
 for p in $parts; do
-	case $p in tests | placement | train) ;; *) echo "gpu-verify.sh: unknown part $p (tests, placement, train)" >&2; exit 2 ;; esac
+	case $p in tests | placement | train | cnn) ;; *) echo "gpu-verify.sh: unknown part $p (tests, placement, train, cnn)" >&2; exit 2 ;; esac
 done
 want() { [[ $parts == *" $1 "* ]]; }
 case $bin in /*) ;; *) bin=$repo/$bin ;; esac
@@ -74,6 +77,11 @@ want placement && run "examples/placement" "$bin/placement" --device=/GPU:0
 if want train; then
 	run "train on /GPU:0" "$bin/train" --device=/GPU:0 --epochs 1 --synthetic --seed 1 --verbose 2
 	run "train on /CPU:0" "$bin/train" --device=/CPU:0 --epochs 1 --synthetic --seed 1 --verbose 2
+fi
+if want cnn; then
+	run "train --model cnn on /GPU:0" "$bin/train" --model cnn --device=/GPU:0 --epochs 1 --steps-per-epoch 200 --synthetic --seed 1 --verbose 2
+	run "train --model cnn on /CPU:0" "$bin/train" --model cnn --device=/CPU:0 --epochs 1 --steps-per-epoch 200 --synthetic --seed 1 --verbose 2
+	run "train --model cnn --benchmark on /GPU:0" "$bin/train" --model cnn --device=/GPU:0 --benchmark --seed 1
 fi
 
 echo
