@@ -5,6 +5,13 @@ import "math"
 // sqrt32 is the correctly rounded float32 square root, as CUDA's sqrtf.
 func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
+// nadamCoefs are Nadam's per-step factors in float32: of m, of g, and the
+// second moment's bias correction 1-β2^t.
+func (u Update) nadamCoefs() (mCoef, gCoef, vCorr float32) {
+	mu, muNext, omp, ompNext := u.NadamFactors()
+	return float32(muNext / ompNext), float32((1 - mu) / omp), float32(1 - math.Pow(u.Beta2, float64(u.Iteration)))
+}
+
 // applyMore is apply's Go loops for the rules after Adam, and Adam with
 // AMSGrad (see the Rule constants for their arithmetic). As in apply, each
 // product is converted to float32 before it is added, so that no build
@@ -79,12 +86,9 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 			w[i] -= float32(lr*m[i]) / float32(corr*(v[i]+eps))
 		}
 	case RuleNadam:
-		mu, muNext, omp, ompNext := u.NadamFactors()
 		b1, b2 := float32(u.Beta1), float32(u.Beta2)
 		c1, c2 := 1-b1, 1-b2
-		mCoef := float32(muNext / ompNext)
-		gCoef := float32((1 - mu) / omp)
-		vCorr := float32(1 - math.Pow(u.Beta2, float64(u.Iteration)))
+		mCoef, gCoef, vCorr := u.nadamCoefs()
 		m, v := slots[0][:n], slots[1][:n]
 		for i, gi := range g[:n] {
 			m[i] += float32((gi - m[i]) * c1)

@@ -226,6 +226,21 @@ func (u Update) Apply(w, g []float32, slots [][]float32) {
 // them (update_amd64.s computes the same operations in the same order),
 // these loops for the rest.
 func (u Update) apply(w, g []float32, slots [][]float32) {
+	if u.gradScale == 0 && u.ClipValue == 0 && u.WeightDecay > 0 {
+		// Weight decay alone needs no copy of the gradient: decay a
+		// block of weights, then apply the rule to it while it is in
+		// the cache.
+		plain := u
+		plain.WeightDecay = 0
+		d := float32(u.WeightDecay * u.LearningRate)
+		const block = 4096
+		for lo := 0; lo < len(w); lo += block {
+			hi := min(len(w), lo+block)
+			u.decay(w[lo:hi], d)
+			plain.apply(w[lo:hi], g[lo:hi], sub(slots, lo, hi))
+		}
+		return
+	}
 	if u.gradScale != 0 || u.ClipValue > 0 || u.WeightDecay > 0 {
 		// Clipping and weight decay first, on a copy of the gradient,
 		// then the rule, in blocks that stay in the cache.
@@ -239,16 +254,16 @@ func (u Update) apply(w, g []float32, slots [][]float32) {
 		}
 		return
 	}
-	if u.Rule > RuleAdam || u.AMSGrad {
-		u.applyMore(w, g, slots)
-		return
-	}
 	done := 0
 	if !u.scalarOnly {
 		done = u.applyVector(w, g, slots)
 	}
 	w, g = w[done:], g[done:len(w)]
 	slots = tails(slots, done)
+	if u.Rule > RuleAdam || u.AMSGrad {
+		u.applyMore(w, g, slots)
+		return
+	}
 	// Each product is converted to float32 before it is added: the Go spec
 	// then forbids fusing it into a multiply-add (as GOAMD64=v3 builds
 	// would), so every build rounds exactly as the vector kernels do.
@@ -297,12 +312,21 @@ func (u Update) prepare(w, g, out []float32) []float32 {
 		out[i] = x
 	}
 	if u.WeightDecay > 0 {
-		d := float32(u.WeightDecay * u.LearningRate)
-		for i, x := range w {
-			w[i] = x - float32(x*d)
-		}
+		u.decay(w, float32(u.WeightDecay*u.LearningRate))
 	}
 	return out
+}
+
+// decay applies decoupled weight decay, w -= w·d, with the vector kernel
+// where the CPU has it (same operations, same bits).
+func (u Update) decay(w []float32, d float32) {
+	done := 0
+	if !u.scalarOnly {
+		done = decayVector(w, d)
+	}
+	for i, x := range w[done:] {
+		w[done+i] = x - float32(x*d)
+	}
 }
 
 // sub returns s[lo:hi] of every slot.

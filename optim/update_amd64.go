@@ -16,6 +16,32 @@ func momentumAVX2(w, grad, vel *float32, n int, lr, mom float32, nesterov bool)
 //go:noescape
 func adamAVX2(w, grad, m, v *float32, n int, lrT, b1, c1, b2, c2, eps float32)
 
+//go:noescape
+func decayAVX2(w *float32, n int, d float32)
+
+// decayVector applies decoupled weight decay w -= w·d to the longest
+// prefix of w that is a whole number of vectors and returns its length.
+func decayVector(w []float32, d float32) int {
+	n := len(w) &^ 7
+	if !haveVector || n == 0 {
+		return 0
+	}
+	decayAVX2(&w[0], n, d)
+	return n
+}
+
+//go:noescape
+func rmspropAVX2(w, grad, r *float32, n int, lr, rho, c, eps float32)
+
+//go:noescape
+func adagradAVX2(w, grad, a *float32, n int, lr, eps float32)
+
+//go:noescape
+func adadeltaAVX2(w, grad, a, d *float32, n int, lr, rho, c, eps float32)
+
+//go:noescape
+func nadamAVX2(w, grad, m, v *float32, n int, lr, c1, c2, mCoef, gCoef, vCorr, eps float32)
+
 // applyVector runs the rule over the longest prefix of w that is a whole
 // number of vectors and returns its length; apply's Go loops do the rest.
 func (u Update) applyVector(w, g []float32, slots [][]float32) int {
@@ -30,8 +56,26 @@ func (u Update) applyVector(w, g []float32, slots [][]float32) int {
 	case RuleMomentum, RuleNesterov:
 		momentumAVX2(&w[0], &g[0], &slots[0][0], n, lr, float32(u.Momentum), u.Rule == RuleNesterov)
 	case RuleAdam:
+		if u.AMSGrad {
+			return 0
+		}
 		b1, b2 := float32(u.Beta1), float32(u.Beta2)
 		adamAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, u.AdamRate(), b1, 1-b1, b2, 1-b2, float32(u.Epsilon))
+	case RuleRMSprop:
+		if u.Momentum > 0 || u.Centered {
+			return 0
+		}
+		rho := float32(u.Rho)
+		rmspropAVX2(&w[0], &g[0], &slots[0][0], n, lr, rho, 1-rho, float32(u.Epsilon))
+	case RuleAdagrad:
+		adagradAVX2(&w[0], &g[0], &slots[0][0], n, lr, float32(u.Epsilon))
+	case RuleAdadelta:
+		rho := float32(u.Rho)
+		adadeltaAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, rho, 1-rho, float32(u.Epsilon))
+	case RuleNadam:
+		mCoef, gCoef, vCorr := u.nadamCoefs()
+		b1, b2 := float32(u.Beta1), float32(u.Beta2)
+		nadamAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, 1-b1, 1-b2, mCoef, gCoef, vCorr, float32(u.Epsilon))
 	default:
 		return 0
 	}

@@ -89,6 +89,16 @@ func TestApplySplitsExactly(t *testing.T) {
 		{Rule: RuleMomentum, LearningRate: 0.01, Momentum: 0.9, Iteration: 1},
 		{Rule: RuleNesterov, LearningRate: 0.01, Momentum: 0.9, Iteration: 1},
 		{Rule: RuleAdam, LearningRate: 0.001, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 3},
+		{Rule: RuleAdam, LearningRate: 0.001, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 3, AMSGrad: true},
+		{Rule: RuleRMSprop, LearningRate: 0.001, Rho: 0.9, Epsilon: 1e-7, Iteration: 2},
+		{Rule: RuleRMSprop, LearningRate: 0.001, Rho: 0.9, Epsilon: 1e-7, Momentum: 0.5, Centered: true, Iteration: 2},
+		{Rule: RuleAdagrad, LearningRate: 0.01, Epsilon: 1e-7, Iteration: 2},
+		{Rule: RuleAdadelta, LearningRate: 1, Rho: 0.95, Epsilon: 1e-7, Iteration: 2},
+		{Rule: RuleAdamax, LearningRate: 0.002, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 4},
+		{Rule: RuleNadam, LearningRate: 0.002, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 4},
+		{Rule: RuleAdam, LearningRate: 0.001, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 3, WeightDecay: 0.004, ClipValue: 0.2},
+		{Rule: RuleAdam, LearningRate: 0.001, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 3, WeightDecay: 0.004},
+		{Rule: RuleSGD, LearningRate: 0.01, Iteration: 1, WeightDecay: 0.01},
 	} {
 		t.Run(u.Rule.String(), func(t *testing.T) {
 			if err := u.Check(); err != nil {
