@@ -2,7 +2,11 @@
 
 package optim
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // haveVector reports whether the AVX2 kernels of update_amd64.s run here.
 var haveVector = cpu.X86.HasAVX2
@@ -40,6 +44,9 @@ func adagradAVX2(w, grad, a *float32, n int, lr, eps float32)
 func adadeltaAVX2(w, grad, a, d *float32, n int, lr, rho, c, eps float32)
 
 //go:noescape
+func adamaxAVX2(w, grad, m, u *float32, n int, lr, c1, b2, corr, eps float32)
+
+//go:noescape
 func nadamAVX2(w, grad, m, v *float32, n int, lr, c1, c2, mCoef, gCoef, vCorr, eps float32)
 
 // applyVector runs the rule over the longest prefix of w that is a whole
@@ -72,6 +79,10 @@ func (u Update) applyVector(w, g []float32, slots [][]float32) int {
 	case RuleAdadelta:
 		rho := float32(u.Rho)
 		adadeltaAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, rho, 1-rho, float32(u.Epsilon))
+	case RuleAdamax:
+		b1 := float32(u.Beta1)
+		corr := float32(1 - math.Pow(u.Beta1, float64(u.Iteration)))
+		adamaxAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, 1-b1, float32(u.Beta2), corr, float32(u.Epsilon))
 	case RuleNadam:
 		mCoef, gCoef, vCorr := u.nadamCoefs()
 		b1, b2 := float32(u.Beta1), float32(u.Beta2)

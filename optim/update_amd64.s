@@ -281,3 +281,50 @@ decayloop:
 decaydone:
 	VZEROUPPER
 	RET
+
+// func adamaxAVX2(w, grad, m, u *float32, n int, lr, c1, b2, corr, eps float32)
+// The maximum keeps Go's NaN rule: NaN when either side is.
+TEXT ·adamaxAVX2(SB), NOSPLIT, $0-60
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ m+16(FP), R8
+	MOVQ u+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSS lr+40(FP), Y10
+	VBROADCASTSS c1+44(FP), Y11
+	VBROADCASTSS b2+48(FP), Y12
+	VBROADCASTSS corr+52(FP), Y13
+	VBROADCASTSS eps+56(FP), Y14
+	MOVL $0x7fffffff, BX
+	MOVL BX, X15
+	VBROADCASTSS X15, Y15       // all but the sign bit
+	XORQ AX, AX
+adamaxloop:
+	CMPQ AX, CX
+	JGE adamaxdone
+	VMOVUPS (SI)(AX*4), Y0      // g
+	VMOVUPS (R8)(AX*4), Y1      // m
+	VSUBPS Y1, Y0, Y2           // g - m
+	VMULPS Y11, Y2, Y2          // (g - m)·(1-β1)
+	VADDPS Y2, Y1, Y1           // m
+	VMOVUPS Y1, (R8)(AX*4)
+	VMOVUPS (R9)(AX*4), Y3      // u
+	VMULPS Y12, Y3, Y3          // β2·u
+	VANDPS Y15, Y0, Y4          // |g|
+	VMAXPS Y4, Y3, Y5           // max(β2·u, |g|), but |g| where either is NaN
+	VCMPPS $3, Y4, Y3, Y6       // where either is NaN
+	VADDPS Y4, Y3, Y7           // a NaN there
+	VBLENDVPS Y6, Y7, Y5, Y5
+	VMOVUPS Y5, (R9)(AX*4)
+	VADDPS Y14, Y5, Y5          // u + ε
+	VMULPS Y13, Y5, Y5          // (1-β1^t)·(u + ε)
+	VMULPS Y10, Y1, Y6          // lr·m
+	VDIVPS Y5, Y6, Y6
+	VMOVUPS (DI)(AX*4), Y7
+	VSUBPS Y6, Y7, Y7
+	VMOVUPS Y7, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP adamaxloop
+adamaxdone:
+	VZEROUPPER
+	RET

@@ -155,3 +155,36 @@ func TestApplySplitsExactly(t *testing.T) {
 		t.Error("Check accepted Adam at iteration 0")
 	}
 }
+
+// TestAdamaxVectorKeepsNaN checks the vector kernel's maximum against Go's
+// max where a gradient or a slot is NaN: both must give NaN, as Go does.
+func TestAdamaxVectorKeepsNaN(t *testing.T) {
+	u := Update{Rule: RuleAdamax, LearningRate: 0.002, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7, Iteration: 2}
+	mk := func() ([]float32, []float32, [][]float32) {
+		w, g := make([]float32, 16), make([]float32, 16)
+		slots := [][]float32{make([]float32, 16), make([]float32, 16)}
+		for i := range w {
+			w[i], g[i], slots[1][i] = 1, float32(i)-8, 0.5
+		}
+		g[3] = float32(math.NaN())
+		slots[1][10] = float32(math.NaN())
+		return w, g, slots
+	}
+	w1, g1, s1 := mk()
+	w2, g2, s2 := mk()
+	u.Apply(w1, g1, s1)
+	scalar := u
+	scalar.scalarOnly = true
+	scalar.apply(w2, g2, s2)
+	for i := range w1 {
+		for _, pair := range [][2]float32{{w1[i], w2[i]}, {s1[0][i], s2[0][i]}, {s1[1][i], s2[1][i]}} {
+			a, b := pair[0], pair[1]
+			if a != b && !(a != a && b != b) {
+				t.Fatalf("index %d: vector %v, Go loops %v", i, a, b)
+			}
+		}
+	}
+	if s1[1][3] == s1[1][3] || s1[1][10] == s1[1][10] {
+		t.Errorf("a NaN gradient or slot did not give a NaN maximum: %v, %v", s1[1][3], s1[1][10])
+	}
+}
