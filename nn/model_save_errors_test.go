@@ -373,3 +373,26 @@ func TestSaveModelFileLayout(t *testing.T) {
 		t.Errorf("IncludeOptimizer(false): the config says %s (%v)", js, err)
 	}
 }
+
+// TestCheckpointLoaderNamesAModelFile checks that a model file given where
+// a checkpoint is wanted is named for what it is.
+func TestCheckpointLoaderNamesAModelFile(t *testing.T) {
+	m := NewSequential(layers.Input(3), layers.Dense(2))
+	m.SetSeed(1)
+	opt, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(opt, losses.MeanSquaredError{}, nil, OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.LoadCheckpoint(path)
+	if err == nil || !strings.Contains(err.Error(), "is a whole model written by Save") || !strings.Contains(err.Error(), "nn.LoadModel") {
+		t.Errorf("LoadCheckpoint of a model file: %v", err)
+	}
+}

@@ -421,6 +421,8 @@ func checkpointOf(meta map[string]string, path string) (Checkpoint, error) {
 	case kindCheckpoint:
 	case kindWeights:
 		return Checkpoint{}, fmt.Errorf("%s holds weights only, no optimizer state or epoch: load it with LoadWeights (or train --resume needs a file written by --checkpoint)", path)
+	case kindModel:
+		return Checkpoint{}, fmt.Errorf("%s is a whole model written by Save, not a checkpoint: load it with nn.LoadModel, or its weights with LoadWeights", path)
 	default:
 		return Checkpoint{}, fmt.Errorf("%s is a safetensors file but not a gokeras checkpoint (no %q in its metadata)", path, metaKind)
 	}
