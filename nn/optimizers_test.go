@@ -28,6 +28,12 @@ func TestEveryOptimizerMatchesTapeMachine(t *testing.T) {
 	cases["rmsprop centered momentum clipnorm"] = func() (optim.Optimizer, error) {
 		return optim.NewRMSprop(optim.RMSpropConfig{Momentum: 0.5, Centered: true, Options: optim.Options{ClipNorm: 1}})
 	}
+	cases["adam global clipnorm"] = func() (optim.Optimizer, error) {
+		return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01, Options: optim.Options{GlobalClipNorm: 0.05}})
+	}
+	cases["sgd global clipnorm weight decay"] = func() (optim.Optimizer, error) {
+		return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1, Options: optim.Options{GlobalClipNorm: 0.1, WeightDecay: 0.01}})
+	}
 	cases["adam amsgrad cosine"] = func() (optim.Optimizer, error) {
 		return optim.NewAdam(optim.AdamConfig{AMSGrad: true, Options: optim.Options{Schedule: optim.CosineDecay{InitialLearningRate: 0.01, DecaySteps: 6}}})
 	}

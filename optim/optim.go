@@ -118,6 +118,13 @@ func (t *slotTable) apply(u Update, vars []Variable) error {
 			}
 		}
 	}
+	if u.GlobalClipNorm > 0 {
+		grads := make([][]float32, len(vars))
+		for i, v := range vars {
+			grads[i] = v.Grad
+		}
+		u.GlobalScale = GlobalScale(u.GlobalClipNorm, grads...)
+	}
 	slots := make([][]float32, len(names))
 	for _, v := range vars {
 		for i, name := range names {

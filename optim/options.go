@@ -13,6 +13,10 @@ type Options struct {
 	// is longer (Keras' clipnorm); ClipValue clips each gradient value to
 	// [-ClipValue, ClipValue] (clipvalue). 0: off.
 	ClipNorm, ClipValue float64
+	// GlobalClipNorm scales all the gradients of a step down together so
+	// that their joint L2 norm is at most this (Keras' global_clipnorm;
+	// it excludes ClipNorm, as in Keras). 0: off.
+	GlobalClipNorm float64
 	// WeightDecay is Keras 2.11's decoupled weight decay: before each
 	// update, w -= w·WeightDecay·lr. 0: off.
 	WeightDecay float64
@@ -25,10 +29,13 @@ func (o Options) check() error {
 	for _, v := range []struct {
 		name string
 		x    float64
-	}{{"clipnorm", o.ClipNorm}, {"clipvalue", o.ClipValue}, {"weight_decay", o.WeightDecay}} {
+	}{{"clipnorm", o.ClipNorm}, {"clipvalue", o.ClipValue}, {"global_clipnorm", o.GlobalClipNorm}, {"weight_decay", o.WeightDecay}} {
 		if !(v.x >= 0) || math.IsInf(v.x, 0) {
 			return fmt.Errorf("%s must be a finite number >= 0 (0: off), got %v", v.name, v.x)
 		}
+	}
+	if o.ClipNorm > 0 && o.GlobalClipNorm > 0 {
+		return fmt.Errorf("clipnorm and global_clipnorm exclude each other, as in Keras: clip each weight's gradient or all of them together, not both")
 	}
 	if o.Schedule != nil {
 		if err := checkSchedule(o.Schedule); err != nil {
@@ -49,4 +56,5 @@ func (o Options) rate(lr float64, iterations int64) float64 {
 // fill sets the options' numbers on an update.
 func (o Options) fill(u *Update) {
 	u.ClipNorm, u.ClipValue, u.WeightDecay = o.ClipNorm, o.ClipValue, o.WeightDecay
+	u.GlobalClipNorm = o.GlobalClipNorm
 }

@@ -3,6 +3,7 @@ package optim
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -314,5 +315,39 @@ func TestNewOptimizersRoundTripTheirState(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGlobalClipNormScalesAllGradientsTogether checks Keras'
+// clip_by_global_norm: every gradient of the step times
+// clip/max(joint norm, clip), computed by hand for two variables.
+func TestGlobalClipNormScalesAllGradientsTogether(t *testing.T) {
+	sgd, err := NewSGD(SGDConfig{LearningRate: 1, Options: Options{GlobalClipNorm: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := []float32{0, 0}, []float32{0}
+	// Joint norm √(3² + 4² + 12²) = 13: each gradient scaled by 1/13.
+	if err := sgd.Apply([]Variable{{Name: "a", Value: a, Grad: []float32{3, 4}}, {Name: "b", Value: b, Grad: []float32{12}}}); err != nil {
+		t.Fatal(err)
+	}
+	scale := float32(1.0 / 13)
+	want := []float32{-float32(3 * scale), -float32(4 * scale), -float32(12 * scale)}
+	if got := []float32{a[0], a[1], b[0]}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("after one step: %v, want %v", got, want)
+	}
+	// Below the clip, nothing is scaled.
+	c := []float32{0}
+	if err := sgd.Apply([]Variable{{Name: "c", Value: c, Grad: []float32{0.5}}}); err != nil {
+		t.Fatal(err)
+	}
+	if c[0] != -0.5 {
+		t.Errorf("a gradient of norm 0.5 with global_clipnorm 1 moved the weight to %v, want -0.5", c[0])
+	}
+	if got := GlobalScale(1, []float32{3, 4}, []float32{12}); got != scale {
+		t.Errorf("GlobalScale = %v, want %v", got, scale)
+	}
+	if _, err := NewAdam(AdamConfig{Options: Options{ClipNorm: 1, GlobalClipNorm: 1}}); err == nil || !strings.Contains(err.Error(), "exclude each other") {
+		t.Errorf("clipnorm with global_clipnorm: %v", err)
 	}
 }

@@ -30,8 +30,9 @@ type Rule int
 //	              w -= lr·m̂/(√ŝ + ε)
 //
 // Before the rule, every update clips the gradient as the Update's
-// ClipNorm and ClipValue say, then applies its WeightDecay, Keras 2.11's
-// decoupled decay: w -= w·WeightDecay·lr. AdamW is Adam with WeightDecay.
+// ClipNorm (or GlobalClipNorm, through GlobalScale) and ClipValue say, then
+// applies its WeightDecay, Keras 2.11's decoupled decay: w -= w·WeightDecay·lr.
+// AdamW is Adam with WeightDecay.
 const (
 	RuleSGD Rule = iota + 1
 	RuleMomentum
@@ -81,6 +82,14 @@ type Update struct {
 	// ClipValue]. Zero: off. Clipping by norm needs the whole gradient of a
 	// variable before its update (NeedsWholeGradient).
 	ClipNorm, ClipValue float64
+	// GlobalClipNorm scales all the gradients of the step together so that
+	// their joint L2 norm is at most this; whoever applies the update to
+	// each weight computes the factor from all of them first (GlobalScale)
+	// and sets GlobalScale. Zero: off.
+	GlobalClipNorm float64
+	// GlobalScale is the factor GlobalClipNorm asks for this step, set by
+	// whoever applies the update; 0 means 1.
+	GlobalScale float32
 	// WeightDecay is the decoupled weight decay applied before the rule.
 	WeightDecay float64
 	// Iteration counts updates from 1, this one included: Adam's t.
@@ -110,7 +119,7 @@ func (u Update) Check() error {
 	for _, v := range []struct {
 		name string
 		x    float64
-	}{{"clipnorm", u.ClipNorm}, {"clipvalue", u.ClipValue}, {"weight_decay", u.WeightDecay}} {
+	}{{"clipnorm", u.ClipNorm}, {"clipvalue", u.ClipValue}, {"global_clipnorm", u.GlobalClipNorm}, {"weight_decay", u.WeightDecay}} {
 		if !(v.x >= 0) || math.IsInf(v.x, 0) {
 			return fmt.Errorf("optim: %v update: %s must be a finite number >= 0 (0: off), got %v", u.Rule, v.name, v.x)
 		}
@@ -121,7 +130,20 @@ func (u Update) Check() error {
 // NeedsWholeGradient reports whether the update must see a variable's
 // whole gradient before changing any of its values (clipping by norm), so
 // a device cannot apply it piece by piece as the gradient is computed.
-func (u Update) NeedsWholeGradient() bool { return u.ClipNorm > 0 }
+func (u Update) NeedsWholeGradient() bool { return u.ClipNorm > 0 || u.GlobalClipNorm > 0 }
+
+// GlobalScale is the factor Keras' clip_by_global_norm scales every
+// gradient of a step by: clipNorm/max(norm, clipNorm), norm the L2 norm of
+// all of them together (summed in float64), rounded to float32.
+func GlobalScale(clipNorm float64, grads ...[]float32) float32 {
+	var ss float64
+	for _, g := range grads {
+		for _, x := range g {
+			ss += float64(x) * float64(x)
+		}
+	}
+	return float32(clipNorm / math.Max(math.Sqrt(ss), clipNorm))
+}
 
 // SlotNames lists the per-weight slots the rule keeps, in the order Apply
 // takes them, named as Keras names them.
@@ -190,6 +212,9 @@ func (u Update) NadamFactors() (mu, muNext, oneMinusProd, oneMinusProdNext float
 // CheckSlots). Long slices are split over the CPU's cores; every element's
 // arithmetic is the same however they are split.
 func (u Update) Apply(w, g []float32, slots [][]float32) {
+	if u.GlobalScale != 0 && u.GlobalScale != 1 {
+		u.gradScale = u.GlobalScale
+	}
 	if u.ClipNorm > 0 {
 		var ss float64
 		for _, x := range g {

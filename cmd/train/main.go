@@ -78,6 +78,7 @@ func usagef(format string, a ...any) error { return usage(fmt.Errorf(format, a..
 type config struct {
 	model          string
 	clipNorm       float64
+	globalClipNorm float64
 	clipValue      float64
 	weightDecay    float64
 	lrSchedule     string
@@ -130,6 +131,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.optimizer, "optimizer", "sgd", "optimizer, by its Keras name: "+strings.Join(optim.Names, ", "))
 	fs.Float64Var(&c.momentum, "momentum", 0, "SGD's momentum, in [0, 1] (Keras' default 0)")
 	fs.Float64Var(&c.clipNorm, "clipnorm", 0, "scale each weight's gradient down to this L2 norm when longer (Keras' clipnorm; 0: off)")
+	fs.Float64Var(&c.globalClipNorm, "global-clipnorm", 0, "scale all gradients of a step down together to this joint L2 norm when longer (Keras' global_clipnorm; 0: off; excludes --clipnorm)")
 	fs.Float64Var(&c.clipValue, "clipvalue", 0, "clip each gradient value to [-v, v] (Keras' clipvalue; 0: off)")
 	fs.Float64Var(&c.weightDecay, "weight-decay", 0, "decoupled weight decay, w -= w·decay·lr before each update (Keras' weight_decay; 0: off, adamw: 0.004)")
 	fs.StringVar(&c.lrSchedule, "lr-schedule", "constant", "learning rate over the run: constant, or cosine (Keras' CosineDecay from the rate down to 0 over all the run's steps)")
@@ -404,7 +406,7 @@ func loadData(ctx context.Context, cfg config, stderr io.Writer) (*cifar10.Datas
 // options every optimizer takes: --clipnorm, --clipvalue, --weight-decay
 // and --lr-schedule.
 func newOptimizer(cfg config) (optim.Optimizer, error) {
-	opts := optim.Options{ClipNorm: cfg.clipNorm, ClipValue: cfg.clipValue, WeightDecay: cfg.weightDecay}
+	opts := optim.Options{ClipNorm: cfg.clipNorm, ClipValue: cfg.clipValue, WeightDecay: cfg.weightDecay, GlobalClipNorm: cfg.globalClipNorm}
 	name := strings.ToLower(cfg.optimizer)
 	if cfg.lrSchedule == "cosine" {
 		// The rate must be known to build the schedule: take the
@@ -444,7 +446,7 @@ func newOptimizer(cfg config) (optim.Optimizer, error) {
 		return nil, optimizerUsage(cfg.optimizer)
 	}
 	if err != nil {
-		return nil, usagef("--lr, --clipnorm, --clipvalue or --weight-decay: %w", err)
+		return nil, usagef("--lr, --clipnorm, --global-clipnorm, --clipvalue or --weight-decay: %w", err)
 	}
 	return opt, nil
 }

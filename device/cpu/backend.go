@@ -177,6 +177,12 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			args[j] = in(j)
 		}
 		ops.NormForward(s.Norm, s.NormParams, s.M, s.N, args, out(0))
+	case plan.GlobalNorm:
+		grads := make([][]float32, len(s.In))
+		for j := range grads {
+			grads[j] = in(j)
+		}
+		out(0)[0] = optim.GlobalScale(s.ClipNorm, grads...)
 	case plan.Add:
 		a, c, o := in(0)[:s.N], in(1)[:s.N], out(0)[:s.N]
 		for i := range o {
@@ -229,6 +235,9 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		host[i] = m.(*buffer).values()[:n]
 	}
 	if s.Kind == plan.Update {
+		if len(s.In) > 2 { // the step's global clipping factor
+			u.GlobalScale = bufs[s.In[2]].(*buffer).values()[0]
+		}
 		u.Apply(w, bufs[s.In[1]].(*buffer).values()[:n], host)
 		return nil
 	}

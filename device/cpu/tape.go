@@ -51,13 +51,21 @@ func (m *tapeMachine) Train(u optim.Update) error {
 		return err
 	}
 	slots := make([][]float32, len(names))
-	for _, l := range m.learnables {
+	grads := make([][]float32, len(m.learnables))
+	for i, l := range m.learnables {
 		g, err := l.Grad()
 		if err != nil {
 			return fmt.Errorf("device: the gradient of %s: %w: %w", l.Name(), err, driver.ErrUpdateUnsupported)
 		}
-		w, grad := l.Value().Data().([]float32), g.Data().([]float32)
+		grads[i] = g.Data().([]float32)
+	}
+	if u.GlobalClipNorm > 0 {
+		u.GlobalScale = optim.GlobalScale(u.GlobalClipNorm, grads...)
+	}
+	for li, l := range m.learnables {
+		w, grad := l.Value().Data().([]float32), grads[li]
 		for i, name := range names {
+			var err error
 			if slots[i], err = m.slots(l.Name(), name, len(w)); err != nil {
 				return fmt.Errorf("device: optimizer slot %q of %s: %w", name, l.Name(), err)
 			}

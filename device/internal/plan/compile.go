@@ -146,13 +146,17 @@ const (
 	// PenaltyGrad: Out[0] = In[1][0]·∂penalty/∂In[0], N values
 	// (ops.PenaltyGradient).
 	PenaltyGrad
+	// GlobalNorm: Out[0] (one value) = optim.GlobalScale(ClipNorm, the
+	// gradients In...): the factor of a step clipping by global norm,
+	// which its Update steps then read as their In[2].
+	GlobalNorm
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
-	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad"}
+	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -188,6 +192,8 @@ type Step struct {
 	NormParams ops.NormParams
 	// Penalty is a Penalty or PenaltyGrad step's.
 	Penalty ops.PenaltyParams
+	// ClipNorm is a GlobalNorm step's.
+	ClipNorm float64
 }
 
 func (s Step) String() string {
@@ -216,6 +222,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%d of %d×%d}", s.M, s.K, s.N)
 	case Add, Penalty, PenaltyGrad:
 		fmt.Fprintf(&b, "{%d values}", s.N)
+	case GlobalNorm:
+		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
 	}
@@ -243,6 +251,9 @@ type Plan struct {
 	// computes none: an inference graph).
 	Learnables []*gorgonia.Node
 	Grads      []int
+	// Scale is a one-value Temp buffer with no node, where a GlobalNorm
+	// step writes its factor.
+	Scale int
 	// bufOf maps every node holding a value to its buffer.
 	bufOf map[*gorgonia.Node]int
 	caps  Capabilities
@@ -298,6 +309,8 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 			return nil, err
 		}
 	}
+	c.p.Buffers = append(c.p.Buffers, Buffer{Elems: 1, Role: Temp})
+	c.p.Scale = len(c.p.Buffers) - 1
 	c.p.Learnables = append([]*gorgonia.Node(nil), learnables...)
 	c.p.Grads = make([]int, len(learnables))
 	for i, l := range learnables {
@@ -676,6 +689,16 @@ func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) {
 			skip[gradStep] = true
 		}
 		after[at] = append(after[at], placement{learnable: i, fused: fused})
+	}
+	if u.GlobalClipNorm > 0 {
+		// Every gradient first, then their joint norm, then the updates.
+		steps := append(make([]Step, 0, len(p.Steps)+len(p.Learnables)+1), p.Steps...)
+		steps = append(steps, Step{Kind: GlobalNorm, Node: p.Learnables[0], ClipNorm: u.GlobalClipNorm, In: slices.Clone(p.Grads), Out: []int{p.Scale}})
+		for i, l := range p.Learnables {
+			w, _ := p.BufferOf(l)
+			steps = append(steps, Step{Kind: Update, Node: l, Learnable: i, In: []int{w, p.Grads[i], p.Scale}})
+		}
+		return steps, nil
 	}
 	steps := make([]Step, 0, len(p.Steps)+len(p.Learnables))
 	for si := range p.Steps {

@@ -120,6 +120,7 @@ type trainingKey struct {
 	rule          optim.Rule
 	wholeGradient bool
 	clipsOrDecays bool
+	globalClip    bool
 }
 
 // SlotSource gives the host copy of an optimizer's slot of a variable
@@ -175,7 +176,11 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 			}
 			mem, err := dev.Alloc(buf.Elems)
 			if err != nil {
-				return fmt.Errorf("allocating %s %q: %w", buf.Role, buf.Node.Name(), err)
+				name := "scratch"
+				if buf.Node != nil {
+					name = buf.Node.Name()
+				}
+				return fmt.Errorf("allocating %s %q: %w", buf.Role, name, err)
 			}
 			m.own[b], m.bufs[b] = mem, mem
 			if buf.Role == Const {
@@ -203,7 +208,7 @@ func (m *Machine) Train(u optim.Update) error {
 	if err := u.Check(); err != nil {
 		return err
 	}
-	key := trainingKey{u.Rule, u.NeedsWholeGradient(), u.ClipValue > 0 || u.WeightDecay > 0}
+	key := trainingKey{u.Rule, u.NeedsWholeGradient(), u.ClipValue > 0 || u.WeightDecay > 0, u.GlobalClipNorm > 0}
 	steps, ok := m.train[key]
 	if !ok {
 		var err error

@@ -62,6 +62,9 @@ func ForUpdate(u optim.Update) (Update, error) {
 	if err := u.Check(); err != nil {
 		return Update{}, err
 	}
+	if u.GlobalClipNorm > 0 || u.GlobalScale != 0 {
+		return Update{}, fmt.Errorf("%v with global_clipnorm: the CUDA backend has no kernel for clipping by the global norm yet: train on /CPU:0, or clip each weight's gradient with clipnorm", u.Rule)
+	}
 	names := u.SlotNames()
 	slot := func(name string) int { return slices.Index(names, name) }
 	l := Update{Rule: u.Rule, ClipNorm: u.ClipNorm, ClipValue: float32(u.ClipValue), Decays: u.WeightDecay > 0}

@@ -89,7 +89,8 @@ func TestSumGrid(t *testing.T) {
 func TestForUpdateKnowsEveryField(t *testing.T) {
 	known := map[string]bool{"Rule": true, "LearningRate": true, "Momentum": true, "Beta1": true, "Beta2": true,
 		"Epsilon": true, "Rho": true, "Centered": true, "AMSGrad": true, "InitialAccumulator": true, "ClipNorm": true,
-		"ClipValue": true, "WeightDecay": true, "Iteration": true}
+		"ClipValue": true, "WeightDecay": true, "Iteration": true,
+		"GlobalClipNorm": true, "GlobalScale": true} // refused
 	ty := reflect.TypeFor[optim.Update]()
 	for i := range ty.NumField() {
 		if f := ty.Field(i); f.IsExported() && !known[f.Name] {
