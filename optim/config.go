@@ -35,8 +35,8 @@ type Config struct {
 // "Adagrad", "Adadelta", "Adamax", "Nadam") and its hyperparameters with
 // the defaults filled in, learning_rate being the current learning rate
 // (SetLearningRate's, as Keras' get_config gives it) or the schedule's
-// config, and clipnorm, clipvalue and weight_decay nil (Keras' None) when
-// off. An optimizer defined outside this package has none, and neither has
+// config, and clipnorm, clipvalue, global_clipnorm and weight_decay nil
+// (Keras' None) when off. An optimizer defined outside this package has none, and neither has
 // a schedule defined outside it.
 func ConfigOf(o Optimizer) (Config, error) {
 	if configargs.IsNil(o) {
@@ -78,7 +78,7 @@ func ConfigOf(o Optimizer) (Config, error) {
 		}
 		args["learning_rate"] = s
 	}
-	for k, v := range map[string]float64{"clipnorm": opts.ClipNorm, "clipvalue": opts.ClipValue, "weight_decay": opts.WeightDecay} {
+	for k, v := range map[string]float64{"clipnorm": opts.ClipNorm, "clipvalue": opts.ClipValue, "global_clipnorm": opts.GlobalClipNorm, "weight_decay": opts.WeightDecay} {
 		args[k] = nil
 		if v != 0 {
 			args[k] = v
@@ -92,16 +92,17 @@ var optimizerClasses = []string{"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "A
 
 // commonArgs are the arguments every optimizer takes.
 type commonArgs struct {
-	LearningRate json.RawMessage `json:"learning_rate"`
-	ClipNorm     float64         `json:"clipnorm"`
-	ClipValue    float64         `json:"clipvalue"`
-	WeightDecay  float64         `json:"weight_decay"`
+	LearningRate   json.RawMessage `json:"learning_rate"`
+	ClipNorm       float64         `json:"clipnorm"`
+	ClipValue      float64         `json:"clipvalue"`
+	GlobalClipNorm float64         `json:"global_clipnorm"`
+	WeightDecay    float64         `json:"weight_decay"`
 }
 
 // options reads the learning rate (0 when left out, which the New
 // functions take as Keras' default) and the Options.
 func (a commonArgs) options() (float64, Options, error) {
-	opts := Options{ClipNorm: a.ClipNorm, ClipValue: a.ClipValue, WeightDecay: a.WeightDecay}
+	opts := Options{ClipNorm: a.ClipNorm, ClipValue: a.ClipValue, GlobalClipNorm: a.GlobalClipNorm, WeightDecay: a.WeightDecay}
 	raw := bytes.TrimSpace(a.LearningRate)
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, opts, nil

@@ -28,25 +28,27 @@ func TestConfigRoundTrips(t *testing.T) {
 		opt  Optimizer
 		want string
 	}{
-		{must(NewSGD(SGDConfig{})), `{"class_name":"SGD","config":{"clipnorm":null,"clipvalue":null,"learning_rate":0.01,"momentum":0,"nesterov":false,"weight_decay":null}}`},
+		{must(NewSGD(SGDConfig{})), `{"class_name":"SGD","config":{"clipnorm":null,"clipvalue":null,"global_clipnorm":null,"learning_rate":0.01,"momentum":0,"nesterov":false,"weight_decay":null}}`},
 		{must(NewSGD(SGDConfig{LearningRate: 0.5, Momentum: 0.9, Nesterov: true, Options: Options{ClipNorm: 1, ClipValue: 2, WeightDecay: 0.1}})),
-			`{"class_name":"SGD","config":{"clipnorm":1,"clipvalue":2,"learning_rate":0.5,"momentum":0.9,"nesterov":true,"weight_decay":0.1}}`},
-		{must(NewAdam(AdamConfig{})), `{"class_name":"Adam","config":{"amsgrad":false,"beta_1":0.9,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"learning_rate":0.001,"weight_decay":null}}`},
+			`{"class_name":"SGD","config":{"clipnorm":1,"clipvalue":2,"global_clipnorm":null,"learning_rate":0.5,"momentum":0.9,"nesterov":true,"weight_decay":0.1}}`},
+		{must(NewSGD(SGDConfig{Options: Options{GlobalClipNorm: 5}})),
+			`{"class_name":"SGD","config":{"clipnorm":null,"clipvalue":null,"global_clipnorm":5,"learning_rate":0.01,"momentum":0,"nesterov":false,"weight_decay":null}}`},
+		{must(NewAdam(AdamConfig{})), `{"class_name":"Adam","config":{"amsgrad":false,"beta_1":0.9,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"learning_rate":0.001,"weight_decay":null}}`},
 		{must(NewAdam(AdamConfig{Beta1: 0.5, AMSGrad: true, Options: Options{Schedule: ExponentialDecay{InitialLearningRate: 0.1, DecaySteps: 10, DecayRate: 0.5, Staircase: true}}})),
-			`{"class_name":"Adam","config":{"amsgrad":true,"beta_1":0.5,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"learning_rate":{"class_name":"ExponentialDecay","config":{"decay_rate":0.5,"decay_steps":10,"initial_learning_rate":0.1,"staircase":true}},"weight_decay":null}}`},
-		{must(NewAdamW(AdamConfig{})), `{"class_name":"AdamW","config":{"amsgrad":false,"beta_1":0.9,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"learning_rate":0.001,"weight_decay":0.004}}`},
+			`{"class_name":"Adam","config":{"amsgrad":true,"beta_1":0.5,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"learning_rate":{"class_name":"ExponentialDecay","config":{"decay_rate":0.5,"decay_steps":10,"initial_learning_rate":0.1,"staircase":true}},"weight_decay":null}}`},
+		{must(NewAdamW(AdamConfig{})), `{"class_name":"AdamW","config":{"amsgrad":false,"beta_1":0.9,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"learning_rate":0.001,"weight_decay":0.004}}`},
 		{must(NewRMSprop(RMSpropConfig{Momentum: 0.5, Centered: true})),
-			`{"class_name":"RMSprop","config":{"centered":true,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"learning_rate":0.001,"momentum":0.5,"rho":0.9,"weight_decay":null}}`},
+			`{"class_name":"RMSprop","config":{"centered":true,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"learning_rate":0.001,"momentum":0.5,"rho":0.9,"weight_decay":null}}`},
 		{must(NewAdagrad(AdagradConfig{InitialAccumulatorValue: 0.5, Options: Options{Schedule: InverseTimeDecay{InitialLearningRate: 0.1, DecaySteps: 5, DecayRate: 2}}})),
-			`{"class_name":"Adagrad","config":{"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"initial_accumulator_value":0.5,"learning_rate":{"class_name":"InverseTimeDecay","config":{"decay_rate":2,"decay_steps":5,"initial_learning_rate":0.1,"staircase":false}},"weight_decay":null}}`},
+			`{"class_name":"Adagrad","config":{"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"initial_accumulator_value":0.5,"learning_rate":{"class_name":"InverseTimeDecay","config":{"decay_rate":2,"decay_steps":5,"initial_learning_rate":0.1,"staircase":false}},"weight_decay":null}}`},
 		{must(NewAdadelta(AdadeltaConfig{Rho: 0.5, Options: Options{Schedule: PiecewiseConstantDecay{Boundaries: []int64{10, 20}, Values: []float64{1, 0.5, 0.1}}}})),
-			`{"class_name":"Adadelta","config":{"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"learning_rate":{"class_name":"PiecewiseConstantDecay","config":{"boundaries":[10,20],"values":[1,0.5,0.1]}},"rho":0.5,"weight_decay":null}}`},
+			`{"class_name":"Adadelta","config":{"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"learning_rate":{"class_name":"PiecewiseConstantDecay","config":{"boundaries":[10,20],"values":[1,0.5,0.1]}},"rho":0.5,"weight_decay":null}}`},
 		{must(NewAdamax(AdamaxConfig{Epsilon: 1e-3, Options: Options{Schedule: PolynomialDecay{InitialLearningRate: 0.1, DecaySteps: 100}}})),
-			`{"class_name":"Adamax","config":{"beta_1":0.9,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":0.001,"learning_rate":{"class_name":"PolynomialDecay","config":{"cycle":false,"decay_steps":100,"end_learning_rate":0,"initial_learning_rate":0.1,"power":1}},"weight_decay":null}}`},
+			`{"class_name":"Adamax","config":{"beta_1":0.9,"beta_2":0.999,"clipnorm":null,"clipvalue":null,"epsilon":0.001,"global_clipnorm":null,"learning_rate":{"class_name":"PolynomialDecay","config":{"cycle":false,"decay_steps":100,"end_learning_rate":0,"initial_learning_rate":0.1,"power":1}},"weight_decay":null}}`},
 		{must(NewNadam(NadamConfig{Beta2: 0.9, Options: Options{Schedule: CosineDecay{InitialLearningRate: 0.1, DecaySteps: 100, Alpha: 0.1, WarmupTarget: 0.2, WarmupSteps: 5}}})),
-			`{"class_name":"Nadam","config":{"beta_1":0.9,"beta_2":0.9,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"learning_rate":{"class_name":"CosineDecay","config":{"alpha":0.1,"decay_steps":100,"initial_learning_rate":0.1,"warmup_steps":5,"warmup_target":0.2}},"weight_decay":null}}`},
+			`{"class_name":"Nadam","config":{"beta_1":0.9,"beta_2":0.9,"clipnorm":null,"clipvalue":null,"epsilon":1e-7,"global_clipnorm":null,"learning_rate":{"class_name":"CosineDecay","config":{"alpha":0.1,"decay_steps":100,"initial_learning_rate":0.1,"warmup_steps":5,"warmup_target":0.2}},"weight_decay":null}}`},
 		{must(NewSGD(SGDConfig{Options: Options{Schedule: CosineDecayRestarts{InitialLearningRate: 0.1, FirstDecaySteps: 10}}})),
-			`{"class_name":"SGD","config":{"clipnorm":null,"clipvalue":null,"learning_rate":{"class_name":"CosineDecayRestarts","config":{"alpha":0,"first_decay_steps":10,"initial_learning_rate":0.1,"m_mul":1,"t_mul":2}},"momentum":0,"nesterov":false,"weight_decay":null}}`},
+			`{"class_name":"SGD","config":{"clipnorm":null,"clipvalue":null,"global_clipnorm":null,"learning_rate":{"class_name":"CosineDecayRestarts","config":{"alpha":0,"first_decay_steps":10,"initial_learning_rate":0.1,"m_mul":1,"t_mul":2}},"momentum":0,"nesterov":false,"weight_decay":null}}`},
 	}
 	classes := map[string]bool{}
 	for _, c := range cases {
