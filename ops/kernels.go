@@ -1,6 +1,20 @@
 package ops
 
-import kernels "github.com/gokeras/gokeras/internal/avx512"
+import (
+	"github.com/gokeras/gokeras/internal/avx2"
+	"github.com/gokeras/gokeras/internal/avx512"
+)
+
+// maskPositive is the ReLU's kernel: the AVX-512 one where the CPU has
+// AVX-512, else the AVX2 one (which falls back to Go); they give the same
+// bits.
+var maskPositive = avx2.MaskPositive
+
+func init() {
+	if avx512.Available() {
+		maskPositive = avx512.MaskPositive
+	}
+}
 
 // The arithmetic of the ops, on float32 slices, for machines that run model
 // graphs themselves (see Inspect) and must compute exactly what Do computes.
@@ -9,7 +23,7 @@ import kernels "github.com/gokeras/gokeras/internal/avx512"
 // works on. It is what an Activate node's Do computes.
 func ActivationForward(act Activation, cols int, x, y []float32) {
 	if act == ReLU {
-		kernels.MaskPositive(x, x, y)
+		maskPositive(x, x, y)
 		return
 	}
 	activate(act, cols, x, y)
@@ -19,7 +33,7 @@ func ActivationForward(act Activation, cols int, x, y []float32) {
 // y, as the gradient op of Activate does. ReLU has no gradient where x ≤ 0.
 func ActivationBackward(act Activation, cols int, x, y, dy, dx []float32) {
 	if act == ReLU {
-		kernels.MaskPositive(x, dy, dx)
+		maskPositive(x, dy, dx)
 		return
 	}
 	activateGrad(act, cols, x, y, dy, dx)

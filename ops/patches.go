@@ -148,8 +148,16 @@ func patches[T float](w Window, x, cols []T) {
 			for oh := 0; oh < w.OH; oh++ {
 				for ow := 0; ow < w.OW; ow++ {
 					dst := cols[((b*w.OH+oh)*w.OW+ow)*row:][:row]
+					iw0 := ow*w.StrideW - w.PadLeft
+					// Without dilation, a window row inside the image is one
+					// run of KW·C values in the input.
+					inside := w.DilationW == 1 && iw0 >= 0 && iw0+w.KW <= w.W
 					for kh := 0; kh < w.KH; kh++ {
 						ih := oh*w.StrideH + kh*w.DilationH - w.PadTop
+						if inside && ih >= 0 && ih < w.H {
+							copy(dst[kh*w.KW*w.C:][:w.KW*w.C], img[(ih*w.W+iw0)*w.C:])
+							continue
+						}
 						for kw := 0; kw < w.KW; kw++ {
 							iw := ow*w.StrideW + kw*w.DilationW - w.PadLeft
 							d := dst[(kh*w.KW+kw)*w.C:][:w.C]

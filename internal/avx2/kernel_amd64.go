@@ -11,4 +11,7 @@ var haveKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfb *float32, alpha, beta float32)
 
 //go:noescape
+func maskPositive(x, v, out *float32, n int)
+
+//go:noescape
 func dot6x16(n int, w *float32, ldw uintptr, bt *float32, tile *float32)

@@ -187,3 +187,25 @@ store:
 	VMOVUPS Y11, 352(DI)
 	VZEROUPPER
 	RET
+
+// func maskPositive(x, v, out *float32, n int)
+// out = v where x > 0, else +0; n is a multiple of 8.
+TEXT ·maskPositive(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ v+8(FP), DX
+	MOVQ out+16(FP), DI
+	MOVQ n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+	XORQ AX, AX
+maskloop:
+	CMPQ AX, CX
+	JGE maskdone
+	VMOVUPS (SI)(AX*4), Y0
+	VCMPPS $0x1e, Y15, Y0, Y1 // x > 0, false for NaN
+	VANDPS (DX)(AX*4), Y1, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP maskloop
+maskdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,34 @@
+package avx2
+
+import (
+	"math"
+	"testing"
+)
+
+func TestMaskPositiveMatchesItsDefinition(t *testing.T) {
+	x := []float32{1, -1, 0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-45,
+		-2, 3, 0.5, -0.5, 7, 8, 9, -10, 11}
+	v := make([]float32, len(x))
+	for i := range v {
+		v[i] = float32(i) - 3.5
+	}
+	out := make([]float32, len(x))
+	MaskPositive(x, v, out)
+	for i := range x {
+		want := float32(0)
+		if x[i] > 0 {
+			want = v[i]
+		}
+		if math.Float32bits(out[i]) != math.Float32bits(want) {
+			t.Errorf("x=%v: got %v, want %v (kernels: %t)", x[i], out[i], want, haveKernels)
+		}
+	}
+	// In place, as the ReLU runs.
+	in := append([]float32(nil), x...)
+	MaskPositive(in, in, in)
+	for i := range in {
+		if x[i] > 0 && in[i] != x[i] || !(x[i] > 0) && math.Float32bits(in[i]) != 0 {
+			t.Errorf("in place, x=%v: got %v", x[i], in[i])
+		}
+	}
+}
