@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/gokeras/gokeras/internal/avx2"
 	"hash"
 
 	"github.com/chewxy/hm"
@@ -185,9 +186,16 @@ func patchesBack[T float](w Window, cols, dx []T) {
 			for oh := 0; oh < w.OH; oh++ {
 				for ow := 0; ow < w.OW; ow++ {
 					src := cols[((b*w.OH+oh)*w.OW+ow)*row:][:row]
+					iw0 := ow*w.StrideW - w.PadLeft
+					inside := w.DilationW == 1 && iw0 >= 0 && iw0+w.KW <= w.W
 					for kh := 0; kh < w.KH; kh++ {
 						ih := oh*w.StrideH + kh*w.DilationH - w.PadTop
 						if ih < 0 || ih >= w.H {
+							continue
+						}
+						if inside {
+							// The window row is one run of KW·C values.
+							addTo(img[(ih*w.W+iw0)*w.C:][:w.KW*w.C], src[kh*w.KW*w.C:][:w.KW*w.C])
 							continue
 						}
 						for kw := 0; kw < w.KW; kw++ {
@@ -205,4 +213,16 @@ func patchesBack[T float](w Window, cols, dx []T) {
 			}
 		}
 	})
+}
+
+// addTo adds src into dst, with the AVX2 kernel for float32 (the same bits
+// as the loop).
+func addTo[T float](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok {
+		avx2.AddTo(d, any(src).([]float32))
+		return
+	}
+	for i, v := range src {
+		dst[i] += v
+	}
 }

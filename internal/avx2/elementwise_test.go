@@ -32,3 +32,20 @@ func TestMaskPositiveMatchesItsDefinition(t *testing.T) {
 		}
 	}
 }
+
+func TestAddToAddsEachValueOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 33} {
+		dst, src := make([]float32, n), make([]float32, n)
+		want := make([]float32, n)
+		for i := range dst {
+			dst[i], src[i] = float32(i)*0.1, float32(n-i)*0.3
+			want[i] = dst[i] + src[i]
+		}
+		AddTo(dst, src)
+		for i := range dst {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, dst[i], want[i])
+			}
+		}
+	}
+}

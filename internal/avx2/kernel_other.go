@@ -10,6 +10,10 @@ func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 	panic("unreachable: AVX2 kernels called without Available")
 }
 
+func addTo(dst, src *float32, n int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
 func maskPositive(x, v, out *float32, n int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
