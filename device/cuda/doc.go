@@ -60,10 +60,12 @@
 //
 // The machine is a driver.Trainer. Train runs the forward pass, the
 // backward pass and the update (every rule of package optim, with its
-// clipping by value or by norm and its weight decay, from the
-// optim.Update it is given, each weight and slot optim.Update.Apply's to
-// the bit, but that clipping by norm sums the gradient's squares in
-// another order) on the GPU: the weights and the
+// clipping by value, by norm or by global norm and its weight decay, from
+// the optim.Update it is given, each weight and slot optim.Update.Apply's
+// to the bit, but that clipping by norm sums the gradient's squares in
+// another order; the global norm's factor, summed over every gradient in
+// a fixed order, stays in device memory for the updates) on the GPU: the
+// weights and the
 // optimizer's slots live in device memory shared by all the machines of a
 // model through its driver.State, so per step the batch and its labels go
 // in, and the loss and the outputs come back; the weights and slots stay on

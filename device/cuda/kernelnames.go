@@ -35,6 +35,7 @@ const (
 	kNadam       = "gk_nadam"
 	kAbsSqSums   = "gk_abs_sq_sums"
 	kClipScale   = "gk_clip_scale"
+	kGlobalScale = "gk_global_scale"
 	kPenalty     = "gk_penalty"
 	kPenaltyGrad = "gk_penalty_grad"
 	kAdd         = "gk_add"
@@ -46,5 +47,5 @@ var kernelNames = []string{
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
 	kRMSprop, kAdagrad, kAdadelta, kAdamax, kNadam, kAbsSqSums, kClipScale, kPenalty, kPenaltyGrad, kAdd,
-	kZeroOne,
+	kZeroOne, kGlobalScale,
 }

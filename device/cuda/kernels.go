@@ -208,12 +208,21 @@ var updateKernels = map[optim.Rule]string{
 // u.SlotNames()), with optim.Update.Apply's arithmetic: the rule's kernel
 // with the options applied first (launch.ForUpdate). Clipping by norm
 // first sums the gradient's squares (gk_abs_sq_sums, in sc) and writes the
-// gradient's factor (gk_clip_scale) after them in sc. An update no kernel
-// computes fails here, naming its rule, before anything is queued.
-func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.DevicePtr, slots []cu.DevicePtr, n int) error {
+// gradient's factor (gk_clip_scale) after them in sc. Clipping by global
+// norm reads the factor at global, the device float of the step's
+// GlobalNorm step (globalNorm); global is 0 for any other update. An
+// update no kernel computes fails here, naming its rule, before anything
+// is queued.
+func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.DevicePtr, slots []cu.DevicePtr, n int, global cu.DevicePtr) error {
 	l, err := launch.ForUpdate(u)
 	if err != nil {
 		return err
+	}
+	if l.Global != (global != 0) {
+		if l.Global {
+			return fmt.Errorf("%v update with global_clipnorm: the step has no factor of a GlobalNorm step to read", u.Rule)
+		}
+		return fmt.Errorf("%v update: the step reads a global clipping factor but the update has no global_clipnorm", u.Rule)
 	}
 	name, ok := updateKernels[u.Rule]
 	if !ok {
@@ -225,7 +234,7 @@ func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.Devic
 	if err := fits32(u.Rule.String()+" update", n); err != nil || n == 0 {
 		return err
 	}
-	var gscale cu.DevicePtr
+	gscale := global
 	if l.ClipNorm > 0 {
 		grid := launch.SumGrid(n)
 		mem, err := sc.get(s, int64(grid)*16+4)
@@ -258,6 +267,35 @@ func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.Devic
 	}
 	args = append(args, ptrArg(gscale), floatArg(l.ClipValue), boolArg(l.Decays), floatArg(l.Decay))
 	return k.launch(s, name, elemGrid(n), elemBlock, 0, args...)
+}
+
+// globalNorm: out[0] = optim.GlobalScale(clipNorm, the gradients at
+// grads, of ns values each), the factor of clipping by global norm, left
+// on the device for the step's updates: gk_abs_sq_sums over each gradient
+// in turn into its blocks of sc (launch.GlobalParts), then gk_global_scale
+// adds them all in a fixed order.
+func (k *kernels) globalNorm(s cu.Stream, sc *scratch, clipNorm float64, grads []cu.DevicePtr, ns []int, out cu.DevicePtr) error {
+	if len(grads) != len(ns) {
+		return fmt.Errorf("global norm: %d gradients, %d sizes", len(grads), len(ns))
+	}
+	for _, n := range ns {
+		if err := fits32("global norm", n); err != nil {
+			return err
+		}
+	}
+	offsets, parts := launch.GlobalParts(ns)
+	part, err := sc.get(s, int64(max(parts, 1))*16)
+	if err != nil {
+		return err
+	}
+	for j, g := range grads {
+		if err := k.launch(s, kAbsSqSums, launch.SumGrid(ns[j]), launch.SumBlock, launch.SumSharedBytes,
+			ptrArg(g), intArg(ns[j]), ptrArg(part+cu.DevicePtr(offsets[j]*16))); err != nil {
+			return err
+		}
+	}
+	return k.launch(s, kGlobalScale, 1, launch.SumBlock, launch.SumSharedBytes,
+		ptrArg(part), intArg(parts), doubleArg(clipNorm), ptrArg(out))
 }
 
 // boolArg is an int kernel parameter, 1 or 0.

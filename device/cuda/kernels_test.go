@@ -453,7 +453,7 @@ func TestOptimizerKernelsMatchOptim(t *testing.T) {
 					u.Iteration = int64(it + 1)
 					u.Apply(host, g, hostSlots)
 					gd := h.upload(g)
-					h.do(func() error { return h.k.update(h.s, sc, u, w, gd, devSlots, n) })
+					h.do(func() error { return h.k.update(h.s, sc, u, w, gd, devSlots, n, 0) })
 					if d := bitDiff(h.download(w, n), host); d != "" {
 						t.Fatalf("iteration %d: weights: %s", it+1, d)
 					}
@@ -469,12 +469,90 @@ func TestOptimizerKernelsMatchOptim(t *testing.T) {
 	t.Run("unknown rule", func(t *testing.T) {
 		w := h.zeros(4)
 		err := h.g.do(func() error {
-			return h.k.update(h.s, sc, optim.Update{Rule: 42, LearningRate: 0.1, Iteration: 1}, w, w, nil, 4)
+			return h.k.update(h.s, sc, optim.Update{Rule: 42, LearningRate: 0.1, Iteration: 1}, w, w, nil, 4, 0)
 		})
 		if err == nil || !strings.Contains(err.Error(), "Rule(42)") {
 			t.Errorf("an update with an unknown rule: %v, want an error naming it", err)
 		}
 	})
+}
+
+// TestGlobalNormMatchesOptim runs a step clipping by global norm as the
+// machine does (globalNorm into a device float, then each weight's update
+// reading it) for a few rules over gradients of 70001, 300 and 1 values,
+// four iterations: the factor optim.GlobalScale's (the kernels sum the
+// squares in another order: within an ulp in general, optim's bits on
+// these data) and the weights and slots optim.Update.Apply's to the bit
+// with GlobalScale set. The iterations clip, do not (factor 1), and see a
+// NaN.
+func TestGlobalNormMatchesOptim(t *testing.T) {
+	h := newHarness(t)
+	sc := &scratch{g: h.g}
+	t.Cleanup(func() { h.do(sc.free) })
+	rng := rand.New(rand.NewPCG(13, 13))
+	sizes := []int{70001, 300, 1}
+	iterations := [][][]float32{
+		{randn(rng, 70001, 1e-2), randn(rng, 300, 0.1), {3}},
+		{randn(rng, 70001, 1e-4), randn(rng, 300, 1e-3), {0}},
+		{randn(rng, 70001, 5e-2), randn(rng, 300, 0.1), {-40}},
+		{randn(rng, 70001, 1e-2), randn(rng, 300, 0.1), {float32(math.NaN())}},
+	}
+	for _, r := range updateCases {
+		if r.u.Rule != optim.RuleSGD && r.u.Rule != optim.RuleAdam && r.u.Rule != optim.RuleNadam {
+			continue
+		}
+		t.Run(r.name, func(t *testing.T) {
+			u := r.u
+			u.GlobalClipNorm, u.ClipValue, u.WeightDecay = 2, 0.02, 0.05
+			names := u.SlotNames()
+			host, w := make([][]float32, len(sizes)), make([]cu.DevicePtr, len(sizes))
+			hostSlots, devSlots := make([][][]float32, len(sizes)), make([][]cu.DevicePtr, len(sizes))
+			for k, n := range sizes {
+				host[k] = randn(rng, n, 1)
+				w[k] = h.upload(host[k])
+				hostSlots[k], devSlots[k] = make([][]float32, len(names)), make([]cu.DevicePtr, len(names))
+				for i, name := range names {
+					hostSlots[k][i] = make([]float32, n)
+					for j := range n {
+						hostSlots[k][i][j] = u.SlotInit(name)
+					}
+					devSlots[k][i] = h.upload(hostSlots[k][i])
+				}
+			}
+			factor := h.zeros(1)
+			for it, grads := range iterations {
+				u.Iteration = int64(it + 1)
+				gd := make([]cu.DevicePtr, len(grads))
+				for k, g := range grads {
+					gd[k] = h.upload(g)
+				}
+				h.do(func() error { return h.k.globalNorm(h.s, sc, u.GlobalClipNorm, gd, sizes, factor) })
+				want := optim.GlobalScale(u.GlobalClipNorm, grads...)
+				if got := h.download(factor, 1)[0]; math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+					t.Fatalf("iteration %d: factor %v, optim %v", it+1, got, want)
+				}
+				for k, g := range grads {
+					hu := u
+					hu.GlobalScale = want
+					hu.Apply(host[k], g, hostSlots[k])
+					h.do(func() error { return h.k.update(h.s, sc, u, w[k], gd[k], devSlots[k], sizes[k], factor) })
+					if d := bitDiff(h.download(w[k], sizes[k]), host[k]); d != "" {
+						t.Fatalf("iteration %d, weight %d: %s", it+1, k, d)
+					}
+					for i, name := range names {
+						if d := bitDiff(h.download(devSlots[k][i], sizes[k]), hostSlots[k][i]); d != "" {
+							t.Fatalf("iteration %d, weight %d, slot %q: %s", it+1, k, name, d)
+						}
+					}
+				}
+			}
+			// The update refuses to run without the factor it needs.
+			err := h.g.do(func() error { return h.k.update(h.s, sc, u, w[0], w[0], devSlots[0], sizes[0], 0) })
+			if err == nil || !strings.Contains(err.Error(), "GlobalNorm") {
+				t.Errorf("a global update without its factor: %v, want an error", err)
+			}
+		})
+	}
 }
 
 // TestAddAndPenaltyMatchCPU compares the Add, Penalty and PenaltyGrad

@@ -32,6 +32,10 @@ func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts driver.MachineOptions) (
 	if err := checkSteps(p.Steps); err != nil {
 		return nil, errors.Join(err, be.Close())
 	}
+	be.elems = make([]int, len(p.Buffers))
+	for i, buf := range p.Buffers {
+		be.elems[i] = buf.Elems
+	}
 	return plan.New(p, be, opts.State, opts.Slots)
 }
 
@@ -101,8 +105,11 @@ type backend struct {
 	// loss's kernel whether the batch's labels are all 0 or 1.
 	labels cu.DevicePtr
 	// scratch is the memory the kernels of a step pass between launches
-	// (normalization, penalties, clipping by norm).
+	// (normalization, penalties, clipping by norm and by global norm).
 	scratch scratch
+	// elems are the values of each of the plan's buffers (a GlobalNorm
+	// step's gradients).
+	elems []int
 	// indexWords are the words in which the Gather and ScatterAdd steps
 	// of a run flag a bad index, the j-th such step the j-th word;
 	// indexSteps those steps, in the order queued.
@@ -285,6 +292,15 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.penalty(st, &b.scratch, s.Penalty, in(0), out(0), s.N)
 	case plan.PenaltyGrad:
 		return k.penaltyGrad(st, s.Penalty, in(0), in(1), out(0), s.N)
+	case plan.GlobalNorm:
+		grads, ns := make([]cu.DevicePtr, len(s.In)), make([]int, len(s.In))
+		for j, bi := range s.In {
+			if bi < 0 || bi >= len(b.elems) {
+				return fmt.Errorf("global norm: gradient buffer %d of a plan of %d buffers", bi, len(b.elems))
+			}
+			grads[j], ns[j] = in(j), b.elems[bi]
+		}
+		return k.globalNorm(st, &b.scratch, s.ClipNorm, grads, ns, out(0))
 	case plan.Gather, plan.ScatterAdd:
 		bad, err := b.indexWord(i, s)
 		if err != nil {
@@ -330,11 +346,15 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		return fmt.Errorf("the CUDA backend offered no fused update, got %v", s.Kind)
 	}
 	w, g := bufs[s.In[0]].(cu.DevicePtr), bufs[s.In[1]].(cu.DevicePtr)
+	var global cu.DevicePtr // the factor of the GlobalNorm step, on the device
+	if len(s.In) > 2 {
+		global = bufs[s.In[2]].(cu.DevicePtr)
+	}
 	ptrs := make([]cu.DevicePtr, len(slots))
 	for i, m := range slots {
 		ptrs[i] = m.(cu.DevicePtr)
 	}
-	return b.kern.update(b.stream, &b.scratch, u, w, g, ptrs, n)
+	return b.kern.update(b.stream, &b.scratch, u, w, g, ptrs, n, global)
 }
 
 // Wait waits for the stream, finishes the staged downloads and reports

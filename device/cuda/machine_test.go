@@ -301,6 +301,18 @@ func TestTrainingMatchesCPU(t *testing.T) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.01, Momentum: 0.9,
 				Options: optim.Options{ClipNorm: 1, ClipValue: 0.05, WeightDecay: 0.01}})
 		}, 10, nil, nil},
+		// Clipping by global norm: a GlobalNorm step (gk_abs_sq_sums over
+		// every gradient, gk_global_scale) whose device float every
+		// update reads; bounds low enough to bite.
+		{"sgd momentum global_clipnorm", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9, Options: optim.Options{GlobalClipNorm: 0.1}})
+		}, 10, nil, nil},
+		{"adam global_clipnorm+clipvalue+weight decay", mlpModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{Options: optim.Options{GlobalClipNorm: 0.5, ClipValue: 0.05, WeightDecay: 0.01}})
+		}, 10, nil, nil},
+		{"cnn+softmax+categorical/rmsprop global_clipnorm", cnnModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewRMSprop(optim.RMSpropConfig{Options: optim.Options{GlobalClipNorm: 0.2}})
+		}, 10, nil, nil},
 		// The losses' parameters and sample weights (gk_loss and
 		// gk_loss_grad with ls, delta and w), and the hinge losses' pass
 		// over the labels (one-hot: read as -1/1).

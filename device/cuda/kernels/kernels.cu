@@ -29,7 +29,10 @@
 // (clipping, weight decay) applied first; clipping by norm and the
 // regularization penalty sum |x| and x² in double per block
 // (gk_abs_sq_sums, launch.SumGrid's shape) and one block adds the blocks'
-// sums in a fixed order (gk_clip_scale, gk_penalty).
+// sums in a fixed order (gk_clip_scale, gk_penalty); clipping by global
+// norm sums each gradient's blocks so, one gradient after another, and one
+// block adds all their sums (gk_global_scale) into a device float that
+// every update of the step then reads.
 
 #include <math.h>
 
@@ -678,8 +681,10 @@ extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const fl
 // Every update kernel ends with the options, GK_UPDATE_OPTIONS, which it
 // applies before its rule as optim.Update's prepare does: the gradient
 // times *gscale when gscale is not NULL and *gscale is not 0 (clipping by
-// norm; gk_clip_scale writes it), then clipped to [-clipvalue, clipvalue]
-// when clipvalue > 0; the weight, when decays, w -= w·decay (decoupled
+// norm, gk_clip_scale writes it; or by global norm, gk_global_scale writes
+// it: optim skips its factors 0 and 1, and a product by 1 changes no value
+// but a NaN's payload, while a NaN gradient makes the global factor NaN),
+// then clipped to [-clipvalue, clipvalue] when clipvalue > 0; the weight, when decays, w -= w·decay (decoupled
 // weight decay, decay = WeightDecay·lr).
 #define GK_UPDATE_OPTIONS const float *gscale, float clipvalue, int decays, float decay
 
@@ -906,6 +911,22 @@ extern "C" __global__ void gk_clip_scale(const double *part, int parts, double c
 	if (threadIdx.x == 0) {
 		double norm = __dsqrt_rn(ss);
 		scale[0] = norm > clipnorm ? (float)__ddiv_rn(clipnorm, norm) : 0.0f;
+	}
+}
+
+// gk_global_scale: scale[0] = the factor clipping by global norm
+// multiplies every gradient of a step by, clipnorm/max(‖g‖, clipnorm)
+// rounded to float, ‖g‖ the square root of the sum of the parts' x² (the
+// parts of gk_abs_sq_sums over each gradient in turn, launch.GlobalParts),
+// as optim.GlobalScale computes it: 1 when the norm is at most clipnorm,
+// NaN when it is NaN (Go's math.Max). One block, as gk_abs_sq_sums.
+extern "C" __global__ void gk_global_scale(const double *part, int parts, double clipnorm, float *scale) {
+	extern __shared__ double sd[];
+	double ss = gk_sum_parts(part, parts, 1, sd);
+	if (threadIdx.x == 0) {
+		double norm = __dsqrt_rn(ss);
+		double m = (norm != norm || norm > clipnorm) ? norm : clipnorm;
+		scale[0] = (float)__ddiv_rn(clipnorm, m);
 	}
 }
 

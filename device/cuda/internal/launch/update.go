@@ -13,8 +13,9 @@ import (
 // gk_adam, gk_rmsprop, gk_adagrad, gk_adadelta, gk_adamax or gk_nadam)
 // takes the weight, the slot pointers Slots, the gradient and the number of
 // values, then Nesterov (gk_momentum only), the Scalars, and the options:
-// the gradient's scale for ClipNorm (a device float written by
-// gk_clip_scale, NULL without ClipNorm), ClipValue, Decays and Decay.
+// the gradient's scale for ClipNorm or GlobalClipNorm (a device float
+// written by gk_clip_scale or gk_global_scale, NULL without either),
+// ClipValue, Decays and Decay.
 //
 // The scalars are computed here, on the host, with the float64 formulas of
 // package optim and rounded to float32 as optim rounds them, so the
@@ -46,6 +47,12 @@ type Update struct {
 	// gradient is multiplied by, 0 for none, as optim.Update.Apply
 	// computes it.
 	ClipNorm float64
+	// Global says the update scales the gradient by the factor of
+	// clipping by global norm (optim.Update.GlobalClipNorm > 0): the
+	// device float that the step's GlobalNorm step wrote
+	// (gk_global_scale, GlobalParts), which the Update step reads as its
+	// In[2]. The factor is never taken from the host.
+	Global bool
 	// ClipValue clips each gradient value to [-ClipValue, ClipValue] when
 	// positive (optim compares its float32 too).
 	ClipValue float32
@@ -62,12 +69,18 @@ func ForUpdate(u optim.Update) (Update, error) {
 	if err := u.Check(); err != nil {
 		return Update{}, err
 	}
-	if u.GlobalClipNorm > 0 || u.GlobalScale != 0 {
-		return Update{}, fmt.Errorf("%v with global_clipnorm: the CUDA backend has no kernel for clipping by the global norm yet: train on /CPU:0, or clip each weight's gradient with clipnorm", u.Rule)
+	if u.ClipNorm > 0 && u.GlobalClipNorm > 0 {
+		return Update{}, fmt.Errorf("%v update: clipnorm and global_clipnorm together (optim.Options refuses them, as Keras does)", u.Rule)
+	}
+	if u.GlobalScale != 0 {
+		// The kernels read the factor from the GlobalNorm step's device
+		// float; one set on the host would be a second, possibly
+		// different, factor.
+		return Update{}, fmt.Errorf("%v update: a global clipping factor set on the host (%v): the CUDA backend computes it on the device, from global_clipnorm", u.Rule, u.GlobalScale)
 	}
 	names := u.SlotNames()
 	slot := func(name string) int { return slices.Index(names, name) }
-	l := Update{Rule: u.Rule, ClipNorm: u.ClipNorm, ClipValue: float32(u.ClipValue), Decays: u.WeightDecay > 0}
+	l := Update{Rule: u.Rule, ClipNorm: u.ClipNorm, Global: u.GlobalClipNorm > 0, ClipValue: float32(u.ClipValue), Decays: u.WeightDecay > 0}
 	if l.Decays {
 		l.Decay = float32(u.WeightDecay * u.LearningRate)
 	}
@@ -137,3 +150,18 @@ func SumGrid(n int) int { return max(1, min((n+SumBlock-1)/SumBlock, maxSumParts
 // SumSharedBytes is the shared memory of the sum kernels: a double per
 // thread.
 const SumSharedBytes = 8 * SumBlock
+
+// GlobalParts lays out the per-block sums of a GlobalNorm step over
+// gradients of ns values: gk_abs_sq_sums over gradient j (SumGrid(ns[j])
+// blocks of SumBlock threads) writes its blocks' sums from block
+// offsets[j] on, one gradient after another, and gk_global_scale (one
+// block of SumBlock threads) adds all parts of them. The layout depends on
+// ns only, so the factor rounds the same on every GPU.
+func GlobalParts(ns []int) (offsets []int, parts int) {
+	offsets = make([]int, len(ns))
+	for j, n := range ns {
+		offsets[j] = parts
+		parts += SumGrid(n)
+	}
+	return offsets, parts
+}

@@ -54,8 +54,25 @@ func TestForUpdateOptions(t *testing.T) {
 	if l, _ := ForUpdate(optim.Update{Rule: optim.RuleSGD, WeightDecay: 0.1}); !l.Decays || l.Decay != 0 {
 		t.Errorf("decay at rate 0: %+v", l)
 	}
-	if l, _ := ForUpdate(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1}); l.Decays || l.ClipNorm != 0 || l.ClipValue != 0 {
+	if l, _ := ForUpdate(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1}); l.Decays || l.ClipNorm != 0 || l.ClipValue != 0 || l.Global {
 		t.Errorf("no options: %+v", l)
+	}
+	l, err = ForUpdate(optim.Update{Rule: optim.RuleAdam, LearningRate: 0.1, Iteration: 1, GlobalClipNorm: 1.5, ClipValue: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Global || l.ClipNorm != 0 || l.ClipValue != 0.5 {
+		t.Errorf("global_clipnorm: %+v", l)
+	}
+}
+
+func TestGlobalParts(t *testing.T) {
+	offsets, parts := GlobalParts([]int{1, 300, 0, 1 << 20, 7})
+	if want := []int{0, 1, 3, 4, 1028}; !slices.Equal(offsets, want) || parts != 1029 {
+		t.Errorf("GlobalParts: offsets %v, %d parts; want %v, 1029", offsets, parts, want)
+	}
+	if offsets, parts := GlobalParts(nil); len(offsets) != 0 || parts != 0 {
+		t.Errorf("GlobalParts(nil): %v, %d", offsets, parts)
 	}
 }
 
@@ -64,6 +81,11 @@ func TestForUpdateRefuses(t *testing.T) {
 		{Rule: 42, LearningRate: 0.1},
 		{Rule: optim.RuleAdam, LearningRate: 0.1}, // iteration 0
 		{Rule: optim.RuleSGD, LearningRate: 0.1, ClipNorm: -1},
+		{Rule: optim.RuleSGD, LearningRate: 0.1, GlobalClipNorm: -1},
+		{Rule: optim.RuleSGD, LearningRate: 0.1, ClipNorm: 1, GlobalClipNorm: 1},
+		// The factor comes from the GlobalNorm step on the device.
+		{Rule: optim.RuleSGD, LearningRate: 0.1, GlobalClipNorm: 1, GlobalScale: 0.5},
+		{Rule: optim.RuleSGD, LearningRate: 0.1, GlobalScale: 0.5},
 	} {
 		if _, err := ForUpdate(u); err == nil {
 			t.Errorf("%+v: no error", u)
@@ -90,7 +112,8 @@ func TestForUpdateKnowsEveryField(t *testing.T) {
 	known := map[string]bool{"Rule": true, "LearningRate": true, "Momentum": true, "Beta1": true, "Beta2": true,
 		"Epsilon": true, "Rho": true, "Centered": true, "AMSGrad": true, "InitialAccumulator": true, "ClipNorm": true,
 		"ClipValue": true, "WeightDecay": true, "Iteration": true,
-		"GlobalClipNorm": true, "GlobalScale": true} // refused
+		"GlobalClipNorm": true, // Global: the factor of the step's GlobalNorm step, on the device
+		"GlobalScale":    true} // refused: a factor set on the host
 	ty := reflect.TypeFor[optim.Update]()
 	for i := range ty.NumField() {
 		if f := ty.Field(i); f.IsExported() && !known[f.Name] {

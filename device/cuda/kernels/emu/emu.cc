@@ -106,6 +106,9 @@ void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part) {
 void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
 	run(1, b, [=] { gk_clip_scale(part, parts, clipnorm, scale); });
 }
+void emu_global_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
+	run(1, b, [=] { gk_global_scale(part, parts, clipnorm, scale); });
+}
 void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out) {
 	run(1, b, [=] { gk_penalty(part, parts, l1, l2, scale, out); });
 }

@@ -26,6 +26,7 @@ package emu
 // void emu_update(int g, int b, int rule, float *w, float *s0, float *s1, float *s2, const float *gr, int n, int nesterov, const float *p, const float *gscale, float cv, int decays, float decay);
 // void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part);
 // void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale);
+// void emu_global_scale(int b, const double *part, int parts, double clipnorm, float *scale);
 // void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out);
 // void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2, double scale);
 // void emu_add(int g, int b, const float *a, const float *bb, float *out, int n);
@@ -152,8 +153,45 @@ func ZeroOneLabels(block int, y []float32) int {
 // gk_abs_sq_sums over g in sums.Grid blocks of sums.Block threads and
 // gk_clip_scale in one block of sums.Block, then the rule's kernel in l.
 // slots are u's, in the order of u.SlotNames(), updated in place. It
-// returns the factor gk_clip_scale wrote (0: none, or no ClipNorm).
+// returns the factor gk_clip_scale wrote (0: none, or no ClipNorm). An
+// update with GlobalClipNorm needs its step's factor: UpdateGlobal.
 func Update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32) (scale float32, err error) {
+	return update(l, sums, u, w, g, slots, nil)
+}
+
+// UpdateGlobal runs update u, which clips by global norm, as device/cuda
+// launches it: the rule's kernel in l, reading the factor at global (the
+// GlobalNorm step's float, GlobalScale) as the kernels read it from device
+// memory.
+func UpdateGlobal(l Launch, u optim.Update, w, g []float32, slots [][]float32, global *float32) error {
+	if global == nil {
+		return fmt.Errorf("emu: UpdateGlobal without a factor")
+	}
+	_, err := update(l, Launch{}, u, w, g, slots, global)
+	return err
+}
+
+// GlobalScale runs a GlobalNorm step's kernels as device/cuda launches
+// them (launch.GlobalParts): gk_abs_sq_sums over each gradient in
+// launch.SumGrid blocks of block threads, one after another, then
+// gk_global_scale in one block of block threads. It returns the factor
+// optim.GlobalScale(clipNorm, grads...) computes.
+func GlobalScale(block int, clipNorm float64, grads ...[]float32) float32 {
+	ns := make([]int, len(grads))
+	for j, g := range grads {
+		ns[j] = len(g)
+	}
+	offsets, parts := launch.GlobalParts(ns)
+	part := make([]float64, 2*max(parts, 1))
+	for j, g := range grads {
+		C.emu_abs_sq_sums(C.int(launch.SumGrid(len(g))), C.int(block), f(g), C.int(len(g)), d(part[2*offsets[j]:]))
+	}
+	var out C.float
+	C.emu_global_scale(C.int(block), d(part), C.int(parts), C.double(clipNorm), &out)
+	return float32(out)
+}
+
+func update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32, global *float32) (scale float32, err error) {
 	ul, err := launch.ForUpdate(u)
 	if err != nil {
 		return 0, err
@@ -161,7 +199,10 @@ func Update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32) (
 	if err := u.CheckSlots(w, g, slots); err != nil {
 		return 0, err
 	}
-	var gscale *C.float
+	if ul.Global != (global != nil) {
+		return 0, fmt.Errorf("emu: %v update: Global %t, a factor given %t", u.Rule, ul.Global, global != nil)
+	}
+	gscale := (*C.float)(unsafe.Pointer(global))
 	if ul.ClipNorm > 0 {
 		part := make([]float64, 2*sums.Grid)
 		C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(g), C.int(len(g)), d(part))
