@@ -2,7 +2,6 @@ package avx2
 
 import (
 	"errors"
-	"fmt"
 	"github.com/gokeras/gokeras/internal/matrix"
 	"runtime"
 )
@@ -71,29 +70,7 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 	if transA && transB {
 		return ErrUnsupported
 	}
-	if err := matrix.CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
-		return fmt.Errorf("avx2: %w", err)
-	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if k == 0 || alpha == 0 {
-		matrix.ScaleRows(m, n, beta, c, ldc)
-		return nil
-	}
-	workers := ws.workers
-	if 2*m*n*k < 1<<20 { // too small to pay for waking another core
-		workers = 1
-	}
-	switch {
-	case transA:
-		ws.tn(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	case transB:
-		ws.nt(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	default:
-		ws.nn(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	}
-	return nil
+	return matrix.Sgemm("avx2", ws.workers, ws.tn, ws.nt, ws.nn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // packEdge copies the columns from col on of the k×n matrix b (row stride

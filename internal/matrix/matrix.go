@@ -126,3 +126,37 @@ func Grow(s *[]float32, n int) []float32 {
 	}
 	return (*s)[:n]
 }
+
+// Product computes one shape of product, c = alpha·op(a)·op(b) + beta·c,
+// on up to workers goroutines, its arguments already checked.
+type Product func(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// Sgemm is what the kernel packages' Sgemm share once they know they can
+// compute the product: it checks the arguments (errors prefixed with pkg),
+// handles the empty and scaling-only cases, keeps products too small to
+// pay for waking another core on one goroutine, and calls tn, nt or nn
+// for aᵀ·b, a·bᵀ or a·b (both transposed is the caller's to refuse).
+func Sgemm(pkg string, workers int, tn, nt, nn Product, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if err := CheckArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return fmt.Errorf("%s: %w", pkg, err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 || alpha == 0 {
+		ScaleRows(m, n, beta, c, ldc)
+		return nil
+	}
+	if 2*m*n*k < 1<<20 { // too small to pay for waking another core
+		workers = 1
+	}
+	product := nn
+	switch {
+	case transA:
+		product = tn
+	case transB:
+		product = nt
+	}
+	product(workers, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return nil
+}
