@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/gokeras/gokeras/internal/protowire"
 )
 
 // This file writes and reads TensorFlow event files by hand: TFRecord
@@ -80,44 +82,6 @@ const (
 	histoBucket      = 7 // packed double
 )
 
-// Protocol buffer wire types.
-const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireFixed32 = 5
-)
-
-// appendKey appends a field's key: its number and wire type.
-func appendKey(b []byte, field, wire int) []byte {
-	return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire))
-}
-
-func appendVarintField(b []byte, field int, v uint64) []byte {
-	return binary.AppendUvarint(appendKey(b, field, wireVarint), v)
-}
-
-func appendDouble(b []byte, field int, v float64) []byte {
-	return binary.LittleEndian.AppendUint64(appendKey(b, field, wireFixed64), math.Float64bits(v))
-}
-
-func appendFloat(b []byte, field int, v float32) []byte {
-	return binary.LittleEndian.AppendUint32(appendKey(b, field, wireFixed32), math.Float32bits(v))
-}
-
-func appendBytes(b []byte, field int, v []byte) []byte {
-	b = binary.AppendUvarint(appendKey(b, field, wireBytes), uint64(len(v)))
-	return append(b, v...)
-}
-
-func appendPackedDoubles(b []byte, field int, vs []float64) []byte {
-	b = binary.AppendUvarint(appendKey(b, field, wireBytes), uint64(8*len(vs)))
-	for _, v := range vs {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	return b
-}
-
 // marshal encodes the event as a tensorflow.Event. Fields at their zero
 // value are left out, as proto3 does, except the summary value's oneof
 // (simple_value or histo), which is always written so that a scalar of 0
@@ -125,20 +89,20 @@ func appendPackedDoubles(b []byte, field int, vs []float64) []byte {
 func (e *TensorBoardEvent) marshal() []byte {
 	var b []byte
 	if e.WallTime != 0 {
-		b = appendDouble(b, eventWallTime, e.WallTime)
+		b = protowire.AppendDouble(b, eventWallTime, e.WallTime)
 	}
 	if e.Step != 0 {
-		b = appendVarintField(b, eventStep, uint64(e.Step))
+		b = protowire.AppendVarint(b, eventStep, uint64(e.Step))
 	}
 	if e.FileVersion != "" {
-		b = appendBytes(b, eventFileVersion, []byte(e.FileVersion))
+		b = protowire.AppendString(b, eventFileVersion, e.FileVersion)
 	}
 	if len(e.Values) > 0 {
 		var summary []byte
 		for _, v := range e.Values {
-			summary = appendBytes(summary, summaryValue, v.marshal())
+			summary = protowire.AppendBytes(summary, summaryValue, v.marshal())
 		}
-		b = appendBytes(b, eventSummary, summary)
+		b = protowire.AppendBytes(b, eventSummary, summary)
 	}
 	return b
 }
@@ -147,107 +111,45 @@ func (e *TensorBoardEvent) marshal() []byte {
 func (v *TensorBoardValue) marshal() []byte {
 	var b []byte
 	if v.Tag != "" {
-		b = appendBytes(b, valueTag, []byte(v.Tag))
+		b = protowire.AppendString(b, valueTag, v.Tag)
 	}
 	if v.Histogram == nil {
-		return appendFloat(b, valueSimpleValue, v.SimpleValue)
+		return protowire.AppendFloat(b, valueSimpleValue, v.SimpleValue)
 	}
 	h := v.Histogram
 	var hb []byte
-	hb = appendDouble(hb, histoMin, h.Min)
-	hb = appendDouble(hb, histoMax, h.Max)
-	hb = appendDouble(hb, histoNum, h.Num)
-	hb = appendDouble(hb, histoSum, h.Sum)
-	hb = appendDouble(hb, histoSumSquares, h.SumSquares)
-	hb = appendPackedDoubles(hb, histoBucketLimit, h.BucketLimit)
-	hb = appendPackedDoubles(hb, histoBucket, h.Bucket)
-	return appendBytes(b, valueHisto, hb)
-}
-
-// protoField is one field read from a protocol buffer: its number, wire
-// type and value (num for varints and fixed-size values, data for
-// length-delimited ones).
-type protoField struct {
-	field, wire int
-	num         uint64
-	data        []byte
-}
-
-// parseProto splits a protocol buffer message into its fields, in the
-// order they come. Groups (wire types 3 and 4) are refused: no message
-// read here has them.
-func parseProto(b []byte) ([]protoField, error) {
-	var fields []protoField
-	for len(b) > 0 {
-		key, n := binary.Uvarint(b)
-		if n <= 0 {
-			return nil, errors.New("bad field key")
-		}
-		b = b[n:]
-		f := protoField{field: int(key >> 3), wire: int(key & 7)}
-		if f.field == 0 {
-			return nil, errors.New("field number 0")
-		}
-		switch f.wire {
-		case wireVarint:
-			if f.num, n = binary.Uvarint(b); n <= 0 {
-				return nil, fmt.Errorf("field %d: bad varint", f.field)
-			}
-			b = b[n:]
-		case wireFixed64:
-			if len(b) < 8 {
-				return nil, fmt.Errorf("field %d: truncated 64-bit value", f.field)
-			}
-			f.num, b = binary.LittleEndian.Uint64(b), b[8:]
-		case wireFixed32:
-			if len(b) < 4 {
-				return nil, fmt.Errorf("field %d: truncated 32-bit value", f.field)
-			}
-			f.num, b = uint64(binary.LittleEndian.Uint32(b)), b[4:]
-		case wireBytes:
-			size, n := binary.Uvarint(b)
-			if n <= 0 || size > uint64(len(b)-n) {
-				return nil, fmt.Errorf("field %d: bad or truncated length", f.field)
-			}
-			f.data, b = b[n:n+int(size)], b[n+int(size):]
-		default:
-			return nil, fmt.Errorf("field %d: unsupported wire type %d", f.field, f.wire)
-		}
-		fields = append(fields, f)
-	}
-	return fields, nil
-}
-
-// want checks that a field has the wire type its message declares.
-func (f protoField) want(wire int, what string) error {
-	if f.wire != wire {
-		return fmt.Errorf("%s (field %d) has wire type %d, want %d", what, f.field, f.wire, wire)
-	}
-	return nil
+	hb = protowire.AppendDouble(hb, histoMin, h.Min)
+	hb = protowire.AppendDouble(hb, histoMax, h.Max)
+	hb = protowire.AppendDouble(hb, histoNum, h.Num)
+	hb = protowire.AppendDouble(hb, histoSum, h.Sum)
+	hb = protowire.AppendDouble(hb, histoSumSquares, h.SumSquares)
+	hb = protowire.AppendPackedDoubles(hb, histoBucketLimit, h.BucketLimit)
+	hb = protowire.AppendPackedDoubles(hb, histoBucket, h.Bucket)
+	return protowire.AppendBytes(b, valueHisto, hb)
 }
 
 // unmarshalEvent decodes a tensorflow.Event, keeping the fields
 // TensorBoardEvent has and skipping the others.
 func unmarshalEvent(b []byte) (TensorBoardEvent, error) {
 	var e TensorBoardEvent
-	fields, err := parseProto(b)
+	fields, err := protowire.Parse(b)
 	if err != nil {
 		return e, fmt.Errorf("Event: %w", err)
 	}
 	for _, f := range fields {
-		switch f.field {
+		switch f.Number {
 		case eventWallTime:
-			err = f.want(wireFixed64, "Event.wall_time")
-			e.WallTime = math.Float64frombits(f.num)
+			err = f.Want(protowire.Fixed64, "Event.wall_time")
+			e.WallTime = math.Float64frombits(f.Num)
 		case eventStep:
-			err = f.want(wireVarint, "Event.step")
-			e.Step = int64(f.num)
+			err = f.Want(protowire.Varint, "Event.step")
+			e.Step = int64(f.Num)
 		case eventFileVersion:
-			err = f.want(wireBytes, "Event.file_version")
-			e.FileVersion = string(f.data)
+			err = f.Want(protowire.Bytes, "Event.file_version")
+			e.FileVersion = string(f.Data)
 		case eventSummary:
-			if err = f.want(wireBytes, "Event.summary"); err == nil {
-				err = e.unmarshalSummary(f.data)
+			if err = f.Want(protowire.Bytes, "Event.summary"); err == nil {
+				err = e.unmarshalSummary(f.Data)
 			}
 		}
 		if err != nil {
@@ -258,18 +160,18 @@ func unmarshalEvent(b []byte) (TensorBoardEvent, error) {
 }
 
 func (e *TensorBoardEvent) unmarshalSummary(b []byte) error {
-	fields, err := parseProto(b)
+	fields, err := protowire.Parse(b)
 	if err != nil {
 		return fmt.Errorf("Summary: %w", err)
 	}
 	for _, f := range fields {
-		if f.field != summaryValue {
+		if f.Number != summaryValue {
 			continue
 		}
-		if err := f.want(wireBytes, "Summary.value"); err != nil {
+		if err := f.Want(protowire.Bytes, "Summary.value"); err != nil {
 			return err
 		}
-		v, err := unmarshalValue(f.data)
+		v, err := unmarshalValue(f.Data)
 		if err != nil {
 			return err
 		}
@@ -280,21 +182,21 @@ func (e *TensorBoardEvent) unmarshalSummary(b []byte) error {
 
 func unmarshalValue(b []byte) (TensorBoardValue, error) {
 	var v TensorBoardValue
-	fields, err := parseProto(b)
+	fields, err := protowire.Parse(b)
 	if err != nil {
 		return v, fmt.Errorf("Summary.Value: %w", err)
 	}
 	for _, f := range fields {
-		switch f.field {
+		switch f.Number {
 		case valueTag:
-			err = f.want(wireBytes, "Summary.Value.tag")
-			v.Tag = string(f.data)
+			err = f.Want(protowire.Bytes, "Summary.Value.tag")
+			v.Tag = string(f.Data)
 		case valueSimpleValue:
-			err = f.want(wireFixed32, "Summary.Value.simple_value")
-			v.SimpleValue = math.Float32frombits(uint32(f.num))
+			err = f.Want(protowire.Fixed32, "Summary.Value.simple_value")
+			v.SimpleValue = math.Float32frombits(uint32(f.Num))
 		case valueHisto:
-			if err = f.want(wireBytes, "Summary.Value.histo"); err == nil {
-				v.Histogram, err = unmarshalHistogram(f.data)
+			if err = f.Want(protowire.Bytes, "Summary.Value.histo"); err == nil {
+				v.Histogram, err = unmarshalHistogram(f.Data)
 			}
 		}
 		if err != nil {
@@ -305,35 +207,29 @@ func unmarshalValue(b []byte) (TensorBoardValue, error) {
 }
 
 func unmarshalHistogram(b []byte) (*TensorBoardHistogram, error) {
-	fields, err := parseProto(b)
+	fields, err := protowire.Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("HistogramProto: %w", err)
 	}
 	h := &TensorBoardHistogram{}
 	doubles := map[int]*float64{histoMin: &h.Min, histoMax: &h.Max, histoNum: &h.Num, histoSum: &h.Sum, histoSumSquares: &h.SumSquares}
 	for _, f := range fields {
-		switch f.field {
+		switch f.Number {
 		case histoMin, histoMax, histoNum, histoSum, histoSumSquares:
-			if err := f.want(wireFixed64, "HistogramProto double"); err != nil {
+			if err := f.Want(protowire.Fixed64, "HistogramProto double"); err != nil {
 				return nil, err
 			}
-			*doubles[f.field] = math.Float64frombits(f.num)
+			*doubles[f.Number] = math.Float64frombits(f.Num)
 		case histoBucketLimit, histoBucket:
-			var vs []float64
-			switch f.wire {
-			case wireFixed64: // one unpacked element
-				vs = []float64{math.Float64frombits(f.num)}
-			case wireBytes:
-				if len(f.data)%8 != 0 {
-					return nil, fmt.Errorf("HistogramProto field %d: packed doubles of %d bytes", f.field, len(f.data))
-				}
-				for d := f.data; len(d) > 0; d = d[8:] {
-					vs = append(vs, math.Float64frombits(binary.LittleEndian.Uint64(d)))
-				}
-			default:
-				return nil, fmt.Errorf("HistogramProto field %d has wire type %d, want 1 or 2", f.field, f.wire)
+			what := "HistogramProto.bucket"
+			if f.Number == histoBucketLimit {
+				what = "HistogramProto.bucket_limit"
 			}
-			if f.field == histoBucketLimit {
+			vs, err := f.Doubles(what)
+			if err != nil {
+				return nil, err
+			}
+			if f.Number == histoBucketLimit {
 				h.BucketLimit = append(h.BucketLimit, vs...)
 			} else {
 				h.Bucket = append(h.Bucket, vs...)
