@@ -28,13 +28,10 @@
 //	                     that parity_cnn.py can also run each step from
 //	                     gokeras' own weights
 //
-// Fit reports the running mean of the epoch's batch losses to
-// OnTrainBatchEnd (as Keras' batch logs do), so each step's own loss is
-// recovered from consecutive means: loss_k = (n_k·mean_k - n_(k-1)·mean_(k-1)) / b,
-// where n_k is the number of samples seen after step k and b the batch
-// size. The means are float64 sums of the float32 batch losses times the
-// batch size, so the recovered losses are exact to about 1e-13, far below
-// the 1e-5 the comparison allows; run.json keeps the means as well.
+// Each step's loss is recovered from the running means Fit reports to
+// its batch callbacks (bench/internal/parity.StepLosses), exact to about
+// 1e-13, far below the 1e-5 the comparison allows; run.json keeps the
+// means as well.
 //
 // --variant names the model: "plain" is the cifar10_cnn; "batchnorm" is
 // the same with a BatchNormalization (Keras' defaults: momentum 0.99,
@@ -44,15 +41,14 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 
+	"github.com/gokeras/gokeras/bench/internal/parity"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -94,40 +90,6 @@ func newModel(variant string) (*nn.Sequential, error) {
 	return nn.NewSequential(ls...), nil
 }
 
-// stepLosses records each step's loss from the running means Fit reports.
-type stepLosses struct {
-	nn.CallbackBase
-	batch  int
-	n      int // samples in the dataset
-	means  []float64
-	losses []float64
-	// save, when set, writes the weights after each step but the last.
-	save  func(step int) error
-	steps int
-}
-
-func (s *stepLosses) OnTrainBatchEnd(step int, logs nn.Logs) error {
-	mean, ok := logs["loss"]
-	if !ok {
-		return fmt.Errorf("step %d: no \"loss\" in the batch logs", step)
-	}
-	if step != len(s.means) {
-		return fmt.Errorf("batch %d ended after %d batches", step, len(s.means))
-	}
-	seen := func(k int) float64 { return float64(min((k+1)*s.batch, s.n)) }
-	loss := mean
-	if step > 0 {
-		prev := s.means[step-1]
-		loss = (seen(step)*mean - seen(step-1)*prev) / (seen(step) - seen(step-1))
-	}
-	s.means = append(s.means, mean)
-	s.losses = append(s.losses, loss)
-	if s.save != nil && step+1 < s.steps {
-		return s.save(step + 1)
-	}
-	return nil
-}
-
 // synthetic makes n images (32, 32, 3) in [0, 1) and one-hot labels:
 // uniform noise in [0, 0.5) plus, for each sample's class c, a bright 8x8
 // block at a place and in a channel that c fixes, so that training can
@@ -153,40 +115,20 @@ func synthetic(n int) (x, y []float32) {
 	return x, y
 }
 
-func writeFloats(path string, v []float32) error {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-type weightInfo struct {
-	Name      string `json:"name"` // the safetensors name, "conv2d/kernel"
-	Shape     []int  `json:"shape"`
-	Trainable bool   `json:"trainable"` // false for moving_mean and moving_variance
-}
-
-type layerInfo struct {
-	Name    string       `json:"name"`
-	Type    string       `json:"type"`
-	Weights []weightInfo `json:"weights"`
-}
-
 type runInfo struct {
-	Variant      string      `json:"variant"`
-	Seed         uint64      `json:"seed"`
-	Steps        int         `json:"steps"`
-	BatchSize    int         `json:"batch_size"`
-	LearningRate float64     `json:"learning_rate"`
-	Device       string      `json:"device"`
-	Samples      int         `json:"samples"`
-	ImageShape   []int       `json:"image_shape"`
-	Classes      int         `json:"classes"`
-	Layers       []layerInfo `json:"layers"`
-	Losses       []float64   `json:"losses"`
-	RunningMeans []float64   `json:"running_means"`
-	LossMethod   string      `json:"loss_method"`
+	Variant      string             `json:"variant"`
+	Seed         uint64             `json:"seed"`
+	Steps        int                `json:"steps"`
+	BatchSize    int                `json:"batch_size"`
+	LearningRate float64            `json:"learning_rate"`
+	Device       string             `json:"device"`
+	Samples      int                `json:"samples"`
+	ImageShape   []int              `json:"image_shape"`
+	Classes      int                `json:"classes"`
+	Layers       []parity.LayerInfo `json:"layers"`
+	Losses       []float64          `json:"losses"`
+	RunningMeans []float64          `json:"running_means"`
+	LossMethod   string             `json:"loss_method"`
 	// Trajectory says steps/step-NNNN.safetensors hold the weights after
 	// each step 1..Steps-1.
 	Trajectory bool `json:"trajectory"`
@@ -234,13 +176,13 @@ func run() error {
 	xs, ys := synthetic(n + *batch)
 	evalX := xs[n*32*32*3:]
 	xs, ys = xs[:n*32*32*3], ys[:n*10]
-	if err := writeFloats(filepath.Join(*out, "eval_images.f32"), evalX); err != nil {
+	if err := parity.WriteFloats(filepath.Join(*out, "eval_images.f32"), evalX); err != nil {
 		return err
 	}
-	if err := writeFloats(filepath.Join(*out, "images.f32"), xs); err != nil {
+	if err := parity.WriteFloats(filepath.Join(*out, "images.f32"), xs); err != nil {
 		return err
 	}
-	if err := writeFloats(filepath.Join(*out, "labels.f32"), ys); err != nil {
+	if err := parity.WriteFloats(filepath.Join(*out, "labels.f32"), ys); err != nil {
 		return err
 	}
 	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 32, 32, 3), tensor.WithBacking(xs)),
@@ -257,13 +199,13 @@ func run() error {
 		return err
 	}
 	defer model.Close()
-	rec := &stepLosses{batch: *batch, n: n, steps: *steps}
+	rec := &parity.StepLosses{Batch: *batch, N: n, Steps: *steps}
 	if *trajectory {
 		dir := filepath.Join(*out, "steps")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		rec.save = func(step int) error {
+		rec.Save = func(step int) error {
 			return model.SaveWeights(filepath.Join(dir, fmt.Sprintf("step-%04d.safetensors", step)))
 		}
 	}
@@ -271,8 +213,8 @@ func run() error {
 		nn.Verbose(0), nn.Callbacks(rec)); err != nil {
 		return err
 	}
-	if len(rec.losses) != *steps {
-		return fmt.Errorf("fit ran %d steps, want %d", len(rec.losses), *steps)
+	if len(rec.Losses) != *steps {
+		return fmt.Errorf("fit ran %d steps, want %d", len(rec.Losses), *steps)
 	}
 	if err := model.SaveWeights(filepath.Join(*out, "final.safetensors")); err != nil {
 		return err
@@ -285,21 +227,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFloats(filepath.Join(*out, "predict.f32"), pred.Data().([]float32)); err != nil {
+	if err := parity.WriteFloats(filepath.Join(*out, "predict.f32"), pred.Data().([]float32)); err != nil {
 		return err
 	}
 
 	info := runInfo{Variant: *variant, Seed: *seed, Steps: *steps, BatchSize: *batch, LearningRate: *lr, Device: *dev,
-		Samples: n, ImageShape: []int{32, 32, 3}, Classes: 10, Losses: rec.losses, RunningMeans: rec.means,
-		Trajectory: *trajectory, EvalSamples: *batch,
-		LossMethod: "recovered from the running means of OnTrainBatchEnd's logs[\"loss\"]: (n_k*mean_k - n_(k-1)*mean_(k-1)) / batch"}
-	for _, l := range model.Layers() {
-		li := layerInfo{Name: l.Name(), Type: l.Type(), Weights: []weightInfo{}}
-		for _, p := range l.Params() {
-			li.Weights = append(li.Weights, weightInfo{Name: l.Name() + "/" + p.Name, Shape: p.Value.Shape().Clone(), Trainable: !p.NonTrainable})
-		}
-		info.Layers = append(info.Layers, li)
-	}
+		Samples: n, ImageShape: []int{32, 32, 3}, Classes: 10, Losses: rec.Losses, RunningMeans: rec.Means,
+		Trajectory: *trajectory, EvalSamples: *batch, LossMethod: parity.LossMethod, Layers: parity.Layers(model)}
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
@@ -308,7 +242,7 @@ func run() error {
 		return err
 	}
 	fmt.Printf("cnnparity: variant %s, %d params, %d steps of batch %d, SGD lr %g on %s: loss %.6f -> %.6f; wrote %s\n",
-		*variant, model.CountParams(), *steps, *batch, *lr, *dev, rec.losses[0], rec.losses[len(rec.losses)-1], *out)
+		*variant, model.CountParams(), *steps, *batch, *lr, *dev, rec.Losses[0], rec.Losses[len(rec.Losses)-1], *out)
 	return nil
 }
 
