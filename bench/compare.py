@@ -3,7 +3,8 @@
 training step in PyTorch and in gokeras, side by side.
 
 --optimizers sgd,momentum,adam times each optimizer (momentum: SGD with
-momentum 0.9; Keras' default learning rates).
+momentum 0.9; also adamw, rmsprop, adagrad, adadelta, adamax, nadam; Keras'
+default settings on both sides, see torch_mlp.py's OPTIMIZERS).
 
 Runs bench/torch_mlp.py and `train --benchmark` (a prebuilt binary), or
 with --model cnn bench/torch_cnn.py and `train --benchmark --model cnn`, in
@@ -93,7 +94,7 @@ def cpu_name():
 
 
 GO_OPTIMIZER = {"sgd": ["--optimizer", "sgd"], "momentum": ["--optimizer", "sgd", "--momentum", "0.9"],
-                "adam": ["--optimizer", "adam"]}
+                **{o: ["--optimizer", o] for o in ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam")}}
 
 # Variables some machines set for old OpenBLAS builds; they slow PyTorch's
 # OpenBLAS, so its runs go without them (gokeras keeps the environment).
@@ -143,7 +144,7 @@ def main():
                         "(bench/torch_cnn.py, train --benchmark --model cnn)")
     p.add_argument("--devices", default="cpu", help="cpu, cuda, or both: cuda,cpu")
     p.add_argument("--batch-sizes", default="32,256")
-    p.add_argument("--optimizers", default="sgd", help="any of sgd, momentum, adam, comma-separated")
+    p.add_argument("--optimizers", default="sgd", help="any of " + ", ".join(GO_OPTIMIZER) + ", comma-separated")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5, help="untimed steps before the timed ones, each run")

@@ -7,6 +7,9 @@
 #   MODEL=cnn BATCH_SIZES=32 bench/run.sh   # the cifar10_cnn (bench/torch_cnn.py, train --model cnn)
 #   ROUNDS=5 BATCH_SIZES=32 bench/run.sh
 #   OPTIMIZERS=sgd,momentum,adam BATCH_SIZES=32 bench/run.sh   # each optimizer
+#   OPTIMIZERS=rmsprop,adagrad,adadelta,adamax,adamw,nadam BATCH_SIZES=32 bench/run.sh
+#                                # (any --optimizer of train, and momentum; Keras'
+#                                # defaults on both sides, bench/torch_mlp.py's OPTIMIZERS)
 #   VERBOSE=1 bench/run.sh       # every run's median too, on stderr
 #
 # Installs python3-torch and libopenblas0-pthread with apt-get when missing

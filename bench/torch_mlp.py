@@ -4,8 +4,9 @@
 Flatten -> Linear(3072, 3000) -> ReLU -> Linear(3000, 1000) -> ReLU ->
 Linear(1000, 10) -> sigmoid, trained as gokeras trains it: categorical
 cross-entropy computed from the logits (softmax cross-entropy), SGD (or
---optimizer momentum: SGD with momentum 0.9; adam: Adam with Keras'
-defaults, eps 1e-7), float32, each batch gathered from uint8 CIFAR-shaped images in host memory
+--optimizer momentum: SGD with momentum 0.9; or any other optimizer train
+--optimizer takes, with Keras' defaults: see OPTIMIZERS), float32, each
+batch gathered from uint8 CIFAR-shaped images in host memory
 and scaled to [0, 1] (on --device cuda the gathered uint8 batch is copied to
 the GPU and scaled there, as gokeras copies its batch each step), the loss
 and the accuracy read back every step as Keras does.
@@ -22,6 +23,25 @@ import time
 
 import torch
 
+# PyTorch's counterpart of each optimizer train --optimizer takes (and
+# "momentum", train's --optimizer sgd --momentum 0.9), with Keras' default
+# arguments: learning rate (0.01 for SGD, 0.001 for the others, or --lr),
+# rho, betas, epsilon 1e-7, Adagrad's initial accumulator 0.1, AdamW's
+# weight decay 0.004. The arithmetic is PyTorch's own (where its epsilon
+# goes, Nadam's momentum schedule; bench/optim_parity.py lists the
+# differences); the work per step, what this script times, is alike.
+OPTIMIZERS = {
+    "sgd": (0.01, lambda ps, lr: torch.optim.SGD(ps, lr=lr)),
+    "momentum": (0.01, lambda ps, lr: torch.optim.SGD(ps, lr=lr, momentum=0.9)),
+    "adam": (0.001, lambda ps, lr: torch.optim.Adam(ps, lr=lr, betas=(0.9, 0.999), eps=1e-7)),
+    "adamw": (0.001, lambda ps, lr: torch.optim.AdamW(ps, lr=lr, betas=(0.9, 0.999), eps=1e-7, weight_decay=0.004)),
+    "rmsprop": (0.001, lambda ps, lr: torch.optim.RMSprop(ps, lr=lr, alpha=0.9, eps=1e-7)),
+    "adagrad": (0.001, lambda ps, lr: torch.optim.Adagrad(ps, lr=lr, initial_accumulator_value=0.1, eps=1e-7)),
+    "adadelta": (0.001, lambda ps, lr: torch.optim.Adadelta(ps, lr=lr, rho=0.95, eps=1e-7)),
+    "adamax": (0.001, lambda ps, lr: torch.optim.Adamax(ps, lr=lr, betas=(0.9, 0.999), eps=1e-7)),
+    "nadam": (0.001, lambda ps, lr: torch.optim.NAdam(ps, lr=lr, betas=(0.9, 0.999), eps=1e-7)),
+}
+
 
 def device_name(dev):
     if dev.type == "cuda":
@@ -35,8 +55,8 @@ def main():
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=os.cpu_count())
-    p.add_argument("--lr", type=float, default=None, help="default: Keras' for the optimizer (0.01 sgd, 0.001 adam)")
-    p.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="sgd")
+    p.add_argument("--lr", type=float, default=None, help="default: Keras' for the optimizer (0.01 sgd, 0.001 the others)")
+    p.add_argument("--optimizer", choices=tuple(OPTIMIZERS), default="sgd")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matrix products on cuda (off by default)")
@@ -68,10 +88,8 @@ def main():
         torch.nn.Linear(3000, 1000), torch.nn.ReLU(),
         torch.nn.Linear(1000, 10),
     ).to(dev)
-    if a.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=a.lr or 0.001, betas=(0.9, 0.999), eps=1e-7)
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=a.lr or 0.01, momentum=0.9 if a.optimizer == "momentum" else 0)
+    default_lr, make = OPTIMIZERS[a.optimizer]
+    opt = make(model.parameters(), a.lr or default_lr)
     loss_fn = torch.nn.CrossEntropyLoss()
     order = torch.randperm(n)
     times = []
