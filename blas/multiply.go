@@ -131,7 +131,7 @@ func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a [
 	if err := matrix.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
-	if m.avx2 && !(m.lib.Native() && manyRows(transA, mm, k)) {
+	if m.avx2 && !(m.lib.Native() && manyRows(transA, mm, k) && !avx2.Tall(transA, transB, mm, n, k)) {
 		ws := m.free2.get(avx2.NewWorkspace)
 		err := m.avx2Gemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		m.free2.put(ws)
@@ -151,15 +151,18 @@ func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a [
 
 // kernelRows is the most rows of examples (the dimension the batch runs
 // along: m of a·b and a·bᵀ, k of aᵀ·b) the AVX2 kernels take when a native
-// BLAS is there. They are built for dense layers at training batch sizes,
-// a few rows against large weights; a convolution's products have a row
-// per output pixel (28,800 at batch 32 in the second layer of Keras'
-// cifar10_cnn) against a few dozen filters, where on a Zen 3 OpenBLAS
-// measured 50 GFLOP/s to the kernels' 15-18 (BenchmarkConvolutionShapes).
+// BLAS is there, unless the product is one of their tall ones
+// (avx2.Tall). They are built for dense layers at training batch sizes,
+// a few rows against large weights, and for convolutions' products, a
+// row per output pixel (28,800 at batch 32 in the second layer of Keras'
+// cifar10_cnn) against a few dozen filters: there, on a Zen 3, the tall
+// kernels measured 95 GFLOP/s on two threads where OpenBLAS gave 40-50
+// (BenchmarkConvolutionShapes). Other products with many rows (a dense
+// layer at a batch of thousands) go to the native BLAS.
 const kernelRows = 2048
 
 // manyRows reports whether a product has more rows of examples than the
-// AVX2 kernels take (see kernelRows).
+// AVX2 kernels take outside their tall shapes (see kernelRows).
 func manyRows(transA bool, m, k int) bool {
 	if transA {
 		return k > kernelRows

@@ -70,6 +70,9 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 	if transA && transB {
 		return ErrUnsupported
 	}
+	if Tall(transA, transB, m, n, k) {
+		return matrix.Sgemm("avx2", ws.workers, ws.tallTN, ws.tallNT, ws.tallNN, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
 	return matrix.Sgemm("avx2", ws.workers, ws.tn, ws.nt, ws.nn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 

@@ -55,6 +55,44 @@ func TestSgemmWithinRoundingBound(t *testing.T) {
 	t.Logf("largest error: %.3g of the rounding-error bound", worst)
 }
 
+// The tall products (avx2.Tall: a convolution's, many rows of examples
+// against a few dozen filters) within the same bound: partial tiles in
+// rows and columns, two depth blocks, c read in place or packed.
+func TestTallWithinRoundingBound(t *testing.T) {
+	if !avx2.Available() {
+		t.Skip("no AVX2+FMA on this CPU: the kernels do not run here (package blas tests the fallbacks)")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	tests := []struct {
+		ta, tb  bool
+		m, n, k int
+	}{
+		{false, false, 2053, 33, 45}, {false, true, 2053, 33, 45},
+		{false, false, 2100, 16, 400}, {false, true, 2049, 5, 3},
+		{true, false, 20, 40, 2300}, {true, false, 7, 5, 4200}, {true, false, 12, 32, 2049},
+	}
+	for _, s := range tests {
+		if !avx2.Tall(s.ta, s.tb, s.m, s.n, s.k) {
+			t.Fatalf("%+v is not a tall product", s)
+		}
+		for _, ab := range []struct{ alpha, beta float32 }{{1, 0}, {-0.01, 1}, {0.5, 0.9}} {
+			for _, pad := range []int{0, 3} {
+				for _, workers := range []int{1, 0} {
+					tc := gemmtest.NewCase(rng, s.ta, s.tb, s.m, s.n, s.k, ab.alpha, ab.beta, pad)
+					c := tc.Fresh()
+					ws := avx2.NewWorkspace(workers)
+					if err := ws.Sgemm(tc.TransA, tc.TransB, tc.M, tc.N, tc.K, tc.Alpha, tc.A, tc.Lda, tc.B, tc.Ldb, tc.Beta, c, tc.Ldc); err != nil {
+						t.Fatalf("%v: %v", tc, err)
+					}
+					if _, err := tc.CheckFloat32(c); err != nil {
+						t.Fatalf("workers %d: %v", workers, err)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Each product of a CIFAR-10 MLP training step, at batch 32 and at a few
 // odd batches, with the SGD fold (alpha = -lr, beta = 1) for the weight
 // gradients, on two workers.

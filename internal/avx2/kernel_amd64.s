@@ -228,3 +228,90 @@ addloop:
 adddone:
 	VZEROUPPER
 	RET
+
+// One row of gemm6x16's epilogue with beta ≠ 0: c = alpha·acc + beta·c.
+#define ROW2AB(r0, r1) \
+	VMULPS      Y12, r0, r0; \
+	VMULPS      Y12, r1, r1; \
+	VMOVUPS     (DI), Y14; \
+	VFMADD231PS Y14, Y13, r0; \
+	VMOVUPS     32(DI), Y14; \
+	VFMADD231PS Y14, Y13, r1; \
+	VMOVUPS     r0, (DI); \
+	VMOVUPS     r1, 32(DI); \
+	ADDQ        R9, DI
+
+// One row of gemm6x16's epilogue with beta = 0: c = alpha·acc.
+#define ROW2A(r0, r1) \
+	VMULPS  Y12, r0, r0; \
+	VMULPS  Y12, r1, r1; \
+	VMOVUPS r0, (DI); \
+	VMOVUPS r1, 32(DI); \
+	ADDQ    R9, DI
+
+// func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, alpha, beta float32)
+//
+// c[r][j] = alpha·Σ_{p<kc} a[r·ars + p·aps]·b[p·ldb + j] + beta·c[r][j]
+// for r < 6, j < 16, every stride in bytes: a six-row tile of c from six
+// rows of a, read in place whichever way a is laid out (ars = its row
+// stride and aps = 4 for a·b, the reverse for aᵀ·b), against 16 columns of
+// b. Every value named must be readable, and c writable; beta = 0 does
+// not read c.
+TEXT ·gemm6x16(SB), NOSPLIT, $0-72
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ ars+16(FP), R8
+	MOVQ aps+24(FP), R11
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), DX
+	MOVQ c+48(FP), DI
+	MOVQ ldc+56(FP), R9
+
+	LEAQ (R8)(R8*2), R10
+	ADDQ SI, R10         // rows 3-5
+
+	ZERO12
+
+	TESTQ CX, CX
+	JZ    gemmstore
+
+gemmloop:
+	VMOVUPS (BX), Y12
+	VMOVUPS 32(BX), Y13
+	DOT2((SI), Y0, Y1)
+	DOT2((SI)(R8*1), Y2, Y3)
+	DOT2((SI)(R8*2), Y4, Y5)
+	DOT2((R10), Y6, Y7)
+	DOT2((R10)(R8*1), Y8, Y9)
+	DOT2((R10)(R8*2), Y10, Y11)
+	ADDQ R11, SI
+	ADDQ R11, R10
+	ADDQ DX, BX
+	DECQ CX
+	JNZ  gemmloop
+
+gemmstore:
+	VBROADCASTSS alpha+64(FP), Y12
+	VBROADCASTSS beta+68(FP), Y13
+	MOVL         beta+68(FP), AX
+	TESTL        $0x7fffffff, AX
+	JZ           gemmalpha
+
+	ROW2AB(Y0, Y1)
+	ROW2AB(Y2, Y3)
+	ROW2AB(Y4, Y5)
+	ROW2AB(Y6, Y7)
+	ROW2AB(Y8, Y9)
+	ROW2AB(Y10, Y11)
+	VZEROUPPER
+	RET
+
+gemmalpha:
+	ROW2A(Y0, Y1)
+	ROW2A(Y2, Y3)
+	ROW2A(Y4, Y5)
+	ROW2A(Y6, Y7)
+	ROW2A(Y8, Y9)
+	ROW2A(Y10, Y11)
+	VZEROUPPER
+	RET

@@ -21,3 +21,7 @@ func maskPositive(x, v, out *float32, n int) {
 func dot6x16(n int, w *float32, ldw uintptr, bt *float32, tile *float32) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
+
+func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, alpha, beta float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
