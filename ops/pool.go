@@ -220,7 +220,7 @@ func pool[T float](kind PoolKind, w Window, x, y []T) {
 // position of the window, divided by their number.
 func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T) {
 	parallel(w.Batch, w.H*w.W*w.C, func(lo, hi int) {
-		done := make([]bool, w.C)
+		offs := make([]int, 0, w.KH*w.KW)
 		for b := lo; b < hi; b++ {
 			img := x[b*w.H*w.W*w.C : (b+1)*w.H*w.W*w.C]
 			dimg := dx[b*w.H*w.W*w.C : (b+1)*w.H*w.W*w.C]
@@ -243,27 +243,20 @@ func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T) {
 						}
 						continue
 					}
-					// Each channel's gradient goes to its first maximum: scan
-					// the window in reading order, a row of channels at a
-					// time, until every channel has found its own.
-					m := y[at:][:w.C]
-					found := done[:w.C]
-					clear(found)
-					left := w.C
-				scan:
+					// Each channel's gradient goes to its first maximum: the
+					// window's positions in reading order, tried one after
+					// another for each channel.
+					offs = offs[:0]
 					for ih := h0; ih < h1; ih++ {
 						for iw := w0; iw < w1; iw++ {
-							px := (ih*w.W + iw) * w.C
-							in, d := img[px:][:w.C], dimg[px:][:w.C]
-							for c, v := range in {
-								if !found[c] && v == m[c] {
-									d[c] += g[c]
-									found[c] = true
-									left--
-								}
-							}
-							if left == 0 {
-								break scan
+							offs = append(offs, (ih*w.W+iw)*w.C)
+						}
+					}
+					for c, mc := range y[at:][:w.C] {
+						for _, px := range offs {
+							if img[px+c] == mc {
+								dimg[px+c] += g[c]
+								break
 							}
 						}
 					}

@@ -292,3 +292,97 @@ func TestStepValuesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Max pooling's gradient goes to the first maximum of each window in
+// reading order (TensorFlow's rule), channel by channel, and a window
+// whose maximum is NaN passes none; overlapping windows add up.
+func TestMaxPoolGradientGoesToFirstMaximum(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    WindowSpec
+		h, w, c int
+		x, dy   []float32
+		wantDx  []float32
+	}{
+		{
+			name: "2x2, ties in both channels",
+			spec: WindowSpec{Kernel: [2]int{2, 2}, Strides: [2]int{2, 2}},
+			h:    2, w: 2, c: 2,
+			// pixels in reading order, two channels each
+			x:      []float32{1, 5, 3, 5, 3, 2, 0, 5},
+			dy:     []float32{10, 20},
+			wantDx: []float32{0, 20, 10, 0, 0, 0, 0, 0},
+		},
+		{
+			name: "NaN maximum passes nothing",
+			spec: WindowSpec{Kernel: [2]int{1, 2}, Strides: [2]int{1, 2}},
+			h:    1, w: 2, c: 1,
+			x:      []float32{float32(math.NaN()), 1},
+			dy:     []float32{7},
+			wantDx: []float32{0, 0},
+		},
+		{
+			name: "overlapping windows share a maximum",
+			spec: WindowSpec{Kernel: [2]int{1, 2}, Strides: [2]int{1, 1}},
+			h:    1, w: 3, c: 1,
+			x:      []float32{1, 9, 2},
+			dy:     []float32{3, 4},
+			wantDx: []float32{0, 7, 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			win, err := tt.spec.On(1, tt.h, tt.w, tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y := make([]float32, win.Positions()*win.C)
+			pool(MaxPool, win, tt.x, y)
+			dx := make([]float32, len(tt.x))
+			for i := range dx {
+				dx[i] = -1 // poolBack overwrites
+			}
+			poolBack(MaxPool, win, tt.x, y, tt.dy, dx)
+			for i := range dx {
+				if dx[i] != tt.wantDx[i] {
+					t.Fatalf("dx = %v, want %v", dx, tt.wantDx)
+				}
+			}
+		})
+	}
+}
+
+// The float32 dropout keeps and scales exactly the units DropoutMask
+// keeps and writes +0 for the others, whatever they held (NaN, ±Inf, -0),
+// on lengths that end inside a Philox block and span several chunks.
+func TestDropout32MatchesDropoutMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	p := DropoutParams{Rate: 0.3, Key: 0x1234_5678_9abc_def0}
+	for _, n := range []int{1, 5, 4096, 4099, 10001} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1))}
+		for i, v := range specials {
+			if i < n {
+				x[n-1-i] = v
+			}
+		}
+		const step = 77
+		y := make([]float32, n)
+		dropout32(p, step, x, y)
+		keep := make([]bool, n)
+		DropoutMask(p, step, 0, keep)
+		scale := float32(p.Scale())
+		for i := range x {
+			want := float32(0)
+			if keep[i] {
+				want = x[i] * scale
+			}
+			if math.Float32bits(y[i]) != math.Float32bits(want) && !(math.IsNaN(float64(y[i])) && math.IsNaN(float64(want))) {
+				t.Fatalf("n=%d: y[%d] = %v, want %v (x %v, kept %v)", n, i, y[i], want, x[i], keep[i])
+			}
+		}
+	}
+}
