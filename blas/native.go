@@ -59,8 +59,33 @@ func candidates() []string {
 	}
 }
 
+// openBLASThreadVars are the variables OpenBLAS reads its thread count
+// from when it loads.
+var openBLASThreadVars = []string{"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}
+
 func openNative(path string) (*nativeLib, error) {
+	// OpenBLAS starts its threads when it loads, and told afterwards to
+	// use one, they still wake and spin (sched_yield) for a while, taking
+	// CPU from gokeras' own kernels: 13 ms of CPU a step of Keras'
+	// cifar10_cnn on a 2-core Zen 3, where no product even went to
+	// OpenBLAS. Unless the user set a thread count, load it with one
+	// thread (the variable is set just for dlopen): gokeras shares large
+	// products among goroutines itself (nativeLib.split).
+	single := true
+	for _, v := range openBLASThreadVars {
+		if _, set := os.LookupEnv(v); set {
+			single = false
+		}
+	}
+	if single {
+		if err := os.Setenv(openBLASThreadVars[0], "1"); err != nil {
+			single = false
+		}
+	}
 	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if single {
+		_ = os.Unsetenv(openBLASThreadVars[0])
+	}
 	if err != nil {
 		if strings.Contains(path, "/") {
 			if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
@@ -81,7 +106,7 @@ func openNative(path string) (*nativeLib, error) {
 	if d, err := purego.Dlsym(handle, "dgemm_"); err == nil {
 		nl.dgemmFn = d
 	}
-	nl.identify(path)
+	nl.identify(path, single)
 	return nl, nil
 }
 
@@ -98,8 +123,10 @@ func sym[F any](nl *nativeLib, name string, fn *F) bool {
 	return true
 }
 
-// identify names the library and finds how to ask its thread count.
-func (nl *nativeLib) identify(path string) {
+// identify names the library and finds how to ask its thread count;
+// single says it was loaded told to use one thread, which gokeras' split
+// makes up for.
+func (nl *nativeLib) identify(path string, single bool) {
 	var config, corename func() string
 	if sym(nl, "openblas_get_config", &config) {
 		// "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
@@ -117,7 +144,11 @@ func (nl *nativeLib) identify(path string) {
 		}
 		var set func(int32)
 		if nl.threads != nil && sym(nl, "openblas_set_num_threads", &set) {
-			if t := min(nl.threads(), runtime.GOMAXPROCS(0)); t > 1 {
+			t := min(nl.threads(), runtime.GOMAXPROCS(0))
+			if single {
+				t = runtime.GOMAXPROCS(0)
+			}
+			if t > 1 {
 				set(1)
 				nl.split = t
 				nl.threads = func() int { return t }
