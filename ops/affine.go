@@ -278,9 +278,6 @@ func (op sumRowsOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 
 func sumRows[T float](rows, cols int, a, out []T) {
 	for r := 0; r < rows; r++ {
-		row := a[r*cols : (r+1)*cols]
-		for j, v := range row {
-			out[j] += v
-		}
+		addTo(out[:cols], a[r*cols:(r+1)*cols])
 	}
 }
