@@ -20,4 +20,4 @@ func maskPositive(x, v, out *float32, n int)
 func dot6x16(n int, w *float32, ldw uintptr, bt *float32, tile *float32)
 
 //go:noescape
-func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, alpha, beta float32)
+func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfs uintptr, alpha, beta float32)

@@ -249,15 +249,17 @@ adddone:
 	VMOVUPS r1, 32(DI); \
 	ADDQ    R9, DI
 
-// func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, alpha, beta float32)
+// func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfs uintptr, alpha, beta float32)
 //
 // c[r][j] = alpha·Σ_{p<kc} a[r·ars + p·aps]·b[p·ldb + j] + beta·c[r][j]
 // for r < 6, j < 16, every stride in bytes: a six-row tile of c from six
 // rows of a, read in place whichever way a is laid out (ars = its row
 // stride and aps = 4 for a·b, the reverse for aᵀ·b), against 16 columns of
 // b. Every value named must be readable, and c writable; beta = 0 does
-// not read c.
-TEXT ·gemm6x16(SB), NOSPLIT, $0-72
+// not read c. Step p also asks the caches for the line at pf + p·pfs,
+// which may be anything (a prefetch never faults): the operand the next
+// call will read, which the hardware prefetchers would find too late.
+TEXT ·gemm6x16(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R8
@@ -266,6 +268,8 @@ TEXT ·gemm6x16(SB), NOSPLIT, $0-72
 	MOVQ ldb+40(FP), DX
 	MOVQ c+48(FP), DI
 	MOVQ ldc+56(FP), R9
+	MOVQ pf+64(FP), R12
+	MOVQ pfs+72(FP), R13
 
 	LEAQ (R8)(R8*2), R10
 	ADDQ SI, R10         // rows 3-5
@@ -276,6 +280,8 @@ TEXT ·gemm6x16(SB), NOSPLIT, $0-72
 	JZ    gemmstore
 
 gemmloop:
+	PREFETCHT0 (R12)
+	ADDQ    R13, R12
 	VMOVUPS (BX), Y12
 	VMOVUPS 32(BX), Y13
 	DOT2((SI), Y0, Y1)
@@ -291,9 +297,9 @@ gemmloop:
 	JNZ  gemmloop
 
 gemmstore:
-	VBROADCASTSS alpha+64(FP), Y12
-	VBROADCASTSS beta+68(FP), Y13
-	MOVL         beta+68(FP), AX
+	VBROADCASTSS alpha+80(FP), Y12
+	VBROADCASTSS beta+84(FP), Y13
+	MOVL         beta+84(FP), AX
 	TESTL        $0x7fffffff, AX
 	JZ           gemmalpha
 

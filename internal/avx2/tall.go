@@ -1,6 +1,10 @@
 package avx2
 
-import "github.com/gokeras/gokeras/internal/matrix"
+import (
+	"unsafe"
+
+	"github.com/gokeras/gokeras/internal/matrix"
+)
 
 // Tall products: a convolution computed as a product has a row per output
 // pixel (28,800 at batch 32 in the second layer of Keras' cifar10_cnn)
@@ -38,10 +42,11 @@ func Tall(transA, transB bool, m, n, k int) bool {
 
 // tallTile runs gemm6x16 for the rows×cols tile of c at c[off:], rows ≤ 6
 // and cols ≤ 16, going through the scratch tile t (96 values) when it is
-// partial, so that nothing outside c is read or written.
-func tallTile(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c []float32, off, ldc, rows, cols int, alpha, beta float32, t []float32) {
+// partial, so that nothing outside c is read or written. pf and pfs are
+// gemm6x16's prefetch address and stride.
+func tallTile(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c []float32, off, ldc, rows, cols int, pf, pfs uintptr, alpha, beta float32, t []float32) {
 	if rows == gemmRows && cols == gemmCols {
-		gemm6x16(kc, a, ars, aps, b, ldb, &c[off], uintptr(ldc*4), alpha, beta)
+		gemm6x16(kc, a, ars, aps, b, ldb, &c[off], uintptr(ldc*4), pf, pfs, alpha, beta)
 		return
 	}
 	if beta != 0 {
@@ -49,7 +54,7 @@ func tallTile(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c [
 			copy(t[r*gemmCols:r*gemmCols+cols], c[off+r*ldc:off+r*ldc+cols])
 		}
 	}
-	gemm6x16(kc, a, ars, aps, b, ldb, &t[0], gemmCols*4, alpha, beta)
+	gemm6x16(kc, a, ars, aps, b, ldb, &t[0], gemmCols*4, pf, pfs, alpha, beta)
 	for r := 0; r < rows; r++ {
 		copy(c[off+r*ldc:off+r*ldc+cols], t[r*gemmCols:r*gemmCols+cols])
 	}
@@ -117,10 +122,20 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 				if k0 > 0 {
 					be = 1
 				}
+				// The first panel fetches the next six rows' block of
+				// depth, 6·lda values from there when a is dense, as it
+				// goes; the others find the rows in L1 and fetch nothing
+				// new.
+				here := uintptr(unsafe.Pointer(&ap[k0]))
+				pf, pfs := here, uintptr(0)
+				if i0+2*gemmRows <= m {
+					pf, pfs = here+uintptr(gemmRows*lda*4), uintptr((gemmRows*lda*4+kk-1)/kk)
+				}
 				for j := 0; j < np; j++ {
 					col := j * gemmCols
 					tallTile(kk, &ap[k0], uintptr(ars*4), 4, &pb[(j*k+k0)*gemmCols], gemmCols*4,
-						c, i0*ldc+col, ldc, rows, min(gemmCols, n-col), alpha, be, t)
+						c, i0*ldc+col, ldc, rows, min(gemmCols, n-col), pf, pfs, alpha, be, t)
+					pf, pfs = here, 0
 				}
 			}
 		}
@@ -172,10 +187,13 @@ func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, ld
 				if rows < gemmRows {
 					ap, aps = &edge[k0*gemmRows], gemmRows*4
 				}
+				// The first panel fetches a's lines eight rows ahead.
+				pf := uintptr(unsafe.Pointer(ap)) + 8*aps
 				for j := 0; j < np; j++ {
 					col := j * gemmCols
 					bj, ldbj := bAt(k0, j)
-					tallTile(kk, ap, 4, aps, bj, ldbj, c, i0*ldc+col, ldc, rows, min(gemmCols, n-col), alpha, be, t)
+					tallTile(kk, ap, 4, aps, bj, ldbj, c, i0*ldc+col, ldc, rows, min(gemmCols, n-col), pf, aps, alpha, be, t)
+					pf = uintptr(unsafe.Pointer(ap))
 				}
 			}
 		}
