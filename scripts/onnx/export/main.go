@@ -1,0 +1,275 @@
+// Command export builds, trains for a few steps and exports to ONNX the
+// models scripts/check-onnx.sh checks in ONNX Runtime, and writes what
+// the check compares with: each model's inputs, as the model's graph
+// receives them, and gokeras' Predict outputs for them.
+//
+//	go run ./scripts/onnx/export -out DIR
+//
+// For each model NAME it writes DIR/NAME.onnx, DIR/NAME.input.bin and
+// DIR/NAME.output.bin (float32, little-endian, row-major), and
+// DIR/manifest.json lists them with their shapes.
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// entry is one model of the manifest.
+type entry struct {
+	Name        string `json:"name"`
+	ONNX        string `json:"onnx"`
+	Input       string `json:"input"`
+	InputShape  []int  `json:"inputShape"`
+	Output      string `json:"output"`
+	OutputShape []int  `json:"outputShape"`
+}
+
+// spec is a model to check: its layers, and how its samples are made.
+type spec struct {
+	name   string
+	layers func() []layers.Layer
+	// samples makes n samples of the model's input.
+	samples func(rng *rand.Rand, n int, shape []int) nn.Samples
+}
+
+// pixels are uint8 images scaled as Keras' x / 255, as the CIFAR-10
+// models take them: the ONNX model takes the scaled values.
+func pixels(rng *rand.Rand, n int, shape []int) nn.Samples {
+	b := make([]uint8, n*size(shape))
+	for i := range b {
+		b[i] = uint8(rng.IntN(256))
+	}
+	return nn.Pixels(b, 255, shape...)
+}
+
+// normals are float32 values of a standard normal distribution, shifted
+// and scaled so that the normalizations have work to do.
+func normals(rng *rand.Rand, n int, shape []int) nn.Samples {
+	v := make([]float32, n*size(shape))
+	for i := range v {
+		v[i] = float32(3*rng.NormFloat64() + 1)
+	}
+	return nn.Flat(v, shape...)
+}
+
+// indices are integer indices below 50, held as float32, as an Embedding
+// of input_dim 50 takes them.
+func indices(rng *rand.Rand, n int, shape []int) nn.Samples {
+	v := make([]float32, n*size(shape))
+	for i := range v {
+		v[i] = float32(rng.IntN(50))
+	}
+	return nn.Flat(v, shape...)
+}
+
+var specs = []spec{
+	{"mlp", func() []layers.Layer { // the flagship: the CIFAR-10 MLP of cmd/train --model mlp
+		return []layers.Layer{layers.Input(32, 32, 3), layers.Flatten(),
+			layers.Dense(3000, layers.ReLU), layers.Dense(1000, layers.ReLU), layers.Dense(10, layers.Sigmoid)}
+	}, pixels},
+	{"cnn", func() []layers.Layer { // Keras' cifar10_cnn, as cmd/train --model cnn
+		return []layers.Layer{layers.Input(32, 32, 3),
+			layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU), layers.Conv2D(32, 3, layers.ReLU),
+			layers.MaxPooling2D(), layers.Dropout(0.25),
+			layers.Conv2D(64, 3, layers.Padding("same"), layers.ReLU), layers.Conv2D(64, 3, layers.ReLU),
+			layers.MaxPooling2D(), layers.Dropout(0.25),
+			layers.Flatten(), layers.Dense(512, layers.ReLU), layers.Dropout(0.5), layers.Dense(10, layers.Softmax)}
+	}, pixels},
+	{"images", func() []layers.Layer { // odd sizes, even kernels, "same" everywhere, normalizations
+		return []layers.Layer{layers.Input(15, 14, 3),
+			layers.Conv2D(8, 4, layers.Padding("same")), // even kernel: the extra pad at the end
+			layers.BatchNormalization(), layers.NewActivation(layers.Tanh),
+			layers.AveragePooling2D(layers.PoolSize(3), layers.Strides(2), layers.Padding("same")), // the padding excluded
+			layers.Conv2D(6, 3, layers.DilationRate(2), layers.Padding("same"), layers.ReLU),
+			layers.MaxPooling2D(layers.Padding("same")),
+			layers.BatchNormalization(layers.WithoutScale(), layers.Epsilon(0.01)),
+			layers.Conv2D(5, 2, layers.KernelSize(2, 3), layers.Strides(1, 2), layers.Padding("same"), layers.WithoutBias()),
+			layers.LayerNormalization(layers.WithoutCenter()),
+			layers.Dropout(0.3),
+			layers.Conv2D(4, 1, layers.Softmax), // softmax over the channels of every pixel
+			layers.GlobalMaxPooling2D(),
+			layers.Dense(6, layers.WithoutBias()), layers.Reshape([]int{2, -1}), layers.NewActivation(layers.Softmax), // per row of 3
+			layers.Flatten(),
+		}
+	}, normals},
+	{"sequences", func() []layers.Layer { // the 1D layers, Reshape and the global poolings
+		return []layers.Layer{layers.Input(21, 4), // odd lengths: the poolings pad
+			layers.Conv1D(8, 4, layers.Padding("same"), layers.ReLU),
+			layers.BatchNormalization(),
+			layers.MaxPooling1D(layers.PoolSize(3), layers.Strides(2), layers.Padding("same")),
+			layers.AveragePooling1D(layers.Padding("same")),
+			layers.Conv1D(8, 3, layers.Sigmoid), layers.LayerNormalization(),
+			layers.Reshape([]int{-1, 4}), layers.Conv1D(5, 2, layers.DilationRate(2), layers.Padding("same"), layers.Tanh),
+			layers.GlobalAveragePooling1D(), layers.Dense(8, layers.Tanh), layers.Reshape([]int{4, 2}),
+			layers.AveragePooling1D(layers.PoolSize(3), layers.Strides(1)), layers.GlobalMaxPooling1D(),
+		}
+	}, normals},
+	{"embedding", func() []layers.Layer {
+		return []layers.Layer{layers.Input(12), layers.Embedding(50, 8),
+			layers.BatchNormalization(), layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
+			layers.LayerNormalization(), layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax)}
+	}, indices},
+}
+
+func main() {
+	out := flag.String("out", "", "the folder to write the models, inputs and outputs to (made if missing)")
+	flag.Parse()
+	if *out == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/onnx/export -out DIR")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), *out, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "export:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dir string, log io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var manifest []entry
+	for i, s := range specs {
+		start := time.Now()
+		e, err := export(ctx, dir, s, uint64(i+1))
+		if err != nil {
+			return fmt.Errorf("model %s: %w", s.name, err)
+		}
+		fmt.Fprintf(log, "exported %s: input %v, output %v (%.1fs)\n", s.name, e.InputShape, e.OutputShape, time.Since(start).Seconds())
+		manifest = append(manifest, e)
+	}
+	js, err := json.MarshalIndent(manifest, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "manifest.json"), append(js, '\n'), 0o644)
+}
+
+// export trains the model for a few steps on random data, so that its
+// weights and BatchNormalization's moving statistics are not the initial
+// ones, exports it, and writes its inputs and Predict's outputs.
+func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error) {
+	model := nn.NewSequential(s.layers()...)
+	model.SetSeed(seed)
+	rng := rand.New(rand.NewPCG(seed, 0x6f6e6e78))
+	// Keras' SGD, whose small steps keep the outputs away from the
+	// saturated 0s and 1s of a sigmoid, which would compare equal anyway.
+	sgd, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		return entry{}, err
+	}
+	if err := model.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+		return entry{}, err
+	}
+	defer model.Close()
+	inShape, outShape := model.InputShape(), model.OutputShape()
+
+	train := s.samples(rng, 96, inShape)
+	targets := make([][]float32, 96)
+	for i := range targets {
+		targets[i] = make([]float32, size(outShape))
+		for j := range targets[i] {
+			targets[i][j] = rng.Float32()
+		}
+	}
+	data, err := nn.SliceData(train, nn.TargetRows(targets))
+	if err != nil {
+		return entry{}, err
+	}
+	if _, err := model.Fit(ctx, data, nn.Epochs(1), nn.BatchSize(32), nn.Verbose(0), nn.Seed(seed)); err != nil {
+		return entry{}, err
+	}
+
+	// 37 samples: Predict's last batch is a partial one.
+	inputs, err := nn.SliceInputs(s.samples(rng, 37, inShape))
+	if err != nil {
+		return entry{}, err
+	}
+	pred, err := model.Predict(ctx, inputs)
+	if err != nil {
+		return entry{}, err
+	}
+	// The values the model's graph received: what the ONNX model takes.
+	x := make([]float32, inputs.Len()*size(inShape))
+	all := make([]int, inputs.Len())
+	for i := range all {
+		all[i] = i
+	}
+	if err := inputs.GatherInputs(all, x); err != nil {
+		return entry{}, err
+	}
+
+	e := entry{Name: s.name, ONNX: s.name + ".onnx", Input: s.name + ".input.bin", Output: s.name + ".output.bin",
+		InputShape: append([]int{inputs.Len()}, inShape...), OutputShape: append([]int{inputs.Len()}, outShape...)}
+	if err := model.ExportONNX(filepath.Join(dir, e.ONNX)); err != nil {
+		return entry{}, err
+	}
+	if err := writeFloats(filepath.Join(dir, e.Input), x); err != nil {
+		return entry{}, err
+	}
+	y, ok := pred.Data().([]float32)
+	if !ok {
+		return entry{}, errors.New("Predict returned no float32 values")
+	}
+	if err := informative(y); err != nil {
+		return entry{}, err
+	}
+	if err := writeFloats(filepath.Join(dir, e.Output), y); err != nil {
+		return entry{}, err
+	}
+	return e, nil
+}
+
+// informative checks that outputs can tell a wrong graph from a right
+// one: not NaN, not mostly saturated at 0 or 1, not all the same.
+func informative(y []float32) error {
+	saturated := 0
+	for _, v := range y {
+		if v != v {
+			return errors.New("Predict returned NaN")
+		}
+		if math.Abs(float64(v)) < 1e-6 || math.Abs(float64(v)-1) < 1e-6 {
+			saturated++
+		}
+	}
+	if saturated > len(y)/10 {
+		return fmt.Errorf("%d of Predict's %d outputs are 0 or 1: saturated outputs compare equal whatever the graph; train less", saturated, len(y))
+	}
+	if slices.Min(y) == slices.Max(y) {
+		return fmt.Errorf("Predict's outputs are all %v", y[0])
+	}
+	return nil
+}
+
+func writeFloats(path string, v []float32) error {
+	b := make([]byte, 0, 4*len(v))
+	for _, f := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func size(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
