@@ -39,6 +39,7 @@ type Workspace struct {
 	packed  []float32
 	edge    []float32   // b packed in 24-wide panels: all of it (tn), or its last, partial panel (nn)
 	scratch [][]float32 // one per worker
+	partial []float32   // the partial sums of a tall aᵀ·b
 }
 
 // NewWorkspace makes a workspace that computes with up to workers

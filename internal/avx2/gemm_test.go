@@ -2,6 +2,7 @@ package avx2_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -195,6 +196,32 @@ func BenchmarkStepProducts(bm *testing.B) {
 					}
 					bm.ReportMetric(2*float64(p.m)*float64(p.n)*float64(p.k)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})
+			}
+		}
+	}
+}
+
+// A tall aᵀ·b (a convolution's kernel gradient) gives the same bits on
+// any number of workers: the depth's parts are fixed by the shape alone.
+func TestTallTNSameBitsOnAnyWorkers(t *testing.T) {
+	if !avx2.Available() {
+		t.Skip("no AVX2+FMA on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	tc := gemmtest.NewCase(rng, true, false, 27, 32, 9000, -0.01, 1, 0)
+	var first []float32
+	for _, workers := range []int{1, 2, 3, 5} {
+		c := tc.Fresh()
+		if err := avx2.NewWorkspace(workers).Sgemm(tc.TransA, tc.TransB, tc.M, tc.N, tc.K, tc.Alpha, tc.A, tc.Lda, tc.B, tc.Ldb, tc.Beta, c, tc.Ldc); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = c
+			continue
+		}
+		for i := range c {
+			if math.Float32bits(c[i]) != math.Float32bits(first[i]) {
+				t.Fatalf("workers %d: c[%d] = %v, with one worker %v", workers, i, c[i], first[i])
 			}
 		}
 	}

@@ -19,7 +19,9 @@ const (
 	tallRows  = 2048    // rows of examples from which a product is tall
 	tallWidth = 1 << 20 // most values of b (a·b, a·bᵀ) or of c (aᵀ·b) the tall kernels take
 	tallDepth = 384     // longest run of depth a·b and a·bᵀ take at once
-	tallKC    = 512     // depth block of aᵀ·b
+	tallKC    = 256     // depth block of aᵀ·b
+	tallSplit = 4096    // depth of each part of aᵀ·b reduced on its own
+	tallChunk = 8       // groups of six rows of c an aᵀ·b work item takes
 	gemmRows  = 6       // gemm6x16: rows of c
 	gemmCols  = 16      // gemm6x16: columns of c
 )
@@ -143,10 +145,10 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 }
 
 // tallTN computes c = alpha·aᵀ·b + beta·c for a k×m and b k×n with k
-// large and c m×n small: each worker takes groups of six rows of c and
-// walks a and b down their rows, tallKC at a time, both read in place (b
-// is packed only when n is not a multiple of 16, a's last columns only
-// when m is not one of 6).
+// large and c m×n small: the workers take parts of the depth and groups of
+// six rows of c, and walk a and b down their rows, tallKC at a time, both
+// read in place (b is packed only when n is not a multiple of 16, a's last
+// columns only when m is not one of 6).
 func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	np := (n + gemmCols - 1) / gemmCols
 	packed := n%gemmCols != 0
@@ -172,32 +174,69 @@ func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, ld
 			clear(e[m-last:])
 		}
 	}
-	matrix.Parallel(workers, groups, 4, func(w, lo, hi int) {
+	// The depth is cut into parts of tallSplit, each reduced on its own
+	// (into c itself when there is one part, else into its partial m×n),
+	// eight groups of rows at a time; the partials are then summed in
+	// order, so that the bits do not depend on the number of workers.
+	parts := (k + tallSplit - 1) / tallSplit
+	chunks := (groups + tallChunk - 1) / tallChunk
+	dst, ldd, alpha1, beta1 := c, ldc, alpha, beta
+	var partial []float32
+	if parts > 1 {
+		partial = matrix.Grow(&ws.partial, parts*m*n)
+		ldd, alpha1, beta1 = n, 1, 0
+	}
+	matrix.Parallel(workers, parts*chunks, 1, func(w, lo, hi int) {
 		t := matrix.Grow(&ws.scratch[w], gemmRows*gemmCols)
-		for k0 := 0; k0 < k; k0 += tallKC {
-			kk := min(tallKC, k-k0)
-			be := beta
-			if k0 > 0 {
-				be = 1
+		for item := lo; item < hi; item++ {
+			part, chunk := item/chunks, item%chunks
+			out := dst
+			if parts > 1 {
+				out = partial[part*m*n : (part+1)*m*n]
 			}
-			for g := lo; g < hi; g++ {
-				i0 := g * gemmRows
-				rows := min(gemmRows, m-i0)
-				ap, aps := &a[k0*lda+i0], uintptr(lda*4)
-				if rows < gemmRows {
-					ap, aps = &edge[k0*gemmRows], gemmRows*4
+			kLo, kHi := part*tallSplit, min(k, (part+1)*tallSplit)
+			for k0 := kLo; k0 < kHi; k0 += tallKC {
+				kk := min(tallKC, kHi-k0)
+				be := beta1
+				if k0 > kLo {
+					be = 1
 				}
-				// The first panel fetches a's lines eight rows ahead.
-				pf := uintptr(unsafe.Pointer(ap)) + 8*aps
-				for j := 0; j < np; j++ {
-					col := j * gemmCols
-					bj, ldbj := bAt(k0, j)
-					tallTile(kk, ap, 4, aps, bj, ldbj, c, i0*ldc+col, ldc, rows, min(gemmCols, n-col), pf, aps, alpha, be, t)
-					pf = uintptr(unsafe.Pointer(ap))
+				for g := chunk * tallChunk; g < min(groups, (chunk+1)*tallChunk); g++ {
+					i0 := g * gemmRows
+					rows := min(gemmRows, m-i0)
+					ap, aps := &a[k0*lda+i0], uintptr(lda*4)
+					if rows < gemmRows {
+						ap, aps = &edge[k0*gemmRows], gemmRows*4
+					}
+					// The first panel fetches a's lines eight rows ahead.
+					pf := uintptr(unsafe.Pointer(ap)) + 8*aps
+					for j := 0; j < np; j++ {
+						col := j * gemmCols
+						bj, ldbj := bAt(k0, j)
+						tallTile(kk, ap, 4, aps, bj, ldbj, out, i0*ldd+col, ldd, rows, min(gemmCols, n-col), pf, aps, alpha1, be, t)
+						pf = uintptr(unsafe.Pointer(ap))
+					}
 				}
 			}
 		}
 	})
+	if parts == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for j := range row {
+			sum := partial[i*n+j]
+			for q := 1; q < parts; q++ {
+				sum += partial[q*m*n+i*n+j]
+			}
+			if beta == 0 {
+				row[j] = alpha * sum
+			} else {
+				row[j] = alpha*sum + beta*row[j]
+			}
+		}
+	}
 }
 
 // tallNN and tallNT are tallAB as the Products matrix.Sgemm calls.
