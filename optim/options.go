@@ -11,7 +11,10 @@ import (
 type Options struct {
 	// ClipNorm scales each weight's gradient down to this L2 norm when it
 	// is longer (Keras' clipnorm); ClipValue clips each gradient value to
-	// [-ClipValue, ClipValue] (clipvalue). 0: off.
+	// [-ClipValue, ClipValue] (clipvalue). 0: off. As in Keras 2.11+,
+	// whose optimizers apply the first of clipnorm, global_clipnorm and
+	// clipvalue that is set, ClipValue does nothing when ClipNorm or
+	// GlobalClipNorm is set.
 	ClipNorm, ClipValue float64
 	// GlobalClipNorm scales all the gradients of a step down together so
 	// that their joint L2 norm is at most this (Keras' global_clipnorm;
@@ -53,8 +56,12 @@ func (o Options) rate(lr float64, iterations int64) float64 {
 	return lr
 }
 
-// fill sets the options' numbers on an update.
+// fill sets the options' numbers on an update: ClipValue only when no
+// norm clips, as Keras applies one clipping only.
 func (o Options) fill(u *Update) {
 	u.ClipNorm, u.ClipValue, u.WeightDecay = o.ClipNorm, o.ClipValue, o.WeightDecay
 	u.GlobalClipNorm = o.GlobalClipNorm
+	if o.ClipNorm > 0 || o.GlobalClipNorm > 0 {
+		u.ClipValue = 0
+	}
 }

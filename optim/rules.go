@@ -5,13 +5,6 @@ import "math"
 // sqrt32 is the correctly rounded float32 square root, as CUDA's sqrtf.
 func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
-// nadamCoefs are Nadam's per-step factors in float32: of m, of g, and the
-// second moment's bias correction 1-β2^t.
-func (u Update) nadamCoefs() (mCoef, gCoef, vCorr float32) {
-	mu, muNext, omp, ompNext := u.NadamFactors()
-	return float32(muNext / ompNext), float32((1 - mu) / omp), float32(1 - math.Pow(u.Beta2, float64(u.Iteration)))
-}
-
 // applyMore is apply's Go loops for the rules after Adam, and Adam with
 // AMSGrad (see the Rule constants for their arithmetic). As in apply, each
 // product is converted to float32 before it is added, so that no build
@@ -22,8 +15,7 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 	switch u.Rule {
 	case RuleAdam: // with AMSGrad
 		lrT := u.AdamRate()
-		b1, b2 := float32(u.Beta1), float32(u.Beta2)
-		c1, c2 := 1-b1, 1-b2
+		b1, c1, b2, c2 := u.Betas()
 		m, s, sh := slots[0][:n], slots[1][:n], slots[2][:n]
 		for i, gi := range g[:n] {
 			m[i] = float32(b1*m[i]) + float32(c1*gi)
@@ -32,8 +24,7 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 			w[i] -= float32(lrT*m[i]) / (sqrt32(sh[i]) + eps)
 		}
 	case RuleRMSprop:
-		rho := float32(u.Rho)
-		c := 1 - rho
+		rho, c := u.RhoDecay()
 		r := slots[0][:n]
 		var mom, avg []float32
 		k := 1
@@ -66,8 +57,7 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 			w[i] -= float32(lr*gi) / sqrt32(a[i]+eps)
 		}
 	case RuleAdadelta:
-		rho := float32(u.Rho)
-		c := 1 - rho
+		rho, c := u.RhoDecay()
 		a, d := slots[0][:n], slots[1][:n]
 		for i, gi := range g[:n] {
 			a[i] = float32(rho*a[i]) + float32(float32(c*gi)*gi)
@@ -76,9 +66,8 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 			w[i] += float32(lr * delta)
 		}
 	case RuleAdamax:
-		b1, b2 := float32(u.Beta1), float32(u.Beta2)
-		c1 := 1 - b1
-		corr := float32(1 - math.Pow(u.Beta1, float64(u.Iteration)))
+		_, c1, b2, _ := u.Betas()
+		corr := u.AdamaxCorrection()
 		m, v := slots[0][:n], slots[1][:n]
 		for i, gi := range g[:n] {
 			m[i] += float32((gi - m[i]) * c1)
@@ -86,9 +75,8 @@ func (u Update) applyMore(w, g []float32, slots [][]float32) {
 			w[i] -= float32(lr*m[i]) / float32(corr*(v[i]+eps))
 		}
 	case RuleNadam:
-		b1, b2 := float32(u.Beta1), float32(u.Beta2)
-		c1, c2 := 1-b1, 1-b2
-		mCoef, gCoef, vCorr := u.nadamCoefs()
+		_, c1, _, c2 := u.Betas()
+		mCoef, gCoef, vCorr := u.NadamCoefs()
 		m, v := slots[0][:n], slots[1][:n]
 		for i, gi := range g[:n] {
 			m[i] += float32((gi - m[i]) * c1)

@@ -351,3 +351,31 @@ func TestGlobalClipNormScalesAllGradientsTogether(t *testing.T) {
 		t.Errorf("clipnorm with global_clipnorm: %v", err)
 	}
 }
+
+// Keras 2.11+ applies the first of clipnorm, global_clipnorm and clipvalue
+// that is set: with a norm clip, clipvalue does nothing.
+func TestClipValueYieldsToNormClipping(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want float64 // the update's ClipValue
+	}{
+		{"clipvalue alone", Options{ClipValue: 0.5}, 0.5},
+		{"clipnorm wins", Options{ClipNorm: 1, ClipValue: 0.5}, 0},
+		{"global_clipnorm wins", Options{GlobalClipNorm: 1, ClipValue: 0.5}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := NewSGD(SGDConfig{LearningRate: 0.1, Options: tt.opts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := o.NextUpdate(); u.ClipValue != tt.want {
+				t.Fatalf("ClipValue = %v, want %v", u.ClipValue, tt.want)
+			}
+			if got := o.Config().Options.ClipValue; got != tt.opts.ClipValue {
+				t.Fatalf("the config keeps clipvalue %v, got %v", tt.opts.ClipValue, got)
+			}
+		})
+	}
+}

@@ -186,6 +186,32 @@ func (u Update) SlotInit(name string) float32 {
 	return 0
 }
 
+// Betas are β1 and β2 in float32 with their complements 1-β1 and 1-β2,
+// each complement computed in float64 and then rounded: Keras computes
+// 1 - beta_1 on the Python float before TensorFlow casts it to the
+// variable's dtype, and 1 - float32(0.999) would be 1.3e-5 smaller than
+// float32(0.001), an error every step's second moment carries.
+func (u Update) Betas() (b1, c1, b2, c2 float32) {
+	return float32(u.Beta1), float32(1 - u.Beta1), float32(u.Beta2), float32(1 - u.Beta2)
+}
+
+// RhoDecay is RMSprop's and Adadelta's ρ in float32 with 1-ρ, rounded
+// from float64 as Betas' complements are.
+func (u Update) RhoDecay() (rho, c float32) { return float32(u.Rho), float32(1 - u.Rho) }
+
+// AdamaxCorrection is Adamax's bias correction of the first moment,
+// 1-β1^t, computed in float64 and rounded.
+func (u Update) AdamaxCorrection() float32 {
+	return float32(1 - math.Pow(u.Beta1, float64(u.Iteration)))
+}
+
+// NadamCoefs are Nadam's per-step factors in float32 (see RuleNadam): of m
+// in m̂, of g in m̂, and the second moment's bias correction 1-β2^t.
+func (u Update) NadamCoefs() (mCoef, gCoef, vCorr float32) {
+	mu, muNext, omp, ompNext := u.NadamFactors()
+	return float32(muNext / ompNext), float32((1 - mu) / omp), float32(1 - math.Pow(u.Beta2, float64(u.Iteration)))
+}
+
 // AdamRate is Adam's step size with both bias corrections folded in:
 // lr·√(1-β2^t)/(1-β1^t).
 func (u Update) AdamRate() float32 {
@@ -312,8 +338,8 @@ func (u Update) apply(w, g []float32, slots [][]float32) {
 		}
 	case RuleAdam:
 		lrT := u.AdamRate()
-		b1, b2, eps := float32(u.Beta1), float32(u.Beta2), float32(u.Epsilon)
-		c1, c2 := 1-b1, 1-b2
+		b1, c1, b2, c2 := u.Betas()
+		eps := float32(u.Epsilon)
 		m, s := slots[0][:len(w)], slots[1][:len(w)]
 		for i, gi := range g {
 			m[i] = float32(b1*m[i]) + float32(c1*gi)

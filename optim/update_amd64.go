@@ -2,11 +2,7 @@
 
 package optim
 
-import (
-	"math"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 // haveVector reports whether the AVX2 kernels of update_amd64.s run here.
 var haveVector = cpu.X86.HasAVX2
@@ -66,27 +62,26 @@ func (u Update) applyVector(w, g []float32, slots [][]float32) int {
 		if u.AMSGrad {
 			return 0
 		}
-		b1, b2 := float32(u.Beta1), float32(u.Beta2)
-		adamAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, u.AdamRate(), b1, 1-b1, b2, 1-b2, float32(u.Epsilon))
+		b1, c1, b2, c2 := u.Betas()
+		adamAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, u.AdamRate(), b1, c1, b2, c2, float32(u.Epsilon))
 	case RuleRMSprop:
 		if u.Momentum > 0 || u.Centered {
 			return 0
 		}
-		rho := float32(u.Rho)
-		rmspropAVX2(&w[0], &g[0], &slots[0][0], n, lr, rho, 1-rho, float32(u.Epsilon))
+		rho, c := u.RhoDecay()
+		rmspropAVX2(&w[0], &g[0], &slots[0][0], n, lr, rho, c, float32(u.Epsilon))
 	case RuleAdagrad:
 		adagradAVX2(&w[0], &g[0], &slots[0][0], n, lr, float32(u.Epsilon))
 	case RuleAdadelta:
-		rho := float32(u.Rho)
-		adadeltaAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, rho, 1-rho, float32(u.Epsilon))
+		rho, c := u.RhoDecay()
+		adadeltaAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, rho, c, float32(u.Epsilon))
 	case RuleAdamax:
-		b1 := float32(u.Beta1)
-		corr := float32(1 - math.Pow(u.Beta1, float64(u.Iteration)))
-		adamaxAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, 1-b1, float32(u.Beta2), corr, float32(u.Epsilon))
+		_, c1, b2, _ := u.Betas()
+		adamaxAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, c1, b2, u.AdamaxCorrection(), float32(u.Epsilon))
 	case RuleNadam:
-		mCoef, gCoef, vCorr := u.nadamCoefs()
-		b1, b2 := float32(u.Beta1), float32(u.Beta2)
-		nadamAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, 1-b1, 1-b2, mCoef, gCoef, vCorr, float32(u.Epsilon))
+		mCoef, gCoef, vCorr := u.NadamCoefs()
+		_, c1, _, c2 := u.Betas()
+		nadamAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, lr, c1, c2, mCoef, gCoef, vCorr, float32(u.Epsilon))
 	default:
 		return 0
 	}

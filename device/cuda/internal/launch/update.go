@@ -2,7 +2,6 @@ package launch
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gokeras/gokeras/optim"
@@ -85,8 +84,8 @@ func ForUpdate(u optim.Update) (Update, error) {
 		l.Decay = float32(u.WeightDecay * u.LearningRate)
 	}
 	lr, eps := float32(u.LearningRate), float32(u.Epsilon)
-	b1, b2, rho := float32(u.Beta1), float32(u.Beta2), float32(u.Rho)
-	t := float64(u.Iteration)
+	b1, c1, b2, c2 := u.Betas()
+	rho, crho := u.RhoDecay()
 	switch u.Rule {
 	case optim.RuleSGD:
 		l.Scalars = []float32{lr}
@@ -96,24 +95,23 @@ func ForUpdate(u optim.Update) (Update, error) {
 		l.Scalars = []float32{lr, float32(u.Momentum)}
 	case optim.RuleAdam:
 		l.Slots = []int{slot("m"), slot("v"), slot("vhat")}
-		l.Scalars = []float32{u.AdamRate(), b1, 1 - b1, b2, 1 - b2, eps}
+		l.Scalars = []float32{u.AdamRate(), b1, c1, b2, c2, eps}
 	case optim.RuleRMSprop:
 		l.Slots = []int{slot("velocity"), slot("momentum"), slot("average_gradient")}
-		l.Scalars = []float32{lr, rho, 1 - rho, float32(u.Momentum), eps}
+		l.Scalars = []float32{lr, rho, crho, float32(u.Momentum), eps}
 	case optim.RuleAdagrad:
 		l.Slots = []int{slot("accumulator")}
 		l.Scalars = []float32{lr, eps}
 	case optim.RuleAdadelta:
 		l.Slots = []int{slot("accumulated_grad"), slot("accumulated_delta_var")}
-		l.Scalars = []float32{lr, rho, 1 - rho, eps}
+		l.Scalars = []float32{lr, rho, crho, eps}
 	case optim.RuleAdamax:
 		l.Slots = []int{slot("m"), slot("u")}
-		l.Scalars = []float32{lr, 1 - b1, b2, float32(1 - math.Pow(u.Beta1, t)), eps}
+		l.Scalars = []float32{lr, c1, b2, u.AdamaxCorrection(), eps}
 	case optim.RuleNadam:
-		mu, muNext, omp, ompNext := u.NadamFactors()
+		mCoef, gCoef, vCorr := u.NadamCoefs()
 		l.Slots = []int{slot("m"), slot("v")}
-		l.Scalars = []float32{lr, 1 - b1, 1 - b2, float32(muNext / ompNext), float32((1 - mu) / omp),
-			float32(1 - math.Pow(u.Beta2, t)), eps}
+		l.Scalars = []float32{lr, c1, c2, mCoef, gCoef, vCorr, eps}
 	default:
 		return Update{}, fmt.Errorf("no CUDA kernel for update rule %v", u.Rule)
 	}
