@@ -13,12 +13,20 @@
 // package imports nothing cu does not, so it runs before cu whenever both are
 // linked in; device/cuda imports both.
 //
-// When cuInit fails it writes one line naming the CUDA error and the fix to
-// standard error and exits with status 1, as cu would have. In a test binary
-// (a name ending in ".test") it exits with status 0 after a line starting
-// "SKIP", so `go test -tags cudavm` on a machine without a GPU skips
-// the CUDA tests, unless GOKERAS_REQUIRE_GPU is set to a non-empty value:
-// then a missing GPU fails the run (scripts/gpu-verify.sh sets it).
+// When cuInit fails it writes one line naming the CUDA error, the
+// libcuda.so.1 that was loaded, and the fix to standard error and exits with
+// status 1, as cu would have. The link stub of the CUDA toolkit
+// (CUDA_ERROR_STUB_LIBRARY, which the stub cannot name itself) is named as
+// such.
+//
+// In a test binary (a name ending in ".test") without a usable GPU the
+// tests run instead, and those that need a GPU skip: this package wraps
+// cuInit and cuDeviceGetCount (interpose.c) so that cu's init sees success
+// and the driver then reports no devices, and writes a line starting
+// "SKIP" with the reason first. Tests that need no GPU run as in any other
+// build. With GOKERAS_REQUIRE_GPU set to a non-empty value a missing GPU
+// fails the test binary at start instead (scripts/gpu-verify.sh sets it).
+// Unavailable reports the hidden failure.
 //
 // A machine without the driver library at all fails earlier still: the
 // dynamic loader refuses to start a program linked against libcuda.so.1 when
@@ -26,44 +34,74 @@
 package cuinit
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo LDFLAGS: -lcuda -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <cuda.h>
+#include "cuinit.h"
 
-// probe runs cuInit and describes its result.
-static CUresult probe(const char **name, const char **msg) {
+// probe runs cuInit and describes its result; tolerate: see interpose.c.
+static CUresult probe(int tolerate, const char **name, const char **msg) {
+	gk_cuinit_tolerate = tolerate;
 	CUresult r = cuInit(0);
+	if (r == CUDA_SUCCESS) r = gk_cuinit_masked;
 	*name = "";
 	*msg = "";
 	if (r != CUDA_SUCCESS) {
-		if (cuGetErrorName(r, name) != CUDA_SUCCESS) *name = "unknown CUDA error";
+		if (cuGetErrorName(r, name) != CUDA_SUCCESS) *name = "";
 		if (cuGetErrorString(r, msg) != CUDA_SUCCESS) *msg = "";
 	}
 	return r;
+}
+
+// libcuda_path is the path the dynamic loader opened libcuda.so.1 from,
+// or "" (the string lives as long as the library stays loaded: always).
+static const char *libcuda_path(void) {
+	const char *p = "";
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h) return p;
+	struct link_map *lm = NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) p = lm->l_name;
+	dlclose(h);
+	return p;
 }
 */
 import "C"
 
 import "os"
 
+// unavailable is why there is no usable GPU in a test binary that runs
+// anyway (see the package documentation), or "".
+var unavailable string
+
 func init() {
+	tolerate := isTest() && os.Getenv(RequireGPUEnv) == ""
 	var name, msg *C.char
-	r := C.probe(&name, &msg)
+	t := C.int(0)
+	if tolerate {
+		t = 1
+	}
+	r := C.probe(t, &name, &msg)
 	if r == C.CUDA_SUCCESS {
 		return
 	}
-	why := "cuInit failed: " + C.GoString(name) + " (" + itoa(int(r)) + ")"
-	if s := C.GoString(msg); s != "" {
-		why += ": " + s
+	why := Why(int(r), C.GoString(name), C.GoString(msg), C.GoString(C.libcuda_path()))
+	if tolerate {
+		unavailable = why
+		_, _ = os.Stderr.WriteString("SKIP: no usable CUDA GPU, the tests that need one skip: " + why +
+			" (set " + RequireGPUEnv + "=1 to make this a failure)\n")
+		return
 	}
-	const fix = "; this program was built with -tags cudavm and needs an NVIDIA GPU with a working driver " +
-		"(check nvidia-smi); build without that tag to run on the CPU"
-	if isTest() && os.Getenv("GOKERAS_REQUIRE_GPU") == "" {
-		_, _ = os.Stderr.WriteString("SKIP: no usable CUDA GPU, the CUDA tests did not run: " + why + " (set GOKERAS_REQUIRE_GPU=1 to make this a failure)\n")
-		os.Exit(0)
-	}
-	_, _ = os.Stderr.WriteString("gokeras: no usable CUDA GPU: " + why + fix + "\n")
+	_, _ = os.Stderr.WriteString("gokeras: no usable CUDA GPU: " + why + "; this program was built with -tags cudavm " +
+		"and needs an NVIDIA GPU with a working driver (check nvidia-smi); build without that tag to run on the CPU\n")
 	os.Exit(1)
 }
+
+// Unavailable says why the tests that need a GPU skip in this test binary,
+// or returns "" when cuInit succeeded (or this is not a test binary: those
+// exit at start without a GPU).
+func Unavailable() string { return unavailable }
 
 // isTest reports whether this is a test binary, as go test builds them.
 func isTest() bool {
@@ -74,19 +112,4 @@ func isTest() bool {
 		}
 	}
 	return false
-}
-
-// itoa formats a small non-negative number (strconv is not imported: see the
-// package documentation for why this package imports so little).
-func itoa(n int) string {
-	if n <= 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for ; n > 0; n /= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-	}
-	return string(b[i:])
 }
