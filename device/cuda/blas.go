@@ -4,7 +4,9 @@ package cuda
 
 /*
 #cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <cuda.h>
 
@@ -28,9 +30,12 @@ typedef struct {
 	cublasSgemm_t sgemm;
 } gk_cublas;
 
-// gk_cublas_open dlopens path and finds the entry points; on failure it
-// returns the dlerror text (static storage) and closes the library.
-static const char *gk_cublas_open(const char *path, gk_cublas *b) {
+// gk_cublas_open dlopens path (first lt, its libcublasLt, when not "": a
+// library found by its path may not find the one beside it) and finds the
+// entry points; on failure it returns the dlerror text (static storage) and
+// closes the library.
+static const char *gk_cublas_open(const char *path, const char *lt, gk_cublas *b) {
+	if (lt[0]) (void)dlopen(lt, RTLD_NOW | RTLD_LOCAL); // its own failure shows in libcublas'
 	b->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!b->lib) return dlerror();
 	b->create = (cublasCreate_t)dlsym(b->lib, "cublasCreate_v2");
@@ -44,6 +49,13 @@ static const char *gk_cublas_open(const char *path, gk_cublas *b) {
 		return "a cuBLAS v2 entry point (cublasCreate_v2, cublasDestroy_v2, cublasSetStream_v2, cublasGetVersion_v2 or cublasSgemm_v2) is missing";
 	}
 	return NULL;
+}
+
+// gk_cublas_file is the file the loader opened for b, or "".
+static const char *gk_cublas_file(gk_cublas *b) {
+	struct link_map *lm = NULL;
+	if (dlinfo(b->lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name) return "";
+	return lm->l_name;
 }
 
 static int gk_cublas_create(gk_cublas *b, void **h) { return b->create(h); }
@@ -62,61 +74,93 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"gorgonia.org/cu"
 )
 
-// BLASEnv names an environment variable holding the path of the cuBLAS
-// library to use, for installs where none of the standard sonames is on the
-// loader's path (say /usr/local/cuda-12.4/lib64/libcublas.so.12).
-const BLASEnv = "GOKERAS_CUBLAS"
-
-// blasSonames are tried in order when BLASEnv is not set: the newest cuBLAS
-// first. The v2 API gokeras calls is the same in all of them.
-var blasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
-
 // cuBLAS is opened with dlopen at run time instead of being linked, unlike
 // gorgonia.org/cu/blas: that package links libcublas.so.11 and its
 // versioned symbols, so a binary built against Debian's CUDA 11.8 would
 // refuse to start on a machine that has only CUDA 12 or 13. Only
-// libcuda.so.1, the driver itself, is linked.
+// libcuda.so.1, the driver itself, is linked. blaslookup.go says where
+// cuBLAS is looked for.
 //
-// The library is opened once per process and never closed.
-var blasLibrary = sync.OnceValues(openBLASLibrary)
+// The first library that loads and creates a handle is kept for the
+// process and never closed; one that loads but cannot create a handle is
+// left loaded (closing a half-initialised cuBLAS is not safe) and passed
+// over.
+var blasChosen struct {
+	mu  sync.Mutex
+	lib *blasLib
+}
 
 // blasLib is an opened cuBLAS.
 type blasLib struct {
 	c    *C.gk_cublas // C memory: the function table
-	path string       // what was opened
+	path string       // what was opened: a soname or a path
+	file string       // the file the loader opened, or ""
 }
 
-func openBLASLibrary() (*blasLib, error) {
-	candidates := blasSonames
-	if p := os.Getenv(BLASEnv); p != "" {
-		candidates = []string{p}
+func (l *blasLib) String() string {
+	if l.file == "" || l.file == l.path {
+		return l.path
 	}
+	return l.path + " (" + l.file + ")"
+}
+
+// openBLAS opens one candidate.
+func openBLAS(c blasCandidate) (*blasLib, error) {
 	tab := (*C.gk_cublas)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gk_cublas{}))))
-	var failures []string
-	for _, name := range candidates {
-		cname := C.CString(name)
-		msg := C.gk_cublas_open(cname, tab)
-		C.free(unsafe.Pointer(cname))
-		if msg == nil {
-			return &blasLib{c: tab, path: name}, nil
+	cpath, clt := C.CString(c.path), C.CString(c.lt())
+	defer C.free(unsafe.Pointer(cpath))
+	defer C.free(unsafe.Pointer(clt))
+	if msg := C.gk_cublas_open(cpath, clt, tab); msg != nil {
+		C.free(unsafe.Pointer(tab))
+		return nil, errors.New(C.GoString(msg))
+	}
+	return &blasLib{c: tab, path: c.path, file: C.GoString(C.gk_cublas_file(tab))}, nil
+}
+
+// create makes a cuBLAS handle bound to the current context.
+func (l *blasLib) create() (unsafe.Pointer, error) {
+	var h unsafe.Pointer
+	if err := blasStatus(C.gk_cublas_create(l.c, &h)); err != nil {
+		return nil, fmt.Errorf("cublasCreate: %w", err)
+	}
+	return h, nil
+}
+
+// createBLASHandle creates a handle with the chosen cuBLAS, choosing it
+// the first time (see chooseBLAS); call it inside gpu.do. A failed choice
+// is not remembered: the next machine searches again.
+func createBLASHandle() (*blasLib, unsafe.Pointer, error) {
+	blasChosen.mu.Lock()
+	defer blasChosen.mu.Unlock()
+	if lib := blasChosen.lib; lib != nil {
+		h, err := lib.create()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w (cuBLAS %s)", err, lib)
 		}
-		failures = append(failures, C.GoString(msg))
+		return lib, h, nil
 	}
-	C.free(unsafe.Pointer(tab))
-	if p := os.Getenv(BLASEnv); p != "" {
-		return nil, fmt.Errorf("opening cuBLAS from $%s=%s: %s", BLASEnv, p, failures[0])
+	var h unsafe.Pointer
+	lib, _, err := chooseBLAS(defaultBLASLookup(), func(c blasCandidate) (*blasLib, error) {
+		lib, err := openBLAS(c)
+		if err != nil {
+			return nil, err
+		}
+		if h, err = lib.create(); err != nil {
+			return nil, fmt.Errorf("%s loads, but %w", lib, err)
+		}
+		return lib, nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, fmt.Errorf("cuBLAS not found (tried %s: %s): install it (Debian: libcublas12 or libcublas11; "+
-		"NVIDIA: the CUDA toolkit), add its directory to LD_LIBRARY_PATH, or set $%s to the library's path",
-		strings.Join(blasSonames, ", "), strings.Join(failures, "; "), BLASEnv)
+	blasChosen.lib = lib
+	return lib, h, nil
 }
 
 // blasStatus names a cublasStatus_t.
@@ -146,13 +190,9 @@ type blasHandle struct {
 // newBLASHandle creates a handle that queues its work on stream; call it
 // inside gpu.do (cuBLAS binds the handle to the current context).
 func newBLASHandle(stream cu.Stream) (*blasHandle, error) {
-	lib, err := blasLibrary()
+	lib, h, err := createBLASHandle()
 	if err != nil {
 		return nil, err
-	}
-	var h unsafe.Pointer
-	if err := blasStatus(C.gk_cublas_create(lib.c, &h)); err != nil {
-		return nil, fmt.Errorf("cublasCreate (%s): %w", lib.path, err)
 	}
 	b := &blasHandle{lib: lib, h: h}
 	if err := blasStatus(C.gk_cublas_set_stream(lib.c, h, C.CUstream(unsafe.Pointer(stream.C())))); err != nil {
