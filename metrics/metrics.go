@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"fmt"
+
+	"github.com/gokeras/gokeras/ops"
 	"slices"
 	"strings"
 )
@@ -176,42 +178,23 @@ func count(correct *Mean, name string, kind accuracyKind, threshold float32, lab
 		return fmt.Errorf("%s: labels have %d columns and outputs %d", name, labelCols, predCols)
 	}
 	rows := len(preds) / predCols
+	p := accuracyParams(kind, threshold)
 	for r := 0; r < rows; r++ {
-		lr, pr := labels[r*labelCols:(r+1)*labelCols], preds[r*predCols:(r+1)*predCols]
-		var score float64
-		switch kind {
-		case categorical:
-			if argmax(lr) == argmax(pr) {
-				score = 1
-			}
-		case sparseCategorical:
-			if int(lr[0]) == argmax(pr) && float32(int(lr[0])) == lr[0] {
-				score = 1
-			}
-		case binary:
-			var hits int
-			for j, p := range pr {
-				if (p > threshold) == (lr[j] > 0.5) {
-					hits++
-				}
-			}
-			score = float64(hits) / float64(predCols)
-		}
+		score, _ := ops.MetricScore(p, labels[r*labelCols:(r+1)*labelCols], preds[r*predCols:(r+1)*predCols])
 		correct.Add(score, 1)
 	}
 	return nil
 }
 
-// argmax returns the first index of the largest value, as numpy and
-// TensorFlow do on ties.
-func argmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
+// accuracyParams is the device metric of an accuracy kind.
+func accuracyParams(kind accuracyKind, threshold float32) ops.MetricParams {
+	switch kind {
+	case categorical:
+		return ops.MetricParams{Kind: ops.MetricCategoricalAccuracy}
+	case sparseCategorical:
+		return ops.MetricParams{Kind: ops.MetricSparseCategoricalAccuracy}
 	}
-	return best
+	return ops.MetricParams{Kind: ops.MetricBinaryAccuracy, Threshold: threshold}
 }
 
 // known lists every metric Get knows: its Keras name, then its aliases,

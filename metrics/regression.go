@@ -1,6 +1,10 @@
 package metrics
 
-import "math"
+import (
+	"math"
+
+	"github.com/gokeras/gokeras/ops"
+)
 
 // MeanAbsoluteError is the mean of |label - output|,
 // keras.metrics.MeanAbsoluteError: each sample's mean over its outputs,
@@ -50,17 +54,17 @@ func (m *RootMeanSquaredError) Name() string { return "root_mean_squared_error" 
 
 // Update adds a batch: labels and outputs of the same shape.
 func (m *MeanAbsoluteError) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
-	return addErrors(&m.mean, m.Name(), func(d float64) float64 { return math.Abs(d) }, labels, labelCols, preds, predCols)
+	return addErrors(&m.mean, m.Name(), ops.MetricAbsoluteError, labels, labelCols, preds, predCols)
 }
 
 // Update adds a batch: labels and outputs of the same shape.
 func (m *MeanSquaredError) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
-	return addErrors(&m.mean, m.Name(), func(d float64) float64 { return d * d }, labels, labelCols, preds, predCols)
+	return addErrors(&m.mean, m.Name(), ops.MetricSquaredError, labels, labelCols, preds, predCols)
 }
 
 // Update adds a batch: labels and outputs of the same shape.
 func (m *RootMeanSquaredError) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
-	return addErrors(&m.mean, m.Name(), func(d float64) float64 { return d * d }, labels, labelCols, preds, predCols)
+	return addErrors(&m.mean, m.Name(), ops.MetricSquaredError, labels, labelCols, preds, predCols)
 }
 
 // Result is the mean absolute error over all samples since the last Reset.
@@ -82,20 +86,19 @@ func (m *MeanSquaredError) Reset() { m.mean.Reset() }
 // Reset forgets all batches.
 func (m *RootMeanSquaredError) Reset() { m.mean.Reset() }
 
-// addErrors adds to mean each sample's mean of loss(output - label) over
-// its outputs. Every sample has as many outputs, so the running mean is
-// also the mean over every output.
-func addErrors(mean *Mean, name string, loss func(float64) float64, labels []float32, labelCols int, preds []float32, predCols int) error {
+// addErrors adds to mean each sample's mean over its outputs of the error
+// kind (ops.MetricAbsoluteError or ops.MetricSquaredError). Every sample
+// has as many outputs, so the running mean is also the mean over every
+// output.
+func addErrors(mean *Mean, name string, kind ops.MetricKind, labels []float32, labelCols int, preds []float32, predCols int) error {
 	rows, err := sameShape(name, labels, labelCols, preds, predCols)
 	if err != nil {
 		return err
 	}
+	p := ops.MetricParams{Kind: kind}
 	for r := 0; r < rows; r++ {
-		var sum float64
-		for j := r * predCols; j < (r+1)*predCols; j++ {
-			sum += loss(float64(preds[j]) - float64(labels[j]))
-		}
-		mean.Add(sum/float64(predCols), 1)
+		score, _ := ops.MetricScore(p, labels[r*labelCols:(r+1)*labelCols], preds[r*predCols:(r+1)*predCols])
+		mean.Add(score, 1)
 	}
 	return nil
 }

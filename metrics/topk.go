@@ -3,6 +3,8 @@ package metrics
 import (
 	"fmt"
 	"math"
+
+	"github.com/gokeras/gokeras/ops"
 )
 
 // TopKCategoricalAccuracy counts samples whose one-hot label's class (its
@@ -59,8 +61,10 @@ func (m *TopKCategoricalAccuracy) Update(labels []float32, labelCols int, preds 
 	if err != nil {
 		return err
 	}
+	p := ops.MetricParams{Kind: ops.MetricTopK, K: k}
 	for r := 0; r < rows; r++ {
-		m.correct.Add(inTopK(preds[r*predCols:(r+1)*predCols], argmax(labels[r*labelCols:(r+1)*labelCols]), k), 1)
+		score, _ := ops.MetricScore(p, labels[r*labelCols:(r+1)*labelCols], preds[r*predCols:(r+1)*predCols])
+		m.correct.Add(score, 1)
 	}
 	return nil
 }
@@ -83,8 +87,10 @@ func (m *SparseTopKCategoricalAccuracy) Update(labels []float32, labelCols int, 
 			return fmt.Errorf("%s: label %v of sample %d is not a class index in [0, %d)", m.Name(), l, r, predCols)
 		}
 	}
+	p := ops.MetricParams{Kind: ops.MetricSparseTopK, K: k}
 	for r := 0; r < rows; r++ {
-		m.correct.Add(inTopK(preds[r*predCols:(r+1)*predCols], int(labels[r]), k), 1)
+		score, _ := ops.MetricScore(p, labels[r:r+1], preds[r*predCols:(r+1)*predCols])
+		m.correct.Add(score, 1)
 	}
 	return nil
 }
@@ -98,22 +104,4 @@ func topK(name string, k int) (int, error) {
 		return 0, fmt.Errorf("%s: k %d is negative", name, k)
 	}
 	return k, nil
-}
-
-// inTopK is 1 when fewer than k values of row are larger than row[target]
-// and all are finite, as tf.math.in_top_k decides, else 0.
-func inTopK(row []float32, target, k int) float64 {
-	larger := 0
-	for _, v := range row {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return 0
-		}
-		if v > row[target] {
-			larger++
-		}
-	}
-	if larger < k {
-		return 1
-	}
-	return 0
 }

@@ -239,10 +239,16 @@ type program struct {
 	// outRead and lossRead receive copies of the output and loss each run:
 	// the machine may reuse the memory of a node nobody else reads.
 	outRead, lossRead gorgonia.Value
-	params            []*gorgonia.Node
-	paramNames        []string
-	outCols           int
-	machine           driver.Machine
+	// metricReads receive, for each metric the device computes
+	// (metrics.OnDevice), its batch sum and bad-label count; nil for the
+	// metrics computed on the host from outRead, which is read only when
+	// one of them needs it (or in a predict program).
+	metricReads []gorgonia.Value
+	onDevice    []bool
+	params      []*gorgonia.Node
+	paramNames  []string
+	outCols     int
+	machine     driver.Machine
 }
 
 // program returns the program for a batch size and mode, compiling it the
@@ -312,11 +318,16 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 			m.name, shapes.String(m.outShape))
 	}
 	p.outCols = p.out.Shape()[1]
-	gorgonia.Read(p.out, &p.outRead)
 	var opts driver.MachineOptions
+	if md == modePredict {
+		gorgonia.Read(p.out, &p.outRead)
+	}
 	if md != modePredict {
 		p.y = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, yCols))
 		y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, yCols), gorgonia.WithName("y"), gorgonia.WithValue(p.y))
+		if err := p.addMetrics(m.compiled.metrics, y, yCols); err != nil {
+			return nil, fmt.Errorf("model %q: %w", m.name, err)
+		}
 		loss, err := m.compiled.loss.Node(p.out, flow.Logits, y)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: loss %s: %w", m.name, m.compiled.loss.Name(), err)
@@ -360,6 +371,37 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 // run executes the program on the batch already gathered into p.x and p.y.
 // The caller reads what it needs, then calls p.machine.Reset.
 func (p *program) run() error { return p.machine.RunAll() }
+
+// addMetrics puts in the graph the batch sum of each metric the device
+// computes (metrics.OnDevice), read back after each run, and reads the
+// outputs back when a metric computes on the host.
+func (p *program) addMetrics(ms []metrics.Metric, y *gorgonia.Node, yCols int) error {
+	p.metricReads = make([]gorgonia.Value, len(ms))
+	p.onDevice = make([]bool, len(ms))
+	host := false
+	for i, mt := range ms {
+		d, ok := mt.(metrics.OnDevice)
+		if !ok {
+			host = true
+			continue
+		}
+		params, ok := d.DeviceParams(yCols, p.outCols)
+		if !ok {
+			host = true // Update reports what does not fit
+			continue
+		}
+		sum, err := ops.MetricSum(p.out, y, params)
+		if err != nil {
+			return fmt.Errorf("metric %s: %w", mt.Name(), err)
+		}
+		gorgonia.Read(sum, &p.metricReads[i])
+		p.onDevice[i] = true
+	}
+	if host {
+		gorgonia.Read(p.out, &p.outRead)
+	}
+	return nil
+}
 
 // lossValue reads the loss the last run computed.
 func (p *program) lossValue() (float64, error) {

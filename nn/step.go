@@ -2,10 +2,13 @@ package nn
 
 import (
 	"fmt"
-	"github.com/gokeras/gokeras/ops"
 	"math"
 
+	"gorgonia.org/tensor"
+
 	"github.com/gokeras/gokeras/device/driver"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/ops"
 )
 
 // trainStep runs one training step on the samples at idx and returns the
@@ -73,11 +76,24 @@ func (p *program) results(c *compiled, labels []float32, batch int) (float64, er
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, nil
 	}
-	out, err := p.outputs()
-	if err != nil {
-		return 0, err
-	}
-	for _, mt := range c.metrics {
+	var out []float32 // read when a metric computes on the host
+	for i, mt := range c.metrics {
+		if p.onDevice[i] {
+			v, ok := p.metricReads[i].(*tensor.Dense)
+			if !ok {
+				return 0, fmt.Errorf("metric %s: its batch sum is a %T, want a tensor", mt.Name(), p.metricReads[i])
+			}
+			sums := v.Data().([]float32)
+			if err := mt.(metrics.OnDevice).AddDeviceBatch(float64(sums[0]), int(sums[1]), batch); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if out == nil {
+			if out, err = p.outputs(); err != nil {
+				return 0, err
+			}
+		}
 		if err := mt.Update(labels, len(labels)/batch, out, p.outCols); err != nil {
 			return 0, err
 		}

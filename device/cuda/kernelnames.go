@@ -39,6 +39,7 @@ const (
 	kPenalty     = "gk_penalty"
 	kPenaltyGrad = "gk_penalty_grad"
 	kAdd         = "gk_add"
+	kMetricSum   = "gk_metric_sum"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -47,5 +48,5 @@ var kernelNames = []string{
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
 	kRMSprop, kAdagrad, kAdadelta, kAdamax, kNadam, kAbsSqSums, kClipScale, kPenalty, kPenaltyGrad, kAdd,
-	kZeroOne, kGlobalScale,
+	kZeroOne, kGlobalScale, kMetricSum,
 }

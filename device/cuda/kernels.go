@@ -180,6 +180,18 @@ func (k *kernels) loss(s cu.Stream, l launch.Loss, p, y, w, flag cu.DevicePtr, r
 	return k.launch(s, kLoss, 1, b, b*8, args...)
 }
 
+// metricSum writes into out[0] the sum of m's score over the rows of p
+// (cols each) against y (ycols each), and into out[1] the rows with a bad
+// label (ops.MetricBatch): one block.
+func (k *kernels) metricSum(s cu.Stream, m ops.MetricParams, p, y, out cu.DevicePtr, rows, cols, ycols int) error {
+	if err := fits32("metric sum", max(rows*cols, rows*ycols)); err != nil {
+		return err
+	}
+	b := lossBlock(rows)
+	return k.launch(s, kMetricSum, 1, b, 2*b*8, ptrArg(p), ptrArg(y), ptrArg(out), intArg(rows), intArg(cols), intArg(ycols),
+		intArg(int(m.Kind)), floatArg(m.Threshold), intArg(m.K))
+}
+
 // lossGrad writes seed[0]·∂loss/∂p to dp, loss as for loss
 // (ops.LossGradientWith).
 func (k *kernels) lossGrad(s cu.Stream, l launch.Loss, p, y, w, flag, seed cu.DevicePtr, rows, cols int, dp, bad cu.DevicePtr) error {

@@ -1459,3 +1459,93 @@ extern "C" __global__ void gk_scatter_add(const float *idx, const float *dy, flo
 		}
 	}
 }
+
+// gk_metric_score is one sample's score of ops.MetricScore for kind (ops'
+// MetricKind numbering), in double as ops computes it: lr its labels
+// (ycols), pr its outputs (cols). *bad is set for a sparse top-k label
+// that is not a class index.
+__device__ int gk_argmax(const float *v, int n) {
+	int best = 0;
+	for (int i = 1; i < n; i++)
+		if (v[i] > v[best]) best = i;
+	return best;
+}
+__device__ double gk_in_top_k(const float *row, int cols, int target, int k) {
+	int larger = 0;
+	for (int j = 0; j < cols; j++) {
+		float v = row[j];
+		if (isnan(v) || isinf(v)) return 0.0;
+		if (v > row[target]) larger++;
+	}
+	return larger < k ? 1.0 : 0.0;
+}
+__device__ double gk_metric_score(int kind, const float *lr, const float *pr, int cols, int ycols, float threshold, int k,
+		bool *bad) {
+	switch (kind) {
+	case 1: { // binary accuracy
+		int hits = 0;
+		for (int j = 0; j < cols; j++)
+			if ((pr[j] > threshold) == (lr[j] > 0.5f)) hits++;
+		return (double)hits / (double)cols;
+	}
+	case 2: // categorical accuracy
+		return gk_argmax(lr, ycols) == gk_argmax(pr, cols) ? 1.0 : 0.0;
+	case 3: { // sparse categorical accuracy: a whole class index
+		float l = lr[0];
+		if (!(l >= 0.0f && l < (float)cols)) return 0.0;
+		int c = (int)l;
+		return ((float)c == l && c == gk_argmax(pr, cols)) ? 1.0 : 0.0;
+	}
+	case 4: // top-k
+		return gk_in_top_k(pr, cols, gk_argmax(lr, ycols), k);
+	case 5: { // sparse top-k
+		double t = trunc((double)lr[0]);
+		if (!(t >= 0.0 && t < (double)cols)) {
+			*bad = true;
+			return 0.0;
+		}
+		return gk_in_top_k(pr, cols, (int)t, k);
+	}
+	case 6:
+	case 7: { // mean absolute or squared error
+		double sum = 0.0;
+		for (int j = 0; j < cols; j++) {
+			double d = (double)pr[j] - (double)lr[j];
+			sum += kind == 6 ? fabs(d) : d * d;
+		}
+		return sum / (double)cols;
+	}
+	}
+	return 0.0;
+}
+
+// gk_metric_sum: out[0] = the sum over the rows of p (cols each) of each
+// sample's gk_metric_score against y (ycols each), out[1] = the number of
+// rows whose sparse label is not a class index (ops.MetricBatch).
+// Launched as ONE block (a power of two threads, shared memory
+// 2·blockDim.x doubles).
+extern "C" __global__ void gk_metric_sum(const float *p, const float *y, float *out, int rows, int cols, int ycols, int kind,
+		float threshold, int k) {
+	extern __shared__ double sd[];
+	double *sb = sd + blockDim.x;
+	double sum = 0.0, bads = 0.0;
+	for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+		bool bad = false;
+		sum += gk_metric_score(kind, y + (size_t)r * ycols, p + (size_t)r * cols, cols, ycols, threshold, k, &bad);
+		if (bad) bads += 1.0;
+	}
+	sd[threadIdx.x] = sum;
+	sb[threadIdx.x] = bads;
+	__syncthreads();
+	for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (threadIdx.x < s) {
+			sd[threadIdx.x] += sd[threadIdx.x + s];
+			sb[threadIdx.x] += sb[threadIdx.x + s];
+		}
+		__syncthreads();
+	}
+	if (threadIdx.x == 0) {
+		out[0] = (float)sd[0];
+		out[1] = (float)sb[0];
+	}
+}

@@ -116,6 +116,10 @@ void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *ou
 		double scale) {
 	run(g, b, [=] { gk_penalty_grad(x, seed, out, n, l1, l2x2, scale); });
 }
+void emu_metric_sum(int b, const float *p, const float *y, float *out, int rows, int cols, int ycols, int kind,
+		float threshold, int k) {
+	run(1, b, [=] { gk_metric_sum(p, y, out, rows, cols, ycols, kind, threshold, k); });
+}
 void emu_add(int g, int b, const float *a, const float *bb, float *out, int n) {
 	run(g, b, [=] { gk_add(a, bb, out, n); });
 }

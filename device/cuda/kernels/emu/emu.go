@@ -30,6 +30,7 @@ package emu
 // void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out);
 // void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2, double scale);
 // void emu_add(int g, int b, const float *a, const float *bb, float *out, int n);
+// void emu_metric_sum(int b, const float *p, const float *y, float *out, int rows, int cols, int ycols, int kind, float threshold, int k);
 // void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale);
 // void emu_patches(int g, int b, const float *x, float *cols, const int *win);
 // void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win);
@@ -245,6 +246,16 @@ func PenaltyGrad(l Launch, p ops.PenaltyParams, seed float32, x, out []float32) 
 	s := C.float(seed)
 	C.emu_penalty_grad(C.int(l.Grid), C.int(l.Block), f(x), &s, f(out), C.int(len(x)), C.double(p.L1), C.double(2*p.L2),
 		C.double(p.Factor()))
+}
+
+// MetricSum runs gk_metric_sum as one block of block threads: the sum of
+// m's score over the rows of p (cols each) against y (ycols each) and the
+// number of bad labels (ops.MetricBatch).
+func MetricSum(block int, m ops.MetricParams, p, y []float32, rows, cols, ycols int) [2]float32 {
+	var out [2]float32
+	C.emu_metric_sum(C.int(block), f(p), f(y), f(out[:]), C.int(rows), C.int(cols), C.int(ycols), C.int(m.Kind),
+		C.float(m.Threshold), C.int(m.K))
+	return out
 }
 
 // Add runs gk_add: out = a + b.
