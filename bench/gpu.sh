@@ -11,7 +11,8 @@
 # Prints the machine (nvidia-smi), then compare.py's table: ms/step (median
 # of the rounds' medians), s/epoch (x 1563 steps at batch 32), PyTorch/gokeras
 # speed-up per device, and each framework's GPU-vs-CPU speed-up. With $OUT
-# set, the same text also goes to $OUT/gpu-bench.txt.
+# set, the same text also goes to $OUT/gpu-bench.txt (complete when the
+# script ends).
 #
 # Usage: bench/gpu.sh [DIR]
 #   DIR           the binaries (default bin): DIR/train is used
@@ -22,11 +23,19 @@
 #   TF32=1        let PyTorch use TF32 (reported; gokeras stays FP32)
 #   PYTHON        a python3 with torch [python3]
 #   VERBOSE=1     every run's median on standard error
-#   GOKERAS_CUBLAS  cuBLAS for gokeras; when unset and the loader knows
-#                 none, the one that came with torch is used
+#   GOKERAS_CUBLAS  cuBLAS for gokeras; when unset, gokeras looks where
+#                 scripts/lib/cublas.sh says (the loader's path, /usr/local/cuda*,
+#                 python3's site-packages, where torch's came from), and this
+#                 script prints the one it will try first
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib/log.sh
+. "$repo/scripts/lib/log.sh"
+# shellcheck source=scripts/lib/driver.sh
+. "$repo/scripts/lib/driver.sh"
+# shellcheck source=scripts/lib/cublas.sh
+. "$repo/scripts/lib/cublas.sh"
 bin=${1:-bin}
 case $bin in /*) ;; *) bin=$repo/$bin ;; esac
 devices=${DEVICES:-cuda,cpu}
@@ -41,34 +50,8 @@ if ! "$py" -c 'import torch' 2>/dev/null; then
 	exit 2
 fi
 
-if [[ ,$devices, == *,cuda,* ]]; then
-	# gokeras opens cuBLAS at run time (libcublas.so.13, .12, .11); pip's
-	# torch keeps its own outside the loader's path, so point at that one.
-	if [ -z "${GOKERAS_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -Eq 'libcublas\.so\.1[123] '; then
-		lib=$("$py" - <<'PY'
-import glob, os, sys, torch
-roots = [os.path.dirname(torch.__file__)]
-try:
-    import nvidia
-    roots += list(nvidia.__path__)
-except ImportError:
-    pass
-roots += [os.path.join(p, "nvidia") for p in sys.path if p]
-found = sorted({f for r in roots for f in glob.glob(os.path.join(r, "**", "libcublas.so.1[123]"), recursive=True)})
-print(found[-1] if found else "")
-PY
-)
-		if [ -n "$lib" ]; then
-			GOKERAS_CUBLAS=$lib
-			LD_LIBRARY_PATH=${lib%/*}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} # its libcublasLt
-			export GOKERAS_CUBLAS LD_LIBRARY_PATH
-		fi
-	fi
-fi
-
 if [ -n "${OUT:-}" ]; then
-	mkdir -p "$OUT"
-	exec > >(tee "$OUT/gpu-bench.txt") 2>&1
+	log_to "$OUT/gpu-bench.txt"
 fi
 
 echo "=== gokeras vs PyTorch: bench/gpu.sh $bin (devices $devices)"
@@ -78,7 +61,17 @@ if [[ ,$devices, == *,cuda,* ]]; then
 	else
 		echo "nvidia-smi not found"
 	fi
-	echo "cuBLAS for gokeras: ${GOKERAS_CUBLAS:-the first of libcublas.so.13, .so.12, .so.11 the loader finds}"
+	# In this shell: driver_find may add /usr/local/nvidia to LD_LIBRARY_PATH.
+	if ! driver_find; then
+		echo "gpu.sh: no usable NVIDIA driver (above): run with DEVICES=cpu, or on a machine with an NVIDIA GPU" >&2
+		exit 1
+	fi
+	# The cuBLAS gokeras will try first, looked for as its loader does.
+	# Its python3 search runs python3; pin the one $PYTHON has.
+	if cublas_find && [ "$py" != python3 ] && [ "$CUBLAS_WHERE" = "$py's site-packages" ]; then
+		export GOKERAS_CUBLAS=$CUBLAS_LIB
+		echo "cuBLAS: GOKERAS_CUBLAS=$GOKERAS_CUBLAS (gokeras' own search runs python3, not $py)"
+	fi
 fi
 echo
 

@@ -9,7 +9,11 @@
 # Usage: scripts/build-cuda.sh [--bin DIR]
 #   --bin DIR   also link the programs scripts/gpu-verify.sh runs into DIR
 #               (train, placement, and cuda.test, the device/cuda tests),
-#               for copying to a GPU machine; bin/ is ignored by git
+#               and pack them into DIR/cuda-bin.tgz: that one file (about
+#               26 MiB; the programs are 70) is what to copy to a GPU
+#               machine, where scripts/gpu-verify.sh DIR unpacks it;
+#               scripts/gpu-verify.sh --dry-run DIR checks it here. bin/ is
+#               ignored by git
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,5 +56,8 @@ go build -tags "$tags" -trimpath -ldflags="-s -w" -o "$bin/placement" ./examples
 go test -c -tags "$tags" -trimpath -ldflags="-s -w" -o "$bin/cuda.test" ./device/cuda
 { set +x; } 2>/dev/null
 for f in train placement cuda.test; do
-	echo "build-cuda.sh: $bin/$f: needs $(ldd "$bin/$f" 2>/dev/null | awk '/libcuda/ {print $1}') and glibc $(objdump -T "$bin/$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1 | sed 's/GLIBC_//') or later" >&2
+	echo "build-cuda.sh: $bin/$f: needs $(ldd "$bin/$f" 2>/dev/null | awk '/libcuda/ {print $1}') and glibc $(objdump -T "$bin/$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -Vu | awk 'END { sub("GLIBC_", ""); print }') or later" >&2
 done
+tar -C "$bin" -czf "$bin/cuda-bin.tgz.tmp" train placement cuda.test
+mv "$bin/cuda-bin.tgz.tmp" "$bin/cuda-bin.tgz"
+echo "build-cuda.sh: $bin/cuda-bin.tgz: $(du -h "$bin/cuda-bin.tgz" | cut -f1), the file to copy to a GPU machine (check it: scripts/gpu-verify.sh --dry-run $bin)" >&2
