@@ -4,7 +4,9 @@ package cuda
 
 /*
 #cgo LDFLAGS: -ldl
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <link.h>
 #include <stdlib.h>

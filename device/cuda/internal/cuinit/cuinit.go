@@ -22,10 +22,12 @@
 // In a test binary (a name ending in ".test") without a usable GPU the
 // tests run instead, and those that need a GPU skip: this package wraps
 // cuInit and cuDeviceGetCount (interpose.c) so that cu's init sees success
-// and the driver then reports no devices, and writes a line starting
-// "SKIP" with the reason first. Tests that need no GPU run as in any other
-// build. With GOKERAS_REQUIRE_GPU set to a non-empty value a missing GPU
-// fails the test binary at start instead (scripts/gpu-verify.sh sets it).
+// and the driver then reports no devices. It writes a line starting "SKIP"
+// with the reason first when the binary runs tests (not when a test runs
+// its binary again as a program, as cmd/train's tests do). Tests that need
+// no GPU run as in any other build. With GOKERAS_REQUIRE_GPU set to a
+// non-empty value a missing GPU fails the test binary at start instead
+// (scripts/gpu-verify.sh sets it).
 // Unavailable reports the hidden failure.
 //
 // A machine without the driver library at all fails earlier still: the
@@ -35,7 +37,9 @@ package cuinit
 
 /*
 #cgo LDFLAGS: -lcuda -ldl
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <link.h>
 #include <cuda.h>
@@ -89,6 +93,9 @@ func init() {
 	why := Why(int(r), C.GoString(name), C.GoString(msg), C.GoString(C.libcuda_path()))
 	if tolerate {
 		unavailable = why
+		if !runsTests() {
+			return // a test re-running its binary as a program (cmd/train's do): keep its output as the program's
+		}
 		_, _ = os.Stderr.WriteString("SKIP: no usable CUDA GPU, the tests that need one skip: " + why +
 			" (set " + RequireGPUEnv + "=1 to make this a failure)\n")
 		return
@@ -102,6 +109,18 @@ func init() {
 // or returns "" when cuInit succeeded (or this is not a test binary: those
 // exit at start without a GPU).
 func Unavailable() string { return unavailable }
+
+// runsTests reports whether the testing package will run tests: go test
+// passes -test. flags (-test.paniconexit0, -test.timeout, ...) to the
+// binary, and a test that runs its own binary as a program does not.
+func runsTests() bool {
+	for _, a := range os.Args[1:] {
+		if len(a) > 6 && (a[:6] == "-test." || a[:7] == "--test.") {
+			return true
+		}
+	}
+	return false
+}
 
 // isTest reports whether this is a test binary, as go test builds them.
 func isTest() bool {

@@ -14,7 +14,9 @@
 // devices: every test that asks for a GPU skips. Everywhere else they are
 // the driver's functions, called through one more jump.
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <cuda.h>
 
