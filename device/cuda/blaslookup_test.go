@@ -209,3 +209,91 @@ func TestPythonFindsSitePackagesCuBLAS(t *testing.T) {
 		t.Errorf("python3 found %q in %s, want %q", ours, dir, want)
 	}
 }
+
+// scripts/lib/cublas.sh runs the same python3 script as the Go loader.
+func TestScriptRunsTheSamePython(t *testing.T) {
+	sh, err := os.ReadFile("../../scripts/lib/cublas.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(sh), "\ncublas_python_script='")
+	script, _, ok2 := strings.Cut(rest, "'\n")
+	if !ok || !ok2 {
+		t.Fatal("scripts/lib/cublas.sh has no cublas_python_script='...' line")
+	}
+	if script != blasSitePackagesScript {
+		t.Errorf("scripts/lib/cublas.sh's python script differs from blasSitePackagesScript:\n%s\nwant\n%s", script, blasSitePackagesScript)
+	}
+}
+
+// cublasSh runs bash with scripts/lib/cublas.sh sourced.
+func cublasSh(t *testing.T, env []string, cmd string) (string, error) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	c := exec.Command(bash, "-c", "set -euo pipefail; . ../../scripts/lib/cublas.sh; "+cmd)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, BLASEnv+"=") && !strings.HasPrefix(kv, "LD_LIBRARY_PATH=") && !strings.HasPrefix(kv, "PYTHON") {
+			c.Env = append(c.Env, kv)
+		}
+	}
+	c.Env = append(c.Env, env...)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if stderr.Len() > 0 {
+		t.Errorf("%s wrote to standard error:\n%s", cmd, stderr.String())
+	}
+	return string(out), err
+}
+
+// The scripts' lookup keeps the Go loader's order: the loader's path,
+// newest soname first, before python3's site-packages.
+func TestScriptLookupOrder(t *testing.T) {
+	ld := t.TempDir()
+	for _, f := range []string{"libcublas.so.12", "libcublas.so.13"} {
+		if err := os.WriteFile(filepath.Join(ld, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	site, pyLibs := fakeSitePackages(t)
+	env := []string{"LD_LIBRARY_PATH=/nonexistent:" + ld, "PYTHONPATH=" + site}
+	if _, err := exec.LookPath("python3"); err != nil {
+		pyLibs = nil
+	}
+	out, err := cublasSh(t, env, "cublas_candidates")
+	if err != nil {
+		t.Fatalf("cublas_candidates: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := []string{ld + "/libcublas.so.13\tLD_LIBRARY_PATH", ld + "/libcublas.so.12\tLD_LIBRARY_PATH"}
+	for _, f := range pyLibs {
+		want = append(want, f+"\tpython3's site-packages")
+	}
+	var ours []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, ld+"/") || strings.HasPrefix(l, site+"/") {
+			ours = append(ours, l)
+		}
+	}
+	if !slices.Equal(ours, want) || lines[0] != want[0] {
+		t.Errorf("cublas_candidates:\n%s\nwant these lines in this order, the first first:\n%s", out, strings.Join(want, "\n"))
+	}
+
+	out, err = cublasSh(t, env, `cublas_find; echo "[$CUBLAS_LIB] [$CUBLAS_WHERE]"`)
+	if want := "cuBLAS: " + ld + "/libcublas.so.13 (LD_LIBRARY_PATH)\n[" + ld + "/libcublas.so.13] [LD_LIBRARY_PATH]\n"; err != nil || out != want {
+		t.Errorf("cublas_find: %v\n%s\nwant\n%s", err, out, want)
+	}
+
+	lib := filepath.Join(ld, "libcublas.so.12")
+	out, err = cublasSh(t, append(env, BLASEnv+"="+lib), "cublas_candidates")
+	if err != nil || out != lib+"\t$GOKERAS_CUBLAS\n" {
+		t.Errorf("cublas_candidates with $%s set: %v\n%s", BLASEnv, err, out)
+	}
+	out, err = cublasSh(t, append(env, BLASEnv+"=/nonexistent/libcublas.so.12"), "cublas_find")
+	if err == nil || !strings.Contains(out, "$GOKERAS_CUBLAS=/nonexistent/libcublas.so.12 does not exist") {
+		t.Errorf("cublas_find with $%s set to a missing file: %v\n%s", BLASEnv, err, out)
+	}
+}
