@@ -3,6 +3,8 @@ package metrics
 import (
 	"fmt"
 	"math"
+
+	"github.com/gokeras/gokeras/ops"
 )
 
 // AUC is the area under the ROC or precision-recall curve, estimated from
@@ -127,6 +129,28 @@ func (m *AUC) Update(labels []float32, labelCols int, preds []float32, predCols 
 	if m.MultiLabel {
 		cols = predCols
 	}
+	if err := m.begin(c, cols); err != nil {
+		return err
+	}
+	probs := preds
+	if m.FromLogits {
+		probs = make([]float32, len(preds))
+		for i, x := range preds {
+			probs[i] = ops.Sigmoid32(x)
+		}
+	}
+	if err := checkProbabilities(m.Name(), probs); err != nil {
+		return err
+	}
+	p := m.params(c)
+	state := make([]float32, ops.MetricStateSize(p, predCols))
+	ops.MetricBatch(p, labels, labelCols, preds, predCols, state)
+	return m.add(state)
+}
+
+// begin makes the histogram for cols columns at the first batch, and
+// checks a later batch has as many.
+func (m *AUC) begin(c aucConfig, cols int) error {
 	switch {
 	case m.cols == 0:
 		m.n, m.cols = c.n, cols
@@ -137,33 +161,56 @@ func (m *AUC) Update(labels []float32, labelCols int, preds []float32, predCols 
 	case m.cols != cols:
 		return fmt.Errorf("%s: multi-label outputs have %d columns, %d in earlier batches", m.Name(), cols, m.cols)
 	}
-	if m.FromLogits {
-		probs := make([]float32, len(preds))
-		for i, x := range preds {
-			probs[i] = sigmoid(x)
-		}
-		preds = probs
+	return nil
+}
+
+// params is the device metric of the settings c.
+func (m *AUC) params(c aucConfig) ops.MetricParams {
+	return ops.MetricParams{Kind: ops.MetricAUC, Thresholds: c.n, MultiLabel: m.MultiLabel, FromLogits: m.FromLogits}
+}
+
+// add adds a batch's histogram (ops.MetricStateSize values: tp, fp,
+// positives, negatives, bad outputs), refusing one with outputs that are
+// not probabilities; m.n and m.cols are set.
+func (m *AUC) add(state []float32) error {
+	n, cols := m.n, m.cols
+	if len(state) != 2*cols*n+2*cols+1 {
+		return fmt.Errorf("%s: the device's state has %d values, want %d", m.Name(), len(state), 2*cols*n+2*cols+1)
 	}
-	if err := checkProbabilities(m.Name(), preds); err != nil {
-		return err
+	if bad := int(state[len(state)-1]); bad > 0 {
+		return fmt.Errorf("%s: %d outputs of the batch are not in [0, 1]: predictions must be probabilities (a model that outputs logits needs from_logits or a sigmoid)", m.Name(), bad)
 	}
-	scale := float32(c.n - 1)
-	for i, p := range preds {
-		col := 0
-		if m.MultiLabel {
-			col = i % predCols
-		}
-		// Outputs in [0, 1] give buckets 0..n-2: none is above 1 + 1e-7.
-		b := max(int(math.Ceil(float64(p*scale)))-1, 0)
-		if labels[i] != 0 {
-			m.tp[col*c.n+b]++
-			m.pos[col]++
-		} else {
-			m.fp[col*c.n+b]++
-			m.neg[col]++
-		}
+	for i := range m.tp {
+		m.tp[i] += float64(state[i])
+		m.fp[i] += float64(state[cols*n+i])
+	}
+	for col := range cols {
+		m.pos[col] += float64(state[2*cols*n+col])
+		m.neg[col] += float64(state[2*cols*n+cols+col])
 	}
 	return nil
+}
+
+// DeviceParams is AUC's histogram, when its settings are valid.
+func (m *AUC) DeviceParams(labelCols, predCols int) (ops.MetricParams, bool) {
+	c, err := m.config()
+	return m.params(c), err == nil && labelCols == predCols && predCols > 0
+}
+
+// AddDeviceBatch adds a batch the device counted.
+func (m *AUC) AddDeviceBatch(state []float32, rows int) error {
+	c, err := m.config()
+	if err != nil {
+		return err
+	}
+	cols := (len(state) - 1) / (2*c.n + 2)
+	if cols < 1 || len(state) != 2*cols*c.n+2*cols+1 {
+		return fmt.Errorf("%s: the device's state has %d values, which fit no number of columns", m.Name(), len(state))
+	}
+	if err := m.begin(c, cols); err != nil {
+		return err
+	}
+	return m.add(state)
 }
 
 // Result is the area under the curve over every batch since the last

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gokeras/gokeras/ops"
 )
 
 // TestAUCByHand works small curves out by hand.
@@ -148,7 +150,7 @@ func TestAUCAgainstDirectComputation(t *testing.T) {
 			labels[i] = 1
 		}
 		// Overlapping scores: positives shifted up, squashed into (0, 1).
-		preds[i] = sigmoid(float32(rng.NormFloat64() + 1.2*float64(labels[i]) - 0.5))
+		preds[i] = ops.Sigmoid32(float32(rng.NormFloat64() + 1.2*float64(labels[i]) - 0.5))
 	}
 	var ordered, pairs float64
 	for i := range labels {

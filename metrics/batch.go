@@ -1,9 +1,6 @@
 package metrics
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // batchRows returns the number of samples of a batch whose labels and
 // outputs line up row for row, or an error naming the metric.
@@ -41,10 +38,4 @@ func divideNoNaN(x, y float64) float64 {
 		return 0
 	}
 	return x / y
-}
-
-// sigmoid is the logistic function, rounded to float32 as Keras' float32
-// sigmoid is.
-func sigmoid(x float32) float32 {
-	return float32(1 / (1 + math.Exp(-float64(x))))
 }

@@ -1,9 +1,9 @@
 package metrics
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
+
+	"github.com/gokeras/gokeras/ops"
 )
 
 // Precision is the fraction of predicted positives that are positive,
@@ -78,74 +78,75 @@ func (m *Precision) Reset() { m.counts = confusionCounts{} }
 // Reset forgets all batches.
 func (m *Recall) Reset() { m.counts = confusionCounts{} }
 
-// confusionCounts are the true positives, false positives and false
-// negatives of one threshold, over every element seen.
+// confusionCounts are Precision's and Recall's counts.
 type confusionCounts struct{ tp, fp, fn float64 }
 
-// update adds a batch to the counts, deciding each output as Keras'
-// update_confusion_matrix_variables does for one threshold.
-func (c *confusionCounts) update(name string, threshold float32, topK int, classID *int, labels []float32, labelCols int, preds []float32, predCols int) error {
-	rows, err := sameShape(name, labels, labelCols, preds, predCols)
-	if err != nil {
-		return err
-	}
+// params is the device metric of Precision or Recall with these settings,
+// checked against outputs of predCols columns.
+func confusionParams(name string, threshold float32, topK int, classID *int, predCols int) (ops.MetricParams, error) {
 	switch {
 	case !(threshold >= 0 && threshold <= 1):
-		return fmt.Errorf("%s: threshold %v is not in [0, 1]", name, threshold)
+		return ops.MetricParams{}, fmt.Errorf("%s: threshold %v is not in [0, 1]", name, threshold)
 	case topK < 0 || topK > predCols:
-		return fmt.Errorf("%s: top_k %d is not in [1, %d], the number of outputs", name, topK, predCols)
+		return ops.MetricParams{}, fmt.Errorf("%s: top_k %d is not in [1, %d], the number of outputs", name, topK, predCols)
 	case classID != nil && (*classID < 0 || *classID >= predCols):
-		return fmt.Errorf("%s: class_id %d is not in [0, %d), the outputs' columns", name, *classID, predCols)
+		return ops.MetricParams{}, fmt.Errorf("%s: class_id %d is not in [0, %d), the outputs' columns", name, *classID, predCols)
+	}
+	p := ops.MetricParams{Kind: ops.MetricPrecisionRecall, Threshold: threshold, K: topK, ClassID: -1}
+	if classID != nil {
+		p.ClassID = *classID
+	}
+	return p, nil
+}
+
+// update adds a batch, computed on the host.
+func (c *confusionCounts) update(name string, threshold float32, topK int, classID *int, labels []float32, labelCols int, preds []float32, predCols int) error {
+	if _, err := sameShape(name, labels, labelCols, preds, predCols); err != nil {
+		return err
+	}
+	p, err := confusionParams(name, threshold, topK, classID, predCols)
+	if err != nil {
+		return err
 	}
 	if err := checkProbabilities(name, preds); err != nil {
 		return err
 	}
-	if threshold == 0 && topK == 0 {
-		threshold = 0.5
+	var state [4]float32
+	ops.MetricBatch(p, labels, labelCols, preds, predCols, state[:])
+	return c.add(name, state[:])
+}
+
+// add adds a batch's counts, refusing one with outputs that are not
+// probabilities.
+func (c *confusionCounts) add(name string, state []float32) error {
+	if len(state) != 4 {
+		return fmt.Errorf("%s: the device's state has %d values, want 4", name, len(state))
 	}
-	lo, hi := 0, predCols
-	if classID != nil {
-		lo, hi = *classID, *classID+1
+	if bad := int(state[3]); bad > 0 {
+		return fmt.Errorf("%s: %d outputs of the batch are not in [0, 1]: predictions must be probabilities (a model that outputs logits needs a sigmoid or softmax first)", name, bad)
 	}
-	var inTop []bool
-	var order []int
-	if topK > 0 {
-		inTop, order = make([]bool, predCols), make([]int, predCols)
-	}
-	var tp, fp, fn float64
-	for r := 0; r < rows; r++ {
-		lr, pr := labels[r*predCols:(r+1)*predCols], preds[r*predCols:(r+1)*predCols]
-		if topK > 0 {
-			markTopK(inTop, order, pr, topK)
-		}
-		for j := lo; j < hi; j++ {
-			// With TopK and no threshold, Keras compares the kept outputs
-			// (in [0, 1]) with -1e10: all of them are positive.
-			predicted := (topK == 0 || inTop[j]) && (pr[j] > threshold || threshold == 0)
-			switch positive := lr[j] != 0; {
-			case positive && predicted:
-				tp++
-			case predicted:
-				fp++
-			case positive:
-				fn++
-			}
-		}
-	}
-	c.tp, c.fp, c.fn = c.tp+tp, c.fp+fp, c.fn+fn
+	c.tp, c.fp, c.fn = c.tp+float64(state[0]), c.fp+float64(state[1]), c.fn+float64(state[2])
 	return nil
 }
 
-// markTopK sets inTop[j] for the k largest values of row, the lower index
-// first among equal values, as tf.math.top_k chooses; order is scratch
-// space of len(row).
-func markTopK(inTop []bool, order []int, row []float32, k int) {
-	for j := range order {
-		order[j] = j
-		inTop[j] = false
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(row[b], row[a]) })
-	for _, j := range order[:k] {
-		inTop[j] = true
-	}
+// DeviceParams is Precision's counting, when its settings fit the outputs.
+func (m *Precision) DeviceParams(labelCols, predCols int) (ops.MetricParams, bool) {
+	p, err := confusionParams(m.Name(), m.Threshold, m.TopK, m.ClassID, predCols)
+	return p, err == nil && labelCols == predCols
+}
+
+// DeviceParams is Recall's counting, when its settings fit the outputs.
+func (m *Recall) DeviceParams(labelCols, predCols int) (ops.MetricParams, bool) {
+	p, err := confusionParams(m.Name(), m.Threshold, m.TopK, m.ClassID, predCols)
+	return p, err == nil && labelCols == predCols
+}
+
+// AddDeviceBatch adds a batch the device counted.
+func (m *Precision) AddDeviceBatch(state []float32, rows int) error {
+	return m.counts.add(m.Name(), state)
+}
+
+// AddDeviceBatch adds a batch the device counted.
+func (m *Recall) AddDeviceBatch(state []float32, rows int) error {
+	return m.counts.add(m.Name(), state)
 }

@@ -6,21 +6,19 @@ import (
 	"github.com/gokeras/gokeras/ops"
 )
 
-// OnDevice is a metric that the model's device can compute: package nn
-// adds its batch sum to the compiled graph (ops.MetricSum), so that only
-// two numbers a batch come back instead of the outputs. DeviceParams says
-// what to compute for labels of labelCols and outputs of predCols columns,
-// false when the shapes do not suit the metric (Update then reports why);
-// AddDeviceBatch adds a batch of rows samples from the device's sum of
-// their scores and its count of bad labels.
+// OnDevice is a metric that the model's device computes: package nn adds
+// its batch state to the compiled graph (ops.MetricState), so that only
+// that state comes back instead of the outputs. DeviceParams says what to
+// compute for labels of labelCols and outputs of predCols columns, false
+// when the shapes or the metric's settings do not suit it (Update then
+// reports why); AddDeviceBatch adds a batch of rows samples from the
+// state the device computed (ops.MetricBatch's values).
 //
-// The accuracies, the top-k accuracies and the mean errors are OnDevice;
-// Precision, Recall, AUC and F1Score compute on the host from the
-// outputs.
+// Every metric of this package is OnDevice.
 type OnDevice interface {
 	Metric
 	DeviceParams(labelCols, predCols int) (ops.MetricParams, bool)
-	AddDeviceBatch(sum float64, bad, rows int) error
+	AddDeviceBatch(state []float32, rows int) error
 }
 
 // DeviceParams is the accuracy Keras' "accuracy" resolves to for the shapes.
@@ -87,58 +85,62 @@ func (m *RootMeanSquaredError) DeviceParams(labelCols, predCols int) (ops.Metric
 	return ops.MetricParams{Kind: ops.MetricSquaredError}, labelCols == predCols && predCols > 0
 }
 
-// addDevice adds a device batch to a running mean of sample scores.
-func addDevice(mean *Mean, name string, sum float64, bad, rows int) error {
-	if bad > 0 {
+// addDevice adds a device batch, its sum of sample scores and count of
+// bad labels, to a running mean of the scores.
+func addDevice(mean *Mean, name string, state []float32, rows int) error {
+	if len(state) != 2 {
+		return fmt.Errorf("%s: the device's state has %d values, want 2", name, len(state))
+	}
+	if bad := int(state[1]); bad > 0 {
 		return fmt.Errorf("%s: %d labels of the batch are not class indices of the outputs", name, bad)
 	}
-	mean.total += sum
+	mean.total += float64(state[0])
 	mean.count += float64(rows)
 	return nil
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (a *Accuracy) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&a.correct, a.Name(), sum, bad, rows)
+func (a *Accuracy) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&a.correct, a.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (a *CategoricalAccuracy) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&a.correct, a.Name(), sum, bad, rows)
+func (a *CategoricalAccuracy) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&a.correct, a.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (a *SparseCategoricalAccuracy) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&a.correct, a.Name(), sum, bad, rows)
+func (a *SparseCategoricalAccuracy) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&a.correct, a.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (a *BinaryAccuracy) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&a.correct, a.Name(), sum, bad, rows)
+func (a *BinaryAccuracy) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&a.correct, a.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (m *TopKCategoricalAccuracy) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&m.correct, m.Name(), sum, bad, rows)
+func (m *TopKCategoricalAccuracy) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&m.correct, m.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed: a label that is not a
 // class index fails it, as Update fails.
-func (m *SparseTopKCategoricalAccuracy) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&m.correct, m.Name(), sum, bad, rows)
+func (m *SparseTopKCategoricalAccuracy) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&m.correct, m.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (m *MeanAbsoluteError) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&m.mean, m.Name(), sum, bad, rows)
+func (m *MeanAbsoluteError) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&m.mean, m.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (m *MeanSquaredError) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&m.mean, m.Name(), sum, bad, rows)
+func (m *MeanSquaredError) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&m.mean, m.Name(), state, rows)
 }
 
 // AddDeviceBatch adds a batch the device computed.
-func (m *RootMeanSquaredError) AddDeviceBatch(sum float64, bad, rows int) error {
-	return addDevice(&m.mean, m.Name(), sum, bad, rows)
+func (m *RootMeanSquaredError) AddDeviceBatch(state []float32, rows int) error {
+	return addDevice(&m.mean, m.Name(), state, rows)
 }

@@ -34,14 +34,14 @@
 // positives, ...) until the end, as Keras does. Mean is the running mean;
 // its zero value is ready to use too.
 //
-// The accuracies, the top-k accuracies and the mean errors are OnDevice:
-// package nn adds their batch sums to the compiled graph (ops.MetricSum),
-// so that the model's device computes them and only two numbers a batch
-// come back, the sum in float32 as Keras' metric variables keep it.
-// Precision, Recall, AUC and F1Score compute on the host, accumulating in
-// float64, from the outputs and labels package nn reads back after each
-// step; Update computes any metric on the host, from the same per-sample
-// scores (ops.MetricScore) for the OnDevice ones.
+// Every metric is OnDevice: package nn adds its batch state to the
+// compiled graph (ops.MetricState), so that the model's device computes it
+// and only that state comes back (two numbers a batch for the accuracies
+// and mean errors, a sum of scores in float32 as Keras' metric variables
+// keep it; the confusion counts of Precision, Recall and F1Score; AUC's
+// histogram), never the outputs. The metrics add each batch's state in
+// float64. Update computes the same state on the host (ops.MetricBatch),
+// for callers with outputs in hand.
 //
 // A figure is one number per name in the logs: F1Score with Keras' default
 // average=None, whose Keras result is one score per class, reports their

@@ -2,7 +2,8 @@ package metrics
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/gokeras/gokeras/ops"
 )
 
 // F1Score is the harmonic mean of precision and recall,
@@ -48,6 +49,42 @@ func (m *F1Score) Reset() { m.tp, m.fp, m.fn, m.support = nil, nil, nil, nil }
 // Update adds a batch: labels and outputs of the same shape. Every batch
 // until the next Reset must have the first one's number of columns.
 func (m *F1Score) Update(labels []float32, labelCols int, preds []float32, predCols int) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if _, err := sameShape(m.Name(), labels, labelCols, preds, predCols); err != nil {
+		return err
+	}
+	if err := m.begin(predCols); err != nil {
+		return err
+	}
+	state := make([]float32, ops.MetricStateSize(m.params(), predCols))
+	ops.MetricBatch(m.params(), labels, labelCols, preds, predCols, state)
+	return m.add(state)
+}
+
+// params is the device metric of the F1 score's settings.
+func (m *F1Score) params() ops.MetricParams {
+	return ops.MetricParams{Kind: ops.MetricF1, Threshold: m.Threshold}
+}
+
+// add adds a batch's counts per column (tp, fp, fn, the labels' sum).
+func (m *F1Score) add(state []float32) error {
+	cols := len(m.tp)
+	if len(state) != 4*cols+1 {
+		return fmt.Errorf("%s: the device's state has %d values, want %d", m.Name(), len(state), 4*cols+1)
+	}
+	for j := range cols {
+		m.tp[j] += float64(state[j])
+		m.fp[j] += float64(state[cols+j])
+		m.fn[j] += float64(state[2*cols+j])
+		m.support[j] += float64(state[3*cols+j])
+	}
+	return nil
+}
+
+// check says whether the settings are valid.
+func (m *F1Score) check() error {
 	switch m.Average {
 	case "", "micro", "macro", "weighted":
 	default:
@@ -56,38 +93,38 @@ func (m *F1Score) Update(labels []float32, labelCols int, preds []float32, predC
 	if m.Threshold != 0 && !(m.Threshold > 0 && m.Threshold <= 1) {
 		return fmt.Errorf("%s: threshold %v is not in (0, 1]", m.Name(), m.Threshold)
 	}
-	rows, err := sameShape(m.Name(), labels, labelCols, preds, predCols)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// begin makes the counts for cols columns at the first batch, and checks
+// a later batch has as many.
+func (m *F1Score) begin(cols int) error {
 	switch {
 	case m.tp == nil:
-		m.tp, m.fp, m.fn, m.support = make([]float64, predCols), make([]float64, predCols), make([]float64, predCols), make([]float64, predCols)
-	case len(m.tp) != predCols:
-		return fmt.Errorf("%s: outputs have %d columns, %d in earlier batches", m.Name(), predCols, len(m.tp))
-	}
-	for r := 0; r < rows; r++ {
-		lr, pr := labels[r*predCols:(r+1)*predCols], preds[r*predCols:(r+1)*predCols]
-		threshold := m.Threshold
-		if threshold == 0 {
-			threshold = pr[0]
-			for _, p := range pr {
-				threshold = max(threshold, p)
-			}
-		}
-		for j, p := range pr {
-			var pred float64
-			if m.Threshold == 0 && p >= threshold && math.Abs(float64(p)) > 1e-12 || m.Threshold != 0 && p > threshold {
-				pred = 1
-			}
-			label := float64(lr[j])
-			m.tp[j] += pred * label
-			m.fp[j] += pred * (1 - label)
-			m.fn[j] += (1 - pred) * label
-			m.support[j] += label
-		}
+		m.tp, m.fp, m.fn, m.support = make([]float64, cols), make([]float64, cols), make([]float64, cols), make([]float64, cols)
+	case len(m.tp) != cols:
+		return fmt.Errorf("%s: outputs have %d columns, %d in earlier batches", m.Name(), cols, len(m.tp))
 	}
 	return nil
+}
+
+// DeviceParams is the F1 score's counting, when its settings are valid.
+func (m *F1Score) DeviceParams(labelCols, predCols int) (ops.MetricParams, bool) {
+	return m.params(), m.check() == nil && labelCols == predCols && predCols > 0
+}
+
+// AddDeviceBatch adds a batch the device counted.
+func (m *F1Score) AddDeviceBatch(state []float32, rows int) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if (len(state)-1)%4 != 0 || len(state) < 5 {
+		return fmt.Errorf("%s: the device's state has %d values, which fit no number of columns", m.Name(), len(state))
+	}
+	if err := m.begin((len(state) - 1) / 4); err != nil {
+		return err
+	}
+	return m.add(state)
 }
 
 // Scores is each column's F1 score since the last Reset, what Keras'

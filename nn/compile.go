@@ -390,7 +390,7 @@ func (p *program) addMetrics(ms []metrics.Metric, y *gorgonia.Node, yCols int) e
 			host = true // Update reports what does not fit
 			continue
 		}
-		sum, err := ops.MetricSum(p.out, y, params)
+		sum, err := ops.MetricState(p.out, y, params)
 		if err != nil {
 			return fmt.Errorf("metric %s: %w", mt.Name(), err)
 		}

@@ -32,10 +32,14 @@ func TestMetricsComputeOnTheDevice(t *testing.T) {
 		onDevice []bool
 	}{
 		{"all on the device", func() []metrics.Metric {
-			return []metrics.Metric{&metrics.Accuracy{}, &metrics.TopKCategoricalAccuracy{K: 2}, &metrics.MeanAbsoluteError{}, &metrics.RootMeanSquaredError{}}
-		}, []bool{true, true, true, true}},
-		{"AUC on the host", func() []metrics.Metric {
-			return []metrics.Metric{&metrics.CategoricalAccuracy{}, &metrics.AUC{}}
+			return []metrics.Metric{&metrics.Accuracy{}, &metrics.TopKCategoricalAccuracy{K: 2}, &metrics.MeanAbsoluteError{},
+				&metrics.RootMeanSquaredError{}, &metrics.Precision{}, &metrics.Recall{TopK: 2}, &metrics.AUC{}, &metrics.F1Score{Average: "macro"}}
+		}, []bool{true, true, true, true, true, true, true, true}},
+		{"other settings on the device", func() []metrics.Metric {
+			return []metrics.Metric{&metrics.Precision{ClassID: new(1)}, &metrics.AUC{Curve: "PR", MultiLabel: true}, &metrics.F1Score{Threshold: 0.3}}
+		}, []bool{true, true, true}},
+		{"a metric of the program's own on the host", func() []metrics.Metric {
+			return []metrics.Metric{&metrics.CategoricalAccuracy{}, hostOnly{&metrics.AUC{}}}
 		}, []bool{true, false}},
 	}
 	for _, tt := range tests {
@@ -91,6 +95,9 @@ func TestMetricsComputeOnTheDevice(t *testing.T) {
 		})
 	}
 }
+
+// hostOnly is a metric defined outside package metrics: not OnDevice.
+type hostOnly struct{ metrics.Metric }
 
 func containsFalse(bs []bool) bool {
 	for _, b := range bs {

@@ -81,10 +81,9 @@ func (p *program) results(c *compiled, labels []float32, batch int) (float64, er
 		if p.onDevice[i] {
 			v, ok := p.metricReads[i].(*tensor.Dense)
 			if !ok {
-				return 0, fmt.Errorf("metric %s: its batch sum is a %T, want a tensor", mt.Name(), p.metricReads[i])
+				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", mt.Name(), p.metricReads[i])
 			}
-			sums := v.Data().([]float32)
-			if err := mt.(metrics.OnDevice).AddDeviceBatch(float64(sums[0]), int(sums[1]), batch); err != nil {
+			if err := mt.(metrics.OnDevice).AddDeviceBatch(v.Data().([]float32), batch); err != nil {
 				return 0, err
 			}
 			continue

@@ -51,9 +51,9 @@ const (
 	OpPenalty
 	// OpPenaltyGrad: inputs (x, seed) → seed·∂penalty/∂x. Gradients only.
 	OpPenaltyGrad
-	// OpMetricSum: inputs (pred, labels) → two values, Info.Metric's sum
-	// over the batch and its count of bad labels (see MetricSum).
-	OpMetricSum
+	// OpMetricState: inputs (pred, labels) → two values, Info.Metric's sum
+	// over the batch and its count of bad labels (see MetricState).
+	OpMetricState
 )
 
 // Info describes one op of this package.
@@ -74,7 +74,7 @@ type Info struct {
 	NormParams     NormParams
 	Rows, Width    int           // OpGather, OpScatterAdd: the table's shape
 	Penalty        PenaltyParams // OpPenalty, OpPenaltyGrad
-	Metric         MetricParams  // OpMetricSum
+	Metric         MetricParams  // OpMetricState
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -117,8 +117,8 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpPenalty, Penalty: o.p}, true
 	case penaltyGradOp:
 		return Info{Kind: OpPenaltyGrad, Penalty: o.p}, true
-	case metricSumOp:
-		return Info{Kind: OpMetricSum, Metric: o.p}, true
+	case metricStateOp:
+		return Info{Kind: OpMetricState, Metric: o.p}, true
 	}
 	return Info{}, false
 }

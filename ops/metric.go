@@ -10,8 +10,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// MetricKind is a metric whose batch figure a model's device computes:
-// a score per sample, summed over the batch (see MetricBatch).
+// MetricKind is a metric whose batch state a model's device computes (see
+// MetricState): a sum of per-sample scores, or confusion counts.
 type MetricKind int
 
 const (
@@ -36,12 +36,24 @@ const (
 	MetricAbsoluteError
 	// MetricSquaredError: the mean of (output - label)².
 	MetricSquaredError
+	// MetricPrecisionRecall: the true positives, false positives and false
+	// negatives of Keras' Precision and Recall (Threshold, TopK, ClassID).
+	MetricPrecisionRecall
+	// MetricAUC: Keras' AUC histogram, true and false positives per
+	// column and bucket of Thresholds, and positive and negative labels per
+	// column (MultiLabel, FromLogits).
+	MetricAUC
+	// MetricF1: Keras' F1Score counts per column: true positives, false
+	// positives, false negatives and the labels' sum (Threshold, 0: the
+	// row's maximum).
+	MetricF1
 )
 
 var metricNames = map[MetricKind]string{
 	MetricBinaryAccuracy: "binary_accuracy", MetricCategoricalAccuracy: "categorical_accuracy",
 	MetricSparseCategoricalAccuracy: "sparse_categorical_accuracy", MetricTopK: "top_k",
 	MetricSparseTopK: "sparse_top_k", MetricAbsoluteError: "absolute_error", MetricSquaredError: "squared_error",
+	MetricPrecisionRecall: "precision_recall", MetricAUC: "auc", MetricF1: "f1",
 }
 
 func (k MetricKind) String() string {
@@ -51,29 +63,63 @@ func (k MetricKind) String() string {
 	return fmt.Sprintf("MetricKind(%d)", int(k))
 }
 
-// MetricParams say which metric MetricSum computes.
+// Counts reports whether the kind's state is confusion counts rather than
+// a sum of scores.
+func (k MetricKind) Counts() bool { return k >= MetricPrecisionRecall }
+
+// MetricParams say which metric MetricState computes.
 type MetricParams struct {
-	Kind      MetricKind
-	Threshold float32 // MetricBinaryAccuracy
-	K         int     // MetricTopK, MetricSparseTopK
+	Kind MetricKind
+	// Threshold: MetricBinaryAccuracy's; MetricPrecisionRecall's (0
+	// without TopK: 0.5); MetricF1's (0: each row's maximum).
+	Threshold float32
+	K         int // MetricTopK, MetricSparseTopK; MetricPrecisionRecall's top_k (0: none)
+	// ClassID is the one column MetricPrecisionRecall counts, or -1 for
+	// all of them.
+	ClassID int
+	// Thresholds is MetricAUC's number of thresholds (buckets); MultiLabel
+	// keeps a histogram per column; FromLogits applies a sigmoid first.
+	Thresholds             int
+	MultiLabel, FromLogits bool
 }
 
-// MetricSum is a node of two values for a batch of outputs pred (rows ×
-// outputs) and their labels y (rows × labelCols): the sum over the rows
-// of each sample's score for p (MetricBatch), and the number of samples
-// whose label is not a class index (MetricSparseTopK; else 0). It has no
-// gradient: it is read, not trained on.
-func MetricSum(pred, y *gorgonia.Node, p MetricParams) (*gorgonia.Node, error) {
+// MetricStateSize is the number of values of p's state for outputs of
+// predCols columns: the sum and the bad labels for a score; tp, fp, fn and
+// the bad outputs for MetricPrecisionRecall; for MetricAUC, with c columns
+// (predCols if MultiLabel, else 1) and n = Thresholds, tp[c][n], fp[c][n],
+// positives[c], negatives[c] and the bad outputs; for MetricF1, tp, fp, fn
+// and the labels' sum per column, and a 0.
+func MetricStateSize(p MetricParams, predCols int) int {
+	switch p.Kind {
+	case MetricPrecisionRecall:
+		return 4
+	case MetricAUC:
+		c := 1
+		if p.MultiLabel {
+			c = predCols
+		}
+		return 2*c*p.Thresholds + 2*c + 1
+	case MetricF1:
+		return 4*predCols + 1
+	}
+	return 2
+}
+
+// MetricState is a node holding p's state for a batch of outputs pred
+// (rows × outputs) and their labels y (rows × labelCols), of
+// MetricStateSize values (see MetricBatch). It has no gradient: it is
+// read, not trained on.
+func MetricState(pred, y *gorgonia.Node, p MetricParams) (*gorgonia.Node, error) {
 	if _, ok := metricNames[p.Kind]; !ok {
-		return nil, fmt.Errorf("metric sum: unknown kind %v", p.Kind)
+		return nil, fmt.Errorf("metric state: unknown kind %v", p.Kind)
 	}
 	if pred.Dims() != 2 || y.Dims() != 2 || pred.Shape()[0] != y.Shape()[0] {
-		return nil, fmt.Errorf("metric sum %v: outputs %v and labels %v must be matrices of as many rows", p.Kind, pred.Shape(), y.Shape())
+		return nil, fmt.Errorf("metric state %v: outputs %v and labels %v must be matrices of as many rows", p.Kind, pred.Shape(), y.Shape())
 	}
 	if err := checkMetricShapes(p, y.Shape()[1], pred.Shape()[1]); err != nil {
 		return nil, err
 	}
-	return gorgonia.ApplyOp(metricSumOp{p: p}, pred, y)
+	return gorgonia.ApplyOp(metricStateOp{p: p, size: MetricStateSize(p, pred.Shape()[1])}, pred, y)
 }
 
 // checkMetricShapes says whether labels of labelCols columns suit outputs
@@ -82,26 +128,38 @@ func checkMetricShapes(p MetricParams, labelCols, predCols int) error {
 	switch p.Kind {
 	case MetricSparseCategoricalAccuracy, MetricSparseTopK:
 		if labelCols != 1 {
-			return fmt.Errorf("metric sum %v: labels have %d columns, want one class index per sample", p.Kind, labelCols)
+			return fmt.Errorf("metric state %v: labels have %d columns, want one class index per sample", p.Kind, labelCols)
 		}
 	default:
 		if labelCols != predCols {
-			return fmt.Errorf("metric sum %v: labels have %d columns and outputs %d", p.Kind, labelCols, predCols)
+			return fmt.Errorf("metric state %v: labels have %d columns and outputs %d", p.Kind, labelCols, predCols)
 		}
 	}
-	if (p.Kind == MetricTopK || p.Kind == MetricSparseTopK) && p.K < 1 {
-		return fmt.Errorf("metric sum %v: k must be at least 1, got %d", p.Kind, p.K)
+	switch {
+	case (p.Kind == MetricTopK || p.Kind == MetricSparseTopK) && p.K < 1:
+		return fmt.Errorf("metric state %v: k must be at least 1, got %d", p.Kind, p.K)
+	case p.Kind == MetricPrecisionRecall && (p.K < 0 || p.K > predCols || p.ClassID < -1 || p.ClassID >= predCols || !(p.Threshold >= 0 && p.Threshold <= 1)):
+		return fmt.Errorf("metric state %v: top_k %d, class_id %d or threshold %v do not fit %d outputs", p.Kind, p.K, p.ClassID, p.Threshold, predCols)
+	case p.Kind == MetricAUC && p.Thresholds < 2:
+		return fmt.Errorf("metric state %v: %d thresholds, want at least 2", p.Kind, p.Thresholds)
+	case p.Kind == MetricF1 && !(p.Threshold >= 0 && p.Threshold <= 1):
+		return fmt.Errorf("metric state %v: threshold %v is not in [0, 1]", p.Kind, p.Threshold)
 	}
 	return nil
 }
 
-// MetricBatch writes into out[0] the sum over the rows of pred (predCols
-// outputs each) of each sample's score for p against its labels (labelCols
+// MetricBatch writes p's state for the batch (MetricStateSize values) into
+// out: for a score, into out[0] the sum over the rows of pred (predCols
+// outputs each) of each sample's score against its labels (labelCols
 // each), accumulated in float64, and into out[1] the number of samples
-// whose label is not a class index (MetricSparseTopK). It is the host
-// kernel of MetricSum and what package metrics computes these metrics
-// with.
+// whose label is not a class index (MetricSparseTopK); for confusion
+// counts, see metricCounts. It is the host kernel of MetricState and what
+// package metrics computes these metrics with.
 func MetricBatch(p MetricParams, labels []float32, labelCols int, pred []float32, predCols int, out []float32) {
+	if p.Kind.Counts() {
+		metricCounts(p, labels, pred, predCols, out)
+		return
+	}
 	rows := len(pred) / predCols
 	var sum float64
 	bad := 0
@@ -190,29 +248,30 @@ func inTopK(row []float32, target, k int) float64 {
 	return 0
 }
 
-type metricSumOp struct {
+type metricStateOp struct {
 	common
-	p MetricParams
+	p    MetricParams
+	size int
 }
 
-func (op metricSumOp) String() string {
-	return fmt.Sprintf("MetricSum{%v, threshold=%v, k=%d}", op.p.Kind, op.p.Threshold, op.p.K)
+func (op metricStateOp) String() string {
+	return fmt.Sprintf("MetricState{%+v}", op.p)
 }
-func (op metricSumOp) WriteHash(h hash.Hash) { writeHash(h, op) }
-func (op metricSumOp) Hashcode() uint32      { return hashOf(op) }
-func (op metricSumOp) Arity() int            { return 2 }
+func (op metricStateOp) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op metricStateOp) Hashcode() uint32      { return hashOf(op) }
+func (op metricStateOp) Arity() int            { return 2 }
 
-func (op metricSumOp) Type() hm.Type {
+func (op metricStateOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t := gorgonia.TensorType{Dims: 2, Of: a}
 	return hm.NewFnType(t, t, gorgonia.TensorType{Dims: 1, Of: a})
 }
 
-func (op metricSumOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
-	return tensor.Shape{2}, nil
+func (op metricStateOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.size}, nil
 }
 
-func (op metricSumOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+func (op metricStateOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	pred, err := denseArg(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -226,13 +285,13 @@ func (op metricSumOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("%v: outputs and labels must be float32, got %v and %v", op, pred.Dtype(), y.Dtype())
 	}
-	out := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(2))
+	out := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(op.size))
 	MetricBatch(op.p, yd, y.Shape()[1], pd, pred.Shape()[1], out.Data().([]float32))
 	return out, nil
 }
 
-func (op metricSumOp) DiffWRT(int) []bool { return []bool{false, false} }
+func (op metricStateOp) DiffWRT(int) []bool { return []bool{false, false} }
 
-func (op metricSumOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+func (op metricStateOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
 	return nil, fmt.Errorf("%v has no gradient: a metric is read, not trained on", op)
 }

@@ -49,7 +49,7 @@ func TestMetricBatchByHand(t *testing.T) {
 	}
 }
 
-// MetricSum refuses labels that do not suit the metric, and a graph
+// MetricState refuses labels that do not suit the metric, and a graph
 // computes MetricBatch's two values.
 func TestMetricSumNode(t *testing.T) {
 	g := gorgonia.NewGraph()
@@ -57,13 +57,13 @@ func TestMetricSumNode(t *testing.T) {
 		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float32{0.2, 0.7, 0.1, 0.4, 0.4, 0.2}))))
 	y := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 1), gorgonia.WithName("y"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 1), tensor.WithBacking([]float32{1, 0}))))
-	if _, err := MetricSum(pred, y, MetricParams{Kind: MetricCategoricalAccuracy}); err == nil {
+	if _, err := MetricState(pred, y, MetricParams{Kind: MetricCategoricalAccuracy}); err == nil {
 		t.Fatal("categorical accuracy took one label column for three outputs")
 	}
-	if _, err := MetricSum(pred, y, MetricParams{Kind: MetricSparseTopK}); err == nil {
+	if _, err := MetricState(pred, y, MetricParams{Kind: MetricSparseTopK}); err == nil {
 		t.Fatal("top-k took k = 0")
 	}
-	sum, err := MetricSum(pred, y, MetricParams{Kind: MetricSparseCategoricalAccuracy})
+	sum, err := MetricState(pred, y, MetricParams{Kind: MetricSparseCategoricalAccuracy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +73,6 @@ func TestMetricSumNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := sum.Value().Data().([]float32); got[0] != 2 || got[1] != 0 {
-		t.Fatalf("MetricSum = %v, want [2 0]", got)
+		t.Fatalf("MetricState = %v, want [2 0]", got)
 	}
 }

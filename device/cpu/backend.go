@@ -188,8 +188,8 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		for i := range o {
 			o[i] = a[i] + c[i]
 		}
-	case plan.MetricSum:
-		ops.MetricBatch(s.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:2])
+	case plan.MetricState:
+		ops.MetricBatch(s.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:ops.MetricStateSize(s.Metric, s.N)])
 	case plan.Penalty:
 		out(0)[0] = float32(ops.PenaltyValue(s.Penalty, in(0)[:s.N]))
 	case plan.PenaltyGrad:

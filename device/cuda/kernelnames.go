@@ -40,6 +40,9 @@ const (
 	kPenaltyGrad = "gk_penalty_grad"
 	kAdd         = "gk_add"
 	kMetricSum   = "gk_metric_sum"
+	kMetricPR    = "gk_metric_pr"
+	kMetricAUC   = "gk_metric_auc"
+	kMetricF1    = "gk_metric_f1"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -48,5 +51,5 @@ var kernelNames = []string{
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
 	kRMSprop, kAdagrad, kAdadelta, kAdamax, kNadam, kAbsSqSums, kClipScale, kPenalty, kPenaltyGrad, kAdd,
-	kZeroOne, kGlobalScale, kMetricSum,
+	kZeroOne, kGlobalScale, kMetricSum, kMetricPR, kMetricAUC, kMetricF1,
 }

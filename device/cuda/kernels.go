@@ -180,12 +180,33 @@ func (k *kernels) loss(s cu.Stream, l launch.Loss, p, y, w, flag cu.DevicePtr, r
 	return k.launch(s, kLoss, 1, b, b*8, args...)
 }
 
-// metricSum writes into out[0] the sum of m's score over the rows of p
-// (cols each) against y (ycols each), and into out[1] the rows with a bad
-// label (ops.MetricBatch): one block.
-func (k *kernels) metricSum(s cu.Stream, m ops.MetricParams, p, y, out cu.DevicePtr, rows, cols, ycols int) error {
-	if err := fits32("metric sum", max(rows*cols, rows*ycols)); err != nil {
+// metricState writes m's state for the batch (ops.MetricStateSize
+// values; ops.MetricBatch) into out: the outputs p, rows × cols, against
+// the labels y, rows × ycols.
+func (k *kernels) metricState(s cu.Stream, m ops.MetricParams, p, y, out cu.DevicePtr, rows, cols, ycols int) error {
+	if err := fits32(m.Kind.String()+" metric", max(rows*cols, rows*ycols, ops.MetricStateSize(m, cols))); err != nil {
 		return err
+	}
+	switch m.Kind {
+	case ops.MetricPrecisionRecall:
+		threshold := m.Threshold
+		if threshold == 0 && m.K == 0 {
+			threshold = 0.5
+		}
+		lo, hi := 0, cols
+		if m.ClassID >= 0 {
+			lo, hi = m.ClassID, m.ClassID+1
+		}
+		b := lossBlock(rows)
+		return k.launch(s, kMetricPR, 1, b, 4*b*8, ptrArg(p), ptrArg(y), ptrArg(out), intArg(rows), intArg(cols),
+			floatArg(threshold), intArg(m.K), intArg(lo), intArg(hi))
+	case ops.MetricAUC:
+		cells := ops.MetricStateSize(m, cols)
+		return k.launch(s, kMetricAUC, elemGrid(cells), elemBlock, 0, ptrArg(p), ptrArg(y), ptrArg(out), intArg(rows), intArg(cols),
+			intArg(m.Thresholds), boolArg(m.MultiLabel), boolArg(m.FromLogits))
+	case ops.MetricF1:
+		return k.launch(s, kMetricF1, elemGrid(cols), elemBlock, 0, ptrArg(p), ptrArg(y), ptrArg(out), intArg(rows), intArg(cols),
+			floatArg(m.Threshold))
 	}
 	b := lossBlock(rows)
 	return k.launch(s, kMetricSum, 1, b, 2*b*8, ptrArg(p), ptrArg(y), ptrArg(out), intArg(rows), intArg(cols), intArg(ycols),

@@ -292,8 +292,8 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.penalty(st, &b.scratch, s.Penalty, in(0), out(0), s.N)
 	case plan.PenaltyGrad:
 		return k.penaltyGrad(st, s.Penalty, in(0), in(1), out(0), s.N)
-	case plan.MetricSum:
-		return k.metricSum(st, s.Metric, in(0), in(1), out(0), s.M, s.N, s.K)
+	case plan.MetricState:
+		return k.metricState(st, s.Metric, in(0), in(1), out(0), s.M, s.N, s.K)
 	case plan.GlobalNorm:
 		grads, ns := make([]cu.DevicePtr, len(s.In)), make([]int, len(s.In))
 		for j, bi := range s.In {

@@ -1549,3 +1549,130 @@ extern "C" __global__ void gk_metric_sum(const float *p, const float *y, float *
 		out[1] = (float)sb[0];
 	}
 }
+
+// gk_top_k_rank is ops.TopKRank: row[j]'s place from the largest value
+// down, ties in column order.
+__device__ int gk_top_k_rank(const float *row, int cols, int j) {
+	int rank = 0;
+	for (int i = 0; i < cols; i++)
+		if (row[i] > row[j] || (row[i] == row[j] && i < j)) rank++;
+	return rank;
+}
+
+// gk_metric_pr: Keras' Precision and Recall counts (ops'
+// MetricPrecisionRecall): out = tp, fp, fn and the outputs not in [0, 1],
+// over columns [lo, hi) (topk 0: no top-k; threshold already resolved).
+// Launched as ONE block (a power of two threads, shared memory
+// 4·blockDim.x doubles).
+extern "C" __global__ void gk_metric_pr(const float *p, const float *y, float *out, int rows, int cols, float threshold,
+		int topk, int lo, int hi) {
+	extern __shared__ double sd[];
+	double c[4] = {0.0, 0.0, 0.0, 0.0};
+	for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+		const float *pr = p + (size_t)r * cols, *lr = y + (size_t)r * cols;
+		for (int j = 0; j < cols; j++)
+			if (!(pr[j] >= 0.0f && pr[j] <= 1.0f)) c[3] += 1.0;
+		for (int j = lo; j < hi; j++) {
+			bool predicted = (topk == 0 || gk_top_k_rank(pr, cols, j) < topk) && (pr[j] > threshold || threshold == 0.0f);
+			bool positive = lr[j] != 0.0f;
+			if (positive && predicted) c[0] += 1.0;
+			else if (predicted) c[1] += 1.0;
+			else if (positive) c[2] += 1.0;
+		}
+	}
+	for (int q = 0; q < 4; q++) sd[q * blockDim.x + threadIdx.x] = c[q];
+	__syncthreads();
+	for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (threadIdx.x < s)
+			for (int q = 0; q < 4; q++) sd[q * blockDim.x + threadIdx.x] += sd[q * blockDim.x + threadIdx.x + s];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		for (int q = 0; q < 4; q++) out[q] = (float)sd[q * blockDim.x];
+}
+
+// gk_metric_auc: Keras' AUC histogram (ops' MetricAUC) of n buckets for c
+// histograms (multi: one per column, else c = 1): out = tp[c][n],
+// fp[c][n], positives[c], negatives[c], then the outputs not in [0, 1].
+// Each thread owns whole cells of out and counts them over the batch (the
+// cell's column only, with multi), so the counts need no atomics. Any
+// grid-stride launch.
+extern "C" __global__ void gk_metric_auc(const float *p, const float *y, float *out, int rows, int cols, int n, int multi,
+		int logits) {
+	int c = multi ? cols : 1, total = rows * cols;
+	int cells = 2 * c * n + 2 * c + 1;
+	float scale = (float)(n - 1);
+	GRID_STRIDE(cell, cells) {
+		// What the cell counts: a bucket of tp or fp, a column's labels,
+		// or the bad outputs.
+		int kind, col, bucket = 0;
+		if (cell < 2 * c * n) {
+			kind = cell < c * n ? 0 : 1; // tp, fp
+			int k = cell % (c * n);
+			col = k / n;
+			bucket = k % n;
+		} else if (cell < 2 * c * n + 2 * c) {
+			int k = cell - 2 * c * n;
+			kind = k < c ? 2 : 3; // positives, negatives
+			col = k % c;
+		} else {
+			kind = 4;
+			col = 0;
+		}
+		double count = 0.0;
+		int start = 0, step = 1;
+		if (multi && kind != 4) start = col, step = cols;
+		for (int i = start; i < total; i += step) {
+			float v = p[i];
+			if (logits) v = (float)(1.0 / (1.0 + exp(-(double)v)));
+			bool ok = v >= 0.0f && v <= 1.0f;
+			if (kind == 4) {
+				if (!ok) count += 1.0;
+				continue;
+			}
+			if (!ok) continue;
+			bool positive = y[i] != 0.0f;
+			if (kind == 2) {
+				if (positive) count += 1.0;
+			} else if (kind == 3) {
+				if (!positive) count += 1.0;
+			} else if (positive == (kind == 0)) {
+				int b = (int)ceil((double)(v * scale)) - 1;
+				if (b < 0) b = 0;
+				if (b == bucket) count += 1.0;
+			}
+		}
+		out[cell] = (float)count;
+	}
+}
+
+// gk_f1_predicted is ops.F1Predicted.
+__device__ bool gk_f1_predicted(const float *row, int cols, int j, float threshold) {
+	if (threshold != 0.0f) return row[j] > threshold;
+	float top = row[0];
+	for (int i = 0; i < cols; i++) top = isnan(top) || isnan(row[i]) ? NAN : fmaxf(top, row[i]);
+	return row[j] >= top && fabs((double)row[j]) > 1e-12;
+}
+
+// gk_metric_f1: Keras' F1Score counts (ops' MetricF1): out = tp[cols],
+// fp[cols], fn[cols], the labels' sums[cols], then 0. One thread a column,
+// summing over the rows in order, in double as ops does. Any grid-stride
+// launch.
+extern "C" __global__ void gk_metric_f1(const float *p, const float *y, float *out, int rows, int cols, float threshold) {
+	GRID_STRIDE(j, cols) {
+		double tp = 0.0, fp = 0.0, fn = 0.0, s = 0.0;
+		for (int r = 0; r < rows; r++) {
+			double pred = gk_f1_predicted(p + (size_t)r * cols, cols, j, threshold) ? 1.0 : 0.0;
+			double label = (double)y[(size_t)r * cols + j];
+			tp += pred * label;
+			fp += pred * (1.0 - label);
+			fn += (1.0 - pred) * label;
+			s += label;
+		}
+		out[j] = (float)tp;
+		out[cols + j] = (float)fp;
+		out[2 * cols + j] = (float)fn;
+		out[3 * cols + j] = (float)s;
+	}
+	if (blockIdx.x == 0 && threadIdx.x == 0) out[4 * cols] = 0.0f;
+}

@@ -150,17 +150,17 @@ const (
 	// gradients In...): the factor of a step clipping by global norm,
 	// which its Update steps then read as their In[2].
 	GlobalNorm
-	// MetricSum: Out[0] (two values) = Metric's sum over the M rows of the
+	// MetricState: Out[0] (two values) = Metric's sum over the M rows of the
 	// outputs In[0] (N columns) against the labels In[1] (K columns), and
 	// its count of bad labels (ops.MetricBatch).
-	MetricSum
+	MetricState
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
-	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricSum: "MetricSum"}
+	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -198,7 +198,7 @@ type Step struct {
 	Penalty ops.PenaltyParams
 	// ClipNorm is a GlobalNorm step's.
 	ClipNorm float64
-	// Metric is a MetricSum step's.
+	// Metric is a MetricState step's.
 	Metric ops.MetricParams
 }
 
@@ -562,11 +562,11 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		}
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: PenaltyGrad, Node: n, Penalty: info.Penalty, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
-	case ops.OpMetricSum:
+	case ops.OpMetricState:
 		rows, cols := matrix(shapeOf(0))
 		_, yCols := matrix(shapeOf(1))
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: MetricSum, Node: n, Metric: info.Metric, M: rows, N: cols, K: yCols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: MetricState, Node: n, Metric: info.Metric, M: rows, N: cols, K: yCols, In: in, Out: []int{out}})
 	case ops.OpScatterAdd:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: ScatterAdd, Node: n, M: shapeOf(0).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})

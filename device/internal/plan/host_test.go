@@ -245,7 +245,7 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n), gorgonia.NewF32(h.bufs[s.In[1]][0]))
 	case ScatterAdd:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m), h.dense(s.In[1], m, n))
-	case MetricSum:
+	case MetricState:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m, n), h.dense(s.In[1], m, s.K))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)

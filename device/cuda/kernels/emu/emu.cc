@@ -120,6 +120,17 @@ void emu_metric_sum(int b, const float *p, const float *y, float *out, int rows,
 		float threshold, int k) {
 	run(1, b, [=] { gk_metric_sum(p, y, out, rows, cols, ycols, kind, threshold, k); });
 }
+void emu_metric_pr(int b, const float *p, const float *y, float *out, int rows, int cols, float threshold, int topk, int lo,
+		int hi) {
+	run(1, b, [=] { gk_metric_pr(p, y, out, rows, cols, threshold, topk, lo, hi); });
+}
+void emu_metric_auc(int g, int b, const float *p, const float *y, float *out, int rows, int cols, int n, int multi,
+		int logits) {
+	run(g, b, [=] { gk_metric_auc(p, y, out, rows, cols, n, multi, logits); });
+}
+void emu_metric_f1(int g, int b, const float *p, const float *y, float *out, int rows, int cols, float threshold) {
+	run(g, b, [=] { gk_metric_f1(p, y, out, rows, cols, threshold); });
+}
 void emu_add(int g, int b, const float *a, const float *bb, float *out, int n) {
 	run(g, b, [=] { gk_add(a, bb, out, n); });
 }

@@ -31,6 +31,9 @@ package emu
 // void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2, double scale);
 // void emu_add(int g, int b, const float *a, const float *bb, float *out, int n);
 // void emu_metric_sum(int b, const float *p, const float *y, float *out, int rows, int cols, int ycols, int kind, float threshold, int k);
+// void emu_metric_pr(int b, const float *p, const float *y, float *out, int rows, int cols, float threshold, int topk, int lo, int hi);
+// void emu_metric_auc(int g, int b, const float *p, const float *y, float *out, int rows, int cols, int n, int multi, int logits);
+// void emu_metric_f1(int g, int b, const float *p, const float *y, float *out, int rows, int cols, float threshold);
 // void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale);
 // void emu_patches(int g, int b, const float *x, float *cols, const int *win);
 // void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win);
@@ -48,6 +51,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/gokeras/gokeras/device/cuda/internal/launch"
@@ -256,6 +260,42 @@ func MetricSum(block int, m ops.MetricParams, p, y []float32, rows, cols, ycols 
 	C.emu_metric_sum(C.int(block), f(p), f(y), f(out[:]), C.int(rows), C.int(cols), C.int(ycols), C.int(m.Kind),
 		C.float(m.Threshold), C.int(m.K))
 	return out
+}
+
+// MetricCounts runs the confusion-count kernel of m's kind as
+// device/cuda launches it (gk_metric_pr in one block of block threads,
+// gk_metric_auc and gk_metric_f1 in l's grid): m's state for the batch
+// (ops.MetricBatch), of ops.MetricStateSize values.
+func MetricCounts(block int, l Launch, m ops.MetricParams, p, y []float32, rows, cols int) []float32 {
+	out := make([]float32, ops.MetricStateSize(m, cols))
+	for i := range out {
+		out[i] = float32(math.NaN()) // every value must be written
+	}
+	switch m.Kind {
+	case ops.MetricPrecisionRecall:
+		threshold := m.Threshold
+		if threshold == 0 && m.K == 0 {
+			threshold = 0.5
+		}
+		lo, hi := 0, cols
+		if m.ClassID >= 0 {
+			lo, hi = m.ClassID, m.ClassID+1
+		}
+		C.emu_metric_pr(C.int(block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(threshold), C.int(m.K), C.int(lo), C.int(hi))
+	case ops.MetricAUC:
+		C.emu_metric_auc(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.int(m.Thresholds),
+			cbool(m.MultiLabel), cbool(m.FromLogits))
+	case ops.MetricF1:
+		C.emu_metric_f1(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(m.Threshold))
+	}
+	return out
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Add runs gk_add: out = a + b.

@@ -63,3 +63,56 @@ func TestMetricSumMatchesOps(t *testing.T) {
 		}
 	}
 }
+
+// The confusion-count kernels give ops.MetricBatch's state, count for
+// count, for every setting: thresholds, top-k with ties, one class,
+// outputs outside [0, 1], AUC single- and multi-label from probabilities
+// and logits, F1 at a threshold and at each row's maximum, on grids
+// smaller and larger than the work.
+func TestMetricCountsMatchOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const rows, cols = 29, 5
+	probs := make([]float32, rows*cols)
+	logits := make([]float32, rows*cols)
+	for i := range probs {
+		probs[i] = float32(rng.IntN(9)) / 8 // ties, 0 and 1
+		logits[i] = float32(rng.NormFloat64() * 3)
+	}
+	bad := append([]float32(nil), probs...)
+	bad[7], bad[40] = 1.5, float32(math.NaN())
+	labels := make([]float32, rows*cols)
+	for i := range labels {
+		if rng.IntN(3) == 0 {
+			labels[i] = 1
+		}
+	}
+	tests := []struct {
+		name string
+		p    ops.MetricParams
+		pred []float32
+	}{
+		{"precision", ops.MetricParams{Kind: ops.MetricPrecisionRecall, ClassID: -1}, probs},
+		{"threshold 0.3", ops.MetricParams{Kind: ops.MetricPrecisionRecall, Threshold: 0.3, ClassID: -1}, probs},
+		{"top 2", ops.MetricParams{Kind: ops.MetricPrecisionRecall, K: 2, ClassID: -1}, probs},
+		{"top 2 of class 3", ops.MetricParams{Kind: ops.MetricPrecisionRecall, K: 2, ClassID: 3}, probs},
+		{"bad outputs", ops.MetricParams{Kind: ops.MetricPrecisionRecall, ClassID: -1}, bad},
+		{"auc", ops.MetricParams{Kind: ops.MetricAUC, Thresholds: 200}, probs},
+		{"auc multi-label, 7 thresholds", ops.MetricParams{Kind: ops.MetricAUC, Thresholds: 7, MultiLabel: true}, probs},
+		{"auc from logits", ops.MetricParams{Kind: ops.MetricAUC, Thresholds: 50, FromLogits: true}, logits},
+		{"auc bad outputs", ops.MetricParams{Kind: ops.MetricAUC, Thresholds: 20}, bad},
+		{"f1 at the maximum", ops.MetricParams{Kind: ops.MetricF1}, probs},
+		{"f1 at 0.4", ops.MetricParams{Kind: ops.MetricF1, Threshold: 0.4}, probs},
+	}
+	for _, tt := range tests {
+		want := make([]float32, ops.MetricStateSize(tt.p, cols))
+		ops.MetricBatch(tt.p, labels, cols, tt.pred, cols, want)
+		for _, l := range []Launch{{1, 32}, {3, 64}} {
+			got := MetricCounts(64, l, tt.p, tt.pred, labels, rows, cols)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s, grid %v: state[%d] = %v, ops %v (of %d)", tt.name, l, i, got[i], want[i], len(want))
+				}
+			}
+		}
+	}
+}
