@@ -90,7 +90,9 @@ fail() {
 finish() {
 	echo
 	if [ ${#failed[@]} -gt 0 ]; then
-		echo "gpu-verify.sh: FAILED: ${failed[*]}"
+		local list
+		printf -v list '%s, ' "${failed[@]}"
+		echo "gpu-verify.sh: FAILED: ${list%, }"
 		exit 1
 	fi
 	echo "gpu-verify.sh: all passed"
