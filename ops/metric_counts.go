@@ -12,14 +12,7 @@ func metricCounts(p MetricParams, labels, pred []float32, cols int, out []float3
 	rows := len(pred) / cols
 	switch p.Kind {
 	case MetricPrecisionRecall:
-		threshold := p.Threshold
-		if threshold == 0 && p.K == 0 {
-			threshold = 0.5
-		}
-		lo, hi := 0, cols
-		if p.ClassID >= 0 {
-			lo, hi = p.ClassID, p.ClassID+1
-		}
+		threshold, lo, hi := p.PrecisionRecallColumns(cols)
 		var tp, fp, fn, bad float64
 		for r := 0; r < rows; r++ {
 			lr, pr := labels[r*cols:(r+1)*cols], pred[r*cols:(r+1)*cols]
@@ -91,6 +84,20 @@ func metricCounts(p MetricParams, labels, pred []float32, cols int, out []float3
 			tp[j], fp[j], fn[j], support[j] = float32(t), float32(f), float32(m), float32(s)
 		}
 	}
+}
+
+// PrecisionRecallColumns resolves MetricPrecisionRecall's settings for
+// outputs of cols columns: the threshold (Keras' 0.5 when neither it nor
+// K is set) and the columns [lo, hi) it counts (ClassID's, or all).
+func (p MetricParams) PrecisionRecallColumns(cols int) (threshold float32, lo, hi int) {
+	threshold, lo, hi = p.Threshold, 0, cols
+	if threshold == 0 && p.K == 0 {
+		threshold = 0.5
+	}
+	if p.ClassID >= 0 {
+		lo, hi = p.ClassID, p.ClassID+1
+	}
+	return threshold, lo, hi
 }
 
 // TopKRank is the place of row[j] when row is sorted from the largest

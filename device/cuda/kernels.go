@@ -189,14 +189,7 @@ func (k *kernels) metricState(s cu.Stream, m ops.MetricParams, p, y, out cu.Devi
 	}
 	switch m.Kind {
 	case ops.MetricPrecisionRecall:
-		threshold := m.Threshold
-		if threshold == 0 && m.K == 0 {
-			threshold = 0.5
-		}
-		lo, hi := 0, cols
-		if m.ClassID >= 0 {
-			lo, hi = m.ClassID, m.ClassID+1
-		}
+		threshold, lo, hi := m.PrecisionRecallColumns(cols)
 		b := lossBlock(rows)
 		return k.launch(s, kMetricPR, 1, b, 4*b*8, ptrArg(p), ptrArg(y), ptrArg(out), intArg(rows), intArg(cols),
 			floatArg(threshold), intArg(m.K), intArg(lo), intArg(hi))

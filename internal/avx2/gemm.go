@@ -232,15 +232,7 @@ func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda in
 			bp, bstride := b[n0*ldb:], ldb
 			if rows < dotRows {
 				// The last rows of b, zero-padded to six.
-				for r := 0; r < dotRows; r++ {
-					e := edge[r*k : (r+1)*k]
-					if r < rows {
-						copy(e, b[(n0+r)*ldb:(n0+r)*ldb+k])
-					} else {
-						clear(e)
-					}
-				}
-				bp, bstride = edge, k
+				bp, bstride = matrix.PadRows(edge, dotRows, rows, k, b[n0*ldb:], ldb), k
 			}
 			for g := 0; g < groups; g++ {
 				dot6x16(k, &bp[0], uintptr(bstride*4), &at[g*k*dotCols], &acc[0])

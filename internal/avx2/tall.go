@@ -108,15 +108,7 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 			ap, ars := a[i0*lda:], lda
 			if rows < gemmRows {
 				// The last rows of a, zero-padded to six.
-				for r := 0; r < gemmRows; r++ {
-					e := edge[r*k : (r+1)*k]
-					if r < rows {
-						copy(e, a[(i0+r)*lda:(i0+r)*lda+k])
-					} else {
-						clear(e)
-					}
-				}
-				ap, ars = edge, k
+				ap, ars = matrix.PadRows(edge, gemmRows, rows, k, a[i0*lda:], lda), k
 			}
 			for k0 := 0; k0 < k; k0 += kc {
 				kk := min(kc, k-k0)

@@ -195,15 +195,7 @@ func (ws *Workspace) nt(workers, m, n, k int, alpha float32, a []float32, lda in
 			bp, bstride := b[n0*ldb:], ldb
 			if rows < 12 {
 				// The last rows of b, zero-padded to twelve.
-				for r := 0; r < 12; r++ {
-					e := edge[r*k : (r+1)*k]
-					if r < rows {
-						copy(e, b[(n0+r)*ldb:(n0+r)*ldb+k])
-					} else {
-						clear(e)
-					}
-				}
-				bp, bstride = edge, k
+				bp, bstride = matrix.PadRows(edge, 12, rows, k, b[n0*ldb:], ldb), k
 			}
 			for g := 0; g < groups; g++ {
 				dot12x32(k, &bp[0], uintptr(bstride*4), &at[g*k*32], &tile[0])

@@ -78,6 +78,21 @@ func PackRows(dst []float32, width, m, k int, a []float32, lda int) []float32 {
 	return dst
 }
 
+// PadRows copies the rows×k matrix a (row stride lda, rows ≤ width) into
+// dst as a width×k matrix (row stride k) whose rows beyond rows are zero:
+// a product's last, partial panel of rows made whole. It returns dst.
+func PadRows(dst []float32, width, rows, k int, a []float32, lda int) []float32 {
+	for r := 0; r < width; r++ {
+		e := dst[r*k : (r+1)*k]
+		if r < rows {
+			copy(e, a[r*lda:r*lda+k])
+		} else {
+			clear(e)
+		}
+	}
+	return dst
+}
+
 // Parallel runs body over [0, n) in chunks on up to workers goroutines,
 // handing chunks out as the goroutines finish, each a share of what is
 // left (guided scheduling): long runs first, then smaller ones that even

@@ -273,14 +273,7 @@ func MetricCounts(block int, l Launch, m ops.MetricParams, p, y []float32, rows,
 	}
 	switch m.Kind {
 	case ops.MetricPrecisionRecall:
-		threshold := m.Threshold
-		if threshold == 0 && m.K == 0 {
-			threshold = 0.5
-		}
-		lo, hi := 0, cols
-		if m.ClassID >= 0 {
-			lo, hi = m.ClassID, m.ClassID+1
-		}
+		threshold, lo, hi := m.PrecisionRecallColumns(cols)
 		C.emu_metric_pr(C.int(block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(threshold), C.int(m.K), C.int(lo), C.int(hi))
 	case ops.MetricAUC:
 		C.emu_metric_auc(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.int(m.Thresholds),
