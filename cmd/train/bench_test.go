@@ -94,6 +94,9 @@ func TestBenchmarkGPUWithoutCUDAFailsFast(t *testing.T) {
 		t.Skip("this binary has a usable GPU")
 	}
 	r := runTrain(t, "--benchmark", "--device=/GPU:0", "--benchmark-steps", "1", "--seed", "1")
+	if r.err != nil && strings.Contains(r.err.Error(), "driver sees no GPU") {
+		t.Skip("built with CUDA support, on a machine without a GPU: the driver's own error, which package device tests")
+	}
 	if !errors.Is(r.err, device.ErrNoSuchDevice) {
 		t.Fatalf("error %v, want device.ErrNoSuchDevice", r.err)
 	}

@@ -275,6 +275,9 @@ func TestTrainGPUWithoutCUDAFailsFast(t *testing.T) {
 	}
 	home := isolate(t)
 	r := runTrain(t, "--device=/GPU:0", "--epochs", "1")
+	if r.err != nil && strings.Contains(r.err.Error(), "driver sees no GPU") {
+		t.Skip("built with CUDA support, on a machine without a GPU: the driver's own error, which package device tests")
+	}
 	if !errors.Is(r.err, device.ErrNoSuchDevice) {
 		t.Fatalf("error %v, want device.ErrNoSuchDevice", r.err)
 	}

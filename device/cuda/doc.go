@@ -23,8 +23,11 @@
 //	. .cuda/env.sh && go build -tags cudavm ./cmd/train
 //
 // The binary links libcuda.so.1 (the driver) and nothing else from CUDA.
-// cuBLAS is opened at run time with dlopen, trying libcublas.so.13, .so.12
-// and .so.11, or the path in $GOKERAS_CUBLAS (BLASEnv): gorgonia.org/cu/blas
+// cuBLAS is opened at run time with dlopen: $GOKERAS_CUBLAS (BLASEnv) alone
+// when set, else libcublas.so.13, .so.12 and .so.11 on the loader's path,
+// in /usr/local/cuda*, then in python3's site-packages (pip's nvidia-cublas),
+// the first that loads and creates a handle (blaslookup.go; the scripts'
+// scripts/lib/cublas.sh searches the same way): gorgonia.org/cu/blas
 // would link libcublas.so.11 with versioned symbols, and a binary built
 // against CUDA 11.8 would then not start where only CUDA 12 or 13 is
 // installed. The kernels are PTX (kernels/kernels.cu, compiled by
@@ -38,8 +41,10 @@
 // fails, prints a line and calls os.Exit(1): a cudavm binary does not start
 // on a machine without a working NVIDIA driver and GPU, and only cudavm
 // code may import cu. Package internal/cuinit runs first and says why,
-// naming the CUDA error; in test binaries it skips instead (exit status 0,
-// a "SKIP" line) unless GOKERAS_REQUIRE_GPU is set. Without libcuda.so.1 at
+// naming the CUDA error. In test binaries it hides the failed cuInit
+// instead, so that the driver reports no device: the tests that need no
+// GPU run, each that needs one skips (t.Skip, after one "SKIP" line with
+// the reason), unless GOKERAS_REQUIRE_GPU is set. Without libcuda.so.1 at
 // all the dynamic loader refuses to start the binary. Build without the
 // tag for CPU-only machines.
 //

@@ -20,8 +20,7 @@ import (
 
 // These tests run each kernel, and the cuBLAS product, on small inputs and
 // compare with the CPU ops of package ops (and optim's updates) on the
-// same inputs. The test binary skips as a whole when there is no GPU (see
-// internal/cuinit).
+// same inputs. Without a GPU each of them skips (see internal/cuinit).
 
 // harness is GPU 0 with the kernels loaded and a stream.
 type harness struct {

@@ -50,6 +50,9 @@ func TestMissingGPUFailsBeforeLoading(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nowhere") // loading it would fail differently
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"--device=/GPU:0", "--data", missing}, &stdout, &stderr)
+	if err != nil && strings.Contains(err.Error(), "driver sees no GPU") {
+		t.Skip("built with CUDA support, on a machine without a GPU: the driver's own error, which package device tests")
+	}
 	if !errors.Is(err, device.ErrNoSuchDevice) || !strings.Contains(err.Error(), "rebuild with -tags") {
 		t.Fatalf("error %v, want ErrNoSuchDevice with the CUDA rebuild hint", err)
 	}

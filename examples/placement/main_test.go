@@ -65,6 +65,9 @@ func TestRunOnGPU(t *testing.T) {
 	var out, errOut bytes.Buffer
 	err = run(context.Background(), []string{"--device=/GPU:0", "--epochs=2"}, &out, &errOut)
 	if len(gpus) == 0 {
+		if err != nil && strings.Contains(err.Error(), "driver sees no GPU") {
+			t.Skip("built with CUDA support, on a machine without a GPU: the driver's own error, which package device tests")
+		}
 		if !errors.Is(err, device.ErrNoSuchDevice) || !strings.Contains(err.Error(), "rebuild with -tags") {
 			t.Errorf("run on /GPU:0 without a GPU: %v; want ErrNoSuchDevice with the rebuild hint", err)
 		}
