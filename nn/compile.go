@@ -27,6 +27,7 @@ type compileConfig struct {
 	soft         bool
 	warn         io.Writer
 	placementLog io.Writer
+	strategy     Strategy
 }
 
 // OnDevice places the model on a device ("/CPU:0", "/GPU:0", any TensorFlow
@@ -68,6 +69,12 @@ type compiled struct {
 	state *driver.State
 	// reference binds programs to the device's reference machine (tests).
 	reference bool
+	// strategy, when not nil, trains data-parallel (WithStrategy):
+	// gradScale is this replica's share of the step's global batch, by
+	// which reduceGradients scales its gradients, in flat.
+	strategy  Strategy
+	gradScale float32
+	flat      []float32
 }
 
 // Compile configures the model for training, like Keras' compile. It is
@@ -117,6 +124,9 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	if err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}
+	if err := checkStrategy(cfg.strategy, spec); err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
 	seen := map[string]bool{"loss": true}
 	for _, mt := range ms {
 		if mt == nil {
@@ -151,6 +161,7 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 		placementLog: cfg.placementLog,
 		programs:     map[programKey]*program{},
 		state:        driver.NewState(),
+		strategy:     cfg.strategy,
 	}
 	return nil
 }
@@ -245,10 +256,12 @@ type program struct {
 	// one of them needs it (or in a predict program).
 	metricReads []gorgonia.Value
 	onDevice    []bool
-	params      []*gorgonia.Node
-	paramNames  []string
-	outCols     int
-	machine     driver.Machine
+	// metricLens is the length of each device metric's state.
+	metricLens []int
+	params     []*gorgonia.Node
+	paramNames []string
+	outCols    int
+	machine    driver.Machine
 }
 
 // program returns the program for a batch size and mode, compiling it the
@@ -325,7 +338,7 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	if md != modePredict {
 		p.y = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, yCols))
 		y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, yCols), gorgonia.WithName("y"), gorgonia.WithValue(p.y))
-		if err := p.addMetrics(m.compiled.metrics, y, yCols); err != nil {
+		if err := p.addMetrics(m.compiled.metrics, y, yCols, m.compiled.strategy != nil); err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
 		loss, err := m.compiled.loss.Node(p.out, flow.Logits, y)
@@ -355,6 +368,9 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 				return nil, fmt.Errorf("model %q: gradients: %w", m.name, err)
 			}
 			opts.Learnables = p.params
+			if m.compiled.strategy != nil {
+				opts.ReduceGradients = m.compiled.reduceGradients
+			}
 		}
 	}
 	opts.PlacementLog = m.compiled.placementLog
@@ -375,17 +391,20 @@ func (p *program) run() error { return p.machine.RunAll() }
 // addMetrics puts in the graph the batch sum of each metric the device
 // computes (metrics.OnDevice), read back after each run, and reads the
 // outputs back when a metric computes on the host.
-func (p *program) addMetrics(ms []metrics.Metric, y *gorgonia.Node, yCols int) error {
+func (p *program) addMetrics(ms []metrics.Metric, y *gorgonia.Node, yCols int, distributed bool) error {
 	p.metricReads = make([]gorgonia.Value, len(ms))
 	p.onDevice = make([]bool, len(ms))
+	p.metricLens = make([]int, len(ms))
 	host := false
 	for i, mt := range ms {
 		d, ok := mt.(metrics.OnDevice)
-		if !ok {
-			host = true
-			continue
+		var params ops.MetricParams
+		if ok {
+			params, ok = d.DeviceParams(yCols, p.outCols)
 		}
-		params, ok := d.DeviceParams(yCols, p.outCols)
+		if !ok && distributed {
+			return fmt.Errorf("metric %s cannot be computed on the device for labels of %d and outputs of %d columns, and data-parallel training (WithStrategy) sums only the metrics the device computes", mt.Name(), yCols, p.outCols)
+		}
 		if !ok {
 			host = true // Update reports what does not fit
 			continue
@@ -396,6 +415,7 @@ func (p *program) addMetrics(ms []metrics.Metric, y *gorgonia.Node, yCols int) e
 		}
 		gorgonia.Read(sum, &p.metricReads[i])
 		p.onDevice[i] = true
+		p.metricLens[i] = sum.Shape().TotalSize()
 	}
 	if host {
 		gorgonia.Read(p.out, &p.outRead)

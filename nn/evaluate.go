@@ -3,6 +3,7 @@ package nn
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/gokeras/gokeras/internal/progbar"
 	"github.com/gokeras/gokeras/metrics"
@@ -35,6 +36,9 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 		return nil, err
 	}
 	steps := stepsFor(data.Len(), min(cfg.batchSize, data.Len()))
+	if s := m.compiled.strategy; s != nil && s.Rank() != 0 {
+		cfg.verbose = 0 // rank 0 draws the progress
+	}
 	bar := progbar.New(cfg.out, cfg.verbose, steps, cfg.now)
 	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar)
 	if err != nil {
@@ -68,7 +72,7 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 			return nil, fmt.Errorf("evaluate: stopped at sample %d of %d: %w", lo, n, err)
 		}
 		idx = batchIndices(idx, lo, min(batchSize, n-lo))
-		loss, err := m.evalStep(data, idx, labelCols)
+		loss, err := m.evalShard(data, idx, labelCols)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
@@ -82,6 +86,30 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 		}
 	}
 	return logs, nil
+}
+
+// evalShard evaluates the batch idx, or with a strategy this replica's
+// shard of it, summed over the replicas.
+func (m *Sequential) evalShard(data Dataset, idx []int, labelCols int) (float64, error) {
+	s := m.compiled.strategy
+	if s == nil {
+		return m.evalStep(data, idx, labelCols, len(idx))
+	}
+	mine := shard(idx, s.Rank(), s.Size())
+	if len(mine) > 0 {
+		return m.evalStep(data, mine, labelCols, len(idx))
+	}
+	// A batch smaller than the replicas leaves this one nothing: it adds
+	// zeros to the sums, with the state lengths of a program it never runs.
+	p, err := m.program(1, labelCols, modeEvaluate)
+	if err != nil {
+		return 0, err
+	}
+	loss, err := m.compiled.reduceResults(p, 0, 0, len(idx), false)
+	if err == nil && (math.IsNaN(loss) || math.IsInf(loss, 0)) {
+		err = fmt.Errorf("%w (%v)", ErrNonFiniteLoss, loss)
+	}
+	return loss, err
 }
 
 // Predict returns the model's outputs for inputs, shape (N, outputs...),

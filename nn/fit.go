@@ -397,6 +397,12 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	if !cfg.seeded {
 		cfg.seed = uint64(time.Now().UnixNano())
 	}
+	if m.compiled.strategy != nil {
+		// Before the progress bar: ranks other than 0 draw none.
+		if err := m.distributedFit(&cfg, n, steps, validation, data); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+	}
 	cbs := callbackList(cfg.callbacks)
 	if cfg.verbose > 0 {
 		// Keras' fit adds its ProgbarLogger when verbose is not 0; first, so
@@ -538,12 +544,16 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		}
 		lo := step * cfg.batchSize // below n: step < steps
 		idx := r.order[lo : lo+min(cfg.batchSize, len(r.order)-lo)]
-		p, err := m.programFor(programKey{batch: len(idx), labelCols: r.labelCols, mode: modeTrain, weighted: r.weigh != nil})
+		mine := idx
+		if s := c.strategy; s != nil {
+			mine = shard(idx, s.Rank(), s.Size())
+		}
+		p, err := m.programFor(programKey{batch: len(mine), labelCols: r.labelCols, mode: modeTrain, weighted: r.weigh != nil})
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 		p.weigh = r.weigh
-		loss, err := m.trainStep(p, r.data, idx)
+		loss, err := m.trainShard(p, r.data, mine, len(idx))
 		if err != nil {
 			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
 		}

@@ -15,6 +15,12 @@ import (
 // batch loss. Every optimizer's update runs on the model's device, with its
 // slots there: only the batch goes in, and the loss and outputs come back.
 func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, error) {
+	return m.trainShard(p, data, idx, len(idx))
+}
+
+// trainShard is trainStep on this replica's shard idx of a global batch of
+// global samples (WithStrategy): it returns the global batch's loss.
+func (m *Sequential) trainShard(p *program, data Dataset, idx []int, global int) (float64, error) {
 	c := m.compiled
 	labels, err := p.gather(data, idx)
 	if err != nil {
@@ -41,6 +47,7 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 		sv := ops.StepValues(uint64(u.Iteration))
 		copy(p.step.Data().([]float32), sv[:])
 	}
+	c.gradScale = float32(len(idx)) / float32(global)
 	if err := tr.Train(u); err != nil {
 		return 0, err
 	}
@@ -50,7 +57,7 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 			return 0, err
 		}
 	}
-	return p.results(c, labels, len(idx))
+	return p.results(c, labels, len(idx), global)
 }
 
 // gather fills the program's input buffers with the samples and labels at
@@ -67,11 +74,16 @@ func (p *program) gather(data Dataset, idx []int) ([]float32, error) {
 }
 
 // results reads the loss of the step just run and, when it is finite,
-// updates the metrics with the outputs.
-func (p *program) results(c *compiled, labels []float32, batch int) (float64, error) {
+// updates the metrics with the outputs. With a strategy, batch is this
+// replica's shard of a global batch of global samples, and both are
+// summed over the replicas (reduceResults).
+func (p *program) results(c *compiled, labels []float32, batch, global int) (float64, error) {
 	loss, err := p.lossValue()
 	if err != nil {
 		return 0, err
+	}
+	if c.strategy != nil {
+		return c.reduceResults(p, loss, batch, global, true)
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, nil
@@ -100,8 +112,10 @@ func (p *program) results(c *compiled, labels []float32, batch int) (float64, er
 	return loss, nil
 }
 
-// evalStep computes the loss and updates the metrics for one batch.
-func (m *Sequential) evalStep(data Dataset, idx []int, labelCols int) (float64, error) {
+// evalStep computes the loss and updates the metrics for one batch: idx,
+// or with a strategy this replica's shard idx of a global batch of global
+// samples.
+func (m *Sequential) evalStep(data Dataset, idx []int, labelCols, global int) (float64, error) {
 	p, err := m.program(len(idx), labelCols, modeEvaluate)
 	if err != nil {
 		return 0, err
@@ -114,7 +128,7 @@ func (m *Sequential) evalStep(data Dataset, idx []int, labelCols int) (float64, 
 	if err := p.run(); err != nil {
 		return 0, err
 	}
-	loss, err := p.results(m.compiled, labels, len(idx))
+	loss, err := p.results(m.compiled, labels, len(idx), global)
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,9 @@ type tapeMachine struct {
 	tm         gorgonia.VM
 	learnables []*gorgonia.Node
 	slots      func(variable, name string, size int) ([]float32, error)
+	// reduce all-reduces the gradients of a data-parallel step (see
+	// driver.MachineOptions.ReduceGradients); nil: none.
+	reduce func(grads [][]float32) error
 }
 
 var _ driver.Trainer = (*tapeMachine)(nil)
@@ -26,7 +29,7 @@ func newTapeMachine(g *gorgonia.ExprGraph, opts driver.MachineOptions) *tapeMach
 	if len(opts.Learnables) > 0 {
 		vmOpts = append(vmOpts, gorgonia.BindDualValues(opts.Learnables...))
 	}
-	return &tapeMachine{tm: gorgonia.NewTapeMachine(g, vmOpts...), learnables: opts.Learnables, slots: opts.Slots}
+	return &tapeMachine{tm: gorgonia.NewTapeMachine(g, vmOpts...), learnables: opts.Learnables, slots: opts.Slots, reduce: opts.ReduceGradients}
 }
 
 func (m *tapeMachine) RunAll() error { return m.tm.RunAll() }
@@ -58,6 +61,11 @@ func (m *tapeMachine) Train(u optim.Update) error {
 			return fmt.Errorf("device: the gradient of %s: %w: %w", l.Name(), err, driver.ErrUpdateUnsupported)
 		}
 		grads[i] = g.Data().([]float32)
+	}
+	if m.reduce != nil {
+		if err := m.reduce(grads); err != nil {
+			return fmt.Errorf("device: reducing the gradients: %w", err)
+		}
 	}
 	if u.GlobalClipNorm > 0 {
 		u.GlobalScale = optim.GlobalScale(u.GlobalClipNorm, grads...)

@@ -95,6 +95,16 @@ type MachineOptions struct {
 	// op's own Do, when the driver has one: on the CPU, gorgonia's tape
 	// machine. It is slower; tests compare the fast machines against it.
 	Reference bool
+	// ReduceGradients, when not nil, makes Train a data-parallel step
+	// (package distribute): once the step's every gradient exists, and
+	// before any update or global clipping, the machine hands them to
+	// ReduceGradients on the host, in the order of Learnables, which
+	// replaces them in place (with their mean over the replicas), and then
+	// updates the weights with what it left there. The update is then
+	// never folded into the products that compute the gradients. Only the
+	// CPU driver implements it so far; nn refuses a distribution strategy
+	// on other devices, and the CUDA driver refuses a machine with it.
+	ReduceGradients func(grads [][]float32) error
 }
 
 // Driver makes machines for one kind of device. A driver registers itself

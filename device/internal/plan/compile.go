@@ -154,13 +154,18 @@ const (
 	// outputs In[0] (N columns) against the labels In[1] (K columns), and
 	// its count of bad labels (ops.MetricBatch).
 	MetricState
+	// Reduce: the machine hands the gradients In (one per learnable, in
+	// order) to the host's reducer (driver.MachineOptions.ReduceGradients),
+	// which replaces them in place: the all-reduce of data-parallel
+	// training. Backends never see it.
+	Reduce
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
-	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState"}
+	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -230,6 +235,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%d values}", s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
+	case Reduce:
+		fmt.Fprintf(&b, "{%d gradients}", len(s.In))
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
 	}
@@ -651,7 +658,16 @@ func readTarget(op gorgonia.Op) (*gorgonia.Value, bool) {
 // computes the gradient where the backend offers that (GradUpdate), else
 // as an Update step after it. It fails, wrapping ErrNoGradients, for a
 // plan without the gradient of every learnable.
-func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) {
+func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) { return p.trainingSteps(u, false) }
+
+// ReducedTrainingSteps returns the steps of one data-parallel training
+// step of u: the plan's steps, every gradient whole in its buffer, then a
+// Reduce step of all the gradients, then (for a global clipnorm) their
+// GlobalNorm, then an Update step per learnable. Nothing is folded: the
+// updates must see the reduced gradients.
+func (p *Plan) ReducedTrainingSteps(u optim.Update) ([]Step, error) { return p.trainingSteps(u, true) }
+
+func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 	if len(p.Learnables) == 0 {
 		return nil, fmt.Errorf("%w: the graph has no learnables", ErrNoGradients)
 	}
@@ -701,13 +717,23 @@ func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) {
 		}
 		after[at] = append(after[at], placement{learnable: i, fused: fused})
 	}
-	if u.GlobalClipNorm > 0 {
-		// Every gradient first, then their joint norm, then the updates.
-		steps := append(make([]Step, 0, len(p.Steps)+len(p.Learnables)+1), p.Steps...)
-		steps = append(steps, Step{Kind: GlobalNorm, Node: p.Learnables[0], ClipNorm: u.GlobalClipNorm, In: slices.Clone(p.Grads), Out: []int{p.Scale}})
+	if u.GlobalClipNorm > 0 || reduce {
+		// Every gradient first, then their reduction, their joint norm,
+		// and the updates.
+		steps := append(make([]Step, 0, len(p.Steps)+len(p.Learnables)+2), p.Steps...)
+		if reduce {
+			steps = append(steps, Step{Kind: Reduce, Node: p.Learnables[0], In: slices.Clone(p.Grads)})
+		}
+		if u.GlobalClipNorm > 0 {
+			steps = append(steps, Step{Kind: GlobalNorm, Node: p.Learnables[0], ClipNorm: u.GlobalClipNorm, In: slices.Clone(p.Grads), Out: []int{p.Scale}})
+		}
 		for i, l := range p.Learnables {
 			w, _ := p.BufferOf(l)
-			steps = append(steps, Step{Kind: Update, Node: l, Learnable: i, In: []int{w, p.Grads[i], p.Scale}})
+			in := []int{w, p.Grads[i]}
+			if u.GlobalClipNorm > 0 {
+				in = append(in, p.Scale)
+			}
+			steps = append(steps, Step{Kind: Update, Node: l, Learnable: i, In: in})
 		}
 		return steps, nil
 	}

@@ -111,6 +111,10 @@ type Machine struct {
 	// lastSteps are the steps of the latest run, for explain.
 	lastSteps []Step
 	closed    bool
+	// reduce, when not nil, is the host's all-reduce of the gradients
+	// (SetGradientReducer); reduced holds the host copies it works on.
+	reduce  func(grads [][]float32) error
+	reduced [][]float32
 }
 
 // trainingKey is what decides a training step's steps: the rule, and
@@ -197,6 +201,22 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 	return m, nil
 }
 
+// SetGradientReducer makes Train a data-parallel step: its steps are
+// Plan.ReducedTrainingSteps, and at the Reduce step the machine waits for
+// the gradients, hands host copies of them to reduce (in the order of the
+// learnables), which replaces them in place, and copies them back before
+// the updates. nil goes back to ordinary steps. Only a device that
+// computes on host memory takes a reducer so far (the CPU): all-reducing
+// on a GPU, with NCCL on its stream, is not done yet.
+func (m *Machine) SetGradientReducer(reduce func(grads [][]float32) error) error {
+	if reduce != nil && m.host == nil {
+		return fmt.Errorf("%w: data-parallel training all-reduces gradients on the host, for devices that compute on host memory (the CPU) only: on a GPU (NCCL) it is not done yet", errors.ErrUnsupported)
+	}
+	m.reduce = reduce
+	m.train = map[trainingKey][]Step{}
+	return nil
+}
+
 // RunAll runs the graph once on the current host values of its inputs and
 // weights.
 func (m *Machine) RunAll() error { return m.run(nil, m.plan.Steps) }
@@ -212,7 +232,11 @@ func (m *Machine) Train(u optim.Update) error {
 	steps, ok := m.train[key]
 	if !ok {
 		var err error
-		if steps, err = m.plan.TrainingSteps(u); err != nil {
+		trainingSteps := m.plan.TrainingSteps
+		if m.reduce != nil {
+			trainingSteps = m.plan.ReducedTrainingSteps
+		}
+		if steps, err = trainingSteps(u); err != nil {
 			if errors.Is(err, ErrNoGradients) {
 				err = fmt.Errorf("%w: %w", err, driver.ErrUpdateUnsupported)
 			}
@@ -308,6 +332,8 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 		var err error
 		if s.Kind == Update || s.Kind == GradUpdate {
 			err = m.be.Update(s, m.bufs, m.slotMems[s.Learnable], weights[s.Learnable].elems, *u)
+		} else if s.Kind == Reduce {
+			err = m.reduceGradients(s)
 		} else {
 			err = m.be.Exec(i, s, m.bufs)
 		}
@@ -331,6 +357,40 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 		}
 	}
 	return weights, nil
+}
+
+// reduceGradients runs a Reduce step: the gradients s.In to the host,
+// through the reducer, and back.
+func (m *Machine) reduceGradients(s *Step) error {
+	if m.reduce == nil {
+		return errors.New("a Reduce step in a machine without a gradient reducer")
+	}
+	if err := m.be.Wait(); err != nil {
+		return err
+	}
+	if len(m.reduced) != len(s.In) {
+		m.reduced = make([][]float32, len(s.In))
+		for i, b := range s.In {
+			m.reduced[i] = make([]float32, m.plan.Buffers[b].Elems)
+		}
+	}
+	for i, b := range s.In {
+		if err := m.be.Download(m.reduced[i], m.bufs[b]); err != nil {
+			return err
+		}
+	}
+	if err := m.be.Wait(); err != nil {
+		return err
+	}
+	if err := m.reduce(m.reduced); err != nil {
+		return fmt.Errorf("reducing the gradients: %w", err)
+	}
+	for i, b := range s.In {
+		if err := m.be.Upload(m.bufs[b], m.reduced[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bind points the plan's weight buffers at the model's shared device

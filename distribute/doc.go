@@ -1,0 +1,20 @@
+// Package distribute trains one model on several processes at once, data
+// parallel, with the strategies of Keras' tf.distribute. A strategy is
+// given to Compile; Fit then splits each global batch between the
+// replicas, averages their gradients before each update, and reports the
+// figures of the whole batch:
+//
+//	strategy, err := distribute.MultiWorker() // MPI: one process per replica
+//	if err != nil { ... }
+//	defer strategy.Close()
+//	err = model.Compile(opt, loss, ms, nn.OnDevice("/CPU:0"), nn.WithStrategy(strategy))
+//	hist, err := model.Fit(ctx, data, nn.BatchSize(64)) // the global batch
+//
+// and launched with mpirun, one process per replica:
+//
+//	mpirun -np 2 ./prog
+//
+// N processes then train what one process trains with the same batch
+// size: nn.WithStrategy says what runs on which rank. Open MPI is loaded
+// at run time by package distribute/mpi, so building needs no MPI.
+package distribute

@@ -1,0 +1,106 @@
+package distribute
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gokeras/gokeras/distribute/mpi"
+)
+
+// MultiWorkerStrategy is Keras' MultiWorkerMirroredStrategy on CPU
+// processes: one replica per process of an MPI job, on one machine or
+// many, the gradients all-reduced with MPI between the host memories. It
+// implements nn.Strategy.
+type MultiWorkerStrategy struct {
+	comm *mpi.Comm
+}
+
+// process holds the one MultiWorkerStrategy of the process: MPI starts
+// once per process.
+var process struct {
+	sync.Mutex
+	s   *MultiWorkerStrategy
+	err error
+}
+
+// MultiWorker loads Open MPI and starts it (distribute/mpi's Load and
+// Init), and returns the strategy over every process of the job: started
+// by mpirun (or srun), one replica per process; started by hand, a world
+// of one (mpi.InMPIRun tells them apart). It starts MPI once per process:
+// later calls return the same strategy, or the same error. The error of a
+// missing Open MPI says what to install.
+func MultiWorker() (*MultiWorkerStrategy, error) {
+	process.Lock()
+	defer process.Unlock()
+	if process.s != nil || process.err != nil {
+		return process.s, process.err
+	}
+	process.s, process.err = start()
+	return process.s, process.err
+}
+
+func start() (*MultiWorkerStrategy, error) {
+	lib, err := mpi.Load()
+	if err != nil {
+		return nil, fmt.Errorf("distribute: MultiWorker: %w", err)
+	}
+	comm, err := lib.Init()
+	if err != nil {
+		return nil, fmt.Errorf("distribute: MultiWorker: %w", err)
+	}
+	return &MultiWorkerStrategy{comm: comm}, nil
+}
+
+// Rank is this process's replica, from 0 to Size()-1: rank 0 prints and
+// saves.
+func (s *MultiWorkerStrategy) Rank() int { return s.comm.Rank() }
+
+// Size is the number of replicas, Keras' num_replicas_in_sync.
+func (s *MultiWorkerStrategy) Size() int { return s.comm.Size() }
+
+// NumReplicasInSync is Size, by its Keras name.
+func (s *MultiWorkerStrategy) NumReplicasInSync() int { return s.Size() }
+
+// AllReduceSum replaces buf, on every replica, with the element-wise sum
+// of every replica's buf. Like every method below it is collective: every
+// replica calls it, in the same order, with the same length.
+func (s *MultiWorkerStrategy) AllReduceSum(buf []float32) error {
+	return s.comm.AllreduceSum(buf)
+}
+
+// AllReduceMean replaces buf, on every replica, with the element-wise
+// mean over the replicas.
+func (s *MultiWorkerStrategy) AllReduceMean(buf []float32) error {
+	if err := s.comm.AllreduceSum(buf); err != nil {
+		return err
+	}
+	inv := 1 / float32(s.Size())
+	for i := range buf {
+		buf[i] *= inv
+	}
+	return nil
+}
+
+// Bcast copies root's buf into every other replica's buf.
+func (s *MultiWorkerStrategy) Bcast(buf []float32, root int) error { return s.comm.Bcast(buf, root) }
+
+// BcastBytes copies root's buf into every other replica's buf.
+func (s *MultiWorkerStrategy) BcastBytes(buf []byte, root int) error {
+	return s.comm.BcastBytes(buf, root)
+}
+
+// Barrier returns once every replica has called it.
+func (s *MultiWorkerStrategy) Barrier() error { return s.comm.Barrier() }
+
+// Close shuts MPI down (MPI_Finalize). Every replica must call it before
+// exiting with status 0, or mpirun reports the job as failed; afterwards
+// the strategy's collectives fail, and MPI cannot start again in the
+// process.
+func (s *MultiWorkerStrategy) Close() error {
+	err := s.comm.Finalize()
+	if errors.Is(err, mpi.ErrFinalized) {
+		return nil // closed twice
+	}
+	return err
+}

@@ -1,0 +1,323 @@
+package distribute_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gokeras/gokeras/distribute"
+	"github.com/gokeras/gokeras/distribute/mpi"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/tensor"
+)
+
+// The tests start jobs of this test binary under mpirun, whose processes
+// run TestMultiWorkerWorker with workerVar naming what to do, as package
+// distribute/mpi's tests do; GOKERAS_REQUIRE_MPI=1 turns a missing Open
+// MPI into a failure instead of a skip.
+const (
+	workerVar  = "GOKERAS_DISTRIBUTE_TEST_WORKER"
+	requireVar = "GOKERAS_REQUIRE_MPI"
+	jobTimeout = 120 * time.Second
+)
+
+// launchVars are the variables launchers set (see mpi.InMPIRun): a job's
+// processes must not inherit them from a test that itself runs under one.
+var launchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
+
+func needMPI(t *testing.T) string {
+	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		if os.Getenv(requireVar) == "1" {
+			t.Fatalf("%s=1 but %s", requireVar, why)
+		}
+		t.Skipf("skipped: %s (set %s=1 to fail instead)", why, requireVar)
+	}
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		missing("mpirun is not on PATH: " + mpi.InstallHint)
+	}
+	if _, err := mpi.Load(); err != nil {
+		missing(err.Error())
+	}
+	return mpirun
+}
+
+// job runs this test binary's worker mode under mpirun with np processes.
+func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
+	defer cancel()
+	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "-x", workerVar,
+		os.Args[0], "-test.run=^TestMultiWorkerWorker$", "-test.count=1", "-test.timeout=110s"}
+	cmd := exec.CommandContext(ctx, mpirun, args...)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !contains(launchVars, name) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, workerVar+"="+mode)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v did not end within %v: a hang\n%s", cmd.Args, jobTimeout, out.String())
+	}
+	return out.String(), err, time.Since(start)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Two processes with a global batch train what one process trains with
+// that batch: the losses of every step within 1e-6 relative, the replicas'
+// weights bit-identical after every epoch; evaluation likewise.
+func TestMultiWorkerFitMatchesOneProcess(t *testing.T) {
+	mpirun := needMPI(t)
+	out, err, took := job(t, mpirun, 2, "fit")
+	if err != nil {
+		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	t.Logf("mpirun -np 2: %v\n%s", took.Round(time.Millisecond), out)
+}
+
+// Replicas given different batch sizes refuse to start, naming it.
+func TestMultiWorkerRefusesDifferentRuns(t *testing.T) {
+	mpirun := needMPI(t)
+	out, err, took := job(t, mpirun, 2, "mismatch")
+	if err != nil {
+		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	t.Logf("mpirun -np 2: %v", took.Round(time.Millisecond))
+}
+
+// TestMultiWorkerWorker is one process of the jobs above; run as a test
+// it skips.
+func TestMultiWorkerWorker(t *testing.T) {
+	mode := os.Getenv(workerVar)
+	if mode == "" {
+		t.Skip("skipped: a process of the mpirun jobs of this package's tests, not a test by itself")
+	}
+	s, err := distribute.MultiWorker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := distribute.MultiWorker(); again != s || err != nil {
+		t.Errorf("a second MultiWorker: %p, %v; want the first, %p", again, err, s)
+	}
+	switch mode {
+	case "fit":
+		workerFit(t, s)
+	case "mismatch":
+		workerMismatch(t, s)
+	default:
+		t.Fatalf("unknown %s=%s", workerVar, mode)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !t.Failed() {
+		fmt.Printf("worker rank %d of %d: ok\n", s.Rank(), s.Size())
+	}
+}
+
+// mlpData is n samples of 20 features with one-hot labels of 10 classes,
+// the same on every rank.
+func mlpData(t *testing.T, n int) nn.Dataset {
+	rng := rand.New(rand.NewPCG(7, 11))
+	x := make([]float32, n*20)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	y := make([]float32, n*10)
+	for i := range n {
+		y[i*10+rng.IntN(10)] = 1
+	}
+	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 20), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// mlp is Input(20) -> Dense(64, relu) -> Dense(10, softmax), compiled with
+// opt, with the strategy when s is not nil.
+func mlp(t *testing.T, opt optim.Optimizer, s nn.Strategy) *nn.Sequential {
+	m := nn.NewSequential(layers.Input(20), layers.Dense(64, layers.ReLU), layers.Dense(10, layers.Softmax))
+	m.SetSeed(5)
+	opts := []nn.CompileOption{nn.OnDevice("/CPU:0")}
+	if s != nil {
+		opts = append(opts, nn.WithStrategy(s))
+	}
+	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, opts...); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// recorder keeps each step's batch loss and accuracy (from the epoch's
+// running means, which Fit keeps in float64) and, with a strategy, checks
+// at the end of each epoch that every replica holds rank 0's weights, bit
+// for bit.
+type recorder struct {
+	nn.CallbackBase
+	t                *testing.T
+	s                nn.Strategy
+	loss, acc        []float64
+	prevLoss, prevAc float64
+	epochs           int
+}
+
+func (r *recorder) OnEpochBegin(int, nn.Logs) error { r.prevLoss, r.prevAc = 0, 0; return nil }
+
+func (r *recorder) OnTrainBatchEnd(batch int, logs nn.Logs) error {
+	k := float64(batch + 1)
+	r.loss = append(r.loss, k*logs["loss"]-(k-1)*r.prevLoss)
+	r.acc = append(r.acc, k*logs["accuracy"]-(k-1)*r.prevAc)
+	r.prevLoss, r.prevAc = logs["loss"], logs["accuracy"]
+	return nil
+}
+
+func (r *recorder) OnEpochEnd(epoch int, _ nn.Logs) error {
+	r.epochs++
+	if r.s == nil {
+		return nil
+	}
+	ws, err := r.Model.GetWeights()
+	if err != nil {
+		return err
+	}
+	h := fnv.New64a()
+	for _, w := range ws {
+		for _, v := range w.Data().([]float32) {
+			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+		}
+	}
+	mine := h.Sum(nil)
+	root := bytes.Clone(mine)
+	if err := r.s.BcastBytes(root, 0); err != nil {
+		return err
+	}
+	if !bytes.Equal(mine, root) {
+		r.t.Errorf("rank %d, after epoch %d: weights hash %x, rank 0's %x", r.s.Rank(), epoch+1, mine, root)
+	}
+	return nil
+}
+
+func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
+	data := mlpData(t, 1600)
+	evalData := mlpData(t, 100) // batches of 33: 33, 33, 33, 1
+	rules := []struct {
+		name string
+		opt  func() (optim.Optimizer, error)
+	}{
+		{"sgd", func() (optim.Optimizer, error) { return optim.NewSGD(optim.SGDConfig{LearningRate: 0.1}) }},
+		{"momentum", func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
+		}},
+		{"adam", func() (optim.Optimizer, error) {
+			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01, Options: optim.Options{GlobalClipNorm: 1}})
+		}},
+	}
+	for _, batch := range []int{64, 33} { // 33: shards of 16 and 17
+		for _, r := range rules {
+			name := fmt.Sprintf("%s, batch %d", r.name, batch)
+			var recs [2]*recorder
+			var evals [2]map[string]float64
+			for i, strategy := range []nn.Strategy{nil, s} {
+				opt, err := r.opt()
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := mlp(t, opt, strategy)
+				recs[i] = &recorder{t: t, s: strategy}
+				if _, err := m.Fit(context.Background(), data, nn.BatchSize(batch), nn.Epochs(2), nn.StepsPerEpoch(25),
+					nn.Seed(3), nn.Verbose(0), nn.Callbacks(recs[i])); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if evals[i], err = m.Evaluate(context.Background(), evalData, nn.BatchSize(33), nn.Verbose(0)); err != nil {
+					t.Fatalf("%s: evaluate: %v", name, err)
+				}
+			}
+			one, dist := recs[0], recs[1]
+			if len(dist.loss) != 50 || len(one.loss) != 50 || dist.epochs != 2 {
+				t.Fatalf("%s: %d and %d steps, %d epochs; want 50 and 2", name, len(one.loss), len(dist.loss), dist.epochs)
+			}
+			for i := range one.loss {
+				if !close(one.loss[i], dist.loss[i], 1e-6) {
+					t.Errorf("%s: step %d: loss %v on 2 replicas, %v in one process", name, i+1, dist.loss[i], one.loss[i])
+				}
+				if math.Abs(one.acc[i]-dist.acc[i]) > 1e-6 {
+					t.Errorf("%s: step %d: accuracy %v on 2 replicas, %v in one process", name, i+1, dist.acc[i], one.acc[i])
+				}
+			}
+			for k, v := range evals[0] {
+				if !close(v, evals[1][k], 1e-6) {
+					t.Errorf("%s: evaluate: %s %v on 2 replicas, %v in one process", name, k, evals[1][k], v)
+				}
+			}
+			if s.Rank() == 0 {
+				fmt.Printf("%s: step 50 loss %.7f (one process %.7f), evaluate %v\n", name, dist.loss[49], one.loss[49], evals[1])
+			}
+		}
+	}
+}
+
+func close(a, b, rel float64) bool {
+	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// Rank 1 asks for another batch size: both refuse, rank 1 naming the
+// difference, rank 0 naming rank 1.
+func workerMismatch(t *testing.T, s *distribute.MultiWorkerStrategy) {
+	opt, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mlp(t, opt, s)
+	batch := 64
+	if s.Rank() == 1 {
+		batch = 32
+	}
+	_, err = m.Fit(context.Background(), mlpData(t, 256), nn.BatchSize(batch), nn.Seed(1), nn.Verbose(0))
+	want := "rank 1 of 2 does not run what rank 0 runs: batch size: 32 here, 64 on rank 0"
+	if s.Rank() == 0 {
+		want = "ranks [1] do not run what rank 0 runs"
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("rank %d: want an error with %q, got %v", s.Rank(), want, err)
+	}
+}

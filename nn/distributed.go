@@ -1,0 +1,281 @@
+package nn
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/metrics"
+	"gorgonia.org/tensor"
+)
+
+// Strategy spreads training over replicas of the model, one per process,
+// the way Keras' tf.distribute strategies do: package distribute's
+// MultiWorker (MPI between CPU processes) is one. Its methods are
+// collectives: every replica calls them in the same order with buffers of
+// the same length.
+type Strategy interface {
+	// Rank is this replica's number, from 0 to Size()-1; Size the number of
+	// replicas.
+	Rank() int
+	Size() int
+	// AllReduceSum replaces buf, on every replica, with the element-wise
+	// sum of every replica's buf; the result is the same on every replica.
+	AllReduceSum(buf []float32) error
+	// Bcast and BcastBytes copy root's buf into every other replica's.
+	Bcast(buf []float32, root int) error
+	BcastBytes(buf []byte, root int) error
+}
+
+// WithStrategy trains the model data-parallel over the replicas of s, as
+// Keras' compile inside strategy.scope() does. Fit's BatchSize is then the
+// global batch: each of its batches is split into one shard per replica,
+// in rank order (sizes differing by at most one sample), from the same
+// global shuffle; every replica computes the gradients of its shard, the
+// gradients are averaged over the replicas (weighted by the shards'
+// sizes: exactly the gradient of the global batch) before the one update
+// every replica applies, and the loss and metrics of each step are summed
+// over the replicas, so every replica reports the figures of the global
+// batch. N replicas thus train what one process trains with the same
+// batch size, up to the order of float32 sums.
+//
+// At the start of each Fit the replicas compare what they were given
+// (model, compile settings, data size and shapes, Fit's options, the
+// optimizer's iterations) and refuse to start, naming the difference,
+// when they differ; then rank 0's weights are copied to the others, and
+// without a Seed rank 0's random seed is everyone's. Only rank 0 draws
+// progress (Verbose is 0 on the others). Every replica runs the callbacks
+// it is given, with the same global figures, so that those that steer
+// training (EarlyStopping, ReduceLROnPlateau, LearningRateScheduler) decide
+// alike on every replica: give those that write files (ModelCheckpoint,
+// CSVLogger, TensorBoard) to rank 0 only, and save from rank 0. Evaluate,
+// and Fit's validation, split each batch the same way and sum; Predict
+// runs on every replica alone.
+//
+// Not done yet: devices other than the CPU (NCCL); metrics computed on the
+// host (every metric of package metrics computes on the device); layers
+// with statistics of their own (BatchNormalization's moving mean and
+// variance follow each replica's shards, and rank 0's are saved).
+func WithStrategy(s Strategy) CompileOption {
+	return func(c *compileConfig) error {
+		if s == nil {
+			return fmt.Errorf("WithStrategy: nil strategy")
+		}
+		if s.Size() < 1 || s.Rank() < 0 || s.Rank() >= s.Size() {
+			return fmt.Errorf("WithStrategy: rank %d of %d replicas is not a replica", s.Rank(), s.Size())
+		}
+		c.strategy = s
+		return nil
+	}
+}
+
+// checkStrategy refuses a strategy on a device that cannot all-reduce.
+func checkStrategy(s Strategy, spec device.Spec) error {
+	if s != nil && spec.Kind != device.CPU {
+		return fmt.Errorf("data-parallel training (WithStrategy) runs on /CPU:0 only for now, not %s: all-reducing on GPUs (NCCL) is not done yet; compile with OnDevice(\"/CPU:0\")", spec.Short())
+	}
+	return nil
+}
+
+// Strategy is the strategy given to Compile with WithStrategy, nil for
+// none.
+func (m *Sequential) Strategy() Strategy {
+	if m == nil || m.compiled == nil {
+		return nil
+	}
+	return m.compiled.strategy
+}
+
+// shard is replica rank's part of a global batch of idx: the batch cut
+// into size pieces in rank order, whose sizes differ by at most one.
+func shard(idx []int, rank, size int) []int {
+	return idx[rank*len(idx)/size : (rank+1)*len(idx)/size]
+}
+
+// reduceGradients is the machines' all-reduce (driver.MachineOptions.
+// ReduceGradients): each replica's gradients, scaled by its share of the
+// global batch (gradScale), summed over the replicas.
+func (c *compiled) reduceGradients(grads [][]float32) error {
+	total := 0
+	for _, g := range grads {
+		total += len(g)
+	}
+	if cap(c.flat) < total {
+		c.flat = make([]float32, total)
+	}
+	flat, scale := c.flat[:total], c.gradScale
+	off := 0
+	for _, g := range grads {
+		for i, v := range g {
+			flat[off+i] = v * scale
+		}
+		off += len(g)
+	}
+	if err := c.strategy.AllReduceSum(flat); err != nil {
+		return err
+	}
+	off = 0
+	for _, g := range grads {
+		off += copy(g, flat[off:])
+	}
+	return nil
+}
+
+// reduceResults sums a step's loss (times its rows) and its metrics'
+// device states over the replicas, adds the sums to the metrics as a
+// batch of global rows, and returns the global batch's loss. ran is false
+// for a replica whose shard was empty (the last, smallest batch of an
+// evaluation): it adds zeros.
+func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran bool) (float64, error) {
+	n := 1
+	for i := range c.metrics {
+		n += p.metricLens[i]
+	}
+	buf := make([]float32, n)
+	if ran {
+		buf[0] = float32(loss) * float32(rows)
+		off := 1
+		for i, mt := range c.metrics {
+			v, ok := p.metricReads[i].(*tensor.Dense)
+			if !ok {
+				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", mt.Name(), p.metricReads[i])
+			}
+			off += copy(buf[off:off+p.metricLens[i]], v.Data().([]float32))
+		}
+	}
+	if err := c.strategy.AllReduceSum(buf); err != nil {
+		return 0, fmt.Errorf("summing the loss and metrics over the replicas: %w", err)
+	}
+	loss = float64(buf[0]) / float64(global)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, nil
+	}
+	off := 1
+	for i, mt := range c.metrics {
+		if err := mt.(metrics.OnDevice).AddDeviceBatch(buf[off:off+p.metricLens[i]], global); err != nil {
+			return 0, err
+		}
+		off += p.metricLens[i]
+	}
+	return loss, nil
+}
+
+// distributedFit readies a Fit with a strategy: it checks that every
+// replica was given the same, that every batch has a sample for each
+// replica, takes rank 0's seed where none was given and rank 0's weights.
+func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dataset, data Dataset) error {
+	s := m.compiled.strategy
+	size := s.Size()
+	last := min(cfg.batchSize, n-(steps-1)*cfg.batchSize)
+	if min(cfg.batchSize, last) < size {
+		return fmt.Errorf("a batch of %d samples cannot be split over %d replicas: every replica needs a sample of each batch; use a batch size of at least %d (the last batch of an epoch has %d samples: change the batch size or StepsPerEpoch so that it has %d or more)",
+			min(cfg.batchSize, last), size, size, last, size)
+	}
+	doc, err := m.document(false)
+	if err != nil {
+		return err
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	seed := "not given (rank 0's random seed)"
+	if cfg.seeded {
+		seed = fmt.Sprint(cfg.seed)
+	}
+	valSamples := 0
+	if validation != nil {
+		valSamples = validation.Len()
+	}
+	desc := []string{
+		"replicas: " + fmt.Sprint(size),
+		"model and compile settings: " + string(js),
+		fmt.Sprintf("training samples: %d of shape %v, labels of shape %v", n, data.SampleShape(), data.LabelShape()),
+		fmt.Sprintf("validation samples: %d", valSamples),
+		fmt.Sprintf("batch size: %d", cfg.batchSize),
+		fmt.Sprintf("epochs: %d from epoch %d, step %d", cfg.epochs, cfg.initialEpoch, cfg.initialStep),
+		fmt.Sprintf("steps per epoch: %d", steps),
+		fmt.Sprintf("shuffle: %t", cfg.shuffle),
+		"seed: " + seed,
+		fmt.Sprintf("optimizer iterations: %d", m.compiled.optimizer.Iterations()),
+		fmt.Sprintf("sample or class weights: %t", cfg.sampleWeight != nil || cfg.classWeight != nil),
+	}
+	if err := agree(s, desc); err != nil {
+		return err
+	}
+	if !cfg.seeded {
+		b := binary.LittleEndian.AppendUint64(nil, cfg.seed)
+		if err := s.BcastBytes(b, 0); err != nil {
+			return err
+		}
+		cfg.seed, cfg.seeded = binary.LittleEndian.Uint64(b), true
+	}
+	if err := m.syncWeights(); err != nil {
+		return err
+	}
+	for _, w := range m.weights() {
+		if err := s.Bcast(w.value.Data().([]float32), 0); err != nil {
+			return fmt.Errorf("copying rank 0's weight %s: %w", w.name, err)
+		}
+	}
+	if s.Rank() != 0 {
+		cfg.verbose = 0
+		return m.weightsWritten()
+	}
+	return nil
+}
+
+// agree broadcasts rank 0's description of a run, compares it with this
+// replica's line by line, and fails on every replica when any differs:
+// the replicas that differ name the difference, the others name them.
+func agree(s Strategy, desc []string) error {
+	mine := []byte(strings.Join(desc, "\n"))
+	root := slices.Clone(mine)
+	size := binary.LittleEndian.AppendUint64(nil, uint64(len(root)))
+	if err := s.BcastBytes(size, 0); err != nil {
+		return err
+	}
+	if s.Rank() != 0 {
+		root = make([]byte, binary.LittleEndian.Uint64(size))
+	}
+	if err := s.BcastBytes(root, 0); err != nil {
+		return err
+	}
+	theirs := strings.Split(string(root), "\n")
+	diff := ""
+	for i, line := range desc {
+		if i >= len(theirs) || theirs[i] != line {
+			name, here, _ := strings.Cut(line, ": ")
+			there := "(nothing)"
+			if i < len(theirs) {
+				_, there, _ = strings.Cut(theirs[i], ": ")
+			}
+			diff = fmt.Sprintf("%s: %s here, %s on rank 0", name, here, there)
+			break
+		}
+	}
+	flags := make([]float32, s.Size())
+	if diff != "" {
+		flags[s.Rank()] = 1
+	}
+	if err := s.AllReduceSum(flags); err != nil {
+		return err
+	}
+	var differ []int
+	for r, f := range flags {
+		if f != 0 {
+			differ = append(differ, r)
+		}
+	}
+	switch {
+	case diff != "":
+		return fmt.Errorf("rank %d of %d does not run what rank 0 runs: %s; every replica must be given the same model, data and options", s.Rank(), s.Size(), diff)
+	case len(differ) > 0:
+		return fmt.Errorf("ranks %v do not run what rank 0 runs (their errors name the difference); every replica must be given the same model, data and options", differ)
+	}
+	return nil
+}
