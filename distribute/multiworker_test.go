@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,9 +265,15 @@ func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
 				}
 				m := mlp(t, opt, strategy)
 				recs[i] = &recorder{t: t, s: strategy}
-				if _, err := m.Fit(context.Background(), data, nn.BatchSize(batch), nn.Epochs(2), nn.StepsPerEpoch(25),
+				// Prefetched: each replica's shards are gathered ahead,
+				// once each, when the batch splits evenly.
+				counted := &counting{Dataset: data}
+				if _, err := m.Fit(context.Background(), nn.Prefetch(counted), nn.BatchSize(batch), nn.Epochs(2), nn.StepsPerEpoch(25),
 					nn.Seed(3), nn.Verbose(0), nn.Callbacks(recs[i])); err != nil {
 					t.Fatalf("%s: %v", name, err)
+				}
+				if got := counted.gathers.Load(); batch%2 == 0 && got != 50 {
+					t.Errorf("%s: the data gathered %d batches for 50 steps", name, got)
 				}
 				if evals[i], err = m.Evaluate(context.Background(), evalData, nn.BatchSize(33), nn.Verbose(0)); err != nil {
 					t.Fatalf("%s: evaluate: %v", name, err)
@@ -294,6 +301,17 @@ func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
 			}
 		}
 	}
+}
+
+// counting counts the batches gathered from the data.
+type counting struct {
+	nn.Dataset
+	gathers atomic.Int32
+}
+
+func (c *counting) GatherInputs(idx []int, dst []float32) error {
+	c.gathers.Add(1)
+	return c.Dataset.GatherInputs(idx, dst)
 }
 
 func close(a, b, rel float64) bool {

@@ -96,6 +96,18 @@ func shard(idx []int, rank, size int) []int {
 	return idx[rank*len(idx)/size : (rank+1)*len(idx)/size]
 }
 
+// shardOrder is the epoch's order of this replica's samples: its shard of
+// each of the epoch's batches, one after another.
+func (r *fitRun) shardOrder(s Strategy) []int {
+	order := make([]int, 0, len(r.order)/s.Size()+r.steps)
+	for step := range r.steps {
+		lo := step * r.cfg.batchSize
+		idx := r.order[lo : lo+min(r.cfg.batchSize, len(r.order)-lo)]
+		order = append(order, shard(idx, s.Rank(), s.Size())...)
+	}
+	return order
+}
+
 // reduceGradients is the machines' all-reduce (driver.MachineOptions.
 // ReduceGradients): each replica's gradients, scaled by its share of the
 // global batch (gradScale), summed over the replicas.

@@ -459,7 +459,13 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		shuffleOrder(r.order, cfg.shuffle, cfg.seed, epoch)
-		if planner != nil {
+		if s := m.compiled.strategy; planner != nil && s != nil {
+			// This replica's shards, when they are all of one size but
+			// the last; else nothing is gathered ahead.
+			if cfg.batchSize%s.Size() == 0 {
+				planner.planBatches(r.shardOrder(s), cfg.batchSize/s.Size(), first, r.steps)
+			}
+		} else if planner != nil {
 			planner.planBatches(r.order, cfg.batchSize, first, r.steps)
 		}
 		entries, err := r.runEpoch(ctx, epoch, first)
