@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -125,6 +126,21 @@ func TestMultiWorkerRefusesDifferentRuns(t *testing.T) {
 	t.Logf("mpirun -np 2: %v", took.Round(time.Millisecond))
 }
 
+// A replica that dies mid-epoch (exit status 3 at step 5) stops the job:
+// mpirun exits non-zero, and the other replica never finishes its Fit.
+func TestMultiWorkerReplicaDiesMidEpoch(t *testing.T) {
+	mpirun := needMPI(t)
+	out, err, took := job(t, mpirun, 2, "dies")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("mpirun with rank 1 exiting at step 5: want a non-zero exit, got %v\n%s", err, out)
+	}
+	if strings.Contains(out, "fit ended") {
+		t.Errorf("a replica finished its Fit without rank 1:\n%s", out)
+	}
+	t.Logf("mpirun exited %d after %v", exit.ExitCode(), took.Round(time.Millisecond))
+}
+
 // TestMultiWorkerWorker is one process of the jobs above; run as a test
 // it skips.
 func TestMultiWorkerWorker(t *testing.T) {
@@ -144,6 +160,8 @@ func TestMultiWorkerWorker(t *testing.T) {
 		workerFit(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
+	case "dies":
+		workerDies(t, s)
 	default:
 		t.Fatalf("unknown %s=%s", workerVar, mode)
 	}
@@ -301,6 +319,29 @@ func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
 			}
 		}
 	}
+}
+
+// workerDies: rank 1 exits at step 5 of a Fit of 50 steps.
+func workerDies(t *testing.T, s *distribute.MultiWorkerStrategy) {
+	opt, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mlp(t, opt, s)
+	_, err = m.Fit(context.Background(), mlpData(t, 3200), nn.BatchSize(64), nn.Seed(1), nn.Verbose(0), nn.Callbacks(&dier{rank: s.Rank()}))
+	fmt.Printf("rank %d: fit ended: %v\n", s.Rank(), err)
+}
+
+type dier struct {
+	nn.CallbackBase
+	rank int
+}
+
+func (d *dier) OnTrainBatchEnd(batch int, _ nn.Logs) error {
+	if d.rank == 1 && batch == 4 {
+		os.Exit(3)
+	}
+	return nil
 }
 
 // counting counts the batches gathered from the data.

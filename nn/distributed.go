@@ -187,14 +187,6 @@ func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dat
 		return fmt.Errorf("a batch of %d samples cannot be split over %d replicas: every replica needs a sample of each batch; use a batch size of at least %d (the last batch of an epoch has %d samples: change the batch size or StepsPerEpoch so that it has %d or more)",
 			min(cfg.batchSize, last), size, size, last, size)
 	}
-	doc, err := m.document(false)
-	if err != nil {
-		return err
-	}
-	js, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
 	seed := "not given (rank 0's random seed)"
 	if cfg.seeded {
 		seed = fmt.Sprint(cfg.seed)
@@ -205,7 +197,7 @@ func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dat
 	}
 	desc := []string{
 		"replicas: " + fmt.Sprint(size),
-		"model and compile settings: " + string(js),
+		"model and compile settings: " + m.describe(),
 		fmt.Sprintf("training samples: %d of shape %v, labels of shape %v", n, data.SampleShape(), data.LabelShape()),
 		fmt.Sprintf("validation samples: %d", valSamples),
 		fmt.Sprintf("batch size: %d", cfg.batchSize),
@@ -239,6 +231,28 @@ func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dat
 		return m.weightsWritten()
 	}
 	return nil
+}
+
+// describe is the model and its compile settings in one line: the JSON of
+// its saved config, or where that cannot be written (a metric of the
+// user's own has no config) its weights' names and shapes, and the names
+// of the optimizer, loss and metrics.
+func (m *Sequential) describe() string {
+	if doc, err := m.document(false); err == nil {
+		if js, err := json.Marshal(doc); err == nil {
+			return string(js)
+		}
+	}
+	var b strings.Builder
+	for _, w := range m.weights() {
+		fmt.Fprintf(&b, "%s %v, ", w.name, w.value.Shape())
+	}
+	c := m.compiled
+	fmt.Fprintf(&b, "optimizer %T (learning rate %v), loss %s, metrics", c.optimizer, c.optimizer.LearningRate(), c.loss.Name())
+	for _, mt := range c.metrics {
+		fmt.Fprintf(&b, " %s", mt.Name())
+	}
+	return b.String()
 }
 
 // agree broadcasts rank 0's description of a run, compares it with this
