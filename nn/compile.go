@@ -71,10 +71,9 @@ type compiled struct {
 	reference bool
 	// strategy, when not nil, trains data-parallel (WithStrategy):
 	// gradScale is this replica's share of the step's global batch, by
-	// which reduceGradients scales its gradients, in flat.
+	// which reduceGradients scales its gradients.
 	strategy  Strategy
 	gradScale float32
-	flat      []float32
 }
 
 // Compile configures the model for training, like Keras' compile. It is

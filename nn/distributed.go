@@ -110,29 +110,18 @@ func (r *fitRun) shardOrder(s Strategy) []int {
 
 // reduceGradients is the machines' all-reduce (driver.MachineOptions.
 // ReduceGradients): each replica's gradients, scaled by its share of the
-// global batch (gradScale), summed over the replicas.
+// global batch (gradScale), summed over the replicas, in place.
 func (c *compiled) reduceGradients(grads [][]float32) error {
-	total := 0
+	scale := c.gradScale
 	for _, g := range grads {
-		total += len(g)
-	}
-	if cap(c.flat) < total {
-		c.flat = make([]float32, total)
-	}
-	flat, scale := c.flat[:total], c.gradScale
-	off := 0
-	for _, g := range grads {
-		for i, v := range g {
-			flat[off+i] = v * scale
+		if scale != 1 {
+			for i := range g {
+				g[i] *= scale
+			}
 		}
-		off += len(g)
-	}
-	if err := c.strategy.AllReduceSum(flat); err != nil {
-		return err
-	}
-	off = 0
-	for _, g := range grads {
-		off += copy(g, flat[off:])
+		if err := c.strategy.AllReduceSum(g); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -74,10 +74,10 @@ func TestStrategyOfOneReplica(t *testing.T) {
 			t.Errorf("figure %d: %v with a strategy of one, %v without", i, got[i], want[i])
 		}
 	}
-	// Per step: the gradients and the loss with the metrics; and the
-	// agreement before the fit.
-	if s.sums != 2*3*8+1 {
-		t.Errorf("%d sums, want %d", s.sums, 2*3*8+1)
+	// Per step: each of the 4 weights' gradients, and the loss with the
+	// metrics; and the agreement before the fit.
+	if want := (4+1)*3*8 + 1; s.sums != want {
+		t.Errorf("%d sums, want %d", s.sums, want)
 	}
 
 	m := nn.NewSequential(layers.Input(8), layers.Dense(3, layers.Softmax))

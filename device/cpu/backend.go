@@ -30,6 +30,7 @@ type host struct{}
 var (
 	_ plan.Device     = host{}
 	_ plan.HostMemory = host{}
+	_ plan.HostView   = host{}
 )
 
 func (host) Do(f func() error) error { return f() }
@@ -44,6 +45,8 @@ func (host) CopyOut(dst []float32, m plan.Mem) error {
 }
 
 func (host) Host(data []float32) plan.Mem { return &buffer{n: len(data), data: data} }
+
+func (host) View(m plan.Mem, n int) []float32 { return m.(*buffer).values()[:n] }
 
 // backend runs a plan's steps on the host.
 type backend struct {

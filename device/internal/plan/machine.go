@@ -38,6 +38,14 @@ type HostMemory interface {
 	Host(data []float32) Mem
 }
 
+// HostView is the optional interface of a HostMemory device whose memory
+// the host can read and write in place: a Reduce step then hands the
+// reducer the gradients themselves, without copies.
+type HostView interface {
+	// View returns m's values, len n, as a host slice.
+	View(m Mem, n int) []float32
+}
+
 // Backend runs steps on a Device for one machine. Every call but Close is
 // made inside Device().Do. Upload, Download, Exec and Update may queue work
 // and return before it is done; Wait waits for all of it, and host memory
@@ -112,9 +120,8 @@ type Machine struct {
 	lastSteps []Step
 	closed    bool
 	// reduce, when not nil, is the host's all-reduce of the gradients
-	// (SetGradientReducer); reduced holds the host copies it works on.
-	reduce  func(grads [][]float32) error
-	reduced [][]float32
+	// (SetGradientReducer).
+	reduce func(grads [][]float32) error
 }
 
 // trainingKey is what decides a training step's steps: the rule, and
@@ -203,13 +210,13 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 
 // SetGradientReducer makes Train a data-parallel step: its steps are
 // Plan.ReducedTrainingSteps, and at the Reduce step the machine waits for
-// the gradients, hands host copies of them to reduce (in the order of the
-// learnables), which replaces them in place, and copies them back before
-// the updates. nil goes back to ordinary steps. Only a device that
-// computes on host memory takes a reducer so far (the CPU): all-reducing
-// on a GPU, with NCCL on its stream, is not done yet.
+// the gradients and hands them to reduce (in the order of the learnables),
+// which replaces them in place before the updates. nil goes back to
+// ordinary steps. Only a device whose memory the host reads in place
+// (HostView: the CPU) takes a reducer so far: all-reducing on a GPU, with
+// NCCL on its stream, is not done yet.
 func (m *Machine) SetGradientReducer(reduce func(grads [][]float32) error) error {
-	if reduce != nil && m.host == nil {
+	if _, ok := m.dev.(HostView); reduce != nil && (!ok || m.host == nil) {
 		return fmt.Errorf("%w: data-parallel training all-reduces gradients on the host, for devices that compute on host memory (the CPU) only: on a GPU (NCCL) it is not done yet", errors.ErrUnsupported)
 	}
 	m.reduce = reduce
@@ -359,36 +366,22 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 	return weights, nil
 }
 
-// reduceGradients runs a Reduce step: the gradients s.In to the host,
-// through the reducer, and back.
+// reduceGradients runs a Reduce step: the reducer replaces the gradients
+// s.In in place, in the device's host memory (HostView).
 func (m *Machine) reduceGradients(s *Step) error {
-	if m.reduce == nil {
+	v, ok := m.dev.(HostView)
+	if m.reduce == nil || !ok {
 		return errors.New("a Reduce step in a machine without a gradient reducer")
 	}
 	if err := m.be.Wait(); err != nil {
 		return err
 	}
-	if len(m.reduced) != len(s.In) {
-		m.reduced = make([][]float32, len(s.In))
-		for i, b := range s.In {
-			m.reduced[i] = make([]float32, m.plan.Buffers[b].Elems)
-		}
-	}
+	views := make([][]float32, len(s.In))
 	for i, b := range s.In {
-		if err := m.be.Download(m.reduced[i], m.bufs[b]); err != nil {
-			return err
-		}
+		views[i] = v.View(m.bufs[b], m.plan.Buffers[b].Elems)
 	}
-	if err := m.be.Wait(); err != nil {
-		return err
-	}
-	if err := m.reduce(m.reduced); err != nil {
+	if err := m.reduce(views); err != nil {
 		return fmt.Errorf("reducing the gradients: %w", err)
-	}
-	for i, b := range s.In {
-		if err := m.be.Upload(m.bufs[b], m.reduced[i]); err != nil {
-			return err
-		}
 	}
 	return nil
 }
