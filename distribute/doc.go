@@ -17,4 +17,10 @@
 // N processes then train what one process trains with the same batch
 // size: nn.WithStrategy says what runs on which rank. Open MPI is loaded
 // at run time by package distribute/mpi, so building needs no MPI.
+//
+// A replica that exits stops the job: mpirun ends the others. One that
+// hangs makes the others stop after the strategy's timeout
+// (SetTimeout, DefaultTimeout), with a message that says so. Not done
+// yet: NCCL and GPUs, and overlapping the all-reduce with the backward
+// pass.
 package distribute

@@ -3,7 +3,10 @@ package distribute
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gokeras/gokeras/distribute/mpi"
 )
@@ -13,8 +16,20 @@ import (
 // many, the gradients all-reduced with MPI between the host memories. It
 // implements nn.Strategy.
 type MultiWorkerStrategy struct {
-	comm *mpi.Comm
+	comm    *mpi.Comm
+	timeout atomic.Int64 // a time.Duration: SetTimeout
 }
+
+// DefaultTimeout is how long a collective of a MultiWorkerStrategy waits
+// for the other replicas before it stops the job (SetTimeout).
+const DefaultTimeout = 10 * time.Minute
+
+// TimeoutStatus is the exit status of a process whose collective timed
+// out.
+const TimeoutStatus = 124
+
+// exit ends the process when a collective times out.
+var exit = os.Exit
 
 // process holds the one MultiWorkerStrategy of the process: MPI starts
 // once per process.
@@ -49,7 +64,34 @@ func start() (*MultiWorkerStrategy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("distribute: MultiWorker: %w", err)
 	}
-	return &MultiWorkerStrategy{comm: comm}, nil
+	s := &MultiWorkerStrategy{comm: comm}
+	s.timeout.Store(int64(DefaultTimeout))
+	return s, nil
+}
+
+// SetTimeout sets how long each collective waits for the other replicas
+// (DefaultTimeout at first; 0: for ever). A replica that waits longer,
+// because another hangs without exiting (one that exits makes mpirun stop
+// the job at once), writes why to standard error and exits with status
+// TimeoutStatus without finalizing MPI, so that mpirun stops the others: an
+// MPI call cannot be interrupted, and a job that hangs silently is worse.
+// Allow for the slowest start of a replica (loading data) before its
+// first collective.
+func (s *MultiWorkerStrategy) SetTimeout(d time.Duration) { s.timeout.Store(int64(max(d, 0))) }
+
+// watch runs a collective under the timeout.
+func (s *MultiWorkerStrategy) watch(what string, f func() error) error {
+	d := time.Duration(s.timeout.Load())
+	if d <= 0 {
+		return f()
+	}
+	t := time.AfterFunc(d, func() {
+		fmt.Fprintf(os.Stderr, "distribute: rank %d of %d: %s waited more than %v for the other replicas: one of them hangs or is far behind; stopping the job (MultiWorkerStrategy.SetTimeout sets the wait)\n",
+			s.Rank(), s.Size(), what, d)
+		exit(TimeoutStatus)
+	})
+	defer t.Stop()
+	return f()
 }
 
 // Rank is this process's replica, from 0 to Size()-1: rank 0 prints and
@@ -66,13 +108,13 @@ func (s *MultiWorkerStrategy) NumReplicasInSync() int { return s.Size() }
 // of every replica's buf. Like every method below it is collective: every
 // replica calls it, in the same order, with the same length.
 func (s *MultiWorkerStrategy) AllReduceSum(buf []float32) error {
-	return s.comm.AllreduceSum(buf)
+	return s.watch(fmt.Sprintf("AllReduceSum of %d floats", len(buf)), func() error { return s.comm.AllreduceSum(buf) })
 }
 
 // AllReduceMean replaces buf, on every replica, with the element-wise
 // mean over the replicas.
 func (s *MultiWorkerStrategy) AllReduceMean(buf []float32) error {
-	if err := s.comm.AllreduceSum(buf); err != nil {
+	if err := s.AllReduceSum(buf); err != nil {
 		return err
 	}
 	inv := 1 / float32(s.Size())
@@ -83,15 +125,17 @@ func (s *MultiWorkerStrategy) AllReduceMean(buf []float32) error {
 }
 
 // Bcast copies root's buf into every other replica's buf.
-func (s *MultiWorkerStrategy) Bcast(buf []float32, root int) error { return s.comm.Bcast(buf, root) }
+func (s *MultiWorkerStrategy) Bcast(buf []float32, root int) error {
+	return s.watch(fmt.Sprintf("Bcast of %d floats from rank %d", len(buf), root), func() error { return s.comm.Bcast(buf, root) })
+}
 
 // BcastBytes copies root's buf into every other replica's buf.
 func (s *MultiWorkerStrategy) BcastBytes(buf []byte, root int) error {
-	return s.comm.BcastBytes(buf, root)
+	return s.watch(fmt.Sprintf("BcastBytes of %d bytes from rank %d", len(buf), root), func() error { return s.comm.BcastBytes(buf, root) })
 }
 
 // Barrier returns once every replica has called it.
-func (s *MultiWorkerStrategy) Barrier() error { return s.comm.Barrier() }
+func (s *MultiWorkerStrategy) Barrier() error { return s.watch("Barrier", s.comm.Barrier) }
 
 // Close shuts MPI down (MPI_Finalize). Every replica must call it before
 // exiting with status 0, or mpirun reports the job as failed; afterwards

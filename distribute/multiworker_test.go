@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -141,6 +142,24 @@ func TestMultiWorkerReplicaDiesMidEpoch(t *testing.T) {
 	t.Logf("mpirun exited %d after %v", exit.ExitCode(), took.Round(time.Millisecond))
 }
 
+// A replica that hangs mid-epoch (asleep at step 5) stops the job within
+// the others' timeout (2 s here), with a message that says so.
+func TestMultiWorkerReplicaHangs(t *testing.T) {
+	mpirun := needMPI(t)
+	out, err, took := job(t, mpirun, 2, "hangs")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("mpirun with rank 1 asleep at step 5: want a non-zero exit, got %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`rank 0 of 2: AllReduceSum of \d+ floats waited more than 2s for the other replicas: one of them hangs`).MatchString(out) {
+		t.Errorf("rank 0 did not say why it stopped:\n%s", out)
+	}
+	if took > 30*time.Second {
+		t.Errorf("the job took %v to stop", took)
+	}
+	t.Logf("mpirun exited %d after %v", exit.ExitCode(), took.Round(time.Millisecond))
+}
+
 // TestMultiWorkerWorker is one process of the jobs above; run as a test
 // it skips.
 func TestMultiWorkerWorker(t *testing.T) {
@@ -160,8 +179,11 @@ func TestMultiWorkerWorker(t *testing.T) {
 		workerFit(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
-	case "dies":
-		workerDies(t, s)
+	case "dies", "hangs":
+		if mode == "hangs" {
+			s.SetTimeout(2 * time.Second)
+		}
+		workerDies(t, s, mode)
 	default:
 		t.Fatalf("unknown %s=%s", workerVar, mode)
 	}
@@ -321,24 +343,29 @@ func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	}
 }
 
-// workerDies: rank 1 exits at step 5 of a Fit of 50 steps.
-func workerDies(t *testing.T, s *distribute.MultiWorkerStrategy) {
+// workerDies: rank 1 exits (dies) or sleeps for a minute (hangs) at step
+// 5 of a Fit of 50 steps.
+func workerDies(t *testing.T, s *distribute.MultiWorkerStrategy, mode string) {
 	opt, err := optim.NewSGD(optim.SGDConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := mlp(t, opt, s)
-	_, err = m.Fit(context.Background(), mlpData(t, 3200), nn.BatchSize(64), nn.Seed(1), nn.Verbose(0), nn.Callbacks(&dier{rank: s.Rank()}))
+	_, err = m.Fit(context.Background(), mlpData(t, 3200), nn.BatchSize(64), nn.Seed(1), nn.Verbose(0), nn.Callbacks(&dier{rank: s.Rank(), hang: mode == "hangs"}))
 	fmt.Printf("rank %d: fit ended: %v\n", s.Rank(), err)
 }
 
 type dier struct {
 	nn.CallbackBase
 	rank int
+	hang bool
 }
 
 func (d *dier) OnTrainBatchEnd(batch int, _ nn.Logs) error {
 	if d.rank == 1 && batch == 4 {
+		if d.hang {
+			time.Sleep(time.Minute)
+		}
 		os.Exit(3)
 	}
 	return nil
