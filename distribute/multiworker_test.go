@@ -386,8 +386,8 @@ func close(a, b, rel float64) bool {
 	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// Rank 1 asks for another batch size: both refuse, rank 1 naming the
-// difference, rank 0 naming rank 1.
+// Rank 1 asks for another batch size, in Fit and in Evaluate: both ranks
+// refuse, rank 1 naming the difference, rank 0 naming rank 1.
 func workerMismatch(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	opt, err := optim.NewSGD(optim.SGDConfig{})
 	if err != nil {
@@ -405,5 +405,9 @@ func workerMismatch(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	}
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("rank %d: want an error with %q, got %v", s.Rank(), want, err)
+	}
+	_, err = m.Evaluate(context.Background(), mlpData(t, 256), nn.BatchSize(batch), nn.Verbose(0))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("rank %d: evaluate: want an error with %q, got %v", s.Rank(), want, err)
 	}
 }

@@ -36,8 +36,19 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 		return nil, err
 	}
 	steps := stepsFor(data.Len(), min(cfg.batchSize, data.Len()))
-	if s := m.compiled.strategy; s != nil && s.Rank() != 0 {
-		cfg.verbose = 0 // rank 0 draws the progress
+	if s := m.compiled.strategy; s != nil {
+		desc := []string{
+			"replicas: " + fmt.Sprint(s.Size()),
+			"model and compile settings: " + m.describe(),
+			fmt.Sprintf("evaluation samples: %d of shape %v, labels of shape %v", data.Len(), data.SampleShape(), data.LabelShape()),
+			fmt.Sprintf("batch size: %d", min(cfg.batchSize, data.Len())),
+		}
+		if err := agree(s, desc); err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		if s.Rank() != 0 {
+			cfg.verbose = 0 // rank 0 draws the progress
+		}
 	}
 	bar := progbar.New(cfg.out, cfg.verbose, steps, cfg.now)
 	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar)
