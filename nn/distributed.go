@@ -166,16 +166,12 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 }
 
 // distributedFit readies a Fit with a strategy: it checks that every
-// replica was given the same, that every batch has a sample for each
-// replica, takes rank 0's seed where none was given and rank 0's weights.
+// replica was given the same, then that every batch has a sample for each
+// replica, and takes rank 0's seed where none was given and rank 0's
+// weights.
 func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dataset, data Dataset) error {
 	s := m.compiled.strategy
 	size := s.Size()
-	last := min(cfg.batchSize, n-(steps-1)*cfg.batchSize)
-	if min(cfg.batchSize, last) < size {
-		return fmt.Errorf("a batch of %d samples cannot be split over %d replicas: every replica needs a sample of each batch; use a batch size of at least %d (the last batch of an epoch has %d samples: change the batch size or StepsPerEpoch so that it has %d or more)",
-			min(cfg.batchSize, last), size, size, last, size)
-	}
 	seed := "not given (rank 0's random seed)"
 	if cfg.seeded {
 		seed = fmt.Sprint(cfg.seed)
@@ -199,6 +195,12 @@ func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dat
 	}
 	if err := agree(s, desc); err != nil {
 		return err
+	}
+	// After the agreement, so that every replica refuses alike.
+	last := min(cfg.batchSize, n-(steps-1)*cfg.batchSize)
+	if min(cfg.batchSize, last) < size {
+		return fmt.Errorf("a batch of %d samples cannot be split over %d replicas: every replica needs a sample of each batch; use a batch size of at least %d (the last batch of an epoch has %d samples: change the batch size or StepsPerEpoch so that it has %d or more)",
+			min(cfg.batchSize, last), size, size, last, size)
 	}
 	if !cfg.seeded {
 		b := binary.LittleEndian.AppendUint64(nil, cfg.seed)
