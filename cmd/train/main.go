@@ -10,6 +10,11 @@
 //	train --device=/CPU:0 --synthetic --epochs 2 --steps-per-epoch 50
 //	train --epochs 10 --checkpoint ckpt.safetensors --plot history.png --trace
 //	train --epochs 10 --checkpoint ckpt.safetensors --resume ckpt.safetensors
+//	mpirun -np 2 train --device=/CPU:0 --synthetic --epochs 1 --batch-size 64 --distributed
+//
+// --distributed trains data-parallel, one replica per process of the MPI
+// job (package distribute): --batch-size is the global batch, rank 0
+// prints, and the last line gives the samples/s of the whole job.
 //
 // Every file train writes (--save, --checkpoint, --plot, --csv-log, --json,
 // the --tensorboard event files) is checked before training starts, so a
@@ -41,6 +46,7 @@ import (
 	"github.com/gokeras/gokeras/callbacks"
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
 	"github.com/gokeras/gokeras/nn"
@@ -105,6 +111,7 @@ type config struct {
 	csvLog         string
 	jsonOut        string
 	tensorboard    string
+	distributed    bool
 	seedFromClock  bool              // no --seed, and no --resume checkpoint gave one
 	flags          map[string]string // every flag with its value, for --json
 	ux             uxFlags           // --save, --checkpoint, --resume, --plot, --trace, --throughput
@@ -149,6 +156,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.csvLog, "csv-log", "", "write each epoch's figures to this CSV file (Keras' CSVLogger; appended to with --resume)")
 	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with - (add --verbose 0 for stdout to hold the JSON alone)")
 	fs.StringVar(&c.tensorboard, "tensorboard", "", "write TensorBoard event files under this directory, in train/ and validation/: each epoch's figures and the learning rate (Keras' TensorBoard callback; view them with tensorboard --logdir DIR)")
+	fs.BoolVar(&c.distributed, "distributed", false, "train data-parallel, one replica per process of an MPI job (Keras' MultiWorkerMirroredStrategy, on /CPU:0): launch with mpirun -np N train --distributed ...; --batch-size is the global batch, split between the processes; rank 0 prints")
 	c.ux.register(fs)
 	c.bench.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -198,6 +206,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	case c.patience < 0:
 		return c, usagef("--early-stopping must not be negative, got %d (0 turns it off)", c.patience)
 	}
+	if err := c.distributedConflicts(); err != nil {
+		return c, err
+	}
 	if !c.seedSet {
 		c.seed = uint64(time.Now().UnixNano())
 		c.seedFromClock = true
@@ -236,11 +247,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // train is run before its error is worded for the command line.
-func train(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	start := time.Now()
 	cfg, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
+	}
+	var strategy *distribute.MultiWorkerStrategy
+	if cfg.distributed {
+		if strategy, err = startDistributed(&cfg); err != nil {
+			return err
+		}
+		// Only after success: a rank that fails exits without finalizing,
+		// and mpirun then stops the others.
+		defer func() {
+			if err == nil {
+				err = strategy.Close()
+			}
+		}()
+		if strategy.Rank() != 0 {
+			stdout = io.Discard // rank 0 prints
+		}
 	}
 	outputs := []output{{"csv-log", cfg.csvLog}}
 	if cfg.jsonOut != "-" {
@@ -296,6 +323,9 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
 	if cfg.logPlacement {
 		compileOpts = append(compileOpts, nn.LogDevicePlacement(stdout))
+	}
+	if strategy != nil {
+		compileOpts = append(compileOpts, nn.WithStrategy(strategy))
 	}
 	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, compileOpts...); err != nil {
 		return err
@@ -357,6 +387,9 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "Total time: %s\n", formatTime(elapsed))
+	if strategy != nil {
+		printJobThroughput(out, strategy, timer, cfg.batchSize, data.Train.Len())
+	}
 	return nil
 }
 

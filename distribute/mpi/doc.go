@@ -32,9 +32,10 @@
 // used from any goroutine, one call at a time.
 //
 // A rank that exits without Finalize, failing or killed, makes mpirun
-// stop the job's other processes and exit non-zero. What is not done
-// yet: a timeout for a rank that hangs without exiting (an MPI call
-// cannot be interrupted); NCCL; and the use of all this in nn's Fit.
+// stop the job's other processes and exit non-zero. A rank that hangs
+// without exiting cannot be timed out here (an MPI call cannot be
+// interrupted): package distribute, which trains with this package, puts
+// a timeout around each collective. NCCL is not done.
 // Only Open MPI is supported: MPICH and its kin encode MPI's handles
 // differently.
 package mpi

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gokeras/gokeras/distribute"
+	"github.com/gokeras/gokeras/distribute/mpi"
+)
+
+// launchHint says how to start train for --distributed.
+const launchHint = "launch one train per replica with an MPI launcher: mpirun -np 2 train --distributed ... " +
+	"(as root mpirun also wants --allow-run-as-root, and more processes than cores --oversubscribe; under Slurm: srun)"
+
+// distributedConflicts refuses the flags --distributed does not take yet:
+// those that write files or read a checkpoint, which only rank 0 should,
+// and --benchmark.
+func (c config) distributedConflicts() error {
+	if !c.distributed {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"save", c.ux.save != ""}, {"checkpoint", c.ux.checkpoint != ""}, {"resume", c.ux.resume != ""},
+		{"plot", c.ux.plot != ""}, {"csv-log", c.csvLog != ""}, {"json", c.jsonOut != ""},
+		{"tensorboard", c.tensorboard != ""}, {"benchmark", c.bench.on},
+	} {
+		if f.set {
+			return usagef("--%s does not go with --distributed yet: drop one of them", f.name)
+		}
+	}
+	return nil
+}
+
+// startDistributed starts MPI for --distributed: every process of the job
+// is a replica, on /CPU:0 unless --device says otherwise (nn refuses other
+// devices for now), with rank 0's seed when --seed is not given.
+func startDistributed(cfg *config) (*distribute.MultiWorkerStrategy, error) {
+	if !mpi.InMPIRun() {
+		return nil, usagef("--distributed: train was not started by an MPI launcher; %s", launchHint)
+	}
+	s, err := distribute.MultiWorker()
+	if err != nil {
+		return nil, fmt.Errorf("--distributed: %w", err)
+	}
+	if cfg.seedFromClock {
+		b := binary.LittleEndian.AppendUint64(nil, cfg.seed)
+		if err := s.BcastBytes(b, 0); err != nil {
+			return nil, fmt.Errorf("--distributed: taking rank 0's seed: %w", err)
+		}
+		cfg.seed = binary.LittleEndian.Uint64(b)
+	}
+	if cfg.device == "" {
+		cfg.device = "/CPU:0"
+	}
+	return s, nil
+}
+
+// printJobThroughput writes the training samples per second of the whole
+// job: the global batches of the epochs run over their wall time.
+func printJobThroughput(out io.Writer, s *distribute.MultiWorkerStrategy, timer *epochTimer, batch, samples int) {
+	var trained int
+	var took time.Duration
+	for _, e := range timer.epochs {
+		trained += min(e.steps*batch, samples)
+		took += e.elapsed
+	}
+	if took <= 0 {
+		return
+	}
+	fmt.Fprintf(out, "Distributed: %d processes, global batch %d: %.0f samples/s\n", s.Size(), batch, float64(trained)/took.Seconds())
+}
