@@ -80,7 +80,7 @@ func indices(rng *rand.Rand, n int, shape []int) nn.Samples {
 }
 
 var specs = []spec{
-	{"mlp", func() []layers.Layer { // the flagship: the CIFAR-10 MLP of cmd/train --model mlp
+	{"mlp", func() []layers.Layer { // the CIFAR-10 MLP of cmd/train --model mlp
 		return []layers.Layer{layers.Input(32, 32, 3), layers.Flatten(),
 			layers.Dense(3000, layers.ReLU), layers.Dense(1000, layers.ReLU), layers.Dense(10, layers.Sigmoid)}
 	}, pixels},
