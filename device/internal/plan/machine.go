@@ -315,8 +315,10 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 			continue
 		}
 		// An inference graph's weights are inputs: when a training
-		// machine of the model holds newer values on the device, use them.
-		if w := m.store.lookup(data); w != nil && w.deviceAhead {
+		// machine of the model holds a current device copy (newer than
+		// the host's, or equal to it since a Sync), use it rather than
+		// copy the weight over again for every batch.
+		if w := m.store.lookup(data); w != nil && !w.upload {
 			m.bufs[b] = w.mem
 			continue
 		}

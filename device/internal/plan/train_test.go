@@ -227,6 +227,15 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	if got := w.w1.Data().([]float32); got[0] == before[0] {
 		t.Fatal("State.Sync did not bring the trained weights back")
 	}
+	// Synced, the device copy still is current: inference goes on using
+	// it, with no copy of the weights for each batch.
+	if err := infer.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	if n := be.uploads[&w.w1.Data().([]float32)[0]]; n != 0 {
+		t.Errorf("after a Sync the inference machine uploaded w1 %d times", n)
+	}
+	compareSlices(t, "outputs after the Sync", im.outRead.(*tensor.Dense).Data().([]float32), onDevice)
 	// With the host copy current, a fresh inference graph on a state of
 	// its own (so it uploads from the host) gives the same outputs.
 	fresh := sharedModel(t, spec, w, 5, 21, false)
