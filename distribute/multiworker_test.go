@@ -34,6 +34,7 @@ import (
 const (
 	workerVar  = "GOKERAS_DISTRIBUTE_TEST_WORKER"
 	requireVar = "GOKERAS_REQUIRE_MPI"
+	dirVar     = "GOKERAS_DISTRIBUTE_TEST_DIR"
 	jobTimeout = 120 * time.Second
 )
 
@@ -66,7 +67,7 @@ func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
 	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "-x", workerVar,
-		os.Args[0], "-test.run=^TestMultiWorkerWorker$", "-test.count=1", "-test.timeout=110s"}
+		"-x", dirVar, os.Args[0], "-test.run=^TestMultiWorkerWorker$", "-test.count=1", "-test.timeout=110s"}
 	cmd := exec.CommandContext(ctx, mpirun, args...)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -74,7 +75,7 @@ func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, workerVar+"="+mode)
+	cmd.Env = append(cmd.Env, workerVar+"="+mode, dirVar+"="+t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
@@ -179,6 +180,10 @@ func TestMultiWorkerWorker(t *testing.T) {
 		workerFit(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
+	case "files":
+		workerFiles(t, s, os.Getenv(dirVar))
+	case "resume":
+		workerResume(t, s, os.Getenv(dirVar))
 	case "dies", "hangs":
 		if mode == "hangs" {
 			s.SetTimeout(2 * time.Second)
@@ -409,5 +414,218 @@ func workerMismatch(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	_, err = m.Evaluate(context.Background(), mlpData(t, 256), nn.BatchSize(batch), nn.Verbose(0))
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("rank %d: evaluate: want an error with %q, got %v", s.Rank(), want, err)
+	}
+}
+
+// Saves come from rank 0 (the other ranks write nothing and return nil);
+// loads are collective and refuse, on every rank, a file that a rank
+// could not read or read other content from.
+func TestMultiWorkerSavesOnRankZeroLoadsAgreed(t *testing.T) {
+	mpirun := needMPI(t)
+	out, err, took := job(t, mpirun, 2, "files")
+	if err != nil {
+		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	t.Logf("mpirun -np 2: %v\n%s", took.Round(time.Millisecond), out)
+}
+
+// weightsHash is an FNV-64a of the model's weights.
+func weightsHash(t *testing.T, m *nn.Sequential) uint64 {
+	ws, err := m.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	for _, w := range ws {
+		for _, v := range w.Data().([]float32) {
+			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+		}
+	}
+	return h.Sum64()
+}
+
+func workerFiles(t *testing.T, s *distribute.MultiWorkerStrategy, dir string) {
+	if dir == "" {
+		t.Fatalf("no %s", dirVar)
+	}
+	momentum := func() optim.Optimizer {
+		opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return opt
+	}
+	m := mlp(t, momentum(), s)
+	if _, err := m.Fit(context.Background(), mlpData(t, 256), nn.BatchSize(64), nn.StepsPerEpoch(2), nn.Seed(1), nn.Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+	at := func(name string, rank int) string { return fmt.Sprintf("%s/%s-rank%d.safetensors", dir, name, rank) }
+	r := s.Rank()
+	saves := map[string]func(string) error{
+		"weights":    m.SaveWeights,
+		"checkpoint": func(p string) error { return m.SaveCheckpoint(p, nn.Checkpoint{Epoch: 1}) },
+		"model":      func(p string) error { return m.Save(p) },
+	}
+	for name, save := range saves {
+		if err := save(at(name, r)); err != nil {
+			t.Errorf("rank %d: saving the %s: %v", r, name, err)
+		}
+		_, err := os.Stat(at(name, r))
+		if r == 0 && err != nil {
+			t.Errorf("rank 0 did not write its %s: %v", name, err)
+		}
+		if r != 0 && err == nil {
+			t.Errorf("rank %d wrote a %s file", r, name)
+		}
+	}
+	if err := s.Barrier(); err != nil { // rank 0 has written
+		t.Fatal(err)
+	}
+	want := weightsHash(t, m)
+	fresh := mlp(t, momentum(), s)
+	if _, err := fresh.LoadCheckpoint(at("checkpoint", 0)); err != nil {
+		t.Errorf("rank %d: LoadCheckpoint: %v", r, err)
+	} else if got := weightsHash(t, fresh); got != want {
+		t.Errorf("rank %d: weights loaded from the checkpoint hash to %x, the saved ones to %x", r, got, want)
+	}
+	if err := fresh.LoadWeights(at("weights", 0)); err != nil {
+		t.Errorf("rank %d: LoadWeights: %v", r, err)
+	}
+	loaded, err := nn.LoadModel(at("model", 0), nn.CompileOptions(nn.OnDevice("/CPU:0"), nn.WithStrategy(s)))
+	if err != nil {
+		t.Errorf("rank %d: LoadModel: %v", r, err)
+	} else if got := weightsHash(t, loaded); got != want {
+		t.Errorf("rank %d: LoadModel's weights hash to %x, the saved ones to %x", r, got, want)
+	}
+
+	// Each rank writes its own file, without the strategy; rank 1's
+	// differs in one weight.
+	plain := mlp(t, momentum(), nil)
+	ws, err := plain.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws[0].Data().([]float32)[0] += float32(r)
+	if err := plain.SetWeights(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.SaveWeights(at("own", r)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path         string
+		rank0, rank1 string
+	}{
+		{at("own", r), "ranks [1] read other content from", "rank 1 of 2 read other content from"},
+		{map[bool]string{true: at("weights", 0), false: dir + "/missing.safetensors"}[r == 0], "ranks [1] could not read", "rank 1 of 2: "},
+	} {
+		err := m.LoadWeights(tc.path)
+		msg := map[bool]string{true: tc.rank0, false: tc.rank1}[r == 0]
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("rank %d: LoadWeights(%s): want an error with %q, got %v", r, tc.path, msg, err)
+		}
+	}
+	if got := weightsHash(t, m); got != want {
+		t.Errorf("rank %d: the refused loads changed the weights", r)
+	}
+}
+
+// Rank 1 alone is interrupted mid-epoch: both ranks stop after the same
+// step, rank 0's checkpoint then resumes the job on both ranks, and the
+// final weights equal the uninterrupted job's, bit for bit.
+func TestMultiWorkerInterruptAndResume(t *testing.T) {
+	mpirun := needMPI(t)
+	out, err, took := job(t, mpirun, 2, "resume")
+	if err != nil {
+		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	t.Logf("mpirun -np 2: %v\n%s", took.Round(time.Millisecond), out)
+}
+
+// canceller cancels its context after step at of epoch epoch.
+type canceller struct {
+	nn.CallbackBase
+	epoch, at, now int
+	cancel         func()
+}
+
+func (c *canceller) OnEpochBegin(epoch int, _ nn.Logs) error { c.now = epoch; return nil }
+
+func (c *canceller) OnTrainBatchEnd(batch int, _ nn.Logs) error {
+	if c.cancel != nil && c.now == c.epoch && batch == c.at {
+		c.cancel()
+	}
+	return nil
+}
+
+func workerResume(t *testing.T, s *distribute.MultiWorkerStrategy, dir string) {
+	adam := func() optim.Optimizer {
+		opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return opt
+	}
+	data := mlpData(t, 1600)
+	fit := func(m *nn.Sequential, ctx context.Context, more ...nn.Option) error {
+		opts := append([]nn.Option{nn.BatchSize(64), nn.Epochs(3), nn.StepsPerEpoch(10), nn.Seed(3), nn.Verbose(0)}, more...)
+		_, err := m.Fit(ctx, data, opts...)
+		return err
+	}
+	full := mlp(t, adam(), s)
+	if err := fit(full, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := weightsHash(t, full)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &canceller{epoch: 1, at: 4}
+	if s.Rank() == 1 {
+		c.cancel = cancel
+	}
+	m := mlp(t, adam(), s)
+	err := fit(m, ctx, nn.Callbacks(c))
+	var ie *nn.InterruptedError
+	if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("rank %d: want an InterruptedError matching context.Canceled, got %v", s.Rank(), err)
+	}
+	// Rank 1 cancels after step 5 (index 4); its wish travels with step
+	// 6's results, so both stop after step 6.
+	if ie.Epoch != 1 || ie.Step != 6 {
+		t.Errorf("rank %d: interrupted in epoch %d after step %d, want epoch 1 after step 6", s.Rank(), ie.Epoch, ie.Step)
+	}
+	path := dir + "/ck.safetensors"
+	if err := m.SaveCheckpoint(path, nn.Checkpoint{Epoch: ie.Epoch, Step: ie.Step}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := mlp(t, adam(), s)
+	ck, err := resumed.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatalf("rank %d: %v", s.Rank(), err)
+	}
+	if err := fit(resumed, context.Background(), nn.InitialEpoch(ck.Epoch), nn.InitialStep(ck.Step)); err != nil {
+		t.Fatal(err)
+	}
+	if got := weightsHash(t, resumed); got != want {
+		t.Errorf("rank %d: resumed job's weights hash to %x, the uninterrupted job's to %x", s.Rank(), got, want)
+	} else if s.Rank() == 0 {
+		fmt.Printf("interrupted in epoch %d after step %d; resumed weights hash %x = uninterrupted\n", ie.Epoch+1, ie.Step, got)
 	}
 }

@@ -74,6 +74,11 @@ type compiled struct {
 	// which reduceGradients scales its gradients.
 	strategy  Strategy
 	gradScale float32
+	// stopWanted is this replica's wish to stop Fit (its context was
+	// cancelled), sent with each step's results (reduceResults);
+	// stopAgreed is true once any replica sent it: every replica then
+	// stops after the same step.
+	stopWanted, stopAgreed bool
 }
 
 // Compile configures the model for training, like Keras' compile. It is

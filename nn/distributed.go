@@ -127,7 +127,8 @@ func (c *compiled) reduceGradients(grads [][]float32) error {
 }
 
 // reduceResults sums a step's loss (times its rows) and its metrics'
-// device states over the replicas, adds the sums to the metrics as a
+// device states over the replicas, and whether any replica wants to stop
+// (stopWanted, stopAgreed), adds the sums to the metrics as a
 // batch of global rows, and returns the global batch's loss. ran is false
 // for a replica whose shard was empty (the last, smallest batch of an
 // evaluation): it adds zeros.
@@ -136,7 +137,10 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 	for i := range c.metrics {
 		n += p.metricLens[i]
 	}
-	buf := make([]float32, n)
+	buf := make([]float32, n+1) // and last, whether this replica wants to stop
+	if c.stopWanted {
+		buf[n] = 1
+	}
 	if ran {
 		buf[0] = float32(loss) * float32(rows)
 		off := 1
@@ -151,6 +155,7 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 	if err := c.strategy.AllReduceSum(buf); err != nil {
 		return 0, fmt.Errorf("summing the loss and metrics over the replicas: %w", err)
 	}
+	c.stopAgreed = c.stopAgreed || buf[n] != 0
 	loss = float64(buf[0]) / float64(global)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, nil
@@ -196,6 +201,7 @@ func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dat
 	if err := agree(s, desc); err != nil {
 		return err
 	}
+	m.compiled.stopWanted, m.compiled.stopAgreed = false, false
 	// After the agreement, so that every replica refuses alike.
 	last := min(cfg.batchSize, n-(steps-1)*cfg.batchSize)
 	if min(cfg.batchSize, last) < size {

@@ -337,7 +337,11 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 // *InterruptedError, which wraps ctx.Err() and says where training stood.
 // The validation after an epoch's last step is not interrupted: it runs to
 // the end so the epoch completes, and Fit stops before the next one. A nil
-// ctx is taken as context.Background(): nothing cancels the run.
+// ctx is taken as context.Background(): nothing cancels the run. With a
+// strategy, a replica whose ctx is cancelled says so with its next step's
+// results, and every replica stops after that step, alike: the
+// InterruptedError's Epoch and Step are the same on every rank, and rank
+// 0's SaveCheckpoint at that point resumes the whole job.
 //
 // While Fit runs, another Fit, Evaluate or Predict of the same model
 // returns an error that matches ErrBusy.
@@ -452,7 +456,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		if epoch == cfg.initialEpoch {
 			first = cfg.initialStep
 		}
-		if err := ctx.Err(); err != nil {
+		if err := r.stopNow(ctx); err != nil {
 			return &r.hist, &InterruptedError{Epoch: epoch, Step: first, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}
 		if err := r.callbacks.each("on_epoch_begin", func(cb Callback) error { return cb.OnEpochBegin(epoch, Logs{}) }); err != nil {
@@ -514,6 +518,26 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// stopNow is the error that stops Fit before its next step, nil to go
+// on: ctx's error, or with a strategy, where the replicas must stop after
+// the same step, ctx's error or errReplicaInterrupted once any replica's
+// context was cancelled (its wish travels with each step's results, see
+// reduceResults), and nil until then.
+func (r *fitRun) stopNow(ctx context.Context) error {
+	c := r.m.compiled
+	if c.strategy == nil {
+		return ctx.Err()
+	}
+	if c.stopAgreed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errReplicaInterrupted
+	}
+	c.stopWanted = ctx.Err() != nil
+	return nil
+}
+
 // InterruptedError is what Fit returns when its context is cancelled: where
 // training stood. Epoch (0-based) and Step (steps done in it) are the
 // InitialEpoch and InitialStep to resume at from a checkpoint of the model
@@ -541,7 +565,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 	entries := make([]logEntry, 1+len(c.metrics))
 	done := first
 	for step := first; step < r.steps; step++ {
-		if err := ctx.Err(); err != nil {
+		if err := r.stopNow(ctx); err != nil {
 			r.callbacks.interrupted() // the progress line shows where training stopped
 			return nil, &InterruptedError{Epoch: epoch, Step: done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}

@@ -103,6 +103,9 @@ func IncludeOptimizer(include bool) SaveOption {
 // anything else; the file is replaced atomically, and weights or slots
 // holding a NaN or an infinity are not written, as SaveWeights refuses
 // them.
+//
+// Under a strategy (WithStrategy) rank 0 writes the file; on the other
+// ranks Save returns nil and writes nothing, without waiting for rank 0.
 func (m *Sequential) Save(path string, opts ...SaveOption) error {
 	if m == nil {
 		return fmt.Errorf("save model: %w", ErrNilModel)
@@ -120,6 +123,9 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 }
 
 func (m *Sequential) save(path string, o saveOptions) error {
+	if !m.writesFiles() {
+		return nil // rank 0 writes (see distributed_files.go)
+	}
 	if err := atomicfile.Check(path); err != nil {
 		return err
 	}
@@ -266,6 +272,10 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // It is LoadModelContext with context.Background(), so no device scope
 // applies.
 //
+// Given a strategy (CompileOptions(WithStrategy(s))), LoadModel is
+// collective, as LoadWeights is: every rank reads the file, and every rank
+// fails unless all of them read the same content.
+//
 // Nothing is half loaded: the file is checked whole, and each way it can
 // be wrong is an error that says what is wrong and what to do: a file
 // that is not a model (weights only, a checkpoint), a model format newer
@@ -286,7 +296,7 @@ func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Se
 			opt(&o)
 		}
 	}
-	f, err := safetensors.ReadFile(path)
+	f, err := readAgreed(strategyOf(o.compileOptions), path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}

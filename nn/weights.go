@@ -155,12 +155,19 @@ func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
 // Weights that hold a NaN or an infinity (training diverged) are not
 // written: the error names the first such tensor, and any file at path is
 // left as it was.
+//
+// Under a strategy (WithStrategy) rank 0 writes the file; on the other
+// ranks SaveWeights returns nil and writes nothing, without waiting for
+// rank 0.
 func (m *Sequential) SaveWeights(path string) error {
 	if m == nil {
 		return fmt.Errorf("save weights: %w", ErrNilModel)
 	}
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("save weights: %w", err)
+	}
+	if !m.writesFiles() {
+		return nil // rank 0 writes (see distributed_files.go)
 	}
 	meta := map[string]string{metaKind: kindWeights, metaVersion: checkpointVersion, metaModel: m.name}
 	ts, err := m.weightTensors()
@@ -237,6 +244,11 @@ func (m *Sequential) writeTensors(path string, ts []safetensors.Tensor, meta map
 // only (no NaN, no infinity), and no weight the model lacks. Nothing
 // changes unless all of it checks out. The file's header is checked
 // against its size before any data is read (see package safetensors).
+//
+// Under a strategy (WithStrategy) LoadWeights is collective: every rank
+// calls it and reads the file, and the replicas compare what they read (a
+// SHA-256 of it) before any changes: a rank that could not read it, or
+// read other content than rank 0, makes every rank fail, naming it.
 func (m *Sequential) LoadWeights(path string) error {
 	if m == nil {
 		return fmt.Errorf("load weights: %w", ErrNilModel)
@@ -244,7 +256,7 @@ func (m *Sequential) LoadWeights(path string) error {
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
-	f, err := safetensors.ReadFile(path)
+	f, err := readAgreed(m.fileStrategy(), path)
 	if err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
@@ -332,6 +344,13 @@ type Checkpoint struct {
 // A weight or optimizer slot that holds a NaN or an infinity (training
 // diverged) is not written: the error names it, and the previous
 // checkpoint stays as it was.
+//
+// Under a strategy (WithStrategy) rank 0 writes the checkpoint; on the
+// other ranks SaveCheckpoint returns nil and writes nothing, without
+// waiting for rank 0. Every replica holds the same weights and optimizer
+// state after each step, so rank 0's checkpoint resumes the whole job:
+// LoadCheckpoint on every rank, then Fit with InitialEpoch and InitialStep
+// and the same Seed goes on as the uninterrupted job, bit for bit.
 func (m *Sequential) SaveCheckpoint(path string, ck Checkpoint) error {
 	if m == nil {
 		return fmt.Errorf("save checkpoint: %w", ErrNilModel)
@@ -355,6 +374,9 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 	opt, ok := m.compiled.optimizer.(optim.Stateful)
 	if !ok {
 		return fmt.Errorf("optimizer %s cannot save its state (it does not implement optim.Stateful): use SaveWeights", m.compiled.optimizer.Name())
+	}
+	if !m.writesFiles() {
+		return nil // rank 0 writes (see distributed_files.go)
 	}
 	meta := map[string]string{}
 	for k, v := range ck.Metadata {
@@ -462,6 +484,10 @@ func metaInt(meta map[string]string, key, path string) (int, error) {
 // checkpoint stands, for Fit's InitialEpoch and InitialStep. Nothing
 // changes unless the whole file checks out, finite values included: a
 // weight or optimizer slot holding a NaN or an infinity is refused by name.
+//
+// Under a strategy (WithStrategy) LoadCheckpoint is collective, as
+// LoadWeights is: every rank reads the file, and every rank fails unless
+// all of them read the same content.
 func (m *Sequential) LoadCheckpoint(path string) (Checkpoint, error) {
 	if m == nil {
 		return Checkpoint{}, fmt.Errorf("load checkpoint: %w", ErrNilModel)
@@ -484,7 +510,7 @@ func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
 	if !ok {
 		return Checkpoint{}, fmt.Errorf("optimizer %s cannot restore its state (it does not implement optim.Stateful)", m.compiled.optimizer.Name())
 	}
-	f, err := safetensors.ReadFile(path)
+	f, err := readAgreed(m.fileStrategy(), path)
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/internal/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 )
@@ -326,7 +327,12 @@ var testHookInterruptSave func()
 // onFitError saves a checkpoint when Fit was interrupted and --checkpoint
 // was given, and explains how to resume. sig is the signal that stopped
 // Fit, nil when it was cancelled otherwise. Other errors pass through.
-func (u *uxFlags) onFitError(err error, sig os.Signal, cp *checkpointer, cfg config, args []string) error {
+//
+// Under --distributed (s not nil) every rank stopped after the same step
+// (nn's Fit agrees on it), rank 0 saves, and every rank then waits at a
+// barrier until rank 0 has saved, so that no rank exits first and makes
+// mpirun kill rank 0 in the middle of the save.
+func (u *uxFlags) onFitError(err error, sig os.Signal, cp *checkpointer, cfg config, args []string, s *distribute.MultiWorkerStrategy) error {
 	var ie *nn.InterruptedError
 	if !errors.As(err, &ie) {
 		return err
@@ -336,21 +342,37 @@ func (u *uxFlags) onFitError(err error, sig os.Signal, cp *checkpointer, cfg con
 		by = " by " + signalName(sig)
 	}
 	where := fmt.Sprintf("interrupted%s in epoch %d/%d after step %d/%d", by, ie.Epoch+1, ie.Epochs, ie.Step, ie.Steps)
+	if s != nil {
+		where = fmt.Sprintf("rank %d of %d: %s", s.Rank(), s.Size(), where)
+	}
 	if u.checkpoint == "" {
 		return &interruptedError{msg: where + "; nothing was saved (run with --checkpoint FILE to be able to resume)", err: err}
 	}
 	if testHookInterruptSave != nil {
 		testHookInterruptSave()
 	}
-	if serr := cp.save(nn.Checkpoint{Epoch: ie.Epoch, Step: ie.Step}); serr != nil {
+	serr := cp.save(nn.Checkpoint{Epoch: ie.Epoch, Step: ie.Step})
+	if s != nil {
+		if berr := s.Barrier(); berr != nil && serr == nil {
+			serr = fmt.Errorf("waiting for the other ranks after the save: %w", berr)
+		}
+		if s.Rank() != 0 && serr == nil {
+			return &interruptedError{msg: where + "; rank 0 saved the checkpoint to " + u.checkpoint, err: err}
+		}
+	}
+	if serr != nil {
 		msg := where + "; saving the checkpoint failed: " + serr.Error()
 		if cp.saved {
 			msg += " (the checkpoint of the last completed epoch is intact in " + u.checkpoint + ")"
 		}
 		return &interruptedError{msg: msg, err: errors.Join(err, serr)}
 	}
+	resume := resumeCommand(args, u.checkpoint, cfg.seed)
+	if s != nil {
+		resume = fmt.Sprintf("mpirun -np %d %s", s.Size(), resume)
+	}
 	return &interruptedError{
-		msg: fmt.Sprintf("%s; checkpoint saved to %s\nresume with:\n  %s", where, u.checkpoint, resumeCommand(args, u.checkpoint, cfg.seed)),
+		msg: fmt.Sprintf("%s; checkpoint saved to %s\nresume with:\n  %s", where, u.checkpoint, resume),
 		err: err,
 	}
 }

@@ -14,26 +14,23 @@ import (
 const launchHint = "launch one train per replica with an MPI launcher: mpirun -np 2 train --distributed ... " +
 	"(as root mpirun also wants --allow-run-as-root, and more processes than cores --oversubscribe; under Slurm: srun)"
 
-// distributedConflicts refuses the flags --distributed does not take yet:
-// those that write files or read a checkpoint, which only rank 0 should,
-// and --benchmark.
+// distributedConflicts refuses the flag --distributed does not take yet:
+// --benchmark, which times one process. The files train writes (--save,
+// --checkpoint, --plot, --csv-log, --json, --tensorboard) come from rank 0
+// (rankZeroOnly); --resume reads the checkpoint on every rank.
 func (c config) distributedConflicts() error {
-	if !c.distributed {
-		return nil
-	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"save", c.ux.save != ""}, {"checkpoint", c.ux.checkpoint != ""}, {"resume", c.ux.resume != ""},
-		{"plot", c.ux.plot != ""}, {"csv-log", c.csvLog != ""}, {"json", c.jsonOut != ""},
-		{"tensorboard", c.tensorboard != ""}, {"benchmark", c.bench.on},
-	} {
-		if f.set {
-			return usagef("--%s does not go with --distributed yet: drop one of them", f.name)
-		}
+	if c.distributed && c.bench.on {
+		return usagef("--benchmark does not go with --distributed yet: drop one of them")
 	}
 	return nil
+}
+
+// rankZeroOnly drops, on ranks other than 0, the outputs that only rank 0
+// writes: --plot, --csv-log, --json and --tensorboard. --save and
+// --checkpoint stay: nn writes them on rank 0 only, and every rank must
+// run the same callbacks.
+func (c *config) rankZeroOnly() {
+	c.ux.plot, c.csvLog, c.jsonOut, c.tensorboard = "", "", "", ""
 }
 
 // startDistributed starts MPI for --distributed: every process of the job

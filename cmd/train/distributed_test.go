@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +24,8 @@ import (
 var mpiLaunchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
 
 // Started by hand, --distributed refuses at once and says how to launch;
-// flags it does not take yet are refused by name.
+// --benchmark, which it does not take yet, is refused by name; the files
+// (rank 0 writes them) are not refused.
 func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 	isolate(t)
 	for _, v := range mpiLaunchVars {
@@ -31,7 +36,7 @@ func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 		want string
 	}{
 		{[]string{"--distributed", "--synthetic"}, "mpirun -np 2 train --distributed"},
-		{[]string{"--distributed", "--synthetic", "--save", "w.safetensors"}, "--save does not go with --distributed yet"},
+		{[]string{"--distributed", "--synthetic", "--save", "w.safetensors", "--checkpoint", "c.safetensors", "--csv-log", "l.csv"}, "mpirun -np 2 train --distributed"},
 		{[]string{"--distributed", "--benchmark"}, "--benchmark does not go with --distributed yet"},
 	} {
 		r := runTrain(t, tc.args...)
@@ -90,4 +95,101 @@ func TestTrainDistributedUnderMPIRun(t *testing.T) {
 		t.Errorf("last line %q, want the job's samples/s", last)
 	}
 	t.Logf("mpirun -np 2 train --distributed: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// mpiTrain starts train under mpirun -np 2 (given mpirun's own flags
+// mpiArgs too) with args; it returns the command, started, and its output.
+func mpiTrain(t *testing.T, ctx context.Context, mpiArgs []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	mpirun, err := exec.LookPath("mpirun")
+	if err == nil {
+		_, err = mpi.Load()
+	}
+	if err != nil {
+		if os.Getenv("GOKERAS_REQUIRE_MPI") == "1" {
+			t.Fatalf("GOKERAS_REQUIRE_MPI=1 but %v", err)
+		}
+		t.Skipf("skipped: %v (set GOKERAS_REQUIRE_MPI=1 to fail instead)", err)
+	}
+	flags := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", asTrainEnv}, mpiArgs...)
+	cmd := exec.CommandContext(ctx, mpirun, append(append(flags, os.Args[0]), args...)...)
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(mpiLaunchVars, name) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, asTrainEnv+"=1", cifar10.HomeEnv+"="+t.TempDir())
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// A distributed run whose rank (one of them) gets SIGTERM mid-epoch stops
+// on every rank after the same step and saves rank 0's checkpoint; resumed from it, the
+// job ends with the weights of the uninterrupted job, bit for bit. Rank 0
+// alone writes the CSV log.
+func TestTrainDistributedInterruptResume(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	common := []string{"--device=/CPU:0", "--synthetic", "--synthetic-samples", "2000", "--epochs", "2", "--steps-per-epoch", "30",
+		"--batch-size", "32", "--seed", "5", "--optimizer", "adam", "--verbose", "2", "--distributed"}
+	start := time.Now()
+	cmd, out := mpiTrain(t, ctx, nil, append(common, "--save", dir+"/full.safetensors", "--csv-log", dir+"/log.csv")...)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the uninterrupted job: %v\n%s", err, out)
+	}
+	full := time.Since(start)
+	csv, err := os.ReadFile(dir + "/log.csv")
+	if err != nil || strings.Count(string(csv), "\n") != 3 {
+		t.Errorf("the CSV log: want a header and 2 epochs, got %q (%v)", csv, err)
+	}
+
+	ck := dir + "/ck.safetensors"
+	// SIGTERM to one rank, as a scheduler or kill would send it: Ctrl-C on
+	// mpirun sends SIGTERM to every rank, but SIGKILL 1 s later (Open MPI's
+	// odls_base_sigkill_timeout), which may cut the save short.
+	cmd, out = mpiTrain(t, ctx, nil, append(common, "--checkpoint", ck)...)
+	for { // the checkpoint of epoch 1 is written: stop in epoch 2
+		if _, err := os.Stat(ck); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	ranks, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+	if err != nil || len(strings.Fields(string(ranks))) != 2 {
+		t.Fatalf("the ranks of mpirun: %q, %v", ranks, err)
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(ranks))[1])
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("the interrupted job exited 0:\n%s", out)
+	}
+	text := out.String()
+	saved := regexp.MustCompile(`rank 0 of 2: interrupted(?: by SIGTERM)? in epoch 2/2 after step (\d+)/30; checkpoint saved to`).FindStringSubmatch(text)
+	if saved == nil || !regexp.MustCompile(`rank 1 of 2: interrupted(?: by SIGTERM)? in epoch 2/2 after step `+saved[1]+`/30; rank 0 saved the checkpoint`).MatchString(text) ||
+		!strings.Contains(text, "mpirun -np 2 train ") || strings.Count(text, " by SIGTERM ") != 1 {
+		t.Fatalf("want both ranks interrupted after the same step of epoch 2, one by SIGTERM, rank 0 saving:\n%s", text)
+	}
+
+	cmd, out = mpiTrain(t, ctx, nil, append(common, "--resume", ck, "--save", dir+"/resumed.safetensors")...)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the resumed job: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "Resuming from "+ck+" at epoch 2, after step "+saved[1]) {
+		t.Errorf("the resumed job did not say where it resumed:\n%s", out)
+	}
+	a, errA := os.ReadFile(dir + "/full.safetensors")
+	b, errB := os.ReadFile(dir + "/resumed.safetensors")
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Errorf("the resumed job's weights (%d bytes, %v) differ from the uninterrupted job's (%d bytes, %v)", len(b), errB, len(a), errA)
+	}
+	t.Logf("interrupted after step %s of epoch 2; the uninterrupted job took %v, all three %v\n%s", saved[1], full.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), text)
 }

@@ -14,7 +14,8 @@
 //
 // --distributed trains data-parallel, one replica per process of the MPI
 // job (package distribute): --batch-size is the global batch, rank 0
-// prints, and the last line gives the samples/s of the whole job.
+// prints and writes the files, every rank reads the --resume checkpoint,
+// and the last line gives the samples/s of the whole job.
 //
 // Every file train writes (--save, --checkpoint, --plot, --csv-log, --json,
 // the --tensorboard event files) is checked before training starts, so a
@@ -267,17 +268,20 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		}()
 		if strategy.Rank() != 0 {
 			stdout = io.Discard // rank 0 prints
+			cfg.rankZeroOnly()
 		}
 	}
-	outputs := []output{{"csv-log", cfg.csvLog}}
-	if cfg.jsonOut != "-" {
-		outputs = append(outputs, output{"json", cfg.jsonOut})
-	}
-	if err := cfg.ux.checkOutputs(outputs...); err != nil {
-		return err
-	}
-	if err := checkTensorBoard(cfg.tensorboard); err != nil {
-		return err
+	if strategy == nil || strategy.Rank() == 0 { // rank 0 writes the files
+		outputs := []output{{"csv-log", cfg.csvLog}}
+		if cfg.jsonOut != "-" {
+			outputs = append(outputs, output{"json", cfg.jsonOut})
+		}
+		if err := cfg.ux.checkOutputs(outputs...); err != nil {
+			return err
+		}
+		if err := checkTensorBoard(cfg.tensorboard); err != nil {
+			return err
+		}
 	}
 	if err := cfg.ux.prepare(&cfg, stderr); err != nil {
 		return err
@@ -369,7 +373,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	cp, uxOpts := cfg.ux.fitOptions(cfg)
 	fitOpts = append(append(fitOpts, resumeOpts...), uxOpts...)
 	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
-		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args)
+		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args, strategy)
 	}
 	if err := cfg.ux.afterFit(model, cp, out, stdout); err != nil {
 		return err
