@@ -15,8 +15,11 @@
 //	mpirun -np 2 ./prog
 //
 // N processes then train what one process trains with the same batch
-// size: nn.WithStrategy says what runs on which rank. Open MPI is loaded
-// at run time by package distribute/mpi, so building needs no MPI.
+// size: nn.WithStrategy says what runs on which rank. Saves come from
+// rank 0; loads read the file on every rank and check that the replicas
+// read the same; a checkpoint taken on rank 0 resumes the whole job (see
+// nn.Sequential.SaveCheckpoint). Open MPI is loaded at run time by package
+// distribute/mpi, so building needs no MPI.
 //
 // A replica that exits stops the job: mpirun ends the others. One that
 // hangs makes the others stop after the strategy's timeout

@@ -51,10 +51,15 @@ type Strategy interface {
 // progress (Verbose is 0 on the others). Every replica runs the callbacks
 // it is given, with the same global figures, so that those that steer
 // training (EarlyStopping, ReduceLROnPlateau, LearningRateScheduler) decide
-// alike on every replica: give those that write files (ModelCheckpoint,
-// CSVLogger, TensorBoard) to rank 0 only, and save from rank 0. Evaluate,
-// and Fit's validation, split each batch the same way and sum; Predict
-// runs on every replica alone.
+// alike on every replica. SaveWeights, SaveCheckpoint and Save write on
+// rank 0 only (the other ranks return nil), so ModelCheckpoint may run on
+// every rank; give the other callbacks that write files (CSVLogger,
+// TensorBoard) to rank 0 only. LoadWeights, LoadCheckpoint and LoadModel
+// are collective: every rank reads the file, and all refuse unless all
+// read the same content. A replica whose context is cancelled stops every
+// replica after the same step, so that rank 0's checkpoint resumes the
+// job. Evaluate, and Fit's validation, split each batch the same way and
+// sum; Predict runs on every replica alone.
 //
 // Not done yet: devices other than the CPU (NCCL); metrics computed on the
 // host (every metric of package metrics computes on the device); layers
