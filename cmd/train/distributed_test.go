@@ -193,3 +193,30 @@ func TestTrainDistributedInterruptResume(t *testing.T) {
 	}
 	t.Logf("interrupted after step %s of epoch 2; the uninterrupted job took %v, all three %v\n%s", saved[1], full.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), text)
 }
+
+// Overlapping the all-reduce with the backward pass (the default) trains
+// the same weights, bit for bit, as reducing after it
+// (GOKERAS_REDUCE_OVERLAP=0).
+func TestTrainDistributedOverlapBitIdentical(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	var files [2][]byte
+	for i, overlap := range []string{"1", "0"} {
+		t.Setenv("GOKERAS_REDUCE_OVERLAP", overlap)
+		path := fmt.Sprintf("%s/w%s.safetensors", dir, overlap)
+		cmd, out := mpiTrain(t, ctx, []string{"-x", "GOKERAS_REDUCE_OVERLAP"}, "--device=/CPU:0", "--synthetic", "--synthetic-samples", "2000",
+			"--epochs", "1", "--steps-per-epoch", "10", "--batch-size", "64", "--seed", "2", "--optimizer", "sgd", "--momentum", "0.9",
+			"--verbose", "0", "--distributed", "--save", path)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("GOKERAS_REDUCE_OVERLAP=%s: %v\n%s", overlap, err, out)
+		}
+		var err error
+		if files[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Errorf("the weights trained with the all-reduce overlapped differ from those reduced after the backward pass")
+	}
+}

@@ -96,11 +96,18 @@ type MachineOptions struct {
 	// machine. It is slower; tests compare the fast machines against it.
 	Reference bool
 	// ReduceGradients, when not nil, makes Train a data-parallel step
-	// (package distribute): once the step's every gradient exists, and
-	// before any update or global clipping, the machine hands them to
-	// ReduceGradients on the host, in the order of Learnables, which
-	// replaces them in place (with their mean over the replicas), and then
-	// updates the weights with what it left there. The update is then
+	// (package distribute): the machine hands the step's gradients to
+	// ReduceGradients on the host, which replaces them in place (with
+	// their mean over the replicas), and before any update or global
+	// clipping waits for it, then updates the weights with what it left
+	// there. The CPU's machines overlap it with the backward pass, as
+	// PyTorch DDP's buckets do: each gradient joins a bucket once it is
+	// complete, and each bucket is handed over at once, in a call of its
+	// own made from another goroutine while the next products run (one
+	// call at a time, in the same order at every step; each gradient
+	// whole in one call). Without overlap (plan.OverlapReduce false,
+	// GOKERAS_REDUCE_OVERLAP=0) one call gets them all, in the order of
+	// Learnables, after the backward pass. The update is then
 	// never folded into the products that compute the gradients. Only the
 	// CPU driver implements it so far; nn refuses a distribution strategy
 	// on other devices, and the CUDA driver refuses a machine with it.

@@ -159,13 +159,20 @@ const (
 	// which replaces them in place: the all-reduce of data-parallel
 	// training. Backends never see it.
 	Reduce
+	// ReduceStart: the machine hands the gradients In, complete, to the
+	// host's reducer in the background and goes on with the next steps
+	// (OverlappedTrainingSteps); ReduceWait waits for every ReduceStart
+	// before it. Backends never see them.
+	ReduceStart
+	ReduceWait
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
 	SoftmaxGrad: "SoftmaxGrad", SumRows: "SumRows", Loss: "Loss", LossGrad: "LossGrad", Update: "Update",
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
-	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce"}
+	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
+	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -235,7 +242,7 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%d values}", s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
-	case Reduce:
+	case Reduce, ReduceStart, ReduceWait:
 		fmt.Fprintf(&b, "{%d gradients}", len(s.In))
 	default:
 		fmt.Fprintf(&b, "{%d×%d}", s.M, s.N)
@@ -666,6 +673,70 @@ func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) { return p.training
 // GlobalNorm, then an Update step per learnable. Nothing is folded: the
 // updates must see the reduced gradients.
 func (p *Plan) ReducedTrainingSteps(u optim.Update) ([]Step, error) { return p.trainingSteps(u, true) }
+
+// Bucket sizes of the machines' OverlappedTrainingSteps, PyTorch DDP's:
+// the first bucket is handed over from 1 MiB of gradients, so that the
+// last layer's reduction starts early; the next ones from 25 MiB.
+var (
+	FirstBucketBytes = 1 << 20
+	BucketBytes      = 25 << 20
+)
+
+// OverlappedTrainingSteps are ReducedTrainingSteps whose all-reduce
+// overlaps the backward pass, as PyTorch DDP's buckets do: once the last
+// step that writes or reads a gradient has run, the gradient joins the
+// current bucket, and a bucket of at least first bytes (the first) or
+// bucket bytes (the others) is handed to the reducer at once (a
+// ReduceStart step) while the next steps run; the last bucket goes after
+// the plan's steps, then a ReduceWait, the global norm and the updates.
+// Each gradient is reduced whole, in one call of the reducer, as in
+// ReducedTrainingSteps, so the results are the same bit for bit.
+func (p *Plan) OverlappedTrainingSteps(u optim.Update, first, bucket int) ([]Step, error) {
+	steps, err := p.trainingSteps(u, true)
+	if err != nil {
+		return nil, err
+	}
+	n := len(p.Steps)
+	if len(steps) <= n || steps[n].Kind != Reduce {
+		return nil, fmt.Errorf("plan: the reduced steps have no Reduce after the plan's %d steps", n)
+	}
+	done := make([][]int, n) // the learnables whose gradients are complete after each step
+	for i, g := range p.Grads {
+		at := -1
+		for si := range p.Steps {
+			s := &p.Steps[si]
+			if slices.Contains(s.Out, g) || slices.Contains(s.In, g) || (s.Of != nil && slices.Contains(s.Of.In, g)) {
+				at = si
+			}
+		}
+		if at < 0 {
+			return nil, fmt.Errorf("no step computes the gradient of %q", p.Learnables[i].Name())
+		}
+		done[at] = append(done[at], i)
+	}
+	out := make([]Step, 0, len(steps)+len(p.Learnables)+1)
+	var pending []int
+	bytes, limit := 0, first
+	flush := func() {
+		if len(pending) > 0 {
+			out = append(out, Step{Kind: ReduceStart, Node: p.Learnables[0], In: pending})
+		}
+		pending, bytes, limit = nil, 0, bucket
+	}
+	for si := range p.Steps {
+		out = append(out, p.Steps[si])
+		for _, i := range done[si] {
+			pending = append(pending, p.Grads[i])
+			bytes += 4 * p.Buffers[p.Grads[i]].Elems
+		}
+		if bytes >= limit {
+			flush()
+		}
+	}
+	flush()
+	out = append(out, Step{Kind: ReduceWait, Node: p.Learnables[0], In: slices.Clone(p.Grads)})
+	return append(out, steps[n+1:]...), nil
+}
 
 func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 	if len(p.Learnables) == 0 {

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/optim"
@@ -120,9 +121,18 @@ type Machine struct {
 	lastSteps []Step
 	closed    bool
 	// reduce, when not nil, is the host's all-reduce of the gradients
-	// (SetGradientReducer).
-	reduce func(grads [][]float32) error
+	// (SetGradientReducer); reducing is the latest bucket handed to it in
+	// the background (ReduceStart), nil when none is under way.
+	reduce   func(grads [][]float32) error
+	reducing chan error
+	overlap  bool
 }
+
+// OverlapReduce says whether data-parallel steps overlap the all-reduce
+// with the backward pass (OverlappedTrainingSteps) or reduce after it
+// (ReducedTrainingSteps); the results are the same bit for bit.
+// GOKERAS_REDUCE_OVERLAP=0 in the environment turns it off.
+var OverlapReduce = os.Getenv("GOKERAS_REDUCE_OVERLAP") != "0"
 
 // trainingKey is what decides a training step's steps: the rule, and
 // whether the update needs whole gradients or clips values and decays
@@ -219,7 +229,7 @@ func (m *Machine) SetGradientReducer(reduce func(grads [][]float32) error) error
 	if _, ok := m.dev.(HostView); reduce != nil && (!ok || m.host == nil) {
 		return fmt.Errorf("%w: data-parallel training all-reduces gradients on the host, for devices that compute on host memory (the CPU) only: on a GPU (NCCL) it is not done yet", errors.ErrUnsupported)
 	}
-	m.reduce = reduce
+	m.reduce, m.overlap = reduce, OverlapReduce
 	m.train = map[trainingKey][]Step{}
 	return nil
 }
@@ -242,6 +252,11 @@ func (m *Machine) Train(u optim.Update) error {
 		trainingSteps := m.plan.TrainingSteps
 		if m.reduce != nil {
 			trainingSteps = m.plan.ReducedTrainingSteps
+			if m.overlap {
+				trainingSteps = func(u optim.Update) ([]Step, error) {
+					return m.plan.OverlappedTrainingSteps(u, FirstBucketBytes, BucketBytes)
+				}
+			}
 		}
 		if steps, err = trainingSteps(u); err != nil {
 			if errors.Is(err, ErrNoGradients) {
@@ -264,6 +279,9 @@ func (m *Machine) run(u *optim.Update, steps []Step) error {
 	m.lastSteps = steps
 	return m.dev.Do(func() error {
 		weights, err := m.queue(u, steps)
+		if m.reducing != nil { // a failed step left a bucket reducing
+			err = errors.Join(err, m.waitReduce())
+		}
 		// Wait even after an error, so that nothing queued by a failed run
 		// is left behind for the next one.
 		if werr := m.be.Wait(); err == nil && werr != nil {
@@ -343,6 +361,10 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 			err = m.be.Update(s, m.bufs, m.slotMems[s.Learnable], weights[s.Learnable].elems, *u)
 		} else if s.Kind == Reduce {
 			err = m.reduceGradients(s)
+		} else if s.Kind == ReduceStart {
+			err = m.startReduce(s)
+		} else if s.Kind == ReduceWait {
+			err = m.waitReduce()
 		} else {
 			err = m.be.Exec(i, s, m.bufs)
 		}
@@ -383,6 +405,52 @@ func (m *Machine) reduceGradients(s *Step) error {
 		views[i] = v.View(m.bufs[b], m.plan.Buffers[b].Elems)
 	}
 	if err := m.reduce(views); err != nil {
+		return fmt.Errorf("reducing the gradients: %w", err)
+	}
+	return nil
+}
+
+// startReduce runs a ReduceStart step: the reducer replaces the
+// gradients s.In in place in the background, after the buckets handed to
+// it before (so that every replica makes the same calls in the same
+// order), while the machine runs the next steps, none of which touches
+// these gradients before the ReduceWait.
+func (m *Machine) startReduce(s *Step) error {
+	v, ok := m.dev.(HostView)
+	if m.reduce == nil || !ok {
+		return errors.New("a ReduceStart step in a machine without a gradient reducer")
+	}
+	if err := m.be.Wait(); err != nil {
+		return err
+	}
+	views := make([][]float32, len(s.In))
+	for i, b := range s.In {
+		views[i] = v.View(m.bufs[b], m.plan.Buffers[b].Elems)
+	}
+	prev, done := m.reducing, make(chan error, 1)
+	m.reducing = done
+	reduce := m.reduce
+	go func() {
+		if prev != nil {
+			if err := <-prev; err != nil {
+				done <- err // the first error, passed on
+				return
+			}
+		}
+		done <- reduce(views)
+	}()
+	return nil
+}
+
+// waitReduce runs a ReduceWait step: it waits for the buckets handed to
+// the reducer, and returns the first error.
+func (m *Machine) waitReduce() error {
+	if m.reducing == nil {
+		return nil
+	}
+	err := <-m.reducing
+	m.reducing = nil
+	if err != nil {
 		return fmt.Errorf("reducing the gradients: %w", err)
 	}
 	return nil
