@@ -23,7 +23,7 @@
 //
 // A replica that exits stops the job: mpirun ends the others. One that
 // hangs makes the others stop after the strategy's timeout
-// (SetTimeout, DefaultTimeout), with a message that says so. Not done
-// yet: NCCL and GPUs, and overlapping the all-reduce with the backward
-// pass.
+// (SetTimeout, DefaultTimeout), with a message that says so. The CPU's
+// machines overlap the all-reduce with the backward pass, in buckets as
+// PyTorch DDP does. Not done yet: NCCL and GPUs.
 package distribute
