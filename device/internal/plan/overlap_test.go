@@ -14,7 +14,7 @@ import (
 // (HostMemory, HostView), as the CPU's: machines on it take a reducer.
 type viewDevice struct{ *hostDevice }
 
-func (d viewDevice) Host(data []float32) Mem      { return data }
+func (d viewDevice) Host(data []float32) Mem     { return data }
 func (d viewDevice) View(m Mem, n int) []float32 { return m.([]float32)[:n] }
 
 type viewBackend struct {
