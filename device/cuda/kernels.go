@@ -141,7 +141,8 @@ func (k *kernels) sumRows(s cu.Stream, a, out cu.DevicePtr, rows, cols int) erro
 	if cols == 0 {
 		return nil
 	}
-	return k.launch(s, kSumRows, elemGrid(cols), elemBlock, 0, ptrArg(a), ptrArg(out), intArg(rows), intArg(cols))
+	// Blocks of 8 lanes of 32 threads, 32 columns a block (see gk_sum_rows).
+	return k.launch(s, kSumRows, min((cols+31)/32, maxGrid), elemBlock, elemBlock*4, ptrArg(a), ptrArg(out), intArg(rows), intArg(cols))
 }
 
 // lossBlock is the one block of gk_loss: rows up to 256 threads.

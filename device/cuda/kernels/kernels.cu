@@ -175,12 +175,37 @@ extern "C" __global__ void gk_softmax_grad_rows(const float *y, const float *dy,
 }
 
 // gk_sum_rows: out[c] = Σ_r a[r, c], the gradient of a bias (ops' SumRows).
-// One thread per column; consecutive threads read consecutive addresses.
+// A block takes 32 columns at a time, its threads in lanes of 32, a thread
+// a column (consecutive threads read consecutive addresses); each lane
+// sums every lanes-th row, and the lanes' sums are added in lane order
+// (shared memory: blockDim.x floats). So a few columns over many rows (a
+// 10-class bias at batch 1024) spread over the block instead of a thread
+// each. A block whose size is not a multiple of 32 sums each column on a
+// thread of its own.
 extern "C" __global__ void gk_sum_rows(const float *a, float *out, int rows, int cols) {
-	GRID_STRIDE(c, cols) {
+	if (blockDim.x % 32 != 0) {
+		GRID_STRIDE(c, cols) {
+			float sum = 0.0f;
+			for (int r = 0; r < rows; r++) sum += a[(size_t)r * cols + c];
+			out[c] = sum;
+		}
+		return;
+	}
+	extern __shared__ float s[];
+	int lanes = blockDim.x / 32, lane = threadIdx.x / 32, tx = threadIdx.x % 32;
+	for (int c0 = blockIdx.x * 32; c0 < cols; c0 += gridDim.x * 32) {
+		int c = c0 + tx;
 		float sum = 0.0f;
-		for (int r = 0; r < rows; r++) sum += a[(size_t)r * cols + c];
-		out[c] = sum;
+		if (c < cols)
+			for (int r = lane; r < rows; r += lanes) sum += a[(size_t)r * cols + c];
+		s[threadIdx.x] = sum;
+		__syncthreads();
+		if (lane == 0 && c < cols) {
+			float total = s[tx];
+			for (int l = 1; l < lanes; l++) total += s[l * 32 + tx];
+			out[c] = total;
+		}
+		__syncthreads();
 	}
 }
 

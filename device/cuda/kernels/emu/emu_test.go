@@ -102,7 +102,7 @@ func TestActGrad(t *testing.T) {
 
 func TestSumRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	for _, shape := range [][2]int{{32, 300}, {1, 5}, {200, 3}} {
+	for _, shape := range [][2]int{{32, 300}, {1, 5}, {200, 3}, {1024, 10}, {7, 70}} {
 		rows, cols := shape[0], shape[1]
 		o := opstest.MustBuild(t, ops.Linear, ops.MeanSquaredError, rows, cols)
 		for _, l := range launches {
