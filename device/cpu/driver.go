@@ -40,7 +40,8 @@ func (Driver) Devices() ([]driver.PhysicalDevice, error) {
 var fallbackWarnings io.Writer = os.Stderr
 
 // NewMachine compiles g with the plan compiler and binds it to the CPU
-// (with opts.ReduceGradients: plan.Machine.SetGradientReducer). A
+// (with opts.ReduceGradients: plan.Machine.SetGradientReducer, through
+// plan.NewFromOptions). A
 // graph with an op the compiler does not know runs on gorgonia's tape
 // machine instead, announced with a one-line warning; so does every graph
 // when opts.Reference is set, without a warning.
@@ -63,12 +64,5 @@ func (Driver) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.MachineOp
 	if err != nil {
 		return nil, fmt.Errorf("device: /CPU:0: %w", err)
 	}
-	m, err := plan.New(p, be, opts.State, opts.Slots)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.SetGradientReducer(opts.ReduceGradients); err != nil {
-		return nil, errors.Join(err, m.Close())
-	}
-	return m, nil
+	return plan.NewFromOptions(p, be, opts)
 }

@@ -36,15 +36,9 @@ func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts driver.MachineOptions) (
 	for i, buf := range p.Buffers {
 		be.elems[i] = buf.Elems
 	}
-	m, err := plan.New(p, be, opts.State, opts.Slots)
-	if err != nil {
-		return nil, err
-	}
-	// Refused for now (NCCL is not done): the error says so.
-	if err := m.SetGradientReducer(opts.ReduceGradients); err != nil {
-		return nil, errors.Join(err, m.Close())
-	}
-	return m, nil
+	// A gradient reducer is refused for now (NCCL is not done): the
+	// error says so.
+	return plan.NewFromOptions(p, be, opts)
 }
 
 // checkSteps refuses, when the graph is bound, the steps the kernels

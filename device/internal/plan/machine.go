@@ -218,6 +218,20 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 	return m, nil
 }
 
+// NewFromOptions is New with the state, slots and gradient reducer a
+// driver's NewMachine was given: what every backend's driver does once it
+// has compiled the plan.
+func NewFromOptions(p *Plan, be Backend, opts driver.MachineOptions) (*Machine, error) {
+	m, err := New(p, be, opts.State, opts.Slots)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.SetGradientReducer(opts.ReduceGradients); err != nil {
+		return nil, errors.Join(err, m.Close())
+	}
+	return m, nil
+}
+
 // SetGradientReducer makes Train a data-parallel step: its steps are
 // Plan.ReducedTrainingSteps, and at the Reduce step the machine waits for
 // the gradients and hands them to reduce (in the order of the learnables),
