@@ -101,16 +101,7 @@ func contains(list []string, s string) bool {
 // weights bit-identical after every epoch; evaluation likewise.
 func TestMultiWorkerFitMatchesOneProcess(t *testing.T) {
 	mpirun := needMPI(t)
-	out, err, took := job(t, mpirun, 2, "fit")
-	if err != nil {
-		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
-	}
-	for r := range 2 {
-		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
-			t.Errorf("no %q in the output:\n%s", want, out)
-		}
-	}
-	t.Logf("mpirun -np 2: %v\n%s", took.Round(time.Millisecond), out)
+	jobOK(t, mpirun, 2, "fit")
 }
 
 // Replicas given different batch sizes refuse to start, naming it.
@@ -422,16 +413,7 @@ func workerMismatch(t *testing.T, s *distribute.MultiWorkerStrategy) {
 // could not read or read other content from.
 func TestMultiWorkerSavesOnRankZeroLoadsAgreed(t *testing.T) {
 	mpirun := needMPI(t)
-	out, err, took := job(t, mpirun, 2, "files")
-	if err != nil {
-		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
-	}
-	for r := range 2 {
-		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
-			t.Errorf("no %q in the output:\n%s", want, out)
-		}
-	}
-	t.Logf("mpirun -np 2: %v\n%s", took.Round(time.Millisecond), out)
+	jobOK(t, mpirun, 2, "files")
 }
 
 // weightsHash is an FNV-64a of the model's weights.
@@ -543,16 +525,7 @@ func workerFiles(t *testing.T, s *distribute.MultiWorkerStrategy, dir string) {
 // final weights equal the uninterrupted job's, bit for bit.
 func TestMultiWorkerInterruptAndResume(t *testing.T) {
 	mpirun := needMPI(t)
-	out, err, took := job(t, mpirun, 2, "resume")
-	if err != nil {
-		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
-	}
-	for r := range 2 {
-		if want := fmt.Sprintf("worker rank %d of 2: ok", r); !strings.Contains(out, want) {
-			t.Errorf("no %q in the output:\n%s", want, out)
-		}
-	}
-	t.Logf("mpirun -np 2: %v\n%s", took.Round(time.Millisecond), out)
+	jobOK(t, mpirun, 2, "resume")
 }
 
 // canceller cancels its context after step at of epoch epoch.
@@ -628,4 +601,20 @@ func workerResume(t *testing.T, s *distribute.MultiWorkerStrategy, dir string) {
 	} else if s.Rank() == 0 {
 		fmt.Printf("interrupted in epoch %d after step %d; resumed weights hash %x = uninterrupted\n", ie.Epoch+1, ie.Step, got)
 	}
+}
+
+// jobOK runs the worker mode on np ranks under mpirun and requires every
+// rank to report ok.
+func jobOK(t *testing.T, mpirun string, np int, mode string) {
+	t.Helper()
+	out, err, took := job(t, mpirun, np, mode)
+	if err != nil {
+		t.Fatalf("mpirun -np %d: %v\n%s", np, err, out)
+	}
+	for r := range np {
+		if want := fmt.Sprintf("worker rank %d of %d: ok", r, np); !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	t.Logf("mpirun -np %d: %v\n%s", np, took.Round(time.Millisecond), out)
 }
