@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/distribute"
-	"github.com/gokeras/gokeras/distribute/mpi"
+	"github.com/gokeras/gokeras/internal/mpitest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -33,7 +33,6 @@ import (
 // MPI into a failure instead of a skip.
 const (
 	workerVar  = "GOKERAS_DISTRIBUTE_TEST_WORKER"
-	requireVar = "GOKERAS_REQUIRE_MPI"
 	dirVar     = "GOKERAS_DISTRIBUTE_TEST_DIR"
 	jobTimeout = 120 * time.Second
 )
@@ -41,25 +40,6 @@ const (
 // launchVars are the variables launchers set (see mpi.InMPIRun): a job's
 // processes must not inherit them from a test that itself runs under one.
 var launchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
-
-func needMPI(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv(requireVar) == "1" {
-			t.Fatalf("%s=1 but %s", requireVar, why)
-		}
-		t.Skipf("skipped: %s (set %s=1 to fail instead)", why, requireVar)
-	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		missing("mpirun is not on PATH: " + mpi.InstallHint)
-	}
-	if _, err := mpi.Load(); err != nil {
-		missing(err.Error())
-	}
-	return mpirun
-}
 
 // job runs this test binary's worker mode under mpirun with np processes.
 func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.Duration) {
@@ -100,13 +80,13 @@ func contains(list []string, s string) bool {
 // that batch: the losses of every step within 1e-6 relative, the replicas'
 // weights bit-identical after every epoch; evaluation likewise.
 func TestMultiWorkerFitMatchesOneProcess(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	jobOK(t, mpirun, 2, "fit")
 }
 
 // Replicas given different batch sizes refuse to start, naming it.
 func TestMultiWorkerRefusesDifferentRuns(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	out, err, took := job(t, mpirun, 2, "mismatch")
 	if err != nil {
 		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
@@ -122,7 +102,7 @@ func TestMultiWorkerRefusesDifferentRuns(t *testing.T) {
 // A replica that dies mid-epoch (exit status 3 at step 5) stops the job:
 // mpirun exits non-zero, and the other replica never finishes its Fit.
 func TestMultiWorkerReplicaDiesMidEpoch(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	out, err, took := job(t, mpirun, 2, "dies")
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
@@ -137,7 +117,7 @@ func TestMultiWorkerReplicaDiesMidEpoch(t *testing.T) {
 // A replica that hangs mid-epoch (asleep at step 5) stops the job within
 // the others' timeout (2 s here), with a message that says so.
 func TestMultiWorkerReplicaHangs(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	out, err, took := job(t, mpirun, 2, "hangs")
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
@@ -412,7 +392,7 @@ func workerMismatch(t *testing.T, s *distribute.MultiWorkerStrategy) {
 // loads are collective and refuse, on every rank, a file that a rank
 // could not read or read other content from.
 func TestMultiWorkerSavesOnRankZeroLoadsAgreed(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	jobOK(t, mpirun, 2, "files")
 }
 
@@ -524,7 +504,7 @@ func workerFiles(t *testing.T, s *distribute.MultiWorkerStrategy, dir string) {
 // step, rank 0's checkpoint then resumes the job on both ranks, and the
 // final weights equal the uninterrupted job's, bit for bit.
 func TestMultiWorkerInterruptAndResume(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	jobOK(t, mpirun, 2, "resume")
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
-	"github.com/gokeras/gokeras/distribute/mpi"
+	"github.com/gokeras/gokeras/internal/mpitest"
 )
 
 // mpiLaunchVars are the variables MPI launchers set (mpi.InMPIRun): the
@@ -53,16 +53,7 @@ func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 // mpirun -np 2 train --distributed prints one Keras progress stream, rank
 // 0's, and ends with the samples per second of the whole job.
 func TestTrainDistributedUnderMPIRun(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err == nil {
-		_, err = mpi.Load()
-	}
-	if err != nil {
-		if os.Getenv("GOKERAS_REQUIRE_MPI") == "1" {
-			t.Fatalf("GOKERAS_REQUIRE_MPI=1 but %v", err)
-		}
-		t.Skipf("skipped: %v (set GOKERAS_REQUIRE_MPI=1 to fail instead)", err)
-	}
+	mpirun := mpitest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", asTrainEnv,
@@ -101,16 +92,7 @@ func TestTrainDistributedUnderMPIRun(t *testing.T) {
 // mpiArgs too) with args; it returns the command, started, and its output.
 func mpiTrain(t *testing.T, ctx context.Context, mpiArgs []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	mpirun, err := exec.LookPath("mpirun")
-	if err == nil {
-		_, err = mpi.Load()
-	}
-	if err != nil {
-		if os.Getenv("GOKERAS_REQUIRE_MPI") == "1" {
-			t.Fatalf("GOKERAS_REQUIRE_MPI=1 but %v", err)
-		}
-		t.Skipf("skipped: %v (set GOKERAS_REQUIRE_MPI=1 to fail instead)", err)
-	}
+	mpirun := mpitest.Need(t)
 	flags := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", asTrainEnv}, mpiArgs...)
 	cmd := exec.CommandContext(ctx, mpirun, append(append(flags, os.Args[0]), args...)...)
 	for _, kv := range os.Environ() {
