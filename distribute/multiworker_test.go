@@ -155,6 +155,8 @@ func TestMultiWorkerWorker(t *testing.T) {
 		workerFiles(t, s, os.Getenv(dirVar))
 	case "resume":
 		workerResume(t, s, os.Getenv(dirVar))
+	case "batchnorm":
+		workerBatchNorm(t, s)
 	case "dies", "hangs":
 		if mode == "hangs" {
 			s.SetTimeout(2 * time.Second)
@@ -597,4 +599,110 @@ func jobOK(t *testing.T, mpirun string, np int, mode string) {
 		}
 	}
 	t.Logf("mpirun -np %d: %v\n%s", np, took.Round(time.Millisecond), out)
+}
+
+// BatchNormalization under a strategy: each replica normalizes its shard
+// with the shard's own statistics, and the moving mean and variance are
+// the mean over the replicas of what each replica's updates give (Keras'
+// variables synchronized on read, aggregated by MEAN), the same on every
+// rank: the replicas' weights, moving statistics included, are
+// bit-identical after every epoch.
+func TestMultiWorkerBatchNormMovingMean(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	jobOK(t, mpirun, 2, "batchnorm")
+}
+
+func workerBatchNorm(t *testing.T, s *distribute.MultiWorkerStrategy) {
+	const n, batch, features, epochs = 256, 64, 4, 2
+	// Rank 0's shard of each batch (its first half, unshuffled) is
+	// centred on 0 with spread 1, rank 1's on 2 with spread 3: their
+	// moving statistics alone differ widely.
+	x := make([]float32, n*features)
+	y := make([]float32, n*3)
+	for i := range n {
+		shift, spread := 0.0, 1.0
+		if i%batch >= batch/2 {
+			shift, spread = 2, 3
+		}
+		for j := range features {
+			x[i*features+j] = float32(shift + spread*math.Sin(float64(i*features+j)*0.7))
+		}
+		y[i*3+i%3] = 1
+	}
+	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 3), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nn.NewSequential(layers.Input(features), layers.BatchNormalization(), layers.Dense(3, layers.Softmax))
+	m.SetSeed(1)
+	opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0"), nn.WithStrategy(s)); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{t: t, s: s} // weights bit-identical after every epoch
+	if _, err := m.Fit(context.Background(), data, nn.BatchSize(batch), nn.Epochs(epochs), nn.Shuffle(false), nn.Seed(1), nn.Verbose(0), nn.Callbacks(rec)); err != nil {
+		t.Fatal(err)
+	}
+	if rec.epochs != epochs {
+		t.Fatalf("%d epochs, want %d", rec.epochs, epochs)
+	}
+	// The moving statistics computed here in float64: the mean over the
+	// two replicas of each one's own track (momentum 0.99, the shard's
+	// mean and unbiased variance), and rank 0's own track alone.
+	type track struct{ mean, variance [features]float64 }
+	start := func() track {
+		var tr track
+		for j := range features {
+			tr.variance[j] = 1
+		}
+		return tr
+	}
+	var replicas [2]track
+	replicas[0], replicas[1] = start(), start()
+	for range epochs {
+		for lo := 0; lo < n; lo += batch {
+			for r := range 2 {
+				rows := x[(lo+r*batch/2)*features : (lo+(r+1)*batch/2)*features]
+				k := float64(batch / 2)
+				for j := range features {
+					var sum, sq float64
+					for i := j; i < len(rows); i += features {
+						sum += float64(rows[i])
+					}
+					mu := sum / k
+					for i := j; i < len(rows); i += features {
+						sq += (float64(rows[i]) - mu) * (float64(rows[i]) - mu)
+					}
+					replicas[r].mean[j] = 0.99*replicas[r].mean[j] + 0.01*mu
+					replicas[r].variance[j] = 0.99*replicas[r].variance[j] + 0.01*sq/(k-1)
+				}
+			}
+		}
+	}
+	ws, err := m.GetWeights() // gamma, beta, moving_mean, moving_variance, kernel, bias
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"moving_mean", "moving_variance"} {
+		got := ws[2+i].Data().([]float32)
+		for j := range features {
+			own := [2]float64{replicas[0].mean[j], replicas[1].mean[j]}
+			if i == 1 {
+				own = [2]float64{replicas[0].variance[j], replicas[1].variance[j]}
+			}
+			want := (own[0] + own[1]) / 2
+			if math.Abs(float64(got[j])-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Errorf("rank %d: %s[%d] = %v, want %v, the mean of the replicas' own %v and %v", s.Rank(), name, j, got[j], want, own[0], own[1])
+			}
+			if math.Abs(own[0]-want) < 1e-3 {
+				t.Fatalf("%s[%d]: rank 0's own track %v is too close to the mean %v for the test to tell them apart", name, j, own[0], want)
+			}
+		}
+	}
+	if s.Rank() == 0 {
+		fmt.Printf("batchnorm: moving_mean %v, moving_variance %v\n", ws[2].Data(), ws[3].Data())
+	}
 }

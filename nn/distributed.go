@@ -61,10 +61,19 @@ type Strategy interface {
 // job. Evaluate, and Fit's validation, split each batch the same way and
 // sum; Predict runs on every replica alone.
 //
+// BatchNormalization normalizes each replica's shard with that shard's
+// own mean and variance, as Keras does by default (synchronized=False).
+// Its moving mean and variance are, as in Keras, the mean over the
+// replicas of what each replica's own updates give: after every training
+// step they are summed over the replicas and divided by their number (in
+// float32) on every replica, so that what is saved, evaluated and
+// predicted with is that mean, and every replica holds the same weights,
+// bit for bit, at every step (averaging each step gives the same value as
+// averaging once at the end, the update being linear, up to float32
+// rounding).
+//
 // Not done yet: devices other than the CPU (NCCL); metrics computed on the
-// host (every metric of package metrics computes on the device); layers
-// with statistics of their own (BatchNormalization's moving mean and
-// variance follow each replica's shards, and rank 0's are saved).
+// host (every metric of package metrics computes on the device).
 func WithStrategy(s Strategy) CompileOption {
 	return func(c *compileConfig) error {
 		if s == nil {
@@ -127,6 +136,52 @@ func (c *compiled) reduceGradients(grads [][]float32) error {
 		if err := c.strategy.AllReduceSum(g); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// averageMoving replaces every replica's non-trainable weights (the
+// moving mean and variance of BatchNormalization, which each replica
+// updates from its own shard) with their mean over the replicas: summed by
+// the all-reduce, in float32, then divided by the number of replicas, the
+// same on every replica. It is Keras' read of a variable synchronized on
+// read with MEAN aggregation, done after every training step, so that a
+// save, an evaluation or a prediction at any point reads the mean. The
+// weights live in host memory (strategies run on the CPU only), so the
+// step's machines see the new values without being told.
+func (m *Sequential) averageMoving() error {
+	s := m.compiled.strategy
+	if s == nil {
+		return nil
+	}
+	var stats [][]float32
+	n := 0
+	for _, l := range m.layers {
+		for _, p := range l.Params() {
+			if p.NonTrainable {
+				v := p.Value.Data().([]float32)
+				stats = append(stats, v)
+				n += len(v)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	buf := make([]float32, 0, n)
+	for _, v := range stats {
+		buf = append(buf, v...)
+	}
+	if err := s.AllReduceSum(buf); err != nil {
+		return fmt.Errorf("averaging the moving statistics over the replicas: %w", err)
+	}
+	size := float32(s.Size())
+	off := 0
+	for _, v := range stats {
+		for i := range v {
+			v[i] = buf[off+i] / size
+		}
+		off += len(v)
 	}
 	return nil
 }

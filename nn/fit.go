@@ -591,6 +591,9 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
 				epoch+1, cfg.epochs, step+1, r.steps, ErrNonFiniteLoss, loss, c.optimizer.LearningRate())
 		}
+		if err := m.averageMoving(); err != nil {
+			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
+		}
 		done = step + 1
 		lossMean.Add(loss, float64(len(idx)))
 		entries[0] = logEntry{Name: "loss", Value: lossMean.Result()}
