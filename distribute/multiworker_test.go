@@ -155,6 +155,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 		workerFiles(t, s, os.Getenv(dirVar))
 	case "resume":
 		workerResume(t, s, os.Getenv(dirVar))
+	case "evalcancel":
+		s.SetTimeout(20 * time.Second) // a replica left waiting fails the job soon
+		workerEvalCancel(t, s)
 	case "batchnorm":
 		workerBatchNorm(t, s)
 	case "dies", "hangs":
@@ -704,5 +707,71 @@ func workerBatchNorm(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	}
 	if s.Rank() == 0 {
 		fmt.Printf("batchnorm: moving_mean %v, moving_variance %v\n", ws[2].Data(), ws[3].Data())
+	}
+}
+
+// Rank 1's context is cancelled during a standalone Evaluate: both ranks
+// stop after the same batch, neither hangs; rank 1's error wraps its
+// context's, rank 0's says another replica was interrupted. A later
+// Evaluate runs to the end on both.
+func TestMultiWorkerEvaluateCancelled(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	jobOK(t, mpirun, 2, "evalcancel")
+}
+
+// cancelAt cancels its context when the data is gathered for the at-th
+// time (1-based), nil cancel: never.
+type cancelAt struct {
+	nn.Dataset
+	at, calls int
+	cancel    func()
+}
+
+func (c *cancelAt) GatherInputs(idx []int, dst []float32) error {
+	c.calls++
+	if c.calls == c.at && c.cancel != nil {
+		c.cancel()
+	}
+	return c.Dataset.GatherInputs(idx, dst)
+}
+
+func workerEvalCancel(t *testing.T, s *distribute.MultiWorkerStrategy) {
+	opt, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mlp(t, opt, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := &cancelAt{Dataset: mlpData(t, 640), at: 3} // 10 batches of 64
+	if s.Rank() == 1 {
+		data.cancel = cancel
+	}
+	_, err = m.Evaluate(ctx, data, nn.BatchSize(64), nn.Verbose(0))
+	// Rank 1 cancels while gathering batch 3; its wish travels with batch
+	// 4's results, so both stop before batch 5, at sample 256.
+	const at = "evaluate: stopped at sample 256 of 640: "
+	switch {
+	case err == nil || !strings.Contains(err.Error(), at) || !errors.Is(err, context.Canceled):
+		t.Errorf("rank %d: want an error with %q matching context.Canceled, got %v", s.Rank(), at, err)
+	case s.Rank() == 0 && !strings.Contains(err.Error(), "another replica was interrupted"):
+		t.Errorf("rank 0: want an error saying another replica was interrupted, got %v", err)
+	case s.Rank() == 1 && strings.Contains(err.Error(), "another replica"):
+		t.Errorf("rank 1: want its own context's error, got %v", err)
+	}
+	if data.calls != 4 {
+		t.Errorf("rank %d: gathered %d batches, want 4", s.Rank(), data.calls)
+	}
+	fmt.Printf("rank %d: evaluate: %v\n", s.Rank(), err)
+	res, err := m.Evaluate(context.Background(), mlpData(t, 640), nn.BatchSize(64), nn.Verbose(0))
+	if err != nil {
+		t.Fatalf("rank %d: evaluate again: %v", s.Rank(), err)
+	}
+	b := []float32{float32(res["loss"])}
+	if err := s.Bcast(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != float32(res["loss"]) {
+		t.Errorf("rank %d: evaluate again: loss %v, rank 0's %v", s.Rank(), res["loss"], b[0])
 	}
 }

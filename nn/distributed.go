@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -137,6 +138,25 @@ func (c *compiled) reduceGradients(grads [][]float32) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// stopNow is the error that stops Fit, or Evaluate, before its next step,
+// nil to go on: ctx's error, or with a strategy, where the replicas must
+// stop after the same step, ctx's error or errReplicaInterrupted once any
+// replica's context was cancelled (its wish travels with each step's
+// results, see reduceResults), and nil until then.
+func (c *compiled) stopNow(ctx context.Context) error {
+	if c.strategy == nil {
+		return ctx.Err()
+	}
+	if c.stopAgreed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errReplicaInterrupted
+	}
+	c.stopWanted = ctx.Err() != nil
 	return nil
 }
 

@@ -14,6 +14,13 @@ import (
 // batch (BatchSize, default 32), like Keras' evaluate(return_dict=True).
 // With Verbose(1) it draws a progress bar. A nil ctx is taken as
 // context.Background().
+//
+// Evaluate stops before its next batch when ctx is cancelled, returning
+// an error that wraps ctx.Err(). With a strategy (WithStrategy), as in
+// Fit, a replica whose ctx is cancelled says so with its next batch's
+// results, and every replica stops after that batch, at the same sample:
+// that replica's error wraps ctx.Err(), the others' say that another
+// replica was interrupted (and match context.Canceled).
 func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option) (map[string]float64, error) {
 	if m == nil {
 		return nil, fmt.Errorf("evaluate: %w", ErrNilModel)
@@ -49,9 +56,10 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 		if s.Rank() != 0 {
 			cfg.verbose = 0 // rank 0 draws the progress
 		}
+		m.compiled.stopWanted, m.compiled.stopAgreed = false, false
 	}
 	bar := progbar.New(cfg.out, cfg.verbose, steps, cfg.now)
-	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar)
+	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar, true)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +74,11 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 }
 
 // evaluate runs the evaluation loop; bar may be nil (validation inside Fit).
-// A batchSize larger than the data is taken as the data's size.
-func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, bar *progbar.Progbar) ([]logEntry, error) {
+// A batchSize larger than the data is taken as the data's size. When
+// stoppable (Evaluate), it stops when ctx is cancelled, with a strategy on
+// every replica alike (compiled.stopNow); Fit's validation is not, and
+// leaves Fit's wish to stop for Fit.
+func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, bar *progbar.Progbar, stoppable bool) ([]logEntry, error) {
 	c := m.compiled
 	for _, mt := range c.metrics {
 		mt.Reset()
@@ -79,8 +90,10 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 	idx := make([]int, 0, batchSize)
 	logs := make([]logEntry, 1+len(c.metrics))
 	for lo, step := 0, 1; lo < n; lo, step = lo+len(idx), step+1 {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("evaluate: stopped at sample %d of %d: %w", lo, n, err)
+		if stoppable {
+			if err := c.stopNow(ctx); err != nil {
+				return nil, fmt.Errorf("evaluate: stopped at sample %d of %d: %w", lo, n, err)
+			}
 		}
 		idx = batchIndices(idx, lo, min(batchSize, n-lo))
 		loss, err := m.evalShard(data, idx, labelCols)

@@ -519,24 +519,8 @@ func splitmix64(x uint64) uint64 {
 }
 
 // stopNow is the error that stops Fit before its next step, nil to go
-// on: ctx's error, or with a strategy, where the replicas must stop after
-// the same step, ctx's error or errReplicaInterrupted once any replica's
-// context was cancelled (its wish travels with each step's results, see
-// reduceResults), and nil until then.
-func (r *fitRun) stopNow(ctx context.Context) error {
-	c := r.m.compiled
-	if c.strategy == nil {
-		return ctx.Err()
-	}
-	if c.stopAgreed {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return errReplicaInterrupted
-	}
-	c.stopWanted = ctx.Err() != nil
-	return nil
-}
+// on (compiled.stopNow).
+func (r *fitRun) stopNow(ctx context.Context) error { return r.m.compiled.stopNow(ctx) }
 
 // InterruptedError is what Fit returns when its context is cancelled: where
 // training stood. Epoch (0-based) and Step (steps done in it) are the
@@ -612,7 +596,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 	}
 	if r.validation != nil {
 		// Not interrupted: the epoch completes, and Fit stops before the next.
-		valLogs, err := m.evaluate(context.WithoutCancel(ctx), r.validation, cfg.batchSize, nil)
+		valLogs, err := m.evaluate(context.WithoutCancel(ctx), r.validation, cfg.batchSize, nil, false)
 		if err != nil {
 			return nil, fmt.Errorf("fit: validation after epoch %d: %w", epoch+1, err)
 		}
