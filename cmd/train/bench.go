@@ -26,7 +26,7 @@ type benchFlags struct {
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&b.on, "benchmark", false, "time training steps of the model on --synthetic data and print ms/step (median), steps/s and GFLOP/s instead of training")
+	fs.BoolVar(&b.on, "benchmark", false, "time training steps of the model on --synthetic data and print ms/step (median), steps/s, samples/s and GFLOP/s instead of training; with --distributed, of the whole job at the global --batch-size (a step takes the slowest rank's time), printed by rank 0")
 	fs.IntVar(&b.steps, "benchmark-steps", 50, "steps --benchmark times, after the warm-up")
 	fs.IntVar(&b.warmup, "benchmark-warmup", 5, "steps --benchmark runs before timing")
 }
@@ -101,7 +101,15 @@ func summarize(times []time.Duration, flopsPerStep float64) benchResult {
 // runBenchmark times --benchmark-steps training steps of the --model
 // at --batch-size on spec, after --benchmark-warmup steps, on generated
 // CIFAR-shaped data, and prints the median and what follows from it.
-func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.Optimizer, stdout io.Writer) error {
+//
+// With a strategy (--distributed) --batch-size is the global batch: every
+// rank generates the same data and Fit gives each its shard of every
+// batch, as in training. Each rank times its own steps (the step ends
+// after its all-reduces); the job's time for a step is the slowest rank's
+// (jobStepTimes), and the figures are the whole job's: the median of those
+// times, the global batch's samples and FLOPs over it. The caller has
+// made stdout discard the other ranks' output: rank 0 prints.
+func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.Optimizer, s nn.Strategy, stdout io.Writer) error {
 	b := cfg.bench
 	if b.steps <= 0 || b.warmup < 0 {
 		return fmt.Errorf("--benchmark-steps must be positive and --benchmark-warmup not negative, got %d and %d", b.steps, b.warmup)
@@ -121,23 +129,60 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	if err := model.Build(32, 32, 3); err != nil {
 		return err
 	}
-	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(spec.String())); err != nil {
+	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
+	where := spec.Short()
+	if s != nil {
+		compileOpts = append(compileOpts, nn.WithStrategy(s))
+		where += fmt.Sprintf(", %d processes", s.Size())
+	}
+	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, compileOpts...); err != nil {
 		return err
 	}
 	defer model.Close()
 	timer := &stepTimer{}
 	printMath(stdout, spec)
 	fmt.Fprintf(stdout, "Benchmark: %s model, %d steps at batch size %d (after %d warm-up steps), %s lr %g, %s\n",
-		cfg.model, b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), spec.Short())
+		cfg.model, b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), where)
 	if _, err := model.Fit(ctx, data.Train.OneHot(), nn.Epochs(1), nn.BatchSize(cfg.batchSize), nn.StepsPerEpoch(total),
 		nn.Seed(cfg.seed), nn.Verbose(0), nn.Callbacks(timer)); err != nil {
 		return err
 	}
-	r := summarize(timer.times[b.warmup:], trainingFLOPs(model, cfg.batchSize))
+	times, err := jobStepTimes(s, timer.times[b.warmup:])
+	if err != nil {
+		return fmt.Errorf("--benchmark: gathering the ranks' step times: %w", err)
+	}
+	r := summarize(times, trainingFLOPs(model, cfg.batchSize))
 	epoch := time.Duration(float64(r.median) * float64((50000+cfg.batchSize-1)/cfg.batchSize))
-	fmt.Fprintf(stdout, "median %.2f ms/step (p10 %.2f, p90 %.2f) - %.1f steps/s - %.1f GFLOP/s - %.1f s per 50000-sample epoch\n",
-		ms(r.median), ms(r.p10), ms(r.p90), r.stepsPerSec, r.gflops, epoch.Seconds())
+	fmt.Fprintf(stdout, "median %.2f ms/step (p10 %.2f, p90 %.2f) - %.1f steps/s - %.0f samples/s - %.1f GFLOP/s - %.1f s per 50000-sample epoch\n",
+		ms(r.median), ms(r.p10), ms(r.p90), r.stepsPerSec, float64(cfg.batchSize)/r.median.Seconds(), r.gflops, epoch.Seconds())
 	return nil
+}
+
+// jobStepTimes is, for each timed step, the slowest rank's time: the
+// step's time for the whole job. Every rank sends its times to every other
+// (an all-reduce of one slot per rank and step); without a strategy the
+// times are this process's.
+func jobStepTimes(s nn.Strategy, times []time.Duration) ([]time.Duration, error) {
+	if s == nil {
+		return times, nil
+	}
+	n := len(times)
+	buf := make([]float32, s.Size()*n)
+	for i, d := range times {
+		buf[s.Rank()*n+i] = float32(d.Seconds())
+	}
+	if err := s.AllReduceSum(buf); err != nil {
+		return nil, err
+	}
+	job := make([]time.Duration, n)
+	for i := range job {
+		var slowest float32
+		for r := range s.Size() {
+			slowest = max(slowest, buf[r*n+i])
+		}
+		job[i] = time.Duration(float64(slowest) * float64(time.Second))
+	}
+	return job, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

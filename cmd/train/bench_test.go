@@ -22,7 +22,7 @@ func TestBenchmarkMode(t *testing.T) {
 		deviceLine,
 		regexp.MustCompile(`^BLAS: \S`),
 		regexp.MustCompile(`^Benchmark: mlp model, 3 steps at batch size 4 \(after 1 warm-up steps\), SGD lr 0\.01, /CPU:0$`),
-		regexp.MustCompile(`^median \d+\.\d\d ms/step \(p10 \d+\.\d\d, p90 \d+\.\d\d\) - \d+\.\d steps/s - \d+\.\d GFLOP/s - \d+\.\d s per 50000-sample epoch$`),
+		regexp.MustCompile(`^median \d+\.\d\d ms/step \(p10 \d+\.\d\d, p90 \d+\.\d\d\) - \d+\.\d steps/s - \d+ samples/s - \d+\.\d GFLOP/s - \d+\.\d s per 50000-sample epoch$`),
 	}
 	if len(lines) != len(patterns) {
 		t.Fatalf("output has %d lines, want %d:\n%s", len(lines), len(patterns), r.stdout)

@@ -14,17 +14,6 @@ import (
 const launchHint = "launch one train per replica with an MPI launcher: mpirun -np 2 train --distributed ... " +
 	"(as root mpirun also wants --allow-run-as-root, and more processes than cores --oversubscribe; under Slurm: srun)"
 
-// distributedConflicts refuses the flag --distributed does not take yet:
-// --benchmark, which times one process. The files train writes (--save,
-// --checkpoint, --plot, --csv-log, --json, --tensorboard) come from rank 0
-// (rankZeroOnly); --resume reads the checkpoint on every rank.
-func (c config) distributedConflicts() error {
-	if c.distributed && c.bench.on {
-		return usagef("--benchmark does not go with --distributed yet: drop one of them")
-	}
-	return nil
-}
-
 // rankZeroOnly drops, on ranks other than 0, the outputs that only rank 0
 // writes: --plot, --csv-log, --json and --tensorboard. --save and
 // --checkpoint stay: nn writes them on rank 0 only, and every rank must

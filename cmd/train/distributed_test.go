@@ -23,9 +23,8 @@ import (
 // tests' own processes must not inherit them.
 var mpiLaunchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
 
-// Started by hand, --distributed refuses at once and says how to launch;
-// --benchmark, which it does not take yet, is refused by name; the files
-// (rank 0 writes them) are not refused.
+// Started by hand, --distributed refuses at once and says how to launch,
+// also with --benchmark; the files (rank 0 writes them) are not refused.
 func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 	isolate(t)
 	for _, v := range mpiLaunchVars {
@@ -37,7 +36,7 @@ func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 	}{
 		{[]string{"--distributed", "--synthetic"}, "mpirun -np 2 train --distributed"},
 		{[]string{"--distributed", "--synthetic", "--save", "w.safetensors", "--checkpoint", "c.safetensors", "--csv-log", "l.csv"}, "mpirun -np 2 train --distributed"},
-		{[]string{"--distributed", "--benchmark"}, "--benchmark does not go with --distributed yet"},
+		{[]string{"--distributed", "--benchmark"}, "mpirun -np 2 train --distributed"},
 	} {
 		r := runTrain(t, tc.args...)
 		var u *usageError
@@ -86,6 +85,31 @@ func TestTrainDistributedUnderMPIRun(t *testing.T) {
 		t.Errorf("last line %q, want the job's samples/s", last)
 	}
 	t.Logf("mpirun -np 2 train --distributed: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// mpirun -np 2 train --distributed --benchmark prints one report, rank
+// 0's: the header naming the processes and one line of figures with the
+// job's samples/s.
+func TestTrainDistributedBenchmark(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, out := mpiTrain(t, ctx, nil, "--device=/CPU:0", "--benchmark", "--benchmark-steps", "4", "--benchmark-warmup", "1",
+		"--batch-size", "16", "--seed", "1", "--distributed")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("mpirun -np 2 train --distributed --benchmark: %v\n%s", err, out)
+	}
+	text := out.String()
+	header := "Benchmark: mlp model, 4 steps at batch size 16 (after 1 warm-up steps), SGD lr 0.01, /CPU:0, 2 processes\n"
+	if n := strings.Count(text, header); n != 1 {
+		t.Errorf("%q %d times in the output, want once (rank 0's):\n%s", header, n, text)
+	}
+	figures := regexp.MustCompile(`(?m)^median \d+\.\d\d ms/step \(p10 \d+\.\d\d, p90 \d+\.\d\d\) - \d+\.\d steps/s - \d+ samples/s - \d+\.\d GFLOP/s - \d+\.\d s per 50000-sample epoch$`)
+	if n := len(figures.FindAllString(text, -1)); n != 1 || strings.Count(text, "ms/step") != 1 {
+		t.Errorf("%d lines of figures, want one (rank 0's):\n%s", n, text)
+	}
+	if n := strings.Count(text, "Device: "); n != 1 {
+		t.Errorf("%d device lines, want one (rank 0's):\n%s", n, text)
+	}
 }
 
 // mpiTrain starts train under mpirun -np 2 (given mpirun's own flags

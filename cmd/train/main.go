@@ -207,9 +207,6 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	case c.patience < 0:
 		return c, usagef("--early-stopping must not be negative, got %d (0 turns it off)", c.patience)
 	}
-	if err := c.distributedConflicts(); err != nil {
-		return c, err
-	}
 	if !c.seedSet {
 		c.seed = uint64(time.Now().UnixNano())
 		c.seedFromClock = true
@@ -306,7 +303,11 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		fmt.Fprintf(out, "Seed: %d (pass --seed %d to repeat)\n", cfg.seed, cfg.seed)
 	}
 	if cfg.bench.on {
-		return runBenchmark(ctx, cfg, spec, opt, stdout)
+		var s nn.Strategy
+		if strategy != nil {
+			s = strategy
+		}
+		return runBenchmark(ctx, cfg, spec, opt, s, stdout)
 	}
 
 	data, err := loadData(ctx, cfg, stderr)
