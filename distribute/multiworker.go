@@ -79,6 +79,10 @@ func start() (*MultiWorkerStrategy, error) {
 // first collective.
 func (s *MultiWorkerStrategy) SetTimeout(d time.Duration) { s.timeout.Store(int64(max(d, 0))) }
 
+// Timeout is how long each collective waits for the other replicas, as
+// SetTimeout set it (0: for ever).
+func (s *MultiWorkerStrategy) Timeout() time.Duration { return time.Duration(s.timeout.Load()) }
+
 // watch runs a collective under the timeout.
 func (s *MultiWorkerStrategy) watch(what string, f func() error) error {
 	d := time.Duration(s.timeout.Load())

@@ -146,6 +146,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	if again, err := distribute.MultiWorker(); again != s || err != nil {
 		t.Errorf("a second MultiWorker: %p, %v; want the first, %p", again, err, s)
 	}
+	if got := s.Timeout(); got != distribute.DefaultTimeout {
+		t.Errorf("Timeout() = %v before any SetTimeout, want DefaultTimeout %v", got, distribute.DefaultTimeout)
+	}
 	switch mode {
 	case "fit":
 		workerFit(t, s)
@@ -163,6 +166,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	case "dies", "hangs":
 		if mode == "hangs" {
 			s.SetTimeout(2 * time.Second)
+			if got := s.Timeout(); got != 2*time.Second {
+				t.Errorf("Timeout() = %v after SetTimeout(2s)", got)
+			}
 		}
 		workerDies(t, s, mode)
 	default:

@@ -14,6 +14,18 @@ import (
 const launchHint = "launch one train per replica with an MPI launcher: mpirun -np 2 train --distributed ... " +
 	"(as root mpirun also wants --allow-run-as-root, and more processes than cores --oversubscribe; under Slurm: srun)"
 
+// distributedFlags refuses --distributed-timeout without --distributed,
+// or below 0.
+func (c config) distributedFlags() error {
+	switch {
+	case c.distTimeoutSet && !c.distributed:
+		return usagef("--distributed-timeout applies to --distributed only: add --distributed (and launch with mpirun) or drop --distributed-timeout")
+	case c.distTimeout < 0:
+		return usagef("--distributed-timeout must not be negative, got %v: give a duration such as 30m, or 0 to wait for ever", c.distTimeout)
+	}
+	return nil
+}
+
 // rankZeroOnly drops, on ranks other than 0, the outputs that only rank 0
 // writes: --plot, --csv-log, --json and --tensorboard. --save and
 // --checkpoint stay: nn writes them on rank 0 only, and every rank must
@@ -33,6 +45,7 @@ func startDistributed(cfg *config) (*distribute.MultiWorkerStrategy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--distributed: %w", err)
 	}
+	s.SetTimeout(cfg.distTimeout) // before the first collective
 	if cfg.seedFromClock {
 		b := binary.LittleEndian.AppendUint64(nil, cfg.seed)
 		if err := s.BcastBytes(b, 0); err != nil {
@@ -44,6 +57,17 @@ func startDistributed(cfg *config) (*distribute.MultiWorkerStrategy, error) {
 		cfg.device = "/CPU:0"
 	}
 	return s, nil
+}
+
+// printDistributed says, before training, how many processes share the
+// global batch and how long a collective waits for them (the strategy's
+// timeout, --distributed-timeout).
+func printDistributed(out io.Writer, s *distribute.MultiWorkerStrategy, batch int) {
+	wait := "time out after " + s.Timeout().String()
+	if s.Timeout() == 0 {
+		wait = "wait for ever"
+	}
+	fmt.Fprintf(out, "Distributed: %d processes share the global batch of %d; collectives %s (--distributed-timeout)\n", s.Size(), batch, wait)
 }
 
 // printJobThroughput writes the training samples per second of the whole

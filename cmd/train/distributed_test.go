@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
+	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/internal/mpitest"
 )
 
@@ -50,14 +52,15 @@ func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 }
 
 // mpirun -np 2 train --distributed prints one Keras progress stream, rank
-// 0's, and ends with the samples per second of the whole job.
+// 0's, says how long collectives wait (--distributed-timeout), and ends
+// with the samples per second of the whole job.
 func TestTrainDistributedUnderMPIRun(t *testing.T) {
 	mpirun := mpitest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", asTrainEnv,
 		os.Args[0], "--device=/CPU:0", "--synthetic", "--synthetic-samples", "1000", "--epochs", "1", "--steps-per-epoch", "20",
-		"--batch-size", "32", "--seed", "1", "--distributed")
+		"--batch-size", "32", "--seed", "1", "--distributed", "--distributed-timeout", "90s")
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(mpiLaunchVars, name) {
 			cmd.Env = append(cmd.Env, kv)
@@ -72,7 +75,9 @@ func TestTrainDistributedUnderMPIRun(t *testing.T) {
 		t.Fatalf("mpirun -np 2 train --distributed: %v\n%s", err, out.String())
 	}
 	text := out.String()
-	for _, once := range []string{"Epoch 1/1", "Device: /CPU:0", "Test loss: ", "Total time: "} {
+	// --distributed-timeout reached the strategy (its Timeout, printed).
+	timeout := "Distributed: 2 processes share the global batch of 32; collectives time out after 1m30s (--distributed-timeout)\n"
+	for _, once := range []string{"Epoch 1/1", "Device: /CPU:0", "Test loss: ", "Total time: ", timeout} {
 		if n := strings.Count(text, once); n != 1 {
 			t.Errorf("%q %d times in the output, want once (rank 0's):\n%s", once, n, text)
 		}
@@ -85,6 +90,35 @@ func TestTrainDistributedUnderMPIRun(t *testing.T) {
 		t.Errorf("last line %q, want the job's samples/s", last)
 	}
 	t.Logf("mpirun -np 2 train --distributed: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// --distributed-timeout is a Go duration, DefaultTimeout unless given,
+// 0 for ever; it is refused without --distributed, or below 0.
+func TestTrainDistributedTimeoutFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+		err  string
+	}{
+		{[]string{"--distributed"}, distribute.DefaultTimeout, ""},
+		{[]string{"--distributed", "--distributed-timeout", "90s"}, 90 * time.Second, ""},
+		{[]string{"--distributed", "--distributed-timeout=0"}, 0, ""},
+		{[]string{"--distributed-timeout", "90s"}, 0, "--distributed-timeout applies to --distributed only: add --distributed"},
+		{[]string{"--distributed-timeout", "0"}, 0, "--distributed-timeout applies to --distributed only"},
+		{[]string{"--distributed", "--distributed-timeout", "-1s"}, 0, "--distributed-timeout must not be negative, got -1s"},
+		{[]string{"--distributed", "--distributed-timeout", "10"}, 0, "--distributed-timeout"},
+	} {
+		c, err := parseFlags(tc.args, io.Discard)
+		var u *usageError
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%v: %v", tc.args, err)
+		case tc.err == "" && c.distTimeout != tc.want:
+			t.Errorf("%v: timeout %v, want %v", tc.args, c.distTimeout, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &u)):
+			t.Errorf("%v: error %v, want a usage error containing %q", tc.args, err, tc.err)
+		}
+	}
 }
 
 // mpirun -np 2 train --distributed --benchmark prints one report, rank

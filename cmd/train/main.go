@@ -15,7 +15,10 @@
 // --distributed trains data-parallel, one replica per process of the MPI
 // job (package distribute): --batch-size is the global batch, rank 0
 // prints and writes the files, every rank reads the --resume checkpoint,
-// and the last line gives the samples/s of the whole job.
+// and the last line gives the samples/s of the whole job. With --benchmark
+// it times the whole job's steps. --distributed-timeout (default 10m, 0:
+// for ever) is how long a collective waits for the other processes before
+// the job stops, saying so.
 //
 // Every file train writes (--save, --checkpoint, --plot, --csv-log, --json,
 // the --tensorboard event files) is checked before training starts, so a
@@ -113,6 +116,10 @@ type config struct {
 	jsonOut        string
 	tensorboard    string
 	distributed    bool
+	// distTimeout is --distributed-timeout, distTimeoutSet whether it was
+	// given.
+	distTimeout    time.Duration
+	distTimeoutSet bool
 	seedFromClock  bool              // no --seed, and no --resume checkpoint gave one
 	flags          map[string]string // every flag with its value, for --json
 	ux             uxFlags           // --save, --checkpoint, --resume, --plot, --trace, --throughput
@@ -158,6 +165,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with - (add --verbose 0 for stdout to hold the JSON alone)")
 	fs.StringVar(&c.tensorboard, "tensorboard", "", "write TensorBoard event files under this directory, in train/ and validation/: each epoch's figures and the learning rate (Keras' TensorBoard callback; view them with tensorboard --logdir DIR)")
 	fs.BoolVar(&c.distributed, "distributed", false, "train data-parallel, one replica per process of an MPI job (Keras' MultiWorkerMirroredStrategy, on /CPU:0): launch with mpirun -np N train --distributed ...; --batch-size is the global batch, split between the processes; rank 0 prints")
+	fs.DurationVar(&c.distTimeout, "distributed-timeout", distribute.DefaultTimeout, "with --distributed, how long each collective (all-reduce, broadcast) waits for the other processes before the job stops with a message (0: for ever); allow for the slowest process's start")
 	c.ux.register(fs)
 	c.bench.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -172,7 +180,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c.lrSet, c.seedSet = set["lr"], set["seed"]
+	c.lrSet, c.seedSet, c.distTimeoutSet = set["lr"], set["seed"], set["distributed-timeout"]
 	c.flags = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { c.flags[f.Name] = f.Value.String() })
 	switch {
@@ -206,6 +214,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, usagef("--validation and --validation-split exclude each other: validate on the test set or on part of the training set, not both")
 	case c.patience < 0:
 		return c, usagef("--early-stopping must not be negative, got %d (0 turns it off)", c.patience)
+	}
+	if err := c.distributedFlags(); err != nil {
+		return c, err
 	}
 	if !c.seedSet {
 		c.seed = uint64(time.Now().UnixNano())
@@ -299,6 +310,9 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 	fmt.Fprintf(out, "Device: %s (%s)\n", spec.Short(), spec)
+	if strategy != nil {
+		printDistributed(out, strategy, cfg.batchSize)
+	}
 	if cfg.seedFromClock {
 		fmt.Fprintf(out, "Seed: %d (pass --seed %d to repeat)\n", cfg.seed, cfg.seed)
 	}
