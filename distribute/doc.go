@@ -15,15 +15,20 @@
 //	mpirun -np 2 ./prog
 //
 // N processes then train what one process trains with the same batch
-// size: nn.WithStrategy says what runs on which rank. Saves come from
-// rank 0; loads read the file on every rank and check that the replicas
-// read the same; a checkpoint taken on rank 0 resumes the whole job (see
-// nn.Sequential.SaveCheckpoint). Open MPI is loaded at run time by package
-// distribute/mpi, so building needs no MPI.
+// size: nn.WithStrategy says what runs on which rank. BatchNormalization
+// normalizes each replica's shard with its own statistics, and its moving
+// mean and variance are the mean over the replicas, as Keras reads them,
+// so every replica holds the same weights after every step. A replica
+// whose context is cancelled stops every replica's Fit, or Evaluate, after
+// the same step. Saves come from rank 0; loads read the file on every rank
+// and check that the replicas read the same; a checkpoint taken on rank 0
+// resumes the whole job (see nn.Sequential.SaveCheckpoint). Open MPI is
+// loaded at run time by package distribute/mpi, so building needs no MPI.
 //
 // A replica that exits stops the job: mpirun ends the others. One that
-// hangs makes the others stop after the strategy's timeout
-// (SetTimeout, DefaultTimeout), with a message that says so. The CPU's
-// machines overlap the all-reduce with the backward pass, in buckets as
-// PyTorch DDP does. Not done yet: NCCL and GPUs.
+// hangs makes the others stop after the strategy's timeout (SetTimeout,
+// DefaultTimeout; train's --distributed-timeout), with a message that says
+// so. The CPU's machines overlap the all-reduce with the backward pass, in
+// buckets as PyTorch DDP does. Not done yet: NCCL and GPUs; runs across
+// several machines (only one machine was tested).
 package distribute
