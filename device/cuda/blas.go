@@ -1,4 +1,4 @@
-//go:build cudavm && cgo
+//go:build cudavm && cgo && !kernelemu
 
 package cuda
 
@@ -221,30 +221,16 @@ func (b *blasHandle) close() error {
 	return nil
 }
 
-// gemm queues c = alpha·op(a)·op(b) + beta·c for row-major float32
-// matrices on the handle's stream, with the shapes of package ops' gemm:
-// op(a) is m×k, op(b) is k×n, c is m×n; a is stored k×m when transA, b is
-// n×k when transB. rowMajorGemm maps the call to column-major cuBLAS.
-func (b *blasHandle) gemm(transA, transB bool, m, n, k int, alpha float32, a, bm cu.DevicePtr, beta float32, c cu.DevicePtr) error {
-	if m == 0 || n == 0 {
-		return nil
-	}
-	g := rowMajorGemm(transA, transB, m, n, k)
-	A, B := a, bm
-	if g.SwapAB {
-		A, B = bm, a
-	}
+// sgemm implements gpuBLAS: cublasSgemm, column-major.
+func (b *blasHandle) sgemm(transA, transB bool, m, n, k int, alpha float32, a devicePtr, lda int, bm devicePtr, ldb int,
+	beta float32, c devicePtr, ldc int) error {
 	op := func(trans bool) C.int {
 		if trans {
 			return 1 // CUBLAS_OP_T
 		}
 		return 0 // CUBLAS_OP_N
 	}
-	s := C.gk_sgemm(b.lib.c, b.h, op(g.TransA), op(g.TransB), C.int(g.M), C.int(g.N), C.int(g.K),
-		C.float(alpha), C.CUdeviceptr(A), C.int(g.Lda), C.CUdeviceptr(B), C.int(g.Ldb),
-		C.float(beta), C.CUdeviceptr(c), C.int(g.Ldc))
-	if err := blasStatus(s); err != nil {
-		return fmt.Errorf("cublasSgemm (m=%d n=%d k=%d transA=%t transB=%t): %w", m, n, k, transA, transB, err)
-	}
-	return nil
+	return blasStatus(C.gk_sgemm(b.lib.c, b.h, op(transA), op(transB), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), C.CUdeviceptr(a), C.int(lda), C.CUdeviceptr(bm), C.int(ldb),
+		C.float(beta), C.CUdeviceptr(c), C.int(ldc)))
 }

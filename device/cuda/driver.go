@@ -4,14 +4,10 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
-	// cuinit must initialise before gorgonia.org/cu: see its documentation.
-	_ "github.com/gokeras/gokeras/device/cuda/internal/cuinit"
-	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
@@ -43,47 +39,19 @@ func (*cudaDriver) Kind() driver.Kind { return driver.GPU }
 // Devices lists the GPUs the driver sees, with their names, memory and
 // compute capability.
 func (*cudaDriver) Devices() ([]driver.PhysicalDevice, error) {
-	n, err := cu.NumDevices()
+	n, err := cudaAPI.numDevices()
 	if err != nil {
 		return nil, fmt.Errorf("counting CUDA devices: %w", err)
 	}
 	devs := make([]driver.PhysicalDevice, 0, n)
 	for i := 0; i < n; i++ {
-		d, err := describe(i)
+		d, err := cudaAPI.describe(i)
 		if err != nil {
 			return nil, err
 		}
 		devs = append(devs, d)
 	}
 	return devs, nil
-}
-
-// describe reads what the driver knows about GPU i.
-func describe(i int) (driver.PhysicalDevice, error) {
-	d, err := cu.GetDevice(i)
-	if err != nil {
-		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d: %w", i, err)
-	}
-	name, err := d.Name()
-	if err != nil {
-		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d: name: %w", i, err)
-	}
-	mem, err := d.TotalMem()
-	if err != nil {
-		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): total memory: %w", i, name, err)
-	}
-	major, minor, err := d.ComputeCapability()
-	if err != nil {
-		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d (%s): compute capability: %w", i, name, err)
-	}
-	return driver.PhysicalDevice{
-		Name:              fmt.Sprintf("/physical_device:GPU:%d", i),
-		Kind:              driver.GPU,
-		Index:             i,
-		Description:       name,
-		MemoryBytes:       mem,
-		ComputeCapability: [2]int{major, minor},
-	}, nil
 }
 
 // open returns GPU index, retaining its primary context the first time.
@@ -93,28 +61,22 @@ func (drv *cudaDriver) open(index int) (*gpu, error) {
 	if g, ok := drv.gpus[index]; ok {
 		return g, nil
 	}
-	n, err := cu.NumDevices()
+	n, err := cudaAPI.numDevices()
 	if err != nil {
 		return nil, fmt.Errorf("counting CUDA devices: %w", err)
 	}
 	if index < 0 || index >= n {
 		return nil, fmt.Errorf("there is no /GPU:%d: the CUDA driver sees %d GPUs", index, n)
 	}
-	desc, err := describe(index)
+	desc, err := cudaAPI.describe(index)
 	if err != nil {
 		return nil, err
 	}
-	dev, err := cu.GetDevice(index)
-	if err != nil {
-		return nil, fmt.Errorf("CUDA device %d: %w", index, err)
-	}
-	// The primary context is the one the CUDA runtime (and so cuBLAS)
-	// uses too: one context per GPU for the whole process.
-	ctx, err := dev.RetainPrimaryCtx()
+	ctx, err := cudaAPI.retain(index)
 	if err != nil {
 		return nil, fmt.Errorf("/GPU:%d (%s): creating its CUDA context: %w", index, desc.Description, err)
 	}
-	g := &gpu{index: index, desc: desc, dev: dev, ctx: ctx}
+	g := &gpu{index: index, desc: desc, ctx: ctx}
 	if drv.gpus == nil {
 		drv.gpus = map[int]*gpu{}
 	}
@@ -153,8 +115,7 @@ func (drv *cudaDriver) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.
 type gpu struct {
 	index int
 	desc  driver.PhysicalDevice
-	dev   cu.Device
-	ctx   cu.CUContext
+	ctx   gpuContext
 
 	// The kernels module, loaded into the context on first use by a
 	// machine and shared by every machine on this GPU.
@@ -167,19 +128,19 @@ type gpu struct {
 // are per thread and goroutines move between threads, so every call into
 // the driver goes through do.
 func (g *gpu) do(f func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cu.SetCurrentContext(g.ctx); err != nil {
-		return fmt.Errorf("/GPU:%d: making its CUDA context current: %w", g.index, err)
+	var ran bool
+	err := g.ctx.do(func() error { ran = true; return f() })
+	if err != nil && !ran {
+		return fmt.Errorf("%s: %w", g.short(), err)
 	}
-	return f()
+	return err
 }
 
 // kernels loads the PTX kernels into the GPU's context once. Call it
 // inside do.
 func (g *gpu) kernels() (*kernels, error) {
 	g.kernOnce.Do(func() {
-		if g.kern, g.kernErr = loadKernels(); g.kernErr != nil {
+		if g.kern, g.kernErr = loadKernels(g.ctx); g.kernErr != nil {
 			g.kernErr = fmt.Errorf("%s (%s, compute capability %d.%d): %w", g.short(), g.desc.Description,
 				g.desc.ComputeCapability[0], g.desc.ComputeCapability[1], g.kernErr)
 		}

@@ -2,20 +2,14 @@
 
 package cuda
 
-// #include <stdlib.h>
-import "C"
-
 import (
 	_ "embed"
 	"fmt"
 	"math"
-	"strings"
-	"unsafe"
 
 	"github.com/gokeras/gokeras/device/cuda/internal/launch"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
-	"gorgonia.org/cu"
 )
 
 // ptx is kernels/kernels.cu compiled by kernels/gen.sh.
@@ -24,61 +18,26 @@ import (
 var ptx string
 
 // kernels are the PTX kernels, loaded into one GPU's context.
-type kernels struct {
-	mod cu.Module
-	fn  map[string]cu.Function
-}
+type kernels struct{ mod gpuModule }
 
-// loadKernels JIT-compiles the embedded PTX for the current context's GPU;
-// call it inside gpu.do.
-func loadKernels() (*kernels, error) {
-	// The log buffer is C memory: cu hands its address to the driver as an
-	// integer among the option values, where cgo's rules cannot see it, and
-	// the driver writes to it.
-	const logSize = 8192
-	buf := C.calloc(logSize, 1)
-	if buf == nil {
-		return nil, fmt.Errorf("allocating the JIT log buffer")
-	}
-	defer C.free(buf)
-	log := &cu.JITErrorLogBuffer{Buffer: unsafe.Slice((*byte)(buf), logSize)}
-	mod, err := cu.LoadDataEx(ptx, log)
+// loadKernels JIT-compiles the embedded PTX for the GPU of ctx; call it
+// inside gpu.do.
+func loadKernels(ctx gpuContext) (*kernels, error) {
+	mod, err := ctx.loadModule(ptx, kernelNames)
 	if err != nil {
-		msg := strings.TrimSpace(strings.TrimRight(string(log.Buffer), "\x00"))
-		if msg != "" {
-			msg = ": " + msg
-		}
-		return nil, fmt.Errorf("loading the gokeras kernels (PTX ISA 7.8 for compute_70; the driver must support CUDA 11.8 or later): %w%s", err, msg)
+		return nil, fmt.Errorf("loading the gokeras kernels (PTX ISA 7.8 for compute_70; the driver must support CUDA 11.8 or later): %w", err)
 	}
-	k := &kernels{mod: mod, fn: map[string]cu.Function{}}
-	for _, name := range kernelNames {
-		f, err := mod.Function(name)
-		if err != nil {
-			return nil, fmt.Errorf("the gokeras PTX has no kernel %s (regenerate it: go generate ./device/cuda): %w", name, err)
-		}
-		k.fn[name] = f
-	}
-	return k, nil
+	return &kernels{mod: mod}, nil
 }
 
-// Kernel arguments travel in 8-byte slots (cu's Launch copies 8 bytes per
-// parameter); the kernel reads the low bytes of each, which on the
-// little-endian machines CUDA runs on are the value itself.
-func ptrArg(p cu.DevicePtr) uint64 { return uint64(p) }
-func intArg(n int) uint64          { return uint64(uint32(int32(n))) }
-func floatArg(f float32) uint64    { return uint64(math.Float32bits(f)) }
+// Kernel arguments travel in 8-byte slots (gpuModule.launch).
+func ptrArg(p devicePtr) uint64 { return uint64(p) }
+func intArg(n int) uint64       { return uint64(uint32(int32(n))) }
+func floatArg(f float32) uint64 { return uint64(math.Float32bits(f)) }
 
 // launch queues kernel name on stream s with a 1-D grid.
-func (k *kernels) launch(s cu.Stream, name string, grid, block, shared int, args ...uint64) error {
-	f, ok := k.fn[name]
-	if !ok {
-		return fmt.Errorf("kernel %s was not loaded", name)
-	}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	if err := f.Launch(grid, 1, 1, block, 1, 1, shared, s, params); err != nil {
+func (k *kernels) launch(s gpuStream, name string, grid, block, shared int, args ...uint64) error {
+	if err := k.mod.launch(s, name, grid, block, shared, args); err != nil {
 		return fmt.Errorf("launching %s (grid %d, block %d): %w", name, grid, block, err)
 	}
 	return nil
@@ -104,7 +63,7 @@ func rowBlock(cols int) int {
 
 // biasAct: v = x + b (b may be 0: no bias); z = v and y = act(v) where
 // given (non-zero). Elementwise activations only.
-func (k *kernels) biasAct(s cu.Stream, x, b, z, y cu.DevicePtr, rows, cols int, act ops.Activation) error {
+func (k *kernels) biasAct(s gpuStream, x, b, z, y devicePtr, rows, cols int, act ops.Activation) error {
 	n := rows * cols
 	if n == 0 {
 		return nil
@@ -113,7 +72,7 @@ func (k *kernels) biasAct(s cu.Stream, x, b, z, y cu.DevicePtr, rows, cols int, 
 		ptrArg(x), ptrArg(b), ptrArg(z), ptrArg(y), intArg(rows), intArg(cols), intArg(int(act)))
 }
 
-func (k *kernels) softmax(s cu.Stream, x, y cu.DevicePtr, rows, cols int) error {
+func (k *kernels) softmax(s gpuStream, x, y devicePtr, rows, cols int) error {
 	if rows*cols == 0 {
 		return nil
 	}
@@ -121,7 +80,7 @@ func (k *kernels) softmax(s cu.Stream, x, y cu.DevicePtr, rows, cols int) error 
 	return k.launch(s, kSoftmax, min(rows, 65535), b, b*4, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols))
 }
 
-func (k *kernels) actGrad(s cu.Stream, x, y, dy, dx cu.DevicePtr, n int, act ops.Activation) error {
+func (k *kernels) actGrad(s gpuStream, x, y, dy, dx devicePtr, n int, act ops.Activation) error {
 	if n == 0 {
 		return nil
 	}
@@ -129,7 +88,7 @@ func (k *kernels) actGrad(s cu.Stream, x, y, dy, dx cu.DevicePtr, n int, act ops
 		ptrArg(x), ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(n), intArg(int(act)))
 }
 
-func (k *kernels) softmaxGrad(s cu.Stream, y, dy, dx cu.DevicePtr, rows, cols int) error {
+func (k *kernels) softmaxGrad(s gpuStream, y, dy, dx devicePtr, rows, cols int) error {
 	if rows*cols == 0 {
 		return nil
 	}
@@ -137,7 +96,7 @@ func (k *kernels) softmaxGrad(s cu.Stream, y, dy, dx cu.DevicePtr, rows, cols in
 	return k.launch(s, kSoftmaxGrad, min(rows, 65535), b, b*4, ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(rows), intArg(cols))
 }
 
-func (k *kernels) sumRows(s cu.Stream, a, out cu.DevicePtr, rows, cols int) error {
+func (k *kernels) sumRows(s gpuStream, a, out devicePtr, rows, cols int) error {
 	if cols == 0 {
 		return nil
 	}
@@ -152,7 +111,7 @@ func lossBlock(rows int) int { return rowBlock(rows) }
 // the sample weights w (0: none) and the label flag, which they read when
 // l.ZeroOne after gk_zero_one_labels has written it: queued here, over the
 // rows×cols targets y (flag is then a device int; 0 otherwise).
-func (k *kernels) lossArgs(s cu.Stream, l launch.Loss, y, w, flag cu.DevicePtr, rows, cols int) ([]uint64, error) {
+func (k *kernels) lossArgs(s gpuStream, l launch.Loss, y, w, flag devicePtr, rows, cols int) ([]uint64, error) {
 	if err := fits32(l.Kind.String()+" loss", rows*cols); err != nil {
 		return nil, err
 	}
@@ -169,7 +128,7 @@ func (k *kernels) lossArgs(s cu.Stream, l launch.Loss, y, w, flag cu.DevicePtr, 
 // weight in w when w is not 0 (ops.LossValueWith). flag is a device int
 // for the labels' pass (launch.Loss.ZeroOne). bad must hold math.MaxInt32
 // beforehand; it receives the first row with an invalid sparse target.
-func (k *kernels) loss(s cu.Stream, l launch.Loss, p, y, w, flag cu.DevicePtr, rows, cols int, out, bad cu.DevicePtr) error {
+func (k *kernels) loss(s gpuStream, l launch.Loss, p, y, w, flag devicePtr, rows, cols int, out, bad devicePtr) error {
 	args, err := k.lossArgs(s, l, y, w, flag, rows, cols)
 	if err != nil {
 		return err
@@ -184,7 +143,7 @@ func (k *kernels) loss(s cu.Stream, l launch.Loss, p, y, w, flag cu.DevicePtr, r
 // metricState writes m's state for the batch (ops.MetricStateSize
 // values; ops.MetricBatch) into out: the outputs p, rows × cols, against
 // the labels y, rows × ycols.
-func (k *kernels) metricState(s cu.Stream, m ops.MetricParams, p, y, out cu.DevicePtr, rows, cols, ycols int) error {
+func (k *kernels) metricState(s gpuStream, m ops.MetricParams, p, y, out devicePtr, rows, cols, ycols int) error {
 	if err := fits32(m.Kind.String()+" metric", max(rows*cols, rows*ycols, ops.MetricStateSize(m, cols))); err != nil {
 		return err
 	}
@@ -209,7 +168,7 @@ func (k *kernels) metricState(s cu.Stream, m ops.MetricParams, p, y, out cu.Devi
 
 // lossGrad writes seed[0]·∂loss/∂p to dp, loss as for loss
 // (ops.LossGradientWith).
-func (k *kernels) lossGrad(s cu.Stream, l launch.Loss, p, y, w, flag, seed cu.DevicePtr, rows, cols int, dp, bad cu.DevicePtr) error {
+func (k *kernels) lossGrad(s gpuStream, l launch.Loss, p, y, w, flag, seed devicePtr, rows, cols int, dp, bad devicePtr) error {
 	if rows == 0 {
 		return nil
 	}
@@ -240,7 +199,7 @@ var updateKernels = map[optim.Rule]string{
 // GlobalNorm step (globalNorm); global is 0 for any other update. An
 // update no kernel computes fails here, naming its rule, before anything
 // is queued.
-func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.DevicePtr, slots []cu.DevicePtr, n int, global cu.DevicePtr) error {
+func (k *kernels) update(s gpuStream, sc *scratch, u optim.Update, w, g devicePtr, slots []devicePtr, n int, global devicePtr) error {
 	l, err := launch.ForUpdate(u)
 	if err != nil {
 		return err
@@ -271,7 +230,7 @@ func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.Devic
 		if err := k.launch(s, kAbsSqSums, grid, launch.SumBlock, launch.SumSharedBytes, ptrArg(g), intArg(n), ptrArg(mem)); err != nil {
 			return err
 		}
-		gscale = mem + cu.DevicePtr(grid*16)
+		gscale = mem + devicePtr(grid*16)
 		if err := k.launch(s, kClipScale, 1, launch.SumBlock, launch.SumSharedBytes,
 			ptrArg(mem), intArg(grid), doubleArg(l.ClipNorm), ptrArg(gscale)); err != nil {
 			return err
@@ -279,7 +238,7 @@ func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.Devic
 	}
 	args := []uint64{ptrArg(w)}
 	for _, j := range l.Slots {
-		var p cu.DevicePtr // NULL: a slot the update does not keep
+		var p devicePtr // NULL: a slot the update does not keep
 		if j >= 0 {
 			p = slots[j]
 		}
@@ -301,7 +260,7 @@ func (k *kernels) update(s cu.Stream, sc *scratch, u optim.Update, w, g cu.Devic
 // on the device for the step's updates: gk_abs_sq_sums over each gradient
 // in turn into its blocks of sc (launch.GlobalParts), then gk_global_scale
 // adds them all in a fixed order.
-func (k *kernels) globalNorm(s cu.Stream, sc *scratch, clipNorm float64, grads []cu.DevicePtr, ns []int, out cu.DevicePtr) error {
+func (k *kernels) globalNorm(s gpuStream, sc *scratch, clipNorm float64, grads []devicePtr, ns []int, out devicePtr) error {
 	if len(grads) != len(ns) {
 		return fmt.Errorf("global norm: %d gradients, %d sizes", len(grads), len(ns))
 	}
@@ -317,7 +276,7 @@ func (k *kernels) globalNorm(s cu.Stream, sc *scratch, clipNorm float64, grads [
 	}
 	for j, g := range grads {
 		if err := k.launch(s, kAbsSqSums, launch.SumGrid(ns[j]), launch.SumBlock, launch.SumSharedBytes,
-			ptrArg(g), intArg(ns[j]), ptrArg(part+cu.DevicePtr(offsets[j]*16))); err != nil {
+			ptrArg(g), intArg(ns[j]), ptrArg(part+devicePtr(offsets[j]*16))); err != nil {
 			return err
 		}
 	}
@@ -334,7 +293,7 @@ func boolArg(b bool) uint64 {
 }
 
 // add: out = a + b, n values (an Add step).
-func (k *kernels) add(s cu.Stream, a, b, out cu.DevicePtr, n int) error {
+func (k *kernels) add(s gpuStream, a, b, out devicePtr, n int) error {
 	if err := fits32("add", n); err != nil || n == 0 {
 		return err
 	}
@@ -343,7 +302,7 @@ func (k *kernels) add(s cu.Stream, a, b, out cu.DevicePtr, n int) error {
 
 // penalty: out[0] = p's penalty of the n values of x (ops.PenaltyValue):
 // gk_abs_sq_sums' per-block sums in double, in sc, then gk_penalty.
-func (k *kernels) penalty(s cu.Stream, sc *scratch, p ops.PenaltyParams, x, out cu.DevicePtr, n int) error {
+func (k *kernels) penalty(s gpuStream, sc *scratch, p ops.PenaltyParams, x, out devicePtr, n int) error {
 	if err := fits32("penalty", n); err != nil {
 		return err
 	}
@@ -361,7 +320,7 @@ func (k *kernels) penalty(s cu.Stream, sc *scratch, p ops.PenaltyParams, x, out 
 
 // penaltyGrad: out = seed[0]·∂penalty/∂x over the n values of x
 // (ops.PenaltyGradient).
-func (k *kernels) penaltyGrad(s cu.Stream, p ops.PenaltyParams, x, seed, out cu.DevicePtr, n int) error {
+func (k *kernels) penaltyGrad(s gpuStream, p ops.PenaltyParams, x, seed, out devicePtr, n int) error {
 	if err := fits32("penalty gradient", n); err != nil || n == 0 {
 		return err
 	}
@@ -369,7 +328,7 @@ func (k *kernels) penaltyGrad(s cu.Stream, p ops.PenaltyParams, x, seed, out cu.
 		doubleArg(p.L1), doubleArg(2*p.L2), doubleArg(p.Factor()))
 }
 
-func (k *kernels) u8ToF32(s cu.Stream, in, out cu.DevicePtr, n int, scale float32) error {
+func (k *kernels) u8ToF32(s gpuStream, in, out devicePtr, n int, scale float32) error {
 	if n == 0 {
 		return nil
 	}
@@ -398,7 +357,7 @@ func windowArgs(w ops.Window) []uint64 {
 }
 
 // patches: cols = the patches of the images x over w (ops.PatchesForward).
-func (k *kernels) patches(s cu.Stream, x, cols cu.DevicePtr, w ops.Window) error {
+func (k *kernels) patches(s gpuStream, x, cols devicePtr, w ops.Window) error {
 	n := w.Positions() * w.PatchSize()
 	if err := fits32("patches "+w.String(), max(n, w.InputSize())); err != nil || n == 0 {
 		return err
@@ -408,7 +367,7 @@ func (k *kernels) patches(s cu.Stream, x, cols cu.DevicePtr, w ops.Window) error
 
 // patchesGrad: dx = the images' gradient given dcols, the patches'
 // (ops.PatchesBackward), gathered: one thread per value of dx.
-func (k *kernels) patchesGrad(s cu.Stream, dcols, dx cu.DevicePtr, w ops.Window) error {
+func (k *kernels) patchesGrad(s gpuStream, dcols, dx devicePtr, w ops.Window) error {
 	n := w.InputSize()
 	if err := fits32("patches gradient "+w.String(), max(n, w.Positions()*w.PatchSize())); err != nil || n == 0 {
 		return err
@@ -425,7 +384,7 @@ func checkPool(kind ops.PoolKind) error {
 }
 
 // pool: y = kind pooling of the images x over w (ops.PoolForward).
-func (k *kernels) pool(s cu.Stream, x, y cu.DevicePtr, kind ops.PoolKind, w ops.Window) error {
+func (k *kernels) pool(s gpuStream, x, y devicePtr, kind ops.PoolKind, w ops.Window) error {
 	if err := checkPool(kind); err != nil {
 		return err
 	}
@@ -438,7 +397,7 @@ func (k *kernels) pool(s cu.Stream, x, y cu.DevicePtr, kind ops.PoolKind, w ops.
 
 // poolGrad: dx given x, y = pool(x) and dy (ops.PoolBackward), gathered:
 // one thread per value of dx.
-func (k *kernels) poolGrad(s cu.Stream, x, y, dy, dx cu.DevicePtr, kind ops.PoolKind, w ops.Window) error {
+func (k *kernels) poolGrad(s gpuStream, x, y, dy, dx devicePtr, kind ops.PoolKind, w ops.Window) error {
 	if err := checkPool(kind); err != nil {
 		return err
 	}
@@ -454,7 +413,7 @@ func (k *kernels) poolGrad(s cu.Stream, x, y, dy, dx cu.DevicePtr, kind ops.Pool
 // scaled, for the step held by the two floats at step (ops.StepValues),
 // which the kernel decodes (ops.DropoutForward). One thread per four
 // units.
-func (k *kernels) dropout(s cu.Stream, x, step, y cu.DevicePtr, n int, p ops.DropoutParams) error {
+func (k *kernels) dropout(s gpuStream, x, step, y devicePtr, n int, p ops.DropoutParams) error {
 	if err := fits32("dropout", n); err != nil || n == 0 {
 		return err
 	}
@@ -473,19 +432,19 @@ func doubleArg(f float64) uint64 { return math.Float64bits(f) }
 // when a step needs more.
 type scratch struct {
 	g     *gpu
-	p     cu.DevicePtr
+	p     devicePtr
 	bytes int64
 }
 
 // get returns at least bytes of scratch; call it inside g.do. Growing it
 // waits for stream s, whose queued kernels may still use the old memory,
 // before freeing that.
-func (sc *scratch) get(s cu.Stream, bytes int64) (cu.DevicePtr, error) {
+func (sc *scratch) get(s gpuStream, bytes int64) (devicePtr, error) {
 	if bytes <= sc.bytes {
 		return sc.p, nil
 	}
 	if sc.p != 0 {
-		if err := s.Synchronize(); err != nil {
+		if err := s.synchronize(); err != nil {
 			return 0, fmt.Errorf("%s: waiting for the stream to grow the scratch memory: %w", sc.g.short(), err)
 		}
 		if err := sc.free(); err != nil {
@@ -502,7 +461,7 @@ func (sc *scratch) get(s cu.Stream, bytes int64) (cu.DevicePtr, error) {
 
 // free releases the scratch; call it inside g.do.
 func (sc *scratch) free() error {
-	err := free(sc.p)
+	err := sc.g.free(sc.p)
 	sc.p, sc.bytes = 0, 0
 	return err
 }
@@ -515,7 +474,7 @@ func (sc *scratch) free() error {
 // normalization and its gradient are column-tiled elementwise kernels;
 // layer normalization, its gradient and the rows' moments for its gamma
 // gradient are one block per row (gk_layer_norm).
-func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormParams, rows, cols int, in []cu.DevicePtr, out cu.DevicePtr) error {
+func (k *kernels) norm(s gpuStream, sc *scratch, kind ops.NormKind, p ops.NormParams, rows, cols int, in []devicePtr, out devicePtr) error {
 	o, err := launch.NormInputs(kind, in)
 	if err != nil {
 		return err
@@ -528,7 +487,7 @@ func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormPa
 	// shape is the trailing arguments of the column-tiled kernels but the
 	// output: rows, cols, eps, the tile and the rows per split.
 	shape := []uint64{intArg(rows), intArg(cols), eps, intArg(c.Tile), intArg(c.RowsPerSplit)}
-	sums := func(part, rowStats cu.DevicePtr) error {
+	sums := func(part, rowStats devicePtr) error {
 		args := append([]uint64{intArg(int(kind)), ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.DY), ptrArg(rowStats)}, shape...)
 		if err := k.launch(s, kNormSums, c.Grid(), c.Block, c.SharedBytes(), append(args, ptrArg(part))...); err != nil {
 			return err
@@ -536,7 +495,7 @@ func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormPa
 		return k.launch(s, kNormFinish, elemGrid(cols), elemBlock, 0,
 			intArg(int(kind)), ptrArg(part), intArg(c.Splits), intArg(rows), intArg(cols), ptrArg(out))
 	}
-	layer := func(b, rowStats cu.DevicePtr) error {
+	layer := func(b, rowStats devicePtr) error {
 		block := rowBlock(cols)
 		return k.launch(s, kLayerNorm, min(rows, 65535), block, block*8, intArg(int(kind)), ptrArg(o.X), ptrArg(o.Gamma), ptrArg(b),
 			intArg(rows), intArg(cols), eps, ptrArg(out), ptrArg(rowStats))
@@ -553,7 +512,7 @@ func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormPa
 		args := append([]uint64{ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.Gamma), ptrArg(o.Beta)}, shape...)
 		return k.launch(s, kBatchNorm, c.Grid(), c.Block, 0, append(args, ptrArg(out))...)
 	case ops.BatchNormGrad:
-		var totals cu.DevicePtr // none with fixed statistics
+		var totals devicePtr // none with fixed statistics
 		if p.BatchStats {
 			if totals, err = sc.get(s, sumBytes); err != nil {
 				return err
@@ -577,7 +536,7 @@ func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormPa
 		if err := layer(0, mem); err != nil {
 			return err
 		}
-		return sums(mem+cu.DevicePtr(rows*16), mem)
+		return sums(mem+devicePtr(rows*16), mem)
 	}
 	return fmt.Errorf("no CUDA kernel for the normalization %v", kind)
 }
@@ -585,7 +544,7 @@ func (k *kernels) norm(s cu.Stream, sc *scratch, kind ops.NormKind, p ops.NormPa
 // gather: out (m × n) = the rows of table (rows × n) at the m indices
 // idx (ops.GatherForward). The first bad index is flagged in the word at
 // bad (launch.IndexError), which must hold launch.NoBadIndex beforehand.
-func (k *kernels) gather(s cu.Stream, table, idx, out cu.DevicePtr, m, rows, n int, bad cu.DevicePtr) error {
+func (k *kernels) gather(s gpuStream, table, idx, out devicePtr, m, rows, n int, bad devicePtr) error {
 	if err := fits32("gather", max(m*n, rows*n)); err != nil || m*n == 0 {
 		return err
 	}
@@ -598,11 +557,11 @@ func (k *kernels) gather(s cu.Stream, table, idx, out cu.DevicePtr, m, rows, n i
 // (ops.ScatterAddForward): out is cleared, then gk_scatter_add sums each
 // index's rows of dy into its row, one block per position. bad as for
 // gather.
-func (k *kernels) scatterAdd(s cu.Stream, idx, dy, out cu.DevicePtr, m, rows, n int, bad cu.DevicePtr) error {
+func (k *kernels) scatterAdd(s gpuStream, idx, dy, out devicePtr, m, rows, n int, bad devicePtr) error {
 	if err := fits32("scatter-add", max(m*n, rows*n)); err != nil || rows*n == 0 {
 		return err
 	}
-	if err := cu.MemsetD32Async(out, 0, int64(rows*n), s); err != nil {
+	if err := s.memsetD32(out, 0, int64(rows*n)); err != nil {
 		return fmt.Errorf("clearing the table's gradient: %w", err)
 	}
 	if m == 0 {

@@ -14,7 +14,6 @@ import (
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
-	"gorgonia.org/cu"
 	"gorgonia.org/tensor"
 )
 
@@ -27,13 +26,13 @@ type harness struct {
 	t    *testing.T
 	g    *gpu
 	k    *kernels
-	s    cu.Stream
-	bufs []cu.DevicePtr
+	s    gpuStream
+	bufs []devicePtr
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	n, err := cu.NumDevices()
+	n, err := cudaAPI.numDevices()
 	if err != nil || n == 0 {
 		t.Skipf("no CUDA GPU (%d devices, %v)", n, err)
 	}
@@ -47,17 +46,17 @@ func newHarness(t *testing.T) *harness {
 		if h.k, err = g.kernels(); err != nil {
 			return err
 		}
-		h.s, err = cu.MakeStream(cu.DefaultStream)
+		h.s, err = g.ctx.newStream()
 		return err
 	})
 	t.Cleanup(func() {
 		h.do(func() error {
 			for _, p := range h.bufs {
-				if err := free(p); err != nil {
+				if err := g.free(p); err != nil {
 					return err
 				}
 			}
-			return h.s.Destroy()
+			return h.s.destroy()
 		})
 	})
 	return h
@@ -71,9 +70,9 @@ func (h *harness) do(f func() error) {
 }
 
 // upload copies data to a new device buffer.
-func (h *harness) upload(data []float32) cu.DevicePtr {
+func (h *harness) upload(data []float32) devicePtr {
 	h.t.Helper()
-	var p cu.DevicePtr
+	var p devicePtr
 	h.do(func() error {
 		var err error
 		if p, err = h.g.alloc(int64(len(data)) * 4); err != nil {
@@ -83,22 +82,22 @@ func (h *harness) upload(data []float32) cu.DevicePtr {
 		if len(data) == 0 {
 			return nil
 		}
-		return cu.MemcpyHtoD(p, unsafe.Pointer(&data[0]), int64(len(data))*4)
+		return h.g.ctx.copyHtoD(p, unsafe.Pointer(&data[0]), int64(len(data))*4)
 	})
 	return p
 }
 
-func (h *harness) zeros(n int) cu.DevicePtr { return h.upload(make([]float32, n)) }
+func (h *harness) zeros(n int) devicePtr { return h.upload(make([]float32, n)) }
 
 // download waits for the stream and copies n floats back.
-func (h *harness) download(p cu.DevicePtr, n int) []float32 {
+func (h *harness) download(p devicePtr, n int) []float32 {
 	h.t.Helper()
 	out := make([]float32, n)
 	h.do(func() error {
-		if err := h.s.Synchronize(); err != nil {
+		if err := h.s.synchronize(); err != nil {
 			return err
 		}
-		return cu.MemcpyDtoH(unsafe.Pointer(&out[0]), p, int64(n)*4)
+		return h.g.ctx.copyDtoH(unsafe.Pointer(&out[0]), p, int64(n)*4)
 	})
 	return out
 }
@@ -124,10 +123,10 @@ const kernelTol = 2e-6
 
 func TestGemmMatchesCPU(t *testing.T) {
 	h := newHarness(t)
-	var bl *blasHandle
+	var bl gpuBLAS
 	h.do(func() error {
 		var err error
-		bl, err = newBLASHandle(h.s)
+		bl, err = h.g.ctx.newBLAS(h.s)
 		return err
 	})
 	defer h.do(bl.close)
@@ -143,7 +142,7 @@ func TestGemmMatchesCPU(t *testing.T) {
 		}
 		a, b := randn(rng, ar*ac, 1), randn(rng, br*bc, 1)
 		c := h.zeros(m * n)
-		h.do(func() error { return bl.gemm(tc.transA, tc.transB, m, n, k, 1, h.upload(a), h.upload(b), 0, c) })
+		h.do(func() error { return gemm(bl, tc.transA, tc.transB, m, n, k, 1, h.upload(a), h.upload(b), 0, c) })
 		got := h.download(c, m*n)
 		want := make([]float32, m*n)
 		for i := 0; i < m; i++ {
@@ -168,7 +167,7 @@ func TestGemmMatchesCPU(t *testing.T) {
 	o := opstest.MustBuild(t, ops.Linear, ops.MeanSquaredError, 6, 3)
 	g, x := randn(rng, 6*3, 1), randn(rng, 6*4, 1)
 	dw := h.zeros(4 * 3)
-	h.do(func() error { return bl.gemm(true, false, 4, 3, 6, 1, h.upload(x), h.upload(g), 0, dw) })
+	h.do(func() error { return gemm(bl, true, false, 4, 3, 6, 1, h.upload(x), h.upload(g), 0, dw) })
 	sameValues(t, "x^T·g", h.download(dw, 12), opstest.MustRun(t, o.MatMulTransA, dense(x, 6, 4), dense(g, 6, 3)), 1e-5)
 }
 
@@ -255,7 +254,7 @@ func lossOnGPU(h *harness, kind ops.LossKind, prm ops.LossParams, p, y, w []floa
 		h.t.Fatal(err)
 	}
 	pd, yd, flag := h.upload(p), h.upload(y), h.zeros(1)
-	var wd cu.DevicePtr
+	var wd devicePtr
 	if w != nil {
 		wd = h.upload(w)
 	}
@@ -440,7 +439,7 @@ func TestOptimizerKernelsMatchOptim(t *testing.T) {
 				names := u.SlotNames()
 				host := append([]float32(nil), w0...)
 				w := h.upload(w0)
-				hostSlots, devSlots := make([][]float32, len(names)), make([]cu.DevicePtr, len(names))
+				hostSlots, devSlots := make([][]float32, len(names)), make([]devicePtr, len(names))
 				for i, name := range names {
 					hostSlots[i] = make([]float32, n)
 					for j := range hostSlots[i] {
@@ -504,12 +503,12 @@ func TestGlobalNormMatchesOptim(t *testing.T) {
 			u := r.u
 			u.GlobalClipNorm, u.ClipValue, u.WeightDecay = 2, 0.02, 0.05
 			names := u.SlotNames()
-			host, w := make([][]float32, len(sizes)), make([]cu.DevicePtr, len(sizes))
-			hostSlots, devSlots := make([][][]float32, len(sizes)), make([][]cu.DevicePtr, len(sizes))
+			host, w := make([][]float32, len(sizes)), make([]devicePtr, len(sizes))
+			hostSlots, devSlots := make([][][]float32, len(sizes)), make([][]devicePtr, len(sizes))
 			for k, n := range sizes {
 				host[k] = randn(rng, n, 1)
 				w[k] = h.upload(host[k])
-				hostSlots[k], devSlots[k] = make([][]float32, len(names)), make([]cu.DevicePtr, len(names))
+				hostSlots[k], devSlots[k] = make([][]float32, len(names)), make([]devicePtr, len(names))
 				for i, name := range names {
 					hostSlots[k][i] = make([]float32, n)
 					for j := range n {
@@ -521,7 +520,7 @@ func TestGlobalNormMatchesOptim(t *testing.T) {
 			factor := h.zeros(1)
 			for it, grads := range iterations {
 				u.Iteration = int64(it + 1)
-				gd := make([]cu.DevicePtr, len(grads))
+				gd := make([]devicePtr, len(grads))
 				for k, g := range grads {
 					gd[k] = h.upload(g)
 				}
@@ -790,7 +789,7 @@ func TestNormKernelsMatchCPU(t *testing.T) {
 			}
 			want := make([]float32, n)
 			ops.NormForward(tc.kind, tc.p, rows, cols, in, want)
-			args := make([]cu.DevicePtr, len(in))
+			args := make([]devicePtr, len(in))
 			for i, v := range in {
 				args[i] = h.upload(v)
 			}
@@ -811,13 +810,13 @@ func TestNormKernelsMatchCPU(t *testing.T) {
 }
 
 // indexWord uploads a bad-index word holding launch.NoBadIndex.
-func (h *harness) indexWord() cu.DevicePtr {
+func (h *harness) indexWord() devicePtr {
 	none := math.Float32frombits(math.MaxUint32)
 	return h.upload([]float32{none, none})
 }
 
 // indexError downloads a bad-index word as the error it encodes.
-func (h *harness) indexError(word cu.DevicePtr, rows int) *ops.IndexError {
+func (h *harness) indexError(word devicePtr, rows int) *ops.IndexError {
 	w := h.download(word, 2)
 	return launch.IndexError(uint64(math.Float32bits(w[1]))<<32|uint64(math.Float32bits(w[0])), rows)
 }

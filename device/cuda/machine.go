@@ -13,7 +13,6 @@ import (
 	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
-	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
@@ -62,14 +61,14 @@ func checkSteps(steps []plan.Step) error {
 	return nil
 }
 
-// The GPU is a plan.Device: device memory is a cu.DevicePtr.
+// The GPU is a plan.Device: device memory is a devicePtr.
 var _ plan.Device = (*gpu)(nil)
 
 func (g *gpu) Do(f func() error) error { return g.do(f) }
 
 func (g *gpu) Alloc(n int) (plan.Mem, error) { return g.alloc(int64(n) * 4) }
 
-func (g *gpu) Free(m plan.Mem) error { return free(m.(cu.DevicePtr)) }
+func (g *gpu) Free(m plan.Mem) error { return g.free(m.(devicePtr)) }
 
 // CopyOut copies on the legacy default stream, which waits for the work of
 // every machine's stream (they are created blocking) before it starts.
@@ -77,7 +76,7 @@ func (g *gpu) CopyOut(dst []float32, m plan.Mem) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return cu.MemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), m.(cu.DevicePtr), int64(len(dst))*4)
+	return g.ctx.copyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), m.(devicePtr), int64(len(dst))*4)
 }
 
 // stageLimit is the largest copy that goes through pinned memory (the
@@ -90,22 +89,22 @@ const stageLimit = 4 << 20
 type backend struct {
 	gpu    *gpu
 	kern   *kernels
-	blas   *blasHandle
-	stream cu.Stream
+	blas   gpuBLAS
+	stream gpuStream
 	// stage is pinned host memory for the small copies to and from each
 	// device buffer.
-	stage map[cu.DevicePtr]pinned
+	stage map[devicePtr]pinned
 	// after holds host copies from pinned memory to Go memory, made once
 	// the stream has finished.
 	after []func()
 	// bad is a device int the loss kernels set to the first sample whose
 	// sparse target is not a class index; badHost its pinned copy.
-	bad      cu.DevicePtr
+	bad      devicePtr
 	badHost  pinned
 	lossStep int // the first loss step queued in this run, or -1
 	// labels is the device int in which gk_zero_one_labels tells a hinge
 	// loss's kernel whether the batch's labels are all 0 or 1.
-	labels cu.DevicePtr
+	labels devicePtr
 	// scratch is the memory the kernels of a step pass between launches
 	// (normalization, penalties, clipping by norm and by global norm).
 	scratch scratch
@@ -122,7 +121,7 @@ type backend struct {
 // indexWord is a device word in which gk_gather or gk_scatter_add keeps
 // the first bad index it meets (launch.IndexError), and its pinned copy.
 type indexWord struct {
-	dev  cu.DevicePtr
+	dev  devicePtr
 	host pinned // two float32s: the word's 8 bytes
 }
 
@@ -136,16 +135,16 @@ type indexStep struct {
 var _ plan.Backend = (*backend)(nil)
 
 func newBackend(g *gpu) (*backend, error) {
-	b := &backend{gpu: g, stage: map[cu.DevicePtr]pinned{}, lossStep: -1, scratch: scratch{g: g}}
+	b := &backend{gpu: g, stage: map[devicePtr]pinned{}, lossStep: -1, scratch: scratch{g: g}}
 	err := g.do(func() error {
 		var err error
 		if b.kern, err = g.kernels(); err != nil {
 			return err
 		}
-		if b.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
+		if b.stream, err = g.ctx.newStream(); err != nil {
 			return fmt.Errorf("%s: creating a stream: %w", g.short(), err)
 		}
-		if b.blas, err = newBLASHandle(b.stream); err != nil {
+		if b.blas, err = g.ctx.newBLAS(b.stream); err != nil {
 			return fmt.Errorf("%s: %w", g.short(), err)
 		}
 		if b.bad, err = g.alloc(4); err != nil {
@@ -154,7 +153,7 @@ func newBackend(g *gpu) (*backend, error) {
 		if b.labels, err = g.alloc(4); err != nil {
 			return err
 		}
-		if b.badHost, err = allocPinned(1); err != nil {
+		if b.badHost, err = g.allocPinned(1); err != nil {
 			return err
 		}
 		return nil
@@ -173,14 +172,14 @@ func (b *backend) Capabilities() plan.Capabilities { return plan.Capabilities{} 
 
 // staging returns the pinned buffer for copies of n float32s to or from
 // device buffer p, or false when the copy is too large to stage.
-func (b *backend) staging(p cu.DevicePtr, n int) (pinned, bool, error) {
+func (b *backend) staging(p devicePtr, n int) (pinned, bool, error) {
 	if n*4 > stageLimit {
 		return pinned{}, false, nil
 	}
 	if s, ok := b.stage[p]; ok && s.n == n {
 		return s, true, nil
 	}
-	s, err := allocPinned(n)
+	s, err := b.gpu.allocPinned(n)
 	if err != nil {
 		return pinned{}, false, err
 	}
@@ -197,52 +196,52 @@ func (b *backend) Upload(dst plan.Mem, src []float32) error {
 	if len(src) == 0 {
 		return nil
 	}
-	p, bytes := dst.(cu.DevicePtr), int64(len(src))*4
+	p, bytes := dst.(devicePtr), int64(len(src))*4
 	s, ok, err := b.staging(p, len(src))
 	if err != nil {
 		return err
 	}
 	if ok {
 		copy(s.floats(), src)
-		return cu.MemcpyHtoDAsync(p, s.p, bytes, b.stream)
+		return b.stream.copyHtoD(p, s.p, bytes)
 	}
 	// Pageable memory: the driver stages it itself. src stays untouched
 	// until Wait returns, as the plan.Backend contract requires of callers.
-	return cu.MemcpyHtoDAsync(p, unsafe.Pointer(unsafe.SliceData(src)), bytes, b.stream)
+	return b.stream.copyHtoD(p, unsafe.Pointer(unsafe.SliceData(src)), bytes)
 }
 
 func (b *backend) Download(dst []float32, src plan.Mem) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	p, bytes := src.(cu.DevicePtr), int64(len(dst))*4
+	p, bytes := src.(devicePtr), int64(len(dst))*4
 	s, ok, err := b.staging(p, len(dst))
 	if err != nil {
 		return err
 	}
 	if ok {
-		if err := cu.MemcpyDtoHAsync(s.p, p, bytes, b.stream); err != nil {
+		if err := b.stream.copyDtoH(s.p, p, bytes); err != nil {
 			return err
 		}
 		b.after = append(b.after, func() { copy(dst, s.floats()) })
 		return nil
 	}
-	return cu.MemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), p, bytes, b.stream)
+	return b.stream.copyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), p, bytes)
 }
 
 func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	k, st := b.kern, b.stream
-	ptr := func(j int) cu.DevicePtr {
+	ptr := func(j int) devicePtr {
 		if j == plan.None {
 			return 0
 		}
-		return bufs[j].(cu.DevicePtr)
+		return bufs[j].(devicePtr)
 	}
-	in := func(j int) cu.DevicePtr { return ptr(s.In[j]) }
-	out := func(j int) cu.DevicePtr { return ptr(s.Out[j]) }
+	in := func(j int) devicePtr { return ptr(s.In[j]) }
+	out := func(j int) devicePtr { return ptr(s.Out[j]) }
 	switch s.Kind {
 	case plan.Gemm:
-		return b.blas.gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
+		return gemm(b.blas, s.TransA, s.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
 	case plan.BiasAct:
 		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Act)
 	case plan.Softmax:
@@ -258,13 +257,13 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		if err != nil {
 			return err
 		}
-		var w cu.DevicePtr
+		var w devicePtr
 		if l.Weights >= 0 {
 			w = in(l.Weights)
 		}
 		if b.lossStep < 0 {
 			b.lossStep = i
-			if err := cu.MemsetD32Async(b.bad, math.MaxInt32, 1, st); err != nil {
+			if err := st.memsetD32(b.bad, math.MaxInt32, 1); err != nil {
 				return err
 			}
 		}
@@ -283,7 +282,7 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.Dropout:
 		return k.dropout(st, in(0), in(1), out(0), s.M, s.Dropout)
 	case plan.Norm:
-		args := make([]cu.DevicePtr, len(s.In))
+		args := make([]devicePtr, len(s.In))
 		for j := range args {
 			args[j] = in(j)
 		}
@@ -297,7 +296,7 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.MetricState:
 		return k.metricState(st, s.Metric, in(0), in(1), out(0), s.M, s.N, s.K)
 	case plan.GlobalNorm:
-		grads, ns := make([]cu.DevicePtr, len(s.In)), make([]int, len(s.In))
+		grads, ns := make([]devicePtr, len(s.In)), make([]int, len(s.In))
 		for j, bi := range s.In {
 			if bi < 0 || bi >= len(b.elems) {
 				return fmt.Errorf("global norm: gradient buffer %d of a plan of %d buffers", bi, len(b.elems))
@@ -318,23 +317,42 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }
 
+// gemm queues c = alpha·op(a)·op(b) + beta·c for row-major float32
+// matrices on h's stream, with the shapes of package ops' gemm: op(a) is
+// m×k, op(b) is k×n, c is m×n; a is stored k×m when transA, b is n×k when
+// transB. rowMajorGemm maps the call to column-major cuBLAS.
+func gemm(h gpuBLAS, transA, transB bool, m, n, k int, alpha float32, a, b devicePtr, beta float32, c devicePtr) error {
+	if m == 0 || n == 0 {
+		return nil
+	}
+	g := rowMajorGemm(transA, transB, m, n, k)
+	A, B := a, b
+	if g.SwapAB {
+		A, B = b, a
+	}
+	if err := h.sgemm(g.TransA, g.TransB, g.M, g.N, g.K, alpha, A, g.Lda, B, g.Ldb, beta, c, g.Ldc); err != nil {
+		return fmt.Errorf("cublasSgemm (m=%d n=%d k=%d transA=%t transB=%t): %w", m, n, k, transA, transB, err)
+	}
+	return nil
+}
+
 // indexWord returns the device word for Gather or ScatterAdd step i, s,
 // the next of the run, set to launch.NoBadIndex on the stream.
-func (b *backend) indexWord(i int, s *plan.Step) (cu.DevicePtr, error) {
+func (b *backend) indexWord(i int, s *plan.Step) (devicePtr, error) {
 	j := len(b.indexSteps)
 	if j == len(b.indexWords) {
 		dev, err := b.gpu.alloc(8)
 		if err != nil {
 			return 0, err
 		}
-		host, err := allocPinned(2)
+		host, err := b.gpu.allocPinned(2)
 		if err != nil {
-			return 0, errors.Join(err, free(dev))
+			return 0, errors.Join(err, b.gpu.free(dev))
 		}
 		b.indexWords = append(b.indexWords, indexWord{dev: dev, host: host})
 	}
 	w := b.indexWords[j]
-	if err := cu.MemsetD32Async(w.dev, math.MaxUint32, 2, b.stream); err != nil {
+	if err := b.stream.memsetD32(w.dev, math.MaxUint32, 2); err != nil {
 		return 0, err
 	}
 	b.indexSteps = append(b.indexSteps, indexStep{i: i, s: s})
@@ -349,14 +367,14 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	if s.Kind != plan.Update {
 		return fmt.Errorf("the CUDA backend offered no fused update, got %v", s.Kind)
 	}
-	w, g := bufs[s.In[0]].(cu.DevicePtr), bufs[s.In[1]].(cu.DevicePtr)
-	var global cu.DevicePtr // the factor of the GlobalNorm step, on the device
+	w, g := bufs[s.In[0]].(devicePtr), bufs[s.In[1]].(devicePtr)
+	var global devicePtr // the factor of the GlobalNorm step, on the device
 	if len(s.In) > 2 {
-		global = bufs[s.In[2]].(cu.DevicePtr)
+		global = bufs[s.In[2]].(devicePtr)
 	}
-	ptrs := make([]cu.DevicePtr, len(slots))
+	ptrs := make([]devicePtr, len(slots))
 	for i, m := range slots {
-		ptrs[i] = m.(cu.DevicePtr)
+		ptrs[i] = m.(devicePtr)
 	}
 	return b.kern.update(b.stream, &b.scratch, u, w, g, ptrs, n, global)
 }
@@ -375,17 +393,17 @@ func (b *backend) Wait() error {
 	indexSteps := b.indexSteps
 	b.indexSteps = b.indexSteps[:0]
 	if lossStep >= 0 {
-		if err := cu.MemcpyDtoHAsync(b.badHost.p, b.bad, 4, b.stream); err != nil {
+		if err := b.stream.copyDtoH(b.badHost.p, b.bad, 4); err != nil {
 			return err
 		}
 	}
 	for j := range indexSteps {
 		w := b.indexWords[j]
-		if err := cu.MemcpyDtoHAsync(w.host.p, w.dev, 8, b.stream); err != nil {
+		if err := b.stream.copyDtoH(w.host.p, w.dev, 8); err != nil {
 			return err
 		}
 	}
-	if err := b.stream.Synchronize(); err != nil {
+	if err := b.stream.synchronize(); err != nil {
 		return fmt.Errorf("%s: running the step: %w", b.gpu.short(), err)
 	}
 	for _, f := range after {
@@ -422,17 +440,17 @@ func stepError(s *plan.Step, err *ops.IndexError) error {
 func (b *backend) Close() error {
 	return b.gpu.do(func() error {
 		var errs []error
-		if b.stream != (cu.Stream{}) {
-			errs = append(errs, b.stream.Synchronize())
+		if b.stream != nil {
+			errs = append(errs, b.stream.synchronize())
 		}
 		for _, p := range b.stage {
 			errs = append(errs, p.free())
 		}
 		clear(b.stage)
-		errs = append(errs, free(b.bad), b.badHost.free(), free(b.labels))
+		errs = append(errs, b.gpu.free(b.bad), b.badHost.free(), b.gpu.free(b.labels))
 		b.bad, b.badHost, b.labels = 0, pinned{}, 0
 		for _, w := range b.indexWords {
-			errs = append(errs, free(w.dev), w.host.free())
+			errs = append(errs, b.gpu.free(w.dev), w.host.free())
 		}
 		b.indexWords, b.indexSteps = nil, nil
 		errs = append(errs, b.scratch.free())
@@ -440,8 +458,8 @@ func (b *backend) Close() error {
 			errs = append(errs, b.blas.close())
 			b.blas = nil
 		}
-		if b.stream != (cu.Stream{}) {
-			errs = append(errs, b.stream.Destroy())
+		if b.stream != nil {
+			errs = append(errs, b.stream.destroy())
 		}
 		if err := errors.Join(errs...); err != nil {
 			return fmt.Errorf("%s: releasing a machine: %w", b.gpu.short(), err)

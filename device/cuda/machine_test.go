@@ -146,6 +146,13 @@ func mlpModel(out layers.Activation) *nn.Sequential {
 		layers.Dense(64, layers.ReLU), layers.Dense(10, out))
 }
 
+// flagshipModel is the model of cmd/train: Flatten -> Dense(3000, relu)
+// -> Dense(1000, relu) -> Dense(10, out) on 32×32×3 images.
+func flagshipModel(out layers.Activation) *nn.Sequential {
+	return nn.NewSequential(layers.Input(32, 32, 3), layers.Flatten(), layers.Dense(3000, layers.ReLU),
+		layers.Dense(1000, layers.ReLU), layers.Dense(10, out))
+}
+
 // cnnModel is a small convolutional model with every image step of the
 // plan (patches, pooling, dropout and their gradients), on 32×32×3
 // images.
@@ -243,6 +250,10 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		// The flagship's pairing: sigmoid output, categorical cross-entropy
 		// from the logits, SGD at Keras' 0.01.
 		{"sigmoid+categorical/sgd", mlpModel, layers.Sigmoid, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{})
+		}, 10, nil, nil},
+		// And the flagship itself, train's model, at its full size.
+		{"flagship sigmoid+categorical/sgd", flagshipModel, layers.Sigmoid, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{})
 		}, 10, nil, nil},
 		{"softmax+sparse/momentum", mlpModel, layers.Softmax, losses.SparseCategoricalCrossentropy{}, func() (optim.Optimizer, error) {

@@ -2,18 +2,12 @@
 
 package cuda
 
-/*
-#include <cuda.h>
-*/
-import "C"
-
 import (
 	"errors"
 	"fmt"
 	"unsafe"
 
 	"github.com/gokeras/gokeras/device/driver"
-	"gorgonia.org/cu"
 )
 
 // ErrOutOfMemory is wrapped by the error of an allocation that does not fit
@@ -35,45 +29,21 @@ func (e *oomError) Error() string {
 
 func (e *oomError) Unwrap() error { return ErrOutOfMemory }
 
-// cuError is a CUresult from a driver call made here rather than through cu.
-type cuError struct {
-	code       int
-	name, text string
-}
-
-func (e cuError) Error() string { return fmt.Sprintf("%s (%d): %s", e.name, e.code, e.text) }
-
-// check turns a CUresult into an error, nil for CUDA_SUCCESS.
-func check(r C.CUresult) error {
-	if r == C.CUDA_SUCCESS {
-		return nil
-	}
-	var name, text *C.char
-	e := cuError{code: int(r), name: "unknown CUDA error"}
-	if C.cuGetErrorName(r, &name) == C.CUDA_SUCCESS {
-		e.name = C.GoString(name)
-	}
-	if C.cuGetErrorString(r, &text) == C.CUDA_SUCCESS {
-		e.text = C.GoString(text)
-	}
-	return e
-}
-
 // alloc reserves bytes of device memory; call it inside g.do. Zero bytes
 // give the null pointer, which free accepts.
-func (g *gpu) alloc(bytes int64) (cu.DevicePtr, error) {
+func (g *gpu) alloc(bytes int64) (devicePtr, error) {
 	if bytes < 0 {
 		return 0, fmt.Errorf("%s: cannot allocate %d bytes", g.short(), bytes)
 	}
 	if bytes == 0 {
 		return 0, nil
 	}
-	ptr, err := cu.MemAlloc(bytes)
+	ptr, err := g.ctx.memAlloc(bytes)
 	if err == nil {
 		return ptr, nil
 	}
-	if errors.Is(err, cu.OutOfMemory) {
-		free, total, infoErr := cu.MemInfo()
+	if errors.Is(err, errDeviceFull) {
+		free, total, infoErr := g.ctx.memInfo()
 		if infoErr != nil {
 			free, total = -1, g.desc.MemoryBytes
 		}
@@ -83,18 +53,18 @@ func (g *gpu) alloc(bytes int64) (cu.DevicePtr, error) {
 }
 
 // free releases memory from alloc; call it inside g.do.
-func free(ptr cu.DevicePtr) error {
+func (g *gpu) free(ptr devicePtr) error {
 	if ptr == 0 {
 		return nil
 	}
-	return cu.MemFree(ptr)
+	return g.ctx.memFree(ptr)
 }
 
 // buffer is device memory handed to package device (driver.Buffer): the
 // storage of a device.Tensor on a GPU.
 type buffer struct {
 	gpu   *gpu
-	ptr   cu.DevicePtr
+	ptr   devicePtr
 	bytes int64
 	freed bool
 }
@@ -125,12 +95,10 @@ func (b *buffer) CopyFromHost(src []byte) error {
 		return nil
 	}
 	return b.gpu.do(func() error {
-		if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(unsafe.SliceData(src)), b.bytes); err != nil {
+		if err := b.gpu.ctx.copyHtoD(b.ptr, unsafe.Pointer(unsafe.SliceData(src)), b.bytes); err != nil {
 			return fmt.Errorf("copying %s to %s: %w", formatBytes(b.bytes), b.gpu.short(), err)
 		}
-		// From pageable memory cuMemcpyHtoD may return once the data is
-		// staged; the null stream's sync waits for the DMA itself.
-		return syncNullStream()
+		return nil
 	})
 }
 
@@ -144,7 +112,7 @@ func (b *buffer) CopyToHost(dst []byte) error {
 		return nil
 	}
 	return b.gpu.do(func() error {
-		if err := cu.MemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), b.ptr, b.bytes); err != nil {
+		if err := b.gpu.ctx.copyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), b.ptr, b.bytes); err != nil {
 			return fmt.Errorf("copying %s from %s: %w", formatBytes(b.bytes), b.gpu.short(), err)
 		}
 		return nil
@@ -170,14 +138,14 @@ func (b *buffer) CopyFromPeer(src driver.Buffer) error {
 	return b.gpu.do(func() error {
 		var err error
 		if s.gpu == b.gpu {
-			err = cu.MemcpyDtoD(b.ptr, s.ptr, b.bytes)
+			err = b.gpu.ctx.copyDtoD(b.ptr, s.ptr, b.bytes)
 		} else {
-			err = cu.MemcpyPeer(b.ptr, b.gpu.ctx, s.ptr, s.gpu.ctx, b.bytes)
+			err = b.gpu.ctx.copyPeer(b.ptr, s.gpu.ctx, s.ptr, b.bytes)
 		}
 		if err != nil {
 			return fmt.Errorf("copying %s %s -> %s: %w", formatBytes(b.bytes), s.gpu.short(), b.gpu.short(), err)
 		}
-		return syncNullStream()
+		return nil
 	})
 }
 
@@ -187,34 +155,28 @@ func (b *buffer) Free() error {
 		return nil
 	}
 	b.freed = true
-	return b.gpu.do(func() error { return free(b.ptr) })
+	return b.gpu.do(func() error { return b.gpu.free(b.ptr) })
 }
 
-// syncNullStream waits for the work queued on the legacy default stream,
-// which the synchronous copies use.
-func syncNullStream() error {
-	return check(C.cuStreamSynchronize(nil))
-}
-
-// pinned is page-locked host memory from cuMemAllocHost (gorgonia.org/cu
-// does not wrap it). Copies between it and the device run at the bus's full
-// speed and can be asynchronous; the step's inputs and outputs are staged
-// through it.
+// pinned is page-locked host memory (cuMemAllocHost). Copies between it
+// and the device run at the bus's full speed and can be asynchronous; the
+// step's inputs and outputs are staged through it.
 type pinned struct {
-	p unsafe.Pointer
-	n int // float32s
+	ctx gpuContext
+	p   unsafe.Pointer
+	n   int // float32s
 }
 
 // allocPinned reserves n float32s of pinned memory; call it inside g.do.
-func allocPinned(n int) (pinned, error) {
+func (g *gpu) allocPinned(n int) (pinned, error) {
 	if n == 0 {
 		return pinned{}, nil
 	}
-	var p unsafe.Pointer
-	if err := check(C.cuMemAllocHost(&p, C.size_t(n*4))); err != nil {
+	p, err := g.ctx.hostAlloc(int64(n) * 4)
+	if err != nil {
 		return pinned{}, fmt.Errorf("allocating %s of pinned host memory: %w", formatBytes(int64(n)*4), err)
 	}
-	return pinned{p: p, n: n}, nil
+	return pinned{ctx: g.ctx, p: p, n: n}, nil
 }
 
 // floats views the memory as float32s.
@@ -230,7 +192,7 @@ func (p pinned) free() error {
 	if p.p == nil {
 		return nil
 	}
-	return check(C.cuMemFreeHost(p.p))
+	return p.ctx.hostFree(p.p)
 }
 
 // formatBytes writes a byte count with a decimal unit, as package device

@@ -1,5 +1,5 @@
-// cuda_emu.h — just enough of CUDA to run kernels.cu on the host, one OS
-// thread per CUDA thread of a block and the blocks one after another, so
+// cuda_emu.h — just enough of CUDA to run kernels.cu on the host, a
+// coroutine per CUDA thread of a block and the blocks one after another, so
 // that the kernels' indexing, grid-stride loops, shared-memory reductions
 // and loss formulas can be checked on machines without a GPU (package emu,
 // build tag kernelemu). Not a CUDA implementation: warps, memory ordering
@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <math.h>
 #include <cstddef>
 #include <cstring>
@@ -18,17 +17,20 @@ struct dim3 {
 };
 
 // Per CUDA thread: its index. Per launch: the grid and block shapes, the
-// current block, its barrier and its shared memory.
+// current block and its shared memory.
 extern thread_local dim3 threadIdx;
 extern dim3 blockIdx, blockDim, gridDim;
-extern std::barrier<> *emu_block_barrier;
 
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __shared__
 
-inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+// __syncthreads yields to the next CUDA thread of the block (emu.cc's
+// run). In a launch whose threads run one after another (emu.cc's
+// synchronizing) there is no barrier: it says so and aborts.
+void emu_sync();
+inline void __syncthreads() { emu_sync(); }
 
 inline int atomicMin(int *p, int v) {
 	std::atomic_ref<int> a(*p);

@@ -1,13 +1,19 @@
 // emu.cc — kernels.cu compiled for the host with cuda_emu.h, and a launcher.
 #include "cuda_emu.h"
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
-#include <thread>
+#include <mutex>
+#include <string_view>
+#include <ucontext.h>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 thread_local dim3 threadIdx;
 dim3 blockIdx, blockDim, gridDim;
-std::barrier<> *emu_block_barrier;
 float s[1 << 14];
 double sd[1 << 13];
 
@@ -15,29 +21,153 @@ double sd[1 << 13];
 // hashes it, so that an edit to the kernels rebuilds the emulator.
 #include "kernels_cu.h"
 
+// One launch at a time: the grid's shape, the CUDA threads' contexts and
+// the shared memory are the process's.
+static std::mutex launch_mu;
+
+// The CUDA threads of a block are coroutines on the calling OS thread:
+// each runs until it meets __syncthreads (emu_sync) or returns, then the
+// next; once every thread of the block has, the round starts again, so
+// each barrier is met by every thread before any passes it. On x86-64 a
+// switch saves and restores the callee-saved registers and the stack
+// pointer (emu_switch, below: ucontext's switches make a system call
+// each, and kernels with block reductions switch millions of times);
+// elsewhere ucontext does it.
+#if defined(__x86_64__)
+// emu_switch(from, to) saves the caller's callee-saved registers on its
+// stack, stores its stack pointer in *from and resumes the coroutine whose
+// stack pointer is to.
+extern "C" void emu_switch(void **from, void *to);
+asm(R"(
+	.text
+	.globl emu_switch
+	.type emu_switch, @function
+emu_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size emu_switch, .-emu_switch
+	.section .note.GNU-stack,"",@progbits
+	.text
+)");
+struct cuda_thread {
+	void *sp;
+	bool done;
+};
+static void *scheduler;
+#else
+struct cuda_thread {
+	ucontext_t ctx;
+	bool done;
+};
+static ucontext_t scheduler;
+#endif
+static const size_t stack_bytes = 256 << 10;
+static std::vector<cuda_thread> threads;
+static std::vector<char *> stacks;
+static const std::function<void()> *the_body;
+static int running = -1; // the coroutine running, -1 outside a block
+
+// the_kernel names the kernel being run, for emu_no_barrier's message.
+static const char *the_kernel = "a kernel";
+
+void emu_no_barrier() {
+	fprintf(stderr, "emu: kernel %s calls __syncthreads but runs its threads one after another: add it to "
+	                "emu.cc's list of block-synchronizing kernels (synchronizing)\n", the_kernel);
+	abort();
+}
+
+#if defined(__x86_64__)
+void emu_sync() {
+	if (running < 0) emu_no_barrier();
+	emu_switch(&threads[running].sp, scheduler);
+}
+
+// thread_main is where a coroutine starts: its stack's first return
+// address.
+static void thread_main() {
+	(*the_body)();
+	threads[running].done = true;
+	emu_switch(&threads[running].sp, scheduler);
+	abort(); // a finished thread is never resumed
+}
+
+// start readies thread t's coroutine: a stack on which emu_switch's pops
+// find six zero registers and return into thread_main, entered as a
+// function is (its stack pointer 8 past a multiple of 16).
+static void start(int t) {
+	uintptr_t top = (reinterpret_cast<uintptr_t>(stacks[t]) + stack_bytes) & ~uintptr_t(15);
+	void **sp = reinterpret_cast<void **>(top);
+	*--sp = nullptr;                                      // thread_main's return address: none
+	*--sp = reinterpret_cast<void *>(&thread_main);        // emu_switch's ret
+	for (int i = 0; i < 6; i++) *--sp = nullptr;          // rbp, rbx, r12-r15
+	threads[t].sp = sp;
+	threads[t].done = false;
+}
+
+static void resume(int t) { emu_switch(&scheduler, threads[t].sp); }
+#else
+void emu_sync() {
+	if (running < 0) emu_no_barrier();
+	swapcontext(&threads[running].ctx, &scheduler);
+}
+
+static void thread_main() {
+	(*the_body)();
+	threads[running].done = true;
+	// returning resumes the scheduler (uc_link)
+}
+
+static void start(int t) {
+	cuda_thread &th = threads[t];
+	th.done = false;
+	getcontext(&th.ctx);
+	th.ctx.uc_stack.ss_sp = stacks[t];
+	th.ctx.uc_stack.ss_size = stack_bytes;
+	th.ctx.uc_link = &scheduler;
+	makecontext(&th.ctx, thread_main, 0);
+}
+
+static void resume(int t) { swapcontext(&scheduler, &threads[t].ctx); }
+#endif
+
 // run executes kernel(grid, block): the blocks in order, each block's
-// threads concurrently. The block's OS threads are started once and run
-// every block in turn, meeting at the block barrier between blocks.
-static void run(int grid, int block, const std::function<void()> &kernel) {
+// threads as coroutines.
+static void run(int grid, int block, const std::function<void()> &kernel, const char *name = "a kernel") {
+	std::lock_guard<std::mutex> lock(launch_mu);
+	the_kernel = name;
 	gridDim.x = grid;
 	blockDim.x = block;
-	blockIdx.x = 0;
-	std::barrier<> bar(block);
-	emu_block_barrier = &bar;
-	std::vector<std::thread> threads;
-	threads.reserve(block);
-	for (int t = 0; t < block; t++) {
-		threads.emplace_back([t, grid, &kernel, &bar] {
-			threadIdx.x = t;
-			for (int b = 0; b < grid; b++) {
-				kernel();
-				bar.arrive_and_wait(); // every thread is done with block b
-				if (t == 0) blockIdx.x = b + 1;
-				bar.arrive_and_wait(); // and sees the next block's index
+	the_body = &kernel;
+	threads.resize(block);
+	while ((int)stacks.size() < block) stacks.push_back(new char[stack_bytes]);
+	for (int b = 0; b < grid; b++) {
+		blockIdx.x = b;
+		for (int t = 0; t < block; t++) start(t);
+		for (int live = block; live > 0;) {
+			for (int t = 0; t < block; t++) {
+				if (threads[t].done) continue;
+				running = t;
+				threadIdx.x = t;
+				resume(t);
+				if (threads[t].done) live--;
 			}
-		});
+		}
+		running = -1;
 	}
-	for (auto &th : threads) th.join();
+	threadIdx.x = 0;
 }
 
 extern "C" {
@@ -186,4 +316,105 @@ void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out
 		unsigned long long *bad) {
 	run(g, b, [=] { gk_scatter_add(idx, dy, out, m, n, rows, bad); });
 }
+}
+
+// The generic launcher, for the emulated GPU of package device/cuda (its
+// build tag kernelemu): a kernel by name, its arguments in the 8-byte
+// slots the CUDA driver takes (cuLaunchKernel's kernelParams), each
+// decoded to the type of the kernel's parameter.
+
+// run_sequential executes kernel(grid, block) on the calling thread, each
+// CUDA thread after the one before: for the kernels that never meet at a
+// barrier, whose threads cannot tell, and much faster than a thread each.
+static void run_sequential(const char *name, int grid, int block, const std::function<void()> &kernel) {
+	std::lock_guard<std::mutex> lock(launch_mu);
+	the_kernel = name;
+	gridDim.x = grid;
+	blockDim.x = block;
+	for (int b = 0; b < grid; b++) {
+		blockIdx.x = b;
+		for (int t = 0; t < block; t++) {
+			threadIdx.x = t;
+			kernel();
+		}
+	}
+	threadIdx.x = 0;
+}
+
+template <typename T> static T from_slot(uint64_t v) {
+	if constexpr (std::is_pointer_v<T>) {
+		return reinterpret_cast<T>(static_cast<uintptr_t>(v));
+	} else if constexpr (std::is_same_v<T, float>) {
+		uint32_t u = static_cast<uint32_t>(v);
+		float f;
+		memcpy(&f, &u, sizeof f);
+		return f;
+	} else if constexpr (std::is_same_v<T, double>) {
+		double d;
+		memcpy(&d, &v, sizeof d);
+		return d;
+	} else {
+		static_assert(std::is_integral_v<T> && sizeof(T) == 4, "a kernel parameter of a type the launcher does not decode");
+		return static_cast<T>(static_cast<uint32_t>(v));
+	}
+}
+
+template <typename... A, size_t... I>
+static void call(void (*k)(A...), const uint64_t *a, std::index_sequence<I...>) {
+	k(from_slot<A>(a[I])...);
+}
+
+// The kernels that meet at __syncthreads (directly or through a block
+// reduction): their threads run concurrently. The others run one thread
+// after another; one of those that synchronizes after all stops the
+// process with a message (emu_no_barrier).
+static bool synchronizing(std::string_view name) {
+	static const std::string_view list[] = {
+		"gk_softmax_rows", "gk_softmax_grad_rows", "gk_sum_rows", "gk_zero_one_labels", "gk_loss",
+		"gk_abs_sq_sums", "gk_clip_scale", "gk_global_scale", "gk_penalty", "gk_metric_sum", "gk_metric_pr",
+		"gk_norm_col_sums", "gk_layer_norm",
+	};
+	for (auto n : list)
+		if (n == name) return true;
+	return false;
+}
+
+template <typename... A>
+static int launch(const char *name, void (*k)(A...), int grid, int block, int nargs, const uint64_t *args) {
+	if (nargs != (int)sizeof...(A)) return -2;
+	auto body = [=] { call(k, args, std::index_sequence_for<A...>{}); };
+	if (synchronizing(name)) {
+		run(grid, block, body, name);
+	} else {
+		run_sequential(name, grid, block, body);
+	}
+	return 0;
+}
+
+#define GK_KERNEL(k) {#k, [](int g, int b, int n, const uint64_t *a) { return launch(#k, k, g, b, n, a); }}
+
+struct named_kernel {
+	const char *name;
+	int (*launch)(int grid, int block, int nargs, const uint64_t *args);
+};
+
+static const named_kernel all_kernels[] = {
+	GK_KERNEL(gk_bias_act), GK_KERNEL(gk_softmax_rows), GK_KERNEL(gk_act_grad), GK_KERNEL(gk_softmax_grad_rows),
+	GK_KERNEL(gk_sum_rows), GK_KERNEL(gk_zero_one_labels), GK_KERNEL(gk_loss), GK_KERNEL(gk_loss_grad),
+	GK_KERNEL(gk_sgd), GK_KERNEL(gk_momentum), GK_KERNEL(gk_adam), GK_KERNEL(gk_rmsprop), GK_KERNEL(gk_adagrad),
+	GK_KERNEL(gk_adadelta), GK_KERNEL(gk_adamax), GK_KERNEL(gk_nadam), GK_KERNEL(gk_abs_sq_sums),
+	GK_KERNEL(gk_clip_scale), GK_KERNEL(gk_global_scale), GK_KERNEL(gk_penalty), GK_KERNEL(gk_penalty_grad),
+	GK_KERNEL(gk_add), GK_KERNEL(gk_u8_to_f32), GK_KERNEL(gk_patches), GK_KERNEL(gk_patches_grad),
+	GK_KERNEL(gk_pool), GK_KERNEL(gk_pool_grad), GK_KERNEL(gk_dropout), GK_KERNEL(gk_norm_col_sums),
+	GK_KERNEL(gk_norm_col_finish), GK_KERNEL(gk_batch_norm), GK_KERNEL(gk_batch_norm_grad),
+	GK_KERNEL(gk_layer_norm), GK_KERNEL(gk_gather), GK_KERNEL(gk_scatter_add), GK_KERNEL(gk_metric_sum),
+	GK_KERNEL(gk_metric_pr), GK_KERNEL(gk_metric_auc), GK_KERNEL(gk_metric_f1),
+};
+
+// emu_launch runs kernel name: 0, or -1 for a kernel it does not know, -2
+// for a count of arguments that is not the kernel's.
+extern "C" int emu_launch(const char *name, int grid, int block, int nargs, const uint64_t *args) {
+	for (const auto &k : all_kernels)
+		if (std::string_view(k.name) == name) return k.launch(grid, block, nargs, args);
+	return -1;
 }

@@ -47,6 +47,9 @@ package emu
 // void emu_layer_norm(int g, int b, int kind, const float *x, const float *gamma, const float *bb, int rows, int cols, double eps, float *out, double *rowStats);
 // void emu_gather(int g, int b, const float *table, const float *idx, float *out, int m, int n, int rows, unsigned long long *bad);
 // void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows, unsigned long long *bad);
+// #include <stdint.h>
+// #include <stdlib.h>
+// int emu_launch(const char *name, int grid, int block, int nargs, const uint64_t *args);
 import "C"
 
 import (
@@ -429,4 +432,35 @@ func indexError(word uint64, rows int) error {
 		return e
 	}
 	return nil
+}
+
+// LaunchKernel runs kernel name of kernels.cu over a grid of grid blocks
+// of block threads, its arguments in the 8-byte slots the CUDA driver
+// takes (a pointer's address, an int's or a float's bits in the low
+// bytes, a double's eight bytes), each decoded to the kernel's parameter
+// type: the emulated GPU of package device/cuda launches through it.
+// Pointers are addresses in C memory, where the kernel reads and writes
+// as a GPU kernel does in device memory. It fails for a kernel it does not
+// know and for a count of arguments that is not the kernel's. The kernels
+// that meet at __syncthreads run a thread per CUDA thread; the others,
+// one CUDA thread after another on the calling thread.
+func LaunchKernel(name string, grid, block int, args []uint64) error {
+	if grid < 1 || block < 1 || block > 1024 {
+		return fmt.Errorf("kernel %s: a grid of %d blocks of %d threads (CUDA takes 1 or more blocks of 1 to 1024)", name, grid, block)
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var a *C.uint64_t
+	if len(args) > 0 {
+		a = (*C.uint64_t)(unsafe.Pointer(&args[0]))
+	}
+	switch C.emu_launch(cname, C.int(grid), C.int(block), C.int(len(args)), a) {
+	case 0:
+		return nil
+	case -1:
+		return fmt.Errorf("kernels.cu has no kernel %s", name)
+	case -2:
+		return fmt.Errorf("kernel %s: %d arguments are not its count", name, len(args))
+	}
+	return fmt.Errorf("kernel %s: the emulator failed", name)
 }

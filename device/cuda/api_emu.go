@@ -1,0 +1,539 @@
+//go:build cudavm && cgo && kernelemu
+
+package cuda
+
+// #include <stdlib.h>
+// #include <string.h>
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/gokeras/gokeras/blas"
+	"github.com/gokeras/gokeras/device/cuda/kernels/emu"
+	"github.com/gokeras/gokeras/device/driver"
+)
+
+// Built with the tag kernelemu, the package's GPUs are emulated on the
+// host: the same machine, buffers and launches, with device memory in C
+// memory, kernels.cu compiled for the host (package kernels/emu) and
+// cuBLAS's sgemm computed column-major with package blas. Nothing of CUDA
+// is loaded. The emulation is strict where the backend could go wrong
+// unseen on a GPU:
+//
+//   - device memory starts as NaNs (0xFF bytes), as uninitialised memory
+//     that happens to hold garbage would;
+//   - every copy, memset and sgemm operand must lie inside one
+//     allocation, and each allocation is followed by guard bytes that are
+//     checked whenever the GPU is waited for, so a kernel that writes past
+//     its buffer is an error naming the allocation;
+//   - a stream's work runs when the stream is waited for (synchronize, or
+//     a synchronous copy or free, which wait for every stream, as streams
+//     created blocking do), not when it is queued, so host memory read by
+//     an asynchronous copy must stay untouched until then, as on a GPU;
+//   - a launch needs the kernel's exact count of arguments, a block of 1
+//     to 1024 threads and at most 48 KiB of shared memory.
+//
+// GOKERAS_EMU_GPUS sets how many GPUs there are (1 by default).
+
+// emuGPUMemory is each emulated GPU's memory: counted, not reserved.
+const emuGPUMemory = 16 << 30
+
+// emuGuard is the guard after each allocation, and the alignment of
+// allocations (cuMemAlloc aligns to 256 bytes too).
+const emuGuard = 256
+
+const emuGuardByte = 0xA5
+
+var cudaAPI gpuAPI = &emuAPI{contexts: map[int]*emuContext{}}
+
+type emuAPI struct {
+	mu       sync.Mutex
+	contexts map[int]*emuContext
+}
+
+func (*emuAPI) numDevices() (int, error) {
+	v := os.Getenv("GOKERAS_EMU_GPUS")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("GOKERAS_EMU_GPUS=%q: want the number of emulated GPUs", v)
+	}
+	return n, nil
+}
+
+func (a *emuAPI) describe(i int) (driver.PhysicalDevice, error) {
+	n, err := a.numDevices()
+	if err != nil {
+		return driver.PhysicalDevice{}, err
+	}
+	if i < 0 || i >= n {
+		return driver.PhysicalDevice{}, fmt.Errorf("CUDA device %d: invalid device ordinal (%d emulated GPUs)", i, n)
+	}
+	return driver.PhysicalDevice{
+		Name:              fmt.Sprintf("/physical_device:GPU:%d", i),
+		Kind:              driver.GPU,
+		Index:             i,
+		Description:       "gokeras emulated GPU (host)",
+		MemoryBytes:       emuGPUMemory,
+		ComputeCapability: [2]int{9, 0},
+	}, nil
+}
+
+func (a *emuAPI) retain(i int) (gpuContext, error) {
+	if _, err := a.describe(i); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.contexts[i]
+	if !ok {
+		c = &emuContext{index: i, allocs: map[devicePtr]*emuAlloc{}, host: map[unsafe.Pointer]bool{}}
+		a.contexts[i] = c
+	}
+	return c, nil
+}
+
+// emuContext is one emulated GPU: its memory and its streams. One lock
+// serialises everything on it, as the GPU serialises its streams' work
+// here.
+type emuContext struct {
+	index   int
+	mu      sync.Mutex
+	allocs  map[devicePtr]*emuAlloc
+	used    int64
+	host    map[unsafe.Pointer]bool // pinned host memory
+	streams []*emuStream
+}
+
+// emuAlloc is one allocation of device memory.
+type emuAlloc struct {
+	base  unsafe.Pointer // C memory: bytes, then emuGuard guard bytes
+	bytes int64
+}
+
+func (e *emuAlloc) addr() devicePtr { return devicePtr(uintptr(e.base)) }
+
+// do runs f: the emulator needs no current context.
+func (c *emuContext) do(f func() error) error { return f() }
+
+func (c *emuContext) memAlloc(bytes int64) (devicePtr, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes <= 0 {
+		return 0, fmt.Errorf("cuMemAlloc of %d bytes: CUDA_ERROR_INVALID_VALUE", bytes)
+	}
+	if c.used+bytes > emuGPUMemory {
+		return 0, fmt.Errorf("%w: cuMemAlloc of %d bytes with %d of %d in use (emulated)", errDeviceFull, bytes, c.used, int64(emuGPUMemory))
+	}
+	size := (bytes + 2*emuGuard - 1) / emuGuard * emuGuard
+	p := C.aligned_alloc(emuGuard, C.size_t(size))
+	if p == nil {
+		return 0, fmt.Errorf("%w: the host has no %d bytes for the emulated GPU", errDeviceFull, size)
+	}
+	C.memset(p, 0xFF, C.size_t(bytes))
+	C.memset(unsafe.Add(p, bytes), emuGuardByte, C.size_t(size-bytes))
+	a := &emuAlloc{base: p, bytes: bytes}
+	c.allocs[a.addr()] = a
+	c.used += bytes
+	return a.addr(), nil
+}
+
+func (c *emuContext) memInfo() (free, total int64, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return emuGPUMemory - c.used, emuGPUMemory, nil
+}
+
+// memFree waits for every stream first, as cuMemFree does.
+func (c *emuContext) memFree(p devicePtr) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.flush(); err != nil {
+		return err
+	}
+	a, ok := c.allocs[p]
+	if !ok {
+		return fmt.Errorf("cuMemFree of %#x, which is not an allocation of /GPU:%d: CUDA_ERROR_INVALID_VALUE", uintptr(p), c.index)
+	}
+	if err := a.guardIntact(); err != nil {
+		return err
+	}
+	delete(c.allocs, p)
+	c.used -= a.bytes
+	C.free(a.base)
+	return nil
+}
+
+// guardIntact checks the guard bytes after the allocation.
+func (a *emuAlloc) guardIntact() error {
+	g := unsafe.Slice((*byte)(unsafe.Add(a.base, a.bytes)), emuGuard)
+	if i := slices.IndexFunc(g, func(b byte) bool { return b != emuGuardByte }); i >= 0 {
+		return fmt.Errorf("emulated GPU: memory past the end of the %d-byte allocation at %#x was written (byte %d after it): a kernel or copy overran its buffer",
+			a.bytes, uintptr(a.base), i)
+	}
+	return nil
+}
+
+// span returns the host address of bytes of device memory at p, which
+// must lie inside one allocation.
+func (c *emuContext) span(what string, p devicePtr, bytes int64) (unsafe.Pointer, error) {
+	for _, a := range c.allocs {
+		if p >= a.addr() && p < a.addr()+devicePtr(a.bytes) {
+			off := int64(p - a.addr())
+			if off+bytes > a.bytes {
+				return nil, fmt.Errorf("emulated GPU: %s of %d bytes at %#x runs %d bytes past the end of its %d-byte allocation",
+					what, bytes, uintptr(p), off+bytes-a.bytes, a.bytes)
+			}
+			return unsafe.Add(a.base, off), nil
+		}
+	}
+	return nil, fmt.Errorf("emulated GPU: %s of %d bytes at %#x, which is not in device memory of /GPU:%d", what, bytes, uintptr(p), c.index)
+}
+
+// flush runs the work queued on every stream, in the order the streams
+// were created, then checks every allocation's guard: what a GPU has done
+// once it is waited for. c.mu is held.
+func (c *emuContext) flush() error {
+	var errs []error
+	for _, s := range c.streams {
+		errs = append(errs, s.run())
+	}
+	for _, a := range c.allocs {
+		errs = append(errs, a.guardIntact())
+	}
+	return errors.Join(errs...)
+}
+
+func (c *emuContext) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.flush(); err != nil {
+		return err
+	}
+	d, err := c.span("cuMemcpyHtoD", dst, bytes)
+	if err != nil {
+		return err
+	}
+	C.memcpy(d, src, C.size_t(bytes))
+	return nil
+}
+
+func (c *emuContext) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.flush(); err != nil {
+		return err
+	}
+	s, err := c.span("cuMemcpyDtoH", src, bytes)
+	if err != nil {
+		return err
+	}
+	C.memcpy(dst, s, C.size_t(bytes))
+	return nil
+}
+
+func (c *emuContext) copyDtoD(dst, src devicePtr, bytes int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.flush(); err != nil {
+		return err
+	}
+	d, err := c.span("cuMemcpyDtoD destination", dst, bytes)
+	if err != nil {
+		return err
+	}
+	s, err := c.span("cuMemcpyDtoD source", src, bytes)
+	if err != nil {
+		return err
+	}
+	C.memmove(d, s, C.size_t(bytes))
+	return nil
+}
+
+func (c *emuContext) copyPeer(dst devicePtr, from gpuContext, src devicePtr, bytes int64) error {
+	f, ok := from.(*emuContext)
+	if !ok || f == c {
+		return fmt.Errorf("emulated GPU: a peer copy from %T", from)
+	}
+	// Two locks in a fixed order.
+	first, second := c, f
+	if f.index < c.index {
+		first, second = f, c
+	}
+	first.mu.Lock()
+	defer first.mu.Unlock()
+	second.mu.Lock()
+	defer second.mu.Unlock()
+	if err := errors.Join(c.flush(), f.flush()); err != nil {
+		return err
+	}
+	d, err := c.span("cuMemcpyPeer destination", dst, bytes)
+	if err != nil {
+		return err
+	}
+	s, err := f.span("cuMemcpyPeer source", src, bytes)
+	if err != nil {
+		return err
+	}
+	C.memcpy(d, s, C.size_t(bytes))
+	return nil
+}
+
+func (c *emuContext) hostAlloc(bytes int64) (unsafe.Pointer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := C.malloc(C.size_t(bytes))
+	if p == nil {
+		return nil, fmt.Errorf("cuMemAllocHost of %d bytes: out of host memory", bytes)
+	}
+	C.memset(p, 0xFF, C.size_t(bytes))
+	c.host[p] = true
+	return p, nil
+}
+
+func (c *emuContext) hostFree(p unsafe.Pointer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.host[p] {
+		return fmt.Errorf("cuMemFreeHost of %p, which cuMemAllocHost did not return", p)
+	}
+	delete(c.host, p)
+	C.free(p)
+	return nil
+}
+
+func (c *emuContext) newStream() (gpuStream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := &emuStream{ctx: c}
+	c.streams = append(c.streams, s)
+	return s, nil
+}
+
+// emuModule launches the kernels of kernels.cu compiled for the host.
+type emuModule struct{ names map[string]bool }
+
+func (c *emuContext) loadModule(_ string, names []string) (gpuModule, error) {
+	m := emuModule{names: map[string]bool{}}
+	for _, n := range names {
+		m.names[n] = true
+	}
+	return m, nil
+}
+
+// emuSharedLimit is the dynamic shared memory a launch may ask for
+// without opting in to more, on every GPU since Volta.
+const emuSharedLimit = 48 << 10
+
+func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, args []uint64) error {
+	if !m.names[name] {
+		return fmt.Errorf("kernel %s was not loaded", name)
+	}
+	es, ok := s.(*emuStream)
+	if !ok {
+		return fmt.Errorf("launching %s on a %T", name, s)
+	}
+	if grid < 1 || grid > 1<<31-1 || block < 1 || block > 1024 {
+		return fmt.Errorf("a grid of %d blocks of %d threads: CUDA_ERROR_INVALID_VALUE", grid, block)
+	}
+	if shared < 0 || shared > emuSharedLimit {
+		return fmt.Errorf("%d bytes of dynamic shared memory, more than %d: CUDA_ERROR_INVALID_VALUE", shared, emuSharedLimit)
+	}
+	args = slices.Clone(args)
+	return es.queue(func() error { return emu.LaunchKernel(name, grid, block, args) })
+}
+
+// emuStream is a stream's queued work, run when it is waited for.
+type emuStream struct {
+	ctx       *emuContext
+	work      []func() error
+	destroyed bool
+}
+
+// queue adds f to the stream's work.
+func (s *emuStream) queue(f func() error) error {
+	s.ctx.mu.Lock()
+	defer s.ctx.mu.Unlock()
+	if s.destroyed {
+		return errors.New("emulated GPU: work queued on a destroyed stream")
+	}
+	s.work = append(s.work, f)
+	return nil
+}
+
+// run does the queued work, in order, and stops at the first error; c.mu
+// is held.
+func (s *emuStream) run() error {
+	work := s.work
+	s.work = nil
+	for _, f := range work {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *emuStream) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
+	return s.queue(func() error {
+		d, err := s.ctx.span("cuMemcpyHtoDAsync", dst, bytes)
+		if err != nil {
+			return err
+		}
+		C.memcpy(d, src, C.size_t(bytes))
+		return nil
+	})
+}
+
+func (s *emuStream) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error {
+	return s.queue(func() error {
+		p, err := s.ctx.span("cuMemcpyDtoHAsync", src, bytes)
+		if err != nil {
+			return err
+		}
+		C.memcpy(dst, p, C.size_t(bytes))
+		return nil
+	})
+}
+
+func (s *emuStream) memsetD32(p devicePtr, v uint32, n int64) error {
+	return s.queue(func() error {
+		d, err := s.ctx.span("cuMemsetD32Async", p, n*4)
+		if err != nil {
+			return err
+		}
+		w := unsafe.Slice((*uint32)(d), n)
+		for i := range w {
+			w[i] = v
+		}
+		return nil
+	})
+}
+
+// synchronize runs every stream's work, as the GPU would have by the
+// time this stream is done.
+func (s *emuStream) synchronize() error {
+	s.ctx.mu.Lock()
+	defer s.ctx.mu.Unlock()
+	return s.ctx.flush()
+}
+
+func (s *emuStream) destroy() error {
+	s.ctx.mu.Lock()
+	defer s.ctx.mu.Unlock()
+	err := s.run()
+	s.destroyed = true
+	s.ctx.streams = slices.DeleteFunc(s.ctx.streams, func(t *emuStream) bool { return t == s })
+	return err
+}
+
+// emuBLAS is a cuBLAS handle: sgemm with cuBLAS's column-major arguments.
+type emuBLAS struct{ s *emuStream }
+
+func (c *emuContext) newBLAS(s gpuStream) (gpuBLAS, error) {
+	es, ok := s.(*emuStream)
+	if !ok {
+		return nil, fmt.Errorf("a cuBLAS handle on a %T", s)
+	}
+	return &emuBLAS{es}, nil
+}
+
+func (*emuBLAS) close() error { return nil }
+
+// sgemm checks the arguments as cublasSgemm does (CUBLAS_STATUS_INVALID_VALUE)
+// and queues the product: column-major C (m×n, ldc) is, read row-major,
+// Cᵀ, and Cᵀ = op(B)ᵀ·op(A)ᵀ, where op(A)ᵀ is A's storage read row-major,
+// transposed when transA; so package blas's row-major sgemm computes it
+// with the operands swapped.
+func (h *emuBLAS) sgemm(transA, transB bool, m, n, k int, alpha float32, a devicePtr, lda int, b devicePtr, ldb int,
+	beta float32, c devicePtr, ldc int) error {
+	if err := sgemmArgsValid(transA, transB, m, n, k, lda, ldb, ldc); err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	return h.s.queue(func() error {
+		ctx := h.s.ctx
+		cm, err := floats(ctx, "sgemm's C", c, colMajorSpan(m, n, ldc))
+		if err != nil {
+			return err
+		}
+		if k == 0 || alpha == 0 {
+			for j := range n {
+				col := cm[j*ldc : j*ldc+m]
+				for i := range col {
+					if beta == 0 {
+						col[i] = 0 // NaNs too, as cuBLAS does
+					} else {
+						col[i] *= beta
+					}
+				}
+			}
+			return nil
+		}
+		aRows, aCols := m, k // A as stored, column-major
+		if transA {
+			aRows, aCols = k, m
+		}
+		bRows, bCols := k, n
+		if transB {
+			bRows, bCols = n, k
+		}
+		am, err := floats(ctx, "sgemm's A", a, colMajorSpan(aRows, aCols, lda))
+		if err != nil {
+			return err
+		}
+		bm, err := floats(ctx, "sgemm's B", b, colMajorSpan(bRows, bCols, ldb))
+		if err != nil {
+			return err
+		}
+		return blas.Default().Sgemm(transB, transA, n, m, k, alpha, bm, ldb, am, lda, beta, cm, ldc)
+	})
+}
+
+// sgemmArgsValid is cublasSgemm's check of its sizes.
+func sgemmArgsValid(transA, transB bool, m, n, k, lda, ldb, ldc int) error {
+	aRows, bRows := m, k
+	if transA {
+		aRows = k
+	}
+	if transB {
+		bRows = n
+	}
+	if m < 0 || n < 0 || k < 0 || lda < max(1, aRows) || ldb < max(1, bRows) || ldc < max(1, m) {
+		return fmt.Errorf("cuBLAS status 7 (CUBLAS_STATUS_INVALID_VALUE): m=%d n=%d k=%d lda=%d ldb=%d ldc=%d transA=%t transB=%t",
+			m, n, k, lda, ldb, ldc, transA, transB)
+	}
+	return nil
+}
+
+// colMajorSpan is the float32s a column-major rows×cols matrix with
+// leading dimension ld covers.
+func colMajorSpan(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (cols-1)*ld + rows
+}
+
+// floats views n float32s of device memory at p as a Go slice.
+func floats(c *emuContext, what string, p devicePtr, n int) ([]float32, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	h, err := c.span(what, p, int64(n)*4)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*float32)(h), n), nil
+}

@@ -1,0 +1,162 @@
+//go:build cudavm && cgo && kernelemu
+
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// These tests check the emulated GPU itself (api_emu.go): that its
+// sgemm follows cuBLAS's column-major conventions, so that the backend's
+// mapping of row-major products (rowMajorGemm) is really checked by the
+// machine tests that run on it, and that it catches what a GPU would
+// silently corrupt.
+
+// colMajorRef is cublasSgemm's definition, element by element.
+func colMajorRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	at := func(i, p int) float32 { // op(A)[i][p]
+		if transA {
+			return a[i*lda+p]
+		}
+		return a[p*lda+i]
+	}
+	bt := func(p, j int) float32 { // op(B)[p][j]
+		if transB {
+			return b[p*ldb+j]
+		}
+		return b[j*ldb+p]
+	}
+	for j := range n {
+		for i := range m {
+			var sum float64
+			for p := range k {
+				sum += float64(at(i, p)) * float64(bt(p, j))
+			}
+			c[j*ldc+i] = float32(float64(alpha)*sum + float64(beta)*float64(c[j*ldc+i]))
+		}
+	}
+}
+
+func TestEmulatedSgemmIsColumnMajor(t *testing.T) {
+	h := newHarness(t)
+	var bl gpuBLAS
+	h.do(func() error {
+		var err error
+		bl, err = h.g.ctx.newBLAS(h.s)
+		return err
+	})
+	rng := rand.New(rand.NewPCG(3, 3))
+	const m, n, k = 5, 7, 9
+	for _, tc := range []struct{ transA, transB bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		// Leading dimensions beyond the stored rows, as cuBLAS allows.
+		lda, aCols := m+2, k
+		if tc.transA {
+			lda, aCols = k+1, m
+		}
+		ldb, bCols := k+3, n
+		if tc.transB {
+			ldb, bCols = n+1, k
+		}
+		ldc := m + 4
+		a, b := randn(rng, lda*aCols, 1), randn(rng, ldb*bCols, 1)
+		c := randn(rng, ldc*n, 1)
+		want := append([]float32(nil), c...)
+		colMajorRef(tc.transA, tc.transB, m, n, k, 0.5, a, lda, b, ldb, 2, want, ldc)
+		dc := h.upload(c)
+		h.do(func() error { return bl.sgemm(tc.transA, tc.transB, m, n, k, 0.5, h.upload(a), lda, h.upload(b), ldb, 2, dc, ldc) })
+		sameValues(t, "column-major sgemm", h.download(dc, len(c)), want, 1e-5)
+	}
+	// cuBLAS's refusals of leading dimensions shorter than the stored rows.
+	for _, tc := range []struct {
+		transA        bool
+		lda, ldb, ldc int
+	}{{false, m - 1, k, m}, {true, k - 1, k, m}, {false, m, k - 1, m}, {false, m, k, m - 1}} {
+		err := bl.sgemm(tc.transA, false, m, n, k, 1, 0, tc.lda, 0, tc.ldb, 0, 0, tc.ldc)
+		if err == nil || !strings.Contains(err.Error(), "CUBLAS_STATUS_INVALID_VALUE") {
+			t.Errorf("sgemm with transA %t lda %d ldb %d ldc %d: %v, want CUBLAS_STATUS_INVALID_VALUE", tc.transA, tc.lda, tc.ldb, tc.ldc, err)
+		}
+	}
+}
+
+// A kernel that writes past its buffer is an error when the stream is
+// waited for, naming the allocation; a copy past it is refused.
+func TestEmulatorCatchesOverruns(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.upload(make([]float32, 64)), h.upload(make([]float32, 64))
+	var out devicePtr
+	h.do(func() error {
+		var err error
+		out, err = h.g.alloc(64 * 4)
+		return err
+	})
+	err := h.g.do(func() error {
+		if err := h.k.add(h.s, a, b, out, 65); err != nil { // one float too many
+			return err
+		}
+		return h.s.synchronize()
+	})
+	if err == nil || !strings.Contains(err.Error(), "past the end of the 256-byte allocation") {
+		t.Errorf("a kernel writing 65 floats into 64: %v, want an error naming the overrun", err)
+	}
+	// Mend the guard, so that the buffer can be freed.
+	c := h.g.ctx.(*emuContext)
+	al := c.allocs[out]
+	g := unsafe.Slice((*byte)(unsafe.Add(al.base, al.bytes)), emuGuard)
+	for i := range g {
+		g[i] = emuGuardByte
+	}
+	h.do(func() error { return h.g.free(out) })
+
+	buf := make([]float32, 65)
+	err = h.g.do(func() error { return h.g.ctx.copyHtoD(a, unsafe.Pointer(&buf[0]), 65*4) })
+	if err == nil || !strings.Contains(err.Error(), "runs 4 bytes past the end of its 256-byte allocation") {
+		t.Errorf("copying 65 floats into 64: %v, want an error naming the overrun", err)
+	}
+}
+
+// A launch with a count of arguments that is not the kernel's fails when
+// it runs, as do a block too large and too much shared memory when they
+// are queued.
+func TestEmulatorChecksLaunches(t *testing.T) {
+	h := newHarness(t)
+	a := h.upload(make([]float32, 4))
+	err := h.g.do(func() error {
+		if err := h.k.launch(h.s, kAdd, 1, 32, 0, ptrArg(a), ptrArg(a), ptrArg(a)); err != nil {
+			return err
+		}
+		return h.s.synchronize()
+	})
+	if err == nil || !strings.Contains(err.Error(), "3 arguments are not its count") {
+		t.Errorf("gk_add with 3 arguments: %v", err)
+	}
+	for _, tc := range []struct{ block, shared int }{{2048, 0}, {32, 64 << 10}} {
+		err := h.g.do(func() error {
+			return h.k.launch(h.s, kAdd, 1, tc.block, tc.shared, ptrArg(a), ptrArg(a), ptrArg(a), intArg(4))
+		})
+		if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_VALUE") {
+			t.Errorf("a block of %d threads with %d bytes of shared memory: %v", tc.block, tc.shared, err)
+		}
+	}
+}
+
+// Device memory starts as NaNs, so that a kernel that reads what nothing
+// wrote shows.
+func TestEmulatedMemoryStartsAsNaN(t *testing.T) {
+	h := newHarness(t)
+	var p devicePtr
+	h.do(func() error {
+		var err error
+		p, err = h.g.alloc(16)
+		return err
+	})
+	defer h.do(func() error { return h.g.free(p) })
+	for i, v := range h.download(p, 4) {
+		if !math.IsNaN(float64(v)) {
+			t.Errorf("fresh device memory [%d] = %v, want NaN", i, v)
+		}
+	}
+}
