@@ -67,7 +67,9 @@ func TestEmulatedSgemmIsColumnMajor(t *testing.T) {
 		want := append([]float32(nil), c...)
 		colMajorRef(tc.transA, tc.transB, m, n, k, 0.5, a, lda, b, ldb, 2, want, ldc)
 		dc := h.upload(c)
-		h.do(func() error { return bl.sgemm(tc.transA, tc.transB, m, n, k, 0.5, h.upload(a), lda, h.upload(b), ldb, 2, dc, ldc) })
+		h.do(func() error {
+			return bl.sgemm(tc.transA, tc.transB, m, n, k, 0.5, h.upload(a), lda, h.upload(b), ldb, 2, dc, ldc)
+		})
 		sameValues(t, "column-major sgemm", h.download(dc, len(c)), want, 1e-5)
 	}
 	// cuBLAS's refusals of leading dimensions shorter than the stored rows.
