@@ -25,7 +25,10 @@
 #              with the same seed, timing both;
 #   cnn        train --model cnn (Keras' cifar10_cnn: convolutions, pooling,
 #              dropout) for 200 steps on /GPU:0 and on /CPU:0, same seed,
-#              and its --benchmark on /GPU:0.
+#              and its --benchmark on /GPU:0;
+#   bench      bench/gpu.sh: gokeras against PyTorch eager on this GPU, the
+#              MLP at batch 32 and 256 with SGD and Adam, TF32 off on both
+#              (also written to $OUT/gpu-bench.txt).
 #
 # GOKERAS_REQUIRE_GPU=1 is set, so a machine where the driver sees no GPU
 # fails instead of skipping. Everything goes to standard output, and also
@@ -71,9 +74,9 @@ case ${1:-} in
 esac
 bin=${1:-bin}
 [ $# -gt 0 ] && shift
-parts=" ${*:-tests placement train cnn} "
+parts=" ${*:-tests placement train cnn bench} "
 for p in $parts; do
-	case $p in tests | placement | train | cnn) ;; *) echo "gpu-verify.sh: unknown part $p (tests, placement, train, cnn)" >&2; exit 2 ;; esac
+	case $p in tests | placement | train | cnn | bench) ;; *) echo "gpu-verify.sh: unknown part $p (tests, placement, train, cnn, bench)" >&2; exit 2 ;; esac
 done
 want() { [[ $parts == *" $1 "* ]]; }
 case $bin in /*) ;; *) bin=$repo/$bin ;; esac
@@ -273,4 +276,7 @@ if want cnn; then
 	run "train --model cnn on /CPU:0" "$bin/train" --model cnn --device=/CPU:0 --epochs 1 --steps-per-epoch 200 --synthetic --seed 1 --verbose 2
 	run "train --model cnn --benchmark on /GPU:0" "$bin/train" --model cnn --device=/GPU:0 --benchmark --seed 1
 fi
+# Last: gokeras against PyTorch eager on this GPU, TF32 off on both.
+want bench && run "bench/gpu.sh: gokeras vs PyTorch eager, batch 32 and 256, SGD and Adam" \
+	env DEVICES=cuda BATCH_SIZES=32,256 OPTIMIZERS=sgd,adam "$repo/bench/gpu.sh" "$bin"
 finish

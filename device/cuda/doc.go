@@ -86,6 +86,20 @@
 //
 // A GPU allocation that does not fit is an error wrapping ErrOutOfMemory
 // that gives the bytes asked for and the bytes free.
+//
+// # The emulated GPU
+//
+// Built with -tags 'cudavm kernelemu' the package needs no CUDA at all: its
+// GPUs are emulated on the host (api_emu.go), and the machine's own code
+// (launches, copies, staging, streams, cuBLAS arguments) runs against C
+// memory, kernels.cu compiled for the host (package kernels/emu) and a
+// column-major sgemm. It is strict where a GPU fails silently: memory
+// starts as NaNs, copies and products must stay inside one allocation,
+// guard bytes after each allocation are checked at every wait, streams run
+// when waited for, and launches need the kernel's count of arguments. The
+// package's tests run on it in CI:
+//
+//	go test -tags 'cudavm kernelemu' ./device/cuda/...
 package cuda
 
 //go:generate ./kernels/gen.sh

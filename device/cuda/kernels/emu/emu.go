@@ -6,9 +6,12 @@
 //
 //	go test -tags kernelemu ./device/cuda/kernels/emu
 //
-// Each CUDA thread of a block is an OS thread and the blocks of a grid run
-// one after another, so block-wide reductions and grid-stride loops run as
-// written. What it cannot check (warp behaviour, the PTX, the driver's JIT,
+// The blocks of a grid run one after another; the CUDA threads of a block
+// are coroutines on the calling thread that switch at __syncthreads, so
+// block-wide reductions and grid-stride loops run as written (the kernels
+// without a barrier run one CUDA thread after another). LaunchKernel
+// launches any kernel by name, as the emulated GPU of package device/cuda
+// does. What it cannot check (warp behaviour, the PTX, the driver's JIT,
 // CUDA's math library) the GPU tests of device/cuda do. It needs cgo and a
 // C++20 compiler, hence the build tag.
 package emu
