@@ -11,13 +11,16 @@ import (
 	"github.com/gokeras/gokeras/distribute/mpi"
 )
 
-// MultiWorkerStrategy is Keras' MultiWorkerMirroredStrategy on CPU
-// processes: one replica per process of an MPI job, on one machine or
-// many, the gradients all-reduced with MPI between the host memories. It
-// implements nn.Strategy.
+// MultiWorkerStrategy is Keras' MultiWorkerMirroredStrategy: one replica
+// per process of an MPI job, on one machine or many. On /CPU:0 the
+// gradients are all-reduced with MPI between the host memories; on a GPU
+// (/GPU:0 in each process) with NCCL in device memory, on the step's
+// stream (AllReduceSumDevice), MPI only starting NCCL. It implements
+// nn.Strategy and driver.DeviceAllReducer.
 type MultiWorkerStrategy struct {
 	comm    *mpi.Comm
 	timeout atomic.Int64 // a time.Duration: SetTimeout
+	dev     deviceComm   // NCCL, for GPUs: AllReduceSumDevice
 }
 
 // DefaultTimeout is how long a collective of a MultiWorkerStrategy waits
@@ -146,6 +149,9 @@ func (s *MultiWorkerStrategy) Barrier() error { return s.watch("Barrier", s.comm
 // the strategy's collectives fail, and MPI cannot start again in the
 // process.
 func (s *MultiWorkerStrategy) Close() error {
+	if err := s.closeDevice(); err != nil {
+		return errors.Join(err, s.comm.Finalize())
+	}
 	err := s.comm.Finalize()
 	if errors.Is(err, mpi.ErrFinalized) {
 		return nil // closed twice

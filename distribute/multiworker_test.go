@@ -152,6 +152,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	switch mode {
 	case "fit":
 		workerFit(t, s)
+	case "fitgpu": // gpu_test.go: each replica on its process's /GPU:0
+		mlpDevice = "/GPU:0"
+		workerFit(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
 	case "files":
@@ -201,12 +204,15 @@ func mlpData(t *testing.T, n int) nn.Dataset {
 	return data
 }
 
+// mlpDevice is where mlp compiles: /GPU:0 in the GPU workers (gpu_test.go).
+var mlpDevice = "/CPU:0"
+
 // mlp is Input(20) -> Dense(64, relu) -> Dense(10, softmax), compiled with
-// opt, with the strategy when s is not nil.
+// opt on mlpDevice, with the strategy when s is not nil.
 func mlp(t *testing.T, opt optim.Optimizer, s nn.Strategy) *nn.Sequential {
 	m := nn.NewSequential(layers.Input(20), layers.Dense(64, layers.ReLU), layers.Dense(10, layers.Softmax))
 	m.SetSeed(5)
-	opts := []nn.CompileOption{nn.OnDevice("/CPU:0")}
+	opts := []nn.CompileOption{nn.OnDevice(mlpDevice)}
 	if s != nil {
 		opts = append(opts, nn.WithStrategy(s))
 	}

@@ -372,8 +372,12 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 				return nil, fmt.Errorf("model %q: gradients: %w", m.name, err)
 			}
 			opts.Learnables = p.params
-			if m.compiled.strategy != nil {
+			if s := m.compiled.strategy; s != nil {
 				opts.ReduceGradients = m.compiled.reduceGradients
+				if r, ok := s.(driver.DeviceAllReducer); ok && m.compiled.device.Kind == device.GPU {
+					c := m.compiled
+					opts.DeviceReduce, opts.ReduceScale = r, func() float32 { return c.gradScale }
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
 )
@@ -74,8 +75,13 @@ type Strategy interface {
 // rounding). This costs one more all-reduce per step, of two floats per
 // channel, in models with BatchNormalization only.
 //
-// Not done yet: devices other than the CPU (NCCL); metrics computed on the
-// host (every metric of package metrics computes on the device).
+// On a GPU (OnDevice("/GPU:0") in each process) the strategy must sum in
+// device memory (driver.DeviceAllReducer: distribute.MultiWorker's does,
+// with NCCL): each replica's gradients are scaled by its share and summed
+// on the step's stream, without a copy to the host.
+//
+// Not done yet: metrics computed on the host (every metric of package
+// metrics computes on the device).
 func WithStrategy(s Strategy) CompileOption {
 	return func(c *compileConfig) error {
 		if s == nil {
@@ -89,10 +95,15 @@ func WithStrategy(s Strategy) CompileOption {
 	}
 }
 
-// checkStrategy refuses a strategy on a device that cannot all-reduce.
+// checkStrategy refuses a strategy on a device that cannot all-reduce:
+// on a GPU the strategy must sum in device memory
+// (driver.DeviceAllReducer: distribute.MultiWorkerStrategy, with NCCL).
 func checkStrategy(s Strategy, spec device.Spec) error {
-	if s != nil && spec.Kind != device.CPU {
-		return fmt.Errorf("data-parallel training (WithStrategy) runs on /CPU:0 only for now, not %s: all-reducing on GPUs (NCCL) is not done yet; compile with OnDevice(\"/CPU:0\")", spec.Short())
+	if s == nil || spec.Kind == device.CPU {
+		return nil
+	}
+	if _, ok := s.(driver.DeviceAllReducer); !ok || spec.Kind != device.GPU {
+		return fmt.Errorf("data-parallel training (WithStrategy) on %s needs a strategy that all-reduces in device memory (driver.DeviceAllReducer, as distribute.MultiWorker's does with NCCL); a %T does not: compile with OnDevice(\"/CPU:0\")", spec.Short(), s)
 	}
 	return nil
 }
@@ -168,8 +179,9 @@ func (c *compiled) stopNow(ctx context.Context) error {
 // same on every replica. It is Keras' read of a variable synchronized on
 // read with MEAN aggregation, done after every training step, so that a
 // save, an evaluation or a prediction at any point reads the mean. The
-// weights live in host memory (strategies run on the CPU only), so the
-// step's machines see the new values without being told.
+// moving statistics are updated in host memory on every device (the
+// step's updates), so the machines see the new values without being
+// told.
 func (m *Sequential) averageMoving() error {
 	s := m.compiled.strategy
 	if s == nil {

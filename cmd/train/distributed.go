@@ -35,8 +35,9 @@ func (c *config) rankZeroOnly() {
 }
 
 // startDistributed starts MPI for --distributed: every process of the job
-// is a replica, on /CPU:0 unless --device says otherwise (nn refuses other
-// devices for now), with rank 0's seed when --seed is not given.
+// is a replica, on /CPU:0 unless --device says otherwise (/GPU:0: one GPU
+// per process, summed by NCCL), with rank 0's seed when --seed is not
+// given.
 func startDistributed(cfg *config) (*distribute.MultiWorkerStrategy, error) {
 	if !mpi.InMPIRun() {
 		return nil, usagef("--distributed: train was not started by an MPI launcher; %s", launchHint)

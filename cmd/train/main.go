@@ -164,7 +164,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.csvLog, "csv-log", "", "write each epoch's figures to this CSV file (Keras' CSVLogger; appended to with --resume)")
 	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with - (add --verbose 0 for stdout to hold the JSON alone)")
 	fs.StringVar(&c.tensorboard, "tensorboard", "", "write TensorBoard event files under this directory, in train/ and validation/: each epoch's figures and the learning rate (Keras' TensorBoard callback; view them with tensorboard --logdir DIR)")
-	fs.BoolVar(&c.distributed, "distributed", false, "train data-parallel, one replica per process of an MPI job (Keras' MultiWorkerMirroredStrategy, on /CPU:0): launch with mpirun -np N train --distributed ...; --batch-size is the global batch, split between the processes; rank 0 prints")
+	fs.BoolVar(&c.distributed, "distributed", false, "train data-parallel, one replica per process of an MPI job (Keras' MultiWorkerMirroredStrategy, on /CPU:0 unless --device=/GPU:0, one GPU per process summed by NCCL): launch with mpirun -np N train --distributed ...; --batch-size is the global batch, split between the processes; rank 0 prints")
 	fs.DurationVar(&c.distTimeout, "distributed-timeout", distribute.DefaultTimeout, "with --distributed, how long each collective (all-reduce, broadcast) waits for the other processes before the job stops with a message (0: for ever); allow for the slowest process's start")
 	c.ux.register(fs)
 	c.bench.register(fs)

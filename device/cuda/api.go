@@ -54,9 +54,9 @@ type gpuContext interface {
 	hostAlloc(bytes int64) (unsafe.Pointer, error)
 	hostFree(p unsafe.Pointer) error
 	newStream() (gpuStream, error)
-	// loadModule loads the kernels of the PTX text and finds the named
-	// ones.
-	loadModule(ptx string, names []string) (gpuModule, error)
+	// loadModule loads the kernels of a module image (a fatbin or PTX
+	// text) and finds the named ones.
+	loadModule(image string, names []string) (gpuModule, error)
 	// newBLAS creates a cuBLAS handle that queues its work on s.
 	newBLAS(s gpuStream) (gpuBLAS, error)
 }
@@ -68,6 +68,9 @@ type gpuStream interface {
 	copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error
 	// memsetD32 sets n 32-bit words at p to v.
 	memsetD32(p devicePtr, v uint32, n int64) error
+	// allReduce queues r's in-place sum over the replicas of n float32s
+	// at p.
+	allReduce(r driver.DeviceAllReducer, p devicePtr, n int) error
 	// synchronize waits until the queued work is done.
 	synchronize() error
 	destroy() error

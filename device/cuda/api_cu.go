@@ -22,6 +22,9 @@ import (
 )
 
 // cudaAPI is the CUDA driver, through gorgonia.org/cu, and cuBLAS.
+// emulatedGPU says whether cudaAPI is the emulated GPU.
+const emulatedGPU = false
+
 var cudaAPI gpuAPI = cuDriverAPI{}
 
 type cuDriverAPI struct{}
@@ -155,8 +158,10 @@ func (cuContext) newBLAS(s gpuStream) (gpuBLAS, error) {
 	return newBLASHandle(cs.s)
 }
 
-// loadModule JIT-compiles the PTX for the current context's GPU.
-func (cuContext) loadModule(ptx string, names []string) (gpuModule, error) {
+// loadModule loads a module image (a fatbin, or PTX text, which the driver
+// JIT-compiles for the current context's GPU). cu copies the image into C
+// memory whole, NUL bytes included.
+func (cuContext) loadModule(image string, names []string) (gpuModule, error) {
 	// The log buffer is C memory: cu hands its address to the driver as an
 	// integer among the option values, where cgo's rules cannot see it, and
 	// the driver writes to it.
@@ -167,7 +172,7 @@ func (cuContext) loadModule(ptx string, names []string) (gpuModule, error) {
 	}
 	defer C.free(buf)
 	log := &cu.JITErrorLogBuffer{Buffer: unsafe.Slice((*byte)(buf), logSize)}
-	mod, err := cu.LoadDataEx(ptx, log)
+	mod, err := cu.LoadDataEx(image, log)
 	if err != nil {
 		msg := strings.TrimSpace(strings.TrimRight(string(log.Buffer), "\x00"))
 		if msg != "" {
@@ -221,6 +226,12 @@ func (s *cuStream) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) erro
 
 func (s *cuStream) memsetD32(p devicePtr, v uint32, n int64) error {
 	return cu.MemsetD32Async(cu.DevicePtr(p), uint(v), n, s.s)
+}
+
+// allReduce hands the reducer (NCCL) the stream itself: the sum is queued
+// after the gradients' kernels, and the host never sees the values.
+func (s *cuStream) allReduce(r driver.DeviceAllReducer, p devicePtr, n int) error {
+	return r.AllReduceSumDevice(uintptr(p), n, uintptr(unsafe.Pointer(s.s.C())))
 }
 
 func (s *cuStream) synchronize() error { return s.s.Synchronize() }

@@ -51,6 +51,9 @@ const emuGuard = 256
 
 const emuGuardByte = 0xA5
 
+// emulatedGPU says whether cudaAPI is the emulated GPU.
+const emulatedGPU = true
+
 var cudaAPI gpuAPI = &emuAPI{contexts: map[int]*emuContext{}}
 
 type emuAPI struct {
@@ -331,7 +334,7 @@ func (c *emuContext) loadModule(_ string, names []string) (gpuModule, error) {
 }
 
 // emuSharedLimit is the dynamic shared memory a launch may ask for
-// without opting in to more, on every GPU since Volta.
+// without opting in to more, on every GPU since Volta (sm_70).
 const emuSharedLimit = 48 << 10
 
 func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, args []uint64) error {
@@ -416,6 +419,19 @@ func (s *emuStream) memsetD32(p devicePtr, v uint32, n int64) error {
 			w[i] = v
 		}
 		return nil
+	})
+}
+
+// allReduce queues the reducer's host all-reduce (AllReduceSum), run
+// when the stream is waited for: the emulated device memory is the
+// host's, and there is no NCCL to call.
+func (s *emuStream) allReduce(r driver.DeviceAllReducer, p devicePtr, n int) error {
+	return s.queue(func() error {
+		h, err := s.ctx.span("the all-reduce", p, int64(n)*4)
+		if err != nil {
+			return err
+		}
+		return r.AllReduceSum(unsafe.Slice((*float32)(h), n))
 	})
 }
 

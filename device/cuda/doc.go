@@ -30,10 +30,14 @@
 // scripts/lib/cublas.sh searches the same way): gorgonia.org/cu/blas
 // would link libcublas.so.11 with versioned symbols, and a binary built
 // against CUDA 11.8 would then not start where only CUDA 12 or 13 is
-// installed. The kernels are PTX (kernels/kernels.cu, compiled by
-// kernels/gen.sh through go generate for compute_70 and committed) embedded
-// in the binary and JIT-compiled by the driver for the GPU at hand, Volta
-// and later, with a driver for CUDA 11.8 or newer.
+// installed. The kernels (kernels/kernels.cu, compiled by kernels/gen.sh
+// through go generate and committed) are embedded in the binary twice: a
+// fatbin with machine code for sm_80 and sm_90 (A100, H100: no JIT at
+// start) and PTX for compute_75, which it also carries; the machine loads
+// the fatbin, and the plain PTX if the driver refuses it. The driver
+// JIT-compiles the PTX for other GPUs, Turing and later, with a driver for
+// CUDA 11.8 or newer. compute_75 is the oldest target CUDA 12 and 13 both
+// compile for.
 //
 // # Starting without a GPU
 //

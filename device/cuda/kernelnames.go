@@ -39,6 +39,7 @@ const (
 	kPenalty     = "gk_penalty"
 	kPenaltyGrad = "gk_penalty_grad"
 	kAdd         = "gk_add"
+	kScale       = "gk_scale"
 	kMetricSum   = "gk_metric_sum"
 	kMetricPR    = "gk_metric_pr"
 	kMetricAUC   = "gk_metric_auc"
@@ -51,5 +52,5 @@ var kernelNames = []string{
 	kPatches, kPatchesGrad, kPool, kPoolGrad, kDropout,
 	kNormSums, kNormFinish, kBatchNorm, kBatchNormDx, kLayerNorm, kGather, kScatterAdd,
 	kRMSprop, kAdagrad, kAdadelta, kAdamax, kNadam, kAbsSqSums, kClipScale, kPenalty, kPenaltyGrad, kAdd,
-	kZeroOne, kGlobalScale, kMetricSum, kMetricPR, kMetricAUC, kMetricF1,
+	kZeroOne, kGlobalScale, kMetricSum, kMetricPR, kMetricAUC, kMetricF1, kScale,
 }

@@ -12,10 +12,15 @@ import (
 	"github.com/gokeras/gokeras/optim"
 )
 
-// ptx is kernels/kernels.cu compiled by kernels/gen.sh.
-//
-//go:embed kernels/kernels.ptx
-var ptx string
+// fatbin and ptx are kernels/kernels.cu compiled by kernels/gen.sh: machine
+// code for sm_80 and sm_90 with PTX for compute_75 beside it, and that PTX
+// alone.
+var (
+	//go:embed kernels/kernels.fatbin
+	fatbin string
+	//go:embed kernels/kernels.ptx
+	ptx string
+)
 
 // kernels are the PTX kernels, loaded into one GPU's context.
 type kernels struct{ mod gpuModule }
@@ -23,9 +28,12 @@ type kernels struct{ mod gpuModule }
 // loadKernels JIT-compiles the embedded PTX for the GPU of ctx; call it
 // inside gpu.do.
 func loadKernels(ctx gpuContext) (*kernels, error) {
-	mod, err := ctx.loadModule(ptx, kernelNames)
+	mod, err := ctx.loadModule(fatbin, kernelNames)
 	if err != nil {
-		return nil, fmt.Errorf("loading the gokeras kernels (PTX ISA 7.8 for compute_70; the driver must support CUDA 11.8 or later): %w", err)
+		var ptxErr error
+		if mod, ptxErr = ctx.loadModule(ptx, kernelNames); ptxErr != nil {
+			return nil, fmt.Errorf("loading the gokeras kernels: the fatbin (sm_80, sm_90 and PTX for compute_75): %w; the PTX alone (PTX ISA 7.8 for compute_75; the driver must support CUDA 11.8 or later and the GPU be Turing or newer): %w", err, ptxErr)
+		}
 	}
 	return &kernels{mod: mod}, nil
 }
@@ -326,6 +334,14 @@ func (k *kernels) penaltyGrad(s gpuStream, p ops.PenaltyParams, x, seed, out dev
 	}
 	return k.launch(s, kPenaltyGrad, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(seed), ptrArg(out), intArg(n),
 		doubleArg(p.L1), doubleArg(2*p.L2), doubleArg(p.Factor()))
+}
+
+// scale: x = x·s, n values in place.
+func (k *kernels) scale(s gpuStream, x devicePtr, n int, v float32) error {
+	if n == 0 {
+		return nil
+	}
+	return k.launch(s, kScale, elemGrid(n), elemBlock, 0, ptrArg(x), intArg(n), floatArg(v))
 }
 
 func (k *kernels) u8ToF32(s gpuStream, in, out devicePtr, n int, scale float32) error {

@@ -35,8 +35,7 @@ func newMachine(g *gpu, graph *gorgonia.ExprGraph, opts driver.MachineOptions) (
 	for i, buf := range p.Buffers {
 		be.elems[i] = buf.Elems
 	}
-	// A gradient reducer is refused for now (NCCL is not done): the
-	// error says so.
+	be.reducer, be.reduceScale = opts.DeviceReduce, opts.ReduceScale
 	return plan.NewFromOptions(p, be, opts)
 }
 
@@ -116,6 +115,11 @@ type backend struct {
 	// indexSteps those steps, in the order queued.
 	indexWords []indexWord
 	indexSteps []indexStep
+	// reducer and reduceScale are a data-parallel step's all-reduce and
+	// this replica's share (driver.MachineOptions.DeviceReduce); nil for
+	// none.
+	reducer     driver.DeviceAllReducer
+	reduceScale func() float32
 }
 
 // indexWord is a device word in which gk_gather or gk_scatter_add keeps
@@ -332,6 +336,31 @@ func gemm(h gpuBLAS, transA, transB bool, m, n, k int, alpha float32, a, b devic
 	}
 	if err := h.sgemm(g.TransA, g.TransB, g.M, g.N, g.K, alpha, A, g.Lda, B, g.Ldb, beta, c, g.Ldc); err != nil {
 		return fmt.Errorf("cublasSgemm (m=%d n=%d k=%d transA=%t transB=%t): %w", m, n, k, transA, transB, err)
+	}
+	return nil
+}
+
+// ReduceOnDevice implements plan.DeviceReducer: each gradient scaled by
+// this replica's share of the global batch (gk_scale), then summed over
+// the replicas in place by the reducer (NCCL), both queued on the stream.
+func (b *backend) ReduceOnDevice(grads []plan.Mem, elems []int) error {
+	if b.reducer == nil {
+		return errors.New("a Reduce step in a machine without an all-reduce")
+	}
+	scale := float32(1)
+	if b.reduceScale != nil {
+		scale = b.reduceScale()
+	}
+	for i, g := range grads {
+		p := g.(devicePtr)
+		if scale != 1 {
+			if err := b.kern.scale(b.stream, p, elems[i], scale); err != nil {
+				return err
+			}
+		}
+		if err := b.stream.allReduce(b.reducer, p, elems[i]); err != nil {
+			return fmt.Errorf("all-reducing %d gradient values: %w", elems[i], err)
+		}
 	}
 	return nil
 }

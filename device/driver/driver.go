@@ -108,10 +108,32 @@ type MachineOptions struct {
 	// whole in one call). Without overlap (plan.OverlapReduce false,
 	// GOKERAS_REDUCE_OVERLAP=0) one call gets them all, in the order of
 	// Learnables, after the backward pass. The update is then
-	// never folded into the products that compute the gradients. Only the
-	// CPU driver implements it so far; nn refuses a distribution strategy
-	// on other devices, and the CUDA driver refuses a machine with it.
+	// never folded into the products that compute the gradients. The CPU
+	// driver implements it; the CUDA driver takes DeviceReduce instead.
 	ReduceGradients func(grads [][]float32) error
+	// DeviceReduce, when not nil, is the all-reduce of a data-parallel
+	// step on a GPU: after the backward pass the machine scales each
+	// gradient by ReduceScale() (the replica's share of the global batch)
+	// and sums it over the replicas in device memory, queued on the step's
+	// stream (NCCL), before any update or global clipping. The CPU driver
+	// ignores it.
+	DeviceReduce DeviceAllReducer
+	ReduceScale  func() float32
+}
+
+// DeviceAllReducer sums gradients over the replicas of a data-parallel
+// job for a GPU machine (MachineOptions.DeviceReduce); package
+// distribute's MultiWorkerStrategy is one. Every replica makes the same
+// calls in the same order.
+type DeviceAllReducer interface {
+	// AllReduceSumDevice queues on stream (the machine's CUstream, as an
+	// integer) the in-place sum over the replicas of n float32s at device
+	// address buf. The caller's GPU context is current.
+	AllReduceSumDevice(buf uintptr, n int, stream uintptr) error
+	// AllReduceSum sums buf over the replicas in host memory: what a
+	// GPU whose memory is the host's (the emulated GPU of package
+	// device/cuda) calls instead.
+	AllReduceSum(buf []float32) error
 }
 
 // Driver makes machines for one kind of device. A driver registers itself

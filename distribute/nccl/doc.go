@@ -30,9 +30,8 @@
 // of error codes, and the ncclUniqueId layout; where a libnccl.so.2 is
 // found they also load it and read its version, which needs no GPU. No
 // GPU has run this package: no communicator has been made and no
-// all-reduce enqueued. The CUDA machine (device/cuda) does not use it
-// yet; the next step is its gradient reducer calling AllReduceSumFloat32
-// on the step's stream, bootstrapped by MPI (rank 0's UniqueID broadcast),
-// then world size 1 on one GPU checked against the single-GPU run.
-// Multi-GPU has not run here.
+// all-reduce enqueued. package distribute's MultiWorkerStrategy calls it
+// for the CUDA machine's data-parallel steps (AllReduceSumDevice), and
+// device/cuda's world-of-one test on a GPU checks it against the
+// single-GPU run. Multi-GPU has not run here.
 package nccl

@@ -5,9 +5,10 @@
 // trains to the same losses on either device. Matrix products go to cuBLAS;
 // everything else is here.
 //
-// Compiled to PTX by gen.sh (go generate ./device/cuda) for compute_70,
-// which the driver JIT-compiles for the GPU at hand (sm_70 and later); the
-// PTX is committed and embedded in the Go binary. Parameters are pointers,
+// Compiled by gen.sh (go generate ./device/cuda) to PTX for compute_75,
+// which the driver JIT-compiles for the GPU at hand (sm_75 and later), and
+// to a fatbin with machine code for sm_80 and sm_90 beside that PTX; both
+// are committed and embedded in the Go binary. Parameters are pointers,
 // ints, floats and doubles only: the Go side passes each in an 8-byte slot.
 //
 // Launch shapes: elementwise kernels use a grid-stride loop over n items;
@@ -980,6 +981,12 @@ extern "C" __global__ void gk_penalty_grad(const float *x, const float *seed, fl
 // along two paths).
 extern "C" __global__ void gk_add(const float *a, const float *b, float *out, int n) {
 	GRID_STRIDE(i, n) out[i] = __fadd_rn(a[i], b[i]);
+}
+
+// gk_scale: x = x · s, n values in place (a replica's gradients scaled by
+// its share of the global batch before they are summed over the replicas).
+extern "C" __global__ void gk_scale(float *x, int n, float s) {
+	GRID_STRIDE(i, n) x[i] = __fmul_rn(x[i], s);
 }
 
 // gk_u8_to_f32: out = in · scale, for uint8 images copied to the device as

@@ -39,6 +39,14 @@ type HostMemory interface {
 	Host(data []float32) Mem
 }
 
+// DeviceReducer is the optional interface of a Backend that all-reduces
+// gradients on its own device (a GPU, with NCCL on its stream): a Reduce
+// step then queues ReduceOnDevice with the gradients' buffers and their
+// sizes, and the host never sees them.
+type DeviceReducer interface {
+	ReduceOnDevice(grads []Mem, elems []int) error
+}
+
 // HostView is the optional interface of a HostMemory device whose memory
 // the host can read and write in place: a Reduce step then hands the
 // reducer the gradients themselves, without copies.
@@ -126,6 +134,9 @@ type Machine struct {
 	reduce   func(grads [][]float32) error
 	reducing chan error
 	overlap  bool
+	// onDevice, when not nil, all-reduces on the device instead
+	// (SetDeviceReducer).
+	onDevice DeviceReducer
 }
 
 // OverlapReduce says whether data-parallel steps overlap the all-reduce
@@ -226,10 +237,29 @@ func NewFromOptions(p *Plan, be Backend, opts driver.MachineOptions) (*Machine, 
 	if err != nil {
 		return nil, err
 	}
-	if err := m.SetGradientReducer(opts.ReduceGradients); err != nil {
+	if opts.DeviceReduce != nil {
+		err = m.SetDeviceReducer()
+	} else {
+		err = m.SetGradientReducer(opts.ReduceGradients)
+	}
+	if err != nil {
 		return nil, errors.Join(err, m.Close())
 	}
 	return m, nil
+}
+
+// SetDeviceReducer makes Train a data-parallel step whose Reduce step the
+// backend runs on its device (DeviceReducer, given its all-reduce in the
+// driver's options): Plan.ReducedTrainingSteps, the all-reduce queued
+// after the backward pass like any other step.
+func (m *Machine) SetDeviceReducer() error {
+	r, ok := m.be.(DeviceReducer)
+	if !ok {
+		return fmt.Errorf("%w: the %T backend cannot all-reduce gradients on its device", errors.ErrUnsupported, m.be)
+	}
+	m.reduce, m.onDevice, m.overlap = nil, r, false
+	m.train = map[trainingKey][]Step{}
+	return nil
 }
 
 // SetGradientReducer makes Train a data-parallel step: its steps are
@@ -237,13 +267,13 @@ func NewFromOptions(p *Plan, be Backend, opts driver.MachineOptions) (*Machine, 
 // the gradients and hands them to reduce (in the order of the learnables),
 // which replaces them in place before the updates. nil goes back to
 // ordinary steps. Only a device whose memory the host reads in place
-// (HostView: the CPU) takes a reducer so far: all-reducing on a GPU, with
-// NCCL on its stream, is not done yet.
+// (HostView: the CPU) takes a host reducer; a GPU all-reduces on its own
+// stream (SetDeviceReducer).
 func (m *Machine) SetGradientReducer(reduce func(grads [][]float32) error) error {
 	if _, ok := m.dev.(HostView); reduce != nil && (!ok || m.host == nil) {
-		return fmt.Errorf("%w: data-parallel training all-reduces gradients on the host, for devices that compute on host memory (the CPU) only: on a GPU (NCCL) it is not done yet", errors.ErrUnsupported)
+		return fmt.Errorf("%w: a host all-reduce of the gradients needs a device that computes on host memory (the CPU); a GPU needs an all-reduce in device memory (driver.MachineOptions.DeviceReduce)", errors.ErrUnsupported)
 	}
-	m.reduce, m.overlap = reduce, OverlapReduce
+	m.reduce, m.overlap, m.onDevice = reduce, OverlapReduce, nil
 	m.train = map[trainingKey][]Step{}
 	return nil
 }
@@ -264,7 +294,7 @@ func (m *Machine) Train(u optim.Update) error {
 	if !ok {
 		var err error
 		trainingSteps := m.plan.TrainingSteps
-		if m.reduce != nil {
+		if m.reduce != nil || m.onDevice != nil {
 			trainingSteps = m.plan.ReducedTrainingSteps
 			if m.overlap {
 				trainingSteps = func(u optim.Update) ([]Step, error) {
@@ -407,6 +437,13 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 // reduceGradients runs a Reduce step: the reducer replaces the gradients
 // s.In in place, in the device's host memory (HostView).
 func (m *Machine) reduceGradients(s *Step) error {
+	if m.onDevice != nil {
+		grads, elems := make([]Mem, len(s.In)), make([]int, len(s.In))
+		for i, b := range s.In {
+			grads[i], elems[i] = m.bufs[b], m.plan.Buffers[b].Elems
+		}
+		return m.onDevice.ReduceOnDevice(grads, elems)
+	}
 	v, ok := m.dev.(HostView)
 	if m.reduce == nil || !ok {
 		return errors.New("a Reduce step in a machine without a gradient reducer")

@@ -408,7 +408,7 @@ static const named_kernel all_kernels[] = {
 	GK_KERNEL(gk_pool), GK_KERNEL(gk_pool_grad), GK_KERNEL(gk_dropout), GK_KERNEL(gk_norm_col_sums),
 	GK_KERNEL(gk_norm_col_finish), GK_KERNEL(gk_batch_norm), GK_KERNEL(gk_batch_norm_grad),
 	GK_KERNEL(gk_layer_norm), GK_KERNEL(gk_gather), GK_KERNEL(gk_scatter_add), GK_KERNEL(gk_metric_sum),
-	GK_KERNEL(gk_metric_pr), GK_KERNEL(gk_metric_auc), GK_KERNEL(gk_metric_f1),
+	GK_KERNEL(gk_metric_pr), GK_KERNEL(gk_metric_auc), GK_KERNEL(gk_metric_f1), GK_KERNEL(gk_scale),
 };
 
 // emu_launch runs kernel name: 0, or -1 for a kernel it does not know, -2
