@@ -187,7 +187,23 @@ func (k *kernels) lossGrad(s gpuStream, l launch.Loss, p, y, w, flag, seed devic
 	args = append([]uint64{ptrArg(p), ptrArg(y)}, args...)
 	args = append(args, ptrArg(seed), intArg(rows), intArg(cols), intArg(int(l.Kind)), doubleArg(l.LabelSmoothing),
 		doubleArg(l.Delta), ptrArg(dp), ptrArg(bad))
-	return k.launch(s, kLossGrad, elemGrid(rows), elemBlock, 0, args...)
+	grid, block := lossGradShape(l.Kind, rows, cols)
+	return k.launch(s, kLossGrad, grid, block, block*8, args...)
+}
+
+// lossGradShape is gk_loss_grad's launch for kind, as its gk_grad_mode
+// spreads the work: a block per row for the softmax cross-entropies, a
+// thread per row for the other kinds that sum over a row, a thread per
+// value for the elementwise kinds. (The kernel computes the same for any
+// shape: this one is the fast one.)
+func lossGradShape(kind ops.LossKind, rows, cols int) (grid, block int) {
+	switch kind {
+	case ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy:
+		return min(rows, 65535), rowBlock(cols)
+	case ops.CategoricalCrossentropy, ops.SparseCategoricalCrossentropy, ops.CategoricalHinge, ops.CosineSimilarity:
+		return elemGrid(rows), elemBlock
+	}
+	return elemGrid(rows * cols), elemBlock
 }
 
 // updateKernels are the update kernels by rule (launch.Update).

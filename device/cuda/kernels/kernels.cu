@@ -442,50 +442,75 @@ __device__ double gk_row_loss(int kind, const float *p, const float *y, int r, i
 	return l;
 }
 
+// gk_elem_grad is sc·∂loss/∂p of one value v with target t for the
+// elementwise kinds (a row's cols values each count 1/cols of its loss,
+// but KLD's): what gk_row_grad writes for them, one value at a time.
+__device__ float gk_elem_grad(int kind, float v, double t, double sc, int cols, double delta) {
+	switch (kind) {
+	case LOSS_SIGMOID_CE:
+		return (float)(sc * (gk_sigmoid_d(v) - t) / cols);
+	case LOSS_BINARY_CE: {
+		bool in;
+		double c = gk_clip(v, &in);
+		double g = 0.0;
+		if (in) g = -t / (c + EPSILON_D) + (1.0 - t) / (1.0 - c + EPSILON_D);
+		return (float)(sc * g / cols);
+	}
+	case LOSS_MSE:
+		return (float)(sc * 2.0 * ((double)v - t) / cols);
+	case LOSS_MAE:
+		return (float)(sc * gk_sign((double)v - t) / cols);
+	case LOSS_MAPE:
+		return (float)(sc * 100.0 * gk_sign((double)v - t) / gk_max_go(fabs(t), EPSILON_D) / cols);
+	case LOSS_MSLE: {
+		double g = 0.0, x = v;
+		if (x >= EPSILON_D) g = 2.0 * (log(x + 1.0) - log(gk_max_go(t, EPSILON_D) + 1.0)) / (x + 1.0);
+		return (float)(sc * g / cols);
+	}
+	case LOSS_HUBER: {
+		double e = (double)v - t, g = e;
+		if (fabs(e) > delta) g = delta * gk_sign(e);
+		return (float)(sc * g / cols);
+	}
+	case LOSS_LOG_COSH:
+		return (float)(sc * tanh((double)v - t) / cols);
+	case LOSS_KLD: {
+		double g = 0.0;
+		bool in;
+		double pc = gk_clip_to(v, EPSILON_D, 1.0, &in);
+		if (in) {
+			bool tin;
+			g = -gk_clip_to(t, EPSILON_D, 1.0, &tin) / pc;
+		}
+		return (float)(sc * g);
+	}
+	case LOSS_POISSON:
+		return (float)(sc * (1.0 - t / ((double)v + EPSILON_D)) / cols);
+	case LOSS_HINGE: {
+		double g = 0.0;
+		if (1.0 - t * (double)v >= 0.0) g = -t;
+		return (float)(sc * g / cols);
+	}
+	case LOSS_SQUARED_HINGE: {
+		double m = gk_max_go(1.0 - t * (double)v, 0.0);
+		return (float)(sc * -2.0 * m * t / cols);
+	}
+	}
+	return NAN; // launch.ForLoss refuses the kinds no case computes
+}
+
 // gk_row_grad writes sc·∂loss/∂p of sample r into dp (ops' sparseRowGrad
-// or rowGrad, sc = scale·weight): zero where a clip bites, and through the
-// first argument of a maximum on a tie, as TensorFlow's gradient. A sparse
-// target that is not a class index sets *bad and writes NaNs.
+// or rowGrad, sc = scale·weight) for the kinds gk_loss_grad computes a row
+// at a time, and the elementwise ones: zero where a clip bites, and
+// through the first argument of a maximum on a tie, as TensorFlow's
+// gradient. A sparse target that is not a class index sets *bad and
+// writes NaNs.
 __device__ void gk_row_grad(int kind, const float *p, const float *y, int r, int cols, double ls, double delta, bool zo,
 		double sc, float *dp, bool *bad) {
 	const float *pr = p + (size_t)r * cols;
 	const float *yr = y + (size_t)r * cols;
 	float *dr = dp + (size_t)r * cols;
 	switch (kind) {
-	case LOSS_SOFTMAX_CE:
-	case LOSS_SPARSE_SOFTMAX_CE: {
-		int id = -1;
-		if (kind == LOSS_SPARSE_SOFTMAX_CE) {
-			id = gk_class(y[r], cols);
-			if (id < 0) {
-				*bad = true;
-				for (int j = 0; j < cols; j++) dr[j] = NAN;
-				break;
-			}
-		}
-		double m = -INFINITY;
-		for (int j = 0; j < cols; j++) m = fmax(m, (double)pr[j]);
-		double s = 0.0;
-		for (int j = 0; j < cols; j++) s += exp((double)pr[j] - m);
-		double sy = 1.0;
-		if (kind == LOSS_SOFTMAX_CE) {
-			sy = 0.0;
-			for (int j = 0; j < cols; j++) sy += TGT(j);
-		}
-		for (int j = 0; j < cols; j++) {
-			double soft = exp((double)pr[j] - m) / s;
-			if (kind == LOSS_SOFTMAX_CE) {
-				dr[j] = (float)(sc * (soft * sy - TGT(j)));
-			} else {
-				if (j == id) soft--;
-				dr[j] = (float)(sc * soft);
-			}
-		}
-		break;
-	}
-	case LOSS_SIGMOID_CE:
-		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * (gk_sigmoid_d(pr[j]) - TGT(j)) / cols);
-		break;
 	case LOSS_CATEGORICAL_CE: {
 		// g_j = ∂loss/∂q_j, then the chain rule through q = p / Σp.
 		double s = 0.0;
@@ -526,76 +551,6 @@ __device__ void gk_row_grad(int kind, const float *p, const float *y, int r, int
 		}
 		break;
 	}
-	case LOSS_BINARY_CE:
-		for (int j = 0; j < cols; j++) {
-			bool in;
-			double c = gk_clip(pr[j], &in);
-			double g = 0.0;
-			if (in) {
-				double t = TGT(j);
-				g = -t / (c + EPSILON_D) + (1.0 - t) / (1.0 - c + EPSILON_D);
-			}
-			dr[j] = (float)(sc * g / cols);
-		}
-		break;
-	case LOSS_MSE:
-		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * 2.0 * ((double)pr[j] - TGT(j)) / cols);
-		break;
-	case LOSS_MAE:
-		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * gk_sign((double)pr[j] - TGT(j)) / cols);
-		break;
-	case LOSS_MAPE:
-		for (int j = 0; j < cols; j++) {
-			double t = TGT(j);
-			dr[j] = (float)(sc * 100.0 * gk_sign((double)pr[j] - t) / gk_max_go(fabs(t), EPSILON_D) / cols);
-		}
-		break;
-	case LOSS_MSLE:
-		for (int j = 0; j < cols; j++) {
-			double g = 0.0, v = pr[j];
-			if (v >= EPSILON_D) g = 2.0 * (log(v + 1.0) - log(gk_max_go(TGT(j), EPSILON_D) + 1.0)) / (v + 1.0);
-			dr[j] = (float)(sc * g / cols);
-		}
-		break;
-	case LOSS_HUBER:
-		for (int j = 0; j < cols; j++) {
-			double e = (double)pr[j] - TGT(j), g = e;
-			if (fabs(e) > delta) g = delta * gk_sign(e);
-			dr[j] = (float)(sc * g / cols);
-		}
-		break;
-	case LOSS_LOG_COSH:
-		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * tanh((double)pr[j] - TGT(j)) / cols);
-		break;
-	case LOSS_KLD:
-		for (int j = 0; j < cols; j++) {
-			double g = 0.0;
-			bool in;
-			double pc = gk_clip_to(pr[j], EPSILON_D, 1.0, &in);
-			if (in) {
-				bool tin;
-				g = -gk_clip_to(TGT(j), EPSILON_D, 1.0, &tin) / pc;
-			}
-			dr[j] = (float)(sc * g);
-		}
-		break;
-	case LOSS_POISSON:
-		for (int j = 0; j < cols; j++) dr[j] = (float)(sc * (1.0 - TGT(j) / ((double)pr[j] + EPSILON_D)) / cols);
-		break;
-	case LOSS_HINGE:
-		for (int j = 0; j < cols; j++) {
-			double t = TGT(j), g = 0.0;
-			if (1.0 - t * (double)pr[j] >= 0.0) g = -t;
-			dr[j] = (float)(sc * g / cols);
-		}
-		break;
-	case LOSS_SQUARED_HINGE:
-		for (int j = 0; j < cols; j++) {
-			double t = TGT(j);
-			double m = gk_max_go(1.0 - t * (double)pr[j], 0.0);
-			dr[j] = (float)(sc * -2.0 * m * t / cols);
-		}
-		break;
 	case LOSS_CATEGORICAL_HINGE: {
 		double pos = 0.0, neg = -INFINITY;
 		for (int j = 0; j < cols; j++) {
@@ -635,8 +590,8 @@ __device__ void gk_row_grad(int kind, const float *p, const float *y, int r, int
 		}
 		break;
 	}
-	default:
-		for (int j = 0; j < cols; j++) dr[j] = NAN; // launch.ForLoss refuses it
+	default: // the elementwise kinds
+		for (int j = 0; j < cols; j++) dr[j] = gk_elem_grad(kind, pr[j], TGT(j), sc, cols, delta);
 	}
 }
 #undef TGT
@@ -682,17 +637,98 @@ extern "C" __global__ void gk_loss(const float *p, const float *y, const float *
 	if (threadIdx.x == 0) out[0] = (float)(sd[0] / rows);
 }
 
-// gk_loss_grad: dp = seed[0]/rows · w[r] · ∂loss_r/∂p, row by row
-// (ops.LossGradientWith; w NULL: weights of 1), one thread per row. *bad
-// as for gk_loss.
+// How gk_loss_grad spreads a kind's work, as launch.GradMode numbers it:
+// the elementwise kinds one thread per value; the softmax cross-entropies,
+// whose sums are not ops' to the bit anyway (exp), one block per row with
+// block-wide sums; the other kinds that sum over a row, one thread per row,
+// summing in ops' order so that their gradients are ops' to the bit.
+__device__ double gk_block_sum_d(double v, double *s); // below, with the norms
+
+#define GRAD_BY_VALUE 0
+#define GRAD_BY_BLOCK 1
+#define GRAD_BY_ROW 2
+
+__device__ __forceinline__ int gk_grad_mode(int kind) {
+	switch (kind) {
+	case LOSS_SOFTMAX_CE:
+	case LOSS_SPARSE_SOFTMAX_CE:
+		return GRAD_BY_BLOCK;
+	case LOSS_CATEGORICAL_CE:
+	case LOSS_SPARSE_CATEGORICAL_CE:
+	case LOSS_CATEGORICAL_HINGE:
+	case LOSS_COSINE:
+		return GRAD_BY_ROW;
+	}
+	return GRAD_BY_VALUE;
+}
+
+// gk_loss_grad: dp = seed[0]/rows · w[r] · ∂loss_r/∂p
+// (ops.LossGradientWith; w NULL: weights of 1), spread by gk_grad_mode;
+// any grid works, blocks of a power of two threads, shared memory
+// blockDim.x doubles. *bad as for gk_loss.
 extern "C" __global__ void gk_loss_grad(const float *p, const float *y, const float *w, const int *zero_one,
 		const float *seed, int rows, int cols, int kind, double ls, double delta, float *dp, int *bad) {
+	extern __shared__ float s[];
+	extern __shared__ double sd[];
 	double scale = (double)seed[0] / rows;
 	bool zo = zero_one && *zero_one;
-	GRID_STRIDE(r, rows) {
-		bool b = false;
-		gk_row_grad(kind, p, y, r, cols, ls, delta, zo, w ? scale * (double)w[r] : scale, dp, &b);
-		if (b) atomicMin(bad, r);
+	switch (gk_grad_mode(kind)) {
+	case GRAD_BY_VALUE: {
+		size_t n = (size_t)rows * cols;
+		for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)blockDim.x * gridDim.x) {
+			int r = (int)(i / cols);
+			double sc = w ? scale * (double)w[r] : scale;
+			dp[i] = gk_elem_grad(kind, p[i], gk_target(kind, y[i], cols, ls, zo), sc, cols, delta);
+		}
+		break;
+	}
+	case GRAD_BY_BLOCK:
+		// ops' softmax gradient, soft·Σt - t (sparse: soft - [j = id]), with
+		// soft = exp(p - max) / Σexp(p - max): the max over the block in
+		// float (exact), the sums in double over the block's threads.
+		for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+			const float *pr = p + (size_t)r * cols;
+			const float *yr = y + (size_t)r * cols;
+			float *dr = dp + (size_t)r * cols;
+			double sc = w ? scale * (double)w[r] : scale;
+			int id = -1;
+			if (kind == LOSS_SPARSE_SOFTMAX_CE) {
+				id = gk_class(y[r], cols); // the same on every thread
+				if (id < 0) {
+					for (int j = threadIdx.x; j < cols; j += blockDim.x) dr[j] = NAN;
+					if (threadIdx.x == 0) atomicMin(bad, r);
+					continue;
+				}
+			}
+			float mf = -INFINITY;
+			for (int j = threadIdx.x; j < cols; j += blockDim.x) mf = fmaxf(mf, pr[j]);
+			double m = gk_block_max(mf, s);
+			double part = 0.0;
+			for (int j = threadIdx.x; j < cols; j += blockDim.x) part += exp((double)pr[j] - m);
+			double sum = gk_block_sum_d(part, sd);
+			double sy = 1.0;
+			if (kind == LOSS_SOFTMAX_CE) {
+				part = 0.0;
+				for (int j = threadIdx.x; j < cols; j += blockDim.x) part += gk_target(kind, yr[j], cols, ls, zo);
+				sy = gk_block_sum_d(part, sd);
+			}
+			for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+				double soft = exp((double)pr[j] - m) / sum;
+				if (kind == LOSS_SOFTMAX_CE) {
+					dr[j] = (float)(sc * (soft * sy - gk_target(kind, yr[j], cols, ls, zo)));
+				} else {
+					if (j == id) soft--;
+					dr[j] = (float)(sc * soft);
+				}
+			}
+		}
+		break;
+	default:
+		GRID_STRIDE(r, rows) {
+			bool b = false;
+			gk_row_grad(kind, p, y, r, cols, ls, delta, zo, w ? scale * (double)w[r] : scale, dp, &b);
+			if (b) atomicMin(bad, r);
+		}
 	}
 }
 
