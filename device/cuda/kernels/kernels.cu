@@ -14,7 +14,8 @@
 // Launch shapes: elementwise kernels use a grid-stride loop over n items;
 // row kernels (softmax, its gradient) one block per row with a power-of-two
 // block size; the loss kernel one block for the whole batch, its gradient
-// one thread per row, both after a one-block pass over the batch's labels
+// a thread per value, a block per row or a thread per row by the loss's
+// kind (gk_grad_mode), both after a one-block pass over the batch's labels
 // for the hinge losses (gk_zero_one_labels). The image kernels (patches,
 // pooling and their gradients) are elementwise over their output, one
 // thread per value written: the gradients gather what each input value
@@ -637,7 +638,7 @@ extern "C" __global__ void gk_loss(const float *p, const float *y, const float *
 	if (threadIdx.x == 0) out[0] = (float)(sd[0] / rows);
 }
 
-// How gk_loss_grad spreads a kind's work, as launch.GradMode numbers it:
+// How gk_loss_grad spreads a kind's work (lossGradShape launches it so):
 // the elementwise kinds one thread per value; the softmax cross-entropies,
 // whose sums are not ops' to the bit anyway (exp), one block per row with
 // block-wide sums; the other kinds that sum over a row, one thread per row,
