@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,10 +46,12 @@ var process struct {
 
 // MultiWorker loads Open MPI and starts it (distribute/mpi's Load and
 // Init), and returns the strategy over every process of the job: started
-// by mpirun (or srun), one replica per process; started by hand, a world
-// of one (mpi.InMPIRun tells them apart). It starts MPI once per process:
-// later calls return the same strategy, or the same error. The error of a
-// missing Open MPI says what to install.
+// by mpirun (or srun --mpi=pmix), one replica per process; started by
+// hand, a world of one (mpi.InMPIRun tells them apart). A world smaller
+// than the launcher says it started (srun without an MPI plugin starts
+// each task as a world of one) is an error that names the fix. It starts
+// MPI once per process: later calls return the same strategy, or the same
+// error. The error of a missing Open MPI says what to install.
 func MultiWorker() (*MultiWorkerStrategy, error) {
 	process.Lock()
 	defer process.Unlock()
@@ -67,9 +71,30 @@ func start() (*MultiWorkerStrategy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("distribute: MultiWorker: %w", err)
 	}
+	if err := launchedSize(os.Getenv, comm.Size()); err != nil {
+		return nil, errors.Join(fmt.Errorf("distribute: MultiWorker: %w", err), comm.Finalize())
+	}
 	s := &MultiWorkerStrategy{comm: comm}
 	s.timeout.Store(int64(DefaultTimeout))
 	return s, nil
+}
+
+// launchedSize checks the world MPI started against the number of
+// processes the launcher says it started: Slurm's srun without an MPI
+// plugin (srun --mpi=pmix) starts each task as a world of one, which would
+// train N separate models in silence.
+func launchedSize(getenv func(string) string, size int) error {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"} {
+		n, err := strconv.Atoi(strings.TrimSpace(getenv(v)))
+		if err != nil || n == size {
+			continue
+		}
+		if v == "SLURM_STEP_NUM_TASKS" && size == 1 {
+			return fmt.Errorf("srun started %d tasks (SLURM_STEP_NUM_TASKS), but MPI sees a world of one in each: the tasks are not one MPI job. Launch with srun --mpi=pmix (or pmi2), or with mpirun inside the allocation", n)
+		}
+		return fmt.Errorf("the launcher started %d processes (%s), but MPI sees %d: launch with the mpirun of the Open MPI this program loads", n, v, size)
+	}
+	return nil
 }
 
 // SetTimeout sets how long each collective waits for the other replicas

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
+	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/nn"
 )
 
@@ -220,7 +221,7 @@ func TestTrainJSONSummary(t *testing.T) {
 			if dec.More() {
 				t.Errorf("more than the summary: %s", b)
 			}
-			if s.Device != "/CPU:0" || s.Seed != 7 || s.SeedFromClock || s.Dataset != "synthetic" || s.Flags["epochs"] != "2" || s.Flags["seed"] != "7" {
+			if s.Device != device.DefaultSpec().Short() || s.Seed != 7 || s.SeedFromClock || s.Dataset != "synthetic" || s.Flags["epochs"] != "2" || s.Flags["seed"] != "7" {
 				t.Errorf("summary %+v", s)
 			}
 			if len(s.Epochs) != 2 || s.Epochs[0].Epoch != 1 || s.Epochs[1].Epoch != 2 {
