@@ -54,6 +54,7 @@ type gpuContext interface {
 	hostAlloc(bytes int64) (unsafe.Pointer, error)
 	hostFree(p unsafe.Pointer) error
 	newStream() (gpuStream, error)
+	newEvent() (gpuEvent, error)
 	// loadModule loads the kernels of a module image (a fatbin or PTX
 	// text) and finds the named ones.
 	loadModule(image string, names []string) (gpuModule, error)
@@ -71,10 +72,18 @@ type gpuStream interface {
 	// allReduce queues r's in-place sum over the replicas of n float32s
 	// at p.
 	allReduce(r driver.DeviceAllReducer, p devicePtr, n int) error
+	// record marks e at this point of the stream's work; wait makes the
+	// stream's later work wait until the work before e's latest record
+	// (latest when wait is called) is done, on whichever stream.
+	record(e gpuEvent) error
+	wait(e gpuEvent) error
 	// synchronize waits until the queued work is done.
 	synchronize() error
 	destroy() error
 }
+
+// gpuEvent is a point in a stream's work that other streams can wait for.
+type gpuEvent interface{ destroy() error }
 
 // gpuModule is loaded kernels.
 type gpuModule interface {

@@ -150,6 +150,19 @@ func (cuContext) newStream() (gpuStream, error) {
 	return &cuStream{s}, nil
 }
 
+func (cuContext) newEvent() (gpuEvent, error) {
+	e, err := cu.MakeEvent(cu.DisableTiming)
+	if err != nil {
+		return nil, err
+	}
+	return &cuEvent{e}, nil
+}
+
+// cuEvent is a CUDA event.
+type cuEvent struct{ e cu.Event }
+
+func (e *cuEvent) destroy() error { return cu.DestroyEvent(&e.e) }
+
 func (cuContext) newBLAS(s gpuStream) (gpuBLAS, error) {
 	cs, ok := s.(*cuStream)
 	if !ok {
@@ -232,6 +245,22 @@ func (s *cuStream) memsetD32(p devicePtr, v uint32, n int64) error {
 // after the gradients' kernels, and the host never sees the values.
 func (s *cuStream) allReduce(r driver.DeviceAllReducer, p devicePtr, n int) error {
 	return r.AllReduceSumDevice(uintptr(p), n, uintptr(unsafe.Pointer(s.s.C())))
+}
+
+func (s *cuStream) record(e gpuEvent) error {
+	ce, ok := e.(*cuEvent)
+	if !ok {
+		return fmt.Errorf("recording a %T", e)
+	}
+	return ce.e.Record(s.s)
+}
+
+func (s *cuStream) wait(e gpuEvent) error {
+	ce, ok := e.(*cuEvent)
+	if !ok {
+		return fmt.Errorf("waiting for a %T", e)
+	}
+	return s.s.Wait(ce.e, 0)
 }
 
 func (s *cuStream) synchronize() error { return s.s.Synchronize() }

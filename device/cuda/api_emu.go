@@ -36,7 +36,10 @@ import (
 //   - a stream's work runs when the stream is waited for (synchronize, or
 //     a synchronous copy or free, which wait for every stream, as streams
 //     created blocking do), not when it is queued, so host memory read by
-//     an asynchronous copy must stay untouched until then, as on a GPU;
+//     an asynchronous copy must stay untouched until then, as on a GPU,
+//     and a stream's work after a wait for an event runs after the work
+//     before the event's record, on whichever stream (streams that wait
+//     for each other for ever are an error);
 //   - a launch needs the kernel's exact count of arguments, a block of 1
 //     to 1024 threads and at most 48 KiB of shared memory.
 //
@@ -202,13 +205,35 @@ func (c *emuContext) span(what string, p devicePtr, bytes int64) (unsafe.Pointer
 	return nil, fmt.Errorf("emulated GPU: %s of %d bytes at %#x, which is not in device memory of /GPU:%d", what, bytes, uintptr(p), c.index)
 }
 
-// flush runs the work queued on every stream, in the order the streams
-// were created, then checks every allocation's guard: what a GPU has done
-// once it is waited for. c.mu is held.
+// flush runs the work queued on every stream, then checks every
+// allocation's guard: what a GPU has done once it is waited for. Each
+// stream runs in order up to a wait for an event not yet reached, and the
+// streams take turns (in the order they were created) until none has work
+// left; streams that wait for each other for ever are an error. c.mu is
+// held.
 func (c *emuContext) flush() error {
 	var errs []error
-	for _, s := range c.streams {
-		errs = append(errs, s.run())
+	for {
+		progress, pending := false, false
+		for _, s := range c.streams {
+			n, err := s.runReady()
+			if err != nil {
+				errs = append(errs, err)
+				s.work = nil // what follows a failed launch does not run
+			}
+			progress = progress || n > 0
+			pending = pending || len(s.work) > 0
+		}
+		if !pending {
+			break
+		}
+		if !progress {
+			errs = append(errs, errors.New("emulated GPU: streams wait for events that no queued work records: a deadlock"))
+			for _, s := range c.streams {
+				s.work = nil
+			}
+			break
+		}
 	}
 	for _, a := range c.allocs {
 		errs = append(errs, a.guardIntact())
@@ -358,32 +383,81 @@ func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, arg
 // emuStream is a stream's queued work, run when it is waited for.
 type emuStream struct {
 	ctx       *emuContext
-	work      []func() error
+	work      []emuWork
 	destroyed bool
 }
 
-// queue adds f to the stream's work.
-func (s *emuStream) queue(f func() error) error {
+// emuWork is a stream's next piece of work: f, or when ev is not nil a
+// wait until ev's record number target has run.
+type emuWork struct {
+	f      func() error
+	ev     *emuEvent
+	target int
+}
+
+// emuEvent counts its records: queued when record is called, done when
+// the stream reaches it.
+type emuEvent struct{ queued, done int }
+
+func (*emuEvent) destroy() error { return nil }
+
+func (c *emuContext) newEvent() (gpuEvent, error) { return &emuEvent{}, nil }
+
+// queue adds w to the stream's work.
+func (s *emuStream) queue(f func() error) error { return s.add(emuWork{f: f}) }
+
+func (s *emuStream) add(w emuWork) error {
 	s.ctx.mu.Lock()
 	defer s.ctx.mu.Unlock()
 	if s.destroyed {
 		return errors.New("emulated GPU: work queued on a destroyed stream")
 	}
-	s.work = append(s.work, f)
+	s.work = append(s.work, w)
 	return nil
 }
 
-// run does the queued work, in order, and stops at the first error; c.mu
-// is held.
-func (s *emuStream) run() error {
-	work := s.work
-	s.work = nil
-	for _, f := range work {
-		if err := f(); err != nil {
-			return err
+// runReady does the queued work in order up to a wait that cannot pass
+// yet, and returns how many pieces it did; it stops at the first error.
+// c.mu is held.
+func (s *emuStream) runReady() (int, error) {
+	n := 0
+	for len(s.work) > 0 {
+		w := s.work[0]
+		if w.ev != nil && w.ev.done < w.target {
+			return n, nil
+		}
+		s.work = s.work[1:]
+		n++
+		if w.f != nil {
+			if err := w.f(); err != nil {
+				return n, err
+			}
 		}
 	}
-	return nil
+	return n, nil
+}
+
+func (s *emuStream) record(e gpuEvent) error {
+	ev, ok := e.(*emuEvent)
+	if !ok {
+		return fmt.Errorf("recording a %T", e)
+	}
+	s.ctx.mu.Lock()
+	ev.queued++
+	target := ev.queued
+	s.ctx.mu.Unlock()
+	return s.queue(func() error { ev.done = max(ev.done, target); return nil })
+}
+
+func (s *emuStream) wait(e gpuEvent) error {
+	ev, ok := e.(*emuEvent)
+	if !ok {
+		return fmt.Errorf("waiting for a %T", e)
+	}
+	s.ctx.mu.Lock()
+	target := ev.queued
+	s.ctx.mu.Unlock()
+	return s.add(emuWork{ev: ev, target: target})
 }
 
 func (s *emuStream) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
@@ -446,7 +520,7 @@ func (s *emuStream) synchronize() error {
 func (s *emuStream) destroy() error {
 	s.ctx.mu.Lock()
 	defer s.ctx.mu.Unlock()
-	err := s.run()
+	err := s.ctx.flush()
 	s.destroyed = true
 	s.ctx.streams = slices.DeleteFunc(s.ctx.streams, func(t *emuStream) bool { return t == s })
 	return err

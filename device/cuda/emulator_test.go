@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -160,5 +161,65 @@ func TestEmulatedMemoryStartsAsNaN(t *testing.T) {
 		if !math.IsNaN(float64(v)) {
 			t.Errorf("fresh device memory [%d] = %v, want NaN", i, v)
 		}
+	}
+}
+
+// Streams wait for each other's events as on a GPU: work queued after a
+// wait runs after the work before the event's latest record, on whichever
+// stream; a wait for a record that never comes is a deadlock, reported.
+func TestEmulatedStreamsWaitForEvents(t *testing.T) {
+	h := newHarness(t)
+	var other gpuStream
+	var ev gpuEvent
+	h.do(func() error {
+		var err error
+		if other, err = h.g.ctx.newStream(); err != nil {
+			return err
+		}
+		ev, err = h.g.ctx.newEvent()
+		return err
+	})
+	defer h.do(func() error { return errors.Join(other.destroy(), ev.destroy()) })
+	a, b, out := h.upload([]float32{1, 2}), h.upload([]float32{10, 20}), h.upload(make([]float32, 2))
+	// other (created later, so run later when nothing waits): out = a + b,
+	// then the event; h.s waits for it and doubles out in place.
+	h.do(func() error {
+		if err := h.s.wait(ev); err != nil { // no record queued yet: nothing to wait for
+			return err
+		}
+		if err := h.k.add(other, a, b, out, 2); err != nil {
+			return err
+		}
+		if err := other.record(ev); err != nil {
+			return err
+		}
+		if err := h.s.wait(ev); err != nil {
+			return err
+		}
+		return h.k.add(h.s, out, out, out, 2)
+	})
+	if got := h.download(out, 2); got[0] != 22 || got[1] != 44 {
+		t.Errorf("out = %v, want [22 44]: the wait did not order the streams", got)
+	}
+	never, err := func() (gpuEvent, error) { return h.g.ctx.newEvent() }()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.g.do(func() error {
+		if err := other.record(never); err != nil {
+			return err
+		}
+		if err := h.s.wait(never); err != nil { // waits for the record above: fine
+			return err
+		}
+		if err := other.wait(ev); err != nil {
+			return err
+		}
+		c := never.(*emuEvent)
+		c.queued++ // a wait for a record that is never queued
+		return errors.Join(h.s.wait(never), h.s.synchronize())
+	})
+	if err == nil || !strings.Contains(err.Error(), "deadlock") {
+		t.Errorf("a wait for a record that never comes: %v, want a deadlock error", err)
 	}
 }

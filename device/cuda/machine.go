@@ -120,6 +120,11 @@ type backend struct {
 	// none.
 	reducer     driver.DeviceAllReducer
 	reduceScale func() float32
+	// comm is the stream the overlapped all-reduces run on, made by the
+	// first (StartReduceOnDevice); gradsReady and reduced are the events
+	// by which it and the machine's stream wait for each other.
+	comm                gpuStream
+	gradsReady, reduced gpuEvent
 }
 
 // indexWord is a device word in which gk_gather or gk_scatter_add keeps
@@ -344,6 +349,10 @@ func gemm(h gpuBLAS, transA, transB bool, m, n, k int, alpha float32, a, b devic
 // this replica's share of the global batch (gk_scale), then summed over
 // the replicas in place by the reducer (NCCL), both queued on the stream.
 func (b *backend) ReduceOnDevice(grads []plan.Mem, elems []int) error {
+	return b.reduceOn(b.stream, grads, elems)
+}
+
+func (b *backend) reduceOn(s gpuStream, grads []plan.Mem, elems []int) error {
 	if b.reducer == nil {
 		return errors.New("a Reduce step in a machine without an all-reduce")
 	}
@@ -354,15 +363,59 @@ func (b *backend) ReduceOnDevice(grads []plan.Mem, elems []int) error {
 	for i, g := range grads {
 		p := g.(devicePtr)
 		if scale != 1 {
-			if err := b.kern.scale(b.stream, p, elems[i], scale); err != nil {
+			if err := b.kern.scale(s, p, elems[i], scale); err != nil {
 				return err
 			}
 		}
-		if err := b.stream.allReduce(b.reducer, p, elems[i]); err != nil {
+		if err := s.allReduce(b.reducer, p, elems[i]); err != nil {
 			return fmt.Errorf("all-reducing %d gradient values: %w", elems[i], err)
 		}
 	}
 	return nil
+}
+
+// StartReduceOnDevice implements plan.DeviceOverlapReducer: a bucket of
+// gradients, once the machine's stream has computed them, scaled and
+// all-reduced on a second stream (comm) while the machine's stream goes
+// on with the backward pass, as PyTorch DDP overlaps its buckets. The
+// buckets queue on comm in the order they come, the same on every
+// replica.
+func (b *backend) StartReduceOnDevice(grads []plan.Mem, elems []int) error {
+	if b.comm == nil {
+		comm, err := b.gpu.ctx.newStream()
+		if err != nil {
+			return fmt.Errorf("%s: creating the all-reduce's stream: %w", b.gpu.short(), err)
+		}
+		ready, err := b.gpu.ctx.newEvent()
+		if err != nil {
+			return errors.Join(fmt.Errorf("%s: creating an event: %w", b.gpu.short(), err), comm.destroy())
+		}
+		reduced, err := b.gpu.ctx.newEvent()
+		if err != nil {
+			return errors.Join(fmt.Errorf("%s: creating an event: %w", b.gpu.short(), err), ready.destroy(), comm.destroy())
+		}
+		b.comm, b.gradsReady, b.reduced = comm, ready, reduced
+	}
+	if err := b.stream.record(b.gradsReady); err != nil {
+		return err
+	}
+	if err := b.comm.wait(b.gradsReady); err != nil {
+		return err
+	}
+	return b.reduceOn(b.comm, grads, elems)
+}
+
+// WaitReduceOnDevice implements plan.DeviceOverlapReducer: the machine's
+// stream waits for the all-reduces started so far before it goes on (to
+// the updates).
+func (b *backend) WaitReduceOnDevice() error {
+	if b.comm == nil {
+		return nil
+	}
+	if err := b.comm.record(b.reduced); err != nil {
+		return err
+	}
+	return b.stream.wait(b.reduced)
 }
 
 // indexWord returns the device word for Gather or ScatterAdd step i, s,
@@ -435,6 +488,11 @@ func (b *backend) Wait() error {
 	if err := b.stream.synchronize(); err != nil {
 		return fmt.Errorf("%s: running the step: %w", b.gpu.short(), err)
 	}
+	if b.comm != nil { // all-reduces a failed step left behind
+		if err := b.comm.synchronize(); err != nil {
+			return fmt.Errorf("%s: all-reducing the gradients: %w", b.gpu.short(), err)
+		}
+	}
 	for _, f := range after {
 		f()
 	}
@@ -471,6 +529,10 @@ func (b *backend) Close() error {
 		var errs []error
 		if b.stream != nil {
 			errs = append(errs, b.stream.synchronize())
+		}
+		if b.comm != nil {
+			errs = append(errs, b.comm.synchronize(), b.comm.destroy(), b.gradsReady.destroy(), b.reduced.destroy())
+			b.comm = nil
 		}
 		for _, p := range b.stage {
 			errs = append(errs, p.free())

@@ -47,6 +47,16 @@ type DeviceReducer interface {
 	ReduceOnDevice(grads []Mem, elems []int) error
 }
 
+// DeviceOverlapReducer is the optional interface of a DeviceReducer that
+// overlaps the all-reduce with the backward pass (OverlappedTrainingSteps):
+// a ReduceStart step queues StartReduceOnDevice with a bucket of
+// gradients, to be summed while the next steps run, and the ReduceWait
+// step WaitReduceOnDevice, after which the steps queued see the sums.
+type DeviceOverlapReducer interface {
+	StartReduceOnDevice(grads []Mem, elems []int) error
+	WaitReduceOnDevice() error
+}
+
 // HostView is the optional interface of a HostMemory device whose memory
 // the host can read and write in place: a Reduce step then hands the
 // reducer the gradients themselves, without copies.
@@ -248,16 +258,19 @@ func NewFromOptions(p *Plan, be Backend, opts driver.MachineOptions) (*Machine, 
 	return m, nil
 }
 
-// SetDeviceReducer makes Train a data-parallel step whose Reduce step the
+// SetDeviceReducer makes Train a data-parallel step whose Reduce steps the
 // backend runs on its device (DeviceReducer, given its all-reduce in the
-// driver's options): Plan.ReducedTrainingSteps, the all-reduce queued
-// after the backward pass like any other step.
+// driver's options), queued like any other step: overlapped with the
+// backward pass (OverlappedTrainingSteps) when the backend can
+// (DeviceOverlapReducer) and OverlapReduce is on, else after it
+// (ReducedTrainingSteps).
 func (m *Machine) SetDeviceReducer() error {
 	r, ok := m.be.(DeviceReducer)
 	if !ok {
 		return fmt.Errorf("%w: the %T backend cannot all-reduce gradients on its device", errors.ErrUnsupported, m.be)
 	}
-	m.reduce, m.onDevice, m.overlap = nil, r, false
+	_, canOverlap := r.(DeviceOverlapReducer)
+	m.reduce, m.onDevice, m.overlap = nil, r, canOverlap && OverlapReduce
 	m.train = map[trainingKey][]Step{}
 	return nil
 }
@@ -438,10 +451,7 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 // s.In in place, in the device's host memory (HostView).
 func (m *Machine) reduceGradients(s *Step) error {
 	if m.onDevice != nil {
-		grads, elems := make([]Mem, len(s.In)), make([]int, len(s.In))
-		for i, b := range s.In {
-			grads[i], elems[i] = m.bufs[b], m.plan.Buffers[b].Elems
-		}
+		grads, elems := m.deviceGrads(s)
 		return m.onDevice.ReduceOnDevice(grads, elems)
 	}
 	v, ok := m.dev.(HostView)
@@ -461,12 +471,26 @@ func (m *Machine) reduceGradients(s *Step) error {
 	return nil
 }
 
+// deviceGrads are the buffers of a reduce step's gradients, and their
+// sizes.
+func (m *Machine) deviceGrads(s *Step) ([]Mem, []int) {
+	grads, elems := make([]Mem, len(s.In)), make([]int, len(s.In))
+	for i, b := range s.In {
+		grads[i], elems[i] = m.bufs[b], m.plan.Buffers[b].Elems
+	}
+	return grads, elems
+}
+
 // startReduce runs a ReduceStart step: the reducer replaces the
 // gradients s.In in place in the background, after the buckets handed to
 // it before (so that every replica makes the same calls in the same
 // order), while the machine runs the next steps, none of which touches
 // these gradients before the ReduceWait.
 func (m *Machine) startReduce(s *Step) error {
+	if o, ok := m.onDevice.(DeviceOverlapReducer); ok {
+		grads, elems := m.deviceGrads(s)
+		return o.StartReduceOnDevice(grads, elems)
+	}
 	v, ok := m.dev.(HostView)
 	if m.reduce == nil || !ok {
 		return errors.New("a ReduceStart step in a machine without a gradient reducer")
@@ -496,6 +520,9 @@ func (m *Machine) startReduce(s *Step) error {
 // waitReduce runs a ReduceWait step: it waits for the buckets handed to
 // the reducer, and returns the first error.
 func (m *Machine) waitReduce() error {
+	if o, ok := m.onDevice.(DeviceOverlapReducer); ok {
+		return o.WaitReduceOnDevice()
+	}
 	if m.reducing == nil {
 		return nil
 	}
