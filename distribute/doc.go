@@ -28,11 +28,11 @@
 // A replica that exits stops the job: mpirun ends the others. One that
 // hangs makes the others stop after the strategy's timeout (SetTimeout,
 // DefaultTimeout; train's --distributed-timeout), with a message that says
-// so. The CPU's machines overlap the all-reduce with the backward pass, in
+// so. The machines overlap the all-reduce with the backward pass, in
 // buckets as PyTorch DDP does. On GPUs (one per process, /GPU:0 in each)
 // the gradients are summed in device memory by NCCL (package
-// distribute/nccl), started over MPI, on each step's stream; that path
-// has run on the emulated GPU of package device/cuda only (with the
+// distribute/nccl), started over MPI, on a stream beside the step's; that
+// path has run on the emulated GPU of package device/cuda only (with the
 // host's all-reduce in NCCL's place), not yet on GPUs. Not done yet: runs
 // across several machines (only one machine was tested).
 package distribute

@@ -112,11 +112,12 @@ type MachineOptions struct {
 	// driver implements it; the CUDA driver takes DeviceReduce instead.
 	ReduceGradients func(grads [][]float32) error
 	// DeviceReduce, when not nil, is the all-reduce of a data-parallel
-	// step on a GPU: after the backward pass the machine scales each
-	// gradient by ReduceScale() (the replica's share of the global batch)
-	// and sums it over the replicas in device memory, queued on the step's
-	// stream (NCCL), before any update or global clipping. The CPU driver
-	// ignores it.
+	// step on a GPU: the machine scales each gradient by ReduceScale() (the
+	// replica's share of the global batch) and sums it over the replicas
+	// in device memory (NCCL), queued on a stream of its own bucket by
+	// bucket while the backward pass goes on (or on the step's stream after
+	// it, with GOKERAS_REDUCE_OVERLAP=0), before any update or global
+	// clipping. The CPU driver ignores it.
 	DeviceReduce DeviceAllReducer
 	ReduceScale  func() float32
 }
