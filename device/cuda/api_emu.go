@@ -275,11 +275,17 @@ func (c *emuContext) copyDtoD(dst, src devicePtr, bytes int64) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	d, err := c.span("cuMemcpyDtoD destination", dst, bytes)
+	return copySpans("cuMemcpyDtoD", c, dst, c, src, bytes)
+}
+
+// copySpans copies bytes of device memory from src, on from, to dst, on
+// to; the contexts' locks are held and their streams flushed.
+func copySpans(what string, to *emuContext, dst devicePtr, from *emuContext, src devicePtr, bytes int64) error {
+	d, err := to.span(what+" destination", dst, bytes)
 	if err != nil {
 		return err
 	}
-	s, err := c.span("cuMemcpyDtoD source", src, bytes)
+	s, err := from.span(what+" source", src, bytes)
 	if err != nil {
 		return err
 	}
@@ -304,16 +310,7 @@ func (c *emuContext) copyPeer(dst devicePtr, from gpuContext, src devicePtr, byt
 	if err := errors.Join(c.flush(), f.flush()); err != nil {
 		return err
 	}
-	d, err := c.span("cuMemcpyPeer destination", dst, bytes)
-	if err != nil {
-		return err
-	}
-	s, err := f.span("cuMemcpyPeer source", src, bytes)
-	if err != nil {
-		return err
-	}
-	C.memcpy(d, s, C.size_t(bytes))
-	return nil
+	return copySpans("cuMemcpyPeer", c, dst, f, src, bytes)
 }
 
 func (c *emuContext) hostAlloc(bytes int64) (unsafe.Pointer, error) {

@@ -44,12 +44,7 @@ func colMajorRef(transA, transB bool, m, n, k int, alpha float32, a []float32, l
 
 func TestEmulatedSgemmIsColumnMajor(t *testing.T) {
 	h := newHarness(t)
-	var bl gpuBLAS
-	h.do(func() error {
-		var err error
-		bl, err = h.g.ctx.newBLAS(h.s)
-		return err
-	})
+	bl := h.blas()
 	rng := rand.New(rand.NewPCG(3, 3))
 	const m, n, k = 5, 7, 9
 	for _, tc := range []struct{ transA, transB bool }{{false, false}, {true, false}, {false, true}, {true, true}} {

@@ -121,15 +121,23 @@ func sameValues(t *testing.T, what string, got, want []float32, tol float64) {
 
 const kernelTol = 2e-6
 
-func TestGemmMatchesCPU(t *testing.T) {
-	h := newHarness(t)
+// blas is a cuBLAS handle on the harness's stream, closed at the test's
+// end.
+func (h *harness) blas() gpuBLAS {
+	h.t.Helper()
 	var bl gpuBLAS
 	h.do(func() error {
 		var err error
 		bl, err = h.g.ctx.newBLAS(h.s)
 		return err
 	})
-	defer h.do(bl.close)
+	h.t.Cleanup(func() { h.do(bl.close) })
+	return bl
+}
+
+func TestGemmMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	bl := h.blas()
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, tc := range []struct{ transA, transB bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		m, k, n := 7, 13, 5
