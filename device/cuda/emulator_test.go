@@ -6,9 +6,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/gokeras/gokeras/device"
+	"gorgonia.org/tensor"
 )
 
 // These tests check the emulated GPU itself (api_emu.go): that its
@@ -216,5 +220,40 @@ func TestEmulatedStreamsWaitForEvents(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "deadlock") {
 		t.Errorf("a wait for a record that never comes: %v, want a deadlock error", err)
+	}
+}
+
+// With two emulated GPUs a tensor goes from /GPU:0 to /GPU:1 peer to peer
+// (buffer.CopyFromPeer) and comes back whole.
+func TestEmulatedPeerCopy(t *testing.T) {
+	t.Setenv("GOKERAS_EMU_GPUS", "2")
+	data := make([]float32, 1000)
+	for i := range data {
+		data[i] = float32(i) - 0.25
+	}
+	src := tensor.New(tensor.WithShape(10, 100), tensor.WithBacking(data))
+	on0, _, err := device.Place(src, "/GPU:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer on0.Free()
+	on1, stats, err := device.Copy(on0, "/GPU:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer on1.Free()
+	if stats.From.Index != 0 || stats.To.Index != 1 {
+		t.Errorf("copy stats %+v, want /GPU:0 -> /GPU:1", stats)
+	}
+	back, _, err := device.Copy(on1, "/CPU:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := back.Dense()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Data().([]float32); !slices.Equal(got, data) {
+		t.Errorf("the tensor came back from /GPU:1 changed: %v...", got[:4])
 	}
 }
