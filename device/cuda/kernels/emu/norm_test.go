@@ -34,7 +34,7 @@ func rowBlock(cols int) int {
 
 // normLaunches are the launches TestNorm runs each shape with: the
 // backend's (its row kernel's grid cut to 4 blocks, which the grid-stride
-// loop allows: the emulator starts an OS thread per CUDA thread), three
+// loop allows, to keep the emulator quick), three
 // splits with narrow tiles and small blocks, and one lane per column.
 func normLaunches(t *testing.T, rows, cols int) []NormLaunch {
 	t.Helper()
