@@ -84,6 +84,14 @@ func TestMultiWorkerFitMatchesOneProcess(t *testing.T) {
 	jobOK(t, mpirun, 2, "fit")
 }
 
+// With Dropout too: each replica drops the units of its shard that one
+// process drops in the whole batch (the shard's first row goes with the
+// step), so two processes still train what one does.
+func TestMultiWorkerFitWithDropoutMatchesOneProcess(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	jobOK(t, mpirun, 2, "fitdropout")
+}
+
 // Replicas given different batch sizes refuse to start, naming it.
 func TestMultiWorkerRefusesDifferentRuns(t *testing.T) {
 	mpirun := mpitest.Need(t)
@@ -155,6 +163,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	case "fitgpu": // gpu_test.go: each replica on its process's /GPU:0
 		mlpDevice = "/GPU:0"
 		workerFit(t, s)
+	case "fitdropout":
+		mlpDropout = 0.3
+		workerFit(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
 	case "files":
@@ -205,12 +216,21 @@ func mlpData(t *testing.T, n int) nn.Dataset {
 }
 
 // mlpDevice is where mlp compiles: /GPU:0 in the GPU workers (gpu_test.go).
-var mlpDevice = "/CPU:0"
+// mlpDropout, when not 0, is the rate of a Dropout layer after the hidden
+// one.
+var (
+	mlpDevice  = "/CPU:0"
+	mlpDropout = 0.0
+)
 
-// mlp is Input(20) -> Dense(64, relu) -> Dense(10, softmax), compiled with
-// opt on mlpDevice, with the strategy when s is not nil.
+// mlp is Input(20) -> Dense(64, relu) [-> Dropout] -> Dense(10, softmax),
+// compiled with opt on mlpDevice, with the strategy when s is not nil.
 func mlp(t *testing.T, opt optim.Optimizer, s nn.Strategy) *nn.Sequential {
-	m := nn.NewSequential(layers.Input(20), layers.Dense(64, layers.ReLU), layers.Dense(10, layers.Softmax))
+	ls := []layers.Layer{layers.Input(20), layers.Dense(64, layers.ReLU)}
+	if mlpDropout != 0 {
+		ls = append(ls, layers.Dropout(mlpDropout))
+	}
+	m := nn.NewSequential(append(ls, layers.Dense(10, layers.Softmax))...)
 	m.SetSeed(5)
 	opts := []nn.CompileOption{nn.OnDevice(mlpDevice)}
 	if s != nil {

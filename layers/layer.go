@@ -58,8 +58,9 @@ type Flow struct {
 	// behave differently in training (Dropout) read it. The model sets it,
 	// and Step, before each layer's Call.
 	Training bool
-	// Step holds the training step, as two values (ops.StepValues), in a
-	// training graph: Dropout draws its units from it.
+	// Step holds the training step and the batch's first row in the
+	// step's global batch (ops.StepValues), in a training graph: Dropout
+	// draws its units from it.
 	Step *gorgonia.Node
 	// Updates is work a layer's Call asks for in a training graph, set on
 	// its output Flow: the model collects them after each Call and runs

@@ -304,8 +304,8 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		}
 	}
 	if md == modeTrain && usesStep {
-		p.step = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(2))
-		step = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(2), gorgonia.WithName("step"), gorgonia.WithValue(p.step))
+		p.step = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(ops.StepValueCount))
+		step = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(ops.StepValueCount), gorgonia.WithName("step"), gorgonia.WithValue(p.step))
 	}
 	for _, l := range m.layers {
 		flow.Training, flow.Step = md == modeTrain, step

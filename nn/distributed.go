@@ -80,6 +80,10 @@ type Strategy interface {
 // with NCCL): each replica's gradients are scaled by its share and summed
 // on the step's stream, without a copy to the host.
 //
+// Dropout drops, on each replica, the units of its shard that one
+// process drops for the whole batch (ops.StepValues carries the shard's
+// first row), where Keras' replicas each draw their own.
+//
 // Not done yet: metrics computed on the host (every metric of package
 // metrics computes on the device).
 func WithStrategy(s Strategy) CompileOption {

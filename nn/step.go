@@ -43,8 +43,13 @@ func (m *Sequential) trainShard(p *program, data Dataset, idx []int, global int)
 	if p.step != nil {
 		// Dropout draws its units from the step: the optimizer's
 		// iteration, which checkpoints keep, so a resumed run drops what
-		// the interrupted one would have.
-		sv := ops.StepValues(uint64(u.Iteration))
+		// the interrupted one would have; and from each unit's place in
+		// the global batch, so replicas drop what one process drops.
+		first := 0
+		if s := c.strategy; s != nil {
+			first = s.Rank() * global / s.Size() // shard's start
+		}
+		sv := ops.StepValues(uint64(u.Iteration), first)
 		copy(p.step.Data().([]float32), sv[:])
 	}
 	c.gradScale = float32(len(idx)) / float32(global)

@@ -14,8 +14,10 @@ import (
 // DropoutParams say which units a dropout drops. A unit is dropped with
 // probability Rate; the others are scaled by 1/(1-Rate) (inverted
 // dropout). Which ones is a pure function of Key, the training step and
-// the unit's index (Philox4x32-10, see DropoutMask), so every backend
-// drops the same units for the same key and step.
+// the unit's index in the step's whole batch (Philox4x32-10, see
+// DropoutMask), so every backend drops the same units for the same key
+// and step, and the replicas of a data-parallel step, each given its
+// shard's first row, drop what one process drops for the whole batch.
 type DropoutParams struct {
 	Rate float64
 	Key  uint64
@@ -30,14 +32,25 @@ func (d DropoutParams) Threshold() uint32 {
 // Scale is what kept units are multiplied by: 1/(1-Rate), in float32.
 func (d DropoutParams) Scale() float32 { return float32(1 / (1 - d.Rate)) }
 
-// StepValues encodes a training step as the two values of a dropout's
-// step input: the step's low 24 bits and the rest, each exact in float32.
-func StepValues(step uint64) [2]float32 {
-	return [2]float32{float32(step & (1<<24 - 1)), float32(step >> 24)}
+// StepValues encodes a training step and the index in the step's whole
+// batch of the first row of the batch computed here (0, but for a replica
+// of a data-parallel step, given a shard of the batch) as the four values
+// of a dropout's step input: the step's low 24 bits and the rest, then
+// the row's, each exact in float32.
+func StepValues(step uint64, firstRow int) [4]float32 {
+	r := uint64(firstRow)
+	return [4]float32{float32(step & (1<<24 - 1)), float32(step >> 24), float32(r & (1<<24 - 1)), float32(r >> 24)}
 }
 
-// stepOf decodes StepValues.
-func stepOf(lo, hi float64) uint64 { return uint64(hi)<<24 | uint64(lo) }
+// StepValueCount is the number of values of a dropout's step input.
+const StepValueCount = 4
+
+// stepOf decodes StepValues: the step, and the first unit of x given its
+// units per row.
+func stepOf(v [4]float64, unitsPerRow int) (step uint64, first int) {
+	row := uint64(v[3])<<24 | uint64(v[2])
+	return uint64(v[1])<<24 | uint64(v[0]), int(row) * unitsPerRow
+}
 
 // Dropout adds the node that drops units of x as p says, for the training
 // step held by step, a node of two values written by StepValues. Its
@@ -46,8 +59,8 @@ func Dropout(x, step *gorgonia.Node, p DropoutParams) (*gorgonia.Node, error) {
 	if !(p.Rate >= 0 && p.Rate < 1) {
 		return nil, fmt.Errorf("dropout: the rate must be in [0, 1), got %v", p.Rate)
 	}
-	if step.Shape().TotalSize() != 2 {
-		return nil, fmt.Errorf("dropout: the step input must hold 2 values, got shape %v", step.Shape())
+	if step.Shape().TotalSize() != StepValueCount {
+		return nil, fmt.Errorf("dropout: the step input must hold %d values (StepValues), got shape %v", StepValueCount, step.Shape())
 	}
 	return gorgonia.ApplyOp(dropoutOp{p: p, dims: x.Dims()}, x, step)
 }
@@ -88,20 +101,32 @@ func (op dropoutOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Shape().TotalSize() != 2 {
+	if st.Shape().TotalSize() != StepValueCount {
 		return nil, fmt.Errorf("%v: the step input has shape %v", op, st.Shape())
 	}
-	lo, _ := st.At(0)
-	hi, _ := st.At(1)
-	step := stepOf(toFloat(lo), toFloat(hi))
+	var v [4]float64
+	for i := range v {
+		e, _ := st.At(i)
+		v[i] = toFloat(e)
+	}
+	step, first := stepOf(v, unitsPerRow(x.Shape()))
 	out := newLike(x.Dtype(), x.Shape().Clone()...)
 	switch od := out.Data().(type) {
 	case []float32:
-		dropout(op.p, step, x.Data().([]float32), od)
+		dropout(op.p, step, first, x.Data().([]float32), od)
 	case []float64:
-		dropout(op.p, step, x.Data().([]float64), od)
+		dropout(op.p, step, first, x.Data().([]float64), od)
 	}
 	return out, nil
+}
+
+// unitsPerRow is the values of one sample of a dropout's input: all of
+// them after the batch dimension.
+func unitsPerRow(s tensor.Shape) int {
+	if len(s) == 0 || s[0] == 0 {
+		return 0
+	}
+	return s.TotalSize() / s[0]
 }
 
 func toFloat(v any) float64 {
@@ -159,10 +184,11 @@ func DropoutMask(p DropoutParams, step uint64, first int, keep []bool) {
 	}
 }
 
-// dropout writes x with p's dropped units zeroed and the others scaled.
-func dropout[T float](p DropoutParams, step uint64, x, y []T) {
+// dropout writes x with p's dropped units zeroed and the others scaled;
+// x[0] is unit first of the step's batch.
+func dropout[T float](p DropoutParams, step uint64, first int, x, y []T) {
 	if x32, ok := any(x).([]float32); ok {
-		dropout32(p, step, x32, any(y).([]float32))
+		dropout32(p, step, first, x32, any(y).([]float32))
 		return
 	}
 	scale := T(p.Scale())
@@ -172,7 +198,7 @@ func dropout[T float](p DropoutParams, step uint64, x, y []T) {
 		for c := lo; c < hi; c++ {
 			a, b := c*chunk, min((c+1)*chunk, len(x))
 			k := keep[:b-a]
-			DropoutMask(p, step, a, k)
+			DropoutMask(p, step, first+a, k)
 			for i, v := range x[a:b] {
 				if k[i] {
 					y[a+i] = v * scale
@@ -188,21 +214,29 @@ func dropout[T float](p DropoutParams, step uint64, x, y []T) {
 // and values as DropoutMask and dropout's loop, but each Philox block
 // used for its four units at once and the choice between v·scale and +0
 // made on the bits, without a branch to mispredict on random units.
-func dropout32(p DropoutParams, step uint64, x, y []float32) {
+func dropout32(p DropoutParams, step uint64, first int, x, y []float32) {
 	scale := float32(p.Scale())
 	key := [2]uint32{uint32(p.Key), uint32(p.Key >> 32)}
 	t := uint64(p.Threshold())
-	const chunk = 1 << 12 // a multiple of 4: chunks start on a block
-	parallel((len(x)+chunk-1)/chunk, chunk, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			a, b := c*chunk, min((c+1)*chunk, len(x))
-			for u := a; u < b; u += 4 {
-				blk := uint64(u >> 2)
+	// Chunks of the batch's units (global: first + local) that start on a
+	// Philox block; the first and last may be partial.
+	const chunk = 1 << 12 // a multiple of 4
+	lo0, hi0 := first, first+len(x)
+	c0 := lo0 / chunk
+	parallel((hi0+chunk-1)/chunk-c0, chunk, func(lo, hi int) {
+		for c := c0 + lo; c < c0+hi; c++ {
+			a, b := max(c*chunk, lo0), min((c+1)*chunk, hi0)
+			for g := a &^ 3; g < b; g += 4 {
+				blk := uint64(g >> 2)
 				words := Philox4x32([4]uint32{uint32(blk), uint32(blk >> 32), uint32(step), uint32(step >> 32)}, key)
-				for i, w := range words[:min(4, b-u)] {
+				for i, w := range words {
+					u := g + i
+					if u < a || u >= b {
+						continue
+					}
 					// All ones when w ≥ t (kept), else zero.
 					keep := uint32((uint64(w)-t)>>63) - 1
-					y[u+i] = math.Float32frombits(math.Float32bits(x[u+i]*scale) & keep)
+					y[u-first] = math.Float32frombits(math.Float32bits(x[u-first]*scale) & keep)
 				}
 			}
 		}

@@ -92,8 +92,14 @@ func PoolForward(kind PoolKind, w Window, x, y []float32) { pool(kind, w, x, y) 
 func PoolBackward(kind PoolKind, w Window, x, y, dy, dx []float32) { poolBack(kind, w, x, y, dy, dx) }
 
 // DropoutForward writes x with p's dropped units for the training step
-// held by stepValues (StepValues) zeroed into y, the rest scaled, as a
-// Dropout node's Do computes it. It is also the dropout's gradient.
-func DropoutForward(p DropoutParams, stepValues []float32, x, y []float32) {
-	dropout(p, stepOf(float64(stepValues[0]), float64(stepValues[1])), x, y)
+// and first row held by stepValues (StepValues) zeroed into y, the rest
+// scaled, as a Dropout node's Do computes it; unitsPerRow are the values of
+// one sample of x. It is also the dropout's gradient.
+func DropoutForward(p DropoutParams, stepValues []float32, unitsPerRow int, x, y []float32) {
+	var v [4]float64
+	for i := range v {
+		v[i] = float64(stepValues[i])
+	}
+	step, first := stepOf(v, unitsPerRow)
+	dropout(p, step, first, x, y)
 }

@@ -175,8 +175,8 @@ func TestGradientsOfImageOps(t *testing.T) {
 	}
 	dropout := func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error) {
 		x := matrix(g, "x", tensor.Shape{4, 6}, randomData(rng, 24, 1))
-		sv := StepValues(7)
-		step := matrix(g, "step", tensor.Shape{2}, []float64{float64(sv[0]), float64(sv[1])})
+		sv := StepValues(7, 3)
+		step := matrix(g, "step", tensor.Shape{4}, []float64{float64(sv[0]), float64(sv[1]), float64(sv[2]), float64(sv[3])})
 		y, err := Dropout(x, step, DropoutParams{Rate: 0.5, Key: 99})
 		if err != nil {
 			return nil, nil, err
@@ -247,8 +247,8 @@ func TestDropoutStatistics(t *testing.T) {
 			x[i] = 1
 		}
 		y := make([]float32, n)
-		s3, s4 := StepValues(3), StepValues(4)
-		DropoutForward(p, s3[:], x, y)
+		s3, s4 := StepValues(3, 0), StepValues(4, 0)
+		DropoutForward(p, s3[:], 1, x, y)
 		dropped := 0
 		scale := float32(1 / (1 - rate))
 		for _, v := range y {
@@ -265,7 +265,7 @@ func TestDropoutStatistics(t *testing.T) {
 		}
 		// Another step drops other units; the same step the same ones.
 		y2 := make([]float32, n)
-		DropoutForward(p, s4[:], x, y2)
+		DropoutForward(p, s4[:], 1, x, y2)
 		same := 0
 		for i := range y {
 			if (y[i] == 0) == (y2[i] == 0) {
@@ -275,7 +275,7 @@ func TestDropoutStatistics(t *testing.T) {
 		if want := rate*rate + (1-rate)*(1-rate); math.Abs(float64(same)/n-want) > 0.01 {
 			t.Errorf("rate %v: steps 3 and 4 agree on %.4f of the units, want about %.4f (independent masks)", rate, float64(same)/n, want)
 		}
-		DropoutForward(p, s3[:], x, y2)
+		DropoutForward(p, s3[:], 1, x, y2)
 		for i := range y {
 			if y[i] != y2[i] {
 				t.Fatalf("rate %v: step 3 twice gave different masks at %d", rate, i)
@@ -286,9 +286,43 @@ func TestDropoutStatistics(t *testing.T) {
 
 func TestStepValuesRoundTrip(t *testing.T) {
 	for _, s := range []uint64{0, 1, 1<<24 - 1, 1 << 24, 123456789012, 1<<48 - 1} {
-		v := StepValues(s)
-		if got := stepOf(float64(v[0]), float64(v[1])); got != s {
-			t.Errorf("step %d came back as %d", s, got)
+		for _, row := range []int{0, 17, 1<<24 + 5} {
+			v := StepValues(s, row)
+			var f [4]float64
+			for i := range f {
+				f[i] = float64(v[i])
+			}
+			if step, first := stepOf(f, 3); step != s || first != 3*row {
+				t.Errorf("step %d, row %d came back as step %d, first unit %d (want %d)", s, row, step, first, 3*row)
+			}
+		}
+	}
+}
+
+// A batch cut into shards, each dropped with its first row in the step
+// values, drops what the whole batch drops: the replicas of a
+// data-parallel step drop the units one process drops.
+func TestDropoutShardsMatchTheWholeBatch(t *testing.T) {
+	p := DropoutParams{Rate: 0.4, Key: 7}
+	const rows, units = 33, 7 // 7 units a row: shards start off Philox's blocks of 4
+	x := make([]float32, rows*units)
+	for i := range x {
+		x[i] = float32(i%13) - 6
+	}
+	whole := make([]float32, len(x))
+	sv := StepValues(9, 0)
+	DropoutForward(p, sv[:], units, x, whole)
+	for _, cuts := range [][]int{{0, 16, 33}, {0, 11, 22, 33}, {0, 1, 2, 33}} {
+		got := make([]float32, len(x))
+		for i := 0; i+1 < len(cuts); i++ {
+			lo, hi := cuts[i]*units, cuts[i+1]*units
+			sv := StepValues(9, cuts[i])
+			DropoutForward(p, sv[:], units, x[lo:hi], got[lo:hi])
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+				t.Fatalf("shards %v: unit %d is %v, the whole batch's %v", cuts, i, got[i], whole[i])
+			}
 		}
 	}
 }
@@ -358,7 +392,7 @@ func TestMaxPoolGradientGoesToFirstMaximum(t *testing.T) {
 func TestDropout32MatchesDropoutMask(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := DropoutParams{Rate: 0.3, Key: 0x1234_5678_9abc_def0}
-	for _, n := range []int{1, 5, 4096, 4099, 10001} {
+	for _, n := range []int{1, 5, 4096, 4099, 10001, 70001} { // 70001: chunks on several workers
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
@@ -371,9 +405,10 @@ func TestDropout32MatchesDropoutMask(t *testing.T) {
 		}
 		const step = 77
 		y := make([]float32, n)
-		dropout32(p, step, x, y)
+		const first = 4097 // units of earlier rows, off a block of 4
+		dropout32(p, step, first, x, y)
 		keep := make([]bool, n)
-		DropoutMask(p, step, 0, keep)
+		DropoutMask(p, step, first, keep)
 		scale := float32(p.Scale())
 		for i := range x {
 			want := float32(0)

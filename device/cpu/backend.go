@@ -173,7 +173,7 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.PoolGrad:
 		ops.PoolBackward(s.Pool, s.Window, in(0), in(1), in(2), out(0))
 	case plan.Dropout:
-		ops.DropoutForward(s.Dropout, in(1), in(0)[:s.M], out(0)[:s.M])
+		ops.DropoutForward(s.Dropout, in(1), s.N, in(0)[:s.M], out(0)[:s.M])
 	case plan.Norm:
 		args := make([][]float32, len(s.In))
 		for j := range args {

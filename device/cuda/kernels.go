@@ -441,15 +441,15 @@ func (k *kernels) poolGrad(s gpuStream, x, y, dy, dx devicePtr, kind ops.PoolKin
 		append([]uint64{ptrArg(x), ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(int(kind))}, windowArgs(w)...)...)
 }
 
-// dropout: y = x (n values) with p's dropped units zeroed and the others
-// scaled, for the step held by the two floats at step (ops.StepValues),
-// which the kernel decodes (ops.DropoutForward). One thread per four
-// units.
-func (k *kernels) dropout(s gpuStream, x, step, y devicePtr, n int, p ops.DropoutParams) error {
+// dropout: y = x (n values, perRow a row) with p's dropped units zeroed
+// and the others scaled, for the step and first row held by the four
+// floats at step (ops.StepValues), which the kernel decodes
+// (ops.DropoutForward). One thread per four units of the global batch.
+func (k *kernels) dropout(s gpuStream, x, step, y devicePtr, n, perRow int, p ops.DropoutParams) error {
 	if err := fits32("dropout", n); err != nil || n == 0 {
 		return err
 	}
-	return k.launch(s, kDropout, elemGrid((n+3)/4), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(n), ptrArg(step),
+	return k.launch(s, kDropout, elemGrid((n+3)/4+1), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(n), intArg(perRow), ptrArg(step),
 		uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), uint64(p.Threshold()), floatArg(p.Scale()))
 }
 

@@ -705,18 +705,20 @@ func TestDropoutMatchesCPU(t *testing.T) {
 	x := randn(rng, n, 1)
 	xd := h.upload(x)
 	for _, tc := range []struct {
-		p    ops.DropoutParams
-		step uint64
+		p             ops.DropoutParams
+		step          uint64
+		first, perRow int
 	}{
-		{ops.DropoutParams{Rate: 0.25, Key: 0x0123456789abcdef}, 3<<24 + 12345},
-		{ops.DropoutParams{Rate: 0.5, Key: 0xfedcba9876543210}, 5<<32 + 7},
-		{ops.DropoutParams{Rate: 0.1, Key: 42}, 0},
+		{ops.DropoutParams{Rate: 0.25, Key: 0x0123456789abcdef}, 3<<24 + 12345, 0, 1},
+		{ops.DropoutParams{Rate: 0.5, Key: 0xfedcba9876543210}, 5<<32 + 7, 0, 1},
+		{ops.DropoutParams{Rate: 0.1, Key: 42}, 0, 0, 1},
+		{ops.DropoutParams{Rate: 0.3, Key: 11}, 8, 5, 7}, // a replica's shard from row 5, 7 units a row
 	} {
-		sv := ops.StepValues(tc.step)
+		sv := ops.StepValues(tc.step, tc.first)
 		want := make([]float32, n)
-		ops.DropoutForward(tc.p, sv[:], x, want)
+		ops.DropoutForward(tc.p, sv[:], tc.perRow, x, want)
 		y := h.zeros(n)
-		h.do(func() error { return h.k.dropout(h.s, xd, h.upload(sv[:]), y, n, tc.p) })
+		h.do(func() error { return h.k.dropout(h.s, xd, h.upload(sv[:]), y, n, tc.perRow, tc.p) })
 		bitIdentical(t, fmt.Sprintf("dropout %v at step %d", tc.p.Rate, tc.step), h.download(y, n), want)
 	}
 }

@@ -289,7 +289,7 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.PoolGrad:
 		return k.poolGrad(st, in(0), in(1), in(2), out(0), s.Pool, s.Window)
 	case plan.Dropout:
-		return k.dropout(st, in(0), in(1), out(0), s.M, s.Dropout)
+		return k.dropout(st, in(0), in(1), out(0), s.M, s.N, s.Dropout)
 	case plan.Norm:
 		args := make([]devicePtr, len(s.In))
 		for j := range args {

@@ -1216,20 +1216,28 @@ __device__ __forceinline__ void gk_philox4x32(unsigned int ctr[4], unsigned int 
 
 // gk_dropout: y = x with the dropped units zeroed and the others times
 // scale (ops.DropoutForward; also the dropout's gradient). step holds the
-// training step as ops.StepValues writes it, two floats, low 24 bits and
-// the rest. Unit u keeps when word u%4 of Philox4x32-10 with counter
-// (u/4 low and high 32 bits, step low and high 32 bits) and key
+// training step and the first row of x in the step's global batch as
+// ops.StepValues writes them, four floats: each one's low 24 bits and the
+// rest. x's units are units first.. of the global batch, first = that row
+// times per_row. Global unit u keeps when word u%4 of Philox4x32-10 with
+// counter (u/4 low and high 32 bits, step low and high 32 bits) and key
 // (keyLo, keyHi) is at least threshold: the mask of ops.DropoutMask. One
-// thread per four units, one Philox call each.
-extern "C" __global__ void gk_dropout(const float *x, float *y, int n, const float *step, unsigned int keyLo,
-		unsigned int keyHi, unsigned int threshold, float scale) {
+// thread per four global units, one Philox call each.
+extern "C" __global__ void gk_dropout(const float *x, float *y, int n, int per_row, const float *step,
+		unsigned int keyLo, unsigned int keyHi, unsigned int threshold, float scale) {
 	unsigned long long st = (unsigned long long)step[1] << 24 | (unsigned long long)step[0];
-	GRID_STRIDE(g, n / 4 + (n % 4 != 0)) {
-		unsigned int r[4] = {(unsigned int)g, 0u, (unsigned int)st, (unsigned int)(st >> 32)};
+	unsigned long long first = ((unsigned long long)step[3] << 24 | (unsigned long long)step[2]) * per_row;
+	unsigned long long g0 = first / 4, groups = (first + n + 3) / 4 - g0;
+	for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < groups;
+			i += (unsigned long long)blockDim.x * gridDim.x) {
+		unsigned long long g = g0 + i;
+		unsigned int r[4] = {(unsigned int)g, (unsigned int)(g >> 32), (unsigned int)st, (unsigned int)(st >> 32)};
 		gk_philox4x32(r, keyLo, keyHi);
-		for (int j = 0; j < 4 && j < n - 4 * g; j++) {
-			int u = 4 * g + j;
-			y[u] = r[j] >= threshold ? x[u] * scale : 0.0f;
+		for (int j = 0; j < 4; j++) {
+			unsigned long long u = 4 * g + j;
+			if (u < first || u >= first + n) continue;
+			int v = (int)(u - first);
+			y[v] = r[j] >= threshold ? x[v] * scale : 0.0f;
 		}
 	}
 }

@@ -124,8 +124,8 @@ const (
 	// (ops.PoolBackward).
 	PoolGrad
 	// Dropout: Out[0] = In[0] with Dropout's dropped units zeroed and the
-	// rest scaled, for the step held by In[1] (two values,
-	// ops.StepValues); M values (ops.DropoutForward).
+	// rest scaled, for the step and first row held by In[1]
+	// (ops.StepValues); M values, N a row (ops.DropoutForward).
 	Dropout
 	// Norm: Out[0] = the normalization Norm of the M×N matrix In[0], its
 	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward).
@@ -555,11 +555,15 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Node: n, Window: info.Window, Pool: info.Pool, In: in, Out: []int{out}})
 	case ops.OpDropout:
-		if c.p.Buffers[in[1]].Elems != 2 {
-			return fmt.Errorf("node %q: the dropout's step input %q does not hold 2 values", n.Name(), ch[1].Name())
+		if c.p.Buffers[in[1]].Elems != ops.StepValueCount {
+			return fmt.Errorf("node %q: the dropout's step input %q does not hold %d values", n.Name(), ch[1].Name(), ops.StepValueCount)
 		}
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: Dropout, Node: n, Dropout: info.Dropout, M: n.Shape().TotalSize(), In: in, Out: []int{out}})
+		size, perRow := n.Shape().TotalSize(), 0
+		if s := n.Shape(); len(s) > 0 && s[0] > 0 {
+			perRow = size / s[0]
+		}
+		c.emit(Step{Kind: Dropout, Node: n, Dropout: info.Dropout, M: size, N: perRow, In: in, Out: []int{out}})
 	case ops.OpNorm:
 		rows, cols := matrix(shapeOf(0))
 		out := c.alloc(n, Temp)

@@ -284,9 +284,9 @@ void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win) 
 void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win) {
 	run(g, b, [=] { gk_pool_grad(x, y, dy, dx, kind, WIN(win)); });
 }
-void emu_dropout(int g, int b, const float *x, float *y, int n, const float *step, unsigned int keyLo, unsigned int keyHi,
-		unsigned int threshold, float scale) {
-	run(g, b, [=] { gk_dropout(x, y, n, step, keyLo, keyHi, threshold, scale); });
+void emu_dropout(int g, int b, const float *x, float *y, int n, int per_row, const float *step, unsigned int keyLo,
+		unsigned int keyHi, unsigned int threshold, float scale) {
+	run(g, b, [=] { gk_dropout(x, y, n, per_row, step, keyLo, keyHi, threshold, scale); });
 }
 
 void emu_norm_col_sums(int g, int b, int kind, const float *x, const float *mean, const float *var, const float *dy,

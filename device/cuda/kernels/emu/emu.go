@@ -42,7 +42,7 @@ package emu
 // void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win);
 // void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win);
 // void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win);
-// void emu_dropout(int g, int b, const float *x, float *y, int n, const float *step, unsigned int keyLo, unsigned int keyHi, unsigned int threshold, float scale);
+// void emu_dropout(int g, int b, const float *x, float *y, int n, int per_row, const float *step, unsigned int keyLo, unsigned int keyHi, unsigned int threshold, float scale);
 // void emu_norm_col_sums(int g, int b, int kind, const float *x, const float *mean, const float *var, const float *dy, const double *rowStats, int rows, int cols, double eps, int tw, int rps, double *part);
 // void emu_norm_col_finish(int g, int b, int kind, double *part, int splits, int rows, int cols, float *out);
 // void emu_batch_norm(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *beta, int rows, int cols, double eps, int tw, int rps, float *y);
@@ -337,11 +337,11 @@ func PoolGrad(l Launch, kind ops.PoolKind, w ops.Window, x, y, dy, dx []float32)
 	C.emu_pool_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(kind), window(w))
 }
 
-// Dropout runs gk_dropout over len(x) units: y = x with p's dropped units
-// zeroed and the rest scaled, for the step held by stepValues (two values,
-// ops.StepValues).
-func Dropout(l Launch, p ops.DropoutParams, stepValues [2]float32, x, y []float32) {
-	C.emu_dropout(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(len(x)), f(stepValues[:]),
+// Dropout runs gk_dropout over len(x) units, perRow a row: y = x with p's
+// dropped units zeroed and the rest scaled, for the step and first row
+// held by stepValues (ops.StepValues).
+func Dropout(l Launch, p ops.DropoutParams, stepValues [4]float32, perRow int, x, y []float32) {
+	C.emu_dropout(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(len(x)), C.int(perRow), f(stepValues[:]),
 		C.uint(uint32(p.Key)), C.uint(uint32(p.Key>>32)), C.uint(p.Threshold()), C.float(p.Scale()))
 }
 

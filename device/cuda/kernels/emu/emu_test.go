@@ -267,23 +267,28 @@ func TestDropout(t *testing.T) {
 	const n = 100_003 // not a whole number of Philox blocks
 	x := randn(rng, n, 1)
 	cases := []struct {
-		name string
-		p    ops.DropoutParams
-		step uint64
+		name          string
+		p             ops.DropoutParams
+		step          uint64
+		first, perRow int // the first row in the global batch, units a row
 	}{
-		{"rate 0.25, step past 2^24", ops.DropoutParams{Rate: 0.25, Key: 0x0123456789abcdef}, 3<<24 + 12345},
-		{"rate 0.5, step past 2^32", ops.DropoutParams{Rate: 0.5, Key: 0xfedcba9876543210}, 5<<32 + 7},
-		{"rate 0.1, step 0", ops.DropoutParams{Rate: 0.1, Key: 42}, 0},
-		{"rate 0.9, step 1", ops.DropoutParams{Rate: 0.9, Key: 1 << 40}, 1},
-		{"rate 0: keeps all", ops.DropoutParams{Rate: 0, Key: 7}, 99},
+		{"rate 0.25, step past 2^24", ops.DropoutParams{Rate: 0.25, Key: 0x0123456789abcdef}, 3<<24 + 12345, 0, 1},
+		{"rate 0.5, step past 2^32", ops.DropoutParams{Rate: 0.5, Key: 0xfedcba9876543210}, 5<<32 + 7, 0, 1},
+		{"rate 0.1, step 0", ops.DropoutParams{Rate: 0.1, Key: 42}, 0, 0, 1},
+		{"rate 0.9, step 1", ops.DropoutParams{Rate: 0.9, Key: 1 << 40}, 1, 0, 1},
+		{"rate 0: keeps all", ops.DropoutParams{Rate: 0, Key: 7}, 99, 0, 1},
+		// A replica's shard: rows of 7 units from row 5 of the global batch
+		// (off Philox's blocks of 4), and from row 2^24 + 3 (both words).
+		{"rate 0.3, a shard from row 5", ops.DropoutParams{Rate: 0.3, Key: 11}, 8, 5, 7},
+		{"rate 0.3, a shard from row 2^24+3", ops.DropoutParams{Rate: 0.3, Key: 11}, 8, 1<<24 + 3, 7},
 	}
 	for _, c := range cases {
-		sv := ops.StepValues(c.step)
+		sv := ops.StepValues(c.step, c.first)
 		want := make([]float32, n)
-		ops.DropoutForward(c.p, sv[:], x, want)
+		ops.DropoutForward(c.p, sv[:], c.perRow, x, want)
 		for _, l := range launches {
 			y := make([]float32, n)
-			Dropout(l, c.p, sv, x, y)
+			Dropout(l, c.p, sv, c.perRow, x, y)
 			sameBits(t, c.name, y, want)
 		}
 		kept := 0
@@ -300,8 +305,8 @@ func TestDropout(t *testing.T) {
 	// from the one of the step's low 24 bits alone.
 	p, step := cases[0].p, cases[0].step
 	high, low := make([]float32, n), make([]float32, n)
-	Dropout(Launch{4, 256}, p, ops.StepValues(step), x, high)
-	Dropout(Launch{4, 256}, p, ops.StepValues(step&(1<<24-1)), x, low)
+	Dropout(Launch{4, 256}, p, ops.StepValues(step, 0), 1, x, high)
+	Dropout(Launch{4, 256}, p, ops.StepValues(step&(1<<24-1), 0), 1, x, low)
 	if slices.Equal(high, low) {
 		t.Errorf("steps %d and %d drop the same units: the step's high word is ignored", step, step&(1<<24-1))
 	}
