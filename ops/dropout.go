@@ -226,17 +226,24 @@ func dropout32(p DropoutParams, step uint64, first int, x, y []float32) {
 	parallel((hi0+chunk-1)/chunk-c0, chunk, func(lo, hi int) {
 		for c := c0 + lo; c < c0+hi; c++ {
 			a, b := max(c*chunk, lo0), min((c+1)*chunk, hi0)
-			for g := a &^ 3; g < b; g += 4 {
-				blk := uint64(g >> 2)
+			x, y := x[a-first:b-first], y[a-first:b-first] // this chunk's
+			u := a
+			if u&3 != 0 { // the head, in a block that starts before a
+				blk := uint64(u >> 2)
 				words := Philox4x32([4]uint32{uint32(blk), uint32(blk >> 32), uint32(step), uint32(step >> 32)}, key)
-				for i, w := range words {
-					u := g + i
-					if u < a || u >= b {
-						continue
-					}
+				for ; u < b && u&3 != 0; u++ {
+					keep := uint32((uint64(words[u&3])-t)>>63) - 1
+					y[u-a] = math.Float32frombits(math.Float32bits(x[u-a]*scale) & keep)
+				}
+			}
+			for ; u < b; u += 4 {
+				blk := uint64(u >> 2)
+				words := Philox4x32([4]uint32{uint32(blk), uint32(blk >> 32), uint32(step), uint32(step >> 32)}, key)
+				o := u - a
+				for i, w := range words[:min(4, b-u)] {
 					// All ones when w ≥ t (kept), else zero.
 					keep := uint32((uint64(w)-t)>>63) - 1
-					y[u-first] = math.Float32frombits(math.Float32bits(x[u-first]*scale) & keep)
+					y[o+i] = math.Float32frombits(math.Float32bits(x[o+i]*scale) & keep)
 				}
 			}
 		}
