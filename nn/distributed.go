@@ -17,7 +17,7 @@ import (
 
 // Strategy spreads training over replicas of the model, one per process,
 // the way Keras' tf.distribute strategies do: package distribute's
-// MultiWorker (MPI between CPU processes) is one. Its methods are
+// MultiWorker (MPI between processes, NCCL on GPUs) is one. Its methods are
 // collectives: every replica calls them in the same order with buffers of
 // the same length.
 type Strategy interface {
