@@ -244,29 +244,30 @@ func (c *emuContext) flush() error {
 func (c *emuContext) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.flush(); err != nil {
-		return err
+	d, err := c.waitAndSpan("cuMemcpyHtoD", dst, bytes)
+	if err == nil {
+		C.memcpy(d, src, C.size_t(bytes))
 	}
-	d, err := c.span("cuMemcpyHtoD", dst, bytes)
-	if err != nil {
-		return err
-	}
-	C.memcpy(d, src, C.size_t(bytes))
-	return nil
+	return err
 }
 
 func (c *emuContext) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	s, err := c.waitAndSpan("cuMemcpyDtoH", src, bytes)
+	if err == nil {
+		C.memcpy(dst, s, C.size_t(bytes))
+	}
+	return err
+}
+
+// waitAndSpan waits for every stream, as a synchronous copy does, and
+// returns the host address of bytes of device memory at p; c.mu is held.
+func (c *emuContext) waitAndSpan(what string, p devicePtr, bytes int64) (unsafe.Pointer, error) {
 	if err := c.flush(); err != nil {
-		return err
+		return nil, err
 	}
-	s, err := c.span("cuMemcpyDtoH", src, bytes)
-	if err != nil {
-		return err
-	}
-	C.memcpy(dst, s, C.size_t(bytes))
-	return nil
+	return c.span(what, p, bytes)
 }
 
 func (c *emuContext) copyDtoD(dst, src devicePtr, bytes int64) error {
