@@ -454,21 +454,31 @@ func (m *Machine) reduceGradients(s *Step) error {
 		grads, elems := m.deviceGrads(s)
 		return m.onDevice.ReduceOnDevice(grads, elems)
 	}
-	v, ok := m.dev.(HostView)
-	if m.reduce == nil || !ok {
-		return errors.New("a Reduce step in a machine without a gradient reducer")
-	}
-	if err := m.be.Wait(); err != nil {
+	views, err := m.hostGrads(s)
+	if err != nil {
 		return err
-	}
-	views := make([][]float32, len(s.In))
-	for i, b := range s.In {
-		views[i] = v.View(m.bufs[b], m.plan.Buffers[b].Elems)
 	}
 	if err := m.reduce(views); err != nil {
 		return fmt.Errorf("reducing the gradients: %w", err)
 	}
 	return nil
+}
+
+// hostGrads waits for the steps queued so far and returns a reduce step's
+// gradients as host slices (HostView), for the host reducer.
+func (m *Machine) hostGrads(s *Step) ([][]float32, error) {
+	v, ok := m.dev.(HostView)
+	if m.reduce == nil || !ok {
+		return nil, fmt.Errorf("a %v step in a machine without a gradient reducer", s.Kind)
+	}
+	if err := m.be.Wait(); err != nil {
+		return nil, err
+	}
+	views := make([][]float32, len(s.In))
+	for i, b := range s.In {
+		views[i] = v.View(m.bufs[b], m.plan.Buffers[b].Elems)
+	}
+	return views, nil
 }
 
 // deviceGrads are the buffers of a reduce step's gradients, and their
@@ -491,16 +501,9 @@ func (m *Machine) startReduce(s *Step) error {
 		grads, elems := m.deviceGrads(s)
 		return o.StartReduceOnDevice(grads, elems)
 	}
-	v, ok := m.dev.(HostView)
-	if m.reduce == nil || !ok {
-		return errors.New("a ReduceStart step in a machine without a gradient reducer")
-	}
-	if err := m.be.Wait(); err != nil {
+	views, err := m.hostGrads(s)
+	if err != nil {
 		return err
-	}
-	views := make([][]float32, len(s.In))
-	for i, b := range s.In {
-		views[i] = v.View(m.bufs[b], m.plan.Buffers[b].Elems)
 	}
 	prev, done := m.reducing, make(chan error, 1)
 	m.reducing = done
