@@ -82,8 +82,14 @@ type gpuStream interface {
 	destroy() error
 }
 
-// gpuEvent is a point in a stream's work that other streams can wait for.
-type gpuEvent interface{ destroy() error }
+// gpuEvent is a point in a stream's work that other streams, or the
+// host, can wait for.
+type gpuEvent interface {
+	// synchronize waits until the work before the event's latest record
+	// is done.
+	synchronize() error
+	destroy() error
+}
 
 // gpuModule is loaded kernels.
 type gpuModule interface {

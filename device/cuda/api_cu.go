@@ -161,6 +161,8 @@ func (cuContext) newEvent() (gpuEvent, error) {
 // cuEvent is a CUDA event.
 type cuEvent struct{ e cu.Event }
 
+func (e *cuEvent) synchronize() error { return e.e.Synchronize() }
+
 func (e *cuEvent) destroy() error { return cu.DestroyEvent(&e.e) }
 
 func (cuContext) newBLAS(s gpuStream) (gpuBLAS, error) {

@@ -395,11 +395,46 @@ type emuWork struct {
 
 // emuEvent counts its records: queued when record is called, done when
 // the stream reaches it.
-type emuEvent struct{ queued, done int }
+type emuEvent struct {
+	ctx          *emuContext
+	queued, done int
+}
 
 func (*emuEvent) destroy() error { return nil }
 
-func (c *emuContext) newEvent() (gpuEvent, error) { return &emuEvent{}, nil }
+func (c *emuContext) newEvent() (gpuEvent, error) { return &emuEvent{ctx: c}, nil }
+
+// synchronize runs the streams' work, one piece at a time and taking
+// turns, only until the event's latest record is reached: the work
+// queued after it stays queued, as it may still be on a GPU, so that a
+// host that changes what that work reads too early gets wrong results
+// here too. Then it checks the guards.
+func (e *emuEvent) synchronize() error {
+	c := e.ctx
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	target := e.queued
+	var errs []error
+	for e.done < target {
+		progress := false
+		for _, s := range c.streams {
+			ran, err := s.runOne()
+			if err != nil {
+				errs = append(errs, err)
+				s.work = nil
+			}
+			progress = progress || ran
+		}
+		if !progress {
+			errs = append(errs, errors.New("emulated GPU: an event waited for is never reached: a deadlock"))
+			break
+		}
+	}
+	for _, a := range c.allocs {
+		errs = append(errs, a.guardIntact())
+	}
+	return errors.Join(errs...)
+}
 
 // queue adds w to the stream's work.
 func (s *emuStream) queue(f func() error) error { return s.add(emuWork{f: f}) }
@@ -419,20 +454,32 @@ func (s *emuStream) add(w emuWork) error {
 // c.mu is held.
 func (s *emuStream) runReady() (int, error) {
 	n := 0
-	for len(s.work) > 0 {
-		w := s.work[0]
-		if w.ev != nil && w.ev.done < w.target {
-			return n, nil
+	for {
+		ran, err := s.runOne()
+		if ran {
+			n++
 		}
-		s.work = s.work[1:]
-		n++
-		if w.f != nil {
-			if err := w.f(); err != nil {
-				return n, err
-			}
+		if !ran || err != nil {
+			return n, err
 		}
 	}
-	return n, nil
+}
+
+// runOne does the stream's next piece of work if it can run, and says
+// whether it did. c.mu is held.
+func (s *emuStream) runOne() (bool, error) {
+	if len(s.work) == 0 {
+		return false, nil
+	}
+	w := s.work[0]
+	if w.ev != nil && w.ev.done < w.target {
+		return false, nil
+	}
+	s.work = s.work[1:]
+	if w.f != nil {
+		return true, w.f()
+	}
+	return true, nil
 }
 
 func (s *emuStream) record(e gpuEvent) error {

@@ -90,17 +90,16 @@ type backend struct {
 	kern   *kernels
 	blas   gpuBLAS
 	stream gpuStream
-	// stage is pinned host memory for the small copies to and from each
-	// device buffer.
-	stage map[devicePtr]pinned
-	// after holds host copies from pinned memory to Go memory, made once
-	// the stream has finished.
-	after []func()
+	// frames are the host side of the steps queued and not yet waited
+	// for: cur is the one being queued, and submitted those handed to
+	// Submit, oldest first, which Await takes in order. Two frames let
+	// one step run while the next is queued (plan.AsyncBackend).
+	frames    [2]*frame
+	cur       int
+	submitted []int
 	// bad is a device int the loss kernels set to the first sample whose
-	// sparse target is not a class index; badHost its pinned copy.
-	bad      devicePtr
-	badHost  pinned
-	lossStep int // the first loss step queued in this run, or -1
+	// sparse target is not a class index; each frame has its pinned copy.
+	bad devicePtr
 	// labels is the device int in which gk_zero_one_labels tells a hinge
 	// loss's kernel whether the batch's labels are all 0 or 1.
 	labels devicePtr
@@ -110,11 +109,9 @@ type backend struct {
 	// elems are the values of each of the plan's buffers (a GlobalNorm
 	// step's gradients).
 	elems []int
-	// indexWords are the words in which the Gather and ScatterAdd steps
-	// of a run flag a bad index, the j-th such step the j-th word;
-	// indexSteps those steps, in the order queued.
-	indexWords []indexWord
-	indexSteps []indexStep
+	// indexWords are the device words in which the Gather and ScatterAdd
+	// steps of a run flag a bad index, the j-th such step the j-th word.
+	indexWords []devicePtr
 	// reducer and reduceScale are a data-parallel step's all-reduce and
 	// this replica's share (driver.MachineOptions.DeviceReduce); nil for
 	// none.
@@ -127,11 +124,32 @@ type backend struct {
 	gradsReady, reduced gpuEvent
 }
 
-// indexWord is a device word in which gk_gather or gk_scatter_add keeps
-// the first bad index it meets (launch.IndexError), and its pinned copy.
-type indexWord struct {
-	dev  devicePtr
-	host pinned // two float32s: the word's 8 bytes
+// frame is the host side of one step's work on the stream: what the
+// host reads back once the stream has done it, in pinned memory of the
+// frame's own, so that the host can queue the next step into the other
+// frame while this one runs.
+type frame struct {
+	// stage is pinned host memory for the small copies to and from each
+	// device buffer.
+	stage map[devicePtr]pinned
+	// after holds host copies from pinned memory to Go memory, made once
+	// the stream has done the frame's work.
+	after []func()
+	// direct says that a copy from Go memory was queued (one too large
+	// to stage): the caller may change that memory once Submit returns,
+	// so Submit waits for it.
+	direct bool
+	// badHost is the pinned copy of the backend's bad word; lossStep the
+	// first loss step queued in the frame, or -1.
+	badHost  pinned
+	lossStep int
+	// indexHosts are the pinned copies (two float32s: the 8 bytes) of the
+	// index words the frame's Gather and ScatterAdd steps used;
+	// indexSteps those steps, in the order queued.
+	indexHosts []pinned
+	indexSteps []indexStep
+	// done is recorded on the stream after the frame's work by Submit.
+	done gpuEvent
 }
 
 // indexStep is a Gather or ScatterAdd step queued in the current run: i
@@ -144,7 +162,10 @@ type indexStep struct {
 var _ plan.Backend = (*backend)(nil)
 
 func newBackend(g *gpu) (*backend, error) {
-	b := &backend{gpu: g, stage: map[devicePtr]pinned{}, lossStep: -1, scratch: scratch{g: g}}
+	b := &backend{gpu: g, scratch: scratch{g: g}}
+	for i := range b.frames {
+		b.frames[i] = &frame{stage: map[devicePtr]pinned{}, lossStep: -1}
+	}
 	err := g.do(func() error {
 		var err error
 		if b.kern, err = g.kernels(); err != nil {
@@ -162,8 +183,13 @@ func newBackend(g *gpu) (*backend, error) {
 		if b.labels, err = g.alloc(4); err != nil {
 			return err
 		}
-		if b.badHost, err = g.allocPinned(1); err != nil {
-			return err
+		for _, f := range b.frames {
+			if f.badHost, err = g.allocPinned(1); err != nil {
+				return err
+			}
+			if f.done, err = g.ctx.newEvent(); err != nil {
+				return fmt.Errorf("%s: creating an event: %w", g.short(), err)
+			}
 		}
 		return nil
 	})
@@ -179,25 +205,41 @@ func (b *backend) Device() plan.Device { return b.gpu }
 // updates are separate kernels after the gradient's product.
 func (b *backend) Capabilities() plan.Capabilities { return plan.Capabilities{} }
 
-// staging returns the pinned buffer for copies of n float32s to or from
-// device buffer p, or false when the copy is too large to stage.
+// frame is the frame being queued; an error when it is still submitted
+// (two steps are: Await the older first).
+func (b *backend) frame() (*frame, error) {
+	for _, i := range b.submitted {
+		if i == b.cur {
+			return nil, errors.New("work queued for a third step while two are submitted: Await one first")
+		}
+	}
+	return b.frames[b.cur], nil
+}
+
+// staging returns the current frame's pinned buffer for copies of n
+// float32s to or from device buffer p, or false when the copy is too
+// large to stage.
 func (b *backend) staging(p devicePtr, n int) (pinned, bool, error) {
 	if n*4 > stageLimit {
 		return pinned{}, false, nil
 	}
-	if s, ok := b.stage[p]; ok && s.n == n {
+	f, err := b.frame()
+	if err != nil {
+		return pinned{}, false, err
+	}
+	if s, ok := f.stage[p]; ok && s.n == n {
 		return s, true, nil
 	}
 	s, err := b.gpu.allocPinned(n)
 	if err != nil {
 		return pinned{}, false, err
 	}
-	if old, ok := b.stage[p]; ok {
+	if old, ok := f.stage[p]; ok {
 		if err := old.free(); err != nil {
 			return pinned{}, false, errors.Join(err, s.free())
 		}
 	}
-	b.stage[p] = s
+	f.stage[p] = s
 	return s, true, nil
 }
 
@@ -215,7 +257,13 @@ func (b *backend) Upload(dst plan.Mem, src []float32) error {
 		return b.stream.copyHtoD(p, s.p, bytes)
 	}
 	// Pageable memory: the driver stages it itself. src stays untouched
-	// until Wait returns, as the plan.Backend contract requires of callers.
+	// until Wait returns, as the plan.Backend contract requires of callers,
+	// or Submit, which waits for such a copy.
+	f, err := b.frame()
+	if err != nil {
+		return err
+	}
+	f.direct = true
 	return b.stream.copyHtoD(p, unsafe.Pointer(unsafe.SliceData(src)), bytes)
 }
 
@@ -232,7 +280,11 @@ func (b *backend) Download(dst []float32, src plan.Mem) error {
 		if err := b.stream.copyDtoH(s.p, p, bytes); err != nil {
 			return err
 		}
-		b.after = append(b.after, func() { copy(dst, s.floats()) })
+		f, err := b.frame()
+		if err != nil {
+			return err
+		}
+		f.after = append(f.after, func() { copy(dst, s.floats()) })
 		return nil
 	}
 	return b.stream.copyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), p, bytes)
@@ -270,8 +322,12 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		if l.Weights >= 0 {
 			w = in(l.Weights)
 		}
-		if b.lossStep < 0 {
-			b.lossStep = i
+		f, err := b.frame()
+		if err != nil {
+			return err
+		}
+		if f.lossStep < 0 {
+			f.lossStep = i
 			if err := st.memsetD32(b.bad, math.MaxInt32, 1); err != nil {
 				return err
 			}
@@ -421,24 +477,31 @@ func (b *backend) WaitReduceOnDevice() error {
 // indexWord returns the device word for Gather or ScatterAdd step i, s,
 // the next of the run, set to launch.NoBadIndex on the stream.
 func (b *backend) indexWord(i int, s *plan.Step) (devicePtr, error) {
-	j := len(b.indexSteps)
+	f, err := b.frame()
+	if err != nil {
+		return 0, err
+	}
+	j := len(f.indexSteps)
 	if j == len(b.indexWords) {
 		dev, err := b.gpu.alloc(8)
 		if err != nil {
 			return 0, err
 		}
+		b.indexWords = append(b.indexWords, dev)
+	}
+	if j == len(f.indexHosts) {
 		host, err := b.gpu.allocPinned(2)
 		if err != nil {
-			return 0, errors.Join(err, b.gpu.free(dev))
+			return 0, err
 		}
-		b.indexWords = append(b.indexWords, indexWord{dev: dev, host: host})
+		f.indexHosts = append(f.indexHosts, host)
 	}
 	w := b.indexWords[j]
-	if err := b.stream.memsetD32(w.dev, math.MaxUint32, 2); err != nil {
+	if err := b.stream.memsetD32(w, math.MaxUint32, 2); err != nil {
 		return 0, err
 	}
-	b.indexSteps = append(b.indexSteps, indexStep{i: i, s: s})
-	return w.dev, nil
+	f.indexSteps = append(f.indexSteps, indexStep{i: i, s: s})
+	return w, nil
 }
 
 // Update applies one optimizer step with the kernels of kernels.cu, which
@@ -461,51 +524,108 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	return b.kern.update(b.stream, &b.scratch, u, w, g, ptrs, n, global)
 }
 
-// Wait waits for the stream, finishes the staged downloads and reports
-// what the kernels found wrong in the data, in the first step that found
-// something: a sparse target that is not a class index (a
-// *plan.TargetError), or an index that names no row of an embedding's
-// table (an *ops.IndexError, wrapped with the step and its node as the
-// CPU backend's error is).
+// Wait waits for the stream, finishes the current frame's staged
+// downloads and reports what the kernels found wrong in the data, in the
+// first step that found something: a sparse target that is not a class
+// index (a *plan.TargetError), or an index that names no row of an
+// embedding's table (an *ops.IndexError, wrapped with the step and its
+// node as the CPU backend's error is). Frames submitted before stay for
+// Await.
 func (b *backend) Wait() error {
-	lossStep := b.lossStep
-	b.lossStep = -1
-	after := b.after
-	b.after = nil
-	indexSteps := b.indexSteps
-	b.indexSteps = b.indexSteps[:0]
-	if lossStep >= 0 {
-		if err := b.stream.copyDtoH(b.badHost.p, b.bad, 4); err != nil {
+	f, err := b.frame()
+	if err != nil {
+		return errors.Join(err, b.stream.synchronize())
+	}
+	if err := b.readBack(f); err != nil {
+		return errors.Join(err, b.finish(f, b.stream.synchronize()))
+	}
+	return b.finish(f, b.stream.synchronize())
+}
+
+// Submit implements plan.AsyncBackend: it ends the current frame with its
+// read-backs and an event, and makes the other frame current, so that the
+// next step is queued while this one runs. A frame that copies from Go
+// memory is waited for here, since the caller may change that memory
+// next.
+func (b *backend) Submit() error {
+	f, err := b.frame()
+	if err != nil {
+		return err
+	}
+	if err := b.readBack(f); err != nil {
+		return errors.Join(err, b.finish(f, b.stream.synchronize()))
+	}
+	if err := b.stream.record(f.done); err != nil {
+		return errors.Join(err, b.finish(f, b.stream.synchronize()))
+	}
+	if f.direct {
+		if err := b.stream.synchronize(); err != nil {
+			return b.finish(f, fmt.Errorf("%s: running the step: %w", b.gpu.short(), err))
+		}
+	}
+	b.submitted = append(b.submitted, b.cur)
+	b.cur = 1 - b.cur
+	return nil
+}
+
+// Await implements plan.AsyncBackend: it waits for the oldest submitted
+// frame's work and reports what went wrong in it, as Wait does.
+func (b *backend) Await() error {
+	if len(b.submitted) == 0 {
+		return errors.New("no submitted step to wait for")
+	}
+	f := b.frames[b.submitted[0]]
+	b.submitted = b.submitted[1:]
+	err := f.done.synchronize()
+	if err != nil {
+		err = fmt.Errorf("%s: running the step: %w", b.gpu.short(), err)
+	}
+	return b.finish(f, err)
+}
+
+// readBack queues the copies of the error words f's steps used to f's
+// pinned memory.
+func (b *backend) readBack(f *frame) error {
+	if f.lossStep >= 0 {
+		if err := b.stream.copyDtoH(f.badHost.p, b.bad, 4); err != nil {
 			return err
 		}
 	}
-	for j := range indexSteps {
-		w := b.indexWords[j]
-		if err := b.stream.copyDtoH(w.host.p, w.dev, 8); err != nil {
+	for j := range f.indexSteps {
+		if err := b.stream.copyDtoH(f.indexHosts[j].p, b.indexWords[j], 8); err != nil {
 			return err
 		}
 	}
-	if err := b.stream.synchronize(); err != nil {
-		return fmt.Errorf("%s: running the step: %w", b.gpu.short(), err)
+	return nil
+}
+
+// finish ends frame f once its work is done (synced: the error of waiting
+// for it): the staged downloads are copied out and the error words read.
+// f is then empty, ready for another step.
+func (b *backend) finish(f *frame, synced error) error {
+	lossStep, after, indexSteps := f.lossStep, f.after, f.indexSteps
+	f.lossStep, f.after, f.indexSteps, f.direct = -1, nil, f.indexSteps[:0], false
+	if synced != nil {
+		return fmt.Errorf("%s: running the step: %w", b.gpu.short(), synced)
 	}
 	if b.comm != nil { // all-reduces a failed step left behind
 		if err := b.comm.synchronize(); err != nil {
 			return fmt.Errorf("%s: all-reducing the gradients: %w", b.gpu.short(), err)
 		}
 	}
-	for _, f := range after {
-		f()
+	for _, copyOut := range after {
+		copyOut()
 	}
 	var indexErr error
 	indexAt := -1
 	for j, is := range indexSteps {
-		if e := launch.IndexError(*(*uint64)(b.indexWords[j].host.p), is.s.K); e != nil {
+		if e := launch.IndexError(*(*uint64)(f.indexHosts[j].p), is.s.K); e != nil {
 			indexErr, indexAt = stepError(is.s, e), is.i
 			break
 		}
 	}
 	if lossStep >= 0 && (indexAt < 0 || lossStep < indexAt) {
-		if row := *(*int32)(b.badHost.p); row != math.MaxInt32 {
+		if row := *(*int32)(f.badHost.p); row != math.MaxInt32 {
 			return &plan.TargetError{Step: lossStep, Row: int(row)}
 		}
 	}
@@ -534,16 +654,29 @@ func (b *backend) Close() error {
 			errs = append(errs, b.comm.synchronize(), b.comm.destroy(), b.gradsReady.destroy(), b.reduced.destroy())
 			b.comm = nil
 		}
-		for _, p := range b.stage {
-			errs = append(errs, p.free())
+		for _, f := range b.frames {
+			for _, p := range f.stage {
+				errs = append(errs, p.free())
+			}
+			clear(f.stage)
+			errs = append(errs, f.badHost.free())
+			f.badHost = pinned{}
+			for _, h := range f.indexHosts {
+				errs = append(errs, h.free())
+			}
+			f.indexHosts, f.indexSteps = nil, nil
+			if f.done != nil {
+				errs = append(errs, f.done.destroy())
+				f.done = nil
+			}
 		}
-		clear(b.stage)
-		errs = append(errs, b.gpu.free(b.bad), b.badHost.free(), b.gpu.free(b.labels))
-		b.bad, b.badHost, b.labels = 0, pinned{}, 0
+		b.submitted = nil
+		errs = append(errs, b.gpu.free(b.bad), b.gpu.free(b.labels))
+		b.bad, b.labels = 0, 0
 		for _, w := range b.indexWords {
-			errs = append(errs, b.gpu.free(w.dev), w.host.free())
+			errs = append(errs, b.gpu.free(w))
 		}
-		b.indexWords, b.indexSteps = nil, nil
+		b.indexWords = nil
 		errs = append(errs, b.scratch.free())
 		if b.blas != nil {
 			errs = append(errs, b.blas.close())

@@ -182,6 +182,27 @@ type Trainer interface {
 	Train(u optim.Update) error
 }
 
+// Pipeliner is the optional interface of a Trainer that can run a
+// training step while the host prepares the next one, so that a device
+// that computes asynchronously (a GPU) does not wait for the host between
+// steps. When Pipelines is true, StartTrain queues a step as Train runs
+// it and returns before it has run: the caller may then fill the inputs
+// with the next batch and start that step too. FinishTrain waits for the
+// oldest started step, writes its Reads and returns its error. At most
+// two steps are started and not finished, and no other run of the
+// machine comes between. When Pipelines is false, StartTrain runs the
+// step and FinishTrain returns its error: the same calls work, without
+// the overlap.
+//
+// A started step's Reads are written only by FinishTrain, so its results
+// are read one step late: the next step is already under way.
+type Pipeliner interface {
+	Trainer
+	Pipelines() bool
+	StartTrain(u optim.Update) error
+	FinishTrain() error
+}
+
 // ErrUpdateUnsupported is wrapped by the error a Trainer returns for a
 // graph it cannot train: one without the gradient of every learnable.
 var ErrUpdateUnsupported = errors.New("the machine cannot train this graph")

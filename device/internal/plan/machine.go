@@ -57,6 +57,21 @@ type DeviceOverlapReducer interface {
 	WaitReduceOnDevice() error
 }
 
+// AsyncBackend is the optional interface of a Backend whose queued work
+// runs while the host goes on (a GPU's stream), with the host side of two
+// steps' work kept apart: Submit ends the work queued since the last
+// Submit or Wait as one step and returns without waiting for it, and the
+// host may then change the memory it handed to Upload and queue the next
+// step; Await waits for the oldest submitted step and reports what went
+// wrong in it, as Wait does, after which the memory handed to its
+// Downloads holds their values. At most two steps are submitted and not
+// awaited. Wait still waits for the work queued since the last Submit,
+// leaving the steps submitted before it to Await.
+type AsyncBackend interface {
+	Submit() error
+	Await() error
+}
+
 // HostView is the optional interface of a HostMemory device whose memory
 // the host can read and write in place: a Reduce step then hands the
 // reducer the gradients themselves, without copies.
@@ -131,6 +146,12 @@ type Machine struct {
 	bufs  []Mem
 	grads []*tensor.Dense // per learnable with a gradient: where it lands
 	reads [][]float32     // per Read: where its values land
+	// started are the steps StartTrain queued and FinishTrain has not
+	// finished, oldest first; stepReads the two sets of places their
+	// Reads land, taken in turn (nextReads the next).
+	started   []*startedStep
+	stepReads [2][][]float32
+	nextReads int
 	// train caches the training steps of each kind of update.
 	train map[trainingKey][]Step
 	// slotMems holds, per learnable, the current step's slots.
@@ -147,6 +168,19 @@ type Machine struct {
 	// onDevice, when not nil, all-reduces on the device instead
 	// (SetDeviceReducer).
 	onDevice DeviceReducer
+}
+
+// startedStep is a training step StartTrain queued: what FinishTrain
+// needs to finish it.
+type startedStep struct {
+	steps   []Step
+	weights []*entry
+	reads   [][]float32
+	// targets are copies of the loss steps' targets, by buffer, to
+	// explain a TargetError once the host has the next batch's.
+	targets map[int][]float32
+	// err is the error of a step that a synchronous backend ran at once.
+	err error
 }
 
 // OverlapReduce says whether data-parallel steps overlap the all-reduce
@@ -169,7 +203,7 @@ type trainingKey struct {
 // (optim.Optimizer.Slot): the machine keeps its device copy in step with it.
 type SlotSource func(variable, name string, size int) ([]float32, error)
 
-var _ driver.Trainer = (*Machine)(nil)
+var _ driver.Pipeliner = (*Machine)(nil)
 
 // New binds p to be, allocating the plan's buffers, with state the model's
 // driver.State (nil: a State of its own) and slots the optimizer's slots
@@ -299,8 +333,18 @@ func (m *Machine) RunAll() error { return m.run(nil, m.plan.Steps) }
 // device. It fails with an error wrapping driver.ErrUpdateUnsupported for
 // a graph without gradients.
 func (m *Machine) Train(u optim.Update) error {
-	if err := u.Check(); err != nil {
+	steps, err := m.trainingSteps(u)
+	if err != nil {
 		return err
+	}
+	return m.run(&u, steps)
+}
+
+// trainingSteps returns the steps of a training step with u, compiling
+// them the first time.
+func (m *Machine) trainingSteps(u optim.Update) ([]Step, error) {
+	if err := u.Check(); err != nil {
+		return nil, err
 	}
 	key := trainingKey{u.Rule, u.NeedsWholeGradient(), u.ClipValue > 0 || u.WeightDecay > 0, u.GlobalClipNorm > 0}
 	steps, ok := m.train[key]
@@ -319,45 +363,182 @@ func (m *Machine) Train(u optim.Update) error {
 			if errors.Is(err, ErrNoGradients) {
 				err = fmt.Errorf("%w: %w", err, driver.ErrUpdateUnsupported)
 			}
-			return err
+			return nil, err
 		}
 		m.train[key] = steps
 	}
 	if len(u.SlotNames()) > 0 && m.slots == nil {
-		return fmt.Errorf("%v keeps slots, but the machine was made without the optimizer's slots", u.Rule)
+		return nil, fmt.Errorf("%v keeps slots, but the machine was made without the optimizer's slots", u.Rule)
 	}
-	return m.run(&u, steps)
+	return steps, nil
+}
+
+// Pipelines says whether StartTrain returns before the step has run: the
+// backend runs asynchronously (AsyncBackend) and no all-reduce needs the
+// host in the step.
+func (m *Machine) Pipelines() bool {
+	_, ok := m.be.(AsyncBackend)
+	return ok && m.reduce == nil && m.onDevice == nil
+}
+
+// StartTrain queues a training step with u, as Train runs one, and, when
+// the machine Pipelines, returns before it has run: the host may then
+// fill the inputs with the next batch and start that step too, while
+// this one runs. FinishTrain finishes the steps started, in order: it
+// waits for the oldest, writes its Reads and reports its errors. At most
+// two steps are started and not finished; RunAll and Train refuse to run
+// while any is. On a machine that does not pipeline, StartTrain runs the
+// step, and FinishTrain reports its error and writes its Reads.
+func (m *Machine) StartTrain(u optim.Update) error {
+	if m.closed {
+		return errors.New("the machine was closed")
+	}
+	if len(m.started) >= 2 {
+		return errors.New("two training steps are started already: finish one (FinishTrain) first")
+	}
+	steps, err := m.trainingSteps(u)
+	if err != nil {
+		return err
+	}
+	reads := m.stepReads[m.nextReads]
+	if reads == nil {
+		reads = make([][]float32, len(m.reads))
+		for i := range reads {
+			reads[i] = make([]float32, len(m.reads[i]))
+		}
+		m.stepReads[m.nextReads] = reads
+	}
+	m.nextReads ^= 1
+	m.lastSteps = steps
+	st := &startedStep{steps: steps, reads: reads}
+	async, ok := m.be.(AsyncBackend)
+	if !ok || !m.Pipelines() {
+		st.err = m.dev.Do(func() error {
+			var err error
+			st.weights, err = m.queue(&u, steps, reads)
+			if werr := m.be.Wait(); err == nil && werr != nil {
+				err = m.explain(werr, steps, st.targets)
+			}
+			m.settle(st.weights, &u, err)
+			return err
+		})
+		m.started = append(m.started, st)
+		return nil
+	}
+	st.targets = m.targets(steps)
+	err = m.dev.Do(func() error {
+		var err error
+		st.weights, err = m.queue(&u, steps, reads)
+		if err == nil {
+			if err = async.Submit(); err == nil {
+				m.settle(st.weights, &u, nil)
+				return nil
+			}
+		}
+		// Nothing of a step that failed to queue stays behind.
+		err = errors.Join(err, m.be.Wait())
+		m.settle(st.weights, &u, err)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	m.started = append(m.started, st)
+	return nil
+}
+
+// FinishTrain finishes the oldest step StartTrain started: it waits for
+// it, writes its Reads and returns its error.
+func (m *Machine) FinishTrain() error {
+	if len(m.started) == 0 {
+		return errors.New("no training step is started: call StartTrain first")
+	}
+	st := m.started[0]
+	m.started = m.started[1:]
+	err := st.err
+	if async, ok := m.be.(AsyncBackend); ok && m.Pipelines() && err == nil {
+		err = m.dev.Do(func() error {
+			if err := async.Await(); err != nil {
+				m.settle(st.weights, nil, err)
+				return m.explain(err, st.steps, st.targets)
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return err
+	}
+	for i, r := range m.plan.Reads {
+		writeRead(r.Into, r.Shape, st.reads[i])
+	}
+	return nil
+}
+
+// targets copies the inputs that steps' losses take as targets, by
+// buffer: what explain needs once the inputs hold another batch.
+func (m *Machine) targets(steps []Step) map[int][]float32 {
+	var t map[int][]float32
+	for i := range steps {
+		s := &steps[i]
+		if (s.Kind != Loss && s.Kind != LossGrad) || len(s.In) < 2 || s.In[1] < 0 {
+			continue
+		}
+		b := s.In[1]
+		if m.plan.Buffers[b].Role != Input {
+			continue
+		}
+		data, err := hostData(m.plan.Buffers[b].Node)
+		if err != nil {
+			continue // the step itself reports it
+		}
+		if t == nil {
+			t = map[int][]float32{}
+		}
+		t[b] = append([]float32(nil), data...)
+	}
+	return t
+}
+
+// settle records what a run did to the device copies of the weights:
+// after an error the device copy is in doubt; after a training step (u
+// not nil) it is ahead of the host's; after a run that sent the gradients
+// to the host, whose optimizer may update the host copy next, it must be
+// uploaded again.
+func (m *Machine) settle(weights []*entry, u *optim.Update, err error) {
+	if m.host != nil {
+		return
+	}
+	for _, w := range weights {
+		switch {
+		case err != nil:
+			w.upload = true
+		case u == nil:
+			w.upload = true
+		default:
+			w.deviceAhead = true
+		}
+	}
 }
 
 func (m *Machine) run(u *optim.Update, steps []Step) error {
 	if m.closed {
 		return errors.New("the machine was closed")
 	}
+	if len(m.started) > 0 {
+		return errors.New("a training step StartTrain started is not finished: call FinishTrain first")
+	}
 	m.lastSteps = steps
 	return m.dev.Do(func() error {
-		weights, err := m.queue(u, steps)
+		weights, err := m.queue(u, steps, m.reads)
 		if m.reducing != nil { // a failed step left a bucket reducing
 			err = errors.Join(err, m.waitReduce())
 		}
 		// Wait even after an error, so that nothing queued by a failed run
 		// is left behind for the next one.
 		if werr := m.be.Wait(); err == nil && werr != nil {
-			err = m.explain(werr)
+			err = m.explain(werr, steps, nil)
 		}
-		if m.host == nil {
-			for _, w := range weights {
-				switch {
-				case err != nil:
-					w.upload = true // the device copy is in doubt
-				case u == nil:
-					// The gradients went to the host, whose optimizer may
-					// update the host copy next.
-					w.upload = true
-				default:
-					w.deviceAhead = true
-				}
-			}
-		}
+		m.settle(weights, u, err)
 		if err != nil {
 			return err
 		}
@@ -369,9 +550,9 @@ func (m *Machine) run(u *optim.Update, steps []Step) error {
 }
 
 // queue queues one run: the copies in, the steps (with the updates when u
-// is not nil, else the gradients' copies out), and the copies out. It
-// returns the learnables' shared entries, in order.
-func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
+// is not nil, else the gradients' copies out), and the copies out, the
+// Reads' into reads. It returns the learnables' shared entries, in order.
+func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32) ([]*entry, error) {
 	p := m.plan
 	weights, err := m.bind(u != nil)
 	if err != nil {
@@ -440,7 +621,7 @@ func (m *Machine) queue(u *optim.Update, steps []Step) ([]*entry, error) {
 		}
 	}
 	for i, r := range p.Reads {
-		if err := m.be.Download(m.reads[i], m.bufs[r.Buf]); err != nil {
+		if err := m.be.Download(reads[i], m.bufs[r.Buf]); err != nil {
 			return weights, fmt.Errorf("copying %q to the host: %w", r.Node.Name(), err)
 		}
 	}
@@ -591,16 +772,19 @@ func writeRead(into *gorgonia.Value, shape tensor.Shape, data []float32) {
 	*into = tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]float32(nil), data...)))
 }
 
-// explain rewrites a TargetError with the step's node and the offending
-// value, which the host still has.
-func (m *Machine) explain(err error) error {
+// explain rewrites a TargetError of a run of steps with the step's node
+// and the offending value: from targets, the copies StartTrain kept, or
+// else from the input, which the host still has.
+func (m *Machine) explain(err error, steps []Step, targets map[int][]float32) error {
 	var te *TargetError
-	if !errors.As(err, &te) || te.Step < 0 || te.Step >= len(m.lastSteps) {
+	if !errors.As(err, &te) || te.Step < 0 || te.Step >= len(steps) {
 		return err
 	}
-	s := m.lastSteps[te.Step]
-	target := m.plan.Buffers[s.In[1]].Node
-	data, derr := hostData(target)
+	s := steps[te.Step]
+	data, derr := targets[s.In[1]], error(nil)
+	if data == nil {
+		data, derr = hostData(m.plan.Buffers[s.In[1]].Node)
+	}
 	if derr != nil || te.Row >= len(data) {
 		return fmt.Errorf("%v: target of sample %d is not a class index in [0, %d)", s.Loss, te.Row, s.N)
 	}
@@ -618,6 +802,7 @@ func (m *Machine) Close() error {
 		return nil
 	}
 	m.closed = true
+	m.started = nil // the backend's Close waits for their work
 	err := m.dev.Do(func() error {
 		var errs []error
 		for _, mem := range m.own {

@@ -336,3 +336,48 @@ func TestTrainLearnablesInAnyOrder(t *testing.T) {
 		compareSlices(t, l.Name()+" after one step", order(got)[i].Value().Data().([]float32), w)
 	}
 }
+
+// TestStartTrainProtocol: StartTrain and FinishTrain pair up, two steps
+// at most are started, and no other run comes between.
+func TestStartTrainProtocol(t *testing.T) {
+	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
+	tm := buildModel(t, spec, newValues(spec, 3), true)
+	p, err := Compile(tm.g, tm.learnables(), Capabilities{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Pipelines() {
+		t.Error("a machine on a backend that runs each step at once says it pipelines")
+	}
+	u := optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}
+	if err := m.FinishTrain(); err == nil {
+		t.Error("FinishTrain with no step started succeeded")
+	}
+	for i := range 2 {
+		if err := m.StartTrain(u); err != nil {
+			t.Fatalf("StartTrain %d: %v", i+1, err)
+		}
+	}
+	if err := m.StartTrain(u); err == nil {
+		t.Error("a third StartTrain succeeded")
+	}
+	if err := m.RunAll(); err == nil {
+		t.Error("RunAll with started steps succeeded")
+	}
+	if err := m.Train(u); err == nil {
+		t.Error("Train with started steps succeeded")
+	}
+	for i := range 2 {
+		if err := m.FinishTrain(); err != nil {
+			t.Fatalf("FinishTrain %d: %v", i+1, err)
+		}
+	}
+	if err := m.Train(u); err != nil {
+		t.Errorf("Train once the started steps finished: %v", err)
+	}
+}
