@@ -130,6 +130,10 @@ func cause(err error) error {
 	return err
 }
 
+// AsyncBatchHooks implements nn.AsyncBatchHooks: the batch figures it
+// writes are each batch's own, whenever it gets them.
+func (*TensorBoard) AsyncBatchHooks() bool { return true }
+
 // OnTrainBegin checks the settings and LogDir, and opens the train run's
 // event file.
 func (tb *TensorBoard) OnTrainBegin(nn.Logs) error {

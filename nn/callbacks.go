@@ -56,6 +56,26 @@ type Callback interface {
 	OnTrainBatchEnd(batch int, logs Logs) error
 }
 
+// AsyncBatchHooks is an optional interface of a Callback: a callback
+// whose AsyncBatchHooks returns true lets Fit, on a device that computes
+// asynchronously (a GPU), start batch k+1 before it calls the callback's
+// OnTrainBatchBegin and OnTrainBatchEnd for batch k, so that the device
+// does not wait for the host between steps. The hooks still see every
+// batch, in order, each with its own figures; but while they run the
+// device is already training on the next batch, and Model.StopTraining
+// called from them stops Fit after that next batch. The epoch hooks are
+// not affected: an epoch's steps are all finished before OnEpochEnd.
+//
+// Fit trains step by step, each finished before the next starts, as soon
+// as one callback does not implement it, so a callback that must see the
+// model as each batch left it (one that saves or changes the weights, or
+// stops training, at a batch's end) simply leaves it out. Fit's progress
+// bar implements it, as do the callbacks of package callbacks that act
+// only at epochs' ends.
+type AsyncBatchHooks interface {
+	AsyncBatchHooks() bool
+}
+
 // CallbackBase gives every hook Keras' default: do nothing. Embed it in a
 // callback of your own and define the hooks you need; Model and Params are
 // set before training begins.

@@ -11,8 +11,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/internal/shapes"
-
 	"github.com/gokeras/gokeras/metrics"
 )
 
@@ -418,7 +418,8 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	r := &fitRun{m: m, cfg: cfg, data: data, validation: validation, steps: steps,
-		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh}
+		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh,
+		mayPipeline: mayPipeline(m.compiled, cbs)}
 	return r.run(ctx)
 }
 
@@ -433,6 +434,8 @@ type fitRun struct {
 	hist             History
 	// weigh fills each batch's sample weights; nil: unweighted.
 	weigh func(idx []int, labels, dst []float32) error
+	// mayPipeline: see mayPipeline.
+	mayPipeline bool
 }
 
 func (r *fitRun) run(ctx context.Context) (*History, error) {
@@ -540,6 +543,13 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // runEpoch trains steps first.. of one epoch, calling the batch hooks; it
 // returns the epoch's figures, validation included.
+//
+// Where the model's machine can run a step while the host prepares the
+// next (driver.Pipeliner: a GPU) and nothing needs a step's results
+// before the next one starts (r.pipelines), each step is started on the
+// device before the one before it is finished: its loss and metrics are
+// read, and its batch hooks called, while the next step runs. Otherwise
+// each step is run and finished in turn.
 func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, error) {
 	m, cfg, c := r.m, r.cfg, r.m.compiled
 	for _, mt := range c.metrics {
@@ -548,13 +558,72 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 	var lossMean metrics.Mean
 	entries := make([]logEntry, 1+len(c.metrics))
 	done := first
+	stepError := func(step int, err error) error {
+		return fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
+	}
+	beginBatch := func(step int) error {
+		if err := r.callbacks.each("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
+			return fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
+		}
+		return nil
+	}
+	// endBatch takes the loss of a step of batch samples (the global
+	// batch's) and calls the batch-end hooks.
+	endBatch := func(step, batch int, loss float64) error {
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return stepError(step, fmt.Errorf("%w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
+				ErrNonFiniteLoss, loss, c.optimizer.LearningRate()))
+		}
+		if err := m.averageMoving(); err != nil {
+			return stepError(step, err)
+		}
+		done = step + 1
+		lossMean.Add(loss, float64(batch))
+		entries[0] = logEntry{Name: "loss", Value: lossMean.Result()}
+		for i, mt := range c.metrics {
+			entries[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
+		}
+		if len(r.callbacks) > 0 {
+			logs := logsOf(entries)
+			if err := r.callbacks.each("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
+				return fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
+			}
+		}
+		return nil
+	}
+	// pending is the step started on the device and not yet finished.
+	var pending *startedBatch
+	finishPending := func() error {
+		b := pending
+		pending = nil
+		loss, err := m.finishShard(b.p, b.labels, len(b.idx), len(b.idx), true)
+		if err != nil {
+			return stepError(b.step, err)
+		}
+		if err := beginBatch(b.step); err != nil {
+			return err
+		}
+		return endBatch(b.step, len(b.idx), loss)
+	}
+	// fail returns err, the error of a step before pending, once pending
+	// has finished, so that no step is left running.
+	fail := func(err error) ([]logEntry, error) {
+		if pending != nil {
+			b := pending
+			pending = nil
+			_, _ = m.finishShard(b.p, b.labels, len(b.idx), len(b.idx), true)
+		}
+		return nil, err
+	}
 	for step := first; step < r.steps; step++ {
 		if err := r.stopNow(ctx); err != nil {
+			if pending != nil {
+				if err := finishPending(); err != nil {
+					return nil, err
+				}
+			}
 			r.callbacks.interrupted() // the progress line shows where training stopped
 			return nil, &InterruptedError{Epoch: epoch, Step: done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
-		}
-		if err := r.callbacks.each("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
-			return nil, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		lo := step * cfg.batchSize // below n: step < steps
 		idx := r.order[lo : lo+min(cfg.batchSize, len(r.order)-lo)]
@@ -564,34 +633,63 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		}
 		p, err := m.programFor(programKey{batch: len(mine), labelCols: r.labelCols, mode: modeTrain, weighted: r.weigh != nil})
 		if err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
+			return fail(fmt.Errorf("fit: %w", err))
 		}
 		p.weigh = r.weigh
-		loss, err := m.trainShard(p, r.data, mine, len(idx))
-		if err != nil {
-			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
-		}
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
-				epoch+1, cfg.epochs, step+1, r.steps, ErrNonFiniteLoss, loss, c.optimizer.LearningRate())
-		}
-		if err := m.averageMoving(); err != nil {
-			return nil, fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
-		}
-		done = step + 1
-		lossMean.Add(loss, float64(len(idx)))
-		entries[0] = logEntry{Name: "loss", Value: lossMean.Result()}
-		for i, mt := range c.metrics {
-			entries[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
-		}
-		if len(r.callbacks) > 0 {
-			logs := logsOf(entries)
-			if err := r.callbacks.each("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
-				return nil, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
+		if pending != nil && pending.p != p {
+			// Another machine, on a stream of its own: the step before
+			// must be done before it runs.
+			if err := finishPending(); err != nil {
+				return nil, err
 			}
+			if m.stopTraining.Load() {
+				break
+			}
+		}
+		if !r.pipelines(p) {
+			if pending != nil {
+				if err := finishPending(); err != nil {
+					return nil, err
+				}
+			}
+			if err := beginBatch(step); err != nil {
+				return nil, err
+			}
+			loss, err := m.trainShard(p, r.data, mine, len(idx))
+			if err != nil {
+				return nil, stepError(step, err)
+			}
+			if err := endBatch(step, len(idx), loss); err != nil {
+				return nil, err
+			}
+		} else {
+			labels, err := m.startShard(p, r.data, mine, len(idx), true)
+			if err != nil {
+				err = stepError(step, err)
+				if pending != nil {
+					if ferr := finishPending(); ferr != nil {
+						return nil, ferr
+					}
+				}
+				return nil, err
+			}
+			started := &startedBatch{p: p, labels: labels, idx: mine, step: step}
+			if pending != nil {
+				if err := finishPending(); err != nil {
+					pending = started
+					return fail(err)
+				}
+			}
+			pending = started
 		}
 		if m.stopTraining.Load() {
 			break
+		}
+	}
+	if pending != nil {
+		// Also when training stops: the step was under way.
+		if err := finishPending(); err != nil {
+			return nil, err
 		}
 	}
 	if r.validation != nil {
@@ -606,6 +704,55 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 	}
 	return entries, nil
 }
+
+// startedBatch is a training step started on the device (startShard) and
+// not yet finished: its program, labels, samples and number.
+type startedBatch struct {
+	p      *program
+	labels []float32
+	idx    []int
+	step   int
+}
+
+// pipelines says whether Fit starts program p's steps before finishing
+// the one before (runEpoch): the run may (mayPipeline), p's machine runs
+// steps asynchronously (driver.Pipeliner), and every metric computes on
+// the device (a host metric needs the step's labels and outputs).
+func (r *fitRun) pipelines(p *program) bool {
+	if !r.mayPipeline {
+		return false
+	}
+	pl, ok := p.machine.(driver.Pipeliner)
+	if !ok || !(pl.Pipelines() || pipelineAlways) {
+		return false
+	}
+	for _, on := range p.onDevice {
+		if !on {
+			return false
+		}
+	}
+	return true
+}
+
+// mayPipeline says whether a Fit may pipeline its steps at all: there is
+// no strategy (whose steps exchange their results), every callback allows
+// its batch hooks to run a step late (AsyncBatchHooks), and
+// GOKERAS_PIPELINE is not 0 in the environment (a switch for debugging).
+func mayPipeline(c *compiled, cbs callbackList) bool {
+	if os.Getenv("GOKERAS_PIPELINE") == "0" || c.strategy != nil {
+		return false
+	}
+	for _, cb := range cbs {
+		if a, ok := cb.(AsyncBatchHooks); !ok || !a.AsyncBatchHooks() {
+			return false
+		}
+	}
+	return true
+}
+
+// pipelineAlways makes Fit take the pipelined path on machines that run
+// each step at once too (the CPU's), so that tests run it everywhere.
+var pipelineAlways = false
 
 // stepsFor is the number of batches of at most batchSize (> 0) that n
 // samples make, without overflow for any n and batchSize.

@@ -56,6 +56,10 @@ func (p *progbarLogger) OnEpochBegin(epoch int, _ Logs) error {
 	return nil
 }
 
+// AsyncBatchHooks: the progress line may show a batch while the next one
+// trains.
+func (p *progbarLogger) AsyncBatchHooks() bool { return true }
+
 func (p *progbarLogger) OnTrainBatchEnd(batch int, logs Logs) error {
 	p.bar.CountSamples(min(p.batchSize, p.samples-batch*p.batchSize))
 	p.done, p.last = batch+1, p.entries(logs)

@@ -21,23 +21,39 @@ func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, er
 // trainShard is trainStep on this replica's shard idx of a global batch of
 // global samples (WithStrategy): it returns the global batch's loss.
 func (m *Sequential) trainShard(p *program, data Dataset, idx []int, global int) (float64, error) {
-	c := m.compiled
-	labels, err := p.gather(data, idx)
+	labels, err := m.startShard(p, data, idx, global, false)
 	if err != nil {
 		return 0, err
 	}
-	defer p.machine.Reset()
+	return m.finishShard(p, labels, len(idx), global, false)
+}
+
+// startShard gathers the samples at idx, this replica's shard of a global
+// batch of global samples, and runs the training step on them, or when
+// started is true starts it (driver.Pipeliner) and returns once it is
+// queued, for finishShard to finish. It returns the shard's labels.
+func (m *Sequential) startShard(p *program, data Dataset, idx []int, global int, started bool) (_ []float32, err error) {
+	c := m.compiled
+	labels, err := p.gather(data, idx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			p.machine.Reset()
+		}
+	}()
 	if p.w != nil {
 		if p.weigh == nil {
-			return 0, fmt.Errorf("a weighted training program got no sample weights")
+			return nil, fmt.Errorf("a weighted training program got no sample weights")
 		}
 		if err := p.weigh(idx, labels, p.w.Data().([]float32)); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	tr, ok := p.machine.(driver.Trainer)
 	if !ok {
-		return 0, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement driver.Trainer", c.device.Short(), p.machine)
+		return nil, fmt.Errorf("the %s machine (%T) cannot run training steps: its driver must implement driver.Trainer", c.device.Short(), p.machine)
 	}
 	u := c.optimizer.NextUpdate()
 	if p.step != nil {
@@ -53,16 +69,39 @@ func (m *Sequential) trainShard(p *program, data Dataset, idx []int, global int)
 		copy(p.step.Data().([]float32), sv[:])
 	}
 	c.gradScale = float32(len(idx)) / float32(global)
-	if err := tr.Train(u); err != nil {
-		return 0, err
+	if started {
+		pl, ok := tr.(driver.Pipeliner)
+		if !ok {
+			return nil, fmt.Errorf("the %s machine (%T) cannot start training steps: its driver must implement driver.Pipeliner", c.device.Short(), p.machine)
+		}
+		err = pl.StartTrain(u)
+	} else {
+		err = tr.Train(u)
+	}
+	if err != nil {
+		return nil, err
 	}
 	c.optimizer.Advance()
+	return labels, nil
+}
+
+// finishShard finishes the training step startShard ran (started: or
+// started) on a shard of batch samples with labels, of a global batch of
+// global samples: the layers' updates, then the loss, which it returns,
+// and the metrics.
+func (m *Sequential) finishShard(p *program, labels []float32, batch, global int, started bool) (float64, error) {
+	defer p.machine.Reset()
+	if started {
+		if err := p.machine.(driver.Pipeliner).FinishTrain(); err != nil {
+			return 0, err
+		}
+	}
 	for _, update := range p.updates {
 		if err := update(); err != nil {
 			return 0, err
 		}
 	}
-	return p.results(c, labels, len(idx), global)
+	return p.results(m.compiled, labels, batch, global)
 }
 
 // gather fills the program's input buffers with the samples and labels at

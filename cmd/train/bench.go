@@ -38,17 +38,25 @@ func printMath(w io.Writer, spec device.Spec) {
 	}
 }
 
-// stepTimer records how long each training step takes, from the callback
-// before the step to the one after it.
+// stepTimer records how long each training step takes: the time from one
+// step's end (or the epoch's start) to the next step's end, which counts
+// everything a step costs in a run of them, gathering its batch included.
+// Its hooks may lag (nn.AsyncBatchHooks), so on a GPU the steps are timed
+// as Fit runs them, each started while the one before is finished.
 type stepTimer struct {
 	nn.CallbackBase
-	start time.Time
+	last  time.Time
 	times []time.Duration
 }
 
-func (s *stepTimer) OnTrainBatchBegin(int, nn.Logs) error { s.start = time.Now(); return nil }
+func (s *stepTimer) AsyncBatchHooks() bool { return true }
+
+func (s *stepTimer) OnEpochBegin(int, nn.Logs) error { s.last = time.Now(); return nil }
+
 func (s *stepTimer) OnTrainBatchEnd(int, nn.Logs) error {
-	s.times = append(s.times, time.Since(s.start))
+	now := time.Now()
+	s.times = append(s.times, now.Sub(s.last))
+	s.last = now
 	return nil
 }
 

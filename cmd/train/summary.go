@@ -37,6 +37,9 @@ func (e *epochTimer) OnEpochBegin(int, nn.Logs) error {
 
 func (e *epochTimer) OnTrainBatchEnd(int, nn.Logs) error { e.steps++; return nil }
 
+// AsyncBatchHooks: counting steps needs no step's results at once.
+func (e *epochTimer) AsyncBatchHooks() bool { return true }
+
 func (e *epochTimer) OnEpochEnd(epoch int, _ nn.Logs) error {
 	if e.epochs == nil {
 		e.epochs = map[int]epochTime{}
