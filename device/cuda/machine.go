@@ -97,6 +97,9 @@ type backend struct {
 	frames    [2]*frame
 	cur       int
 	submitted []int
+	// copies is the stream on which UploadInput copies a started step's
+	// inputs while the step before computes, made by the first.
+	copies gpuStream
 	// bad is a device int the loss kernels set to the first sample whose
 	// sparse target is not a class index; each frame has its pinned copy.
 	bad devicePtr
@@ -150,6 +153,11 @@ type frame struct {
 	indexSteps []indexStep
 	// done is recorded on the stream after the frame's work by Submit.
 	done gpuEvent
+	// inputsQueued says that UploadInput queued copies on the copies
+	// stream that the frame's work has not yet been made to wait for;
+	// inputsReady is recorded after them (joinInputs).
+	inputsQueued bool
+	inputsReady  gpuEvent
 }
 
 // indexStep is a Gather or ScatterAdd step queued in the current run: i
@@ -267,9 +275,76 @@ func (b *backend) Upload(dst plan.Mem, src []float32) error {
 	return b.stream.copyHtoD(p, unsafe.Pointer(unsafe.SliceData(src)), bytes)
 }
 
+// UploadInput implements plan.InputUploader: src is staged in the
+// current frame's pinned memory and copied on the copies stream, which
+// the frame's work waits for (joinInputs), so the copy overlaps the work
+// of the step before. An input too large to stage is copied by Upload.
+func (b *backend) UploadInput(dst plan.Mem, src []float32) error {
+	if len(src) == 0 {
+		return nil
+	}
+	p, bytes := dst.(devicePtr), int64(len(src))*4
+	s, ok, err := b.staging(p, len(src))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return b.Upload(dst, src)
+	}
+	if b.copies == nil {
+		if err := b.newCopies(); err != nil {
+			return err
+		}
+	}
+	copy(s.floats(), src)
+	if err := b.copies.copyHtoD(p, s.p, bytes); err != nil {
+		return err
+	}
+	b.frames[b.cur].inputsQueued = true
+	return nil
+}
+
+// newCopies makes the copies stream and the frames' inputsReady events.
+func (b *backend) newCopies() error {
+	copies, err := b.gpu.ctx.newStream()
+	if err != nil {
+		return fmt.Errorf("%s: creating the stream for the inputs: %w", b.gpu.short(), err)
+	}
+	for i, f := range b.frames {
+		if f.inputsReady, err = b.gpu.ctx.newEvent(); err != nil {
+			errs := []error{fmt.Errorf("%s: creating an event: %w", b.gpu.short(), err), copies.destroy()}
+			for _, g := range b.frames[:i] {
+				errs = append(errs, g.inputsReady.destroy())
+				g.inputsReady = nil
+			}
+			return errors.Join(errs...)
+		}
+	}
+	b.copies = copies
+	return nil
+}
+
+// joinInputs makes the stream wait for the inputs UploadInput queued for
+// the current frame: called before any work of the frame that may read
+// them.
+func (b *backend) joinInputs() error {
+	f, err := b.frame()
+	if err != nil || !f.inputsQueued {
+		return err
+	}
+	f.inputsQueued = false
+	if err := b.copies.record(f.inputsReady); err != nil {
+		return err
+	}
+	return b.stream.wait(f.inputsReady)
+}
+
 func (b *backend) Download(dst []float32, src plan.Mem) error {
 	if len(dst) == 0 {
 		return nil
+	}
+	if err := b.joinInputs(); err != nil {
+		return err
 	}
 	p, bytes := src.(devicePtr), int64(len(dst))*4
 	s, ok, err := b.staging(p, len(dst))
@@ -291,6 +366,9 @@ func (b *backend) Download(dst []float32, src plan.Mem) error {
 }
 
 func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
+	if err := b.joinInputs(); err != nil {
+		return err
+	}
 	k, st := b.kern, b.stream
 	ptr := func(j int) devicePtr {
 		if j == plan.None {
@@ -512,6 +590,9 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	if s.Kind != plan.Update {
 		return fmt.Errorf("the CUDA backend offered no fused update, got %v", s.Kind)
 	}
+	if err := b.joinInputs(); err != nil {
+		return err
+	}
 	w, g := bufs[s.In[0]].(devicePtr), bufs[s.In[1]].(devicePtr)
 	var global devicePtr // the factor of the GlobalNorm step, on the device
 	if len(s.In) > 2 {
@@ -534,12 +615,21 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 func (b *backend) Wait() error {
 	f, err := b.frame()
 	if err != nil {
-		return errors.Join(err, b.stream.synchronize())
+		return errors.Join(err, b.synchronize())
 	}
 	if err := b.readBack(f); err != nil {
-		return errors.Join(err, b.finish(f, b.stream.synchronize()))
+		return errors.Join(err, b.finish(f, b.synchronize()))
 	}
-	return b.finish(f, b.stream.synchronize())
+	return b.finish(f, b.synchronize())
+}
+
+// synchronize waits for the stream and the copies stream.
+func (b *backend) synchronize() error {
+	err := b.stream.synchronize()
+	if b.copies != nil {
+		err = errors.Join(err, b.copies.synchronize())
+	}
+	return err
 }
 
 // Submit implements plan.AsyncBackend: it ends the current frame with its
@@ -553,10 +643,10 @@ func (b *backend) Submit() error {
 		return err
 	}
 	if err := b.readBack(f); err != nil {
-		return errors.Join(err, b.finish(f, b.stream.synchronize()))
+		return errors.Join(err, b.finish(f, b.synchronize()))
 	}
 	if err := b.stream.record(f.done); err != nil {
-		return errors.Join(err, b.finish(f, b.stream.synchronize()))
+		return errors.Join(err, b.finish(f, b.synchronize()))
 	}
 	if f.direct {
 		if err := b.stream.synchronize(); err != nil {
@@ -584,8 +674,11 @@ func (b *backend) Await() error {
 }
 
 // readBack queues the copies of the error words f's steps used to f's
-// pinned memory.
+// pinned memory, after the frame's inputs.
 func (b *backend) readBack(f *frame) error {
+	if err := b.joinInputs(); err != nil {
+		return err
+	}
 	if f.lossStep >= 0 {
 		if err := b.stream.copyDtoH(f.badHost.p, b.bad, 4); err != nil {
 			return err
@@ -604,7 +697,7 @@ func (b *backend) readBack(f *frame) error {
 // f is then empty, ready for another step.
 func (b *backend) finish(f *frame, synced error) error {
 	lossStep, after, indexSteps := f.lossStep, f.after, f.indexSteps
-	f.lossStep, f.after, f.indexSteps, f.direct = -1, nil, f.indexSteps[:0], false
+	f.lossStep, f.after, f.indexSteps, f.direct, f.inputsQueued = -1, nil, f.indexSteps[:0], false, false
 	if synced != nil {
 		return fmt.Errorf("%s: running the step: %w", b.gpu.short(), synced)
 	}
@@ -654,6 +747,10 @@ func (b *backend) Close() error {
 			errs = append(errs, b.comm.synchronize(), b.comm.destroy(), b.gradsReady.destroy(), b.reduced.destroy())
 			b.comm = nil
 		}
+		if b.copies != nil {
+			errs = append(errs, b.copies.synchronize(), b.copies.destroy())
+			b.copies = nil
+		}
 		for _, f := range b.frames {
 			for _, p := range f.stage {
 				errs = append(errs, p.free())
@@ -668,6 +765,10 @@ func (b *backend) Close() error {
 			if f.done != nil {
 				errs = append(errs, f.done.destroy())
 				f.done = nil
+			}
+			if f.inputsReady != nil {
+				errs = append(errs, f.inputsReady.destroy())
+				f.inputsReady = nil
 			}
 		}
 		b.submitted = nil

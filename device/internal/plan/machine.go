@@ -72,6 +72,18 @@ type AsyncBackend interface {
 	Await() error
 }
 
+// InputUploader is the optional interface of an AsyncBackend that copies
+// a started step's inputs apart from the steps' work (a GPU's second
+// stream), so that the copy of one step's batch runs while the step
+// before computes: UploadInput queues the copy of src into dst, and the
+// step's work queued next waits for it. The machine then gives a started
+// step's inputs buffers of their own, two sets taken in turn, so that the
+// copy never overwrites what the step before still reads; src may change
+// once UploadInput returns.
+type InputUploader interface {
+	UploadInput(dst Mem, src []float32) error
+}
+
 // HostView is the optional interface of a HostMemory device whose memory
 // the host can read and write in place: a Reduce step then hands the
 // reducer the gradients themselves, without copies.
@@ -152,6 +164,10 @@ type Machine struct {
 	started   []*startedStep
 	stepReads [2][][]float32
 	nextReads int
+	// inputs2 are second buffers for the inputs, by plan buffer (nil for
+	// the others), which the started steps that use the second set of
+	// reads use too, when the backend is an InputUploader.
+	inputs2 []Mem
 	// train caches the training steps of each kind of update.
 	train map[trainingKey][]Step
 	// slotMems holds, per learnable, the current step's slots.
@@ -400,7 +416,8 @@ func (m *Machine) StartTrain(u optim.Update) error {
 	if err != nil {
 		return err
 	}
-	reads := m.stepReads[m.nextReads]
+	set := m.nextReads
+	reads := m.stepReads[set]
 	if reads == nil {
 		reads = make([][]float32, len(m.reads))
 		for i := range reads {
@@ -415,7 +432,7 @@ func (m *Machine) StartTrain(u optim.Update) error {
 	if !ok || !m.Pipelines() {
 		st.err = m.dev.Do(func() error {
 			var err error
-			st.weights, err = m.queue(&u, steps, reads)
+			st.weights, err = m.queue(&u, steps, reads, -1)
 			if werr := m.be.Wait(); err == nil && werr != nil {
 				err = m.explain(werr, steps, st.targets)
 			}
@@ -427,8 +444,11 @@ func (m *Machine) StartTrain(u optim.Update) error {
 	}
 	st.targets = m.targets(steps)
 	err = m.dev.Do(func() error {
+		if err := m.allocInputs2(); err != nil {
+			return err
+		}
 		var err error
-		st.weights, err = m.queue(&u, steps, reads)
+		st.weights, err = m.queue(&u, steps, reads, set)
 		if err == nil {
 			if err = async.Submit(); err == nil {
 				m.settle(st.weights, &u, nil)
@@ -529,7 +549,7 @@ func (m *Machine) run(u *optim.Update, steps []Step) error {
 	}
 	m.lastSteps = steps
 	return m.dev.Do(func() error {
-		weights, err := m.queue(u, steps, m.reads)
+		weights, err := m.queue(u, steps, m.reads, -1)
 		if m.reducing != nil { // a failed step left a bucket reducing
 			err = errors.Join(err, m.waitReduce())
 		}
@@ -549,10 +569,39 @@ func (m *Machine) run(u *optim.Update, steps []Step) error {
 	})
 }
 
+// allocInputs2 allocates the second input buffers, the first time a step
+// is started on an InputUploader; inside Do.
+func (m *Machine) allocInputs2() error {
+	if _, ok := m.be.(InputUploader); !ok || m.inputs2 != nil || m.host != nil {
+		return nil
+	}
+	inputs2 := make([]Mem, len(m.plan.Buffers))
+	for b, buf := range m.plan.Buffers {
+		if buf.Role != Input {
+			continue
+		}
+		mem, err := m.dev.Alloc(buf.Elems)
+		if err != nil {
+			for _, mem := range inputs2 {
+				if mem != nil {
+					err = errors.Join(err, m.dev.Free(mem))
+				}
+			}
+			return fmt.Errorf("allocating a second buffer for input %q: %w", buf.Node.Name(), err)
+		}
+		inputs2[b] = mem
+	}
+	m.inputs2 = inputs2
+	return nil
+}
+
 // queue queues one run: the copies in, the steps (with the updates when u
 // is not nil, else the gradients' copies out), and the copies out, the
-// Reads' into reads. It returns the learnables' shared entries, in order.
-func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32) ([]*entry, error) {
+// Reads' into reads. set is a started step's set of buffers (0 or 1: its
+// inputs are copied by the InputUploader, into the second buffers for 1),
+// or -1 for a run waited for at once. It returns the learnables' shared
+// entries, in order.
+func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32, set int) ([]*entry, error) {
 	p := m.plan
 	weights, err := m.bind(u != nil)
 	if err != nil {
@@ -579,7 +628,16 @@ func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32) ([]*en
 			continue
 		}
 		m.bufs[b] = m.own[b]
-		if err := m.be.Upload(m.bufs[b], data); err != nil {
+		up, separate := m.be.(InputUploader)
+		if set == 1 && separate {
+			m.bufs[b] = m.inputs2[b]
+		}
+		if set >= 0 && separate {
+			err = up.UploadInput(m.bufs[b], data)
+		} else {
+			err = m.be.Upload(m.bufs[b], data)
+		}
+		if err != nil {
 			return weights, fmt.Errorf("copying %q to the device: %w", buf.Node.Name(), err)
 		}
 	}
@@ -805,7 +863,7 @@ func (m *Machine) Close() error {
 	m.started = nil // the backend's Close waits for their work
 	err := m.dev.Do(func() error {
 		var errs []error
-		for _, mem := range m.own {
+		for _, mem := range append(m.own, m.inputs2...) {
 			if mem != nil {
 				errs = append(errs, m.dev.Free(mem))
 			}
