@@ -45,10 +45,6 @@ func NewCSVLogger(filename string) *CSVLogger {
 	return &CSVLogger{Filename: filename, Separator: ','}
 }
 
-// AsyncBatchHooks implements nn.AsyncBatchHooks: it acts at epochs' ends
-// only, so Fit may run a GPU's steps without waiting for the host.
-func (*CSVLogger) AsyncBatchHooks() bool { return true }
-
 // OnTrainBegin checks the settings and, with Append, reads the rows
 // already in the file.
 func (c *CSVLogger) OnTrainBegin(nn.Logs) error {

@@ -61,10 +61,6 @@ func (e *EarlyStopping) StoppedEpoch() int { return e.stoppedEpoch }
 // BestEpoch is the epoch (0-based) with the best value — Keras' best_epoch.
 func (e *EarlyStopping) BestEpoch() int { return e.bestEpoch }
 
-// AsyncBatchHooks implements nn.AsyncBatchHooks: it acts at epochs' ends
-// only, so Fit may run a GPU's steps without waiting for the host.
-func (*EarlyStopping) AsyncBatchHooks() bool { return true }
-
 // OnTrainBegin checks the settings and starts afresh.
 func (e *EarlyStopping) OnTrainBegin(nn.Logs) error {
 	var err error

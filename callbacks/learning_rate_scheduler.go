@@ -27,10 +27,6 @@ func NewLearningRateScheduler(schedule func(epoch int, lr float64) float64) *Lea
 	return &LearningRateScheduler{Schedule: schedule}
 }
 
-// AsyncBatchHooks implements nn.AsyncBatchHooks: it acts at epochs' ends
-// only, so Fit may run a GPU's steps without waiting for the host.
-func (*LearningRateScheduler) AsyncBatchHooks() bool { return true }
-
 // OnTrainBegin checks that there is a schedule.
 func (s *LearningRateScheduler) OnTrainBegin(nn.Logs) error {
 	if s.Schedule == nil {

@@ -53,10 +53,6 @@ func NewModelCheckpoint(filepath string) *ModelCheckpoint {
 	return &ModelCheckpoint{Filepath: filepath, Monitor: "val_loss", Mode: "auto", InitialValueThreshold: math.NaN()}
 }
 
-// AsyncBatchHooks implements nn.AsyncBatchHooks: it acts at epochs' ends
-// only, so Fit may run a GPU's steps without waiting for the host.
-func (*ModelCheckpoint) AsyncBatchHooks() bool { return true }
-
 // OnTrainBegin checks the settings and starts afresh.
 func (mc *ModelCheckpoint) OnTrainBegin(nn.Logs) error {
 	if mc.Filepath == "" {

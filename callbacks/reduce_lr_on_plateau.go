@@ -44,10 +44,6 @@ func NewReduceLROnPlateau() *ReduceLROnPlateau {
 	return &ReduceLROnPlateau{Monitor: "val_loss", Factor: 0.1, Patience: 10, Mode: "auto", MinDelta: 1e-4}
 }
 
-// AsyncBatchHooks implements nn.AsyncBatchHooks: it acts at epochs' ends
-// only, so Fit may run a GPU's steps without waiting for the host.
-func (*ReduceLROnPlateau) AsyncBatchHooks() bool { return true }
-
 // OnTrainBegin checks the settings and starts afresh.
 func (r *ReduceLROnPlateau) OnTrainBegin(nn.Logs) error {
 	if !(r.Factor < 1) || r.Factor <= 0 {

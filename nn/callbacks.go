@@ -66,14 +66,28 @@ type Callback interface {
 // called from them stops Fit after that next batch. The epoch hooks are
 // not affected: an epoch's steps are all finished before OnEpochEnd.
 //
-// Fit trains step by step, each finished before the next starts, as soon
-// as one callback does not implement it, so a callback that must see the
-// model as each batch left it (one that saves or changes the weights, or
-// stops training, at a batch's end) simply leaves it out. Fit's progress
-// bar implements it, as do the callbacks of package callbacks that act
-// only at epochs' ends.
+// A callback whose batch hooks are both CallbackBase's (it defines only
+// epoch or train hooks) needs nothing: Fit sees that after the first
+// batch, as Keras skips the batch hooks of callbacks that do not override
+// them. Fit trains step by step, each finished before the next starts, as
+// long as one callback defines a batch hook and does not implement
+// AsyncBatchHooks, so a callback that must see the model as each batch
+// left it (one that saves or changes the weights, or stops training, at a
+// batch's end) simply leaves it out. Fit's progress bar and package
+// callbacks' TensorBoard implement it.
 type AsyncBatchHooks interface {
 	AsyncBatchHooks() bool
+}
+
+// allowsLag says whether Fit may call cb's batch hooks a step late: it
+// says so (AsyncBatchHooks), or both its batch hooks have run and were
+// CallbackBase's own.
+func allowsLag(cb Callback) bool {
+	if a, ok := cb.(AsyncBatchHooks); ok {
+		return a.AsyncBatchHooks()
+	}
+	b, ok := cb.(interface{ callbackBase() *CallbackBase })
+	return ok && b.callbackBase().inherited == inheritedBegin|inheritedEnd
 }
 
 // CallbackBase gives every hook Keras' default: do nothing. Embed it in a
@@ -82,7 +96,18 @@ type AsyncBatchHooks interface {
 type CallbackBase struct {
 	Model  *Sequential
 	Params Params
+	// inherited records which batch hooks have run as these, not
+	// overridden (allowsLag).
+	inherited uint8
 }
+
+// The bits of CallbackBase.inherited.
+const (
+	inheritedBegin uint8 = 1 << iota
+	inheritedEnd
+)
+
+func (b *CallbackBase) callbackBase() *CallbackBase { return b }
 
 func (b *CallbackBase) SetModel(m *Sequential)            { b.Model = m }
 func (b *CallbackBase) SetParams(p Params)                { b.Params = p }
@@ -90,8 +115,8 @@ func (b *CallbackBase) OnTrainBegin(Logs) error           { return nil }
 func (b *CallbackBase) OnTrainEnd(Logs) error             { return nil }
 func (b *CallbackBase) OnEpochBegin(int, Logs) error      { return nil }
 func (b *CallbackBase) OnEpochEnd(int, Logs) error        { return nil }
-func (b *CallbackBase) OnTrainBatchBegin(int, Logs) error { return nil }
-func (b *CallbackBase) OnTrainBatchEnd(int, Logs) error   { return nil }
+func (b *CallbackBase) OnTrainBatchBegin(int, Logs) error { b.inherited |= inheritedBegin; return nil }
+func (b *CallbackBase) OnTrainBatchEnd(int, Logs) error   { b.inherited |= inheritedEnd; return nil }
 
 // Callbacks adds callbacks to Fit, called in the order given, like the
 // callbacks argument of Keras' fit.

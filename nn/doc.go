@@ -48,6 +48,11 @@
 // is a callback too, which Fit puts first when Verbose is not 0, as Keras'
 // fit adds its ProgbarLogger.
 //
+// On a GPU, Fit starts each batch before it finishes the one before, so
+// that the GPU never waits for the host: a batch's hooks then run while the
+// next batch trains. It does so only when every callback allows it: see
+// AsyncBatchHooks.
+//
 // # Data
 //
 // Fit and Evaluate take a Dataset, Predict takes Inputs: small interfaces

@@ -419,7 +419,7 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	}
 	r := &fitRun{m: m, cfg: cfg, data: data, validation: validation, steps: steps,
 		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh,
-		mayPipeline: mayPipeline(m.compiled, cbs)}
+		mayPipeline: mayPipeline(m.compiled)}
 	return r.run(ctx)
 }
 
@@ -715,12 +715,19 @@ type startedBatch struct {
 }
 
 // pipelines says whether Fit starts program p's steps before finishing
-// the one before (runEpoch): the run may (mayPipeline), p's machine runs
-// steps asynchronously (driver.Pipeliner), and every metric computes on
-// the device (a host metric needs the step's labels and outputs).
+// the one before (runEpoch): the run may (mayPipeline), every callback
+// allows its batch hooks to run a step late (allowsLag: known once they
+// have run), p's machine runs steps asynchronously (driver.Pipeliner),
+// and every metric computes on the device (a host metric needs the step's
+// labels and outputs).
 func (r *fitRun) pipelines(p *program) bool {
 	if !r.mayPipeline {
 		return false
+	}
+	for _, cb := range r.callbacks {
+		if !allowsLag(cb) {
+			return false
+		}
 	}
 	pl, ok := p.machine.(driver.Pipeliner)
 	if !ok || !(pl.Pipelines() || pipelineAlways) {
@@ -735,19 +742,10 @@ func (r *fitRun) pipelines(p *program) bool {
 }
 
 // mayPipeline says whether a Fit may pipeline its steps at all: there is
-// no strategy (whose steps exchange their results), every callback allows
-// its batch hooks to run a step late (AsyncBatchHooks), and
-// GOKERAS_PIPELINE is not 0 in the environment (a switch for debugging).
-func mayPipeline(c *compiled, cbs callbackList) bool {
-	if os.Getenv("GOKERAS_PIPELINE") == "0" || c.strategy != nil {
-		return false
-	}
-	for _, cb := range cbs {
-		if a, ok := cb.(AsyncBatchHooks); !ok || !a.AsyncBatchHooks() {
-			return false
-		}
-	}
-	return true
+// no strategy (whose steps exchange their results), and GOKERAS_PIPELINE
+// is not 0 in the environment (a switch for debugging).
+func mayPipeline(c *compiled) bool {
+	return os.Getenv("GOKERAS_PIPELINE") != "0" && c.strategy == nil
 }
 
 // pipelineAlways makes Fit take the pipelined path on machines that run

@@ -228,3 +228,46 @@ func TestPipelinedFitNaN(t *testing.T) {
 		})
 	}
 }
+
+// epochsOnly defines no batch hook: CallbackBase's run.
+type epochsOnly struct {
+	CallbackBase
+	ends int
+}
+
+func (e *epochsOnly) OnEpochEnd(int, Logs) error { e.ends++; return nil }
+
+// batchEnds overrides a batch hook without saying it may lag.
+type batchEnds struct {
+	CallbackBase
+	ends int
+}
+
+func (b *batchEnds) OnTrainBatchEnd(int, Logs) error { b.ends++; return nil }
+
+// TestPipelinedFitSeesInheritedBatchHooks: a callback whose batch hooks
+// are CallbackBase's lets Fit pipeline once they have run (the first
+// batch is step by step); one that overrides a batch hook keeps Fit step
+// by step.
+func TestPipelinedFitSeesInheritedBatchHooks(t *testing.T) {
+	alwaysPipeline(t)
+	for _, c := range []struct {
+		name string
+		cb   Callback
+		want []int64
+	}{
+		{"epoch hooks only", &epochsOnly{}, []int64{1, 2, 3, 5, 5, 6}},
+		{"a batch hook", &batchEnds{}, []int64{1, 2, 3, 4, 5, 6}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, data := pipelineModel(t, -1)
+			h := &hookLog{async: true, stopAt: -1}
+			if _, err := m.Fit(context.Background(), data, Epochs(2), Seed(2), Verbose(0), Callbacks(h, c.cb)); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(h.started, c.want) {
+				t.Errorf("steps started at each batch's end: %v, want %v", h.started, c.want)
+			}
+		})
+	}
+}

@@ -22,7 +22,9 @@
 #              /CPU:0, Train's rules;
 #   placement  examples/placement on /GPU:0;
 #   train      train --synthetic --epochs 1 on /GPU:0 and then on /CPU:0,
-#              with the same seed, timing both;
+#              with the same seed, timing both; then train --benchmark on
+#              /GPU:0 with its steps pipelined (Fit's default there) and
+#              step by step (GOKERAS_PIPELINE=0);
 #   cnn        train --model cnn (Keras' cifar10_cnn: convolutions, pooling,
 #              dropout) for 200 steps on /GPU:0 and on /CPU:0, same seed,
 #              and its --benchmark on /GPU:0;
@@ -270,6 +272,8 @@ want placement && run "examples/placement" "$bin/placement" --device=/GPU:0
 if want train; then
 	run "train on /GPU:0" "$bin/train" --device=/GPU:0 --epochs 1 --synthetic --seed 1 --verbose 2
 	run "train on /CPU:0" "$bin/train" --device=/CPU:0 --epochs 1 --synthetic --seed 1 --verbose 2
+	run "train --benchmark on /GPU:0, steps pipelined" "$bin/train" --device=/GPU:0 --benchmark --benchmark-steps 200 --seed 1
+	run "train --benchmark on /GPU:0, step by step" env GOKERAS_PIPELINE=0 "$bin/train" --device=/GPU:0 --benchmark --benchmark-steps 200 --seed 1
 fi
 if want cnn; then
 	run "train --model cnn on /GPU:0" "$bin/train" --model cnn --device=/GPU:0 --epochs 1 --steps-per-epoch 200 --synthetic --seed 1 --verbose 2

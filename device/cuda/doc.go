@@ -88,6 +88,18 @@
 // copies the gradients out, as gorgonia's machines expose them
 // (node.Grad()).
 //
+// The machine is also a driver.Pipeliner, and nn's Fit uses it so: the
+// host starts step k+1 (gathers its batch, queues its copies and
+// kernels) while the GPU runs step k, and reads step k's loss and
+// metrics after that. The host side of a step (its pinned staging, the
+// copies of its loss and metrics, its error words) lives in one of two
+// frames, taken in turn, and the batch goes to one of two sets of input
+// buffers, copied on a stream of its own that the step's kernels wait for
+// by an event, so the copy of one batch overlaps the work on the one
+// before. Each frame ends with an event that the host waits for, not the
+// whole stream. A step that must copy from Go memory (a batch over 4 MiB)
+// is waited for before the host goes on.
+//
 // A GPU allocation that does not fit is an error wrapping ErrOutOfMemory
 // that gives the bytes asked for and the bytes free.
 //
@@ -100,7 +112,8 @@
 // column-major sgemm. It is strict where a GPU fails silently: memory
 // starts as NaNs, copies and products must stay inside one allocation,
 // guard bytes after each allocation are checked at every wait, streams run
-// when waited for, and launches need the kernel's count of arguments. The
+// when waited for (and waiting for an event runs only the work before it),
+// and launches need the kernel's count of arguments. The
 // package's tests run on it in CI:
 //
 //	go test -tags 'cudavm kernelemu' ./device/cuda/...
