@@ -127,6 +127,13 @@ func (u Update) Check() error {
 	return nil
 }
 
+// PlainSGD reports whether u is SGD without momentum, clipping or weight
+// decay, w -= lr·g, which a product that computes g can apply by itself
+// (its output the weights, alpha -lr, beta 1).
+func (u Update) PlainSGD() bool {
+	return u.Rule == RuleSGD && u.ClipNorm == 0 && u.ClipValue == 0 && u.GlobalClipNorm == 0 && u.WeightDecay == 0
+}
+
 // NeedsWholeGradient reports whether the update must see a variable's
 // whole gradient before changing any of its values (clipping by norm), so
 // a device cannot apply it piece by piece as the gradient is computed.

@@ -250,7 +250,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	in := func(j int) []float32 { return bufs[of.In[j]].(*buffer).values() }
 	lr := float32(u.LearningRate)
 	switch {
-	case of.Kind == plan.SumRows && plainSGD(u) && of.M <= foldRows:
+	case of.Kind == plan.SumRows && u.PlainSGD() && of.M <= plan.FoldRows:
 		// b -= lr·Σ_rows dz, as the product onesᵀ·dz.
 		for len(b.ones) < of.M {
 			b.ones = append(b.ones, 1)
@@ -262,7 +262,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		ops.SumRows(of.M, of.N, in(0), g)
 		u.Apply(w, g, host)
 		return nil
-	case of.Kind == plan.Gemm && plainSGD(u) && of.K <= foldRows:
+	case of.Kind == plan.Gemm && u.PlainSGD() && of.K <= plan.FoldRows:
 		// w += -lr·aᵀ·b, the weights themselves as the product's output.
 		return b.gemm(of, -lr, 1, in, w)
 	case of.Kind == plan.Gemm && of.TransA && !of.TransB:
@@ -282,23 +282,6 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		return nil
 	}
 	return fmt.Errorf("the CPU backend does not fold %v into %v", u.Rule, of)
-}
-
-// foldRows is the most rows of examples (the depth of a weight's gradient
-// product) for which plain SGD makes the weights the product's output. The
-// product adds each block of its depth into its output as it goes, so with
-// the weights as the output every block's sum is rounded to the weights'
-// magnitude: harmless for a dense layer's batch of 32, but a convolution's
-// gradient sums a row per output pixel (28,800 at batch 32 in Keras'
-// cifar10_cnn), and folding it lost an order of magnitude of the update's
-// precision against PyTorch's (bench/results/cnn-parity-2026-11-23.txt).
-// Deeper products compute the gradient a strip at a time, then subtract it.
-const foldRows = 1024
-
-// plainSGD reports whether u is SGD without clipping or weight decay,
-// which the products apply by themselves (alpha = -lr).
-func plainSGD(u optim.Update) bool {
-	return u.Rule == optim.RuleSGD && u.ClipNorm == 0 && u.ClipValue == 0 && u.WeightDecay == 0
 }
 
 // stripBuffer returns n values of scratch memory.

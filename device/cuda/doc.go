@@ -73,9 +73,11 @@
 // the optim.Update it is given, each weight and slot optim.Update.Apply's
 // to the bit, but that clipping by norm sums the gradient's squares in
 // another order; the global norm's factor, summed over every gradient in
-// a fixed order, stays in device memory for the updates) on the GPU: the
-// weights and the
-// optimizer's slots live in device memory shared by all the machines of a
+// a fixed order, stays in device memory for the updates) on the GPU. Plain
+// SGD is folded into the cuBLAS product that computes each weight's
+// gradient (alpha -lr, beta 1, the weights as its output, over at most
+// plan.FoldRows rows), as on the CPU, so its gradients never exist. The
+// weights and the optimizer's slots live in device memory shared by all the machines of a
 // model through its driver.State, so per step the batch and its labels go
 // in, and the loss and the outputs come back; the weights and slots stay on
 // the GPU for the whole fit. nn calls State.Sync before it reads weights or

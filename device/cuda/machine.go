@@ -106,6 +106,10 @@ type backend struct {
 	// labels is the device int in which gk_zero_one_labels tells a hinge
 	// loss's kernel whether the batch's labels are all 0 or 1.
 	labels devicePtr
+	// onesVec holds onesLen ones, for folding SGD into a bias's column
+	// sums (gradUpdate).
+	onesVec devicePtr
+	onesLen int
 	// scratch is the memory the kernels of a step pass between launches
 	// (normalization, penalties, clipping by norm and by global norm).
 	scratch scratch
@@ -210,8 +214,29 @@ func newBackend(g *gpu) (*backend, error) {
 func (b *backend) Device() plan.Device { return b.gpu }
 
 // Capabilities: the bias and the activation in one kernel (BiasAct);
-// updates are separate kernels after the gradient's product.
-func (b *backend) Capabilities() plan.Capabilities { return plan.Capabilities{} }
+// plain SGD folded into the product that computes a weight's gradient
+// (foldsUpdate); the other updates are kernels after it.
+func (b *backend) Capabilities() plan.Capabilities {
+	return plan.Capabilities{FusedUpdate: foldsUpdate}
+}
+
+// foldsUpdate: plain SGD folds into a weight's gradient product (aᵀ·b)
+// and a bias's column sums (onesᵀ·dz) over at most plan.FoldRows rows,
+// the weights being the product's output with alpha -lr and beta 1, as on
+// the CPU: the gradient never exists, and the update reads and writes the
+// weights once, in the product.
+func foldsUpdate(grad *plan.Step, u optim.Update) bool {
+	if !u.PlainSGD() {
+		return false
+	}
+	switch grad.Kind {
+	case plan.Gemm:
+		return grad.TransA && !grad.TransB && grad.K <= plan.FoldRows
+	case plan.SumRows:
+		return grad.M <= plan.FoldRows
+	}
+	return false
+}
 
 // frame is the frame being queued; an error when it is still submitted
 // (two steps are: Await the older first).
@@ -587,11 +612,14 @@ func (b *backend) indexWord(i int, s *plan.Step) (devicePtr, error) {
 // (kernels.update); an update they cannot compute fails, naming its rule,
 // before anything is queued.
 func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int, u optim.Update) error {
-	if s.Kind != plan.Update {
-		return fmt.Errorf("the CUDA backend offered no fused update, got %v", s.Kind)
-	}
 	if err := b.joinInputs(); err != nil {
 		return err
+	}
+	if s.Kind == plan.GradUpdate {
+		return b.gradUpdate(s, bufs, u)
+	}
+	if s.Kind != plan.Update {
+		return fmt.Errorf("the CUDA backend has no update step %v", s.Kind)
 	}
 	w, g := bufs[s.In[0]].(devicePtr), bufs[s.In[1]].(devicePtr)
 	var global devicePtr // the factor of the GlobalNorm step, on the device
@@ -603,6 +631,54 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 		ptrs[i] = m.(devicePtr)
 	}
 	return b.kern.update(b.stream, &b.scratch, u, w, g, ptrs, n, global)
+}
+
+// gradUpdate runs a GradUpdate step (foldsUpdate): plain SGD as the
+// product of the gradient, w = -lr·aᵀ·b + w, or for a bias
+// w = -lr·onesᵀ·dz + w.
+func (b *backend) gradUpdate(s *plan.Step, bufs []plan.Mem, u optim.Update) error {
+	of := s.Of
+	if of == nil || !foldsUpdate(of, u) {
+		return fmt.Errorf("the CUDA backend does not fold %v into %v", u.Rule, of)
+	}
+	w := bufs[s.In[0]].(devicePtr)
+	in := func(j int) devicePtr { return bufs[of.In[j]].(devicePtr) }
+	lr := -float32(u.LearningRate)
+	if of.Kind == plan.Gemm {
+		return gemm(b.blas, of.TransA, of.TransB, of.M, of.N, of.K, lr, in(0), in(1), 1, w)
+	}
+	ones, err := b.ones(of.M)
+	if err != nil {
+		return err
+	}
+	return gemm(b.blas, false, false, 1, of.N, of.M, lr, ones, in(0), 1, w)
+}
+
+// ones returns a device vector of at least n ones, made on the stream the
+// first time (and remade, once the stream is done with the old one, when
+// it is too short).
+func (b *backend) ones(n int) (devicePtr, error) {
+	if n <= b.onesLen {
+		return b.onesVec, nil
+	}
+	if b.onesVec != 0 {
+		if err := b.synchronize(); err != nil {
+			return 0, fmt.Errorf("%s: waiting for the stream to grow a vector of ones: %w", b.gpu.short(), err)
+		}
+		if err := b.gpu.free(b.onesVec); err != nil {
+			return 0, err
+		}
+		b.onesVec, b.onesLen = 0, 0
+	}
+	p, err := b.gpu.alloc(int64(n) * 4)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.stream.memsetD32(p, math.Float32bits(1), int64(n)); err != nil {
+		return 0, errors.Join(err, b.gpu.free(p))
+	}
+	b.onesVec, b.onesLen = p, n
+	return p, nil
 }
 
 // Wait waits for the stream, finishes the current frame's staged
@@ -772,8 +848,8 @@ func (b *backend) Close() error {
 			}
 		}
 		b.submitted = nil
-		errs = append(errs, b.gpu.free(b.bad), b.gpu.free(b.labels))
-		b.bad, b.labels = 0, 0
+		errs = append(errs, b.gpu.free(b.bad), b.gpu.free(b.labels), b.gpu.free(b.onesVec))
+		b.bad, b.labels, b.onesVec, b.onesLen = 0, 0, 0, 0
 		for _, w := range b.indexWords {
 			errs = append(errs, b.gpu.free(w))
 		}

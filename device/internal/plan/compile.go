@@ -299,6 +299,18 @@ type Capabilities struct {
 	FusedUpdate func(grad *Step, u optim.Update) bool
 }
 
+// FoldRows is the most rows of examples (the depth of a weight's gradient
+// product) for which a backend folds plain SGD into the product, making
+// the weights themselves its output (GradUpdate). The product adds each
+// block of its depth into its output as it goes, so with the weights as
+// the output every block's sum is rounded to the weights' magnitude:
+// harmless for a dense layer's batch of 32, but a convolution's gradient
+// sums a row per output pixel (28,800 at batch 32 in Keras' cifar10_cnn),
+// and folding it lost an order of magnitude of the update's precision
+// against PyTorch's (bench/results/cnn-parity-2026-11-23.txt). Deeper
+// products compute the gradient first, then subtract it.
+const FoldRows = 1024
+
 // Compile walks g in execution order (inputs first) and maps each node to
 // steps. Every node must be an input, a constant, a gorgonia.Read, or an op
 // of package ops on float32 values; anything else is an error that names
