@@ -30,7 +30,17 @@
 #              and its --benchmark on /GPU:0;
 #   bench      bench/gpu.sh: gokeras against PyTorch eager on this GPU, the
 #              MLP at batch 32 and 256 with SGD and Adam, TF32 off on both
-#              (also written to $OUT/gpu-bench.txt).
+#              (also written to $OUT/gpu-bench.txt);
+#
+# and two parts that run only when named, for a second call:
+#
+#   sanitize   compute-sanitizer on short training runs: memcheck on the
+#              MLP and the CNN (every kernel's memory accesses), racecheck
+#              on the MLP (shared memory in the block reductions);
+#   profile    ncu's per-kernel summary (Speed Of Light section, clocks left
+#              alone) of two training steps of the MLP after ten: which
+#              kernels take the step's time, and how near each is to the
+#              GPU's memory or compute ceiling.
 #
 # GOKERAS_REQUIRE_GPU=1 is set, so a machine where the driver sees no GPU
 # fails instead of skipping. Everything goes to standard output, and also
@@ -48,9 +58,10 @@
 #
 # Usage: scripts/gpu-verify.sh [--dry-run] [DIR [PART...]]
 #   DIR    the binaries (default bin)
-#   PART   tests, placement, train, cnn: run only these (default: all
-#          four, about 12 minutes with the CPU epoch of train; split them
-#          across calls where a call has a time limit)
+#   PART   tests, placement, train, cnn, bench, sanitize, profile: run
+#          only these (default: the first five, about 15 minutes with the
+#          CPU epoch of train; split them across calls where a call has a
+#          time limit)
 # Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage.
 set -uo pipefail
 
@@ -78,7 +89,7 @@ bin=${1:-bin}
 [ $# -gt 0 ] && shift
 parts=" ${*:-tests placement train cnn bench} "
 for p in $parts; do
-	case $p in tests | placement | train | cnn | bench) ;; *) echo "gpu-verify.sh: unknown part $p (tests, placement, train, cnn, bench)" >&2; exit 2 ;; esac
+	case $p in tests | placement | train | cnn | bench | sanitize | profile) ;; *) echo "gpu-verify.sh: unknown part $p (tests, placement, train, cnn, bench, sanitize, profile)" >&2; exit 2 ;; esac
 done
 want() { [[ $parts == *" $1 "* ]]; }
 case $bin in /*) ;; *) bin=$repo/$bin ;; esac
@@ -283,4 +294,40 @@ fi
 # Last: gokeras against PyTorch eager on this GPU, TF32 off on both.
 want bench && run "bench/gpu.sh: gokeras vs PyTorch eager, batch 32 and 256, SGD and Adam" \
 	env DEVICES=cuda BATCH_SIZES=32,256 OPTIMIZERS=sgd,adam "$repo/bench/gpu.sh" "$bin"
+
+# cuda_tool NAME prints the path of a CUDA tool: on the PATH, else in a
+# CUDA toolkit's bin; nothing when there is none.
+cuda_tool() {
+	local t
+	if t=$(command -v "$1"); then
+		echo "$t"
+		return
+	fi
+	for t in /usr/local/cuda/bin/"$1" /usr/local/cuda-*/bin/"$1" /opt/nvidia/*/"$1"; do
+		if [ -x "$t" ]; then
+			echo "$t"
+			return
+		fi
+	done
+}
+if want sanitize; then
+	if cs=$(cuda_tool compute-sanitizer) && [ -n "$cs" ]; then
+		short=(--epochs 1 --synthetic --seed 1 --verbose 2)
+		run "compute-sanitizer memcheck, train on /GPU:0" "$cs" --tool memcheck --error-exitcode 1 "$bin/train" --device=/GPU:0 --steps-per-epoch 20 "${short[@]}"
+		run "compute-sanitizer memcheck, train --model cnn on /GPU:0" "$cs" --tool memcheck --error-exitcode 1 "$bin/train" --model cnn --device=/GPU:0 --steps-per-epoch 5 "${short[@]}"
+		run "compute-sanitizer racecheck, train on /GPU:0" "$cs" --tool racecheck --error-exitcode 1 "$bin/train" --device=/GPU:0 --steps-per-epoch 5 "${short[@]}"
+	else
+		echo "SKIP sanitize: compute-sanitizer is neither on the PATH nor in a CUDA toolkit's bin"
+	fi
+fi
+if want profile; then
+	if ncu=$(cuda_tool ncu) && [ -n "$ncu" ]; then
+		# Ten warm-up steps of about 25 launches each, then two steps.
+		run "ncu: per-kernel summary of two MLP training steps on /GPU:0" "$ncu" --clock-control none --section SpeedOfLight \
+			--launch-skip 250 --launch-count 50 --print-summary per-kernel \
+			"$bin/train" --device=/GPU:0 --benchmark --benchmark-warmup 10 --benchmark-steps 2 --seed 1
+	else
+		echo "SKIP profile: ncu is neither on the PATH nor in a CUDA toolkit's bin"
+	fi
+fi
 finish
