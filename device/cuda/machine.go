@@ -277,56 +277,54 @@ func (b *backend) staging(p devicePtr, n int) (pinned, bool, error) {
 }
 
 func (b *backend) Upload(dst plan.Mem, src []float32) error {
-	if len(src) == 0 {
-		return nil
-	}
-	p, bytes := dst.(devicePtr), int64(len(src))*4
-	s, ok, err := b.staging(p, len(src))
-	if err != nil {
-		return err
-	}
-	if ok {
-		copy(s.floats(), src)
-		return b.stream.copyHtoD(p, s.p, bytes)
-	}
-	// Pageable memory: the driver stages it itself. src stays untouched
-	// until Wait returns, as the plan.Backend contract requires of callers,
-	// or Submit, which waits for such a copy.
-	f, err := b.frame()
-	if err != nil {
-		return err
-	}
-	f.direct = true
-	return b.stream.copyHtoD(p, unsafe.Pointer(unsafe.SliceData(src)), bytes)
+	_, err := b.upload(b.stream, dst, src)
+	return err
 }
 
 // UploadInput implements plan.InputUploader: src is staged in the
 // current frame's pinned memory and copied on the copies stream, which
 // the frame's work waits for (joinInputs), so the copy overlaps the work
-// of the step before. An input too large to stage is copied by Upload.
+// of the step before. An input too large to stage is copied as Upload
+// copies it.
 func (b *backend) UploadInput(dst plan.Mem, src []float32) error {
-	if len(src) == 0 {
-		return nil
-	}
-	p, bytes := dst.(devicePtr), int64(len(src))*4
-	s, ok, err := b.staging(p, len(src))
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return b.Upload(dst, src)
-	}
 	if b.copies == nil {
 		if err := b.newCopies(); err != nil {
 			return err
 		}
 	}
-	copy(s.floats(), src)
-	if err := b.copies.copyHtoD(p, s.p, bytes); err != nil {
-		return err
+	staged, err := b.upload(b.copies, dst, src)
+	if staged {
+		b.frames[b.cur].inputsQueued = true
 	}
-	b.frames[b.cur].inputsQueued = true
-	return nil
+	return err
+}
+
+// upload queues the copy of src into dst: through the current frame's
+// pinned memory on stream s, or, too large to stage, straight from Go
+// memory on the step's stream (the driver stages pageable memory itself),
+// which Submit then waits for. It says whether it staged.
+func (b *backend) upload(s gpuStream, dst plan.Mem, src []float32) (bool, error) {
+	if len(src) == 0 {
+		return false, nil
+	}
+	p, bytes := dst.(devicePtr), int64(len(src))*4
+	st, ok, err := b.staging(p, len(src))
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		copy(st.floats(), src)
+		return true, s.copyHtoD(p, st.p, bytes)
+	}
+	// src stays untouched until Wait returns, as the plan.Backend
+	// contract requires of callers, or Submit, which waits for such a
+	// copy.
+	f, err := b.frame()
+	if err != nil {
+		return false, err
+	}
+	f.direct = true
+	return false, b.stream.copyHtoD(p, unsafe.Pointer(unsafe.SliceData(src)), bytes)
 }
 
 // newCopies makes the copies stream and the frames' inputsReady events.

@@ -239,15 +239,7 @@ func TestWeightsStayOnDeviceUntilSync(t *testing.T) {
 	// With the host copy current, a fresh inference graph on a state of
 	// its own (so it uploads from the host) gives the same outputs.
 	fresh := sharedModel(t, spec, w, 5, 21, false)
-	fp, err := Compile(fresh.g, nil, Capabilities{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fm, err := New(fp, newHostBackend(&hostDevice{}), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fm.Close()
+	fm := hostMachine(t, fresh.g, nil)
 	if err := fm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -258,28 +250,12 @@ func TestTrainUnsupported(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
 	v := newValues(spec, 3)
 	im := buildModel(t, spec, v, false)
-	p, err := Compile(im.g, nil, Capabilities{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := hostMachine(t, im.g, nil)
 	if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: 1}); !errors.Is(err, driver.ErrUpdateUnsupported) {
 		t.Errorf("Train on an inference graph: %v, want ErrUpdateUnsupported", err)
 	}
 	tm := buildModel(t, spec, v, true)
-	tp, err := Compile(tm.g, tm.learnables(), Capabilities{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := New(tp, newHostBackend(&hostDevice{}), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close()
+	m2 := hostMachine(t, tm.g, tm.learnables())
 	if err := m2.Train(optim.Update{Rule: optim.Rule(42), LearningRate: 0.1}); !errors.Is(err, optim.ErrUnknownRule) {
 		t.Errorf("Train with an unknown rule: %v, want ErrUpdateUnsupported", err)
 	}
@@ -342,15 +318,7 @@ func TestTrainLearnablesInAnyOrder(t *testing.T) {
 func TestStartTrainProtocol(t *testing.T) {
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 2}
 	tm := buildModel(t, spec, newValues(spec, 3), true)
-	p, err := Compile(tm.g, tm.learnables(), Capabilities{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := hostMachine(t, tm.g, tm.learnables())
 	if m.Pipelines() {
 		t.Error("a machine on a backend that runs each step at once says it pipelines")
 	}

@@ -287,15 +287,7 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := buildModel(t, spec, v, true)
-			p, err := Compile(got.g, got.learnables(), Capabilities{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := hostMachine(t, got.g, got.learnables())
 			for run := 0; run < 2; run++ { // a second run must not accumulate anything
 				if err := m.RunAll(); err != nil {
 					t.Fatal(err)
@@ -475,4 +467,20 @@ func TestAddIsRecognised(t *testing.T) {
 	if isAdd(diff.Op()) {
 		t.Errorf("gorgonia.Sub's op %v is taken for an addition", diff.Op())
 	}
+}
+
+// hostMachine compiles g with learnables for the host backend, without
+// fusions, and binds it to a machine that the test closes at its end.
+func hostMachine(t *testing.T, g *gorgonia.ExprGraph, learnables []*gorgonia.Node) *Machine {
+	t.Helper()
+	p, err := Compile(g, learnables, Capabilities{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(p, newHostBackend(&hostDevice{}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
