@@ -99,8 +99,8 @@
 // buffers, copied on a stream of its own that the step's kernels wait for
 // by an event, so the copy of one batch overlaps the work on the one
 // before. Each frame ends with an event that the host waits for, not the
-// whole stream. A step that must copy from Go memory (a batch over 4 MiB)
-// is waited for before the host goes on.
+// whole stream. A step that must copy from Go memory (an input over 256
+// MiB, or weights the host changed) is waited for before the host goes on.
 //
 // A GPU allocation that does not fit is an error wrapping ErrOutOfMemory
 // that gives the bytes asked for and the bytes free.

@@ -83,6 +83,12 @@ func (g *gpu) CopyOut(dst []float32, m plan.Mem) error {
 // their gradients) are copied straight from and to Go memory.
 const stageLimit = 4 << 20
 
+// inputStageLimit is the largest input of a started step that goes
+// through pinned memory (UploadInput): a batch above stageLimit would
+// otherwise be copied from Go memory and waited for, and the steps of a
+// large batch would not overlap.
+const inputStageLimit = 256 << 20
+
 // backend is a plan.Backend on one GPU: steps as kernels and cuBLAS calls
 // queued on the machine's own stream.
 type backend struct {
@@ -250,10 +256,10 @@ func (b *backend) frame() (*frame, error) {
 }
 
 // staging returns the current frame's pinned buffer for copies of n
-// float32s to or from device buffer p, or false when the copy is too
-// large to stage.
-func (b *backend) staging(p devicePtr, n int) (pinned, bool, error) {
-	if n*4 > stageLimit {
+// float32s to or from device buffer p, or false when the copy is larger
+// than limit bytes.
+func (b *backend) staging(p devicePtr, n, limit int) (pinned, bool, error) {
+	if n*4 > limit {
 		return pinned{}, false, nil
 	}
 	f, err := b.frame()
@@ -277,7 +283,7 @@ func (b *backend) staging(p devicePtr, n int) (pinned, bool, error) {
 }
 
 func (b *backend) Upload(dst plan.Mem, src []float32) error {
-	_, err := b.upload(b.stream, dst, src)
+	_, err := b.upload(b.stream, stageLimit, dst, src)
 	return err
 }
 
@@ -292,7 +298,7 @@ func (b *backend) UploadInput(dst plan.Mem, src []float32) error {
 			return err
 		}
 	}
-	staged, err := b.upload(b.copies, dst, src)
+	staged, err := b.upload(b.copies, inputStageLimit, dst, src)
 	if staged {
 		b.frames[b.cur].inputsQueued = true
 	}
@@ -300,15 +306,15 @@ func (b *backend) UploadInput(dst plan.Mem, src []float32) error {
 }
 
 // upload queues the copy of src into dst: through the current frame's
-// pinned memory on stream s, or, too large to stage, straight from Go
-// memory on the step's stream (the driver stages pageable memory itself),
-// which Submit then waits for. It says whether it staged.
-func (b *backend) upload(s gpuStream, dst plan.Mem, src []float32) (bool, error) {
+// pinned memory on stream s, or, larger than limit bytes, straight from
+// Go memory on the step's stream (the driver stages pageable memory
+// itself), which Submit then waits for. It says whether it staged.
+func (b *backend) upload(s gpuStream, limit int, dst plan.Mem, src []float32) (bool, error) {
 	if len(src) == 0 {
 		return false, nil
 	}
 	p, bytes := dst.(devicePtr), int64(len(src))*4
-	st, ok, err := b.staging(p, len(src))
+	st, ok, err := b.staging(p, len(src), limit)
 	if err != nil {
 		return false, err
 	}
@@ -370,7 +376,7 @@ func (b *backend) Download(dst []float32, src plan.Mem) error {
 		return err
 	}
 	p, bytes := src.(devicePtr), int64(len(dst))*4
-	s, ok, err := b.staging(p, len(dst))
+	s, ok, err := b.staging(p, len(dst), stageLimit)
 	if err != nil {
 		return err
 	}

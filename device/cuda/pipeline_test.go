@@ -54,79 +54,95 @@ func (r *batchRecorder) OnTrainBatchEnd(batch int, logs nn.Logs) error {
 // change the results.
 func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 	needGPU(t)
-	// 500 samples at batch 32: 15 full batches and one of 20, which has a
-	// machine of its own.
-	data := opstest.Blobs(t, 500, []int{32, 32, 3}, 1)
-	const steps = 16
-	run := func(pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
-		if !pipeline {
-			t.Setenv("GOKERAS_PIPELINE", "0")
-		}
-		model := mlpModel(layers.Softmax)
-		model.SetSeed(11)
-		opt, err := optim.NewAdam(optim.AdamConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := model.Compile(opt, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/GPU:0")); err != nil {
-			t.Fatal(err)
-		}
-		defer model.Close()
-		rec := &batchRecorder{}
-		h, err := model.Fit(context.Background(), data, nn.Epochs(2), nn.Seed(3), nn.Verbose(0), nn.Callbacks(rec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := model.GetWeights()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h, rec.batches, w
-	}
-	pipeH, pipeB, pipeW := run(true)
-	stepH, stepB, stepW := run(false)
-	if len(pipeB) != 2*steps || len(stepB) != 2*steps {
-		t.Fatalf("%d and %d batch ends, want %d", len(pipeB), len(stepB), 2*steps)
-	}
-	for i, p := range pipeB {
-		s := stepB[i]
-		if p.epoch != s.epoch || p.batch != s.batch || len(p.logs) != len(s.logs) {
-			t.Fatalf("batch end %d: epoch %d batch %d %v pipelined, epoch %d batch %d %v step by step", i, p.epoch, p.batch, p.logs, s.epoch, s.batch, s.logs)
-		}
-		for k, v := range s.logs {
-			if math.Float64bits(p.logs[k]) != math.Float64bits(v) {
-				t.Errorf("epoch %d batch %d: %s %v pipelined, %v step by step", p.epoch, p.batch, k, p.logs[k], v)
+	for _, c := range []struct {
+		name             string
+		samples, batch   int
+		steps, lastSteps int // per epoch; the last ones with machines of their own
+	}{
+		// 15 full batches and one of 20, which has a machine of its own.
+		{"batch 32", 500, 32, 16, 2},
+		// Batches of 4.9 MB, over what other copies stage in pinned
+		// memory: two of 400 and one of 200.
+		{"batch 400", 1000, 400, 3, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := opstest.Blobs(t, c.samples, []int{32, 32, 3}, 1)
+			pipeH, pipeB, pipeW := fitRecorded(t, data, c.batch, true)
+			stepH, stepB, stepW := fitRecorded(t, data, c.batch, false)
+			if len(pipeB) != 2*c.steps || len(stepB) != 2*c.steps {
+				t.Fatalf("%d and %d batch ends, want %d", len(pipeB), len(stepB), 2*c.steps)
 			}
-		}
-		done := int64(i + 1) // steps finished at this batch's end
-		if s.iterations != done {
-			t.Errorf("step by step, epoch %d batch %d: %d steps started at its end, want %d", s.epoch, s.batch, s.iterations, done)
-		}
-		// The epoch's last two batches have machines of their own (32
-		// and 20 samples), so the one before the last ends first.
-		want := done + 1
-		if p.batch >= steps-2 {
-			want = done
-		}
-		if p.iterations != want {
-			t.Errorf("pipelined, epoch %d batch %d: %d steps started at its end, want %d", p.epoch, p.batch, p.iterations, want)
-		}
-	}
-	for _, k := range stepH.Keys {
-		for e, v := range stepH.Get(k) {
-			if math.Float64bits(pipeH.Get(k)[e]) != math.Float64bits(v) {
-				t.Errorf("epoch %d: %s %v pipelined, %v step by step", e, k, pipeH.Get(k)[e], v)
+			for i, p := range pipeB {
+				s := stepB[i]
+				if p.epoch != s.epoch || p.batch != s.batch || len(p.logs) != len(s.logs) {
+					t.Fatalf("batch end %d: epoch %d batch %d %v pipelined, epoch %d batch %d %v step by step", i, p.epoch, p.batch, p.logs, s.epoch, s.batch, s.logs)
+				}
+				for k, v := range s.logs {
+					if math.Float64bits(p.logs[k]) != math.Float64bits(v) {
+						t.Errorf("epoch %d batch %d: %s %v pipelined, %v step by step", p.epoch, p.batch, k, p.logs[k], v)
+					}
+				}
+				done := int64(i + 1) // steps finished at this batch's end
+				if s.iterations != done {
+					t.Errorf("step by step, epoch %d batch %d: %d steps started at its end, want %d", s.epoch, s.batch, s.iterations, done)
+				}
+				// The epoch's last batch has a machine of its own (a
+				// partial batch), so the one before it ends first.
+				want := done + 1
+				if p.batch >= c.steps-c.lastSteps {
+					want = done
+				}
+				if p.iterations != want {
+					t.Errorf("pipelined, epoch %d batch %d: %d steps started at its end, want %d", p.epoch, p.batch, p.iterations, want)
+				}
 			}
-		}
-	}
-	for i := range stepW {
-		a, b := pipeW[i].Data().([]float32), stepW[i].Data().([]float32)
-		for j := range b {
-			if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-				t.Fatalf("weight %d value %d: %v pipelined, %v step by step", i, j, a[j], b[j])
+			for _, k := range stepH.Keys {
+				for e, v := range stepH.Get(k) {
+					if math.Float64bits(pipeH.Get(k)[e]) != math.Float64bits(v) {
+						t.Errorf("epoch %d: %s %v pipelined, %v step by step", e, k, pipeH.Get(k)[e], v)
+					}
+				}
 			}
-		}
+			for i := range stepW {
+				a, b := pipeW[i].Data().([]float32), stepW[i].Data().([]float32)
+				for j := range b {
+					if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+						t.Fatalf("weight %d value %d: %v pipelined, %v step by step", i, j, a[j], b[j])
+					}
+				}
+			}
+		})
 	}
+}
+
+// fitRecorded fits the MLP with Adam on /GPU:0 for two epochs at batch,
+// pipelined or step by step (GOKERAS_PIPELINE=0), and returns the
+// history, every batch's end and the weights.
+func fitRecorded(t *testing.T, data nn.Dataset, batch int, pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
+	t.Helper()
+	if !pipeline {
+		t.Setenv("GOKERAS_PIPELINE", "0") // until the end of t: fit pipelined first
+	}
+	model := mlpModel(layers.Softmax)
+	model.SetSeed(11)
+	opt, err := optim.NewAdam(optim.AdamConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Compile(opt, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/GPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	rec := &batchRecorder{}
+	h, err := model.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(batch), nn.Seed(3), nn.Verbose(0), nn.Callbacks(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, rec.batches, w
 }
 
 // TestPipelinedFitReportsBadTarget fits on data with a sparse target that
