@@ -56,19 +56,25 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 	needGPU(t)
 	for _, c := range []struct {
 		name             string
+		model            func(layers.Activation) *nn.Sequential
 		samples, batch   int
 		steps, lastSteps int // per epoch; the last ones with machines of their own
 	}{
 		// 15 full batches and one of 20, which has a machine of its own.
-		{"batch 32", 500, 32, 16, 2},
+		{"mlp batch 32", mlpModel, 500, 32, 16, 2},
 		// Batches of 4.9 MB, over what other copies stage in pinned
 		// memory: two of 400 and one of 200.
-		{"batch 400", 1000, 400, 3, 2},
+		{"mlp batch 400", mlpModel, 1000, 400, 3, 2},
+		// Dropout, whose step values are an input of each step.
+		{"cnn", cnnModel, 200, 32, 7, 2},
+		// BatchNormalization, whose moving statistics the host updates
+		// from each step's read-back batch statistics.
+		{"batchnorm+layernorm", normModel, 200, 32, 7, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := opstest.Blobs(t, c.samples, []int{32, 32, 3}, 1)
-			pipeH, pipeB, pipeW := fitRecorded(t, data, c.batch, true)
-			stepH, stepB, stepW := fitRecorded(t, data, c.batch, false)
+			pipeH, pipeB, pipeW := fitRecorded(t, c.model, data, c.batch, true)
+			stepH, stepB, stepW := fitRecorded(t, c.model, data, c.batch, false)
 			if len(pipeB) != 2*c.steps || len(stepB) != 2*c.steps {
 				t.Fatalf("%d and %d batch ends, want %d", len(pipeB), len(stepB), 2*c.steps)
 			}
@@ -115,30 +121,32 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 	}
 }
 
-// fitRecorded fits the MLP with Adam on /GPU:0 for two epochs at batch,
+// fitRecorded fits a model with Adam on /GPU:0 for two epochs at batch,
 // pipelined or step by step (GOKERAS_PIPELINE=0), and returns the
-// history, every batch's end and the weights.
-func fitRecorded(t *testing.T, data nn.Dataset, batch int, pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
+// history, with the validation on the training data, every batch's end
+// and the weights (BatchNormalization's moving statistics included).
+func fitRecorded(t *testing.T, model func(layers.Activation) *nn.Sequential, data nn.Dataset, batch int, pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
 	t.Helper()
 	if !pipeline {
 		t.Setenv("GOKERAS_PIPELINE", "0") // until the end of t: fit pipelined first
 	}
-	model := mlpModel(layers.Softmax)
-	model.SetSeed(11)
+	m := model(layers.Softmax)
+	m.SetSeed(11)
 	opt, err := optim.NewAdam(optim.AdamConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.Compile(opt, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/GPU:0")); err != nil {
+	if err := m.Compile(opt, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{metrics.NewAccuracy()}, nn.OnDevice("/GPU:0")); err != nil {
 		t.Fatal(err)
 	}
-	defer model.Close()
+	defer m.Close()
 	rec := &batchRecorder{}
-	h, err := model.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(batch), nn.Seed(3), nn.Verbose(0), nn.Callbacks(rec))
+	h, err := m.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(batch), nn.Seed(3), nn.Verbose(0),
+		nn.ValidationData(data), nn.Callbacks(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := model.GetWeights()
+	w, err := m.GetWeights()
 	if err != nil {
 		t.Fatal(err)
 	}
