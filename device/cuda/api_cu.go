@@ -77,11 +77,24 @@ type cuContext struct{ ctx cu.CUContext }
 
 // do locks the goroutine to its OS thread: CUDA contexts are per thread
 // and goroutines move between threads.
-func (c cuContext) do(f func() error) error {
+// The context current before is current again after, so that a do for
+// one GPU inside a do for another leaves the outer one's context current.
+func (c cuContext) do(f func() error) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cu.SetCurrentContext(c.ctx); err != nil {
-		return fmt.Errorf("making its CUDA context current: %w", err)
+	prev, err := cu.CurrentContext()
+	if err != nil {
+		return fmt.Errorf("reading the current CUDA context: %w", err)
+	}
+	if prev != c.ctx {
+		if err := cu.SetCurrentContext(c.ctx); err != nil {
+			return fmt.Errorf("making its CUDA context current: %w", err)
+		}
+		defer func() {
+			if rerr := cu.SetCurrentContext(prev); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("making the CUDA context current before current again: %w", rerr))
+			}
+		}()
 	}
 	return f()
 }
@@ -126,7 +139,8 @@ func (c cuContext) copyPeer(dst devicePtr, from gpuContext, src devicePtr, bytes
 	if err := cu.MemcpyPeer(cu.DevicePtr(dst), c.ctx, cu.DevicePtr(src), f.ctx, bytes); err != nil {
 		return err
 	}
-	return check(C.cuStreamSynchronize(nil))
+	// cuMemcpyPeer is asynchronous to the host: wait for the context.
+	return check(C.cuCtxSynchronize())
 }
 
 // hostAlloc is cuMemAllocHost, which gorgonia.org/cu does not wrap.

@@ -274,6 +274,10 @@ func (b *backend) staging(p devicePtr, n, limit int) (pinned, bool, error) {
 		return pinned{}, false, err
 	}
 	if old, ok := f.stage[p]; ok {
+		// A copy queued earlier in the frame may still read or write it.
+		if err := b.synchronize(); err != nil {
+			return pinned{}, false, errors.Join(err, s.free())
+		}
 		if err := old.free(); err != nil {
 			return pinned{}, false, errors.Join(err, s.free())
 		}
@@ -496,6 +500,9 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 func gemm(h gpuBLAS, transA, transB bool, m, n, k int, alpha float32, a, b devicePtr, beta float32, c devicePtr) error {
 	if m == 0 || n == 0 {
 		return nil
+	}
+	if m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32 {
+		return fmt.Errorf("cublasSgemm takes 32-bit sizes, but the product is %d×%d by %d×%d", m, k, k, n)
 	}
 	g := rowMajorGemm(transA, transB, m, n, k)
 	A, B := a, b
