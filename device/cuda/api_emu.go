@@ -375,7 +375,7 @@ func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, arg
 		return fmt.Errorf("%d bytes of dynamic shared memory, more than %d: CUDA_ERROR_INVALID_VALUE", shared, emuSharedLimit)
 	}
 	args = slices.Clone(args)
-	return es.queue(func() error { return emu.LaunchKernel(name, grid, block, args) })
+	return es.queue(func() error { return emu.LaunchKernel(name, grid, block, shared, args) })
 }
 
 // emuStream is a stream's queued work, run when it is waited for.

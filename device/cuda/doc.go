@@ -115,7 +115,9 @@
 // starts as NaNs, copies and products must stay inside one allocation,
 // guard bytes after each allocation are checked at every wait, streams run
 // when waited for (and waiting for an event runs only the work before it),
-// and launches need the kernel's count of arguments. The
+// launches need the kernel's count of arguments, and a kernel gets exactly
+// the dynamic shared memory its launch asks for, poisoned, its two names
+// for it one block of memory as on a GPU. The
 // package's tests run on it in CI:
 //
 //	go test -tags 'cudavm kernelemu' ./device/cuda/...

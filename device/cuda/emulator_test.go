@@ -145,6 +145,33 @@ func TestEmulatorChecksLaunches(t *testing.T) {
 	}
 }
 
+// A kernel gets exactly the dynamic shared memory its launch asks for: one
+// that writes past it fails, and one that reads past it reads NaNs.
+func TestEmulatedSharedMemoryIsTheLaunchsSize(t *testing.T) {
+	h := newHarness(t)
+	const rows, cols = 2, 64
+	x := h.upload(make([]float32, rows*cols))
+	y := h.upload(make([]float32, rows*cols))
+	// gk_softmax_rows keeps a value per thread of its block in s[].
+	for _, tc := range []struct {
+		shared int
+		ok     bool
+	}{{64 * 4, true}, {32 * 4, false}} {
+		err := h.g.do(func() error {
+			if err := h.k.launch(h.s, kSoftmax, rows, 64, tc.shared, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols)); err != nil {
+				return err
+			}
+			return h.s.synchronize()
+		})
+		if tc.ok && err != nil {
+			t.Errorf("gk_softmax_rows with %d bytes of shared memory for 64 threads: %v", tc.shared, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "wrote past the 128 bytes of dynamic shared memory")) {
+			t.Errorf("gk_softmax_rows with %d bytes of shared memory for 64 threads: %v, want it to have written past them", tc.shared, err)
+		}
+	}
+}
+
 // Device memory starts as NaNs, so that a kernel that reads what nothing
 // wrote shows.
 func TestEmulatedMemoryStartsAsNaN(t *testing.T) {

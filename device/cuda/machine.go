@@ -737,7 +737,7 @@ func (b *backend) Submit() error {
 	}
 	if f.direct {
 		if err := b.stream.synchronize(); err != nil {
-			return b.finish(f, fmt.Errorf("%s: running the step: %w", b.gpu.short(), err))
+			return b.finish(f, err)
 		}
 	}
 	b.submitted = append(b.submitted, b.cur)
@@ -753,11 +753,7 @@ func (b *backend) Await() error {
 	}
 	f := b.frames[b.submitted[0]]
 	b.submitted = b.submitted[1:]
-	err := f.done.synchronize()
-	if err != nil {
-		err = fmt.Errorf("%s: running the step: %w", b.gpu.short(), err)
-	}
-	return b.finish(f, err)
+	return b.finish(f, f.done.synchronize())
 }
 
 // readBack queues the copies of the error words f's steps used to f's

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -14,8 +15,13 @@
 
 thread_local dim3 threadIdx;
 dim3 blockIdx, blockDim, gridDim;
-float s[1 << 14];
-double sd[1 << 13];
+
+// The dynamic shared memory, 64 KiB. kernels.cu's two names for it,
+// float s[] and double sd[], are one block of memory, as on a GPU, where
+// every extern __shared__ array of a kernel starts at the same address.
+static const size_t shared_bytes = 64 << 10;
+alignas(16) float s[shared_bytes / sizeof(float)];
+extern double sd[shared_bytes / sizeof(double)] __attribute__((alias("s")));
 
 // kernels_cu.h links to ../kernels.cu: as a header of this package, go
 // hashes it, so that an edit to the kernels rebuilds the emulator.
@@ -379,23 +385,36 @@ static bool synchronizing(std::string_view name) {
 	return false;
 }
 
+// poison is the byte the shared memory holds where the launch did not
+// write: all ones, a NaN as a float and as a double.
+static const unsigned char poison = 0xff;
+
+// launch runs kernel k with the launch's shared bytes of dynamic shared
+// memory, as a GPU gives it: the memory starts poisoned (NaNs), so a
+// kernel that reads past what it asked for computes NaNs, and one that
+// writes past it is refused once it has run (-3).
 template <typename... A>
-static int launch(const char *name, void (*k)(A...), int grid, int block, int nargs, const uint64_t *args) {
+static int launch(const char *name, void (*k)(A...), int grid, int block, int shared, int nargs, const uint64_t *args) {
 	if (nargs != (int)sizeof...(A)) return -2;
+	if (shared < 0 || (size_t)shared > shared_bytes) return -3;
 	auto body = [=] { call(k, args, std::index_sequence_for<A...>{}); };
+	unsigned char *mem = reinterpret_cast<unsigned char *>(s);
+	memset(mem, poison, shared_bytes);
 	if (synchronizing(name)) {
 		run(grid, block, body, name);
 	} else {
 		run_sequential(name, grid, block, body);
 	}
+	for (size_t i = shared; i < shared_bytes; i++)
+		if (mem[i] != poison) return -3;
 	return 0;
 }
 
-#define GK_KERNEL(k) {#k, [](int g, int b, int n, const uint64_t *a) { return launch(#k, k, g, b, n, a); }}
+#define GK_KERNEL(k) {#k, [](int g, int b, int sh, int n, const uint64_t *a) { return launch(#k, k, g, b, sh, n, a); }}
 
 struct named_kernel {
 	const char *name;
-	int (*launch)(int grid, int block, int nargs, const uint64_t *args);
+	int (*launch)(int grid, int block, int shared, int nargs, const uint64_t *args);
 };
 
 static const named_kernel all_kernels[] = {
@@ -411,10 +430,11 @@ static const named_kernel all_kernels[] = {
 	GK_KERNEL(gk_metric_pr), GK_KERNEL(gk_metric_auc), GK_KERNEL(gk_metric_f1), GK_KERNEL(gk_scale),
 };
 
-// emu_launch runs kernel name: 0, or -1 for a kernel it does not know, -2
-// for a count of arguments that is not the kernel's.
-extern "C" int emu_launch(const char *name, int grid, int block, int nargs, const uint64_t *args) {
+// emu_launch runs kernel name with shared bytes of dynamic shared memory:
+// 0, or -1 for a kernel it does not know, -2 for a count of arguments that
+// is not the kernel's, -3 for a kernel that wrote past its shared memory.
+extern "C" int emu_launch(const char *name, int grid, int block, int shared, int nargs, const uint64_t *args) {
 	for (const auto &k : all_kernels)
-		if (std::string_view(k.name) == name) return k.launch(grid, block, nargs, args);
+		if (std::string_view(k.name) == name) return k.launch(grid, block, shared, nargs, args);
 	return -1;
 }

@@ -52,7 +52,7 @@ package emu
 // void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows, unsigned long long *bad);
 // #include <stdint.h>
 // #include <stdlib.h>
-// int emu_launch(const char *name, int grid, int block, int nargs, const uint64_t *args);
+// int emu_launch(const char *name, int grid, int block, int shared, int nargs, const uint64_t *args);
 import "C"
 
 import (
@@ -444,10 +444,13 @@ func indexError(word uint64, rows int) error {
 // type: the emulated GPU of package device/cuda launches through it.
 // Pointers are addresses in C memory, where the kernel reads and writes
 // as a GPU kernel does in device memory. It fails for a kernel it does not
-// know and for a count of arguments that is not the kernel's. The kernels
+// know and for a count of arguments that is not the kernel's. The kernel
+// has shared bytes of dynamic shared memory, as on a GPU: its s[] and
+// sd[] are the same memory, which starts as NaNs, so reading past those
+// bytes gives NaNs, and writing past them fails the launch. The kernels
 // that meet at __syncthreads run a thread per CUDA thread; the others,
 // one CUDA thread after another on the calling thread.
-func LaunchKernel(name string, grid, block int, args []uint64) error {
+func LaunchKernel(name string, grid, block, shared int, args []uint64) error {
 	if grid < 1 || block < 1 || block > 1024 {
 		return fmt.Errorf("kernel %s: a grid of %d blocks of %d threads (CUDA takes 1 or more blocks of 1 to 1024)", name, grid, block)
 	}
@@ -457,13 +460,15 @@ func LaunchKernel(name string, grid, block int, args []uint64) error {
 	if len(args) > 0 {
 		a = (*C.uint64_t)(unsafe.Pointer(&args[0]))
 	}
-	switch C.emu_launch(cname, C.int(grid), C.int(block), C.int(len(args)), a) {
+	switch C.emu_launch(cname, C.int(grid), C.int(block), C.int(shared), C.int(len(args)), a) {
 	case 0:
 		return nil
 	case -1:
 		return fmt.Errorf("kernels.cu has no kernel %s", name)
 	case -2:
 		return fmt.Errorf("kernel %s: %d arguments are not its count", name, len(args))
+	case -3:
+		return fmt.Errorf("kernel %s wrote past the %d bytes of dynamic shared memory it was launched with (up to 64 KiB here)", name, shared)
 	}
 	return fmt.Errorf("kernel %s: the emulator failed", name)
 }
