@@ -189,13 +189,16 @@ type Machine struct {
 // startedStep is a training step StartTrain queued: what FinishTrain
 // needs to finish it.
 type startedStep struct {
-	steps   []Step
-	weights []*entry
-	reads   [][]float32
-	// targets are copies of the loss steps' targets, by buffer, to
-	// explain a TargetError once the host has the next batch's.
-	targets map[int][]float32
-	// err is the error of a step that a synchronous backend ran at once.
+	steps []Step
+	reads [][]float32
+	// submitted says that the step was handed to the AsyncBackend's
+	// Submit, for FinishTrain to Await; weights are then its learnables'
+	// entries, and targets copies of the loss steps' targets, by buffer,
+	// to explain a TargetError once the host has the next batch's.
+	submitted bool
+	weights   []*entry
+	targets   map[int][]float32
+	// err is the error of a step run at once (not submitted).
 	err error
 }
 
@@ -430,19 +433,11 @@ func (m *Machine) StartTrain(u optim.Update) error {
 	st := &startedStep{steps: steps, reads: reads}
 	async, ok := m.be.(AsyncBackend)
 	if !ok || !m.Pipelines() {
-		st.err = m.dev.Do(func() error {
-			var err error
-			st.weights, err = m.queue(&u, steps, reads, -1)
-			if werr := m.be.Wait(); err == nil && werr != nil {
-				err = m.explain(werr, steps, st.targets)
-			}
-			m.settle(st.weights, &u, err)
-			return err
-		})
+		st.err = m.dev.Do(func() error { return m.runNow(&u, steps, reads) })
 		m.started = append(m.started, st)
 		return nil
 	}
-	st.targets = m.targets(steps)
+	st.submitted, st.targets = true, m.targets(steps)
 	err = m.dev.Do(func() error {
 		if err := m.allocInputs2(); err != nil {
 			return err
@@ -476,9 +471,9 @@ func (m *Machine) FinishTrain() error {
 	st := m.started[0]
 	m.started = m.started[1:]
 	err := st.err
-	if async, ok := m.be.(AsyncBackend); ok && m.Pipelines() && err == nil {
+	if st.submitted {
 		err = m.dev.Do(func() error {
-			if err := async.Await(); err != nil {
+			if err := m.be.(AsyncBackend).Await(); err != nil {
 				m.settle(st.weights, nil, err)
 				return m.explain(err, st.steps, st.targets)
 			}
@@ -488,10 +483,16 @@ func (m *Machine) FinishTrain() error {
 	if err != nil {
 		return err
 	}
-	for i, r := range m.plan.Reads {
-		writeRead(r.Into, r.Shape, st.reads[i])
-	}
+	m.writeReads(st.reads)
 	return nil
+}
+
+// writeReads stores the values of the Reads, landed in reads, where they
+// point.
+func (m *Machine) writeReads(reads [][]float32) {
+	for i, r := range m.plan.Reads {
+		writeRead(r.Into, r.Shape, reads[i])
+	}
 }
 
 // targets copies the inputs that steps' losses take as targets, by
@@ -549,24 +550,29 @@ func (m *Machine) run(u *optim.Update, steps []Step) error {
 	}
 	m.lastSteps = steps
 	return m.dev.Do(func() error {
-		weights, err := m.queue(u, steps, m.reads, -1)
-		if m.reducing != nil { // a failed step left a bucket reducing
-			err = errors.Join(err, m.waitReduce())
-		}
-		// Wait even after an error, so that nothing queued by a failed run
-		// is left behind for the next one.
-		if werr := m.be.Wait(); err == nil && werr != nil {
-			err = m.explain(werr, steps, nil)
-		}
-		m.settle(weights, u, err)
-		if err != nil {
+		if err := m.runNow(u, steps, m.reads); err != nil {
 			return err
 		}
-		for i, r := range m.plan.Reads {
-			writeRead(r.Into, r.Shape, m.reads[i])
-		}
+		m.writeReads(m.reads)
 		return nil
 	})
+}
+
+// runNow queues a run of steps (queue), its Reads landing in reads, waits
+// for it and records what it did to the device copies of the weights
+// (settle); inside Do.
+func (m *Machine) runNow(u *optim.Update, steps []Step, reads [][]float32) error {
+	weights, err := m.queue(u, steps, reads, -1)
+	if m.reducing != nil { // a failed step left a bucket reducing
+		err = errors.Join(err, m.waitReduce())
+	}
+	// Wait even after an error, so that nothing queued by a failed run is
+	// left behind for the next one.
+	if werr := m.be.Wait(); err == nil && werr != nil {
+		err = m.explain(werr, steps, nil)
+	}
+	m.settle(weights, u, err)
+	return err
 }
 
 // allocInputs2 allocates the second input buffers, the first time a step
