@@ -636,9 +636,10 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 			return fail(fmt.Errorf("fit: %w", err))
 		}
 		p.weigh = r.weigh
-		if pending != nil && pending.p != p {
-			// Another machine, on a stream of its own: the step before
-			// must be done before it runs.
+		lag := r.pipelines(p)
+		if pending != nil && (pending.p != p || !lag) {
+			// The step before must be done before this one runs: on
+			// another machine (a stream of its own), or run at once.
 			if err := finishPending(); err != nil {
 				return nil, err
 			}
@@ -646,12 +647,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 				break
 			}
 		}
-		if !r.pipelines(p) {
-			if pending != nil {
-				if err := finishPending(); err != nil {
-					return nil, err
-				}
-			}
+		if !lag {
 			if err := beginBatch(step); err != nil {
 				return nil, err
 			}
