@@ -459,9 +459,9 @@ func doubleArg(f float64) uint64 { return math.Float64bits(f) }
 // scratch is device memory that the kernels of one step pass between
 // their launches (per-split column sums, rows' moments, the per-block sums
 // of a penalty or of a gradient's norm and the factor clipping by norm
-// gives). The steps of a
-// machine's stream run one after another, so they all share one, grown
-// when a step needs more.
+// gives), or that a step keeps for itself (the backend's vector of ones).
+// The steps of a machine's stream run one after another, so they all
+// share one, grown when a step needs more.
 type scratch struct {
 	g     *gpu
 	p     devicePtr
@@ -485,7 +485,7 @@ func (sc *scratch) get(s gpuStream, bytes int64) (devicePtr, error) {
 	}
 	p, err := sc.g.alloc(bytes)
 	if err != nil {
-		return 0, fmt.Errorf("scratch memory for the kernels' sums: %w", err)
+		return 0, fmt.Errorf("scratch memory for the kernels: %w", err)
 	}
 	sc.p, sc.bytes = p, bytes
 	return p, nil

@@ -112,9 +112,9 @@ type backend struct {
 	// labels is the device int in which gk_zero_one_labels tells a hinge
 	// loss's kernel whether the batch's labels are all 0 or 1.
 	labels devicePtr
-	// onesVec holds onesLen ones, for folding SGD into a bias's column
-	// sums (gradUpdate).
-	onesVec devicePtr
+	// ones holds onesLen ones, for folding SGD into a bias's column sums
+	// (gradUpdate).
+	ones    scratch
 	onesLen int
 	// scratch is the memory the kernels of a step pass between launches
 	// (normalization, penalties, clipping by norm and by global norm).
@@ -180,7 +180,7 @@ type indexStep struct {
 var _ plan.Backend = (*backend)(nil)
 
 func newBackend(g *gpu) (*backend, error) {
-	b := &backend{gpu: g, scratch: scratch{g: g}}
+	b := &backend{gpu: g, scratch: scratch{g: g}, ones: scratch{g: g}}
 	for i := range b.frames {
 		b.frames[i] = &frame{stage: map[devicePtr]pinned{}, lossStep: -1}
 	}
@@ -658,37 +658,24 @@ func (b *backend) gradUpdate(s *plan.Step, bufs []plan.Mem, u optim.Update) erro
 	if of.Kind == plan.Gemm {
 		return gemm(b.blas, of.TransA, of.TransB, of.M, of.N, of.K, lr, in(0), in(1), 1, w)
 	}
-	ones, err := b.ones(of.M)
+	ones, err := b.onesVector(of.M)
 	if err != nil {
 		return err
 	}
 	return gemm(b.blas, false, false, 1, of.N, of.M, lr, ones, in(0), 1, w)
 }
 
-// ones returns a device vector of at least n ones, made on the stream the
-// first time (and remade, once the stream is done with the old one, when
-// it is too short).
-func (b *backend) ones(n int) (devicePtr, error) {
-	if n <= b.onesLen {
-		return b.onesVec, nil
-	}
-	if b.onesVec != 0 {
-		if err := b.synchronize(); err != nil {
-			return 0, fmt.Errorf("%s: waiting for the stream to grow a vector of ones: %w", b.gpu.short(), err)
-		}
-		if err := b.gpu.free(b.onesVec); err != nil {
-			return 0, err
-		}
-		b.onesVec, b.onesLen = 0, 0
-	}
-	p, err := b.gpu.alloc(int64(n) * 4)
-	if err != nil {
-		return 0, err
+// onesVector returns a device vector of at least n ones, set on the
+// stream when the scratch holding it grows.
+func (b *backend) onesVector(n int) (devicePtr, error) {
+	p, err := b.ones.get(b.stream, int64(n)*4)
+	if err != nil || n <= b.onesLen {
+		return p, err
 	}
 	if err := b.stream.memsetD32(p, math.Float32bits(1), int64(n)); err != nil {
-		return 0, errors.Join(err, b.gpu.free(p))
+		return 0, err
 	}
-	b.onesVec, b.onesLen = p, n
+	b.onesLen = n
 	return p, nil
 }
 
@@ -855,8 +842,8 @@ func (b *backend) Close() error {
 			}
 		}
 		b.submitted = nil
-		errs = append(errs, b.gpu.free(b.bad), b.gpu.free(b.labels), b.gpu.free(b.onesVec))
-		b.bad, b.labels, b.onesVec, b.onesLen = 0, 0, 0, 0
+		errs = append(errs, b.gpu.free(b.bad), b.gpu.free(b.labels), b.ones.free())
+		b.bad, b.labels, b.onesLen = 0, 0, 0
 		for _, w := range b.indexWords {
 			errs = append(errs, b.gpu.free(w))
 		}
