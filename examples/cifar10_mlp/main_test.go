@@ -27,7 +27,9 @@ func TestNotebookOnTinyCopy(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`^Epoch 1/1$`),
-		regexp.MustCompile(`^2/2 \[={30}\] - \d+s \d+(ms|us|s)/step - loss: \d\.\d{4} - accuracy: \d\.\d{4}$`),
+		// Keras writes figures below 1e-3 as %.4e: an untrained model gets
+		// all 50 samples wrong about once in 200 runs (0.9^50).
+		regexp.MustCompile(`^2/2 \[={30}\] - \d+s \d+(ms|us|s)/step - loss: \d\.\d{4} - accuracy: (\d\.\d{4}|0\.0000e\+00)$`),
 		regexp.MustCompile(`^(\d+m)?\d+(\.\d+)?(ms|s) per loop \(1 run, 1 loop each\)$`),
 	}
 	if len(lines) != len(want) {
