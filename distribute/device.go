@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gokeras/gokeras/distribute/nccl"
+	"github.com/gokeras/gokeras/internal/collective"
 )
 
 // deviceComm is a job's NCCL communicator, made by the first all-reduce
@@ -51,7 +52,7 @@ func (s *MultiWorkerStrategy) deviceComm() (*nccl.Comm, error) {
 // startNCCL makes the communicator (see AllReduceSumDevice).
 func (s *MultiWorkerStrategy) startNCCL() (*nccl.Comm, error) {
 	lib, loadErr := nccl.Load()
-	failed, err := s.ranksThat(loadErr != nil)
+	failed, err := collective.RanksWhere(s.Size(), s.Rank(), loadErr != nil, s.AllReduceSum)
 	if err != nil {
 		return nil, err
 	}
@@ -92,24 +93,6 @@ func (s *MultiWorkerStrategy) startNCCL() (*nccl.Comm, error) {
 		return nil, fmt.Errorf("distribute: all-reducing on the GPU: rank %d of %d: %w", s.Rank(), s.Size(), err)
 	}
 	return &comm, nil
-}
-
-// ranksThat returns the ranks for which cond is true, on every rank.
-func (s *MultiWorkerStrategy) ranksThat(cond bool) ([]int, error) {
-	flags := make([]float32, s.Size())
-	if cond {
-		flags[s.Rank()] = 1
-	}
-	if err := s.AllReduceSum(flags); err != nil {
-		return nil, err
-	}
-	var ranks []int
-	for r, f := range flags {
-		if f != 0 {
-			ranks = append(ranks, r)
-		}
-	}
-	return ranks, nil
 }
 
 // closeDevice destroys the communicator, if one was made.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
+	"github.com/gokeras/gokeras/internal/collective"
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
 )
@@ -378,18 +379,9 @@ func agree(s Strategy, desc []string) error {
 			break
 		}
 	}
-	flags := make([]float32, s.Size())
-	if diff != "" {
-		flags[s.Rank()] = 1
-	}
-	if err := s.AllReduceSum(flags); err != nil {
+	differ, err := collective.RanksWhere(s.Size(), s.Rank(), diff != "", s.AllReduceSum)
+	if err != nil {
 		return err
-	}
-	var differ []int
-	for r, f := range flags {
-		if f != 0 {
-			differ = append(differ, r)
-		}
 	}
 	switch {
 	case diff != "":
