@@ -1,4 +1,4 @@
-//go:build cudavm && cgo
+//go:build cudavm && cgo && !kernelemu
 
 // Package cuinit initialises the CUDA driver before gorgonia.org/cu does, so
 // that a program built with -tags cudavm on a machine where the driver

@@ -1,4 +1,4 @@
-//go:build cudavm && cgo
+//go:build cudavm && cgo && !kernelemu
 
 package cuinit_test
 

@@ -1,4 +1,4 @@
-//go:build cudavm && cgo
+//go:build cudavm && cgo && !kernelemu
 
 // Test binaries that may skip: cuInit and cuDeviceGetCount, wrapped.
 //
