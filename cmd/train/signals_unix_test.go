@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ func startTrain(t *testing.T, env []string, args ...string) *process {
 // name and first arguments; train's path and args follow them).
 func startVia(t *testing.T, env, via []string, args ...string) *process {
 	t.Helper()
+	childrenStartWithDefaultSIGHUP()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +82,26 @@ func startVia(t *testing.T, env, via []string, args ...string) *process {
 		<-p.done
 	})
 	return p
+}
+
+// sighupCaught is set once the test process catches SIGHUP itself.
+var sighupCaught sync.Once
+
+// childrenStartWithDefaultSIGHUP makes the processes the tests start begin
+// with SIGHUP at its default action, as under a terminal, even when the
+// test binary itself was started with SIGHUP ignored (nohup, some CI
+// runners). An ignored signal stays ignored across exec, and train rightly
+// keeps a SIGHUP it inherited ignored, so the SIGHUP tests would wait in
+// vain. A caught signal is reset to its default by exec: the test process
+// catches SIGHUP (and drops it, as it ignored it before) so its children
+// start clean. TestTrainKeepsSIGHUPIgnoredUnderNohup ignores it again in
+// the child on purpose, through sh.
+func childrenStartWithDefaultSIGHUP() {
+	sighupCaught.Do(func() {
+		if signal.Ignored(syscall.SIGHUP) {
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+		}
+	})
 }
 
 // output is what the process printed so far.
