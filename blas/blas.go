@@ -151,6 +151,12 @@ func (l *Library) Threads() int {
 	return l.threads()
 }
 
+// Core is the CPU kernel set a native library chose for this machine,
+// where it says (OpenBLAS' core name, such as "Zen" or "Cooperlake", which
+// OPENBLAS_CORETYPE overrides), else "". Libraries that pick their kernels
+// by CPU round differently on different CPUs.
+func (l *Library) Core() string { return l.detail }
+
 // String describes the library in one line for people, e.g.
 // "OpenBLAS 0.3.21 (libopenblas.so.0, Cooperlake, 2 threads)" or
 // "pure Go (gonum, 2 threads); install libopenblas0-pthread ...".
