@@ -37,24 +37,13 @@ const (
 	jobTimeout = 120 * time.Second
 )
 
-// launchVars are the variables launchers set (see mpi.InMPIRun): a job's
-// processes must not inherit them from a test that itself runs under one.
-var launchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
-
 // job runs this test binary's worker mode under mpirun with np processes.
 func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
-	args := []string{"--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), "-x", workerVar,
-		"-x", dirVar, os.Args[0], "-test.run=^TestMultiWorkerWorker$", "-test.count=1", "-test.timeout=110s"}
-	cmd := exec.CommandContext(ctx, mpirun, args...)
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !contains(launchVars, name) {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd := mpitest.Command(t, ctx, mpirun, np, []string{workerVar, dirVar}, nil,
+		os.Args[0], "-test.run=^TestMultiWorkerWorker$", "-test.count=1", "-test.timeout=110s")
 	cmd.Env = append(cmd.Env, workerVar+"="+mode, dirVar+"="+t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -65,15 +54,6 @@ func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.
 		t.Fatalf("%v did not end within %v: a hang\n%s", cmd.Args, jobTimeout, out.String())
 	}
 	return out.String(), err, time.Since(start)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Two processes with a global batch train what one process trains with

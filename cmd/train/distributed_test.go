@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,18 +17,15 @@ import (
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/distribute"
+	"github.com/gokeras/gokeras/distribute/mpi"
 	"github.com/gokeras/gokeras/internal/mpitest"
 )
-
-// mpiLaunchVars are the variables MPI launchers set (mpi.InMPIRun): the
-// tests' own processes must not inherit them.
-var mpiLaunchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
 
 // Started by hand, --distributed refuses at once and says how to launch,
 // also with --benchmark; the files (rank 0 writes them) are not refused.
 func TestTrainDistributedNeedsMPIRun(t *testing.T) {
 	isolate(t)
-	for _, v := range mpiLaunchVars {
+	for _, v := range mpi.LaunchVars() {
 		t.Setenv(v, "")
 	}
 	for _, tc := range []struct {
@@ -58,14 +54,9 @@ func TestTrainDistributedUnderMPIRun(t *testing.T) {
 	mpirun := mpitest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", asTrainEnv,
+	cmd := mpitest.Command(t, ctx, mpirun, 2, []string{asTrainEnv}, nil,
 		os.Args[0], "--device=/CPU:0", "--synthetic", "--synthetic-samples", "1000", "--epochs", "1", "--steps-per-epoch", "20",
 		"--batch-size", "32", "--seed", "1", "--distributed", "--distributed-timeout", "90s")
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(mpiLaunchVars, name) {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
 	cmd.Env = append(cmd.Env, asTrainEnv+"=1", cifar10.HomeEnv+"="+t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -151,13 +142,7 @@ func TestTrainDistributedBenchmark(t *testing.T) {
 func mpiTrain(t *testing.T, ctx context.Context, mpiArgs []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	mpirun := mpitest.Need(t)
-	flags := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", asTrainEnv}, mpiArgs...)
-	cmd := exec.CommandContext(ctx, mpirun, append(append(flags, os.Args[0]), args...)...)
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(mpiLaunchVars, name) {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd := mpitest.Command(t, ctx, mpirun, 2, []string{asTrainEnv}, mpiArgs, os.Args[0], args...)
 	cmd.Env = append(cmd.Env, asTrainEnv+"=1", cifar10.HomeEnv+"="+t.TempDir())
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out

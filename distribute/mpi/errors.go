@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -59,6 +60,12 @@ const (
 // launchers such as srun --mpi=pmi2 and MPICH's hydra (PMI_SIZE,
 // PMI_RANK).
 var launchVars = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}
+
+// LaunchVars returns the names of the variables MPI launchers set in each
+// process they start, by which InMPIRun knows it was started by one. A
+// program that is itself an MPI process and starts an MPI job of its own
+// (as tests do) leaves them out of the job's environment.
+func LaunchVars() []string { return slices.Clone(launchVars) }
 
 // InMPIRun reports whether an MPI launcher (mpirun, mpiexec, srun)
 // started this process, by the variables launchers set in the processes

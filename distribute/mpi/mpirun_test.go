@@ -70,6 +70,9 @@ func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.
 		}
 	}
 	cmd.Env = append(cmd.Env, workerVar+"="+mode)
+	if np > 0 {
+		cmd.Env = append(cmd.Env, sessionDirEnv(t)...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
@@ -80,6 +83,20 @@ func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.
 		t.Fatalf("%v did not end within %v: a hang\n%s", cmd.Args, jobTimeout, out.String())
 	}
 	return out.String(), err, took
+}
+
+// sessionDirEnv gives an mpirun job a session directory of its own, as
+// internal/mpitest.JobEnv does for the other packages' jobs (this package's
+// tests cannot import it: it imports this package). The variables come
+// last, so they win over the inherited TMPDIR.
+func sessionDirEnv(t *testing.T) []string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ompi")
+	if err != nil {
+		t.Fatalf("a session directory for mpirun: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return []string{"TMPDIR=" + dir, "OMPI_MCA_orte_tmpdir_base=" + dir}
 }
 
 func TestMPILoad(t *testing.T) {
