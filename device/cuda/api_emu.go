@@ -44,6 +44,14 @@ import (
 //     to 1024 threads and at most 48 KiB of shared memory.
 //
 // GOKERAS_EMU_GPUS sets how many GPUs there are (1 by default).
+//
+// GOKERAS_EMU_RACE=seed (a nonzero number) turns on race mode
+// (race_emu.go): the streams' work runs in an order drawn at random from
+// the seed, a wait for a stream or an event runs only the work it depends
+// on, and a piece of work that touches device memory another stream
+// wrote (or read, when it writes) with no event ordering the two is an
+// error of the wait that runs it, naming both. Unset or 0, the emulator
+// runs as described above, in the fixed order.
 
 // emuGPUMemory is each emulated GPU's memory: counted, not reserved.
 const emuGPUMemory = 16 << 30
@@ -98,11 +106,18 @@ func (a *emuAPI) retain(i int) (gpuContext, error) {
 	if _, err := a.describe(i); err != nil {
 		return nil, err
 	}
+	seed, err := emuRaceSetting()
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c, ok := a.contexts[i]
 	if !ok {
 		c = &emuContext{index: i, allocs: map[devicePtr]*emuAlloc{}, host: map[unsafe.Pointer]bool{}}
+		if seed != 0 {
+			c.race = newEmuRace(seed, i)
+		}
 		a.contexts[i] = c
 	}
 	return c, nil
@@ -118,12 +133,16 @@ type emuContext struct {
 	used    int64
 	host    map[unsafe.Pointer]bool // pinned host memory
 	streams []*emuStream
+	race    *emuRace // race mode, else nil
 }
 
 // emuAlloc is one allocation of device memory.
 type emuAlloc struct {
 	base  unsafe.Pointer // C memory: bytes, then emuGuard guard bytes
 	bytes int64
+	// shadow is, in race mode, the accesses of the streams' work to the
+	// allocation that later work may race with.
+	shadow []emuAccess
 }
 
 func (e *emuAlloc) addr() devicePtr { return devicePtr(uintptr(e.base)) }
@@ -149,6 +168,9 @@ func (c *emuContext) memAlloc(bytes int64) (devicePtr, error) {
 	C.memset(unsafe.Add(p, bytes), emuGuardByte, C.size_t(size-bytes))
 	a := &emuAlloc{base: p, bytes: bytes}
 	c.allocs[a.addr()] = a
+	if c.race != nil {
+		c.race.raceAlloc(a)
+	}
 	c.used += bytes
 	return a.addr(), nil
 }
@@ -174,6 +196,9 @@ func (c *emuContext) memFree(p devicePtr) error {
 		return err
 	}
 	delete(c.allocs, p)
+	if c.race != nil {
+		c.race.raceFree(a)
+	}
 	c.used -= a.bytes
 	C.free(a.base)
 	return nil
@@ -210,8 +235,11 @@ func (c *emuContext) span(what string, p devicePtr, bytes int64) (unsafe.Pointer
 // stream runs in order up to a wait for an event not yet reached, and the
 // streams take turns (in the order they were created) until none has work
 // left; streams that wait for each other for ever are an error. c.mu is
-// held.
+// held. In race mode the order is drawn at random (raceFlush).
 func (c *emuContext) flush() error {
+	if c.race != nil {
+		return c.raceFlush()
+	}
 	var errs []error
 	for {
 		progress, pending := false, false
@@ -341,6 +369,10 @@ func (c *emuContext) newStream() (gpuStream, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := &emuStream{ctx: c}
+	if c.race != nil {
+		c.race.ids++
+		s.id = c.race.ids
+	}
 	c.streams = append(c.streams, s)
 	return s, nil
 }
@@ -375,6 +407,14 @@ func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, arg
 		return fmt.Errorf("%d bytes of dynamic shared memory, more than %d: CUDA_ERROR_INVALID_VALUE", shared, emuSharedLimit)
 	}
 	args = slices.Clone(args)
+	if es.ctx.race != nil {
+		var t emuTouch
+		return es.add(emuWork{op: name, traced: &t, f: func() error {
+			var err error
+			t, err = es.ctx.launchTouch(name, grid, block, shared, args)
+			return err
+		}})
+	}
 	return es.queue(func() error { return emu.LaunchKernel(name, grid, block, shared, args) })
 }
 
@@ -383,6 +423,14 @@ type emuStream struct {
 	ctx       *emuContext
 	work      []emuWork
 	destroyed bool
+	// In race mode: the stream's index in the clocks (1 on, in the order
+	// the streams were created), how many pieces of work were queued on it,
+	// the clock of the latest, and the host clock's generation it has
+	// joined.
+	id      int
+	seq     uint64
+	clk     emuClock
+	hostGen int
 }
 
 // emuWork is a stream's next piece of work: f, or when ev is not nil a
@@ -391,6 +439,18 @@ type emuWork struct {
 	f      func() error
 	ev     *emuEvent
 	target int
+	// recEv and recN are, for the record of an event, the event and the
+	// record's number.
+	recEv *emuEvent
+	recN  int
+	// In race mode: the work's number on its stream (its epoch) and its
+	// clock, what it is (for reports) and the device memory it touches,
+	// known when queued (touch) or once run (traced, when not nil).
+	seq    uint64
+	clk    emuClock
+	op     string
+	touch  emuTouch
+	traced *emuTouch
 }
 
 // emuEvent counts its records: queued when record is called, done when
@@ -398,6 +458,10 @@ type emuWork struct {
 type emuEvent struct {
 	ctx          *emuContext
 	queued, done int
+	// In race mode: the clock of the latest record, and where the records
+	// not yet run are queued, by number.
+	snap emuClock
+	recs map[int]emuRecAt
 }
 
 func (*emuEvent) destroy() error { return nil }
@@ -413,6 +477,9 @@ func (e *emuEvent) synchronize() error {
 	c := e.ctx
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.race != nil {
+		return e.raceSync()
+	}
 	target := e.queued
 	var errs []error
 	for e.done < target {
@@ -436,14 +503,27 @@ func (e *emuEvent) synchronize() error {
 	return errors.Join(errs...)
 }
 
-// queue adds w to the stream's work.
+// queue adds f to the stream's work.
 func (s *emuStream) queue(f func() error) error { return s.add(emuWork{f: f}) }
+
+// queueTouching adds f, op, which touches t, to the stream's work.
+func (s *emuStream) queueTouching(op string, t emuTouch, f func() error) error {
+	return s.add(emuWork{f: f, op: op, touch: t})
+}
 
 func (s *emuStream) add(w emuWork) error {
 	s.ctx.mu.Lock()
 	defer s.ctx.mu.Unlock()
+	return s.addLocked(w)
+}
+
+// addLocked adds w to the stream's work; c.mu is held.
+func (s *emuStream) addLocked(w emuWork) error {
 	if s.destroyed {
 		return errors.New("emulated GPU: work queued on a destroyed stream")
+	}
+	if s.ctx.race != nil {
+		s.ctx.race.stamp(s, &w)
 	}
 	s.work = append(s.work, w)
 	return nil
@@ -488,10 +568,10 @@ func (s *emuStream) record(e gpuEvent) error {
 		return fmt.Errorf("recording a %T", e)
 	}
 	s.ctx.mu.Lock()
+	defer s.ctx.mu.Unlock()
 	ev.queued++
 	target := ev.queued
-	s.ctx.mu.Unlock()
-	return s.queue(func() error { ev.done = max(ev.done, target); return nil })
+	return s.addLocked(emuWork{recEv: ev, recN: target, f: func() error { ev.done = max(ev.done, target); return nil }})
 }
 
 func (s *emuStream) wait(e gpuEvent) error {
@@ -500,13 +580,14 @@ func (s *emuStream) wait(e gpuEvent) error {
 		return fmt.Errorf("waiting for a %T", e)
 	}
 	s.ctx.mu.Lock()
-	target := ev.queued
-	s.ctx.mu.Unlock()
-	return s.add(emuWork{ev: ev, target: target})
+	defer s.ctx.mu.Unlock()
+	return s.addLocked(emuWork{ev: ev, target: ev.queued})
 }
 
 func (s *emuStream) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
-	return s.queue(func() error {
+	var t emuTouch
+	t.write(dst, bytes)
+	return s.queueTouching("cuMemcpyHtoDAsync", t, func() error {
 		d, err := s.ctx.span("cuMemcpyHtoDAsync", dst, bytes)
 		if err != nil {
 			return err
@@ -517,7 +598,9 @@ func (s *emuStream) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) err
 }
 
 func (s *emuStream) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error {
-	return s.queue(func() error {
+	var t emuTouch
+	t.read(src, bytes)
+	return s.queueTouching("cuMemcpyDtoHAsync", t, func() error {
 		p, err := s.ctx.span("cuMemcpyDtoHAsync", src, bytes)
 		if err != nil {
 			return err
@@ -528,7 +611,9 @@ func (s *emuStream) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) err
 }
 
 func (s *emuStream) memsetD32(p devicePtr, v uint32, n int64) error {
-	return s.queue(func() error {
+	var t emuTouch
+	t.write(p, n*4)
+	return s.queueTouching("cuMemsetD32Async", t, func() error {
 		d, err := s.ctx.span("cuMemsetD32Async", p, n*4)
 		if err != nil {
 			return err
@@ -545,7 +630,10 @@ func (s *emuStream) memsetD32(p devicePtr, v uint32, n int64) error {
 // when the stream is waited for: the emulated device memory is the
 // host's, and there is no NCCL to call.
 func (s *emuStream) allReduce(r driver.DeviceAllReducer, p devicePtr, n int) error {
-	return s.queue(func() error {
+	var t emuTouch
+	t.read(p, int64(n)*4)
+	t.write(p, int64(n)*4)
+	return s.queueTouching("the all-reduce", t, func() error {
 		h, err := s.ctx.span("the all-reduce", p, int64(n)*4)
 		if err != nil {
 			return err
@@ -555,17 +643,28 @@ func (s *emuStream) allReduce(r driver.DeviceAllReducer, p devicePtr, n int) err
 }
 
 // synchronize runs every stream's work, as the GPU would have by the
-// time this stream is done.
+// time this stream is done; in race mode, only the work this stream's
+// depends on.
 func (s *emuStream) synchronize() error {
 	s.ctx.mu.Lock()
 	defer s.ctx.mu.Unlock()
+	if s.ctx.race != nil {
+		return s.ctx.raceSync(s, true)
+	}
 	return s.ctx.flush()
 }
 
+// destroy runs the stream's work first (in race mode, only with what it
+// depends on: cuStreamDestroy does not wait, but the work still runs).
 func (s *emuStream) destroy() error {
 	s.ctx.mu.Lock()
 	defer s.ctx.mu.Unlock()
-	err := s.ctx.flush()
+	var err error
+	if s.ctx.race != nil {
+		err = s.ctx.raceSync(s, false)
+	} else {
+		err = s.ctx.flush()
+	}
 	s.destroyed = true
 	s.ctx.streams = slices.DeleteFunc(s.ctx.streams, func(t *emuStream) bool { return t == s })
 	return err
@@ -597,7 +696,7 @@ func (h *emuBLAS) sgemm(transA, transB bool, m, n, k int, alpha float32, a devic
 	if m == 0 || n == 0 {
 		return nil
 	}
-	return h.s.queue(func() error {
+	return h.s.queueTouching("sgemm", sgemmTouch(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), func() error {
 		ctx := h.s.ctx
 		cm, err := floats(ctx, "sgemm's C", c, colMajorSpan(m, n, ldc))
 		if err != nil {
@@ -634,6 +733,32 @@ func (h *emuBLAS) sgemm(transA, transB bool, m, n, k int, alpha float32, a devic
 		}
 		return blas.Default().Sgemm(transB, transA, n, m, k, alpha, bm, ldb, am, lda, beta, cm, ldc)
 	})
+}
+
+// sgemmTouch is the device memory an sgemm touches: its operands' spans,
+// A and B read unless the product is skipped (k or alpha 0), C read too
+// unless beta is 0.
+func sgemmTouch(transA, transB bool, m, n, k int, alpha float32, a devicePtr, lda int, b devicePtr, ldb int,
+	beta float32, c devicePtr, ldc int) emuTouch {
+	var t emuTouch
+	cBytes := int64(colMajorSpan(m, n, ldc)) * 4
+	if k != 0 && alpha != 0 {
+		aRows, aCols := m, k
+		if transA {
+			aRows, aCols = k, m
+		}
+		bRows, bCols := k, n
+		if transB {
+			bRows, bCols = n, k
+		}
+		t.read(a, int64(colMajorSpan(aRows, aCols, lda))*4)
+		t.read(b, int64(colMajorSpan(bRows, bCols, ldb))*4)
+	}
+	if beta != 0 {
+		t.read(c, cBytes)
+	}
+	t.write(c, cBytes)
+	return t
 }
 
 // sgemmArgsValid is cublasSgemm's check of its sizes.
