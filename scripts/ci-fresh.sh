@@ -13,8 +13,8 @@
 #   1. debootstrap --variant=minbase bookworm into WORK/base (once; kept,
 #      and reused read-only: --rebase makes it anew);
 #   2. a copy of it, WORK/root, for this run, with Go copied in, the host's
-#      apt sources and DNS, and /proc, /sys, /dev, /dev/shm and a /tmp of
-#      its own mounted;
+#      apt sources, DNS and local certificate authorities, and /proc, /sys,
+#      /dev, /dev/shm and a /tmp of its own mounted;
 #   3. git clone of COMMIT (default HEAD) of this repository into
 #      /work/gokeras in the root, and shared/ beside it if there is one;
 #   4. chroot: env -i CI=true bash .ci/run, with only PATH, HOME, TERM
@@ -122,6 +122,13 @@ else
 	cp /etc/apt/sources.list "$root/etc/apt/"
 fi
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# The machine's own certificate authorities (a network that inspects TLS
+# signs with one): part of the machine, not of what CI installs. They take
+# effect when .ci/run installs ca-certificates, as on a fresh machine.
+if [ -d /usr/local/share/ca-certificates ]; then
+	mkdir -p "$root/usr/local/share/ca-certificates"
+	cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+fi
 mkdir -p "$root/work"
 git clone -q --no-local "$repo" "$root/work/gokeras"
 git -C "$root/work/gokeras" checkout -q --detach "$rev"
