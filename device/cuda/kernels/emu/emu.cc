@@ -1,10 +1,24 @@
 // emu.cc — kernels.cu compiled for the host with cuda_emu.h, and a launcher.
+
+// emu_cpu_ok: whether this CPU runs the kernels, which cuda_emu.h compiles
+// with fused multiply-adds on x86-64. Defined before cuda_emu.h, without
+// them.
+extern "C" int emu_cpu_ok(void) {
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("fma");
+#else
+	return 1;
+#endif
+}
+
 #include "cuda_emu.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -26,6 +40,7 @@ extern double sd[shared_bytes / sizeof(double)] __attribute__((alias("s")));
 // kernels_cu.h links to ../kernels.cu: as a header of this package, go
 // hashes it, so that an edit to the kernels rebuilds the emulator.
 #include "kernels_cu.h"
+#include "kernel_list.h"
 
 // One launch at a time: the grid's shape, the CUDA threads' contexts and
 // the shared memory are the process's.
@@ -176,32 +191,103 @@ static void run(int grid, int block, const std::function<void()> &kernel, const 
 	threadIdx.x = 0;
 }
 
+// Race mode (package emu's SetRace): the typed launchers below run the
+// race copy of the kernels (internal/race) instead of this file's, through
+// race_direct, which package emu sets with the seed; nullptr: off.
+typedef int (*race_direct_fn)(const char *name, int grid, int block, int shared, int nargs, const uint64_t *args,
+                              uint64_t seed, char *report, size_t report_len);
+static std::atomic<race_direct_fn> race_direct;
+static std::atomic<uint64_t> race_seed;
+
+extern "C" void emu_set_race(void *direct, uint64_t seed) {
+	race_seed = seed;
+	race_direct = reinterpret_cast<race_direct_fn>(direct);
+}
+
+// The first race (or failure) of the typed launches since package emu last
+// took it (emu_take_race): the typed launchers return nothing.
+static std::mutex race_mu;
+static char race_report[512];
+
+extern "C" int emu_take_race(char *buf, size_t n) {
+	std::lock_guard<std::mutex> lock(race_mu);
+	if (!race_report[0]) return 0;
+	snprintf(buf, n, "%s", race_report);
+	race_report[0] = 0;
+	return 1;
+}
+
+// to_slot is argument v of a kernel's parameter of type T in the 8-byte
+// slot LaunchKernel takes (the inverse of from_slot, below).
+template <typename T, typename V> static uint64_t to_slot(V v) {
+	T x = v;
+	if constexpr (std::is_pointer_v<T>) {
+		return reinterpret_cast<uintptr_t>(x);
+	} else if constexpr (std::is_same_v<T, float>) {
+		uint32_t u;
+		memcpy(&u, &x, sizeof u);
+		return u;
+	} else if constexpr (std::is_same_v<T, double>) {
+		uint64_t u;
+		memcpy(&u, &x, sizeof u);
+		return u;
+	} else {
+		static_assert(std::is_integral_v<T> && sizeof(T) == 4, "a kernel parameter of a type the launcher does not encode");
+		return static_cast<uint32_t>(x);
+	}
+}
+
+// direct runs kernel k, called name, over grid blocks of block threads with
+// arguments v: this file's copy in a thread per CUDA thread (run), or in
+// race mode the race copy, with the 64 KiB of shared memory run gives.
+template <typename... A, typename... V>
+static void direct(const char *name, void (*k)(A...), int grid, int block, V... v) {
+	static_assert(sizeof...(A) == sizeof...(V), "a kernel's arguments");
+	if (race_direct_fn rd = race_direct.load()) {
+		uint64_t slots[] = {to_slot<A>(v)...};
+		char rep[512];
+		int rc = rd(name, grid, block, (int)shared_bytes, sizeof...(A), slots, race_seed.load(), rep, sizeof rep);
+		if (rc != 0) {
+			std::lock_guard<std::mutex> lock(race_mu);
+			if (!race_report[0]) {
+				if (rc == -4) {
+					snprintf(race_report, sizeof race_report, "%s", rep);
+				} else {
+					snprintf(race_report, sizeof race_report, "kernel %s: the race copy's launch failed (%d)", name, rc);
+				}
+			}
+		}
+		return;
+	}
+	run(grid, block, [=] { k(v...); }, name);
+}
+
 extern "C" {
 void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act) {
-	run(g, b, [=] { gk_bias_act(x, bias, z, y, rows, cols, act); });
+	direct("gk_bias_act", gk_bias_act, g, b, x, bias, z, y, rows, cols, act);
 }
 void emu_softmax_rows(int g, int b, const float *x, float *y, int rows, int cols) {
-	run(g, b, [=] { gk_softmax_rows(x, y, rows, cols); });
+	direct("gk_softmax_rows", gk_softmax_rows, g, b, x, y, rows, cols);
 }
 void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act) {
-	run(g, b, [=] { gk_act_grad(x, y, dy, dx, n, act); });
+	direct("gk_act_grad", gk_act_grad, g, b, x, y, dy, dx, n, act);
 }
 void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float *dx, int rows, int cols) {
-	run(g, b, [=] { gk_softmax_grad_rows(y, dy, dx, rows, cols); });
+	direct("gk_softmax_grad_rows", gk_softmax_grad_rows, g, b, y, dy, dx, rows, cols);
 }
 void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols) {
-	run(g, b, [=] { gk_sum_rows(a, out, rows, cols); });
+	direct("gk_sum_rows", gk_sum_rows, g, b, a, out, rows, cols);
 }
 void emu_zero_one_labels(int b, const float *y, int n, int *flag) {
-	run(1, b, [=] { gk_zero_one_labels(y, n, flag); });
+	direct("gk_zero_one_labels", gk_zero_one_labels, 1, b, y, n, flag);
 }
 void emu_loss(int b, const float *p, const float *y, const float *w, const int *zero_one, int rows, int cols, int kind,
 		double ls, double delta, float *out, int *bad) {
-	run(1, b, [=] { gk_loss(p, y, w, zero_one, rows, cols, kind, ls, delta, out, bad); });
+	direct("gk_loss", gk_loss, 1, b, p, y, w, zero_one, rows, cols, kind, ls, delta, out, bad);
 }
 void emu_loss_grad(int g, int b, const float *p, const float *y, const float *w, const int *zero_one, const float *seed,
 		int rows, int cols, int kind, double ls, double delta, float *dp, int *bad) {
-	run(g, b, [=] { gk_loss_grad(p, y, w, zero_one, seed, rows, cols, kind, ls, delta, dp, bad); });
+	direct("gk_loss_grad", gk_loss_grad, g, b, p, y, w, zero_one, seed, rows, cols, kind, ls, delta, dp, bad);
 }
 // emu_update runs the kernel of optim.Rule rule (numbered as optim
 // numbers them) with the arguments of a launch.Update: the slot pointers
@@ -210,68 +296,68 @@ void emu_update(int g, int b, int rule, float *w, float *s0, float *s1, float *s
 		const float *p, const float *gscale, float cv, int decays, float decay) {
 	switch (rule) {
 	case 1: // RuleSGD
-		run(g, b, [=] { gk_sgd(w, gr, n, p[0], gscale, cv, decays, decay); });
+		direct("gk_sgd", gk_sgd, g, b, w, gr, n, p[0], gscale, cv, decays, decay);
 		break;
 	case 2: // RuleMomentum
 	case 3: // RuleNesterov
-		run(g, b, [=] { gk_momentum(w, s0, gr, n, nesterov, p[0], p[1], gscale, cv, decays, decay); });
+		direct("gk_momentum", gk_momentum, g, b, w, s0, gr, n, nesterov, p[0], p[1], gscale, cv, decays, decay);
 		break;
 	case 4: // RuleAdam
-		run(g, b, [=] { gk_adam(w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], gscale, cv, decays, decay); });
+		direct("gk_adam", gk_adam, g, b, w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], gscale, cv, decays, decay);
 		break;
 	case 5: // RuleRMSprop
-		run(g, b, [=] { gk_rmsprop(w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay); });
+		direct("gk_rmsprop", gk_rmsprop, g, b, w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay);
 		break;
 	case 6: // RuleAdagrad
-		run(g, b, [=] { gk_adagrad(w, s0, gr, n, p[0], p[1], gscale, cv, decays, decay); });
+		direct("gk_adagrad", gk_adagrad, g, b, w, s0, gr, n, p[0], p[1], gscale, cv, decays, decay);
 		break;
 	case 7: // RuleAdadelta
-		run(g, b, [=] { gk_adadelta(w, s0, s1, gr, n, p[0], p[1], p[2], p[3], gscale, cv, decays, decay); });
+		direct("gk_adadelta", gk_adadelta, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], gscale, cv, decays, decay);
 		break;
 	case 8: // RuleAdamax
-		run(g, b, [=] { gk_adamax(w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay); });
+		direct("gk_adamax", gk_adamax, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay);
 		break;
 	case 9: // RuleNadam
-		run(g, b, [=] { gk_nadam(w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], p[6], gscale, cv, decays, decay); });
+		direct("gk_nadam", gk_nadam, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], p[6], gscale, cv, decays, decay);
 		break;
 	}
 }
 void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part) {
-	run(g, b, [=] { gk_abs_sq_sums(x, n, part); });
+	direct("gk_abs_sq_sums", gk_abs_sq_sums, g, b, x, n, part);
 }
 void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
-	run(1, b, [=] { gk_clip_scale(part, parts, clipnorm, scale); });
+	direct("gk_clip_scale", gk_clip_scale, 1, b, part, parts, clipnorm, scale);
 }
 void emu_global_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
-	run(1, b, [=] { gk_global_scale(part, parts, clipnorm, scale); });
+	direct("gk_global_scale", gk_global_scale, 1, b, part, parts, clipnorm, scale);
 }
 void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out) {
-	run(1, b, [=] { gk_penalty(part, parts, l1, l2, scale, out); });
+	direct("gk_penalty", gk_penalty, 1, b, part, parts, l1, l2, scale, out);
 }
 void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2,
 		double scale) {
-	run(g, b, [=] { gk_penalty_grad(x, seed, out, n, l1, l2x2, scale); });
+	direct("gk_penalty_grad", gk_penalty_grad, g, b, x, seed, out, n, l1, l2x2, scale);
 }
 void emu_metric_sum(int b, const float *p, const float *y, float *out, int rows, int cols, int ycols, int kind,
 		float threshold, int k) {
-	run(1, b, [=] { gk_metric_sum(p, y, out, rows, cols, ycols, kind, threshold, k); });
+	direct("gk_metric_sum", gk_metric_sum, 1, b, p, y, out, rows, cols, ycols, kind, threshold, k);
 }
 void emu_metric_pr(int b, const float *p, const float *y, float *out, int rows, int cols, float threshold, int topk, int lo,
 		int hi) {
-	run(1, b, [=] { gk_metric_pr(p, y, out, rows, cols, threshold, topk, lo, hi); });
+	direct("gk_metric_pr", gk_metric_pr, 1, b, p, y, out, rows, cols, threshold, topk, lo, hi);
 }
 void emu_metric_auc(int g, int b, const float *p, const float *y, float *out, int rows, int cols, int n, int multi,
 		int logits) {
-	run(g, b, [=] { gk_metric_auc(p, y, out, rows, cols, n, multi, logits); });
+	direct("gk_metric_auc", gk_metric_auc, g, b, p, y, out, rows, cols, n, multi, logits);
 }
 void emu_metric_f1(int g, int b, const float *p, const float *y, float *out, int rows, int cols, float threshold) {
-	run(g, b, [=] { gk_metric_f1(p, y, out, rows, cols, threshold); });
+	direct("gk_metric_f1", gk_metric_f1, g, b, p, y, out, rows, cols, threshold);
 }
 void emu_add(int g, int b, const float *a, const float *bb, float *out, int n) {
-	run(g, b, [=] { gk_add(a, bb, out, n); });
+	direct("gk_add", gk_add, g, b, a, bb, out, n);
 }
 void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale) {
-	run(g, b, [=] { gk_u8_to_f32(in, out, n, scale); });
+	direct("gk_u8_to_f32", gk_u8_to_f32, g, b, in, out, n, scale);
 }
 
 // The image kernels take the window as an array of the fourteen ints of
@@ -279,48 +365,48 @@ void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, flo
 #define WIN(v) v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]
 
 void emu_patches(int g, int b, const float *x, float *cols, const int *win) {
-	run(g, b, [=] { gk_patches(x, cols, WIN(win)); });
+	direct("gk_patches", gk_patches, g, b, x, cols, WIN(win));
 }
 void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win) {
-	run(g, b, [=] { gk_patches_grad(dcols, dx, WIN(win)); });
+	direct("gk_patches_grad", gk_patches_grad, g, b, dcols, dx, WIN(win));
 }
 void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win) {
-	run(g, b, [=] { gk_pool(x, y, kind, WIN(win)); });
+	direct("gk_pool", gk_pool, g, b, x, y, kind, WIN(win));
 }
 void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win) {
-	run(g, b, [=] { gk_pool_grad(x, y, dy, dx, kind, WIN(win)); });
+	direct("gk_pool_grad", gk_pool_grad, g, b, x, y, dy, dx, kind, WIN(win));
 }
 void emu_dropout(int g, int b, const float *x, float *y, int n, int per_row, const float *step, unsigned int keyLo,
 		unsigned int keyHi, unsigned int threshold, float scale) {
-	run(g, b, [=] { gk_dropout(x, y, n, per_row, step, keyLo, keyHi, threshold, scale); });
+	direct("gk_dropout", gk_dropout, g, b, x, y, n, per_row, step, keyLo, keyHi, threshold, scale);
 }
 
 void emu_norm_col_sums(int g, int b, int kind, const float *x, const float *mean, const float *var, const float *dy,
 		const double *rowStats, int rows, int cols, double eps, int tw, int rps, double *part) {
-	run(g, b, [=] { gk_norm_col_sums(kind, x, mean, var, dy, rowStats, rows, cols, eps, tw, rps, part); });
+	direct("gk_norm_col_sums", gk_norm_col_sums, g, b, kind, x, mean, var, dy, rowStats, rows, cols, eps, tw, rps, part);
 }
 void emu_norm_col_finish(int g, int b, int kind, double *part, int splits, int rows, int cols, float *out) {
-	run(g, b, [=] { gk_norm_col_finish(kind, part, splits, rows, cols, out); });
+	direct("gk_norm_col_finish", gk_norm_col_finish, g, b, kind, part, splits, rows, cols, out);
 }
 void emu_batch_norm(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *beta,
 		int rows, int cols, double eps, int tw, int rps, float *y) {
-	run(g, b, [=] { gk_batch_norm(x, mean, var, gamma, beta, rows, cols, eps, tw, rps, y); });
+	direct("gk_batch_norm", gk_batch_norm, g, b, x, mean, var, gamma, beta, rows, cols, eps, tw, rps, y);
 }
 void emu_batch_norm_grad(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *dy,
 		const double *sums, int rows, int cols, double eps, int tw, int rps, float *dx) {
-	run(g, b, [=] { gk_batch_norm_grad(x, mean, var, gamma, dy, sums, rows, cols, eps, tw, rps, dx); });
+	direct("gk_batch_norm_grad", gk_batch_norm_grad, g, b, x, mean, var, gamma, dy, sums, rows, cols, eps, tw, rps, dx);
 }
 void emu_layer_norm(int g, int b, int kind, const float *x, const float *gamma, const float *bb, int rows, int cols, double eps,
 		float *out, double *rowStats) {
-	run(g, b, [=] { gk_layer_norm(kind, x, gamma, bb, rows, cols, eps, out, rowStats); });
+	direct("gk_layer_norm", gk_layer_norm, g, b, kind, x, gamma, bb, rows, cols, eps, out, rowStats);
 }
 void emu_gather(int g, int b, const float *table, const float *idx, float *out, int m, int n, int rows,
 		unsigned long long *bad) {
-	run(g, b, [=] { gk_gather(table, idx, out, m, n, rows, bad); });
+	direct("gk_gather", gk_gather, g, b, table, idx, out, m, n, rows, bad);
 }
 void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows,
 		unsigned long long *bad) {
-	run(g, b, [=] { gk_scatter_add(idx, dy, out, m, n, rows, bad); });
+	direct("gk_scatter_add", gk_scatter_add, g, b, idx, dy, out, m, n, rows, bad);
 }
 }
 
@@ -410,25 +496,14 @@ static int launch(const char *name, void (*k)(A...), int grid, int block, int sh
 	return 0;
 }
 
-#define GK_KERNEL(k) {#k, [](int g, int b, int sh, int n, const uint64_t *a) { return launch(#k, k, g, b, sh, n, a); }}
+#define GK_KERNEL(k) {#k, [](int g, int b, int sh, int n, const uint64_t *a) { return launch(#k, k, g, b, sh, n, a); }},
 
 struct named_kernel {
 	const char *name;
 	int (*launch)(int grid, int block, int shared, int nargs, const uint64_t *args);
 };
 
-static const named_kernel all_kernels[] = {
-	GK_KERNEL(gk_bias_act), GK_KERNEL(gk_softmax_rows), GK_KERNEL(gk_act_grad), GK_KERNEL(gk_softmax_grad_rows),
-	GK_KERNEL(gk_sum_rows), GK_KERNEL(gk_zero_one_labels), GK_KERNEL(gk_loss), GK_KERNEL(gk_loss_grad),
-	GK_KERNEL(gk_sgd), GK_KERNEL(gk_momentum), GK_KERNEL(gk_adam), GK_KERNEL(gk_rmsprop), GK_KERNEL(gk_adagrad),
-	GK_KERNEL(gk_adadelta), GK_KERNEL(gk_adamax), GK_KERNEL(gk_nadam), GK_KERNEL(gk_abs_sq_sums),
-	GK_KERNEL(gk_clip_scale), GK_KERNEL(gk_global_scale), GK_KERNEL(gk_penalty), GK_KERNEL(gk_penalty_grad),
-	GK_KERNEL(gk_add), GK_KERNEL(gk_u8_to_f32), GK_KERNEL(gk_patches), GK_KERNEL(gk_patches_grad),
-	GK_KERNEL(gk_pool), GK_KERNEL(gk_pool_grad), GK_KERNEL(gk_dropout), GK_KERNEL(gk_norm_col_sums),
-	GK_KERNEL(gk_norm_col_finish), GK_KERNEL(gk_batch_norm), GK_KERNEL(gk_batch_norm_grad),
-	GK_KERNEL(gk_layer_norm), GK_KERNEL(gk_gather), GK_KERNEL(gk_scatter_add), GK_KERNEL(gk_metric_sum),
-	GK_KERNEL(gk_metric_pr), GK_KERNEL(gk_metric_auc), GK_KERNEL(gk_metric_f1), GK_KERNEL(gk_scale),
-};
+static const named_kernel all_kernels[] = {EMU_KERNELS(GK_KERNEL)};
 
 // emu_launch runs kernel name with shared bytes of dynamic shared memory:
 // 0, or -1 for a kernel it does not know, -2 for a count of arguments that

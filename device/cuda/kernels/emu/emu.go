@@ -11,13 +11,72 @@
 // block-wide reductions and grid-stride loops run as written (the kernels
 // without a barrier run one CUDA thread after another). LaunchKernel
 // launches any kernel by name, as the emulated GPU of package device/cuda
-// does. What it cannot check (warp behaviour, the PTX, the driver's JIT,
-// CUDA's math library) the GPU tests of device/cuda do. It needs cgo and a
-// C++20 compiler, hence the build tag.
+// does. It needs cgo and a C++20 compiler, hence the build tag. The
+// kernels are compiled to contract a*b+c into fused multiply-adds, as nvcc
+// does by default, but not in the _rn intrinsics (cuda_emu.h); on x86-64
+// that needs a CPU with FMA instructions (package init panics without).
+//
+// # Race mode
+//
+// That fixed schedule hides races: a kernel whose thread 0 writes a word
+// that the other threads then read, with no __syncthreads between, passes,
+// because thread 0 always runs first. In race mode (SetRace with a seed
+// other than 0, or the environment variable GOKERAS_EMU_RACE=<seed> when
+// the package is initialized) every launch, LaunchKernel's and the typed
+// launchers', runs a second copy of the kernels (internal/race) compiled
+// with GCC's ThreadSanitizer instrumentation, which calls the emulator at
+// every load, store and atomic operation of a kernel:
+//
+//   - every kernel runs a coroutine per CUDA thread, and at each access the
+//     seeded generator may switch to another runnable thread of the block,
+//     chosen at random; a thread waiting at __syncthreads stays there until
+//     every thread of the block that has not returned arrives; the blocks
+//     run in a random order. The seed, the kernel's name and the launch's
+//     shape choose the schedule, so a seed reproduces a failure.
+//   - two threads of a block that touch one 4-byte word in one barrier
+//     interval (no __syncthreads between their accesses), one of them with
+//     a plain write, race, as do a plain read and an atomic write; atomics
+//     among themselves do not. Two blocks of a launch race on a word of
+//     global memory one of them writes plainly (the blocks of a launch are
+//     not ordered). Shared memory is each block's own.
+//   - a race fails the launch: LaunchKernel returns a *RaceError naming the
+//     kernel, the memory (shared or global, and where), the two threads or
+//     blocks and what each did; the typed launchers (BiasAct, Loss...),
+//     which return no error for it, panic with it.
+//
+// The detection does not depend on the schedule (it looks at barrier
+// intervals, not at the order the accesses happened in); the random
+// switching makes the results of a racy kernel vary too, and tests that
+// compare them fail. Run the tests in race mode with several seeds:
+//
+//	for s in 1 2 3; do GOKERAS_EMU_RACE=$s go test -tags kernelemu ./device/cuda/kernels/emu; done
+//
+// LaunchKernelTraced runs the instrumented copy too (in race mode with its
+// schedule and detection, else in the fixed schedule) and reports the
+// global memory a launch read and wrote, for device/cuda's stream-level
+// checks. Race mode is slower than the normal one, which is unchanged.
+//
+// # What the emulator cannot see
+//
+// The GPU tests of device/cuda check what no emulation here does: real
+// cuBLAS (sgemm is computed by package blas); memory coalescing and shared
+// memory bank conflicts; warp-level behaviour (warp shuffles and votes,
+// the implicit synchronicity of a warp's threads, which race mode treats
+// as unordered like any two threads); memory ordering beyond __syncthreads
+// and atomics (__threadfence); fatbin and PTX loading and the driver's JIT;
+// the exact results of CUDA's math library (expf, logf, tanhf... are the
+// host's, and GCC may fuse other products than nvcc in an expression such
+// as a*b + c*d); timing, occupancy and launch limits other than the block
+// size.
 package emu
 
 // #cgo CXXFLAGS: -std=c++20 -O1 -Wno-sign-compare
 // #cgo LDFLAGS: -lstdc++ -lpthread
+// #include <stdint.h>
+// #include <stdlib.h>
+// int emu_cpu_ok(void);
+// void emu_set_race(void *direct, uint64_t seed);
+// int emu_take_race(char *buf, size_t n);
 // void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act);
 // void emu_softmax_rows(int g, int b, const float *x, float *y, int rows, int cols);
 // void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act);
@@ -50,20 +109,85 @@ package emu
 // void emu_layer_norm(int g, int b, int kind, const float *x, const float *gamma, const float *bb, int rows, int cols, double eps, float *out, double *rowStats);
 // void emu_gather(int g, int b, const float *table, const float *idx, float *out, int m, int n, int rows, unsigned long long *bad);
 // void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows, unsigned long long *bad);
-// #include <stdint.h>
-// #include <stdlib.h>
 // int emu_launch(const char *name, int grid, int block, int shared, int nargs, const uint64_t *args);
 import "C"
 
 import (
 	"fmt"
 	"math"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gokeras/gokeras/device/cuda/internal/launch"
+	"github.com/gokeras/gokeras/device/cuda/kernels/emu/internal/race"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 )
+
+// RaceEnv is the environment variable that turns race mode on when the
+// package is initialized: its value is the seed (decimal, or hexadecimal
+// with 0x), 0 or empty for off.
+const RaceEnv = "GOKERAS_EMU_RACE"
+
+func init() {
+	if C.emu_cpu_ok() == 0 {
+		panic("emu: the emulated kernels use fused multiply-adds, as nvcc's do, and this CPU has no FMA instructions")
+	}
+	if v := os.Getenv(RaceEnv); v != "" {
+		seed, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			panic(fmt.Sprintf("emu: %s=%q is not a seed: %v", RaceEnv, v, err))
+		}
+		SetRace(seed)
+	}
+}
+
+var raceSeed atomic.Uint64
+
+// SetRace turns race mode on with seed, which chooses the schedules, or
+// off with 0 (see the package documentation). Launches already running
+// finish in the mode they started in.
+func SetRace(seed uint64) {
+	raceSeed.Store(seed)
+	direct := race.Direct()
+	if seed == 0 {
+		direct = nil
+	}
+	C.emu_set_race(direct, C.uint64_t(seed))
+}
+
+// RaceSeed is race mode's seed, 0 when it is off.
+func RaceSeed() uint64 { return raceSeed.Load() }
+
+// RaceError is a race that race mode found in a launch: Report names the
+// kernel, the memory, and the two threads (or blocks) and their accesses.
+type RaceError struct{ Report string }
+
+func (e *RaceError) Error() string { return "emu race mode: " + e.Report }
+
+// typedMu serializes the typed launchers' calls in race mode, so that the
+// race a call finds is the one it takes.
+var typedMu sync.Mutex
+
+// typed makes one of the typed launchers' calls into C. In race mode it
+// panics with the *RaceError of the first race the call's launches found:
+// those launchers are test helpers, and return no error for it.
+func typed(call func()) {
+	if raceSeed.Load() == 0 {
+		call()
+		return
+	}
+	typedMu.Lock()
+	defer typedMu.Unlock()
+	call()
+	var buf [512]C.char
+	if C.emu_take_race(&buf[0], C.size_t(len(buf))) != 0 {
+		panic(&RaceError{Report: C.GoString(&buf[0])})
+	}
+}
 
 // Launch is a grid of Grid blocks of Block threads.
 type Launch struct{ Grid, Block int }
@@ -76,23 +200,29 @@ func f(s []float32) *C.float {
 }
 
 func BiasAct(l Launch, x, b, z, y []float32, rows, cols, act int) {
-	C.emu_bias_act(C.int(l.Grid), C.int(l.Block), f(x), f(b), f(z), f(y), C.int(rows), C.int(cols), C.int(act))
+	typed(func() {
+		C.emu_bias_act(C.int(l.Grid), C.int(l.Block), f(x), f(b), f(z), f(y), C.int(rows), C.int(cols), C.int(act))
+	})
 }
 
 func SoftmaxRows(l Launch, x, y []float32, rows, cols int) {
-	C.emu_softmax_rows(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(rows), C.int(cols))
+	typed(func() { C.emu_softmax_rows(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(rows), C.int(cols)) })
 }
 
 func ActGrad(l Launch, x, y, dy, dx []float32, act int) {
-	C.emu_act_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(len(dx)), C.int(act))
+	typed(func() {
+		C.emu_act_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(len(dx)), C.int(act))
+	})
 }
 
 func SoftmaxGradRows(l Launch, y, dy, dx []float32, rows, cols int) {
-	C.emu_softmax_grad_rows(C.int(l.Grid), C.int(l.Block), f(y), f(dy), f(dx), C.int(rows), C.int(cols))
+	typed(func() {
+		C.emu_softmax_grad_rows(C.int(l.Grid), C.int(l.Block), f(y), f(dy), f(dx), C.int(rows), C.int(cols))
+	})
 }
 
 func SumRows(l Launch, a, out []float32, rows, cols int) {
-	C.emu_sum_rows(C.int(l.Grid), C.int(l.Block), f(a), f(out), C.int(rows), C.int(cols))
+	typed(func() { C.emu_sum_rows(C.int(l.Grid), C.int(l.Block), f(a), f(out), C.int(rows), C.int(cols)) })
 }
 
 // LossCase is a Loss or LossGrad step's data: rows×cols predictions P,
@@ -114,7 +244,7 @@ func (c LossCase) zeroOne(l launch.Loss) *C.int {
 	}
 	flag := new(C.int)
 	*flag = 7 // the kernel must write it
-	C.emu_zero_one_labels(C.int(launch.LabelsBlock), f(c.Y), C.int(len(c.Y)), flag)
+	typed(func() { C.emu_zero_one_labels(C.int(launch.LabelsBlock), f(c.Y), C.int(len(c.Y)), flag) })
 	return flag
 }
 
@@ -130,8 +260,10 @@ func Loss(block int, c LossCase) (loss float32, bad int32, err error) {
 	flag := c.zeroOne(l)
 	var out C.float
 	b := C.int(1<<31 - 1)
-	C.emu_loss(C.int(block), f(c.P), f(c.Y), f(c.W), flag, C.int(c.Rows), C.int(c.Cols), C.int(c.Kind),
-		C.double(l.LabelSmoothing), C.double(l.Delta), &out, &b)
+	typed(func() {
+		C.emu_loss(C.int(block), f(c.P), f(c.Y), f(c.W), flag, C.int(c.Rows), C.int(c.Cols), C.int(c.Kind),
+			C.double(l.LabelSmoothing), C.double(l.Delta), &out, &b)
+	})
 	return float32(out), int32(b), nil
 }
 
@@ -146,8 +278,10 @@ func LossGrad(l Launch, c LossCase, seed float32, dp []float32) (bad int32, err 
 	flag := c.zeroOne(ll)
 	b := C.int(1<<31 - 1)
 	s := C.float(seed)
-	C.emu_loss_grad(C.int(l.Grid), C.int(l.Block), f(c.P), f(c.Y), f(c.W), flag, &s, C.int(c.Rows), C.int(c.Cols),
-		C.int(c.Kind), C.double(ll.LabelSmoothing), C.double(ll.Delta), f(dp), &b)
+	typed(func() {
+		C.emu_loss_grad(C.int(l.Grid), C.int(l.Block), f(c.P), f(c.Y), f(c.W), flag, &s, C.int(c.Rows), C.int(c.Cols),
+			C.int(c.Kind), C.double(ll.LabelSmoothing), C.double(ll.Delta), f(dp), &b)
+	})
 	return int32(b), nil
 }
 
@@ -155,7 +289,7 @@ func LossGrad(l Launch, c LossCase, seed float32, dp []float32) (bad int32, err 
 // threads and returns the flag it wrote.
 func ZeroOneLabels(block int, y []float32) int {
 	flag := C.int(7)
-	C.emu_zero_one_labels(C.int(block), f(y), C.int(len(y)), &flag)
+	typed(func() { C.emu_zero_one_labels(C.int(block), f(y), C.int(len(y)), &flag) })
 	return int(flag)
 }
 
@@ -195,10 +329,12 @@ func GlobalScale(block int, clipNorm float64, grads ...[]float32) float32 {
 	offsets, parts := launch.GlobalParts(ns)
 	part := make([]float64, 2*max(parts, 1))
 	for j, g := range grads {
-		C.emu_abs_sq_sums(C.int(launch.SumGrid(len(g))), C.int(block), f(g), C.int(len(g)), d(part[2*offsets[j]:]))
+		typed(func() {
+			C.emu_abs_sq_sums(C.int(launch.SumGrid(len(g))), C.int(block), f(g), C.int(len(g)), d(part[2*offsets[j]:]))
+		})
 	}
 	var out C.float
-	C.emu_global_scale(C.int(block), d(part), C.int(parts), C.double(clipNorm), &out)
+	typed(func() { C.emu_global_scale(C.int(block), d(part), C.int(parts), C.double(clipNorm), &out) })
 	return float32(out)
 }
 
@@ -216,9 +352,9 @@ func update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32, g
 	gscale := (*C.float)(unsafe.Pointer(global))
 	if ul.ClipNorm > 0 {
 		part := make([]float64, 2*sums.Grid)
-		C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(g), C.int(len(g)), d(part))
+		typed(func() { C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(g), C.int(len(g)), d(part)) })
 		gscale = (*C.float)(unsafe.Pointer(&scale))
-		C.emu_clip_scale(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(ul.ClipNorm), gscale)
+		typed(func() { C.emu_clip_scale(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(ul.ClipNorm), gscale) })
 	}
 	var sl [3][]float32
 	for i, j := range ul.Slots {
@@ -233,8 +369,10 @@ func update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32, g
 	if ul.Decays {
 		decays = 1
 	}
-	C.emu_update(C.int(l.Grid), C.int(l.Block), C.int(u.Rule), f(w), f(sl[0]), f(sl[1]), f(sl[2]), f(g), C.int(len(w)),
-		C.int(nesterov), f(ul.Scalars), gscale, C.float(ul.ClipValue), C.int(decays), C.float(ul.Decay))
+	typed(func() {
+		C.emu_update(C.int(l.Grid), C.int(l.Block), C.int(u.Rule), f(w), f(sl[0]), f(sl[1]), f(sl[2]), f(g), C.int(len(w)),
+			C.int(nesterov), f(ul.Scalars), gscale, C.float(ul.ClipValue), C.int(decays), C.float(ul.Decay))
+	})
 	return scale, nil
 }
 
@@ -244,9 +382,11 @@ func update(l, sums Launch, u optim.Update, w, g []float32, slots [][]float32, g
 // (ops.PenaltyValue).
 func Penalty(sums Launch, p ops.PenaltyParams, x []float32) float32 {
 	part := make([]float64, 2*sums.Grid)
-	C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(x), C.int(len(x)), d(part))
+	typed(func() { C.emu_abs_sq_sums(C.int(sums.Grid), C.int(sums.Block), f(x), C.int(len(x)), d(part)) })
 	var out C.float
-	C.emu_penalty(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(p.L1), C.double(p.L2), C.double(p.Factor()), &out)
+	typed(func() {
+		C.emu_penalty(C.int(sums.Block), d(part), C.int(sums.Grid), C.double(p.L1), C.double(p.L2), C.double(p.Factor()), &out)
+	})
 	return float32(out)
 }
 
@@ -254,8 +394,10 @@ func Penalty(sums Launch, p ops.PenaltyParams, x []float32) float32 {
 // (ops.PenaltyGradient).
 func PenaltyGrad(l Launch, p ops.PenaltyParams, seed float32, x, out []float32) {
 	s := C.float(seed)
-	C.emu_penalty_grad(C.int(l.Grid), C.int(l.Block), f(x), &s, f(out), C.int(len(x)), C.double(p.L1), C.double(2*p.L2),
-		C.double(p.Factor()))
+	typed(func() {
+		C.emu_penalty_grad(C.int(l.Grid), C.int(l.Block), f(x), &s, f(out), C.int(len(x)), C.double(p.L1), C.double(2*p.L2),
+			C.double(p.Factor()))
+	})
 }
 
 // MetricSum runs gk_metric_sum as one block of block threads: the sum of
@@ -263,8 +405,10 @@ func PenaltyGrad(l Launch, p ops.PenaltyParams, seed float32, x, out []float32) 
 // number of bad labels (ops.MetricBatch).
 func MetricSum(block int, m ops.MetricParams, p, y []float32, rows, cols, ycols int) [2]float32 {
 	var out [2]float32
-	C.emu_metric_sum(C.int(block), f(p), f(y), f(out[:]), C.int(rows), C.int(cols), C.int(ycols), C.int(m.Kind),
-		C.float(m.Threshold), C.int(m.K))
+	typed(func() {
+		C.emu_metric_sum(C.int(block), f(p), f(y), f(out[:]), C.int(rows), C.int(cols), C.int(ycols), C.int(m.Kind),
+			C.float(m.Threshold), C.int(m.K))
+	})
 	return out
 }
 
@@ -280,12 +424,18 @@ func MetricCounts(block int, l Launch, m ops.MetricParams, p, y []float32, rows,
 	switch m.Kind {
 	case ops.MetricPrecisionRecall:
 		threshold, lo, hi := m.PrecisionRecallColumns(cols)
-		C.emu_metric_pr(C.int(block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(threshold), C.int(m.K), C.int(lo), C.int(hi))
+		typed(func() {
+			C.emu_metric_pr(C.int(block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(threshold), C.int(m.K), C.int(lo), C.int(hi))
+		})
 	case ops.MetricAUC:
-		C.emu_metric_auc(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.int(m.Thresholds),
-			cbool(m.MultiLabel), cbool(m.FromLogits))
+		typed(func() {
+			C.emu_metric_auc(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.int(m.Thresholds),
+				cbool(m.MultiLabel), cbool(m.FromLogits))
+		})
 	case ops.MetricF1:
-		C.emu_metric_f1(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(m.Threshold))
+		typed(func() {
+			C.emu_metric_f1(C.int(l.Grid), C.int(l.Block), f(p), f(y), f(out), C.int(rows), C.int(cols), C.float(m.Threshold))
+		})
 	}
 	return out
 }
@@ -299,11 +449,13 @@ func cbool(b bool) C.int {
 
 // Add runs gk_add: out = a + b.
 func Add(l Launch, a, b, out []float32) {
-	C.emu_add(C.int(l.Grid), C.int(l.Block), f(a), f(b), f(out), C.int(len(out)))
+	typed(func() { C.emu_add(C.int(l.Grid), C.int(l.Block), f(a), f(b), f(out), C.int(len(out))) })
 }
 
 func U8ToF32(l Launch, in []byte, out []float32, scale float32) {
-	C.emu_u8_to_f32(C.int(l.Grid), C.int(l.Block), (*C.uchar)(unsafe.Pointer(&in[0])), f(out), C.int(len(out)), C.float(scale))
+	typed(func() {
+		C.emu_u8_to_f32(C.int(l.Grid), C.int(l.Block), (*C.uchar)(unsafe.Pointer(&in[0])), f(out), C.int(len(out)), C.float(scale))
+	})
 }
 
 // window is w as the fourteen ints the image kernels take, in the field
@@ -318,31 +470,35 @@ func window(w ops.Window) *C.int {
 // Patches runs gk_patches: cols (w.Positions() × w.PatchSize()) = the
 // patches of the images x.
 func Patches(l Launch, w ops.Window, x, cols []float32) {
-	C.emu_patches(C.int(l.Grid), C.int(l.Block), f(x), f(cols), window(w))
+	typed(func() { C.emu_patches(C.int(l.Grid), C.int(l.Block), f(x), f(cols), window(w)) })
 }
 
 // PatchesGrad runs gk_patches_grad: dx = the images' gradient given the
 // patches' gradient dcols.
 func PatchesGrad(l Launch, w ops.Window, dcols, dx []float32) {
-	C.emu_patches_grad(C.int(l.Grid), C.int(l.Block), f(dcols), f(dx), window(w))
+	typed(func() { C.emu_patches_grad(C.int(l.Grid), C.int(l.Block), f(dcols), f(dx), window(w)) })
 }
 
 // Pool runs gk_pool: y = the kind pooling of the images x.
 func Pool(l Launch, kind ops.PoolKind, w ops.Window, x, y []float32) {
-	C.emu_pool(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(kind), window(w))
+	typed(func() { C.emu_pool(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(kind), window(w)) })
 }
 
 // PoolGrad runs gk_pool_grad: dx given x, y = Pool(x) and dy.
 func PoolGrad(l Launch, kind ops.PoolKind, w ops.Window, x, y, dy, dx []float32) {
-	C.emu_pool_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(kind), window(w))
+	typed(func() {
+		C.emu_pool_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(kind), window(w))
+	})
 }
 
 // Dropout runs gk_dropout over len(x) units, perRow a row: y = x with p's
 // dropped units zeroed and the rest scaled, for the step and first row
 // held by stepValues (ops.StepValues).
 func Dropout(l Launch, p ops.DropoutParams, stepValues [4]float32, perRow int, x, y []float32) {
-	C.emu_dropout(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(len(x)), C.int(perRow), f(stepValues[:]),
-		C.uint(uint32(p.Key)), C.uint(uint32(p.Key>>32)), C.uint(p.Threshold()), C.float(p.Scale()))
+	typed(func() {
+		C.emu_dropout(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(len(x)), C.int(perRow), f(stepValues[:]),
+			C.uint(uint32(p.Key)), C.uint(uint32(p.Key>>32)), C.uint(p.Threshold()), C.float(p.Scale()))
+	})
 }
 
 func d(s []float64) *C.double {
@@ -377,24 +533,34 @@ func Norm(l NormLaunch, kind ops.NormKind, p ops.NormParams, rows, cols int, in 
 	cg, cb, tw, rps := C.int(c.Grid()), C.int(c.Block), C.int(c.Tile), C.int(c.RowsPerSplit)
 	part := make([]float64, c.SumDoubles())
 	sums := func(rowStats []float64) {
-		C.emu_norm_col_sums(cg, cb, k, f(o.X), f(o.Mean), f(o.Variance), f(o.DY), d(rowStats), C.int(rows), C.int(cols), eps, tw, rps, d(part))
-		C.emu_norm_col_finish(C.int(l.Finish.Grid), C.int(l.Finish.Block), k, d(part), C.int(c.Splits), C.int(rows), C.int(cols), f(out))
+		typed(func() {
+			C.emu_norm_col_sums(cg, cb, k, f(o.X), f(o.Mean), f(o.Variance), f(o.DY), d(rowStats), C.int(rows), C.int(cols), eps, tw, rps, d(part))
+		})
+		typed(func() {
+			C.emu_norm_col_finish(C.int(l.Finish.Grid), C.int(l.Finish.Block), k, d(part), C.int(c.Splits), C.int(rows), C.int(cols), f(out))
+		})
 	}
 	layer := func(b []float32, rowStats []float64) {
-		C.emu_layer_norm(C.int(l.Rows.Grid), C.int(l.Rows.Block), k, f(o.X), f(o.Gamma), f(b), C.int(rows), C.int(cols), eps, f(out), d(rowStats))
+		typed(func() {
+			C.emu_layer_norm(C.int(l.Rows.Grid), C.int(l.Rows.Block), k, f(o.X), f(o.Gamma), f(b), C.int(rows), C.int(cols), eps, f(out), d(rowStats))
+		})
 	}
 	switch kind {
 	case ops.ColumnMean, ops.ColumnVariance, ops.BatchNormGammaGrad:
 		sums(nil)
 	case ops.BatchNorm:
-		C.emu_batch_norm(cg, cb, f(o.X), f(o.Mean), f(o.Variance), f(o.Gamma), f(o.Beta), C.int(rows), C.int(cols), eps, tw, rps, f(out))
+		typed(func() {
+			C.emu_batch_norm(cg, cb, f(o.X), f(o.Mean), f(o.Variance), f(o.Gamma), f(o.Beta), C.int(rows), C.int(cols), eps, tw, rps, f(out))
+		})
 	case ops.BatchNormGrad:
 		var totals []float64
 		if p.BatchStats {
 			sums(nil)
 			totals = part
 		}
-		C.emu_batch_norm_grad(cg, cb, f(o.X), f(o.Mean), f(o.Variance), f(o.Gamma), f(o.DY), d(totals), C.int(rows), C.int(cols), eps, tw, rps, f(out))
+		typed(func() {
+			C.emu_batch_norm_grad(cg, cb, f(o.X), f(o.Mean), f(o.Variance), f(o.Gamma), f(o.DY), d(totals), C.int(rows), C.int(cols), eps, tw, rps, f(out))
+		})
 	case ops.LayerNorm:
 		layer(o.Beta, nil)
 	case ops.LayerNormGrad:
@@ -413,7 +579,9 @@ func Norm(l NormLaunch, kind ops.NormKind, p ops.NormParams, rows, cols int, in 
 func Gather(l Launch, rows int, table, idx, out []float32) error {
 	n := len(table) / rows
 	bad := C.ulonglong(launch.NoBadIndex)
-	C.emu_gather(C.int(l.Grid), C.int(l.Block), f(table), f(idx), f(out), C.int(len(idx)), C.int(n), C.int(rows), &bad)
+	typed(func() {
+		C.emu_gather(C.int(l.Grid), C.int(l.Block), f(table), f(idx), f(out), C.int(len(idx)), C.int(n), C.int(rows), &bad)
+	})
 	return indexError(uint64(bad), rows)
 }
 
@@ -424,7 +592,9 @@ func ScatterAdd(l Launch, rows int, idx, dy, out []float32) error {
 	n := len(out) / rows
 	clear(out)
 	bad := C.ulonglong(launch.NoBadIndex)
-	C.emu_scatter_add(C.int(l.Grid), C.int(l.Block), f(idx), f(dy), f(out), C.int(len(idx)), C.int(n), C.int(rows), &bad)
+	typed(func() {
+		C.emu_scatter_add(C.int(l.Grid), C.int(l.Block), f(idx), f(dy), f(out), C.int(len(idx)), C.int(n), C.int(rows), &bad)
+	})
 	return indexError(uint64(bad), rows)
 }
 
@@ -449,10 +619,15 @@ func indexError(word uint64, rows int) error {
 // sd[] are the same memory, which starts as NaNs, so reading past those
 // bytes gives NaNs, and writing past them fails the launch. The kernels
 // that meet at __syncthreads run a thread per CUDA thread; the others,
-// one CUDA thread after another on the calling thread.
+// one CUDA thread after another on the calling thread. In race mode it
+// runs the race copy of the kernels, and returns a *RaceError for a race.
 func LaunchKernel(name string, grid, block, shared int, args []uint64) error {
-	if grid < 1 || block < 1 || block > 1024 {
-		return fmt.Errorf("kernel %s: a grid of %d blocks of %d threads (CUDA takes 1 or more blocks of 1 to 1024)", name, grid, block)
+	if err := checkShape(name, grid, block); err != nil {
+		return err
+	}
+	if seed := raceSeed.Load(); seed != 0 {
+		r := race.Launch(name, grid, block, shared, args, seed, true, false)
+		return launchError(name, shared, len(args), r.Code, r.Report)
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
@@ -460,15 +635,65 @@ func LaunchKernel(name string, grid, block, shared int, args []uint64) error {
 	if len(args) > 0 {
 		a = (*C.uint64_t)(unsafe.Pointer(&args[0]))
 	}
-	switch C.emu_launch(cname, C.int(grid), C.int(block), C.int(shared), C.int(len(args)), a) {
+	code := C.emu_launch(cname, C.int(grid), C.int(block), C.int(shared), C.int(len(args)), a)
+	return launchError(name, shared, len(args), int(code), "")
+}
+
+// Range is a half-open range [Lo, Hi) of host addresses.
+type Range struct{ Lo, Hi uintptr }
+
+// Access is the global memory a launch read and wrote (shared memory
+// excluded), as sorted, merged ranges. An atomic read-modify-write is
+// both a read and a write.
+type Access struct{ Reads, Writes []Range }
+
+// LaunchKernelTraced is LaunchKernel that also reports what global memory
+// the launch read and wrote. It runs the instrumented race copy of the
+// kernels: in race mode with race mode's schedules and race detection
+// (and the access of a launch that raced comes with its *RaceError), else
+// in LaunchKernel's fixed schedule, without detection. Slower than
+// LaunchKernel.
+func LaunchKernelTraced(name string, grid, block, shared int, args []uint64) (Access, error) {
+	if err := checkShape(name, grid, block); err != nil {
+		return Access{}, err
+	}
+	seed := raceSeed.Load()
+	r := race.Launch(name, grid, block, shared, args, seed, seed != 0, true)
+	return Access{Reads: ranges(r.Reads), Writes: ranges(r.Writes)}, launchError(name, shared, len(args), r.Code, r.Report)
+}
+
+func ranges(rs []race.Range) []Range {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]Range, len(rs))
+	for i, r := range rs {
+		out[i] = Range{r.Lo, r.Hi}
+	}
+	return out
+}
+
+func checkShape(name string, grid, block int) error {
+	if grid < 1 || block < 1 || block > 1024 {
+		return fmt.Errorf("kernel %s: a grid of %d blocks of %d threads (CUDA takes 1 or more blocks of 1 to 1024)", name, grid, block)
+	}
+	return nil
+}
+
+// launchError is the error of a launch that returned code (emu_launch's,
+// or -4 for a race, which report describes).
+func launchError(name string, shared, nargs, code int, report string) error {
+	switch code {
 	case 0:
 		return nil
 	case -1:
 		return fmt.Errorf("kernels.cu has no kernel %s", name)
 	case -2:
-		return fmt.Errorf("kernel %s: %d arguments are not its count", name, len(args))
+		return fmt.Errorf("kernel %s: %d arguments are not its count", name, nargs)
 	case -3:
 		return fmt.Errorf("kernel %s wrote past the %d bytes of dynamic shared memory it was launched with (up to 64 KiB here)", name, shared)
+	case -4:
+		return &RaceError{Report: report}
 	}
 	return fmt.Errorf("kernel %s: the emulator failed", name)
 }
