@@ -666,7 +666,8 @@ func workerBatchNorm(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	}
 	// The moving statistics computed here in float64: the mean over the
 	// two replicas of each one's own track (momentum 0.99, the shard's
-	// mean and unbiased variance), and rank 0's own track alone.
+	// mean and biased variance, as Keras 2 takes it for a rank-2 input),
+	// and rank 0's own track alone.
 	type track struct{ mean, variance [features]float64 }
 	start := func() track {
 		var tr track
@@ -692,7 +693,7 @@ func workerBatchNorm(t *testing.T, s *distribute.MultiWorkerStrategy) {
 						sq += (float64(rows[i]) - mu) * (float64(rows[i]) - mu)
 					}
 					replicas[r].mean[j] = 0.99*replicas[r].mean[j] + 0.01*mu
-					replicas[r].variance[j] = 0.99*replicas[r].variance[j] + 0.01*sq/(k-1)
+					replicas[r].variance[j] = 0.99*replicas[r].variance[j] + 0.01*sq/k
 				}
 			}
 		}

@@ -154,9 +154,14 @@ type BatchNormalizationLayer struct {
 // BatchNormalization makes a batch normalization over the last axis, with
 // Keras' defaults: momentum 0.99, epsilon 1e-3, gamma and beta.
 //
-// The moving variance is updated with the batch's unbiased variance
-// (divided by n-1), as TensorFlow's fused kernel and PyTorch do; the batch
-// is normalized with the biased one.
+// The batch is normalized with its biased variance (divided by n). The
+// moving variance follows Keras 2 on TensorFlow, which depends on the
+// input's rank: images and volumes (rank 4 or 5, batch included: after a
+// Conv2D or Conv3D) go through TensorFlow's fused kernel, which updates it
+// with the batch's unbiased variance (divided by n-1, Bessel's correction,
+// as PyTorch does at every rank); other inputs (rank 2 after a Dense, rank
+// 3 after a Conv1D) through tf.nn.moments, which updates it with the
+// biased one. Keras 3 uses the biased variance at every rank.
 func BatchNormalization(opts ...NormOption) *BatchNormalizationLayer {
 	return &BatchNormalizationLayer{normLayer: newNorm(opts)}
 }
@@ -214,7 +219,8 @@ func (b *BatchNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, 
 		gorgonia.Read(mean, &b.batchMean)
 		gorgonia.Read(variance, &b.batchVariance)
 		rows := x.Shape()[0]
-		updates = append(updates, func() error { return b.updateMoving(rows) })
+		bessel := besselForRank(len(in.Node.Shape()), rows)
+		updates = append(updates, func() error { return b.updateMoving(bessel) })
 	}
 	y, err := ops.BatchNormalize(x, mean, variance, gamma, beta, ops.NormParams{Epsilon: b.epsilon, BatchStats: in.Training}, in.NeedsGrad)
 	if err != nil {
@@ -227,17 +233,25 @@ func (b *BatchNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, 
 	return Flow{Node: out, NeedsGrad: true, Updates: updates}, nil
 }
 
-// updateMoving folds the last training step's statistics, over rows
-// values per channel, into the moving ones.
-func (b *BatchNormalizationLayer) updateMoving(rows int) error {
+// besselForRank is the factor the moving variance takes the batch's
+// (biased) variance with, for an input of rank (batch included) whose
+// rows values per channel it was computed over: n/(n-1) where Keras 2
+// runs TensorFlow's fused batch normalization (rank 4 and 5), else 1 (see
+// BatchNormalization).
+func besselForRank(rank, rows int) float64 {
+	if (rank == 4 || rank == 5) && rows > 1 {
+		return float64(rows) / float64(rows-1)
+	}
+	return 1
+}
+
+// updateMoving folds the last training step's statistics into the moving
+// ones, the variance multiplied by bessel (besselForRank).
+func (b *BatchNormalizationLayer) updateMoving(bessel float64) error {
 	mean, ok1 := b.batchMean.(*tensor.Dense)
 	variance, ok2 := b.batchVariance.(*tensor.Dense)
 	if !ok1 || !ok2 {
 		return errors.New("batch normalization: the training step read back no batch statistics")
-	}
-	bessel := 1.0
-	if rows > 1 {
-		bessel = float64(rows) / float64(rows-1)
 	}
 	m := b.momentum
 	mm, mv := b.movingMean.Value.Data().([]float32), b.movingVariance.Value.Data().([]float32)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -356,6 +357,62 @@ func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 	}
 }
 
+// BatchNormalization's moving variance takes the batch variance as Keras 2
+// does for the input's rank: with Bessel's correction (n/(n-1)) for rank 4
+// and 5, which TensorFlow's fused kernel computes, and without it for the
+// others, which tf.nn.moments computes. One step of momentum 0.5 over one
+// channel of 8 values whose biased variance is 5.25.
+func TestBatchNormalizationMovingVarianceByRank(t *testing.T) {
+	values := []float32{0, 1, 2, 3, 4, 5, 6, 7}
+	const biased = 5.25
+	for _, tc := range []struct {
+		name   string
+		shape  []int // without the batch
+		rows   int   // values per channel in the batch: 8
+		bessel bool
+	}{
+		{"rank 2 (after Dense)", []int{1}, 8, false},
+		{"rank 3 (after Conv1D)", []int{2, 1}, 8, false},
+		{"rank 4 (after Conv2D)", []int{2, 2, 1}, 8, true},
+		{"rank 5 (after Conv3D)", []int{2, 1, 2, 1}, 8, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			batch := tc.rows
+			for _, d := range tc.shape {
+				batch /= d
+			}
+			xs := tensor.New(tensor.WithShape(append([]int{batch}, tc.shape...)...), tensor.WithBacking(slices.Clone(values)))
+			ys := tensor.New(tensor.WithShape(batch, tc.rows/batch), tensor.WithBacking(make([]float32, len(values))))
+			data, err := TensorData(xs, ys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bn := layers.BatchNormalization(layers.Momentum(0.5))
+			m := NewSequential(layers.Input(tc.shape...), bn, layers.Flatten())
+			opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 1e-12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(opt, losses.MeanSquaredError{}, nil, OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if _, err := m.Fit(context.Background(), data, Epochs(1), BatchSize(batch), Shuffle(false), Verbose(0)); err != nil {
+				t.Fatal(err)
+			}
+			v := biased
+			if tc.bessel {
+				v = biased * 8 / 7
+			}
+			want := 0.5*1 + 0.5*v
+			got := float64(bn.Params()[3].Value.Data().([]float32)[0])
+			if math.Abs(got-want) > 1e-6*want {
+				t.Errorf("moving variance %v, want %v (Bessel's correction: %v)", got, want, tc.bessel)
+			}
+		})
+	}
+}
+
 // TestBatchNormalizationMovingStatistics checks the moving statistics
 // after training steps against the formula, and that Predict normalizes
 // with them.
@@ -384,10 +441,11 @@ func TestBatchNormalizationMovingStatistics(t *testing.T) {
 	if _, err := m.Fit(context.Background(), data, Epochs(steps), BatchSize(n), Shuffle(false), Verbose(0)); err != nil {
 		t.Fatal(err)
 	}
-	// Each step sees the whole data: means 31.5 and 4.5; unbiased
-	// variances n(n+1)/12 and 11.25·n/(n-1).
+	// Each step sees the whole data: means 31.5 and 4.5; variances
+	// (n²-1)/12 and 11.25, biased as Keras 2 takes them for a rank-2
+	// input (TestBatchNormalizationMovingVarianceByRank has rank 4).
 	mean := []float64{31.5, 4.5}
-	variance := []float64{float64(n*(n+1)) / 12, 11.25 * n / (n - 1)}
+	variance := []float64{float64(n*n-1) / 12, 11.25}
 	ps := bn.Params()
 	mm, mv := ps[2].Value.Data().([]float32), ps[3].Value.Data().([]float32)
 	for c := 0; c < 2; c++ {
