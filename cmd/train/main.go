@@ -208,6 +208,12 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, usagef("--synthetic and --data exclude each other: pick one dataset")
 	case c.syntheticTrain <= 0:
 		return c, usagef("--synthetic-samples must be positive, got %d", c.syntheticTrain)
+	case c.syntheticTrain > maxSyntheticSamples:
+		return c, usagef("--synthetic-samples %d is more than the %d the generated dataset allows (%.1f GB of images with its test set): ask for fewer",
+			c.syntheticTrain, maxSyntheticSamples, syntheticBytes(maxSyntheticSamples)/1e9)
+	case c.synthetic && syntheticBytes(c.syntheticTrain) > memoryBytes()/2:
+		return c, usagef("--synthetic-samples %d needs %.1f GB of memory for the images, more than half of this machine's %.1f GB: ask for fewer",
+			c.syntheticTrain, syntheticBytes(c.syntheticTrain)/1e9, memoryBytes()/1e9)
 	case !(c.validSplit >= 0 && c.validSplit < 1):
 		return c, usagef("--validation-split must be at least 0 and below 1, got %v", c.validSplit)
 	case c.validSplit > 0 && c.validation:
@@ -513,7 +519,9 @@ func optimizerUsage(name string) error {
 
 // totalSteps is the number of training steps the run will take: --epochs
 // times the steps of an epoch (--steps-per-epoch, else the training
-// samples, less --validation-split's, in batches).
+// samples, less --validation-split's, in batches), at most math.MaxInt64
+// however large the flags (a --batch-size near 2^63 once overflowed the
+// rounding up, and the cosine schedule then decayed over one step).
 func totalSteps(cfg config) int64 {
 	per := int64(cfg.stepsPerEpoch)
 	if per == 0 {
@@ -524,7 +532,13 @@ func totalSteps(cfg config) int64 {
 		if cfg.validSplit > 0 {
 			n = int(float64(n) * (1 - cfg.validSplit))
 		}
-		per = int64((n + cfg.batchSize - 1) / cfg.batchSize)
+		per = 1 // Fit's epoch takes at least one step
+		if n > 0 {
+			per = int64((n-1)/cfg.batchSize) + 1
+		}
+	}
+	if per > math.MaxInt64/int64(cfg.epochs) {
+		return math.MaxInt64
 	}
 	return int64(cfg.epochs) * per
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -325,6 +326,7 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"--lr", "-0.1"}, "--lr must be a positive number, got -0.1"},
 		{[]string{"--batch-size", "0"}, "--batch-size must be positive, got 0"},
 		{[]string{"--steps-per-epoch", "-1"}, "--steps-per-epoch must not be negative"},
+		{[]string{"--synthetic", "--synthetic-samples", "9223372036854775807"}, "--synthetic-samples 9223372036854775807 is more than the 100000000 the generated dataset allows"},
 		{[]string{"--synthetic", "--data", "x"}, "--synthetic and --data exclude each other"},
 		{[]string{"--device", "/TPU:0"}, "--device"},
 		{[]string{"--device=/CPU:0", "extra"}, `unexpected arguments ["extra"]`},
@@ -389,5 +391,30 @@ func TestFormatTime(t *testing.T) {
 		if got := formatTime(time.Duration(tc.seconds * float64(time.Second))); got != tc.want {
 			t.Errorf("formatTime(%vs) = %q, want %q", tc.seconds, got, tc.want)
 		}
+	}
+}
+
+// The run's step count, which the cosine schedule decays over, never
+// overflows: a --batch-size near 2^63 once made it negative, the schedule
+// decayed over one step, and training stopped learning after it.
+func TestTotalSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  config
+		want int64
+	}{
+		{"CIFAR-10", config{epochs: 10, batchSize: 32}, 10 * 1563},
+		{"synthetic", config{epochs: 2, batchSize: 32, synthetic: true, syntheticTrain: 100}, 2 * 4},
+		{"steps per epoch", config{epochs: 3, batchSize: 32, stepsPerEpoch: 7}, 21},
+		{"validation split", config{epochs: 1, batchSize: 10, synthetic: true, syntheticTrain: 100, validSplit: 0.2}, 8},
+		{"batch near 2^63", config{epochs: 5, batchSize: math.MaxInt}, 5},
+		{"batch 2^62", config{epochs: 1, batchSize: 1 << 62, synthetic: true, syntheticTrain: 3}, 1},
+		{"epochs times steps past 2^63", config{epochs: math.MaxInt, stepsPerEpoch: 4, batchSize: 32}, math.MaxInt64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := totalSteps(tc.cfg); got != tc.want {
+				t.Errorf("totalSteps = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
