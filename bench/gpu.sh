@@ -10,9 +10,11 @@
 #
 # Prints the machine (nvidia-smi), then compare.py's table: ms/step (median
 # of the rounds' medians), s/epoch (x 1563 steps at batch 32), PyTorch/gokeras
-# speed-up per device, and each framework's GPU-vs-CPU speed-up. With $OUT
-# set, the same text also goes to $OUT/gpu-bench.txt (complete when the
-# script ends).
+# speed-up per device, and each framework's GPU-vs-CPU speed-up, under the
+# header bench/record.sh writes (date, commit, command, CPU and flags,
+# PyTorch's and numpy's versions). With $OUT set, the same text also goes to
+# $OUT/gpu-bench.txt (complete when the script ends): copy it to
+# bench/results/ to quote it.
 #
 # Usage: bench/gpu.sh [DIR]
 #   DIR           the binaries (default bin): DIR/train is used
@@ -54,6 +56,11 @@ if [ -n "${OUT:-}" ]; then
 	log_to "$OUT/gpu-bench.txt"
 fi
 
+# The header bench/record.sh writes: date, commit, command, CPU model and
+# flags, Go (if any), PyTorch and numpy; nvidia-smi names the GPU below.
+TORCH=1 PYTHON=$py bash "$repo/bench/record.sh" --header gpu -- env DEVICES="$devices" BATCH_SIZES="${BATCH_SIZES:-32}" \
+	OPTIMIZERS="${OPTIMIZERS:-sgd,adam}" ROUNDS="${ROUNDS:-3}" STEPS="${STEPS:-100}" WARMUP="${WARMUP:-10}" PAUSE="${PAUSE:-1}" \
+	${TF32:+TF32=1} bench/gpu.sh "$bin" || true
 echo "=== gokeras vs PyTorch: bench/gpu.sh $bin (devices $devices)"
 if [[ ,$devices, == *,cuda,* ]]; then
 	if command -v nvidia-smi >/dev/null; then

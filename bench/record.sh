@@ -4,6 +4,7 @@
 # name the file it comes from.
 #
 # Usage: bench/record.sh NAME -- COMMAND [ARGS...]
+#        bench/record.sh --header NAME -- COMMAND [ARGS...]   (prints the header only, runs nothing)
 #
 #   bench/record.sh matmul -- go run ./examples/matmul
 #   bench/record.sh train-sample -- bench/train.sh --device=/CPU:0 --synthetic --epochs 2
@@ -33,6 +34,11 @@ usage() {
 	echo "usage: bench/record.sh NAME -- COMMAND [ARGS...]   (NAME: letters, digits, . _ -)" >&2
 	exit 2
 }
+header_only=
+if [ "${1:-}" = --header ]; then
+	header_only=1
+	shift
+fi
 [ $# -ge 3 ] && [ "$2" = -- ] || usage
 name=$1
 shift 2
@@ -40,13 +46,17 @@ shift 2
 cd "$repo"
 
 day=$(date -u +%Y-%m-%d)
-mkdir -p bench/results
-out=bench/results/$name-$day.txt
-n=2
-while [ -e "$out" ]; do
-	out=bench/results/$name-$day-$n.txt
-	n=$((n + 1))
-done
+if [ -n "$header_only" ]; then
+	out=/dev/stdout
+else
+	mkdir -p bench/results
+	out=bench/results/$name-$day.txt
+	n=2
+	while [ -e "$out" ]; do
+		out=bench/results/$name-$day-$n.txt
+		n=$((n + 1))
+	done
+fi
 
 # The command as a shell would take it back.
 cmdline=$(printf '%q ' "$@")
@@ -165,6 +175,7 @@ os=$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || echo unknown)
 	echo "# load average (1, 5, 15 min) before: $(loadavg)"
 	echo
 } >"$out"
+if [ -n "$header_only" ]; then exit 0; fi
 
 echo "record.sh: writing $out" >&2
 start=$(date +%s)
