@@ -41,6 +41,7 @@ alignas(16) float s[shared_bytes / sizeof(float)];
 extern double sd[shared_bytes / sizeof(double)] __attribute__((alias("_ZN8emu_race1sE")));
 
 #include "kernels_cu.h"
+#include "test_kernels.h"
 } // namespace emu_race
 
 #include "kernel_list.h"
@@ -115,7 +116,9 @@ struct named_kernel {
 		 return launch(#k, emu_race::k, g, b, sh, n, a, o);                                                    \
 	 }},
 
-const named_kernel all_kernels[] = {EMU_KERNELS(RACE_KERNEL)};
+// kernels.cu's, and test_kernels.h's for package emu's tests.
+const named_kernel all_kernels[] = {
+	EMU_KERNELS(RACE_KERNEL) RACE_KERNEL(emu_test_racy_zero_one) RACE_KERNEL(emu_test_pair) RACE_KERNEL(emu_test_order)};
 
 } // namespace
 
