@@ -17,6 +17,7 @@ import (
 	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/internal/atomicfile"
 	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
 )
 
 // uxFlags are the flags that save, checkpoint, resume and chart a run.
@@ -32,7 +33,7 @@ type uxFlags struct {
 func (u *uxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.save, "save", "", "write the trained weights to this safetensors file at the end (names <layer>/kernel, <layer>/bias)")
 	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
-	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed comes from the file)")
+	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed and the learning rate come from the file, unless --seed or --lr is given)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
 	fs.BoolVar(&u.throughput, "throughput", false, "add samples per second to each epoch's progress line")
@@ -192,9 +193,13 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(da, db)
 }
 
-// restore loads the --resume checkpoint into the compiled model and returns
-// the options that continue the run where it stopped.
-func (u *uxFlags) restore(model *nn.Sequential, stdout io.Writer) ([]nn.Option, error) {
+// restore loads the --resume checkpoint into the compiled model, whose
+// optimizer is opt, and returns the options that continue the run where it
+// stopped. The checkpoint's learning rate is the optimizer's from then on,
+// unless --lr is given: a rate asked for on the command line wins, and
+// train says it changed. (With --lr-schedule cosine the schedule, built
+// from --lr, sets the rate of every step.)
+func (u *uxFlags) restore(model *nn.Sequential, opt optim.Optimizer, cfg config, stdout io.Writer) ([]nn.Option, error) {
 	if u.resume == "" {
 		return nil, nil
 	}
@@ -207,6 +212,10 @@ func (u *uxFlags) restore(model *nn.Sequential, stdout io.Writer) ([]nn.Option, 
 		where += fmt.Sprintf(", after step %d", ck.Step)
 	}
 	fmt.Fprintf(stdout, "Resuming from %s at %s\n", u.resume, where)
+	if was := opt.LearningRate(); cfg.lrSet && cfg.lrSchedule == "constant" && was != cfg.lr {
+		opt.SetLearningRate(cfg.lr)
+		fmt.Fprintf(stdout, "Learning rate: %v (--lr), where the checkpoint's was %v\n", cfg.lr, was)
+	}
 	return []nn.Option{nn.InitialEpoch(ck.Epoch), nn.InitialStep(ck.Step)}, nil
 }
 

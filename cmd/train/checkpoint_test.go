@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,5 +205,46 @@ func TestHistoryKeepsEpochsThatLackAFigure(t *testing.T) {
 	s, ok := series(&back, "val_loss", "validation", true)
 	if !ok || len(s.X) != 1 || s.X[0] != 2 || s.Y[0] != 1.5 {
 		t.Errorf("validation series %+v, want the one point (epoch 2, 1.5)", s)
+	}
+}
+
+// --lr given with --resume is the rate the resumed run trains with, and
+// train says so; without it the checkpoint's rate goes on. The final
+// weights once did not depend on --lr at all.
+func TestTrainResumeAppliesLR(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck.safetensors")
+	first := append(quick[:len(quick):len(quick)], "--seed", "3", "--checkpoint", ck, "--lr", "0.01")
+	first[slices.Index(first, "--epochs")+1] = "1"
+	if r := runTrain(t, first...); r.err != nil {
+		t.Fatal(r.err)
+	}
+	final := map[string][]byte{}
+	for _, lr := range []string{"", "0.01", "0.5", "0.0001"} {
+		out := filepath.Join(dir, "w"+lr+".safetensors")
+		args := append(quick[:len(quick):len(quick)], "--seed", "3", "--resume", ck, "--save", out)
+		if lr != "" {
+			args = append(args, "--lr", lr)
+		}
+		r := runTrain(t, args...)
+		if r.err != nil {
+			t.Fatalf("--lr %q: %v", lr, r.err)
+		}
+		said := strings.Contains(r.stdout, "Learning rate: "+lr+" (--lr), where the checkpoint's was 0.01\n")
+		if changed := lr != "" && lr != "0.01"; said != changed {
+			t.Errorf("--lr %q: says the rate changed: %v, want %v\n%s", lr, said, changed, r.stdout)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		final[lr] = b
+	}
+	if !bytes.Equal(final[""], final["0.01"]) {
+		t.Error("resuming with the checkpoint's own --lr trained otherwise than resuming without --lr")
+	}
+	if bytes.Equal(final["0.5"], final["0.0001"]) || bytes.Equal(final["0.5"], final[""]) {
+		t.Error("--lr 0.5, --lr 0.0001 and no --lr ended with the same weights: --lr was ignored")
 	}
 }

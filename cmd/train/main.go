@@ -356,7 +356,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 	defer model.Close()
-	resumeOpts, err := cfg.ux.restore(model, out)
+	resumeOpts, err := cfg.ux.restore(model, opt, cfg, out)
 	if err != nil {
 		return err
 	}
