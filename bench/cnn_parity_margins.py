@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Sets the CNN parity check's figures on the real gokeras beside those on
+the control (every loss gradient scaled by 32/33): how far the real code's
+worst step stays below each tolerance, and how far the control's smallest
+step lies above it.
+
+    cnn_parity_margins.py REAL.json CONTROL.json
+
+The files are what bench/parity_cnn.py --figures writes (bench/parity.sh
+--figures DIR, bench/cnn-parity-control.sh). For each figure the check
+holds to a tolerance it prints the real run's worst step and the control's
+smallest, and the margins tolerance / real worst and control smallest /
+tolerance (both above 1 where the check separates the two), and at how
+many of the control's steps the figure is beyond tolerance. Exits 1 if a
+deciding figure's real worst exceeds its tolerance or if no deciding
+figure of the control exceeds its tolerance at some step, else 0.
+"""
+import json
+import sys
+
+
+def series(d):
+    """{figure: (per-step values, tolerance, decides, note)} of one run."""
+    t = d["tolerances"]
+    steps = d["per_step"]
+    out = next(n for n, f in steps[0]["layers"].items() if f["output"])
+    hidden = [n for n, f in steps[0]["layers"].items() if not f["output"]]
+    s = {
+        "loss, relative": ([r["loss_rel"] for r in steps], t["loss"], True,
+                           "a forward pass: a gradient error does not reach it"),
+        f"output layer ({out}) / its weights": ([r["layers"][out]["weights"] for r in steps], t["weights"], True, ""),
+        f"output layer ({out}) / its step": ([r["layers"][out]["step"] for r in steps], t["output_step"], True, ""),
+        "other layers / their step (worst)": ([max(r["layers"][n]["step"] for n in hidden) for r in steps],
+                                              t["step"], True, ""),
+        "all weights / weights (information)": ([r["model"] for r in steps], t["weights"], False,
+                                                "not a criterion: near-ties reach it at large steps"),
+    }
+    if steps[0]["moving"]:
+        s["moving statistics / themselves"] = ([max(f["weights"] for f in r["moving"].values()) for r in steps],
+                                               t["moving"], True, "a forward pass: a gradient error does not reach it")
+    return s
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    with open(sys.argv[1]) as f:
+        real = json.load(f)
+    with open(sys.argv[2]) as f:
+        ctl = json.load(f)
+    if (real["variant"], real["steps"]) != (ctl["variant"], ctl["steps"]):
+        raise SystemExit(f"{sys.argv[1]} is variant {real['variant']}, {real['steps']} steps; "
+                         f"{sys.argv[2]} variant {ctl['variant']}, {ctl['steps']} steps")
+    rs, cs = series(real), series(ctl)
+    print(f"MARGINS, variant {real['variant']}, {real['steps']} steps, lr {real['learning_rate']}, batch "
+          f"{real['batch_size']}: the real gokeras' worst step against the control's smallest (every loss gradient "
+          f"scaled by 32/33)")
+    print(f"  {'figure':<40}  {'tolerance':>9}  {'real worst':>10}  {'(step)':>6}  {'tol/real':>8}  "
+          f"{'ctl smallest':>12}  {'(step)':>6}  {'ctl/tol':>8}  {'ctl steps beyond':>16}")
+    real_ok, ctl_fails = True, False
+    for name, (v, tol, decides, note) in rs.items():
+        c = cs[name][0]
+        jr = max(range(len(v)), key=lambda i: v[i])
+        jc = min(range(len(c)), key=lambda i: c[i])
+        beyond = sum(1 for x in c if not x <= tol)
+        print(f"  {name:<40}  {tol:>9.0e}  {v[jr]:>10.2e}  {jr + 1:>6}  {tol / v[jr] if v[jr] > 0 else float('inf'):>8.1f}  "
+              f"{c[jc]:>12.2e}  {jc + 1:>6}  {c[jc] / tol:>8.2f}  {beyond:>7} of {len(c):<6}" + (f"  ({note})" if note else ""))
+        if decides:
+            real_ok &= all(x <= tol for x in v)
+            ctl_fails |= beyond > 0
+    print(f"  real: {'every deciding figure within tolerance at every step' if real_ok else 'BEYOND TOLERANCE'}; "
+          f"control: {'fails' if ctl_fails else 'PASSES: the check does not see a 3% gradient error'}")
+    sys.exit(0 if real_ok and ctl_fails else 1)
+
+
+if __name__ == "__main__":
+    main()
