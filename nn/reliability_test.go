@@ -450,3 +450,58 @@ func TestNegativeLenIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint whose optimizer state is damaged in ways that are finite
+// numbers is refused by name, changing nothing: every slot gone after
+// steps were taken (restored as zeros, training would go on from another
+// state), one weight's slot gone, a negative Adam second moment (whose
+// square root is NaN), and an iteration count of 2^63-1 (one step more
+// wraps it negative, and the next checkpoint is refused).
+func TestLoadRefusesDamagedOptimizerState(t *testing.T) {
+	good, _ := nonFiniteFiles(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		damage func(f *safetensors.File)
+		want   string
+	}{
+		{"all slots missing", func(f *safetensors.File) {
+			f.Tensors = slices.DeleteFunc(f.Tensors, func(t safetensors.Tensor) bool { return strings.HasPrefix(t.Name, "optimizer/") })
+		}, "optimizer slot m of dense/kernel is missing, though Adam took"},
+		{"one weight's v missing", func(f *safetensors.File) {
+			f.Tensors = slices.DeleteFunc(f.Tensors, func(t safetensors.Tensor) bool { return t.Name == "optimizer/dense_1/bias/v" })
+		}, "optimizer slot v of dense_1/bias is missing"},
+		{"negative second moment", func(f *safetensors.File) {
+			tn, _ := f.Tensor("optimizer/dense/kernel/v")
+			tn.Data[3] = -0.25
+		}, "optimizer slot v of dense/kernel holds -0.25 at index 3, but it accumulates squares"},
+		{"iterations 2^63-1", func(f *safetensors.File) {
+			f.Metadata["gokeras.optimizer.iterations"] = "9223372036854775807"
+		}, "9223372036854775807 iterations is more than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := safetensors.ReadFile(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := f.Metadata["gokeras.optimizer.iterations"]; !ok {
+				t.Fatalf("no iterations in the metadata %v", f.Metadata)
+			}
+			tc.damage(f)
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".safetensors")
+			if err := safetensors.WriteFile(path, f.Tensors, f.Metadata); err != nil {
+				t.Fatal(err)
+			}
+			adam, _ := optim.NewAdam(optim.AdamConfig{})
+			m := smallModel(t, 9, adam, 3)
+			before := flatWeights(t, m)
+			_, err = m.LoadCheckpoint(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("LoadCheckpoint: %v, want an error naming the file and mentioning %q", err, tc.want)
+			}
+			if !slices.Equal(before, flatWeights(t, m)) || adam.Iterations() != 0 {
+				t.Error("a refused checkpoint changed the model or its optimizer")
+			}
+		})
+	}
+}

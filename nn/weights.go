@@ -34,8 +34,9 @@ const (
 
 // weight is one of the model's weight tensors with its file name.
 type weight struct {
-	name  string // "<layer>/kernel", "<layer>/bias"
-	value *tensor.Dense
+	name      string // "<layer>/kernel", "<layer>/bias"
+	value     *tensor.Dense
+	trainable bool // false for state such as BatchNormalization's moving statistics
 }
 
 // weights lists the model's weights in layer order. It is the one place
@@ -44,7 +45,7 @@ func (m *Sequential) weights() []weight {
 	var ws []weight
 	for _, l := range m.layers {
 		for _, p := range l.Params() {
-			ws = append(ws, weight{name: l.Name() + "/" + p.Name, value: p.Value})
+			ws = append(ws, weight{name: l.Name() + "/" + p.Name, value: p.Value, trainable: !p.NonTrainable})
 		}
 	}
 	return ws
@@ -566,6 +567,19 @@ func (m *Sequential) restoreCheckpoint(opt optim.Stateful, f *safetensors.File, 
 			st.Slots[slot] = map[string][]float32{}
 		}
 		st.Slots[slot][name] = t.Data
+	}
+	// After a step, an optimizer with slots has them for every trainable
+	// weight: a slot missing is a damaged file, and restoring it as zeros
+	// would train on silently from another state.
+	if st.Iterations > 0 {
+		for _, slot := range optim.SlotNames(opt) {
+			for _, w := range m.weights() {
+				if _, ok := st.Slots[slot][w.name]; w.trainable && !ok {
+					return Checkpoint{}, fmt.Errorf("%s: optimizer slot %s of %s is missing, though %s took %d steps: the checkpoint is damaged",
+						path, slot, w.name, opt.Name(), st.Iterations)
+				}
+			}
+		}
 	}
 	// Check the weights, then restore the optimizer (SetState changes
 	// nothing when it fails), and only then copy the weights in.

@@ -70,7 +70,7 @@ func (r *rule) State() State {
 // learning rate comes from the schedule at the restored step.
 func (r *rule) SetState(st State) error {
 	names := SlotNames(r)
-	slots, err := checkState(r.name, st, names)
+	slots, err := checkState(r.name, st, r.NextUpdate())
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (s *SGD) State() State {
 }
 
 func (s *SGD) SetState(st State) error {
-	slots, err := checkState("SGD", st, SlotNames(s))
+	slots, err := checkState("SGD", st, s.NextUpdate())
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (a *Adam) State() State {
 }
 
 func (a *Adam) SetState(st State) error {
-	slots, err := checkState(a.name, st, SlotNames(a))
+	slots, err := checkState(a.name, st, a.NextUpdate())
 	if err != nil {
 		return err
 	}
@@ -132,15 +132,26 @@ func cloneTable(t map[string]map[string][]float32) map[string]map[string][]float
 	return out
 }
 
-// checkState validates st against the slots an optimizer keeps and returns
-// copies of those slots, in the order of names.
-func checkState(opt string, st State, names []string) ([]map[string][]float32, error) {
+// MaxIterations is the most steps a State may count: 2^53, where float64
+// (in which the rules raise their betas to the step's power) stops
+// counting exactly, and far from int64's end, past which the count would
+// wrap to negative. More is damage, not training.
+const MaxIterations = 1 << 53
+
+// checkState validates st against the slots an optimizer, whose next
+// update is u, keeps and returns copies of those slots, in the order of
+// u.SlotNames().
+func checkState(opt string, st State, u Update) ([]map[string][]float32, error) {
+	names := u.SlotNames()
 	// 0 is allowed: a learning-rate schedule may have decayed to it.
 	if !(st.LearningRate >= 0) || math.IsInf(st.LearningRate, 0) {
 		return nil, fmt.Errorf("%s: state: the learning rate must be a finite number >= 0, got %v", opt, st.LearningRate)
 	}
 	if st.Iterations < 0 {
 		return nil, fmt.Errorf("%s: state: iterations must not be negative, got %d", opt, st.Iterations)
+	}
+	if st.Iterations > MaxIterations {
+		return nil, fmt.Errorf("%s: state: %d iterations is more than the %d any training takes: the state is damaged", opt, st.Iterations, int64(MaxIterations))
 	}
 	for name, slot := range st.Slots {
 		if len(slot) > 0 && !slices.Contains(names, name) {
@@ -157,6 +168,9 @@ func checkState(opt string, st State, names []string) ([]map[string][]float32, e
 			for i, x := range values {
 				if x-x != 0 { // NaN or ±Inf
 					return nil, fmt.Errorf("%s: state: optimizer slot %s of %s holds %v at index %d: restore a state saved before training diverged, or start again with a lower learning rate", opt, name, v, x, i)
+				}
+				if x < 0 && u.SlotNonNegative(name) {
+					return nil, fmt.Errorf("%s: state: optimizer slot %s of %s holds %v at index %d, but it accumulates squares or magnitudes and is never negative: the state is damaged", opt, name, v, x, i)
 				}
 			}
 		}

@@ -87,6 +87,12 @@ func TestSetStateRejects(t *testing.T) {
 		{"NaN momentum", momentum(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"momentum": {"dense/kernel": {0, 1, float32(math.NaN())}}}}, "optimizer slot momentum of dense/kernel holds NaN at index 2"},
 		{"infinite v", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2), "v": {"w": {float32(math.Inf(1)), 0}}}}, "optimizer slot v of w holds +Inf at index 0"},
 		{"m and v sizes", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2), "v": slot(3)}}, "2 first moments"},
+		{"negative v", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(2), "v": {"w": {0, -1e-9}}}}, "optimizer slot v of w holds -1e-09 at index 1, but it accumulates squares"},
+		{"negative m is fine, negative v is not", adam(), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": {"w": {-1, -2}}, "v": {"w": {-3, 0}}}}, "slot v of w holds -3"},
+		{"negative Adagrad accumulator", must(NewAdagrad(AdagradConfig{})), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"accumulator": {"w": {-0.5}}}}, "slot accumulator of w holds -0.5"},
+		{"negative RMSprop velocity", must(NewRMSprop(RMSpropConfig{})), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"velocity": {"w": {-0.5}}}}, "slot velocity of w holds -0.5"},
+		{"negative Adamax norm", must(NewAdamax(AdamaxConfig{})), State{LearningRate: 0.1, Slots: map[string]map[string][]float32{"m": slot(1), "u": {"w": {-0.5}}}}, "slot u of w holds -0.5"},
+		{"iterations 2^63-1", adam(), State{LearningRate: 0.1, Iterations: math.MaxInt64}, "9223372036854775807 iterations is more than the 9007199254740992 any training takes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,4 +123,12 @@ func TestApplyRejectsStateOfAnotherSize(t *testing.T) {
 	if !slices.Equal(w, []float32{1, 2, 3}) {
 		t.Errorf("a failed Apply changed the weights to %v", w)
 	}
+}
+
+// must returns an optimizer made without error, as Stateful.
+func must[O Stateful](o O, err error) Stateful {
+	if err != nil {
+		panic(err)
+	}
+	return o
 }

@@ -193,6 +193,27 @@ func (u Update) SlotInit(name string) float32 {
 	return 0
 }
 
+// SlotNonNegative reports whether slot name can only hold values >= 0:
+// the accumulated squares (Adam's, Nadam's and RMSprop's second moments,
+// AMSGrad's maximum of them, Adagrad's and Adadelta's accumulators) and
+// Adamax's infinity norm. A negative value there is damage, never state:
+// the square root the rule takes of it would be NaN.
+func (u Update) SlotNonNegative(name string) bool {
+	switch u.Rule {
+	case RuleAdam, RuleNadam:
+		return name == "v" || name == "vhat"
+	case RuleRMSprop:
+		return name == "velocity"
+	case RuleAdagrad:
+		return name == "accumulator"
+	case RuleAdadelta:
+		return name == "accumulated_grad" || name == "accumulated_delta_var"
+	case RuleAdamax:
+		return name == "u"
+	}
+	return false
+}
+
 // Betas are β1 and β2 in float32 with their complements 1-β1 and 1-β2,
 // each complement computed in float64 and then rounded: Keras computes
 // 1 - beta_1 on the Python float before TensorFlow casts it to the
