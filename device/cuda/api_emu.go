@@ -411,7 +411,7 @@ func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, arg
 		var t emuTouch
 		return es.add(emuWork{op: name, traced: &t, f: func() error {
 			var err error
-			t, err = es.ctx.launchTouch(name, grid, block, shared, args)
+			t, err = launchTouch(name, grid, block, shared, args)
 			return err
 		}})
 	}

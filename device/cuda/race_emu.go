@@ -53,7 +53,7 @@ var emuRaceSetting = sync.OnceValues(func() (uint64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	seed, err := strconv.ParseUint(v, 10, 64)
+	seed, err := strconv.ParseUint(v, 0, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%s=%q: want a seed, a number (0 or unset: no race mode)", emuRaceEnv, v)
 	}
@@ -448,16 +448,17 @@ func (e *emuEvent) raceSync() error {
 	return errors.Join(errs...)
 }
 
-// launchTouch runs a launch of kernel name with args and says what it
-// touched: for each argument that is an address in an allocation, that
-// allocation from the address on, read and written. c.mu is held.
-func (c *emuContext) launchTouch(name string, grid, block, shared int, args []uint64) (emuTouch, error) {
+// launchTouch runs a launch of kernel name with args and says what
+// global memory it read and wrote (emu.LaunchKernelTraced, which in race
+// mode also checks the kernel's threads and blocks for races).
+func launchTouch(name string, grid, block, shared int, args []uint64) (emuTouch, error) {
+	a, err := emu.LaunchKernelTraced(name, grid, block, shared, args)
 	var t emuTouch
-	for _, v := range args {
-		if a := c.race.allocAt(uintptr(v)); a != nil {
-			end := uintptr(a.base) + uintptr(a.bytes)
-			t.writes = append(t.writes, emuRange{uintptr(v), end})
-		}
+	for _, r := range a.Reads {
+		t.reads = append(t.reads, emuRange{r.Lo, r.Hi})
 	}
-	return t, emu.LaunchKernel(name, grid, block, shared, args)
+	for _, r := range a.Writes {
+		t.writes = append(t.writes, emuRange{r.Lo, r.Hi})
+	}
+	return t, err
 }

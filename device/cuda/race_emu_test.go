@@ -152,7 +152,8 @@ func TestRaceModeReportsUnorderedWrites(t *testing.T) {
 	}
 }
 
-// Reads on two streams of what the host wrote before do not race.
+// Reads on two streams of what the host wrote before do not race: a
+// kernel's arguments count as what it really read and wrote.
 func TestRaceModeAllowsConcurrentReads(t *testing.T) {
 	for _, seed := range raceSeeds {
 		r := newRaceRig(t, seed)
@@ -165,6 +166,12 @@ func TestRaceModeAllowsConcurrentReads(t *testing.T) {
 		must(t, r.b.copyDtoH(unsafe.Pointer(&host[0]), y, 16))
 		if err := r.c.flush(); err != nil {
 			t.Errorf("seed %d: sgemm and copies reading the same buffers: %v", seed, err)
+		}
+		o2, o3 := r.buf(0, 0), r.buf(0, 0)
+		r.add(r.a, x, y, o2, 2)
+		r.add(r.b, x, y, o3, 2)
+		if err := r.c.flush(); err != nil {
+			t.Errorf("seed %d: two kernels reading the same buffers: %v", seed, err)
 		}
 	}
 }
