@@ -139,8 +139,8 @@ func agreeOnFile(s Strategy, f *safetensors.File, readErr error, path string) er
 
 // readAgreed reads the safetensors file at path, on every replica of s
 // (nil: this process alone), and checks that they all read the same.
-func readAgreed(s Strategy, path string) (*safetensors.File, error) {
-	f, err := safetensors.ReadFile(path)
+func readAgreed(s Strategy, path string, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+	f, err := safetensors.ReadFileChecked(path, check)
 	if err := agreeOnFile(s, f, err, path); err != nil {
 		return nil, err
 	}

@@ -296,7 +296,7 @@ func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Se
 			opt(&o)
 		}
 	}
-	f, err := readAgreed(strategyOf(o.compileOptions), path)
+	f, err := readAgreed(strategyOf(o.compileOptions), path, modelFileFits(path))
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -375,27 +375,9 @@ func (m *Sequential) buildChecked(f *safetensors.File, path string, input []int)
 	if len(input) == 0 || slices.ContainsFunc(input, func(d int) bool { return d <= 0 }) {
 		return nil, fmt.Errorf("%s: the model config's input_shape %v is not a shape; %s", path, input, saveAgain)
 	}
-	if err := layers.CheckNames(m.layers); err != nil {
-		return nil, fmt.Errorf("%s: model %q: %w; %s", path, m.name, err, saveAgain)
-	}
-	type planned struct {
-		layer string
-		shape []int
-	}
-	plan := map[string]planned{}
-	var names []string
-	shape := input
-	for i, l := range m.layers {
-		out, ws, err := layers.PlanBuild(l, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, i+1, m.name, err, saveAgain)
-		}
-		for _, w := range ws {
-			name := l.Name() + "/" + w.Name
-			plan[name] = planned{l.Name(), w.Shape}
-			names = append(names, name)
-		}
-		shape = out
+	plan, names, err := m.planWeights(path, input)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range f.Tensors {
 		if strings.HasPrefix(t.Name, optimizerPrefix) {
@@ -427,6 +409,71 @@ func (m *Sequential) buildChecked(f *safetensors.File, path string, input []int)
 		return nil, fmt.Errorf("%w; %s", err, saveAgain)
 	}
 	return src, nil
+}
+
+// planned is a weight as a model's config describes it, before it is
+// built: its layer and shape.
+type planned struct {
+	layer string
+	shape []int
+}
+
+// planWeights lists the weights the layers of m, as its config describes
+// them, make for input, by name and in order, without building them.
+func (m *Sequential) planWeights(path string, input []int) (map[string]planned, []string, error) {
+	if err := layers.CheckNames(m.layers); err != nil {
+		return nil, nil, fmt.Errorf("%s: model %q: %w; %s", path, m.name, err, saveAgain)
+	}
+	plan := map[string]planned{}
+	var names []string
+	shape := input
+	for i, l := range m.layers {
+		out, ws, err := layers.PlanBuild(l, shape)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, i+1, m.name, err, saveAgain)
+		}
+		for _, w := range ws {
+			name := l.Name() + "/" + w.Name
+			plan[name] = planned{l.Name(), w.Shape}
+			names = append(names, name)
+		}
+		shape = out
+	}
+	return plan, names, nil
+}
+
+// modelFileFits is LoadModel's check of what a file declares, before its
+// data is read: the model its config describes bounds the tensors (see
+// fitsWeights). A config that describes no model is refused as loadModel
+// would refuse it.
+func modelFileFits(path string) func(map[string]string, []safetensors.Declared) error {
+	return func(meta map[string]string, declared []safetensors.Declared) error {
+		doc, err := readDocument(meta, path)
+		if err != nil {
+			return err
+		}
+		m, err := modelOf(doc, path)
+		if err != nil {
+			return err
+		}
+		input := doc.Config.InputShape
+		if len(input) == 0 || slices.ContainsFunc(input, func(d int) bool { return d <= 0 }) {
+			return fmt.Errorf("the model config's input_shape %v is not a shape; %s", input, saveAgain)
+		}
+		plan, _, err := m.planWeights(path, input)
+		if err != nil {
+			return err
+		}
+		sizes := map[string]int{}
+		for name, p := range plan {
+			n := 1
+			for _, d := range p.shape {
+				n *= d
+			}
+			sizes[name] = n
+		}
+		return fitsWeights(m.name, sizes)(meta, declared)
+	}
 }
 
 // readDocument checks that the metadata is a model's, of a format version

@@ -3,7 +3,11 @@ package nn_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -501,6 +505,84 @@ func TestLoadRefusesDamagedOptimizerState(t *testing.T) {
 			}
 			if !slices.Equal(before, flatWeights(t, m)) || adam.Iterations() != 0 {
 				t.Error("a refused checkpoint changed the model or its optimizer")
+			}
+		})
+	}
+}
+
+// sparseFile writes a valid-looking safetensors file whose header declares
+// tensors of the given shapes and metadata, and whose data is a hole: a
+// few kilobytes on disk, however large the size the header declares.
+func sparseFile(t *testing.T, path string, meta map[string]string, shapes map[string][]int) {
+	t.Helper()
+	header := map[string]any{"__metadata__": meta}
+	var offset int64
+	for _, name := range slices.Sorted(maps.Keys(shapes)) {
+		n := int64(4)
+		for _, d := range shapes[name] {
+			n *= int64(d)
+		}
+		header[name] = map[string]any{"dtype": "F32", "shape": shapes[name], "data_offsets": []int64{offset, offset + n}}
+		offset += n
+	}
+	h, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var prefix [8]byte
+	binary.LittleEndian.PutUint64(prefix[:], uint64(len(h)))
+	if _, err := f.Write(append(prefix[:], h...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(8 + int64(len(h)) + offset); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A valid-looking file that declares huge tensors (4 KB on disk, a sparse
+// file) is refused by LoadWeights, LoadCheckpoint and LoadModel from its
+// header, before any data is read or allocated: it once ran the process
+// out of memory before the shapes were checked. 64 GiB of declared
+// kernel, or many tensors each no larger than a weight, are refused alike.
+func TestLoadRefusesFilesDeclaringHugeTensors(t *testing.T) {
+	dir := t.TempDir()
+	m := smallModel(t, 1, nil, 3)
+	saved := filepath.Join(dir, "model.safetensors")
+	if err := m.Save(saved); err != nil {
+		t.Fatal(err)
+	}
+	modelMeta, err := safetensors.ReadMetadata(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := map[string][]int{"dense/kernel": {1 << 20, 1 << 14}, "dense/bias": {3}, "dense_1/kernel": {3, 10}, "dense_1/bias": {10}}
+	many := map[string][]int{}
+	for i := range 500 {
+		many[fmt.Sprintf("optimizer/dense_1/kernel/s%d", i)] = []int{3, 10}
+	}
+	for _, tc := range []struct {
+		name   string
+		meta   map[string]string
+		shapes map[string][]int
+		load   func(path string) error
+		want   string
+	}{
+		{"LoadWeights", nil, huge, m.LoadWeights, `tensor "dense/kernel" has shape (1048576, 16384), 17179869184 values, more than any weight of model`},
+		{"LoadCheckpoint", map[string]string{"gokeras.optimizer": "SGD"}, huge, func(p string) error { _, err := m.LoadCheckpoint(p); return err }, `tensor "dense/kernel" has shape (1048576, 16384)`},
+		{"LoadModel", modelMeta, huge, func(p string) error { _, err := nn.LoadModel(p); return err }, `tensor "dense/kernel" has shape (1048576, 16384)`},
+		{"many small tensors", nil, many, m.LoadWeights, "the file declares 15000 values in 500 tensors, more than model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".safetensors")
+			sparseFile(t, path, tc.meta, tc.shapes)
+			err := tc.load(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%v, want an error naming the file and saying %q", err, tc.want)
 			}
 		})
 	}

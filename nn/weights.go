@@ -257,7 +257,7 @@ func (m *Sequential) LoadWeights(path string) error {
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
-	f, err := readAgreed(m.fileStrategy(), path)
+	f, err := readAgreed(m.fileStrategy(), path, m.fileFits())
 	if err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
@@ -269,6 +269,57 @@ func (m *Sequential) LoadWeights(path string) error {
 		return fmt.Errorf("load weights: %w", err)
 	}
 	return nil
+}
+
+// maxSlotsPerWeight is the most optimizer slots a rule keeps for one
+// weight: AMSGrad's m, v and vhat; RMSprop's velocity, momentum and
+// average gradient (optim.Update.SlotNames).
+const maxSlotsPerWeight = 3
+
+// fileFits is LoadWeights' and LoadCheckpoint's check of what a file
+// declares, before its data is read (see fitsWeights).
+func (m *Sequential) fileFits() func(map[string]string, []safetensors.Declared) error {
+	sizes := map[string]int{}
+	for _, w := range m.weights() {
+		sizes[w.name] = w.value.Shape().TotalSize()
+	}
+	return fitsWeights(m.name, sizes)
+}
+
+// fitsWeights returns a check for safetensors.ReadFileChecked that
+// refuses, before any data is read or allocated, a file that declares more
+// than model, whose weights have these sizes by name, can hold: a tensor
+// larger than its largest weight, or more values in all than its weights
+// and an optimizer's slots for each of them. A valid-looking sparse file
+// declaring huge tensors once exhausted memory before shapes were checked.
+// What fits these bounds but is still not the model's, checkWeights
+// explains once the file is read.
+func fitsWeights(model string, sizes map[string]int) func(map[string]string, []safetensors.Declared) error {
+	largest, total := "", 0
+	for name, n := range sizes {
+		if n > sizes[largest] || largest == "" {
+			largest = name
+		}
+		total += n
+	}
+	return func(_ map[string]string, declared []safetensors.Declared) error {
+		if len(declared) > 0 && total == 0 {
+			return fmt.Errorf("the file declares %d tensors but model %q has no weights: the file is not this model's", len(declared), model)
+		}
+		all := 0
+		for _, t := range declared {
+			if t.Values > sizes[largest] {
+				return fmt.Errorf("tensor %q has shape %s, %d values, more than any weight of model %q holds (the largest, %s, has %d): the file is not this model's, or it is damaged",
+					t.Name, weightShape(t.Shape), t.Values, model, largest, sizes[largest])
+			}
+			all += t.Values
+		}
+		if limit := total * (1 + maxSlotsPerWeight); all > limit {
+			return fmt.Errorf("the file declares %d values in %d tensors, more than model %q's %d weights and an optimizer's slots for them can hold (%d): the file is not this model's, or it is damaged",
+				all, len(declared), model, total, limit)
+		}
+		return nil
+	}
 }
 
 // checkWeights matches the file's tensors to the model's weights and
@@ -511,7 +562,7 @@ func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
 	if !ok {
 		return Checkpoint{}, fmt.Errorf("optimizer %s cannot restore its state (it does not implement optim.Stateful)", m.compiled.optimizer.Name())
 	}
-	f, err := readAgreed(m.fileStrategy(), path)
+	f, err := readAgreed(m.fileStrategy(), path, m.fileFits())
 	if err != nil {
 		return Checkpoint{}, err
 	}

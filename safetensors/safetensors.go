@@ -188,7 +188,28 @@ var ErrNotRegular = errors.New("not a regular file")
 // and then reads only the bytes the header declares; a path that is not a
 // regular file (a directory, a device such as /dev/zero) is refused before
 // anything is read.
-func ReadFile(path string) (*File, error) {
+//
+// A file's size does not bound the memory reading it takes: a sparse file
+// of a few kilobytes on disk can declare terabytes of tensors. A caller
+// that knows what it expects uses ReadFileChecked.
+func ReadFile(path string) (*File, error) { return ReadFileChecked(path, nil) }
+
+// Declared is a tensor as a file's header declares it, before its data is
+// read: its name, shape, and number of values.
+type Declared struct {
+	Name   string
+	Shape  []int
+	Values int
+}
+
+// ReadFileChecked is ReadFile that calls check, once the header has been
+// checked against the file's size and before any data is read or the
+// memory for it allocated, with the file's metadata and the tensors it
+// declares in the order of their data. An error from check is returned,
+// with the path, and nothing more is read: a caller refuses a file that
+// declares more than it can take (tensors of shapes it does not expect)
+// without reading it. A nil check checks nothing more.
+func ReadFileChecked(path string, check func(metadata map[string]string, tensors []Declared) error) (*File, error) {
 	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
@@ -197,6 +218,15 @@ func ReadFile(path string) (*File, error) {
 	l, err := readLayout(f, size, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if check != nil {
+		declared := make([]Declared, len(l.entries))
+		for i, e := range l.entries {
+			declared[i] = Declared{Name: e.name, Shape: slices.Clone(e.Shape), Values: l.counts[i]}
+		}
+		if err := check(l.meta, declared); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	file, err := l.readTensors(f)
 	if err != nil {
