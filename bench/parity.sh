@@ -1,19 +1,21 @@
 #!/bin/sh
 # Checks that gokeras trains the Keras cifar10_cnn as PyTorch does, for each
 # model variant: the Go program bench/cnnparity builds the model (dropout
-# rates 0, seed 1), trains 50 SGD steps (lr 0.1, batch 32) on a synthetic
-# dataset and writes its initial weights, the weights after every step
-# (--trajectory), its loss at each step and its Predict outputs on one more
-# batch; then bench/parity_cnn.py replays each step in PyTorch from
-# gokeras' own weights before it (the "re-synced" check, which alone decides
-# PASS or FAIL) and compares, at every step:
+# rates 0, seed 1), trains 50 SGD steps (batch 32; lr 0.1 for the plain
+# variant, 0.01 with BatchNormalization, which at 0.1 has learnt the
+# synthetic task by step 20) on a synthetic dataset and writes its initial
+# weights, the weights after every step (--trajectory), its loss at each
+# step and its Predict outputs on one more batch; then bench/parity_cnn.py
+# replays each step in PyTorch from gokeras' own weights before it (the
+# "re-synced" check, which alone decides PASS or FAIL) and compares, at
+# every step:
 #   - the loss, within 1e-5 relative;
 #   - the output layer's weights after the step (the last Dense, whose
 #     gradient depends on forward values only), within 1e-5 relative to
-#     them and 1e-4 of the step's change (2-norms);
+#     them and 1e-3 of the step's change (2-norms);
 #   - every other layer's weights, within 1e-2 of the step's change (2-norm:
 #     float32 near-ties in ReLU and max pooling reroute parts of these
-#     gradients, by up to 1.6e-3 of a step measured in gokeras and 5.3e-3 in
+#     gradients, by up to 3.1e-3 of a step measured in gokeras and 5.3e-3 in
 #     PyTorch float32 against float64);
 #   - BatchNormalization's moving statistics, within 1e-5 relative;
 # and, after the last step, the eval-mode outputs within 1e-6. A loss
@@ -35,8 +37,9 @@
 # Options: --mutate-grad-scale (above); --no-free-run (only the re-synced
 # check); --figures DIR (parity_cnn.py writes DIR/VARIANT.json with the
 # per-step figures, which bench/cnn_parity_margins.py compares). STEPS, LR
-# and BATCH override the step settings (50, 0.1, 32): parity_cnn.py prints
-# what a 32/33 gradient would read at the settings given.
+# and BATCH override the step settings (50; 0.1 plain, 0.01 batchnorm; 32):
+# parity_cnn.py prints what a 32/33 gradient would read at the settings
+# given.
 #
 # Variants: plain (the cifar10_cnn) and batchnorm (a BatchNormalization
 # between the first convolution and its ReLU). Prints the machine (CPU model
@@ -48,7 +51,7 @@ set -eu
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/usr/bin/python3}
 STEPS=${STEPS:-50}
-LR=${LR:-0.1}
+LR=${LR:-}
 BATCH=${BATCH:-32}
 mutate=""
 freerun=""
@@ -98,7 +101,7 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | awk '{print $2}' | tr '\n' ' ')
 echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes to: $dirty}"
 echo "$(go version); $("$PY" -c 'import sys, torch, numpy; print(f"python {sys.version.split()[0]}, torch {torch.__version__}, numpy {numpy.__version__}")')"
-echo "variants: $VARIANTS; $STEPS SGD steps, lr $LR, batch $BATCH"
+echo "variants: $VARIANTS; $STEPS SGD steps, lr ${LR:-0.1 plain, 0.01 batchnorm}, batch $BATCH"
 
 # SRC is the tree bench/cnnparity is built from: this one, or for the
 # control a copy of it (its uncommitted changes included, .git left out)
@@ -128,7 +131,12 @@ status=0
 for v in $VARIANTS; do
 	echo
 	echo "======== variant $v${mutate:+ (CONTROL: loss gradients scaled by 32/33)}"
-	args="--variant $v --steps $STEPS --lr $LR --batch-size $BATCH --trajectory"
+	lr=$LR
+	[ -n "$lr" ] || case $v in
+	plain) lr=0.1 ;;
+	batchnorm) lr=0.01 ;;
+	esac
+	args="--variant $v --steps $STEPS --lr $lr --batch-size $BATCH --trajectory"
 	echo "\$ ${mutate:+(cd MUTATED-COPY && }go run ./bench/cnnparity --out DIR/$v $args${mutate:+)}"
 	# shellcheck disable=SC2086 # args is split on purpose
 	if ! (cd "$SRC" && go run ./bench/cnnparity --out "$DIR/$v" $args); then

@@ -18,8 +18,8 @@ from gokeras' own weights before it, on the same batch, and at every step
   - the output layer's weights after it (the last Dense: kernel and bias as
     one vector w) must match within --weight-tolerance (1e-5) relative to
     them, ||w_gokeras - w_PyTorch||_2 <= 1e-5 ||w_PyTorch||_2, and within
-    --output-step-tolerance (1e-4) of the step's change,
-    ||w_gokeras - w_PyTorch||_2 <= 1e-4 ||w_PyTorch - w_before||_2;
+    --output-step-tolerance (1e-3) of the step's change,
+    ||w_gokeras - w_PyTorch||_2 <= 1e-3 ||w_PyTorch - w_before||_2;
   - every other layer's weights after it (kernel and bias; the
     BatchNormalization's gamma and beta) within --step-tolerance (1e-2) of
     the step's change of that layer, in the same 2-norms;
@@ -35,44 +35,56 @@ on the extra batch within --eval-tolerance (1e-6): max|gokeras - PyTorch|
 over the softmax outputs, which lie in [0, 1].
 
 Why these figures. Each step starts from the same weights in both
-frameworks, so they compare one step's arithmetic; what they must catch is
-a gradient error as small as 3% (bench/cnn-parity-control.sh: every loss
+frameworks, so they compare one step's arithmetic; they must catch a
+gradient error as small as 3% (bench/cnn-parity-control.sh: every loss
 gradient scaled by 32/33, which changes every layer's step by 1/33 =
-3.0e-2 of itself), while passing two correct float32 implementations.
+3.0e-2 of itself) and pass two correct float32 implementations. Figures
+are 2-norms over a layer, in which an error in a few entries weighs little
+and an error in every entry weighs in full. Measured values below are from
+bench/results/cnn-parity-2026-11-27-{plain,batchnorm}.txt and the runs
+that chose the settings.
   - The output layer's gradient, h^T (softmax - y) / batch, is a function
     of forward values only, and a forward pass is continuous in rounding
-    (ReLU and max pooling are continuous functions), so two float32
-    implementations agree on it to accumulation error: measured at most
-    2.6e-8 of the weights and 2.5e-6 of the step, PyTorch float32 against
-    float64 alike (bench/results/cnn-parity-2026-11-27-*.txt). A 3% loss
-    gradient error shows there first and in full.
+    (ReLU and max pooling are continuous functions): two float32
+    implementations agree on it to accumulation error. Measured: at most
+    2.6e-8 of the weights (PyTorch float32 against float64: 3.1e-8), and
+    1.4e-5 of the step (PyTorch's own: 4.3e-5; this one grows as the loss
+    shrinks, since softmax - y then cancels in float32), hence 1e-5 of the
+    weights and 1e-3 of the step. A loss gradient error shows there first
+    and in full: a 3% one reads 3.0e-2 of the step.
   - Every other layer's gradient passes backwards through ReLU masks and
     max-pooling choices, which are not continuous: where a max-pooling
     window's two largest inputs, or a ReLU's input and 0, differ by less
-    than float32 rounding, two correct implementations route a piece of the
-    gradient differently. Such near-ties come every few steps and move a
-    layer's step by up to 1.6e-3 of itself measured in gokeras against
+    than float32 rounding, two correct implementations route a piece of
+    the gradient differently. Such near-ties come every few steps and move
+    a layer's step by up to 3.1e-3 of itself measured in gokeras against
     PyTorch float32, and up to 5.3e-3 in PyTorch float32 against PyTorch
     float64 from the same weights; away from them the layers agree within
-    about 1e-5 of the step. Hence 1e-2 of the step: a 3% error fails by
-    3x, the worst near-tie seen passes by 2x (PyTorch's own) to 6x
-    (gokeras').
+    about 1e-5 of the step. Hence 1e-2 of the step: a 3% error in these
+    layers fails by 3x, the worst near-tie seen passes by 2x (PyTorch's
+    own) to 3x (gokeras').
   - Relative to the weights, a near-tie's effect is its share of the step
-    times the step's size against the weights, which at lr 0.1 varies from
-    1e-3 to 0.2 by layer and step: no fixed bound relative to the weights
-    both passes every near-tie and fails a 3% error in every layer. All
-    weights together reach 3.9e-6 of themselves at a near-tie, where a 3%
-    error reads 3.2e-5 at its smallest: printed as information
+    times the step's size against the weights, which at lr 0.1 varies
+    from 1e-3 to 0.2 by layer and step: no bound relative to the weights
+    passes every near-tie and fails a 3% error in every layer. All the
+    weights as one vector reached 3.9e-6 of themselves at a near-tie, and
+    a 3% error 3.2e-5 at its smallest, but the same near-tie on one of the
+    largest steps would have read about 2.5e-5: printed as information
     (model/|w|), not a criterion.
-  - The step settings (bench/parity.sh: 50 steps, lr 0.1, batch 32) make
-    the output layer's step at least 3e-3 of its weights at every step of
-    the plain variant, so that a 3% gradient error reads at least 9.8e-5
-    there, ten times the 1e-5; at Keras' default lr 0.01 it would read
-    about 1e-5, no more than the tolerance. Steps figured against their own
-    change do not depend on the learning rate. The table prints, per step,
-    what a 32/33 gradient would read relative to the weights.
+  - The step settings (bench/parity.sh: 50 steps of batch 32, lr 0.1 for
+    the plain variant) make the output layer's step at least 3e-3 of its
+    weights at every step, so that a 3% gradient error reads at least
+    9.8e-5 of the weights there, ten times the 1e-5; at Keras' default lr
+    0.01 it would read 1e-5 to 2e-5, no test at all. With
+    BatchNormalization the model learns the synthetic task by step 20 at
+    lr 0.1 (loss 3e-4, whose float32 rounding alone is 5e-5 relative, and
+    steps of 1e-5 of the weights), so that variant runs at lr 0.01 (loss
+    2.3 -> 0.025), where a 3% error reads at least 1.7e-5 of the output
+    layer's weights. Figures against the step do not depend on the
+    learning rate; the table prints, per step, what a 32/33 gradient
+    would read against the weights.
   - Moving statistics and eval outputs have no near-ties (forward values
-    only): measured within 7e-8 relative and 2e-7.
+    only): measured within 7.1e-8 relative and 1.8e-7.
 The per-step table prints each figure beside PyTorch float32 against
 float64 (its own float32 error at that step).
 
@@ -350,9 +362,9 @@ def main():
     p.add_argument("--weight-tolerance", type=float, default=1e-5,
                    help="largest ||gokeras - PyTorch||_2 / ||PyTorch||_2 of the output layer's weights (kernel and "
                         "bias as one vector) after a re-synced step (default 1e-5)")
-    p.add_argument("--output-step-tolerance", type=float, default=1e-4,
+    p.add_argument("--output-step-tolerance", type=float, default=1e-3,
                    help="largest ||gokeras - PyTorch||_2 of the output layer's weights after a re-synced step as a "
-                        "fraction of ||PyTorch after - before||_2, the step's change of them (default 1e-4)")
+                        "fraction of ||PyTorch after - before||_2, the step's change of them (default 1e-3)")
     p.add_argument("--step-tolerance", type=float, default=1e-2,
                    help="the same for every other layer, whose gradient passes through ReLU or max-pooling masks "
                         "that float32 near-ties can flip (default 1e-2)")
@@ -427,6 +439,9 @@ def main():
     t = Twin(run)
     t.load(final_go)
     p_pt = t.predict(x_eval)
+    t = Twin(run, torch.float64)
+    t.load(final_go)
+    ev_pt = float(np.max(np.abs(p_pt - t.predict(x_eval))))
     ev_abs = float(np.max(np.abs(p_go - p_pt)))
     ev_rel = float(np.max(np.abs(p_go - p_pt) / np.abs(p_pt)))
     ev_arg = float((p_go.argmax(1) == p_pt.argmax(1)).mean())
@@ -541,7 +556,8 @@ def main():
                        f"vs float64 reach {pm:.2e}" + (f"; beyond tolerance: {bad}" if bad else ""), not bad))
     checks.append((f"eval mode after step {steps} (gokeras Predict vs PyTorch model.eval() from gokeras' final weights, "
                    f"{ne} new images x {classes} softmax outputs): worst |diff| {ev_abs:.2e} (relative {ev_rel:.2e}, "
-                   f"same argmax for {ev_arg:.0%}); tolerance {a.eval_tolerance:g}", ev_abs <= a.eval_tolerance))
+                   f"same argmax for {ev_arg:.0%}); tolerance {a.eval_tolerance:g}; PyTorch float32 vs float64 "
+                   f"{ev_pt:.2e}", ev_abs <= a.eval_tolerance))
     mw = [r["model"] for r in rs]
     j, _ = worst_of(mw)
     print(f"  (information) all weights, model/|w|: worst {mw[j]:.2e} (step {j + 1}), median {np.median(mw):.2e}; "

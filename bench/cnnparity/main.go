@@ -5,6 +5,12 @@
 //
 //	go run ./bench/cnnparity --out DIR [--variant plain|batchnorm] [--steps 50] [--batch-size 32] [--lr 0.01] [--trajectory]
 //
+// bench/parity.sh runs it with --trajectory and --lr 0.1 (plain) or 0.01
+// (batchnorm), so that a 3% error in a step's gradient is measurable
+// against the weights (bench/parity_cnn.py's docstring says why), and,
+// for the control, from a copy of the tree in which every loss gradient is
+// scaled by 32/33 (bench/parity.sh --mutate-grad-scale).
+//
 // The model is nn/cnn_test.go's cifar10CNN with every dropout rate 0
 // (layers.Dropout(0) is the identity, so both frameworks compute the same
 // function), seeded with model.SetSeed(1). DIR receives:
