@@ -293,7 +293,8 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		if err := cfg.ux.checkOutputs(outputs...); err != nil {
 			return err
 		}
-		if err := checkTensorBoard(cfg.tensorboard); err != nil {
+		files := append([]output{{"save", cfg.ux.save}, {"checkpoint", cfg.ux.checkpoint}, {"plot", cfg.ux.plot}}, outputs...)
+		if err := checkTensorBoard(cfg.tensorboard, files); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/gokeras/gokeras/callbacks"
 	"github.com/gokeras/gokeras/nn"
@@ -10,14 +11,26 @@ import (
 
 // checkTensorBoard checks, before any work, that train can write the
 // --tensorboard event files, as checkOutputs checks the files the other
-// flags name: a bad directory found only after training would lose the
-// logs.
-func checkTensorBoard(dir string) error {
+// flags name, and that none of those files is the directory or one of the
+// two it makes in it (train/ and validation/): a bad directory, or a clash
+// found only after training, would lose the logs or the weights.
+func checkTensorBoard(dir string, files []output) error {
 	if dir == "" {
 		return nil
 	}
 	if err := callbacks.NewTensorBoard(dir).Check(); err != nil {
 		return fmt.Errorf("--tensorboard %w", err)
+	}
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		for _, d := range []string{dir, filepath.Join(dir, "train"), filepath.Join(dir, "validation")} {
+			if sameFile(f.path, d) {
+				return fmt.Errorf("--%s %s is where --tensorboard %s writes its logs (the directory %s): give --%s a file outside it, or --tensorboard another directory",
+					f.flag, f.path, dir, d, f.flag)
+			}
+		}
 	}
 	return nil
 }

@@ -128,3 +128,49 @@ func TestTrainChecksTensorBoardDirBeforeTraining(t *testing.T) {
 		})
 	}
 }
+
+// Every file output that would land where --tensorboard writes (the
+// directory itself, or its train/ or validation/, which it makes) is
+// refused before training: the clash was found only at the end, when the
+// directories were there and the file could not be written.
+func TestTrainRefusesOutputsInTheTensorBoardDir(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		flag, path string // DIR: the log directory
+		there      bool   // DIR exists, from an earlier run, empty
+	}{
+		{"--save", "DIR", false},
+		{"--plot", "DIR", false},
+		{"--checkpoint", "DIR/train", true},
+		{"--json", "DIR/validation", true},
+		{"--csv-log", "DIR/./train", true},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			logs := filepath.Join(dir, "logs")
+			if tc.there {
+				if err := os.Mkdir(logs, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := strings.ReplaceAll(filepath.FromSlash(tc.path), "DIR", logs)
+			r := runTrain(t, append(quick, "--seed", "1", "--tensorboard", logs, tc.flag, path)...)
+			want := fmt.Sprintf("%s %s is where --tensorboard %s writes its logs", tc.flag, path, logs)
+			if r.err == nil || !strings.Contains(r.err.Error(), want) {
+				t.Fatalf("error %v, want one saying %q", r.err, want)
+			}
+			if r.stdout != "" {
+				t.Errorf("printed before the error, so the check came late:\n%s", r.stdout)
+			}
+			want = map[bool]string{false: "", true: "logs"}[tc.there]
+			if names := dirNamesOf(t, dir); strings.Join(names, " ") != want {
+				t.Errorf("the refused run left %v behind", names)
+			}
+			if tc.there {
+				if names := dirNamesOf(t, logs); len(names) != 0 {
+					t.Errorf("the refused run left %v in the log directory", names)
+				}
+			}
+		})
+	}
+}
