@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -34,6 +35,13 @@ type CSVLogger struct {
 	// Append keeps the rows of an existing file and adds to them, without
 	// a second header (default false: the file is started anew).
 	Append bool
+	// ResumeEpoch, with Append, is the epoch (from 0) a resumed run starts
+	// at (Fit's InitialEpoch): the file's rows of that epoch and later are
+	// dropped before the first new row, since the run trains those epochs
+	// again. A run resumed from a checkpoint older than the file's last row
+	// (its save failed, or was killed) then replaces those rows instead of
+	// repeating them. 0 keeps every row, as Keras' append does.
+	ResumeEpoch int
 
 	keys    []string
 	content bytes.Buffer
@@ -62,6 +70,9 @@ func (c *CSVLogger) OnTrainBegin(nn.Logs) error {
 			return fmt.Errorf("CSVLogger: %w", err)
 		}
 		c.content.Write(old)
+		if c.ResumeEpoch > 0 {
+			return c.keepEpochsBefore(c.ResumeEpoch)
+		}
 	}
 	return nil
 }
@@ -97,4 +108,29 @@ func (c *CSVLogger) OnEpochEnd(epoch int, logs nn.Logs) error {
 		return fmt.Errorf("CSVLogger: %w", err)
 	}
 	return nil
+}
+
+// keepEpochsBefore drops, from the content an appended file brought, the
+// first row of an epoch at or after epoch and every row after it (see
+// ResumeEpoch). The header and the rows before stay as they were written.
+func (c *CSVLogger) keepEpochsBefore(epoch int) error {
+	if c.content.Len() == 0 {
+		return nil
+	}
+	r := csv.NewReader(bytes.NewReader(c.content.Bytes()))
+	r.Comma, r.FieldsPerRecord, r.ReuseRecord = c.Separator, -1, true
+	for {
+		start := r.InputOffset()
+		rec, err := r.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("CSVLogger: %s, appended to: %w (remove it, or log to another file)", c.Filename, err)
+		}
+		if e, err := strconv.Atoi(rec[0]); err == nil && e >= epoch {
+			c.content.Truncate(int(start))
+			return nil
+		}
+	}
 }

@@ -248,3 +248,38 @@ func TestTrainResumeAppliesLR(t *testing.T) {
 		t.Error("--lr 0.5, --lr 0.0001 and no --lr ended with the same weights: --lr was ignored")
 	}
 }
+
+// Resumed from a checkpoint older than the --csv-log (the last save failed
+// or was killed after the log's row was written), the log has each epoch
+// once: the redone epoch's row replaces the old one.
+func TestTrainResumeLogsEachEpochOnce(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	ck, older, log := filepath.Join(dir, "ck.safetensors"), filepath.Join(dir, "older.safetensors"), filepath.Join(dir, "log.csv")
+	one := append(quick[:len(quick):len(quick)], "--seed", "2", "--checkpoint", ck, "--csv-log", log)
+	one[slices.Index(one, "--epochs")+1] = "1"
+	if r := runTrain(t, one...); r.err != nil {
+		t.Fatal(r.err)
+	}
+	b, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(older, b, 0o644); err != nil { // the checkpoint after epoch 1
+		t.Fatal(err)
+	}
+	both := append(quick[:len(quick):len(quick)], "--seed", "2", "--checkpoint", ck, "--csv-log", log)
+	for range 2 { // epoch 2, then epoch 2 again from the older checkpoint, as if its save had failed
+		if r := runTrain(t, append(both, "--resume", older)...); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	got, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(got), "\r\n"), "\r\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "epoch,") || !strings.HasPrefix(lines[1], "0,") || !strings.HasPrefix(lines[2], "1,") {
+		t.Errorf("--csv-log holds\n%s\nwant a header and epochs 0 and 1 once each", got)
+	}
+}

@@ -376,7 +376,9 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	fitOpts = append(fitOpts, nn.Callbacks(timer))
 	if cfg.csvLog != "" {
 		csv := callbacks.NewCSVLogger(cfg.csvLog)
-		csv.Append = cfg.ux.resume != "" // keep the epochs before the interruption
+		if cfg.ux.resume != "" { // keep the epochs before the checkpoint's
+			csv.Append, csv.ResumeEpoch = true, cfg.ux.from.Epoch
+		}
 		fitOpts = append(fitOpts, nn.Callbacks(csv))
 	}
 	var stopper *callbacks.EarlyStopping
