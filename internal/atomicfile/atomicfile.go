@@ -10,10 +10,18 @@
 // Only regular files are replaced: a destination that is a directory, a
 // device, a named pipe or a socket is refused. A symbolic link is written
 // through: the file it finally names is replaced (the temporary file is
-// made beside that file), and the link is kept.
+// made beside that file), and the link is kept. A link is followed only
+// where Linux's fs.protected_symlinks (on by default) would follow it: not
+// a link in a sticky world-writable directory (such as /tmp) that belongs
+// to neither the caller nor the directory's owner, which another user may
+// have planted there to have the caller's file replace one of the
+// caller's own.
 //
 // The new file keeps the permissions of the file it replaces; a new file
-// gets 0666 less the process's umask, as a file made by os.Create does.
+// gets 0666 less the process's umask, as a file made by os.Create does. A
+// read-only file (no write permission for its owner, as chmod a-w leaves
+// it) is not replaced, even by its owner or root: make it writable first,
+// or remove it, as one would to overwrite it with cp.
 //
 // The temporary file is named ".NAME.tmp-DIGITS" (for a NAME too long for
 // that, a shortened NAME with a hash of the whole name). A process killed
@@ -190,10 +198,20 @@ func destination(path string) (dest, error) {
 				}
 				return dest{}, fmt.Errorf("%s, not a regular file: only regular files are replaced; choose a file path", what)
 			}
+			if info.Mode().Perm()&0o200 == 0 {
+				what := "is"
+				if target != path {
+					what = "links to " + target + ", which is"
+				}
+				return dest{}, fmt.Errorf("%s read-only (mode %04o): make it writable (chmod u+w) or remove it to replace it, or choose another path", what, info.Mode().Perm())
+			}
 			return dest{target: target, dir: dir, base: base, old: info}, nil
 		}
 		if links == maxLinks {
 			return dest{}, fmt.Errorf("more than %d symbolic links in a row (a loop?): point the path at a file", maxLinks)
+		}
+		if err := mayFollow(target, dirName(dir), info); err != nil {
+			return dest{}, err
 		}
 		link, err := os.Readlink(target)
 		if err != nil {
@@ -260,7 +278,9 @@ func explainCreate(dir string, err error) error {
 		}
 		return &reasonError{fmt.Sprintf("directory %s cannot be reached (%v): choose another path", name, serr), err}
 	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
-		return &reasonError{fmt.Sprintf("directory %s is not writable (%v): choose another path or make it writable", name, cause), err}
+		return &reasonError{fmt.Sprintf("directory %s is not writable (%v): choose another path or make it writable "+
+			"(a file there is replaced through a new file beside it, so that a reader never sees it half written: "+
+			"a writable file in a read-only directory cannot be)", name, cause), err}
 	default:
 		return &reasonError{fmt.Sprintf("cannot create a file in directory %s (%v): choose another path", name, cause), err}
 	}

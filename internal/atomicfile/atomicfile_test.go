@@ -2,6 +2,7 @@ package atomicfile_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -115,7 +116,7 @@ func writeOld(t *testing.T, path string, perm os.FileMode) {
 }
 
 func TestWriteKeepsTheModeOfTheFileItReplaces(t *testing.T) {
-	for _, perm := range []os.FileMode{0o600, 0o640, 0o664, 0o444, 0o755} {
+	for _, perm := range []os.FileMode{0o600, 0o640, 0o664, 0o644, 0o755} {
 		t.Run(perm.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "ck.safetensors")
 			writeOld(t, path, perm)
@@ -449,4 +450,36 @@ func keys(m map[string]bool) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// A read-only file (no write permission for its owner) is not replaced,
+// by its owner or root, directly or through a link, as cp would not
+// overwrite it: it stays as it was. Before, it was replaced silently.
+func TestWriteRefusesAReadOnlyFile(t *testing.T) {
+	for _, perm := range []os.FileMode{0o444, 0o400, 0o555, 0o044} {
+		t.Run(fmt.Sprintf("%04o", perm), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "ck.safetensors")
+			writeOld(t, path, perm)
+			link := filepath.Join(dir, "link")
+			if err := os.Symlink("ck.safetensors", link); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{path, link} {
+				want := fmt.Sprintf("read-only (mode %04o): make it writable (chmod u+w) or remove it to replace it", perm)
+				if err := atomicfile.WriteBytes(p, []byte("new")); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Write %s: error %v, want one saying %q", p, err, want)
+				}
+				if err := atomicfile.Check(p); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Check %s: error %v, want one saying %q", p, err, want)
+				}
+			}
+			if b, err := os.ReadFile(path); err != nil || string(b) != "old" {
+				t.Errorf("the read-only file holds %q (%v), want it untouched", b, err)
+			}
+			if names := entries(t, dir); len(names) != 2 {
+				t.Errorf("directory holds %v, want the file and the link only", names)
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -137,4 +138,128 @@ func TestCheckRefusesAReadOnlyDirectory(t *testing.T) {
 	if err := atomicfile.WriteBytes(path, nil); err == nil || !strings.Contains(err.Error(), "is not writable") {
 		t.Errorf("Write: error %v, want one saying the directory is not writable", err)
 	}
+}
+
+// A symbolic link in a sticky world-writable directory (a shared /tmp) is
+// followed only when it belongs to the writer or to the directory's owner,
+// as Linux's fs.protected_symlinks does: another user's link there is how
+// that user would have root's (or anyone's) save replace a file of theirs.
+// As root, and as an unprivileged user (uid 65534, a child process), for
+// links owned by the writer, the directory's owner and a third user. It
+// needs root to give the links and the directory their owners.
+func TestWriteFollowsLinksOnlyWhereTheKernelWould(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to make files of other users (CI runs it as root)")
+	}
+	const nobody, other, dirOwner = 65534, 4321, 4322
+	// Not t.TempDir: its parent is 0700, and the other user must get in.
+	base, err := os.MkdirTemp("", "atomicfile-users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := copyTestBinary(t, base)
+	for _, tc := range []struct {
+		name      string
+		writer    int // uid that writes
+		linkOwner int
+		dirOwner  int
+		follow    bool
+	}{
+		{"root, another user's link", 0, other, 0, false},
+		{"root, its own link", 0, 0, 0, true},
+		{"root, the directory owner's link", 0, dirOwner, dirOwner, true},
+		{"user, another user's link", nobody, other, 0, false},
+		{"user, its own link", nobody, nobody, 0, true},
+		{"user, the directory owner's link", nobody, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, err := os.MkdirTemp(base, "case")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// The victim: a file the writer may replace, in a directory
+			// it may write (so that only the link decides).
+			victimDir := filepath.Join(dir, "victim")
+			mkdir(t, victimDir)
+			chown(t, victimDir, tc.writer)
+			victim := filepath.Join(victimDir, "precious")
+			if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			chown(t, victim, tc.writer)
+			shared := filepath.Join(dir, "shared") // as /tmp: sticky, world-writable
+			mkdir(t, shared)
+			if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+				t.Fatal(err)
+			}
+			chown(t, shared, tc.dirOwner)
+			link := filepath.Join(shared, "out.st")
+			symlink(t, victim, link)
+			if err := os.Lchown(link, tc.linkOwner, tc.linkOwner); err != nil {
+				t.Fatal(err)
+			}
+			var err2 error
+			if tc.writer == 0 {
+				err2 = atomicfile.WriteBytes(link, []byte("new"))
+			} else {
+				cmd := exec.Command(exe, link)
+				cmd.Env = append(os.Environ(), childEnv+"=save")
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(tc.writer), Gid: uint32(tc.writer)}}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					err2 = fmt.Errorf("%s (%v)", strings.TrimSpace(string(out)), err)
+				}
+			}
+			got, err := os.ReadFile(victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.follow {
+				if err2 != nil || string(got) != "new" {
+					t.Errorf("writing through the link: %v, the file holds %q; want it written", err2, got)
+				}
+				return
+			}
+			want := "belongs to another user (uid " + fmt.Sprint(tc.linkOwner) + "): such a link is not followed"
+			if err2 == nil || !strings.Contains(err2.Error(), want) {
+				t.Errorf("writing through the link: error %v, want one saying %q", err2, want)
+			}
+			if string(got) != "precious" {
+				t.Errorf("the link's target holds %q: it was replaced", got)
+			}
+		})
+	}
+}
+
+func chown(t *testing.T, path string, uid int) {
+	t.Helper()
+	if err := os.Chown(path, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyTestBinary copies this test binary into dir, where another user
+// may run it (the go command builds it in a directory only root enters).
+func copyTestBinary(t *testing.T, dir string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "atomicfile.test")
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
