@@ -95,9 +95,11 @@ gokeras'; beside them, two float32 PyTorch runs against each other (oneDNN,
 "mkldnn", off vs on: two sets of float32 convolution kernels), and each
 against float64 PyTorch. Over 50 steps float32 trajectories drift apart
 through near-ties in ReLU and max pooling, which turn rounding differences
-of 1e-7 into loss differences of up to 1e-4, between any two float32
-implementations: gokeras' free-running drift is to be read against
-PyTorch's own.
+of 1e-7 into loss differences of up to 1e-4 at lr 0.01, and at lr 0.1
+(the plain variant's setting) into trajectories that part entirely after
+some 40 steps (loss differences of 0.5, PyTorch against itself alike),
+between any two float32 implementations: gokeras' free-running drift is to
+be read against PyTorch's own.
 
 Weight mapping: Conv2D kernels are Keras HWIO (kh, kw, in, out) and become
 OIHW; Dense kernels (in, out) become Linear's (out, in). The Dense that
