@@ -204,19 +204,25 @@ func (t *Tensor) check() error {
 		if d < 0 {
 			return fmt.Errorf("tensor %q: negative dimension in %v", t.Name, t.Dims)
 		}
+		if d > 0 && n > math.MaxInt64/d {
+			return fmt.Errorf("tensor %q: dimensions %v hold more values than an int64 counts", t.Name, t.Dims)
+		}
 		n *= d
 	}
-	var have int
+	var have, other int
 	switch t.DataType {
 	case Float:
-		have = len(t.Floats)
+		have, other = len(t.Floats), len(t.Int64s)
 	case Int64:
-		have = len(t.Int64s)
+		have, other = len(t.Int64s), len(t.Floats)
 	default:
 		return fmt.Errorf("tensor %q: data type %v is not one gokeras writes (FLOAT or INT64)", t.Name, t.DataType)
 	}
 	if int64(have) != n {
 		return fmt.Errorf("tensor %q: %d values for dimensions %v, which hold %d", t.Name, have, t.Dims, n)
+	}
+	if other != 0 {
+		return fmt.Errorf("tensor %q: %d values of another type than its %v", t.Name, other, t.DataType)
 	}
 	return nil
 }
