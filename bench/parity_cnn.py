@@ -47,7 +47,7 @@ that chose the settings.
     of forward values only, and a forward pass is continuous in rounding
     (ReLU and max pooling are continuous functions): two float32
     implementations agree on it to accumulation error. Measured: at most
-    2.6e-8 of the weights (PyTorch float32 against float64: 3.1e-8), and
+    2.6e-8 of the weights (PyTorch float32 against float64: 2.5e-8), and
     1.4e-5 of the step (PyTorch's own: 4.3e-5; this one grows as the loss
     shrinks, since softmax - y then cancels in float32), hence 1e-5 of the
     weights and 1e-3 of the step. A loss gradient error shows there first
@@ -68,7 +68,7 @@ that chose the settings.
     from 1e-3 to 0.2 by layer and step: no bound relative to the weights
     passes every near-tie and fails a 3% error in every layer. All the
     weights as one vector reached 3.9e-6 of themselves at a near-tie, and
-    a 3% error 3.2e-5 at its smallest, but the same near-tie on one of the
+    a 3% error 4.4e-5 at its smallest, but the same near-tie on one of the
     largest steps would have read about 2.5e-5: printed as information
     (model/|w|), not a criterion.
   - The step settings (bench/parity.sh: 50 steps of batch 32, lr 0.1 for
@@ -84,7 +84,7 @@ that chose the settings.
     learning rate; the table prints, per step, what a 32/33 gradient
     would read against the weights.
   - Moving statistics and eval outputs have no near-ties (forward values
-    only): measured within 7.1e-8 relative and 1.8e-7.
+    only): measured within 6.5e-8 relative and 1.8e-7.
 The per-step table prints each figure beside PyTorch float32 against
 float64 (its own float32 error at that step).
 
