@@ -279,12 +279,14 @@ func readRecord(r io.Reader) ([]byte, error) {
 	if size > maxRecord {
 		return nil, fmt.Errorf("record of %d bytes, more than the %d allowed", size, maxRecord)
 	}
-	data := make([]byte, size+4)
-	if _, err := io.ReadFull(r, data); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
+	// Read what is there rather than allocate what the length claims: a
+	// damaged or hostile length in a short file asks for nothing.
+	data, err := io.ReadAll(io.LimitReader(r, int64(size)+4))
+	if err != nil {
 		return nil, err
+	}
+	if uint64(len(data)) < size+4 {
+		return nil, io.ErrUnexpectedEOF
 	}
 	data, crc := data[:size], binary.LittleEndian.Uint32(data[size:])
 	if want := maskedCRC(data); crc != want {
