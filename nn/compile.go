@@ -100,6 +100,11 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	if m == nil {
 		return fmt.Errorf("compile: %w", ErrNilModel)
 	}
+	release, err := m.claim("compile", true)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if opt == nil {
 		return errors.New("compile: no optimizer given: pass one, e.g. optim.Get(\"sgd\")")
 	}
@@ -199,6 +204,11 @@ func (m *Sequential) Close() error {
 	if m == nil {
 		return fmt.Errorf("close: %w", ErrNilModel)
 	}
+	release, err := m.claim("close", true)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return m.closePrograms()
 }
 

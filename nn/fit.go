@@ -450,7 +450,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		cb.SetModel(m)
 		cb.SetParams(params)
 	}
-	if err := r.callbacks.each("on_train_begin", func(cb Callback) error { return cb.OnTrainBegin(Logs{}) }); err != nil {
+	if err := r.hooks("on_train_begin", func(cb Callback) error { return cb.OnTrainBegin(Logs{}) }); err != nil {
 		return &r.hist, fmt.Errorf("fit: %w", err)
 	}
 	last := Logs{}
@@ -462,7 +462,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		if err := r.stopNow(ctx); err != nil {
 			return &r.hist, &InterruptedError{Epoch: epoch, Step: first, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}
-		if err := r.callbacks.each("on_epoch_begin", func(cb Callback) error { return cb.OnEpochBegin(epoch, Logs{}) }); err != nil {
+		if err := r.hooks("on_epoch_begin", func(cb Callback) error { return cb.OnEpochBegin(epoch, Logs{}) }); err != nil {
 			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		shuffleOrder(r.order, cfg.shuffle, cfg.seed, epoch)
@@ -480,7 +480,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 			return &r.hist, err
 		}
 		logs := logsOf(entries)
-		if err := r.callbacks.each("on_epoch_end", func(cb Callback) error { return cb.OnEpochEnd(epoch, logs) }); err != nil {
+		if err := r.hooks("on_epoch_end", func(cb Callback) error { return cb.OnEpochEnd(epoch, logs) }); err != nil {
 			return &r.hist, fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		r.hist.add(epoch, entriesOf(entries, logs))
@@ -489,7 +489,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 			break
 		}
 	}
-	if err := r.callbacks.each("on_train_end", func(cb Callback) error { return cb.OnTrainEnd(last) }); err != nil {
+	if err := r.hooks("on_train_end", func(cb Callback) error { return cb.OnTrainEnd(last) }); err != nil {
 		return &r.hist, fmt.Errorf("fit: %w", err)
 	}
 	return &r.hist, nil
@@ -523,6 +523,19 @@ func splitmix64(x uint64) uint64 {
 
 // stopNow is the error that stops Fit before its next step, nil to go
 // on (compiled.stopNow).
+// hooks runs a hook on every callback, the model's weights and machines
+// released meanwhile (Sequential.claim): a callback may save, load, get
+// or set the weights between two steps, as Keras' callbacks do.
+func (r *fitRun) hooks(hook string, call func(Callback) error) error {
+	r.m.inHooks.Store(true)
+	r.m.use.Unlock()
+	defer func() {
+		r.m.use.Lock()
+		r.m.inHooks.Store(false)
+	}()
+	return r.callbacks.each(hook, call)
+}
+
 func (r *fitRun) stopNow(ctx context.Context) error { return r.m.compiled.stopNow(ctx) }
 
 // InterruptedError is what Fit returns when its context is cancelled: where
@@ -562,7 +575,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		return fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
 	}
 	beginBatch := func(step int) error {
-		if err := r.callbacks.each("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
+		if err := r.hooks("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
 			return fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 		}
 		return nil
@@ -585,7 +598,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 		}
 		if len(r.callbacks) > 0 {
 			logs := logsOf(entries)
-			if err := r.callbacks.each("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
+			if err := r.hooks("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
 				return fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
 			}
 		}

@@ -110,6 +110,11 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 	if m == nil {
 		return fmt.Errorf("save model: %w", ErrNilModel)
 	}
+	release, err := m.claim("save model", false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	o := saveOptions{includeOptimizer: true}
 	for _, opt := range opts {
 		if opt != nil {

@@ -53,6 +53,11 @@ func (m *Sequential) ExportONNX(path string) error {
 	if m == nil {
 		return fmt.Errorf("export ONNX: %w", ErrNilModel)
 	}
+	release, err := m.claim("export ONNX", false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := m.exportONNX(path); err != nil {
 		return fmt.Errorf("export ONNX: %w", err)
 	}

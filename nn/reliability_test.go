@@ -587,3 +587,149 @@ func TestLoadRefusesFilesDeclaringHugeTensors(t *testing.T) {
 		})
 	}
 }
+
+// While Fit, Evaluate or Predict runs a step, the methods that read or
+// replace the weights, called from another goroutine, are refused with
+// ErrBusy instead of racing with the step (a checkpoint saved then mixed
+// two steps; Close could crash the run); Close and Compile are refused
+// during the whole run. Afterwards, and from Fit's callbacks, they work.
+func TestWeightMethodsDuringARunAreRefused(t *testing.T) {
+	data := blobs(t, 32, 4, 1, true)
+	dir := t.TempDir()
+	ctx := context.Background()
+	runs := map[string]func(m *nn.Sequential, d nn.Dataset) error{
+		"fit":      func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Fit(ctx, d, nn.Verbose(0)); return err },
+		"evaluate": func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Evaluate(ctx, d, nn.Verbose(0)); return err },
+		"predict":  func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Predict(ctx, d); return err },
+	}
+	calls := map[string]func(m *nn.Sequential) error{
+		"get weights": func(m *nn.Sequential) error { _, err := m.GetWeights(); return err },
+		"set weights": func(m *nn.Sequential) error {
+			ws, err := smallModel(t, 2, nil, 3).GetWeights()
+			if err != nil {
+				return err
+			}
+			return m.SetWeights(ws)
+		},
+		"save weights": func(m *nn.Sequential) error { return m.SaveWeights(filepath.Join(dir, "w.safetensors")) },
+		"save checkpoint": func(m *nn.Sequential) error {
+			return m.SaveCheckpoint(filepath.Join(dir, "ck.safetensors"), nn.Checkpoint{})
+		},
+		"save model":  func(m *nn.Sequential) error { return m.Save(filepath.Join(dir, "m.safetensors")) },
+		"export ONNX": func(m *nn.Sequential) error { return m.ExportONNX(filepath.Join(dir, "m.onnx")) },
+		"close":       func(m *nn.Sequential) error { return m.Close() },
+		"compile": func(m *nn.Sequential) error {
+			return m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0"))
+		},
+	}
+	for run, call := range runs {
+		t.Run(run, func(t *testing.T) {
+			m := smallModel(t, 1, nil, 3)
+			if err := m.SaveWeights(filepath.Join(dir, "w.safetensors")); err != nil {
+				t.Fatal(err)
+			}
+			g := newGate(data)
+			done := make(chan error)
+			go func() { done <- call(m, g) }()
+			<-g.entered // the run holds the model, mid-step
+			for name, other := range calls {
+				err := other(m)
+				if !errors.Is(err, nn.ErrBusy) || !strings.HasPrefix(err.Error(), name+`: model "sequential" is `) {
+					t.Errorf("%s during %s: %v, want ErrBusy", name, run, err)
+				}
+			}
+			for _, name := range []string{"load weights", "load checkpoint"} {
+				var err error
+				if name == "load weights" {
+					err = m.LoadWeights(filepath.Join(dir, "w.safetensors"))
+				} else {
+					_, err = m.LoadCheckpoint(filepath.Join(dir, "w.safetensors"))
+				}
+				if !errors.Is(err, nn.ErrBusy) {
+					t.Errorf("%s during %s: %v, want ErrBusy", name, run, err)
+				}
+			}
+			close(g.release)
+			if err := <-done; err != nil {
+				t.Fatalf("the run: %v", err)
+			}
+			for name, other := range calls {
+				if err := other(m); err != nil {
+					t.Errorf("%s after %s: %v", name, run, err)
+				}
+			}
+		})
+	}
+}
+
+// saver saves a checkpoint and sets the weights from Fit's callbacks, as
+// ModelCheckpoint and EarlyStopping do: between steps, which is allowed.
+type saver struct {
+	nn.CallbackBase
+	path string
+	errs []error
+}
+
+func (s *saver) OnTrainBatchEnd(step int, _ nn.Logs) error {
+	s.errs = append(s.errs, s.Model.SaveCheckpoint(s.path, nn.Checkpoint{Step: step}))
+	ws, err := s.Model.GetWeights()
+	if err == nil {
+		err = s.Model.SetWeights(ws)
+	}
+	s.errs = append(s.errs, err)
+	return nil
+}
+
+// From Fit's callbacks the weight methods run; from another goroutine,
+// hammering them during Fit, each call either runs between two steps or
+// is refused with ErrBusy: run with -race, nothing races.
+func TestWeightMethodsFromCallbacksAndOtherGoroutines(t *testing.T) {
+	dir := t.TempDir()
+	m := smallModel(t, 1, nil, 3)
+	cb := &saver{path: filepath.Join(dir, "cb.safetensors")}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var ran, refused int
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var err error
+			switch i % 3 {
+			case 0:
+				err = m.SaveCheckpoint(filepath.Join(dir, "other.safetensors"), nn.Checkpoint{})
+			case 1:
+				_, err = m.GetWeights()
+			case 2:
+				err = m.SaveWeights(filepath.Join(dir, "w.safetensors"))
+			}
+			switch {
+			case err == nil:
+				ran++
+			case errors.Is(err, nn.ErrBusy):
+				refused++
+			default:
+				t.Errorf("call %d from another goroutine: %v, want nil or ErrBusy", i, err)
+				return
+			}
+		}
+	})
+	_, err := m.Fit(context.Background(), blobs(t, 256, 4, 1, true), nn.Epochs(3), nn.BatchSize(8), nn.Verbose(0), nn.Callbacks(cb))
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range cb.errs {
+		if err != nil {
+			t.Fatalf("call %d from a callback: %v", i, err)
+		}
+	}
+	if len(cb.errs) != 2*3*32 {
+		t.Errorf("%d calls from callbacks, want %d", len(cb.errs), 2*3*32)
+	}
+	t.Logf("from another goroutine during Fit: %d ran, %d refused", ran, refused)
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,16 @@ type Sequential struct {
 	// running is the call (fitting, evaluating, predicting) that has the
 	// model, idle when none.
 	running atomic.Int32
+	// use is held by whatever reads or writes the model's weights and
+	// machines: Fit, Evaluate and Predict for their whole run, except
+	// while Fit's callbacks run (between steps, where they may save or set
+	// the weights), and the methods that read or replace the weights
+	// (claim). Such a method called from another goroutine during a run
+	// is refused with ErrBusy rather than racing with the step.
+	use sync.Mutex
+	// inHooks is set while Fit's callbacks run with use released: a claim
+	// then waits its turn instead of being refused.
+	inHooks atomic.Bool
 }
 
 // ErrNilModel is returned by the methods of a nil *Sequential.
@@ -67,11 +78,27 @@ func (a activity) String() string {
 // busyError says that a call found the model running another.
 type busyError struct {
 	model   string
-	call    string // "fit", "evaluate", "predict"
+	call    string // "fit", "evaluate", "predict", "save weights", ...
 	running activity
+	// other: a method that reads or replaces the weights, called from
+	// another goroutine while a run had them (claim); whole: one that
+	// cannot run during a run at all.
+	other, whole bool
 }
 
 func (e *busyError) Error() string {
+	switch {
+	case e.whole:
+		return fmt.Sprintf("%s: model %q is %s: %s cannot run until that call returns (not even from one of Fit's callbacks); call it after Fit, Evaluate or Predict returns",
+			e.call, e.model, e.running, e.call)
+	case e.other:
+		running := "in use"
+		if e.running != idle {
+			running = e.running.String()
+		}
+		return fmt.Sprintf("%s: model %q is %s on another goroutine, whose step would mix with this call: call it from one of Fit's callbacks (which run between steps), or after the running call returns",
+			e.call, e.model, running)
+	}
 	return fmt.Sprintf("%s: model %q is already %s: Fit, Evaluate and Predict of one model run one at a time, as they share its machines (on another goroutine, or from one of Fit's callbacks); wait for the running call to return, or use a second model (NewSequential, then SetWeights or LoadWeights)",
 		e.call, e.model, e.running)
 }
@@ -83,6 +110,7 @@ func (e *busyError) Is(target error) bool { return target == ErrBusy }
 func (m *Sequential) begin(call string, a activity) error {
 	for {
 		if m.running.CompareAndSwap(int32(idle), int32(a)) {
+			m.use.Lock() // a method that reads the weights (claim) may hold it a moment
 			return nil
 		}
 		if now := activity(m.running.Load()); now != idle {
@@ -92,7 +120,33 @@ func (m *Sequential) begin(call string, a activity) error {
 }
 
 // end releases the model claimed by begin.
-func (m *Sequential) end() { m.running.Store(int32(idle)) }
+func (m *Sequential) end() {
+	m.use.Unlock()
+	m.running.Store(int32(idle))
+}
+
+// claim takes the model's weights and machines for one of the methods
+// that read or replace them (GetWeights, SetWeights, the saves and loads,
+// ExportONNX), and returns what releases them. While Fit, Evaluate or
+// Predict runs, they are Fit's, but for while Fit's callbacks run: a call
+// from a callback goes ahead (between two steps), one from another
+// goroutine gets an error matching ErrBusy instead of mixing two steps'
+// weights or racing with the step. whole refuses during any run, callback
+// or not, what cannot happen under Fit's feet at all (Close, Compile).
+func (m *Sequential) claim(call string, whole bool) (func(), error) {
+	now := activity(m.running.Load())
+	if whole && now != idle {
+		return nil, &busyError{model: m.name, call: call, running: now, whole: true}
+	}
+	if now == idle || m.inHooks.Load() {
+		m.use.Lock() // no step runs now: wait for another such call, if any
+		return m.use.Unlock, nil
+	}
+	if !m.use.TryLock() {
+		return nil, &busyError{model: m.name, call: call, running: now, other: true}
+	}
+	return m.use.Unlock, nil
+}
 
 // NewSequential makes a model of the given layers. A leading layers.Input
 // declares the sample shape, as keras.Input does; otherwise the shape comes

@@ -91,6 +91,11 @@ func (m *Sequential) GetWeights() ([]*tensor.Dense, error) {
 	if m == nil {
 		return nil, fmt.Errorf("get weights: %w", ErrNilModel)
 	}
+	release, err := m.claim("get weights", false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := m.ensureBuilt(); err != nil {
 		return nil, fmt.Errorf("get weights: %w", err)
 	}
@@ -112,6 +117,11 @@ func (m *Sequential) SetWeights(ws []*tensor.Dense) error {
 	if m == nil {
 		return fmt.Errorf("set weights: %w", ErrNilModel)
 	}
+	release, err := m.claim("set weights", false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("set weights: %w", err)
 	}
@@ -164,6 +174,11 @@ func (m *Sequential) SaveWeights(path string) error {
 	if m == nil {
 		return fmt.Errorf("save weights: %w", ErrNilModel)
 	}
+	release, err := m.claim("save weights", false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("save weights: %w", err)
 	}
@@ -254,6 +269,11 @@ func (m *Sequential) LoadWeights(path string) error {
 	if m == nil {
 		return fmt.Errorf("load weights: %w", ErrNilModel)
 	}
+	release, err := m.claim("load weights", false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
@@ -407,6 +427,11 @@ func (m *Sequential) SaveCheckpoint(path string, ck Checkpoint) error {
 	if m == nil {
 		return fmt.Errorf("save checkpoint: %w", ErrNilModel)
 	}
+	release, err := m.claim("save checkpoint", false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := m.saveCheckpoint(path, ck, nil); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
@@ -544,6 +569,11 @@ func (m *Sequential) LoadCheckpoint(path string) (Checkpoint, error) {
 	if m == nil {
 		return Checkpoint{}, fmt.Errorf("load checkpoint: %w", ErrNilModel)
 	}
+	release, err := m.claim("load checkpoint", false)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer release()
 	ck, err := m.loadCheckpoint(path)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("load checkpoint: %w", err)
