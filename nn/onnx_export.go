@@ -71,11 +71,42 @@ func (m *Sequential) exportONNX(path string) error {
 	if err := m.ensureBuilt(); err != nil {
 		return err
 	}
+	if n := 4 * int64(m.CountParams()); n > onnxMaxBytes {
+		return onnxTooLarge(m.name, n, "of weights")
+	}
 	model, err := m.onnxModel()
 	if err != nil {
 		return err
 	}
+	var size countingWriter
+	if err := model.Write(&size); err != nil {
+		return err
+	}
+	if int64(size) > onnxMaxBytes {
+		return onnxTooLarge(m.name, int64(size), "as an ONNX file")
+	}
 	return atomicfile.Write(path, model.Write)
+}
+
+// onnxMaxBytes is the largest ONNX file ExportONNX writes: a protobuf
+// message is at most 2 GiB (2^31-1 bytes), and ONNX Runtime and
+// onnx.checker refuse a larger model file. (A variable so that a test can
+// lower it.)
+var onnxMaxBytes int64 = 1<<31 - 1
+
+// onnxTooLarge is the error for a model that does not fit in one ONNX file.
+func onnxTooLarge(model string, n int64, what string) error {
+	return fmt.Errorf("model %q takes %d bytes %s, more than the %d (2 GiB) a protobuf message, and so an ONNX file, can hold: "+
+		"ONNX keeps larger weights in external data files, which gokeras does not write yet; export a smaller model, "+
+		"or save this one with Save or SaveWeights (safetensors has no such limit)", model, n, what, onnxMaxBytes)
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
 
 // onnxModel builds the ONNX model of the model's inference graph, from

@@ -1,6 +1,9 @@
 package nn
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -515,5 +518,40 @@ func TestExportONNXChecksThePathFirst(t *testing.T) {
 	err := NewSequential(layers.Dense(2)).ExportONNX(t.TempDir())
 	if err == nil || strings.Contains(err.Error(), "not built") {
 		t.Fatalf("error %v: want the path's", err)
+	}
+}
+
+// A model that does not fit in one ONNX file (a protobuf message is at
+// most 2 GiB) is refused with the reason and what to do, and nothing is
+// written: it used to "succeed" with a file ONNX cannot parse. The limit
+// is lowered here to what a small model exceeds, once by its weights alone
+// (refused before the graph is built) and once with the graph around them.
+func TestExportONNXRefusesWhatOneFileCannotHold(t *testing.T) {
+	m := NewSequential(layers.Input(4), layers.Dense(3, layers.ReLU), layers.Dense(2))
+	if err := m.Build(4); err != nil {
+		t.Fatal(err)
+	}
+	weights := 4 * int64(m.CountParams()) // 84 bytes
+	for _, tc := range []struct {
+		limit int64
+		what  string
+	}{
+		{weights - 1, fmt.Sprintf("takes %d bytes of weights", weights)},
+		{weights + 1, "bytes as an ONNX file, more than the"},
+	} {
+		old := onnxMaxBytes
+		onnxMaxBytes = tc.limit
+		path := filepath.Join(t.TempDir(), "m.onnx")
+		err := m.ExportONNX(path)
+		onnxMaxBytes = old
+		if err == nil || !strings.Contains(err.Error(), tc.what) || !strings.Contains(err.Error(), "external data") {
+			t.Errorf("limit %d: %v, want an error saying %q and naming external data", tc.limit, err, tc.what)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("limit %d: the refused export left a file (%v)", tc.limit, err)
+		}
+	}
+	if err := m.ExportONNX(filepath.Join(t.TempDir(), "m.onnx")); err != nil {
+		t.Errorf("at ONNX's real limit: %v", err)
 	}
 }
