@@ -36,10 +36,16 @@
 //
 // Downloads never hang: a server that does not answer a request within
 // Options.ConnectTimeout (default 30 s), or that sends nothing for
-// Options.StallTimeout (default 60 s) in the middle of the archive, makes
+// Options.StallTimeout (default 60 s) in the middle of the archive, or less
+// than Options.MinRate (default 1 KiB a second) over a StallTimeout, makes
 // Load drop the connection. A download that had made progress then resumes
 // from its .part file with a new request, up to three attempts in one Load;
 // the error after the last one says where the partial file is kept.
+//
+// Downloads never fill the disk: the archive is at most its known size
+// (Options.Size, CIFAR-10's own for the official checksum), else the size
+// the server announces, else 1 GiB. A server that announces or sends more
+// is refused, and its partial file removed.
 //
 // # Archives from elsewhere
 //

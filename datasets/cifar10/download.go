@@ -34,12 +34,19 @@ type downloader struct {
 
 	connectTimeout time.Duration // until the response headers arrive
 	stallTimeout   time.Duration // longest wait for the next byte of the body
+	minRate        int64         // bytes per second each stallTimeout must average
 }
+
+// maxArchiveBytes bounds a download whose size nothing states (neither
+// Options.Size nor the server): CIFAR-10's archive is 170 MB, and no
+// packaging of it comes near 1 GiB.
+const maxArchiveBytes = 1 << 30
 
 // Causes with which an attempt's context is cancelled when a timeout fires.
 var (
 	errNoAnswer = errors.New("no answer")
 	errStalled  = errors.New("download stalled")
+	errTooSlow  = errors.New("download too slow")
 )
 
 // offlineAdvice is what a download error suggests when the server cannot
@@ -172,6 +179,21 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 	if total <= 0 && d.size > 0 {
 		total = d.size
 	}
+	// bound is the most the archive may hold: the size it is known to
+	// have, else what the server says, else maxArchiveBytes. A server that
+	// claims more, or sends more, is not serving the archive, and is not
+	// allowed to fill the disk.
+	bound := total
+	switch {
+	case d.size > 0 && total > d.size:
+		return false, fmt.Errorf("cifar10: %w: GET %s: the server says the archive is %d bytes, but it has %d (Options.Size, or CIFAR-10's own size): "+
+			"check the URL, or set Options.Size (or Options.MD5) for a mirror that packs it differently", ErrDownload, d.url, total, d.size)
+	case bound <= 0:
+		bound = maxArchiveBytes
+	case bound > maxArchiveBytes && d.size <= 0:
+		return false, fmt.Errorf("cifar10: %w: GET %s: the server says the archive is %d bytes, more than the %d any packing of CIFAR-10 takes: "+
+			"check the URL, or set Options.Size to the size you expect", ErrDownload, d.url, total, int64(maxArchiveBytes))
+	}
 
 	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
@@ -190,12 +212,21 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 		remaining = total - offset
 	}
 	meter := newDownloadMeter(d.progress, remaining, offset > 0)
-	body := &stallReader{r: resp.Body, timeout: d.stallTimeout}
+	body := &stallReader{r: io.LimitReader(resp.Body, bound-offset+1), timeout: d.stallTimeout,
+		minBytes: int64(float64(d.minRate) * d.stallTimeout.Seconds()), windowStart: time.Now()}
 	body.timer = time.AfterFunc(d.stallTimeout, func() { cancel(errStalled) })
 	n, copyErr := io.Copy(io.MultiWriter(f, meter), body)
 	body.timer.Stop()
 	closeErr := f.Close()
 	progressed = n > 0
+	if offset+n > bound {
+		meter.abort()
+		if err := os.Remove(part); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("cifar10: %w", err)
+		}
+		return false, fmt.Errorf("cifar10: %w: GET %s: the server sent more than the %d bytes the archive can hold (%s); removed the partial file %s: "+
+			"check the URL, or set Options.Size for a mirror that packs it differently", ErrDownload, d.url, bound, boundSource(d.size, total), part)
+	}
 	if copyErr == nil && total > 0 && offset+n < total {
 		copyErr = io.ErrUnexpectedEOF
 	}
@@ -209,9 +240,13 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 			return false, fmt.Errorf("cifar10: writing %s: %w", part, copyErr)
 		}
 		reason := fmt.Sprintf("connection lost after %s (%v)", describeBytes(offset+n, total), copyErr)
-		if errors.Is(context.Cause(attemptCtx), errStalled) {
+		switch {
+		case errors.Is(context.Cause(attemptCtx), errStalled):
 			reason = fmt.Sprintf("no data for %v after %s (the server stalled; Options.StallTimeout)",
 				d.stallTimeout, describeBytes(offset+n, total))
+		case errors.Is(copyErr, errTooSlow):
+			reason = fmt.Sprintf("less than %d bytes a second over %v after %s (the server trickles; Options.MinRate)",
+				d.minRate, d.stallTimeout, describeBytes(offset+n, total))
 		}
 		return progressed, &retryableError{
 			msg: fmt.Sprintf("cifar10: %v: GET %s: %s; the partial file %s is kept and the next Load resumes it",
@@ -229,19 +264,42 @@ func (d *downloader) attempt(ctx context.Context, part string) (progressed bool,
 
 // stallReader reads the response body and re-arms timer, which gives up on
 // the connection, whenever bytes arrive: the download fails after timeout
-// without a byte, however long it takes in all.
+// without a byte. It also fails, with errTooSlow, when a window of timeout
+// brings fewer than minBytes: a server that sends a byte now and then
+// would otherwise hold the download for ever.
 type stallReader struct {
-	r       io.Reader
-	timer   *time.Timer
-	timeout time.Duration
+	r           io.Reader
+	timer       *time.Timer
+	timeout     time.Duration
+	minBytes    int64
+	windowStart time.Time
+	windowBytes int64
 }
 
 func (s *stallReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if n > 0 {
 		s.timer.Reset(s.timeout)
+		s.windowBytes += int64(n)
+		if now := time.Now(); now.Sub(s.windowStart) >= s.timeout {
+			if s.windowBytes < s.minBytes {
+				return n, errTooSlow
+			}
+			s.windowStart, s.windowBytes = now, 0
+		}
 	}
 	return n, err
+}
+
+// boundSource says where the bound on a download's size came from.
+func boundSource(size, total int64) string {
+	switch {
+	case size > 0:
+		return "Options.Size, or CIFAR-10's own size"
+	case total > 0:
+		return "the size the server announced"
+	}
+	return "no size was known: the most any packing of CIFAR-10 takes"
 }
 
 func describeBytes(got, total int64) string {

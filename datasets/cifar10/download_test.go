@@ -203,3 +203,102 @@ func TestOptionsTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// A server that trickles (a byte every 20 ms, where MinRate asks for 1000
+// a second) is dropped like one that stalls, after three attempts that
+// each made progress, and the bytes so far are kept for the next Load: one
+// that sent a byte every two seconds once held Load for ever, its stall
+// timer re-armed by every byte.
+func TestLoadDropsATricklingServer(t *testing.T) {
+	archive := cifar10test.Archive(t, recordsPerFile)
+	testDone := make(chan struct{})
+	defer close(testDone)
+	srv, rec := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Length", itoa(len(archive)))
+		if r.Header.Get("Range") != "" {
+			w.Header().Set("Content-Range", "bytes "+strings.TrimPrefix(r.Header.Get("Range"), "bytes=")+itoa(len(archive)-1)+"/"+itoa(len(archive)))
+		}
+		for i := 0; ; i++ {
+			if _, err := w.Write(archive[i : i+1]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-testDone:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	cacheDir := t.TempDir()
+	start := time.Now()
+	_, err := Load(context.Background(), Options{
+		CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5(archive),
+		ConnectTimeout: testConnectTimeout, StallTimeout: testStallTimeout, MinRate: 1000,
+	})
+	if !errors.Is(err, ErrDownload) {
+		t.Fatalf("error %v, want ErrDownload", err)
+	}
+	for _, want := range []string{"less than 1000 bytes a second over 200ms", "Options.MinRate", "next Load resumes it"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if got := len(rec.seen()); got != maxDownloadAttempts {
+		t.Errorf("%d requests, want %d", got, maxDownloadAttempts)
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Load took %v to give up", elapsed)
+	}
+	assertNoValidCache(t, cacheDir)
+}
+
+// A server that sends more than the archive holds (endlessly, here), or
+// announces more, cannot fill the disk: the download stops at the size the
+// archive is known to have (Options.Size) and the partial file is removed;
+// with no size known, an announced size beyond any packing of CIFAR-10 is
+// refused before a byte is written.
+func TestLoadBoundsTheDownloadBySize(t *testing.T) {
+	archive := cifar10test.Archive(t, recordsPerFile)
+	endless := func(w http.ResponseWriter, r *http.Request, _ int) {
+		chunk := bytes.Repeat([]byte{7}, 64<<10)
+		for {
+			if _, err := w.Write(chunk); err != nil || r.Context().Err() != nil {
+				return
+			}
+		}
+	}
+	huge := func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Length", "109951162777600") // 100 TiB
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(archive[:100])
+	}
+	for _, tc := range []struct {
+		name   string
+		handle func(http.ResponseWriter, *http.Request, int)
+		size   int64
+		say    string
+	}{
+		{"endless, size known", endless, int64(len(archive)), "the server sent more than the " + itoa(len(archive)) + " bytes the archive can hold (Options.Size"},
+		{"100 TiB announced, size known", huge, int64(len(archive)), "the server says the archive is 109951162777600 bytes, but it has " + itoa(len(archive))},
+		{"100 TiB announced, no size known", huge, 0, "more than the 1073741824 any packing of CIFAR-10 takes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := newServer(t, tc.handle)
+			cacheDir := t.TempDir()
+			_, err := Load(context.Background(), Options{
+				CacheDir: cacheDir, URL: srv.URL, MD5: cifar10test.MD5(archive), Size: tc.size,
+				ConnectTimeout: testConnectTimeout, StallTimeout: testStallTimeout,
+			})
+			if !errors.Is(err, ErrDownload) || !strings.Contains(err.Error(), tc.say) {
+				t.Fatalf("error %v, want ErrDownload saying %q", err, tc.say)
+			}
+			if _, err := os.Stat(filepath.Join(cacheDir, archiveName+".part")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a .part file is left (%v)", err)
+			}
+			assertNoValidCache(t, cacheDir)
+		})
+	}
+}

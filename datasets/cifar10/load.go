@@ -79,13 +79,33 @@ type Options struct {
 	// Load resumes it too. A slow download that keeps receiving bytes never
 	// times out. Zero means DefaultStallTimeout.
 	StallTimeout time.Duration
+
+	// MinRate is the slowest download Load waits for, in bytes a second,
+	// averaged over each StallTimeout: a server that sends less, such as a
+	// byte every few seconds, is dropped as one that sends nothing is, and
+	// the bytes so far are resumed as after a stall. Zero means
+	// DefaultMinRate.
+	MinRate int64
 }
 
-// Defaults of Options.ConnectTimeout and Options.StallTimeout.
+// Defaults of Options.ConnectTimeout, Options.StallTimeout and
+// Options.MinRate.
 const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultStallTimeout   = 60 * time.Second
+	DefaultMinRate        = 1024 // bytes a second: the 170 MB archive in two days
 )
+
+// minRate returns Options.MinRate with its default filled in.
+func (o Options) minRate() (int64, error) {
+	switch {
+	case o.MinRate < 0:
+		return 0, fmt.Errorf("cifar10: Options.MinRate = %d, want > 0 bytes a second (or 0 for the default %d)", o.MinRate, DefaultMinRate)
+	case o.MinRate == 0:
+		return DefaultMinRate, nil
+	}
+	return o.MinRate, nil
+}
 
 // timeouts returns the download timeouts with their defaults filled in.
 func (o Options) timeouts() (connect, stall time.Duration, err error) {
@@ -243,7 +263,12 @@ func downloadArchive(ctx context.Context, opts Options, archive, wantMD5 string,
 	if err != nil {
 		return err
 	}
+	rate, err := opts.minRate()
+	if err != nil {
+		return err
+	}
 	d := &downloader{
+		minRate:        rate,
 		client:         opts.httpClient(),
 		url:            opts.url(),
 		size:           size,
