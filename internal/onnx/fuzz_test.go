@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
+	"strings"
 	"testing"
 )
 
@@ -107,72 +107,46 @@ func untypedAttribute(m *Model) bool {
 
 // canonical prints the model as the wire format carries it: a dimension's
 // symbol without its value, an attribute's value of its own type only,
-// and empty lists as none. Floats print by their bits, so that a NaN
-// equals itself and -0 differs from 0.
+// and no difference between an empty list and none. Floats print by their
+// bits, so that a NaN equals itself and -0 differs from 0.
 func canonical(m *Model) string {
-	c := *m
-	c.Opsets = nilIfEmpty(c.Opsets)
-	g := &c.Graph
-	g.Nodes = nilIfEmpty(slices.Clone(g.Nodes))
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		n.Inputs, n.Outputs = nilIfEmpty(n.Inputs), nilIfEmpty(n.Outputs)
-		n.Attributes = nilIfEmpty(slices.Clone(n.Attributes))
-		for j := range n.Attributes {
-			a := &n.Attributes[j]
-			f, i, ints := a.F, a.I, a.Ints
-			a.F, a.I, a.Ints = 0, 0, nil
+	var b strings.Builder
+	g := &m.Graph
+	fmt.Fprintf(&b, "ir %d producer %q %q doc %q opsets %+v\ngraph %q doc %q\n",
+		m.IRVersion, m.ProducerName, m.ProducerVersion, m.DocString, m.Opsets, g.Name, g.DocString)
+	for _, n := range g.Nodes {
+		fmt.Fprintf(&b, "node %q %q in %q out %q\n", n.Name, n.OpType, n.Inputs, n.Outputs)
+		for _, a := range n.Attributes {
 			switch a.Type {
 			case AttrFloat:
-				a.F = f
+				fmt.Fprintf(&b, "\t%q float %#x\n", a.Name, math.Float32bits(a.F))
 			case AttrInt:
-				a.I = i
-			case AttrInts:
-				a.Ints = nilIfEmpty(ints)
+				fmt.Fprintf(&b, "\t%q int %d\n", a.Name, a.I)
+			default:
+				fmt.Fprintf(&b, "\t%q type %d ints %d\n", a.Name, a.Type, a.Ints)
 			}
 		}
 	}
-	var floats [][]uint32
-	g.Initializers = nilIfEmpty(slices.Clone(g.Initializers))
-	for i := range g.Initializers {
-		t := &g.Initializers[i]
-		t.Dims, t.Int64s = nilIfEmpty(t.Dims), nilIfEmpty(t.Int64s)
-		var fb []uint32
+	for _, t := range g.Initializers {
+		fmt.Fprintf(&b, "tensor %q %v dims %d int64s %d floats", t.Name, t.DataType, t.Dims, t.Int64s)
 		for _, v := range t.Floats {
-			fb = append(fb, math.Float32bits(v))
+			fmt.Fprintf(&b, " %#x", math.Float32bits(v))
 		}
-		floats = append(floats, fb)
-		t.Floats = nil
+		b.WriteByte('\n')
 	}
-	for _, vs := range []*[]ValueInfo{&g.Inputs, &g.Outputs} {
-		*vs = nilIfEmpty(slices.Clone(*vs))
-		for i := range *vs {
-			v := &(*vs)[i]
-			v.Dims = nilIfEmpty(slices.Clone(v.Dims))
-			for j := range v.Dims {
-				if v.Dims[j].Param != "" {
-					v.Dims[j].Value = 0
+	for _, vs := range [][]ValueInfo{g.Inputs, g.Outputs} {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "value %q %v", v.Name, v.ElemType)
+			for _, d := range v.Dims {
+				if d.Param != "" {
+					fmt.Fprintf(&b, " %q", d.Param)
+				} else {
+					fmt.Fprintf(&b, " %d", d.Value)
 				}
 			}
+			b.WriteByte('\n')
 		}
+		b.WriteString("--\n")
 	}
-	var attrFloats []uint32
-	for _, n := range g.Nodes {
-		for _, a := range n.Attributes {
-			attrFloats = append(attrFloats, math.Float32bits(a.F))
-		}
-	}
-	for i := range g.Nodes {
-		for j := range g.Nodes[i].Attributes {
-			g.Nodes[i].Attributes[j].F = 0
-		}
-	}
-	return fmt.Sprintf("%#v floats %x attribute floats %x", c, floats, attrFloats)
-}
-
-func nilIfEmpty[S ~[]E, E any](s S) S {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
+	return b.String()
 }
