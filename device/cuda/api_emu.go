@@ -51,7 +51,9 @@ import (
 // on, and a piece of work that touches device memory another stream
 // wrote (or read, when it writes) with no event ordering the two is an
 // error of the wait that runs it, naming both. Unset or 0, the emulator
-// runs as described above, in the fixed order.
+// runs as described above, in the fixed order. GOKERAS_EMU_RACE turns on
+// package emu's race mode for the kernels too (slow);
+// GOKERAS_EMU_STREAM_RACE=seed turns on the streams' alone.
 
 // emuGPUMemory is each emulated GPU's memory: counted, not reserved.
 const emuGPUMemory = 16 << 30
@@ -116,7 +118,8 @@ func (a *emuAPI) retain(i int) (gpuContext, error) {
 	if !ok {
 		c = &emuContext{index: i, allocs: map[devicePtr]*emuAlloc{}, host: map[unsafe.Pointer]bool{}}
 		if seed != 0 {
-			c.race = newEmuRace(seed, i)
+			// Exact traces cost what emu's race mode costs anyway.
+			c.race = newEmuRace(seed, i, emu.RaceSeed() != 0)
 		}
 		a.contexts[i] = c
 	}
@@ -411,7 +414,7 @@ func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, arg
 		var t emuTouch
 		return es.add(emuWork{op: name, traced: &t, f: func() error {
 			var err error
-			t, err = launchTouch(name, grid, block, shared, args)
+			t, err = es.ctx.race.launchTouch(name, grid, block, shared, args)
 			return err
 		}})
 	}

@@ -3,19 +3,23 @@
 package cuda
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gokeras/gokeras/device/cuda/kernels/emu"
 )
 
-// The emulator's race mode (GOKERAS_EMU_RACE=seed, a nonzero number).
+// The emulator's race mode: GOKERAS_EMU_RACE=seed (a nonzero number),
+// or GOKERAS_EMU_STREAM_RACE=seed for the streams alone (below).
 //
 // The normal emulator runs the streams in a fixed order, and waiting for
 // one stream runs every stream's work: a stream that reads what another
@@ -30,17 +34,47 @@ import (
 //     stream's work so far and, through its waits for events, the other
 //     streams' work before the events' records, transitively. The rest
 //     stays queued, as a GPU may not have run it yet. What waits for every
-//     stream on a GPU (cuMemFree, the synchronous copies) still does;
+//     stream on a GPU (cuMemFree, the synchronous copies) still does.
+//     Destroying a stream runs its work and what that needs, but is no
+//     wait of the host's (cuStreamDestroy returns at once);
 //   - every piece of work is checked against the device memory it read
-//     and wrote (copies, memsets, sgemm's operands, all-reduces, and what
-//     a kernel's launch touched), with vector clocks: each stream has
-//     one, an event's record takes a copy, a stream's wait for an event
-//     joins it, and the host's waits join the stream's or the event's
+//     and wrote (copies, memsets, sgemm's operands, all-reduces, and
+//     kernels' launches), with vector clocks: each stream has one, an
+//     event's record takes a copy, a stream's wait for an event joins
+//     it, and the host's waits join the stream's or the event's
 //     into the host's clock, which the work queued afterwards inherits.
 //     Work that reads memory that another stream wrote, or writes memory
 //     that another stream read or wrote, with neither ordered before the
 //     other, is a race: an error of the wait that ran it, naming the two
-//     pieces of work, their streams and the allocation.
+//     pieces of work (a kernel's name, sgemm, the all-reduce, or the
+//     copy's or memset's driver call), their streams (numbered from 1 in
+//     the order they were created on the GPU), the number of each piece
+//     on its stream, and the bytes of the allocation.
+//
+// What a launch touched: package emu reads GOKERAS_EMU_RACE too, and then
+// runs every launch in its own race mode (a copy of the kernels that
+// checks their threads and blocks for races, much slower); a launch then
+// reports exactly the global memory it read and wrote
+// (emu.LaunchKernelTraced). With GOKERAS_EMU_STREAM_RACE alone (its seed
+// is the streams' when both are set), emu runs the kernels as usual, and
+// a launch counts
+// as touching, for each of its pointer arguments, the allocation from
+// that address to its end: read if kernels.cu declares the parameter
+// const, else written. That is an over-estimate: two streams touching
+// disjoint parts of one allocation, with nothing ordering them, are
+// reported as a race.
+//
+// The synchronous copies and frees wait for every stream, so the host's
+// own accesses to device memory never race, and pinned host memory is not
+// watched: an asynchronous copy to or from it that the host reads or
+// changes too early shows as wrong results, not as a report.
+//
+// Run a package's tests with several seeds:
+//
+//	for s in 1 2 3; do GOKERAS_EMU_STREAM_RACE=$s go test -tags 'cudavm kernelemu' ./device/cuda; done
+//
+// scripts/race-controls-streams.sh checks that race mode catches the
+// data-parallel all-reduce's stream not waiting for the gradients.
 
 // emuRaceEnv names the environment variable that turns race mode on.
 const emuRaceEnv = "GOKERAS_EMU_RACE"
@@ -48,14 +82,26 @@ const emuRaceEnv = "GOKERAS_EMU_RACE"
 // emuRaceMaxReports is how many races one wait reports in full.
 const emuRaceMaxReports = 8
 
+// emuStreamRaceEnv names the environment variable that turns race mode
+// on for the streams alone: package emu's kernels then run as usual, and
+// a launch counts as touching its pointer arguments' allocations.
+const emuStreamRaceEnv = "GOKERAS_EMU_STREAM_RACE"
+
+// emuRaceSetting is race mode's seed, from GOKERAS_EMU_STREAM_RACE, else
+// GOKERAS_EMU_RACE; 0 is off.
 var emuRaceSetting = sync.OnceValues(func() (uint64, error) {
-	v := os.Getenv(emuRaceEnv)
+	name := emuStreamRaceEnv
+	v := os.Getenv(name)
+	if v == "" {
+		name = emuRaceEnv
+		v = os.Getenv(name)
+	}
 	if v == "" {
 		return 0, nil
 	}
 	seed, err := strconv.ParseUint(v, 0, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s=%q: want a seed, a number (0 or unset: no race mode)", emuRaceEnv, v)
+		return 0, fmt.Errorf("%s=%q: want a seed, a number (0 or unset: no race mode)", name, v)
 	}
 	return seed, nil
 })
@@ -150,10 +196,15 @@ type emuRace struct {
 	allocs []*emuAlloc
 	// races counts the races found by the wait now running.
 	races int
+	// traced says whether launches report exactly what they touched
+	// (launchTouch).
+	traced bool
 }
 
-func newEmuRace(seed uint64, index int) *emuRace {
-	return &emuRace{rng: rand.New(rand.NewPCG(seed, uint64(index))), host: emuClock{}}
+// newEmuRace is race mode for GPU index; kernels are traced exactly when
+// traced.
+func newEmuRace(seed uint64, index int, traced bool) *emuRace {
+	return &emuRace{rng: rand.New(rand.NewPCG(seed, uint64(index))), host: emuClock{}, traced: traced}
 }
 
 // raceAlloc and raceFree keep r.allocs sorted.
@@ -449,16 +500,75 @@ func (e *emuEvent) raceSync() error {
 }
 
 // launchTouch runs a launch of kernel name with args and says what
-// global memory it read and wrote (emu.LaunchKernelTraced, which in race
-// mode also checks the kernel's threads and blocks for races).
-func launchTouch(name string, grid, block, shared int, args []uint64) (emuTouch, error) {
-	a, err := emu.LaunchKernelTraced(name, grid, block, shared, args)
+// global memory it read and wrote: exactly (emu.LaunchKernelTraced, which
+// in emu's race mode also checks the kernel's threads and blocks for
+// races) when r.traced, else each pointer argument into an allocation
+// from its address to the allocation's end, read if kernels.cu declares
+// the parameter const, else written (unknown kernels: written). c.mu is
+// held.
+func (r *emuRace) launchTouch(name string, grid, block, shared int, args []uint64) (emuTouch, error) {
 	var t emuTouch
-	for _, r := range a.Reads {
-		t.reads = append(t.reads, emuRange{r.Lo, r.Hi})
+	if r.traced {
+		a, err := emu.LaunchKernelTraced(name, grid, block, shared, args)
+		for _, rg := range a.Reads {
+			t.reads = append(t.reads, emuRange{rg.Lo, rg.Hi})
+		}
+		for _, rg := range a.Writes {
+			t.writes = append(t.writes, emuRange{rg.Lo, rg.Hi})
+		}
+		return t, err
 	}
-	for _, r := range a.Writes {
-		t.writes = append(t.writes, emuRange{r.Lo, r.Hi})
+	params, known := emuKernelParams()[name]
+	for i, v := range args {
+		if known && (i >= len(params) || params[i] == emuValueParam) {
+			continue
+		}
+		a := r.allocAt(uintptr(v))
+		if a == nil {
+			continue
+		}
+		rg := emuRange{uintptr(v), uintptr(a.base) + uintptr(a.bytes)}
+		if known && params[i] == emuConstParam {
+			t.reads = append(t.reads, rg)
+		} else {
+			t.writes = append(t.writes, rg)
+		}
 	}
-	return t, err
+	return t, emu.LaunchKernel(name, grid, block, shared, args)
 }
+
+// kernelsCU is kernels.cu, whose kernels' parameters say which pointers
+// a kernel only reads.
+//
+//go:embed kernels/kernels.cu
+var kernelsCU string
+
+// emuParam is what a kernel's parameter is.
+type emuParam uint8
+
+const (
+	emuValueParam emuParam = iota // not a pointer
+	emuConstParam                 // a pointer to const: read
+	emuPtrParam                   // a pointer: read and written
+)
+
+// emuKernelParams is, for each kernel of kernels.cu, its parameters.
+var emuKernelParams = sync.OnceValue(func() map[string][]emuParam {
+	kernels := map[string][]emuParam{}
+	for _, m := range regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(([^)]*)\)`).FindAllStringSubmatch(kernelsCU, -1) {
+		var params []emuParam
+		for _, p := range strings.Split(m[2], ",") {
+			p = strings.TrimSpace(p)
+			switch {
+			case !strings.Contains(p, "*"):
+				params = append(params, emuValueParam)
+			case strings.HasPrefix(p, "const "):
+				params = append(params, emuConstParam)
+			default:
+				params = append(params, emuPtrParam)
+			}
+		}
+		kernels[m[1]] = params
+	}
+	return kernels
+})

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -15,8 +16,29 @@ import (
 // emulator's API, on a context of their own in race mode whatever
 // GOKERAS_EMU_RACE says.
 
-// raceSeeds are the seeds each test runs with.
-var raceSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+// raceSeed is a seed for a test's race mode, and whether its kernels are
+// traced exactly (emu.LaunchKernelTraced) or by their parameters.
+type raceSeed struct {
+	seed   uint64
+	traced bool
+}
+
+func (s raceSeed) String() string {
+	if s.traced {
+		return fmt.Sprintf("%v, kernels traced", s.seed)
+	}
+	return fmt.Sprintf("%v", s.seed)
+}
+
+// raceSeeds are the seeds each test runs with, with kernels traced and
+// not.
+var raceSeeds = func() []raceSeed {
+	var seeds []raceSeed
+	for s := range uint64(12) {
+		seeds = append(seeds, raceSeed{s + 1, false}, raceSeed{s + 1, true})
+	}
+	return seeds
+}()
 
 // raceRig is an emulated GPU in race mode with two streams.
 type raceRig struct {
@@ -26,9 +48,9 @@ type raceRig struct {
 	mod  gpuModule
 }
 
-func newRaceRig(t *testing.T, seed uint64) *raceRig {
+func newRaceRig(t *testing.T, seed raceSeed) *raceRig {
 	t.Helper()
-	c := &emuContext{allocs: map[devicePtr]*emuAlloc{}, host: map[unsafe.Pointer]bool{}, race: newEmuRace(seed, 0)}
+	c := &emuContext{allocs: map[devicePtr]*emuAlloc{}, host: map[unsafe.Pointer]bool{}, race: newEmuRace(seed.seed, 0, seed.traced)}
 	r := &raceRig{t: t, c: c}
 	r.a, r.b = r.stream(), r.stream()
 	mod, err := c.loadModule("", []string{kAdd})
@@ -122,7 +144,7 @@ func TestRaceModeReportsAnUnorderedRead(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "a race on bytes [0, 8) of the 8-byte allocation") ||
 				!strings.Contains(err.Error(), "gk_add (stream 1's work 1) wrote them") ||
 				!strings.Contains(err.Error(), "cuMemcpyDtoHAsync (stream 2's work 1) read them") {
-				t.Errorf("seed %d, b waited for first %t: %v, want the race of gk_add on stream 1 and the copy on stream 2", seed, bFirst, err)
+				t.Errorf("%v, b waited for first %t: %v, want the race of gk_add on stream 1 and the copy on stream 2", seed, bFirst, err)
 			}
 		}
 	}
@@ -138,7 +160,7 @@ func TestRaceModeReportsUnorderedWrites(t *testing.T) {
 		must(t, r.b.memsetD32(out+8, 2, 2))
 		err := r.c.flush()
 		if err == nil || !strings.Contains(err.Error(), "a race on bytes [8, 12) of the 16-byte allocation") {
-			t.Errorf("seed %d: two memsets overlapping at one word: %v, want a race on it", seed, err)
+			t.Errorf("%v: two memsets overlapping at one word: %v, want a race on it", seed, err)
 		}
 
 		x := r.buf(1, 2)
@@ -147,7 +169,7 @@ func TestRaceModeReportsUnorderedWrites(t *testing.T) {
 		r.add(r.b, x, x, x, 2)
 		err = r.c.flush()
 		if err == nil || !strings.Contains(err.Error(), "gk_add (stream 2's work 2) wrote them") {
-			t.Errorf("seed %d: a kernel writing what another stream's copy reads: %v, want a race", seed, err)
+			t.Errorf("%v: a kernel writing what another stream's copy reads: %v, want a race", seed, err)
 		}
 	}
 }
@@ -165,13 +187,13 @@ func TestRaceModeAllowsConcurrentReads(t *testing.T) {
 		must(t, r.b.copyDtoH(unsafe.Pointer(&host[0]), x, 16))
 		must(t, r.b.copyDtoH(unsafe.Pointer(&host[0]), y, 16))
 		if err := r.c.flush(); err != nil {
-			t.Errorf("seed %d: sgemm and copies reading the same buffers: %v", seed, err)
+			t.Errorf("%v: sgemm and copies reading the same buffers: %v", seed, err)
 		}
 		o2, o3 := r.buf(0, 0), r.buf(0, 0)
 		r.add(r.a, x, y, o2, 2)
 		r.add(r.b, x, y, o3, 2)
 		if err := r.c.flush(); err != nil {
-			t.Errorf("seed %d: two kernels reading the same buffers: %v", seed, err)
+			t.Errorf("%v: two kernels reading the same buffers: %v", seed, err)
 		}
 	}
 }
@@ -190,13 +212,13 @@ func TestRaceModeEventsOrderStreams(t *testing.T) {
 		must(t, r.b.copyDtoH(unsafe.Pointer(&host[0]), out, 8))
 		r.add(r.a, x, x, x, 2) // after the record: unordered with b's copy, but b reads no x
 		if err := r.b.synchronize(); err != nil {
-			t.Errorf("seed %d: %v", seed, err)
+			t.Errorf("%v: %v", seed, err)
 		}
 		if host[0] != 11 || host[1] != 22 {
-			t.Errorf("seed %d: b's copy after the wait read %v, want [11 22]", seed, host)
+			t.Errorf("%v: b's copy after the wait read %v, want [11 22]", seed, host)
 		}
 		if err := r.a.synchronize(); err != nil {
-			t.Errorf("seed %d: %v", seed, err)
+			t.Errorf("%v: %v", seed, err)
 		}
 	}
 }
@@ -216,10 +238,10 @@ func TestRaceModeHostWaitsOrderStreams(t *testing.T) {
 		must(t, ev.synchronize())
 		r.add(r.b, y, y, y, 2)
 		if err := r.b.synchronize(); err != nil {
-			t.Errorf("seed %d: work queued after the host waited for what it reads: %v", seed, err)
+			t.Errorf("%v: work queued after the host waited for what it reads: %v", seed, err)
 		}
 		if got := r.peek(out, 2); got[0] != 22 || got[1] != 44 {
-			t.Errorf("seed %d: out = %v, want [22 44]", seed, got)
+			t.Errorf("%v: out = %v, want [22 44]", seed, got)
 		}
 	}
 }
@@ -240,24 +262,24 @@ func TestRaceModeSyncRunsOnlyWhatItNeeds(t *testing.T) {
 		r.add(r.b, out, out, other, 2)
 		must(t, r.b.synchronize())
 		if got := r.peek(other, 2); got[0] != 22 || got[1] != 44 {
-			t.Errorf("seed %d: other = %v, want [22 44]", seed, got)
+			t.Errorf("%v: other = %v, want [22 44]", seed, got)
 		}
 		if len(r.a.work) != 1 || len(third.work) != 1 {
-			t.Errorf("seed %d: after waiting for b, a has %d pieces of work left and the third stream %d, want 1 each", seed, len(r.a.work), len(third.work))
+			t.Errorf("%v: after waiting for b, a has %d pieces of work left and the third stream %d, want 1 each", seed, len(r.a.work), len(third.work))
 		}
 		if got := r.peek(x, 2); got[0] != 1 || got[1] != 2 {
-			t.Errorf("seed %d: x = %v before a is waited for, want [1 2]", seed, got)
+			t.Errorf("%v: x = %v before a is waited for, want [1 2]", seed, got)
 		}
 		must(t, errors.Join(r.a.synchronize(), ev.synchronize()))
 		if got := r.peek(x, 2); got[0] != 2 || got[1] != 4 {
-			t.Errorf("seed %d: x = %v once a is waited for, want [2 4]", seed, got)
+			t.Errorf("%v: x = %v once a is waited for, want [2 4]", seed, got)
 		}
 		if len(third.work) != 1 {
-			t.Errorf("seed %d: the third stream ran when nothing waited for it", seed)
+			t.Errorf("%v: the third stream ran when nothing waited for it", seed)
 		}
 		must(t, third.destroy())
 		if got := r.peek(z, 2); got[0] != 10 || got[1] != 12 {
-			t.Errorf("seed %d: z = %v once the third stream is destroyed, want [10 12]", seed, got)
+			t.Errorf("%v: z = %v once the third stream is destroyed, want [10 12]", seed, got)
 		}
 	}
 }
@@ -265,7 +287,7 @@ func TestRaceModeSyncRunsOnlyWhatItNeeds(t *testing.T) {
 // The streams take turns in an order drawn from the seed: the same for a
 // seed, different for some two seeds.
 func TestRaceModeOrderComesFromTheSeed(t *testing.T) {
-	order := func(seed uint64) string {
+	order := func(seed raceSeed) string {
 		r := newRaceRig(t, seed)
 		var log []byte
 		for i := range 8 {
@@ -280,7 +302,7 @@ func TestRaceModeOrderComesFromTheSeed(t *testing.T) {
 	for _, seed := range raceSeeds {
 		o := order(seed)
 		if again := order(seed); again != o {
-			t.Errorf("seed %d ran %s, then %s", seed, o, again)
+			t.Errorf("%v ran %s, then %s", seed, o, again)
 		}
 		seen[o] = true
 	}
@@ -294,7 +316,7 @@ func TestRaceModeOrderComesFromTheSeed(t *testing.T) {
 
 // A wait for a record that never comes is still a deadlock.
 func TestRaceModeReportsDeadlocks(t *testing.T) {
-	r := newRaceRig(t, 1)
+	r := newRaceRig(t, raceSeed{1, false})
 	ev := r.event()
 	ev.queued++ // a record that is never queued
 	must(t, r.a.wait(ev))
@@ -317,7 +339,7 @@ func TestRaceModeChecksSgemm(t *testing.T) {
 		must(t, r.b.copyDtoH(unsafe.Pointer(&host[0]), c, 16))
 		err = r.c.flush()
 		if err == nil || !strings.Contains(err.Error(), "sgemm (stream 1's work 1) wrote them") {
-			t.Errorf("seed %d: %v, want sgemm's race with the copy", seed, err)
+			t.Errorf("%v: %v, want sgemm's race with the copy", seed, err)
 		}
 	}
 }
@@ -351,7 +373,39 @@ func TestRaceModeFollowsTheEnvironment(t *testing.T) {
 	seed, err := emuRaceSetting()
 	must(t, err)
 	if c := h.g.ctx.(*emuContext); (c.race != nil) != (seed != 0) {
-		t.Errorf("%s=%q, but race mode is %t", emuRaceEnv, os.Getenv(emuRaceEnv), c.race != nil)
+		t.Errorf("%s=%q, %s=%q, but race mode is %t", emuStreamRaceEnv, os.Getenv(emuStreamRaceEnv), emuRaceEnv, os.Getenv(emuRaceEnv), c.race != nil)
 	}
 	t.Logf("race mode seed: %d", seed)
+}
+
+// Without exact traces, a launch's pointer arguments are read or written
+// as kernels.cu declares them: every kernel the machine loads is found
+// there, with a parameter for each argument it is launched with.
+func TestRaceModeReadsKernelSignatures(t *testing.T) {
+	params := emuKernelParams()
+	for _, name := range kernelNames {
+		if _, ok := params[name]; !ok {
+			t.Errorf("kernel %s: no signature found in kernels.cu", name)
+		}
+	}
+	want := []emuParam{emuConstParam, emuConstParam, emuPtrParam, emuValueParam}
+	if got := params[kAdd]; !slices.Equal(got, want) {
+		t.Errorf("gk_add's parameters %v, want %v (a, b read, out written, n)", got, want)
+	}
+	// gk_add's out, one allocation on from its address, is written; a and
+	// b are read.
+	r := newRaceRig(t, raceSeed{1, false})
+	a, b, out := r.buf(1, 2), r.buf(3, 4), r.buf(0, 0, 0, 0)
+	touch, err := r.c.race.launchTouch(kAdd, 1, 32, 0, []uint64{ptrArg(a), ptrArg(b), ptrArg(out + 8), intArg(2)})
+	must(t, err)
+	wantTouch := emuTouch{
+		reads:  []emuRange{{uintptr(a), uintptr(a) + 8}, {uintptr(b), uintptr(b) + 8}},
+		writes: []emuRange{{uintptr(out) + 8, uintptr(out) + 16}},
+	}
+	if !slices.Equal(touch.reads, wantTouch.reads) || !slices.Equal(touch.writes, wantTouch.writes) {
+		t.Errorf("gk_add touched %+v, want %+v", touch, wantTouch)
+	}
+	if got := r.peek(out, 4); got[2] != 4 || got[3] != 6 {
+		t.Errorf("gk_add wrote %v, want [0 0 4 6]", got)
+	}
 }
