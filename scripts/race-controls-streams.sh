@@ -15,22 +15,26 @@
 # touched), it removes that wait and runs
 # TestDataParallelWorldOfOneMatchesOneGPU of device/cuda (tags cudavm
 # kernelemu): it must pass without race mode (the race is hidden there)
-# and fail with GOKERAS_EMU_RACE=seed for each seed, with a race naming the
-# all-reduce. Exits 0 when the control behaves so, 1 otherwise.
+# and fail with GOKERAS_EMU_STREAM_RACE=seed (race mode for the streams
+# alone; --var GOKERAS_EMU_RACE for the kernels' race mode too) for each
+# seed, with a race naming the all-reduce. Exits 0 when the control
+# behaves so, 1 otherwise.
 #
-# Usage: scripts/race-controls-streams.sh [--commit REV] [--seeds "1 2 3"] [--keep]
+# Usage: scripts/race-controls-streams.sh [--commit REV] [--seeds "1 2 3"] [--var NAME] [--keep]
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 commit=HEAD
 seeds="1 2 3"
+var=GOKERAS_EMU_STREAM_RACE
 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --commit) commit=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
+    --var) var=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: $0 [--commit REV] [--seeds \"1 2 3\"] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--commit REV] [--seeds \"1 2 3\"] [--var NAME] [--keep]" >&2; exit 2 ;;
   esac
 done
 
@@ -57,14 +61,14 @@ test=TestDataParallelWorldOfOneMatchesOneGPU
 
 status=0
 echo "== without race mode: the race is hidden, the test passes"
-if ! out=$(env -u GOKERAS_EMU_RACE go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" ./device/cuda 2>&1); then
+if ! out=$(env -u GOKERAS_EMU_RACE -u GOKERAS_EMU_STREAM_RACE go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" ./device/cuda 2>&1); then
   echo "$out" | tail -20
   echo "FAIL: $test failed without race mode: the control is not the race alone" >&2
   status=1
 fi
 for seed in $seeds; do
-  echo "== GOKERAS_EMU_RACE=$seed: the test must fail with the race"
-  if out=$(GOKERAS_EMU_RACE=$seed go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" ./device/cuda 2>&1); then
+  echo "== $var=$seed: the test must fail with the race"
+  if out=$(env -u GOKERAS_EMU_RACE -u GOKERAS_EMU_STREAM_RACE "$var=$seed" go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" ./device/cuda 2>&1); then
     echo "$out" | tail -20
     echo "FAIL: seed $seed: $test passed with the all-reduce unordered after the gradients" >&2
     status=1
@@ -77,6 +81,6 @@ for seed in $seeds; do
   fi
 done
 if [ "$status" = 0 ]; then
-  echo "ok: race mode catches the all-reduce stream not waiting for the gradients (seeds $seeds)"
+  echo "ok: race mode ($var) catches the all-reduce stream not waiting for the gradients (seeds $seeds)"
 fi
 exit "$status"
