@@ -275,6 +275,7 @@ type checkpointer struct {
 	meta    map[string]string
 	history *runHistory
 	saved   bool // a checkpoint was written during this run
+	epochs  int  // the epochs the last one written holds
 }
 
 func (c *checkpointer) OnEpochEnd(epoch int, logs nn.Logs) error {
@@ -295,7 +296,7 @@ func (c *checkpointer) save(ck nn.Checkpoint) error {
 	if err := c.Model.SaveCheckpoint(c.path, ck); err != nil {
 		return fmt.Errorf("--checkpoint: %w", err)
 	}
-	c.saved = true
+	c.saved, c.epochs = true, ck.Epoch
 	return nil
 }
 
@@ -344,6 +345,13 @@ var testHookInterruptSave func()
 func (u *uxFlags) onFitError(err error, sig os.Signal, cp *checkpointer, cfg config, args []string, s *distribute.MultiWorkerStrategy) error {
 	var ie *nn.InterruptedError
 	if !errors.As(err, &ie) {
+		if cp.saved && (s == nil || s.Rank() == 0) {
+			resume := resumeCommand(args, u.checkpoint, cfg.seed)
+			if s != nil {
+				resume = fmt.Sprintf("mpirun -np %d %s", s.Size(), resume)
+			}
+			return fmt.Errorf("%w\nthe checkpoint after epoch %d is saved in %s; once that is fixed, resume with:\n  %s", err, cp.epochs, u.checkpoint, resume)
+		}
 		return err
 	}
 	by := ""
@@ -441,3 +449,33 @@ func (u *uxFlags) afterFit(model *nn.Sequential, cp *checkpointer, out, stdout i
 	}
 	return nil
 }
+
+// checkSpace checks, before the first step, that the file systems of
+// --save and --checkpoint have room for the files they will hold: the
+// weights, and for a checkpoint the optimizer's slots too, as float32. A
+// replaced file needs the room twice for a moment (the new file is written
+// beside the old one), so the whole size must be free. Too little room
+// found only at the end would lose the run.
+func (u *uxFlags) checkSpace(model *nn.Sequential, opt optim.Optimizer) error {
+	weights := 4 * int64(model.CountParams())
+	for _, f := range []struct {
+		flag, path, what string
+		need             int64
+	}{
+		{"save", u.save, "the weights", weights},
+		{"checkpoint", u.checkpoint, "the weights and the optimizer's state", weights * int64(1+len(optim.SlotNames(opt)))},
+	} {
+		if f.path == "" {
+			continue
+		}
+		need := f.need + 1<<20 // the header, with room to spare
+		if free, ok := freeBytes(filepath.Dir(f.path)); ok && free < need {
+			return fmt.Errorf("--%s %s: its file system has %s free, and %s take %s: free some space or choose another path",
+				f.flag, f.path, megabytes(free), f.what, megabytes(need))
+		}
+	}
+	return nil
+}
+
+// megabytes writes a size in MB, as people read disk space.
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

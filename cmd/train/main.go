@@ -374,6 +374,11 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	timer := &epochTimer{}
 	fitOpts = append(fitOpts, nn.Callbacks(timer))
+	// The checkpoint is written before the logs at each epoch's end: a log
+	// that cannot be written (a full disk) then stops the run with the
+	// epoch's weights saved.
+	cp, uxOpts := cfg.ux.fitOptions(cfg)
+	fitOpts = append(fitOpts, uxOpts...)
 	if cfg.csvLog != "" {
 		csv := callbacks.NewCSVLogger(cfg.csvLog)
 		if cfg.ux.resume != "" { // keep the epochs before the checkpoint's
@@ -394,8 +399,10 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		defer tb.Close() // after a Fit that failed; the end of training closes it otherwise
 		fitOpts = append(fitOpts, opt)
 	}
-	cp, uxOpts := cfg.ux.fitOptions(cfg)
-	fitOpts = append(append(fitOpts, resumeOpts...), uxOpts...)
+	fitOpts = append(fitOpts, resumeOpts...)
+	if err := cfg.ux.checkSpace(model, opt); err != nil {
+		return err
+	}
 	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
 		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args, strategy)
 	}
