@@ -26,7 +26,7 @@ func span[T any](s []T) Range {
 }
 
 // pin pins the first element of each slice until the test ends.
-func pin[T any](t *testing.T, slices ...[]T) {
+func pin[T any](t testing.TB, slices ...[]T) {
 	var p runtime.Pinner
 	for _, s := range slices {
 		p.Pin(&s[0])
@@ -35,7 +35,7 @@ func pin[T any](t *testing.T, slices ...[]T) {
 }
 
 // setRace turns race mode on with seed (off with 0) until the test ends.
-func setRace(t *testing.T, seed uint64) {
+func setRace(t testing.TB, seed uint64) {
 	old := RaceSeed()
 	SetRace(seed)
 	t.Cleanup(func() { SetRace(old) })
@@ -316,5 +316,25 @@ func TestRaceSchedule(t *testing.T) {
 	}
 	if len(blockOrders) < 2 {
 		t.Errorf("the seeds ran the blocks in the orders %v only", blockOrders)
+	}
+}
+
+// BenchmarkLaunchRace: gk_add over 70001 values in the normal emulator and
+// in race mode (where each CUDA thread is a coroutine, and every access
+// goes through the race runtime).
+func BenchmarkLaunchRace(b *testing.B) {
+	const n = 70001
+	x, y, out := make([]float32, n), make([]float32, n), make([]float32, n)
+	pin(b, x, y, out)
+	args := []uint64{ptr(x), ptr(y), ptr(out), n}
+	for _, seed := range []uint64{0, 1} {
+		b.Run(fmt.Sprintf("seed=%d", seed), func(b *testing.B) {
+			setRace(b, seed)
+			for b.Loop() {
+				if err := LaunchKernel("gk_add", (n+255)/256, 256, 0, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

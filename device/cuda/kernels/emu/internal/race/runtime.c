@@ -148,7 +148,8 @@ void emu_race_sync(void) {
 // ---- the schedule's randomness ------------------------------------------
 
 static uint64_t rng;       // splitmix64's state
-static int yield_shift;    // 0: never switch at an access; else switch with probability 2^-yield_shift
+static int yield_shift;    // 0: never switch at an access; else switch every 2^yield_shift accesses on average
+static uint64_t countdown; // the accesses until the next switch
 
 static uint64_t next(void) {
 	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
@@ -237,23 +238,49 @@ static const char *const verb[4] = {"writes", "atomically writes", "reads", "ato
 static const char *const past[4] = {"wrote", "atomically wrote", "read", "atomically read"};
 
 // A field of a shadow entry: NONE, or the first thread (block) that
-// touched the word that way, with MANY set once another did too.
-enum { NONE = -1, MANY = 1 << 30 };
+// touched the word that way, with MANY (MANY_BLOCKS) set once another did
+// too.
+enum { NONE = -1, MANY = 1 << 14, MANY_BLOCKS = 1 << 30 };
 
 // shadow is what the launch did to one 4-byte word: its threads' accesses
 // in the block's current barrier interval (epoch), and, for global memory,
 // its blocks' accesses over the whole launch.
+// 32 bytes: a thread index (up to 1023, with MANY) fits 16 bits.
 typedef struct {
-	uintptr_t word;
-	uint32_t gen;   // the launch it belongs to: a stale entry is an empty slot
+	uint32_t gen;   // the launch it belongs to: a stale entry is free
 	uint32_t epoch; // the barrier interval of thread[]
-	int32_t thread[4];
+	int16_t thread[4];
 	int32_t block[4];
 } shadow;
 
-static shadow *table;
-static size_t table_cap, table_used;
+// The shadow entries live in pages of 1024, one per 4 KiB page of memory
+// the launch touched, found by a hash table of pages: the entries of
+// neighbouring words are neighbours, as a grid-stride loop walks them. A
+// launch bumps gen, which makes every page and entry stale (free) at
+// once; the pages' memory is kept for the next launches.
+enum { PAGE_SHIFT = 12, PAGE_WORDS = 1 << (PAGE_SHIFT - 2) };
+
+typedef struct {
+	uintptr_t page; // address >> PAGE_SHIFT
+	uint32_t gen;   // the launch it belongs to: a stale slot is free
+	shadow *words;  // PAGE_WORDS entries, or NULL before first use
+} page_slot;
+
+static page_slot *pages;
+static size_t pages_cap, pages_used;
 static uint32_t gen = 1;
+// A direct-mapped cache of the pages last looked up, and their entries: a
+// kernel walks a few arrays at once.
+enum { CACHED_PAGES = 64 };
+static struct {
+	uintptr_t page;
+	shadow *words;
+} cached[CACHED_PAGES];
+
+static void forget_pages(void) {
+	for (int i = 0; i < CACHED_PAGES; i++) cached[i].page = ~(uintptr_t)0;
+}
+
 static uint32_t epoch; // counts barriers and blocks: two threads' accesses are unordered only in one epoch
 static int detecting;
 static int cur_block;
@@ -261,49 +288,77 @@ static char *report;
 static size_t report_len;
 static int raced;
 
-static size_t slot(uintptr_t word) { return (size_t)((word >> 2) * 0x9e3779b97f4a7c15ull >> 17) & (table_cap - 1); }
+static size_t page_hash(uintptr_t page) { return (size_t)(page * 0x9e3779b97f4a7c15ull >> 32); }
 
-static shadow *insert(uintptr_t word) {
-	for (size_t i = slot(word);; i = (i + 1) & (table_cap - 1)) {
-		shadow *e = &table[i];
-		if (e->gen != gen) {
-			e->word = word;
-			e->gen = gen;
-			e->epoch = epoch;
-			for (int k = 0; k < 4; k++) e->thread[k] = e->block[k] = NONE;
-			table_used++;
-			return e;
+// claim finds page's slot, claiming a free one (with its entries' memory,
+// whose stale entries need no clearing) when it has none.
+static page_slot *claim(uintptr_t page) {
+	for (size_t i = page_hash(page) & (pages_cap - 1);; i = (i + 1) & (pages_cap - 1)) {
+		page_slot *p = &pages[i];
+		if (p->gen != gen) {
+			if (!p->words) {
+				p->words = calloc(PAGE_WORDS, sizeof(shadow)); // gen 0: stale
+				if (!p->words) abort();
+			}
+			p->page = page;
+			p->gen = gen;
+			pages_used++;
+			return p;
 		}
-		if (e->word == word) return e;
+		if (p->page == page) return p;
 	}
 }
 
+// grow doubles the table of pages; the current pages move, with their
+// entries, into free slots, whose memory the stale ones keep.
 static void grow(void) {
-	shadow *old = table;
-	size_t n = table_cap;
-	table_cap = n ? 2 * n : 1 << 16;
-	table = calloc(table_cap, sizeof(shadow)); // gen 0: empty
-	if (!table) abort();
-	table_used = 0;
-	for (size_t i = 0; i < n; i++) {
+	page_slot *old = pages;
+	size_t n = pages_cap;
+	pages_cap = n ? 2 * n : 1024;
+	pages = calloc(pages_cap, sizeof(page_slot));
+	if (!pages) abort();
+	pages_used = 0;
+	for (size_t i = 0; i < n; i++) { // the current ones first: their slots must hold their entries
 		if (old[i].gen != gen) continue;
-		shadow *e = insert(old[i].word);
-		*e = old[i];
+		size_t j = page_hash(old[i].page) & (pages_cap - 1);
+		while (pages[j].gen == gen) j = (j + 1) & (pages_cap - 1);
+		pages[j] = old[i];
+		pages_used++;
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) { // then the stale ones' memory, into free slots
+		if (old[i].gen == gen || !old[i].words) continue;
+		while (pages[j].gen == gen || pages[j].words) j++;
+		pages[j].words = old[i].words;
+		pages[j].gen = 0;
 	}
 	free(old);
+	forget_pages();
 }
 
 static shadow *lookup(uintptr_t word) {
-	if (2 * (table_used + 1) > table_cap) grow();
-	return insert(word);
+	uintptr_t page = word >> PAGE_SHIFT;
+	int c = (int)(page & (CACHED_PAGES - 1));
+	if (cached[c].page != page) {
+		if (2 * (pages_used + 1) > pages_cap) grow();
+		cached[c].words = claim(page)->words;
+		cached[c].page = page;
+	}
+	shadow *e = &cached[c].words[(word >> 2) & (PAGE_WORDS - 1)];
+	if (e->gen != gen) {
+		e->gen = gen;
+		e->epoch = epoch;
+		for (int k = 0; k < 4; k++) e->thread[k] = e->block[k] = NONE;
+	}
+	return e;
 }
 
-static const char *who(int32_t v, int self, const char *one, char *buf, size_t n) {
-	int id = v & ~MANY;
+static const char *who(int32_t v, int self, int32_t many, const char *one, char *buf, size_t n) {
+	int id = v & ~many;
 	if (id == self) {
 		snprintf(buf, n, "another %s", one);
 	} else {
-		snprintf(buf, n, "%s %d%s", one, id, (v & MANY) ? " (and others)" : "");
+		snprintf(buf, n, "%s %d%s", one, id, (v & many) ? " (and others)" : "");
 	}
 	return buf;
 }
@@ -333,33 +388,34 @@ static void touch(uintptr_t word, int k, int shared) {
 		snprintf(report, report_len,
 		         "kernel %s: a race on %s: thread %d of block %d %s it, and %s %s it since the last "
 		         "__syncthreads",
-		         the_kernel, place, t, cur_block, verb[k], who(v, t, "thread", other, sizeof other), past[f]);
+		         the_kernel, place, t, cur_block, verb[k], who(v, t, MANY, "thread", other, sizeof other), past[f]);
 		raced = 1;
 	}
-	int32_t *mine = &e->thread[k];
-	if (*mine == NONE) {
-		*mine = t;
-	} else if ((*mine & ~MANY) != t) {
-		*mine |= MANY;
+	int16_t *th = &e->thread[k];
+	if (*th == NONE) {
+		*th = (int16_t)t;
+	} else if ((*th & ~MANY) != t) {
+		*th |= MANY;
 	}
 	if (shared) return; // each block has its own shared memory
 	int b = cur_block;
+	int32_t *mine;
 	for (int f = 0; f < 4 && !raced; f++) {
 		int32_t v = e->block[f];
-		if (!(conflicts[k] >> f & 1) || v == NONE || (!(v & MANY) && v == b)) continue;
+		if (!(conflicts[k] >> f & 1) || v == NONE || (!(v & MANY_BLOCKS) && v == b)) continue;
 		char other[64], place[64];
 		where(word, 0, place, sizeof place);
 		snprintf(report, report_len,
 		         "kernel %s: a race on %s: block %d (thread %d) %s it, and %s %s it: the blocks of a launch "
 		         "are not ordered",
-		         the_kernel, place, b, t, verb[k], who(v, b, "block", other, sizeof other), past[f]);
+		         the_kernel, place, b, t, verb[k], who(v, b, MANY_BLOCKS, "block", other, sizeof other), past[f]);
 		raced = 1;
 	}
 	mine = &e->block[k];
 	if (*mine == NONE) {
 		*mine = b;
-	} else if ((*mine & ~MANY) != b) {
-		*mine |= MANY;
+	} else if ((*mine & ~MANY_BLOCKS) != b) {
+		*mine |= MANY_BLOCKS;
 	}
 }
 
@@ -369,7 +425,10 @@ static void touch(uintptr_t word, int k, int shared) {
 static void hook_access(const volatile void *p, size_t n, int k) {
 	uintptr_t a = (uintptr_t)p;
 	if (n == 0 || skipped(a)) return;
-	if (yield_shift && next() >> (64 - yield_shift) == 0) to_scheduler(); // let another thread go first
+	if (yield_shift && --countdown == 0) { // let another thread go first
+		countdown = 1 + next() % (2ull << yield_shift);
+		to_scheduler();
+	}
 	int shared = a - shared_lo < shared_len;
 	if (tracing && !shared) {
 		if (k != PLAIN_WRITE) add_range(&traced[0], a, a + n); // an atomic write reads too
@@ -569,18 +628,23 @@ int emu_race_run(const char *name, int grid, int block, void (*fn)(void *), void
 	shared_lo = (uintptr_t)shared;
 	shared_len = n;
 	rng = seed ^ hash_name(name) ^ ((uint64_t)grid << 32 | (uint32_t)block);
-	yield_shift = seed ? 1 + (int)(next() % 4) : 0;
+	yield_shift = seed ? 2 + 2 * (int)(next() % 4) : 0; // a switch every 4, 16, 64 or 256 accesses
+	countdown = 1 + next() % (2ull << yield_shift);
 	detecting = detect;
 	tracing = trace;
 	traced[0].n = traced[1].n = 0;
 	report = rep;
 	report_len = rep_len;
 	raced = 0;
-	if (++gen == 0) { // 2^32 launches: clear the stale entries once
-		if (table) memset(table, 0, table_cap * sizeof(shadow));
+	if (++gen == 0) { // 2^32 launches: clear the stale pages and entries once
+		for (size_t i = 0; i < pages_cap; i++) {
+			pages[i].gen = 0;
+			if (pages[i].words) memset(pages[i].words, 0, PAGE_WORDS * sizeof(shadow));
+		}
 		gen = 1;
 	}
-	table_used = 0;
+	pages_used = 0;
+	forget_pages();
 	emu_race_dims.gridDim = (dim3c){(unsigned)grid, 1, 1};
 	emu_race_dims.blockDim = (dim3c){(unsigned)block, 1, 1};
 	int *order = malloc((size_t)grid * sizeof(int));
