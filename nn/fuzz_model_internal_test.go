@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/gokeras/gokeras/layers"
@@ -170,7 +171,7 @@ func FuzzModelConfig(f *testing.F) {
 			t.Fatalf("the config a loaded model writes is refused: %v\n%s", err, js2)
 		}
 		if !slices.Equal(doc2.Config.InputShape, doc.Config.InputShape) || !fuzzSameSeed(doc2.Config.Seed, doc.Config.Seed) {
-			t.Fatalf("input shape %v, seed %v read back as %v, %v", doc.Config.InputShape, doc.Config.Seed, doc2.Config.InputShape, doc2.Config.Seed)
+			t.Fatalf("input shape %v, seed %s read back as %v, %s", doc.Config.InputShape, fuzzSeed(doc.Config.Seed), doc2.Config.InputShape, fuzzSeed(doc2.Config.Seed))
 		}
 		for i, c := range doc.Config.Layers {
 			c2 := doc2.Config.Layers[i]
@@ -285,4 +286,11 @@ func fuzzWriteConfig(m *Sequential, doc *modelDocument, path string) ([]byte, er
 
 func fuzzSameSeed(a, b *uint64) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+func fuzzSeed(s *uint64) string {
+	if s == nil {
+		return "none"
+	}
+	return strconv.FormatUint(*s, 10)
 }
