@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/gokeras/gokeras/device"
@@ -350,44 +349,8 @@ func (m *Sequential) describe() string {
 	return b.String()
 }
 
-// agree broadcasts rank 0's description of a run, compares it with this
-// replica's line by line, and fails on every replica when any differs:
-// the replicas that differ name the difference, the others name them.
+// agree fails on every replica unless all of them describe the run (desc,
+// "name: value" lines) as rank 0 does (collective.Agree).
 func agree(s Strategy, desc []string) error {
-	mine := []byte(strings.Join(desc, "\n"))
-	root := slices.Clone(mine)
-	size := binary.LittleEndian.AppendUint64(nil, uint64(len(root)))
-	if err := s.BcastBytes(size, 0); err != nil {
-		return err
-	}
-	if s.Rank() != 0 {
-		root = make([]byte, binary.LittleEndian.Uint64(size))
-	}
-	if err := s.BcastBytes(root, 0); err != nil {
-		return err
-	}
-	theirs := strings.Split(string(root), "\n")
-	diff := ""
-	for i, line := range desc {
-		if i >= len(theirs) || theirs[i] != line {
-			name, here, _ := strings.Cut(line, ": ")
-			there := "(nothing)"
-			if i < len(theirs) {
-				_, there, _ = strings.Cut(theirs[i], ": ")
-			}
-			diff = fmt.Sprintf("%s: %s here, %s on rank 0", name, here, there)
-			break
-		}
-	}
-	differ, err := collective.RanksWhere(s.Size(), s.Rank(), diff != "", s.AllReduceSum)
-	if err != nil {
-		return err
-	}
-	switch {
-	case diff != "":
-		return fmt.Errorf("rank %d of %d does not run what rank 0 runs: %s; every replica must be given the same model, data and options", s.Rank(), s.Size(), diff)
-	case len(differ) > 0:
-		return fmt.Errorf("ranks %v do not run what rank 0 runs (their errors name the difference); every replica must be given the same model, data and options", differ)
-	}
-	return nil
+	return collective.Agree(s, desc, "every replica must be given the same model, data and options")
 }

@@ -4,10 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/distribute/mpi"
+	"github.com/gokeras/gokeras/internal/collective"
 )
 
 // launchHint says how to start train for --distributed.
@@ -47,6 +51,9 @@ func startDistributed(cfg *config) (*distribute.MultiWorkerStrategy, error) {
 		return nil, fmt.Errorf("--distributed: %w", err)
 	}
 	s.SetTimeout(cfg.distTimeout) // before the first collective
+	if err := agreeOnFlags(s, cfg.flags); err != nil {
+		return nil, fmt.Errorf("--distributed: %w", err)
+	}
 	if cfg.seedFromClock {
 		b := binary.LittleEndian.AppendUint64(nil, cfg.seed)
 		if err := s.BcastBytes(b, 0); err != nil {
@@ -84,4 +91,18 @@ func printJobThroughput(out io.Writer, s *distribute.MultiWorkerStrategy, timer 
 		return
 	}
 	fmt.Fprintf(out, "Distributed: %d processes, global batch %d: %.0f samples/s\n", s.Size(), batch, float64(trained)/took.Seconds())
+}
+
+// agreeOnFlags fails on every rank unless all of them were started with
+// the flags rank 0 was: a flag given to some ranks only (--early-stopping,
+// which stops one rank and leaves the others waiting; --resume, which
+// makes the ranks exchange different data; --checkpoint on a rank that
+// does not write it) is named before anything else happens. flags holds
+// every flag's value, the defaults included.
+func agreeOnFlags(s *distribute.MultiWorkerStrategy, flags map[string]string) error {
+	var desc []string
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		desc = append(desc, "--"+name+": "+strconv.Quote(flags[name]))
+	}
+	return collective.Agree(s, desc, "start every rank with the same flags (one mpirun command line starts them all)")
 }

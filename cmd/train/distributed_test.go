@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -243,5 +245,59 @@ func TestTrainDistributedOverlapBitIdentical(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Errorf("the weights trained with the all-reduce overlapped differ from those reduced after the backward pass")
+	}
+}
+
+// Ranks started with different flags (mpirun's "A : B" form, or a wrapper
+// that adds a flag on one host) all stop at once, before any data or
+// training, each naming the difference or the ranks that have it: a flag
+// on one rank only once hung the job until --distributed-timeout
+// (--early-stopping), failed with a bare MPI_ERR_TRUNCATE (--resume) or
+// silently wrote nothing (--checkpoint on rank 1).
+func TestTrainDistributedRanksAgreeOnFlags(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	base := []string{"--device=/CPU:0", "--synthetic", "--synthetic-samples", "200", "--epochs", "2", "--steps-per-epoch", "5",
+		"--batch-size", "32", "--seed", "1", "--distributed", "--distributed-timeout", "60s"}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		extra []string // rank 1's flags beyond rank 0's
+		flag  string
+	}{
+		{"early stopping", []string{"--early-stopping", "1"}, "--early-stopping"},
+		{"resume", []string{"--resume", filepath.Join(dir, "ck.safetensors")}, "--resume"},
+		{"checkpoint", []string{"--checkpoint", filepath.Join(dir, "ck.safetensors")}, "--checkpoint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			rank1 := append(append([]string{":", "-np", "1", "-x", asTrainEnv, os.Args[0]}, base...), tc.extra...)
+			cmd := mpitest.Command(t, ctx, mpirun, 1, []string{asTrainEnv}, nil, os.Args[0], append(slices.Clone(base), rank1...)...)
+			cmd.Env = append(cmd.Env, asTrainEnv+"=1", cifar10.HomeEnv+"="+t.TempDir())
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			cmd.WaitDelay = 5 * time.Second
+			start := time.Now()
+			err := cmd.Run()
+			text := out.String()
+			if err == nil {
+				t.Fatalf("the job succeeded:\n%s", text)
+			}
+			for _, want := range []string{
+				"rank 1 of 2 does not run what rank 0 runs: " + tc.flag + ": ",
+				"ranks [1] do not run what rank 0 runs",
+				"start every rank with the same flags",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("output lacks %q:\n%s", want, text)
+				}
+			}
+			if strings.Contains(text, "Epoch 1/") {
+				t.Errorf("training started before the ranks agreed:\n%s", text)
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("the job took %v to stop", took)
+			}
+		})
 	}
 }
