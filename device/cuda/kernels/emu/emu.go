@@ -47,9 +47,17 @@
 // The detection does not depend on the schedule (it looks at barrier
 // intervals, not at the order the accesses happened in); the random
 // switching makes the results of a racy kernel vary too, and tests that
-// compare them fail. Run the tests in race mode with several seeds:
+// compare them fail. Words are 4 bytes: two threads writing different
+// bytes of one word would be reported (kernels.cu writes no bytes). Run
+// the tests in race mode with several seeds:
 //
 //	for s in 1 2 3; do GOKERAS_EMU_RACE=$s go test -tags kernelemu ./device/cuda/kernels/emu; done
+//
+// scripts/race-controls.sh does, and checks that race mode fails a copy
+// of kernels.cu without the barrier after gk_zero_one_labels' *flag = 1,
+// which the fixed schedule passes. In race mode (and in
+// LaunchKernelTraced) LaunchKernel also knows the test kernels of
+// internal/race/test_kernels.h, named emu_test_*.
 //
 // LaunchKernelTraced runs the instrumented copy too (in race mode with its
 // schedule and detection, else in the fixed schedule) and reports the
