@@ -133,10 +133,10 @@ const fuzzMaxParams = 1 << 14
 //     file's config;
 //   - compile settings that compileSettings accepts have a config, and it
 //     round-trips the same way;
-//   - when planWeights accepts the input shape and the model is small,
-//     Build makes exactly the weights planned, in order and of the
-//     planned shapes (LoadModel checks the file's tensors against the
-//     plan before it builds).
+//   - when planWeights accepts the input shape and the model has layers
+//     and is small, Build succeeds and makes exactly the weights planned,
+//     in order and of the planned shapes (LoadModel checks the file's
+//     tensors against the plan before it builds).
 //
 // The seed corpus is the config of models Save writes (made at the start)
 // and testdata/fuzz/FuzzModelConfig; run longer with
@@ -217,6 +217,9 @@ func FuzzModelConfig(f *testing.F) {
 			if params += n; params > fuzzMaxParams {
 				return
 			}
+		}
+		if len(m.layers) == 0 {
+			return // nothing is planned, and Build refuses it: so does LoadModel
 		}
 		if err := m.Build(input...); err != nil {
 			t.Fatalf("planned, but Build fails: %v", err)
