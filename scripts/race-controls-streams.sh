@@ -12,9 +12,10 @@
 # them, which is reported whichever stream runs first.
 #
 # In a copy of COMMIT (git archive, default HEAD: the working tree is never
-# touched), it removes that wait and runs
-# TestDataParallelWorldOfOneMatchesOneGPU of device/cuda (tags cudavm
-# kernelemu): it must pass without race mode (the race is hidden there)
+# touched), it removes that wait and runs (tags cudavm kernelemu)
+# TestDataParallelWorldOfOneMatchesOneGPU of device/cuda, and, where
+# mpirun is, TestMultiWorkerFitOnGPUMatchesOneProcess of distribute (two
+# ranks): each must pass without race mode (the race is hidden there)
 # and fail with GOKERAS_EMU_STREAM_RACE=seed (race mode for the streams
 # alone; --var GOKERAS_EMU_RACE for the kernels' race mode too) for each
 # seed, with a race naming the all-reduce. Exits 0 when the control
@@ -57,29 +58,43 @@ fi
 echo "== mutation: $file without the all-reduce stream's wait for the gradients"
 git -C "$repo" show "$commit:$file" | diff - "$file" || true
 
-test=TestDataParallelWorldOfOneMatchesOneGPU
-
 status=0
-echo "== without race mode: the race is hidden, the test passes"
-if ! out=$(env -u GOKERAS_EMU_RACE -u GOKERAS_EMU_STREAM_RACE go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" ./device/cuda 2>&1); then
-  echo "$out" | tail -20
-  echo "FAIL: $test failed without race mode: the control is not the race alone" >&2
-  status=1
-fi
-for seed in $seeds; do
-  echo "== $var=$seed: the test must fail with the race"
-  if out=$(env -u GOKERAS_EMU_RACE -u GOKERAS_EMU_STREAM_RACE "$var=$seed" go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" ./device/cuda 2>&1); then
+# control PACKAGE TEST: TEST passes without race mode and fails with a
+# race naming the all-reduce with each seed.
+control() {
+  local pkg=$1 test=$2 out seed
+  echo "== $pkg $test without race mode: the race is hidden, the test passes"
+  if ! out=$(env -u GOKERAS_EMU_RACE -u GOKERAS_EMU_STREAM_RACE go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" "$pkg" 2>&1); then
     echo "$out" | tail -20
-    echo "FAIL: seed $seed: $test passed with the all-reduce unordered after the gradients" >&2
+    echo "FAIL: $test failed without race mode: the control is not the race alone" >&2
     status=1
-  elif ! grep -q 'a race on .* the all-reduce (stream' <<<"$out"; then
-    echo "$out" | tail -20
-    echo "FAIL: seed $seed: $test failed, but not with the all-reduce's race" >&2
-    status=1
-  else
-    grep -m1 'a race on' <<<"$out" | cut -c1-400
   fi
-done
+  for seed in $seeds; do
+    echo "== $pkg $test with $var=$seed: the test must fail with the race"
+    if out=$(env -u GOKERAS_EMU_RACE -u GOKERAS_EMU_STREAM_RACE "$var=$seed" go test -tags 'cudavm kernelemu' -count=1 -run "^$test\$" "$pkg" 2>&1); then
+      echo "$out" | tail -20
+      echo "FAIL: seed $seed: $test passed with the all-reduce unordered after the gradients" >&2
+      status=1
+    elif ! grep -q 'a race on .* the all-reduce (stream' <<<"$out"; then
+      echo "$out" | tail -20
+      echo "FAIL: seed $seed: $test failed, but not with the all-reduce's race" >&2
+      status=1
+    else
+      grep -m1 -o 'emulated GPU: a race on.*' <<<"$out" | cut -c1-300
+    fi
+  done
+}
+
+# One replica on the emulated GPU, in this process.
+control ./device/cuda TestDataParallelWorldOfOneMatchesOneGPU
+# Two ranks under mpirun, each on its emulated /GPU:0 (the ranks inherit
+# the race mode's variable); skipped without Open MPI unless
+# GOKERAS_REQUIRE_MPI is set.
+if command -v mpirun >/dev/null || [ -n "${GOKERAS_REQUIRE_MPI:-}" ]; then
+  control ./distribute TestMultiWorkerFitOnGPUMatchesOneProcess
+else
+  echo "== no mpirun: the two-rank control is skipped"
+fi
 if [ "$status" = 0 ]; then
   echo "ok: race mode ($var) catches the all-reduce stream not waiting for the gradients (seeds $seeds)"
 fi
