@@ -14,11 +14,11 @@ extern "C" int emu_cpu_ok(void) {
 
 #include "cuda_emu.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -262,32 +262,34 @@ static void direct(const char *name, void (*k)(A...), int grid, int block, V... 
 	run(grid, block, [=] { k(v...); }, name);
 }
 
+#define DIRECT(k, ...) direct(#k, k, __VA_ARGS__)
+
 extern "C" {
 void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act) {
-	direct("gk_bias_act", gk_bias_act, g, b, x, bias, z, y, rows, cols, act);
+	DIRECT(gk_bias_act, g, b, x, bias, z, y, rows, cols, act);
 }
 void emu_softmax_rows(int g, int b, const float *x, float *y, int rows, int cols) {
-	direct("gk_softmax_rows", gk_softmax_rows, g, b, x, y, rows, cols);
+	DIRECT(gk_softmax_rows, g, b, x, y, rows, cols);
 }
 void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act) {
-	direct("gk_act_grad", gk_act_grad, g, b, x, y, dy, dx, n, act);
+	DIRECT(gk_act_grad, g, b, x, y, dy, dx, n, act);
 }
 void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float *dx, int rows, int cols) {
-	direct("gk_softmax_grad_rows", gk_softmax_grad_rows, g, b, y, dy, dx, rows, cols);
+	DIRECT(gk_softmax_grad_rows, g, b, y, dy, dx, rows, cols);
 }
 void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols) {
-	direct("gk_sum_rows", gk_sum_rows, g, b, a, out, rows, cols);
+	DIRECT(gk_sum_rows, g, b, a, out, rows, cols);
 }
 void emu_zero_one_labels(int b, const float *y, int n, int *flag) {
-	direct("gk_zero_one_labels", gk_zero_one_labels, 1, b, y, n, flag);
+	DIRECT(gk_zero_one_labels, 1, b, y, n, flag);
 }
 void emu_loss(int b, const float *p, const float *y, const float *w, const int *zero_one, int rows, int cols, int kind,
 		double ls, double delta, float *out, int *bad) {
-	direct("gk_loss", gk_loss, 1, b, p, y, w, zero_one, rows, cols, kind, ls, delta, out, bad);
+	DIRECT(gk_loss, 1, b, p, y, w, zero_one, rows, cols, kind, ls, delta, out, bad);
 }
 void emu_loss_grad(int g, int b, const float *p, const float *y, const float *w, const int *zero_one, const float *seed,
 		int rows, int cols, int kind, double ls, double delta, float *dp, int *bad) {
-	direct("gk_loss_grad", gk_loss_grad, g, b, p, y, w, zero_one, seed, rows, cols, kind, ls, delta, dp, bad);
+	DIRECT(gk_loss_grad, g, b, p, y, w, zero_one, seed, rows, cols, kind, ls, delta, dp, bad);
 }
 // emu_update runs the kernel of optim.Rule rule (numbered as optim
 // numbers them) with the arguments of a launch.Update: the slot pointers
@@ -296,68 +298,68 @@ void emu_update(int g, int b, int rule, float *w, float *s0, float *s1, float *s
 		const float *p, const float *gscale, float cv, int decays, float decay) {
 	switch (rule) {
 	case 1: // RuleSGD
-		direct("gk_sgd", gk_sgd, g, b, w, gr, n, p[0], gscale, cv, decays, decay);
+		DIRECT(gk_sgd, g, b, w, gr, n, p[0], gscale, cv, decays, decay);
 		break;
 	case 2: // RuleMomentum
 	case 3: // RuleNesterov
-		direct("gk_momentum", gk_momentum, g, b, w, s0, gr, n, nesterov, p[0], p[1], gscale, cv, decays, decay);
+		DIRECT(gk_momentum, g, b, w, s0, gr, n, nesterov, p[0], p[1], gscale, cv, decays, decay);
 		break;
 	case 4: // RuleAdam
-		direct("gk_adam", gk_adam, g, b, w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], gscale, cv, decays, decay);
+		DIRECT(gk_adam, g, b, w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], gscale, cv, decays, decay);
 		break;
 	case 5: // RuleRMSprop
-		direct("gk_rmsprop", gk_rmsprop, g, b, w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay);
+		DIRECT(gk_rmsprop, g, b, w, s0, s1, s2, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay);
 		break;
 	case 6: // RuleAdagrad
-		direct("gk_adagrad", gk_adagrad, g, b, w, s0, gr, n, p[0], p[1], gscale, cv, decays, decay);
+		DIRECT(gk_adagrad, g, b, w, s0, gr, n, p[0], p[1], gscale, cv, decays, decay);
 		break;
 	case 7: // RuleAdadelta
-		direct("gk_adadelta", gk_adadelta, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], gscale, cv, decays, decay);
+		DIRECT(gk_adadelta, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], gscale, cv, decays, decay);
 		break;
 	case 8: // RuleAdamax
-		direct("gk_adamax", gk_adamax, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay);
+		DIRECT(gk_adamax, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], gscale, cv, decays, decay);
 		break;
 	case 9: // RuleNadam
-		direct("gk_nadam", gk_nadam, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], p[6], gscale, cv, decays, decay);
+		DIRECT(gk_nadam, g, b, w, s0, s1, gr, n, p[0], p[1], p[2], p[3], p[4], p[5], p[6], gscale, cv, decays, decay);
 		break;
 	}
 }
 void emu_abs_sq_sums(int g, int b, const float *x, int n, double *part) {
-	direct("gk_abs_sq_sums", gk_abs_sq_sums, g, b, x, n, part);
+	DIRECT(gk_abs_sq_sums, g, b, x, n, part);
 }
 void emu_clip_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
-	direct("gk_clip_scale", gk_clip_scale, 1, b, part, parts, clipnorm, scale);
+	DIRECT(gk_clip_scale, 1, b, part, parts, clipnorm, scale);
 }
 void emu_global_scale(int b, const double *part, int parts, double clipnorm, float *scale) {
-	direct("gk_global_scale", gk_global_scale, 1, b, part, parts, clipnorm, scale);
+	DIRECT(gk_global_scale, 1, b, part, parts, clipnorm, scale);
 }
 void emu_penalty(int b, const double *part, int parts, double l1, double l2, double scale, float *out) {
-	direct("gk_penalty", gk_penalty, 1, b, part, parts, l1, l2, scale, out);
+	DIRECT(gk_penalty, 1, b, part, parts, l1, l2, scale, out);
 }
 void emu_penalty_grad(int g, int b, const float *x, const float *seed, float *out, int n, double l1, double l2x2,
 		double scale) {
-	direct("gk_penalty_grad", gk_penalty_grad, g, b, x, seed, out, n, l1, l2x2, scale);
+	DIRECT(gk_penalty_grad, g, b, x, seed, out, n, l1, l2x2, scale);
 }
 void emu_metric_sum(int b, const float *p, const float *y, float *out, int rows, int cols, int ycols, int kind,
 		float threshold, int k) {
-	direct("gk_metric_sum", gk_metric_sum, 1, b, p, y, out, rows, cols, ycols, kind, threshold, k);
+	DIRECT(gk_metric_sum, 1, b, p, y, out, rows, cols, ycols, kind, threshold, k);
 }
 void emu_metric_pr(int b, const float *p, const float *y, float *out, int rows, int cols, float threshold, int topk, int lo,
 		int hi) {
-	direct("gk_metric_pr", gk_metric_pr, 1, b, p, y, out, rows, cols, threshold, topk, lo, hi);
+	DIRECT(gk_metric_pr, 1, b, p, y, out, rows, cols, threshold, topk, lo, hi);
 }
 void emu_metric_auc(int g, int b, const float *p, const float *y, float *out, int rows, int cols, int n, int multi,
 		int logits) {
-	direct("gk_metric_auc", gk_metric_auc, g, b, p, y, out, rows, cols, n, multi, logits);
+	DIRECT(gk_metric_auc, g, b, p, y, out, rows, cols, n, multi, logits);
 }
 void emu_metric_f1(int g, int b, const float *p, const float *y, float *out, int rows, int cols, float threshold) {
-	direct("gk_metric_f1", gk_metric_f1, g, b, p, y, out, rows, cols, threshold);
+	DIRECT(gk_metric_f1, g, b, p, y, out, rows, cols, threshold);
 }
 void emu_add(int g, int b, const float *a, const float *bb, float *out, int n) {
-	direct("gk_add", gk_add, g, b, a, bb, out, n);
+	DIRECT(gk_add, g, b, a, bb, out, n);
 }
 void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, float scale) {
-	direct("gk_u8_to_f32", gk_u8_to_f32, g, b, in, out, n, scale);
+	DIRECT(gk_u8_to_f32, g, b, in, out, n, scale);
 }
 
 // The image kernels take the window as an array of the fourteen ints of
@@ -365,48 +367,48 @@ void emu_u8_to_f32(int g, int b, const unsigned char *in, float *out, int n, flo
 #define WIN(v) v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]
 
 void emu_patches(int g, int b, const float *x, float *cols, const int *win) {
-	direct("gk_patches", gk_patches, g, b, x, cols, WIN(win));
+	DIRECT(gk_patches, g, b, x, cols, WIN(win));
 }
 void emu_patches_grad(int g, int b, const float *dcols, float *dx, const int *win) {
-	direct("gk_patches_grad", gk_patches_grad, g, b, dcols, dx, WIN(win));
+	DIRECT(gk_patches_grad, g, b, dcols, dx, WIN(win));
 }
 void emu_pool(int g, int b, const float *x, float *y, int kind, const int *win) {
-	direct("gk_pool", gk_pool, g, b, x, y, kind, WIN(win));
+	DIRECT(gk_pool, g, b, x, y, kind, WIN(win));
 }
 void emu_pool_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int kind, const int *win) {
-	direct("gk_pool_grad", gk_pool_grad, g, b, x, y, dy, dx, kind, WIN(win));
+	DIRECT(gk_pool_grad, g, b, x, y, dy, dx, kind, WIN(win));
 }
 void emu_dropout(int g, int b, const float *x, float *y, int n, int per_row, const float *step, unsigned int keyLo,
 		unsigned int keyHi, unsigned int threshold, float scale) {
-	direct("gk_dropout", gk_dropout, g, b, x, y, n, per_row, step, keyLo, keyHi, threshold, scale);
+	DIRECT(gk_dropout, g, b, x, y, n, per_row, step, keyLo, keyHi, threshold, scale);
 }
 
 void emu_norm_col_sums(int g, int b, int kind, const float *x, const float *mean, const float *var, const float *dy,
 		const double *rowStats, int rows, int cols, double eps, int tw, int rps, double *part) {
-	direct("gk_norm_col_sums", gk_norm_col_sums, g, b, kind, x, mean, var, dy, rowStats, rows, cols, eps, tw, rps, part);
+	DIRECT(gk_norm_col_sums, g, b, kind, x, mean, var, dy, rowStats, rows, cols, eps, tw, rps, part);
 }
 void emu_norm_col_finish(int g, int b, int kind, double *part, int splits, int rows, int cols, float *out) {
-	direct("gk_norm_col_finish", gk_norm_col_finish, g, b, kind, part, splits, rows, cols, out);
+	DIRECT(gk_norm_col_finish, g, b, kind, part, splits, rows, cols, out);
 }
 void emu_batch_norm(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *beta,
 		int rows, int cols, double eps, int tw, int rps, float *y) {
-	direct("gk_batch_norm", gk_batch_norm, g, b, x, mean, var, gamma, beta, rows, cols, eps, tw, rps, y);
+	DIRECT(gk_batch_norm, g, b, x, mean, var, gamma, beta, rows, cols, eps, tw, rps, y);
 }
 void emu_batch_norm_grad(int g, int b, const float *x, const float *mean, const float *var, const float *gamma, const float *dy,
 		const double *sums, int rows, int cols, double eps, int tw, int rps, float *dx) {
-	direct("gk_batch_norm_grad", gk_batch_norm_grad, g, b, x, mean, var, gamma, dy, sums, rows, cols, eps, tw, rps, dx);
+	DIRECT(gk_batch_norm_grad, g, b, x, mean, var, gamma, dy, sums, rows, cols, eps, tw, rps, dx);
 }
 void emu_layer_norm(int g, int b, int kind, const float *x, const float *gamma, const float *bb, int rows, int cols, double eps,
 		float *out, double *rowStats) {
-	direct("gk_layer_norm", gk_layer_norm, g, b, kind, x, gamma, bb, rows, cols, eps, out, rowStats);
+	DIRECT(gk_layer_norm, g, b, kind, x, gamma, bb, rows, cols, eps, out, rowStats);
 }
 void emu_gather(int g, int b, const float *table, const float *idx, float *out, int m, int n, int rows,
 		unsigned long long *bad) {
-	direct("gk_gather", gk_gather, g, b, table, idx, out, m, n, rows, bad);
+	DIRECT(gk_gather, g, b, table, idx, out, m, n, rows, bad);
 }
 void emu_scatter_add(int g, int b, const float *idx, const float *dy, float *out, int m, int n, int rows,
 		unsigned long long *bad) {
-	direct("gk_scatter_add", gk_scatter_add, g, b, idx, dy, out, m, n, rows, bad);
+	DIRECT(gk_scatter_add, g, b, idx, dy, out, m, n, rows, bad);
 }
 }
 
