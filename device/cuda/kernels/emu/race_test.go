@@ -338,3 +338,24 @@ func BenchmarkLaunchRace(b *testing.B) {
 		})
 	}
 }
+
+// TestContraction: the kernels are built to contract a*b+c into a fused
+// multiply-add, as nvcc does, but not the _rn intrinsics. With a = b =
+// 1+2⁻¹² and c = -(1+2⁻¹¹), a*b = 1+2⁻¹¹+2⁻²⁴ rounds to 1+2⁻¹¹ (a tie, to
+// even), so the sum is 0 when rounded in two steps and 2⁻²⁴ when fused.
+// The test kernel is the race copy's, built with cuda_emu.h's pragmas as
+// emu.cc's copy is.
+func TestContraction(t *testing.T) {
+	v := []float32{1 + 0x1p-12, 1 + 0x1p-12, -(1 + 0x1p-11)}
+	out := make([]float32, 2)
+	pin(t, v, out)
+	if _, err := LaunchKernelTraced("emu_test_fma", 1, 1, 0, []uint64{ptr(v), ptr(out)}); err != nil {
+		t.Fatal(err)
+	}
+	if out[0] != 0x1p-24 {
+		t.Errorf("a*b + c = %g, want %g (fused)", out[0], 0x1p-24)
+	}
+	if out[1] != 0 {
+		t.Errorf("__fadd_rn(__fmul_rn(a, b), c) = %g, want 0 (not fused)", out[1])
+	}
+}

@@ -118,7 +118,8 @@ struct named_kernel {
 
 // kernels.cu's, and test_kernels.h's for package emu's tests.
 const named_kernel all_kernels[] = {
-	EMU_KERNELS(RACE_KERNEL) RACE_KERNEL(emu_test_racy_zero_one) RACE_KERNEL(emu_test_pair) RACE_KERNEL(emu_test_order)};
+	EMU_KERNELS(RACE_KERNEL) RACE_KERNEL(emu_test_racy_zero_one) RACE_KERNEL(emu_test_pair) RACE_KERNEL(emu_test_order)
+		RACE_KERNEL(emu_test_fma)};
 
 } // namespace
 

@@ -70,3 +70,12 @@ extern "C" __global__ void emu_test_order(int *count, int *arrivals, int *order,
 	seen[me] = std::atomic_ref<int>(arrivals[blockIdx.x]).load();
 	if (threadIdx.x == 0) blocks[std::atomic_ref<int>(count[1]).fetch_add(1)] = blockIdx.x;
 }
+
+// emu_test_fma: out[0] = v[0]*v[1] + v[2] as kernels.cu would write it,
+// which nvcc (and cuda_emu.h's host build) contracts into a fused
+// multiply-add, and out[1] the same with the _rn intrinsics, which are
+// never fused.
+extern "C" __global__ void emu_test_fma(const float *v, float *out) {
+	out[0] = v[0] * v[1] + v[2];
+	out[1] = __fadd_rn(__fmul_rn(v[0], v[1]), v[2]);
+}
