@@ -303,6 +303,11 @@ static page_slot *claim(uintptr_t page) {
 			p->page = page;
 			p->gen = gen;
 			pages_used++;
+			// The launch touches the page's entries in no order a
+			// prefetcher follows (CUDA threads switch at random, blocks
+			// run shuffled): fetch them all at once, rather than one
+			// cache miss after another.
+			for (int w = 0; w < PAGE_WORDS; w += 64 / sizeof(shadow)) __builtin_prefetch(&p->words[w], 1, 3);
 			return p;
 		}
 		if (p->page == page) return p;
