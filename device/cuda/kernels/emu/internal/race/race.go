@@ -62,7 +62,7 @@ func Launch(name string, grid, block, shared int, args []uint64, seed uint64, de
 	if code == -4 {
 		r.Report = C.GoString(&report[0])
 	}
-	if trace && code >= 0 || code == -4 {
+	if trace && code != -1 && code != -2 { // the kernel ran
 		t := C.emu_race_traced()
 		r.Reads = ranges(t.reads, t.nreads)
 		r.Writes = ranges(t.writes, t.nwrites)
