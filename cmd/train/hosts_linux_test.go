@@ -40,10 +40,9 @@ import (
 // The host names are the addresses, so nothing has to resolve. Each host
 // also gets a host name of its own (unshare --uts, then hostname), as real
 // hosts have: without it both report the machine's name. Open MPI 4.1 ran
-// the job either way (it tells the nodes apart by the --host names and
-// their addresses, and the BTL chosen here is TCP either way), but Open
-// MPI's messages then name both hosts alike, and a session directory is
-// named after the host name.
+// the job either way, to the same weights (it tells the nodes apart by the
+// --host names, and takes the first for itself by its address), but its
+// messages then name both hosts alike.
 //
 // They need root (namespaces), iproute2's ip, util-linux' unshare and
 // Open MPI; without them they skip, saying why, unless
@@ -431,14 +430,16 @@ func TestTrainAcrossHostsLinkDown(t *testing.T) {
 		out, done, ck, at, ranksOut := cut(t, nil)
 		took := gone(t, at)
 		for rank := range 2 {
-			b, _ := os.ReadFile(fmt.Sprintf("%s/1/rank.%d/stderr", ranksOut, rank))
-			want := fmt.Sprintf("distribute: rank %d of 2: ", rank)
-			if !strings.Contains(string(b), want) || !strings.Contains(string(b), "waited more than 10s for the other replicas") {
-				t.Errorf("rank %d's stderr %q, want it to say it waited more than 10s", rank, b)
+			// What a rank wrote reaches its file after it exits: its
+			// host's daemon (mpirun, orted) copies it there.
+			want := regexp.MustCompile(fmt.Sprintf(`distribute: rank %d of 2: .* waited more than 10s for the other replicas`, rank))
+			var b []byte
+			for deadline := time.Now().Add(5 * time.Second); !want.Match(b) && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				b, _ = os.ReadFile(fmt.Sprintf("%s/1/rank.%d/stderr", ranksOut, rank))
 			}
-		}
-		if took < timeout {
-			t.Errorf("the ranks stopped %v after the cut, before --distributed-timeout", took)
+			if !want.Match(b) {
+				t.Errorf("rank %d's stderr %q, want it to say it waited more than 10s; mpirun's output:\n%s", rank, b, out)
+			}
 		}
 		loadable(t, ck)
 		// Give mpirun a few seconds more to end by itself, then say what
