@@ -213,8 +213,17 @@ func ranksIn(t *testing.T, ns string) []int {
 // MPI's daemons (mpirun, each host's orted) talk over TCP (the OOB), and
 // by default probe an idle connection only after 300 s, then 9 times 20 s
 // apart. These flags declare a silent host lost after about 4 s; mpirun
-// then ends the job ("ORTE has lost communication with a remote daemon"),
-// and the cut-off host's orted kills its ranks and exits.
+// then ends the job ("ORTE has lost communication with a remote daemon",
+// exit status 205), and the cut-off host's orted kills its ranks and exits.
+//
+// Keepalive probes only a connection with nothing unacknowledged, so it
+// must find the lost host before --distributed-timeout ends a rank: once a
+// daemon has something to send over the dead link (a rank's exit, its
+// last words), it waits for TCP's retransmissions to give up
+// (net.ipv4.tcp_retries2, about 15 minutes). Without these flags mpirun
+// ended 940 s after the cut; with them and --distributed-timeout 2s,
+// mpirun still ended 5 s after the cut, but the cut-off host's orted
+// stayed (its rank had gone at its timeout).
 var keepalive = []string{"--mca", "oob_tcp_keepalive_time", "1", "--mca", "oob_tcp_keepalive_intvl", "1", "--mca", "oob_tcp_keepalive_probes", "3"}
 
 // job starts train with args under mpirun on the two hosts, one rank on
