@@ -26,10 +26,17 @@
 # which it installs with apt-get when missing. Takes the time CI takes plus
 # a few minutes (about 6 GB of disk under WORK while it runs).
 #
-# Usage: scripts/ci-fresh.sh [--work DIR] [--commit REV] [--rebase] [--keep]
+# Usage: scripts/ci-fresh.sh [--work DIR] [--commit REV] [--avx2] [--rebase] [--keep]
 #   --work DIR    where the roots live (default /var/tmp/gokeras-ci-fresh)
 #   --commit REV  the commit to test (default HEAD; uncommitted changes are
 #                 never tested)
+#   --avx2        on an AVX-512 CPU, run as an AVX2-only one (AMD Zen 3) would:
+#                 Go is told the CPU lacks AVX-512 (GODEBUG=cpu.avx512f=off,
+#                 which golang.org/x/sys/cpu and the runtime honour, so the
+#                 AVX2 kernels multiply) and OpenBLAS takes its Zen kernels
+#                 (OPENBLAS_CORETYPE=Zen); .ci/run's own checks of
+#                 /proc/cpuinfo still see AVX-512. Not a real Zen 3, but every
+#                 multiply path one takes.
 #   --rebase      debootstrap the base root anew
 #   --keep        keep WORK/root afterwards (to look around: chroot WORK/root)
 set -euo pipefail
@@ -39,6 +46,7 @@ work=/var/tmp/gokeras-ci-fresh
 commit=HEAD
 rebase=0
 keep=0
+avx2=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--work)
@@ -51,6 +59,7 @@ while [ $# -gt 0 ]; do
 		commit=$2
 		shift
 		;;
+	--avx2) avx2=1 ;;
 	--rebase) rebase=1 ;;
 	--keep) keep=1 ;;
 	-h | --help)
@@ -144,11 +153,15 @@ mountit -t tmpfs -o size=8g tmp "$root/tmp"
 # CI's environment: nothing of this shell's but the Go proxy settings.
 envs=(HOME=/root TERM=dumb CI=true PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	"GOPROXY=$(go env GOPROXY)" "GOSUMDB=$(go env GOSUMDB)" GOFLAGS=-buildvcs=false GOTOOLCHAIN=local)
+if [ "$avx2" = 1 ]; then
+	envs+=(GODEBUG=cpu.avx512f=off OPENBLAS_CORETYPE=Zen)
+fi
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
 avx512=no
 grep -qw avx512f /proc/cpuinfo && avx512=yes
 {
 	echo "ci-fresh.sh: commit $rev, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	[ "$avx2" = 0 ] || echo "ci-fresh.sh: run as an AVX2-only CPU: GODEBUG=cpu.avx512f=off OPENBLAS_CORETYPE=Zen"
 	echo "ci-fresh.sh: CPU $cpu (AVX-512: $avx512), $(nproc) cores; Debian $(cat "$root/etc/debian_version") root from $mirror; $("$goroot/bin/go" version)"
 } | tee "$log" >&2
 
