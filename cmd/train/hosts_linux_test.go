@@ -89,6 +89,7 @@ func newHostPair(t *testing.T) *hostPair {
 			missing(tool + " is not on PATH (Debian: apt-get install -y iproute2 util-linux hostname)")
 		}
 	}
+	removeStaleNetns(t)
 	h := &hostPair{addr: [2]string{"10.77.0.1", "10.77.0.2"}}
 	n := pairs.Add(1)
 	for i := range h.ns {
@@ -177,6 +178,32 @@ func removeNetns(t *testing.T, ns string) {
 	killNetns(ns)
 	if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
 		t.Errorf("ip netns del %s: %v: %s", ns, err, out)
+	}
+}
+
+// staleNetns matches the names newHostPair gives, with the process ID of
+// the test that made them.
+var staleNetns = regexp.MustCompile(`^gk(\d+)-\d+[ab]$`)
+
+// removeStaleNetns removes the hosts a test process left when it was
+// killed before its cleanups ran (go test -timeout, say): those named
+// after a process that is gone.
+func removeStaleNetns(t *testing.T) {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		m := staleNetns.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			t.Logf("removing %s, left by process %d", name, pid)
+			removeNetns(t, name)
+		}
 	}
 }
 
