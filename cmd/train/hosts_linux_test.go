@@ -81,6 +81,7 @@ func newHostPair(t *testing.T) *hostPair {
 		}
 		t.Skipf("skipped: %s (set %s=1 to fail instead)", why, requireNetnsVar)
 	}
+	mpitest.Need(t) // before making anything
 	if os.Geteuid() != 0 {
 		missing("the hosts are network namespaces, which only root can make")
 	}
