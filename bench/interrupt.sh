@@ -6,7 +6,7 @@
 #
 #   bench/record.sh interrupt-sample -- bench/interrupt.sh
 #
-# Environment: DELAY, seconds into the third epoch to send the signal [0.5]
+# Environment: DELAY, seconds into the third epoch to send the signal [0.2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
@@ -26,13 +26,17 @@ for _ in $(seq 1200); do # up to two minutes for epoch 3 to start
 	grep -q '^Epoch 3/3' "$dir/out" && break
 	sleep 0.1
 done
-sleep "${DELAY:-0.5}"
+sleep "${DELAY:-0.2}"
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?
 set +m
 sed "s#$dir#DIR#g" "$dir/out"
 echo "(exit status $status)"
+if [ "$status" -ne 130 ]; then
+	echo "interrupt.sh: train ended before the signal (status $status, not 130): run again with a smaller DELAY" >&2
+	exit 1
+fi
 echo
 echo "\$ train ${args[*]//$dir/DIR} --resume DIR/ck.safetensors --validation --plot DIR/h.png --trace"
 status=0
