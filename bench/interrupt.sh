@@ -9,6 +9,12 @@
 # Environment: DELAY, seconds into the third epoch to send the signal [0.2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "$(trap -p INT)" ]; then
+	# Started in the background of a shell without job control (nohup cmd &),
+	# this shell and every child ignore SIGINT, and train keeps it ignored.
+	echo "interrupt.sh: SIGINT is ignored here ($(trap -p INT)): run it from a terminal or a foreground job" >&2
+	exit 2
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go build -o "$dir/train" ./cmd/train
