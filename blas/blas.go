@@ -23,7 +23,7 @@ const kernelsEnvVar = "GOKERAS_CPU_KERNELS"
 
 // InstallHint says what to install for a native library, shown when the
 // pure-Go implementation is in use.
-const InstallHint = "install libopenblas0-pthread (Debian/Ubuntu: apt-get install libopenblas0-pthread) or set " + EnvVar + " to a BLAS library: training steps ~10x faster on CPUs without AVX-512"
+const InstallHint = "install libopenblas0-pthread (Debian/Ubuntu: apt-get install libopenblas0-pthread) or set " + EnvVar + " to a BLAS library: training steps are several times faster than in pure Go on CPUs without AVX-512"
 
 // Library is one BLAS: a native library loaded at run time, or gonum's
 // pure-Go BLAS. A Library is safe for concurrent use.

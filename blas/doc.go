@@ -4,13 +4,10 @@
 // Training a dense network is almost all matrix products (sgemm). gonum's
 // pure-Go BLAS computes them everywhere with nothing installed; a native
 // BLAS tuned for the processor, such as OpenBLAS, computes them several
-// times faster (a training step of gokeras' CIFAR-10 model, median of three
-// runs on two AMD EPYC Zen 4 cores: 153 ms with gonum, 15 ms with OpenBLAS
-// 0.3.21); on CPUs with AVX-512, kernels of gokeras' own, written for a
-// batch against large weights, are faster still (10.5 ms), and on CPUs
-// with AVX2 and FMA but not AVX-512, AVX2 kernels of the same design (two
-// Zen 3 cores, busy with other work: a median of 31 ms against OpenBLAS's
-// 36 ms).
+// times faster; on CPUs with AVX-512, kernels of gokeras' own, written for
+// a batch against large weights, are faster still, and on CPUs with AVX2
+// and FMA but not AVX-512, AVX2 kernels of the same design. The README's
+// Performance section gives measured figures, each with its results file.
 //
 // Default is the Multiplier every product goes through, the ops' and the
 // CPU machines' alike. Choose picks it once per process, first that

@@ -80,7 +80,7 @@
 // tf.device: both always copy, even from the CPU to the CPU, so the result
 // never shares memory with its source. Each returns CopyStats with the
 // bytes moved and the time the transfer took, whose String reads like
-// "copied 4.0 MB /CPU:0 -> /GPU:0 in 1.2ms (3.3 GB/s)".
+// "copied 4.0 MB /CPU:0 -> /GPU:0 in …ms (… GB/s)".
 //
 // Copies are not free. On the CPU a copy is a memmove, bounded by memory
 // bandwidth. To or from a GPU the data also crosses the bus between host
