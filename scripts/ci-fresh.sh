@@ -98,17 +98,16 @@ if ! command -v debootstrap >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
 fi
 
-# Mounts are undone whatever happens; the run's root is removed unless kept.
-mounts=()
+# Mounts are undone whatever happens, those the tests made inside the root
+# (ip netns's) included; the run's root is removed unless kept.
+mounted=0
 cleanup() {
-	local i
-	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-		umount -l "${mounts[i]}" 2>/dev/null || true
-	done
+	if [ "$mounted" = 1 ]; then umount -R -l "$root" 2>/dev/null || true; fi
 	if [ "$keep" = 0 ] && [ -d "$root" ]; then rm -rf --one-file-system "$root"; fi
 }
 trap cleanup EXIT
-mountit() { mount "$@" && mounts+=("${!#}"); }
+trap 'exit 130' INT TERM
+mountit() { mount "$@"; }
 
 if [ "$rebase" = 1 ] || [ ! -e "$base/.complete" ]; then
 	say "debootstrap bookworm (minbase) from $mirror into $base"
@@ -143,6 +142,11 @@ git clone -q --no-local "$repo" "$root/work/gokeras"
 git -C "$root/work/gokeras" checkout -q --detach "$rev"
 if [ -d "$repo/../shared" ]; then cp -a "$repo/../shared" "$root/work/shared"; fi
 
+# The root is a mount point of its own, as / is on a machine: ip netns exec
+# (the tests across hosts) remounts / as a slave, which a plain directory
+# refuses ("mount --make-rslave /" failed: Invalid argument).
+mount --bind "$root" "$root"
+mounted=1
 mountit -t proc proc "$root/proc"
 mountit -t sysfs sys "$root/sys"
 mountit --bind /dev "$root/dev"

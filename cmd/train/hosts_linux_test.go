@@ -104,6 +104,11 @@ func newHostPair(t *testing.T) *hostPair {
 			t.Fatalf("ip netns add %s: %v: %s", ns, err, out)
 		}
 		t.Cleanup(func() { removeNetns(t, ns) })
+		if i == 0 { // a namespace that cannot be entered (a chroot whose / is no mount point) is no host
+			if out, err := exec.Command("ip", "netns", "exec", ns, "true").CombinedOutput(); err != nil {
+				missing(fmt.Sprintf("ip netns exec cannot enter a namespace here: %v: %s", err, bytes.TrimSpace(out)))
+			}
+		}
 	}
 	h.ip(t, "link", "add", "name", "eth0", "netns", h.ns[0], "type", "veth", "peer", "name", "eth0", "netns", h.ns[1])
 	for i, ns := range h.ns {
