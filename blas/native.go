@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/gokeras/gokeras/internal/dynlib"
 )
 
 // nativeLib is a BLAS shared library opened with dlopen (through purego,
@@ -82,7 +83,7 @@ func openNative(path string) (*nativeLib, error) {
 			single = false
 		}
 	}
-	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	handle, err := dynlib.Open(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if single {
 		_ = os.Unsetenv(openBLASThreadVars[0])
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+	"github.com/gokeras/gokeras/internal/dynlib"
 )
 
 // candidates are the libraries Load tries, in order, when GOKERAS_MPI is
@@ -36,7 +37,7 @@ func open(path string) (*Lib, error) {
 	// itself, and those resolve symbols of libmpi and libopen-pal through
 	// the global scope; loaded RTLD_LOCAL, some builds of Open MPI fail
 	// in MPI_Init with undefined symbols.
-	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	handle, err := dynlib.Open(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		if strings.Contains(path, "/") {
 			if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {

@@ -6,11 +6,12 @@ import (
 	"fmt"
 
 	"github.com/ebitengine/purego"
+	"github.com/gokeras/gokeras/internal/dynlib"
 )
 
 // open loads one library and looks up the functions gokeras calls.
 func open(path string) (*Lib, error) {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dynlib.Open(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return nil, err
 	}
