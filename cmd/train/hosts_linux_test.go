@@ -229,13 +229,16 @@ func netnsPids(ns string) []int {
 // namespace ns.
 func ranksIn(t *testing.T, ns string) []int {
 	t.Helper()
-	self, err := os.Readlink("/proc/self/exe")
+	// The same file, not the same path: a process that ip netns exec
+	// started lives in a mount namespace of its own, where the path of
+	// its executable can read differently (in a chroot, it did).
+	self, err := os.Stat("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ranks []int
 	for _, pid := range netnsPids(ns) {
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == self {
+		if exe, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && os.SameFile(exe, self) {
 			ranks = append(ranks, pid)
 		}
 	}
