@@ -81,7 +81,7 @@ func (b *backend) Capabilities() plan.Capabilities {
 func fusesUpdate(grad *plan.Step, u optim.Update) bool {
 	switch grad.Kind {
 	case plan.Gemm:
-		return grad.TransA && !grad.TransB
+		return grad.Op.TransA && !grad.Op.TransB
 	case plan.SumRows:
 		return true
 	}
@@ -125,12 +125,12 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			copy(out(0), x)
 		}
 		if s.Out[1] != plan.None {
-			ops.ActivationForward(s.Act, s.N, x[:s.M*s.N], out(1))
+			ops.ActivationForward(s.Op.Activation, s.N, x[:s.M*s.N], out(1))
 		}
 	case plan.Softmax:
 		ops.ActivationForward(ops.Softmax, s.N, in(0)[:s.M*s.N], out(0))
 	case plan.ActGrad:
-		ops.ActivationBackward(s.Act, s.N, in(0)[:s.M*s.N], in(1), in(2), out(0))
+		ops.ActivationBackward(s.Op.Activation, s.N, in(0)[:s.M*s.N], in(1), in(2), out(0))
 	case plan.SoftmaxGrad:
 		y := in(0)[:s.M*s.N]
 		ops.ActivationBackward(ops.Softmax, s.N, y, y, in(1), out(0))
@@ -140,13 +140,8 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.SumRows(s.M, s.N, in(0), o)
 	case plan.Loss, plan.LossGrad:
 		// A loss's parameters beyond its kind (label smoothing, Huber's
-		// delta) are its node's op's.
-		var prm ops.LossParams
-		if s.Node != nil {
-			if info, ok := ops.Inspect(s.Node.Op()); ok {
-				prm = info.LossParams
-			}
-		}
+		// delta) come with its op's Info.
+		prm := s.Op.LossParams
 		// Sample weights, when the loss has them, follow its other
 		// operands (see plan's Loss and LossGrad).
 		var weights []float32
@@ -157,29 +152,29 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			weights = in(w)[:s.M]
 		}
 		if s.Kind == plan.LossGrad {
-			return ops.LossGradientWith(s.Loss, prm, s.M, s.N, in(0), in(1), weights, float64(in(2)[0]), out(0))
+			return ops.LossGradientWith(s.Op.Loss, prm, s.M, s.N, in(0), in(1), weights, float64(in(2)[0]), out(0))
 		}
-		loss, err := ops.LossValueWith(s.Loss, prm, s.M, s.N, in(0), in(1), weights)
+		loss, err := ops.LossValueWith(s.Op.Loss, prm, s.M, s.N, in(0), in(1), weights)
 		if err != nil {
 			return err
 		}
 		out(0)[0] = float32(loss)
 	case plan.Patches:
-		ops.PatchesForward(s.Window, in(0), out(0))
+		ops.PatchesForward(s.Op.Window, in(0), out(0))
 	case plan.PatchesGrad:
-		ops.PatchesBackward(s.Window, in(0), out(0))
+		ops.PatchesBackward(s.Op.Window, in(0), out(0))
 	case plan.Pool:
-		ops.PoolForward(s.Pool, s.Window, in(0), out(0))
+		ops.PoolForward(s.Op.Pool, s.Op.Window, in(0), out(0))
 	case plan.PoolGrad:
-		ops.PoolBackward(s.Pool, s.Window, in(0), in(1), in(2), out(0))
+		ops.PoolBackward(s.Op.Pool, s.Op.Window, in(0), in(1), in(2), out(0))
 	case plan.Dropout:
-		ops.DropoutForward(s.Dropout, in(1), s.N, in(0)[:s.M], out(0)[:s.M])
+		ops.DropoutForward(s.Op.Dropout, in(1), s.N, in(0)[:s.M], out(0)[:s.M])
 	case plan.Norm:
 		args := make([][]float32, len(s.In))
 		for j := range args {
 			args[j] = in(j)
 		}
-		ops.NormForward(s.Norm, s.NormParams, s.M, s.N, args, out(0))
+		ops.NormForward(s.Op.Norm, s.Op.NormParams, s.M, s.N, args, out(0))
 	case plan.GlobalNorm:
 		grads := make([][]float32, len(s.In))
 		for j := range grads {
@@ -192,11 +187,11 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			o[i] = a[i] + c[i]
 		}
 	case plan.MetricState:
-		ops.MetricBatch(s.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:ops.MetricStateSize(s.Metric, s.N)])
+		ops.MetricBatch(s.Op.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:ops.MetricStateSize(s.Op.Metric, s.N)])
 	case plan.Penalty:
-		out(0)[0] = float32(ops.PenaltyValue(s.Penalty, in(0)[:s.N]))
+		out(0)[0] = float32(ops.PenaltyValue(s.Op.Penalty, in(0)[:s.N]))
 	case plan.PenaltyGrad:
-		ops.PenaltyGradient(s.Penalty, float64(in(1)[0]), in(0)[:s.N], out(0)[:s.N])
+		ops.PenaltyGradient(s.Op.Penalty, float64(in(1)[0]), in(0)[:s.N], out(0)[:s.N])
 	case plan.Gather:
 		return ops.GatherForward(s.K, s.N, in(0), in(1)[:s.M], out(0))
 	case plan.ScatterAdd:
@@ -211,10 +206,10 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 // step's bias, when it has one, as c's starting value (beta 1).
 func (b *backend) gemm(s *plan.Step, alpha, beta float32, in func(int) []float32, c []float32) error {
 	lda, ldb := s.K, s.N
-	if s.TransA {
+	if s.Op.TransA {
 		lda = s.M
 	}
-	if s.TransB {
+	if s.Op.TransB {
 		ldb = s.K
 	}
 	if len(s.In) > 2 && s.In[2] != plan.None {
@@ -224,7 +219,7 @@ func (b *backend) gemm(s *plan.Step, alpha, beta float32, in func(int) []float32
 		}
 		beta = 1
 	}
-	return b.mul.sgemm(s.TransA, s.TransB, s.M, s.N, s.K, alpha, in(0), lda, in(1), ldb, beta, c, s.N)
+	return b.mul.sgemm(s.Op.TransA, s.Op.TransB, s.M, s.N, s.K, alpha, in(0), lda, in(1), ldb, beta, c, s.N)
 }
 
 // Update applies u to a weight. An Update step applies optim.Update.Apply
@@ -265,7 +260,7 @@ func (b *backend) Update(s *plan.Step, bufs []plan.Mem, slots []plan.Mem, n int,
 	case of.Kind == plan.Gemm && u.PlainSGD() && of.K <= plan.FoldRows:
 		// w += -lr·aᵀ·b, the weights themselves as the product's output.
 		return b.gemm(of, -lr, 1, in, w)
-	case of.Kind == plan.Gemm && of.TransA && !of.TransB:
+	case of.Kind == plan.Gemm && of.Op.TransA && !of.Op.TransB:
 		// The gradient aᵀ·b a strip of rows at a time (a's columns), each
 		// applied while it is still in the caches.
 		a, bb := in(0), in(1)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 )
 
@@ -13,7 +14,9 @@ import (
 // product and a bias's column sums, up to plan.FoldRows rows deep.
 func TestFoldsUpdate(t *testing.T) {
 	sgd := optim.Update{Rule: optim.RuleSGD, LearningRate: 0.01}
-	weightGrad := func(k int) *plan.Step { return &plan.Step{Kind: plan.Gemm, TransA: true, M: 3072, N: 3000, K: k} }
+	weightGrad := func(k int) *plan.Step {
+		return &plan.Step{Kind: plan.Gemm, Op: ops.Info{Kind: ops.OpMatMul, TransA: true}, M: 3072, N: 3000, K: k}
+	}
 	biasGrad := func(m int) *plan.Step { return &plan.Step{Kind: plan.SumRows, M: m, N: 3000} }
 	with := func(f func(*optim.Update)) optim.Update { u := sgd; f(&u); return u }
 	for _, c := range []struct {
@@ -27,7 +30,7 @@ func TestFoldsUpdate(t *testing.T) {
 		{"sgd, weight, deeper", weightGrad(plan.FoldRows + 1), sgd, false},
 		{"sgd, bias, batch 32", biasGrad(32), sgd, true},
 		{"sgd, bias, deeper", biasGrad(plan.FoldRows + 1), sgd, false},
-		{"sgd, input gradient (not aᵀ·b)", &plan.Step{Kind: plan.Gemm, TransB: true, M: 32, N: 3072, K: 3000}, sgd, false},
+		{"sgd, input gradient (not aᵀ·b)", &plan.Step{Kind: plan.Gemm, Op: ops.Info{Kind: ops.OpMatMul, TransB: true}, M: 32, N: 3072, K: 3000}, sgd, false},
 		{"momentum", weightGrad(32), with(func(u *optim.Update) { u.Rule, u.Momentum = optim.RuleMomentum, 0.9 }), false},
 		{"adam", weightGrad(32), with(func(u *optim.Update) { u.Rule = optim.RuleAdam }), false},
 		{"sgd clipvalue", weightGrad(32), with(func(u *optim.Update) { u.ClipValue = 1 }), false},

@@ -50,11 +50,7 @@ func checkSteps(steps []plan.Step) error {
 			continue
 		}
 		if _, err := launch.ForLossStep(s); err != nil {
-			name := "?"
-			if s.Node != nil {
-				name = s.Node.Name()
-			}
-			return fmt.Errorf("node %q: %w", name, err)
+			return fmt.Errorf("node %q: %w", stepName(s), err)
 		}
 	}
 	return nil
@@ -237,7 +233,7 @@ func foldsUpdate(grad *plan.Step, u optim.Update) bool {
 	}
 	switch grad.Kind {
 	case plan.Gemm:
-		return grad.TransA && !grad.TransB && grad.K <= plan.FoldRows
+		return grad.Op.TransA && !grad.Op.TransB && grad.K <= plan.FoldRows
 	case plan.SumRows:
 		return grad.M <= plan.FoldRows
 	}
@@ -413,13 +409,13 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	out := func(j int) devicePtr { return ptr(s.Out[j]) }
 	switch s.Kind {
 	case plan.Gemm:
-		return gemm(b.blas, s.TransA, s.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
+		return gemm(b.blas, s.Op.TransA, s.Op.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
 	case plan.BiasAct:
-		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Act)
+		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Op.Activation)
 	case plan.Softmax:
 		return k.softmax(st, in(0), out(0), s.M, s.N)
 	case plan.ActGrad:
-		return k.actGrad(st, in(0), in(1), in(2), out(0), s.M*s.N, s.Act)
+		return k.actGrad(st, in(0), in(1), in(2), out(0), s.M*s.N, s.Op.Activation)
 	case plan.SoftmaxGrad:
 		return k.softmaxGrad(st, in(0), in(1), out(0), s.M, s.N)
 	case plan.SumRows:
@@ -448,29 +444,29 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		return k.lossGrad(st, l, in(0), in(1), w, b.labels, in(2), s.M, s.N, out(0), b.bad)
 	case plan.Patches:
-		return k.patches(st, in(0), out(0), s.Window)
+		return k.patches(st, in(0), out(0), s.Op.Window)
 	case plan.PatchesGrad:
-		return k.patchesGrad(st, in(0), out(0), s.Window)
+		return k.patchesGrad(st, in(0), out(0), s.Op.Window)
 	case plan.Pool:
-		return k.pool(st, in(0), out(0), s.Pool, s.Window)
+		return k.pool(st, in(0), out(0), s.Op.Pool, s.Op.Window)
 	case plan.PoolGrad:
-		return k.poolGrad(st, in(0), in(1), in(2), out(0), s.Pool, s.Window)
+		return k.poolGrad(st, in(0), in(1), in(2), out(0), s.Op.Pool, s.Op.Window)
 	case plan.Dropout:
-		return k.dropout(st, in(0), in(1), out(0), s.M, s.N, s.Dropout)
+		return k.dropout(st, in(0), in(1), out(0), s.M, s.N, s.Op.Dropout)
 	case plan.Norm:
 		args := make([]devicePtr, len(s.In))
 		for j := range args {
 			args[j] = in(j)
 		}
-		return k.norm(st, &b.scratch, s.Norm, s.NormParams, s.M, s.N, args, out(0))
+		return k.norm(st, &b.scratch, s.Op.Norm, s.Op.NormParams, s.M, s.N, args, out(0))
 	case plan.Add:
 		return k.add(st, in(0), in(1), out(0), s.N)
 	case plan.Penalty:
-		return k.penalty(st, &b.scratch, s.Penalty, in(0), out(0), s.N)
+		return k.penalty(st, &b.scratch, s.Op.Penalty, in(0), out(0), s.N)
 	case plan.PenaltyGrad:
-		return k.penaltyGrad(st, s.Penalty, in(0), in(1), out(0), s.N)
+		return k.penaltyGrad(st, s.Op.Penalty, in(0), in(1), out(0), s.N)
 	case plan.MetricState:
-		return k.metricState(st, s.Metric, in(0), in(1), out(0), s.M, s.N, s.K)
+		return k.metricState(st, s.Op.Metric, in(0), in(1), out(0), s.M, s.N, s.K)
 	case plan.GlobalNorm:
 		grads, ns := make([]devicePtr, len(s.In)), make([]int, len(s.In))
 		for j, bi := range s.In {
@@ -656,7 +652,7 @@ func (b *backend) gradUpdate(s *plan.Step, bufs []plan.Mem, u optim.Update) erro
 	in := func(j int) devicePtr { return bufs[of.In[j]].(devicePtr) }
 	lr := -float32(u.LearningRate)
 	if of.Kind == plan.Gemm {
-		return gemm(b.blas, of.TransA, of.TransB, of.M, of.N, of.K, lr, in(0), in(1), 1, w)
+		return gemm(b.blas, of.Op.TransA, of.Op.TransB, of.M, of.N, of.K, lr, in(0), in(1), 1, w)
 	}
 	ones, err := b.onesVector(of.M)
 	if err != nil {
@@ -798,11 +794,16 @@ func (b *backend) finish(f *frame, synced error) error {
 // stepError is err, found by step s, with the step and its node, as
 // plan.Machine reports the errors of the steps the CPU runs.
 func stepError(s *plan.Step, err *ops.IndexError) error {
-	name := "?"
-	if s.Node != nil {
-		name = s.Node.Name()
+	return fmt.Errorf("%v for node %q: %w", *s, stepName(s), err)
+}
+
+// stepName is the name of the node s computes, "?" for a step made
+// without one.
+func stepName(s *plan.Step) string {
+	if s.Name == "" {
+		return "?"
 	}
-	return fmt.Errorf("%v for node %q: %w", *s, name, err)
+	return s.Name
 }
 
 // Close frees what the backend holds: its stream, cuBLAS handle and

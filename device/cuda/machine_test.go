@@ -130,12 +130,12 @@ func TestUnsupportedOpFailsAtBind(t *testing.T) {
 // the kind.
 func TestUnknownLossFailsAtBind(t *testing.T) {
 	for _, kind := range []plan.Kind{plan.Loss, plan.LossGrad} {
-		err := checkSteps([]plan.Step{{Kind: plan.Add}, {Kind: kind, Loss: 42, In: []int{0, 1, 2}}})
+		err := checkSteps([]plan.Step{{Kind: plan.Add}, {Kind: kind, Op: ops.Info{Kind: ops.OpLoss, Loss: 42}, In: []int{0, 1, 2}}})
 		if err == nil || !strings.Contains(err.Error(), "LossKind(42)") {
 			t.Errorf("%v step of LossKind(42): %v, want an error naming the kind", kind, err)
 		}
 	}
-	if err := checkSteps([]plan.Step{{Kind: plan.Loss, Loss: ops.CosineSimilarity, In: []int{0, 1, 2}}}); err != nil {
+	if err := checkSteps([]plan.Step{{Kind: plan.Loss, Op: ops.Info{Kind: ops.OpLoss, Loss: ops.CosineSimilarity}, In: []int{0, 1, 2}}}); err != nil {
 		t.Errorf("a weighted cosine similarity: %v", err)
 	}
 }

@@ -184,34 +184,31 @@ func (k Kind) String() string {
 // Step is one kernel launch or cuBLAS call.
 type Step struct {
 	Kind Kind
+	// Op is the ops.Info of the op the step runs, as ops.Inspect gives
+	// it: its activation, loss and loss parameters, transposes, window,
+	// pooling, dropout, normalization, penalty or metric. It is where a
+	// backend reads an op's parameters; backends never go back to Node. A
+	// BiasAct step's Op is that of the activation it applies (an
+	// OpActivation of ops.Linear when it only adds the bias); a Gemm's that
+	// of its Affine or MatMul. Steps the compiler adds (Add, Update,
+	// GradUpdate, GlobalNorm, Reduce...) have none.
+	Op ops.Info
+	// Name is the name of the node the step computes (or, for an Update,
+	// of the learnable it updates), for errors.
+	Name string
 	// Node is the graph node the step computes; Fused, when not nil, an
-	// activation node folded into a BiasAct step.
-	Node, Fused    *gorgonia.Node
-	Act            ops.Activation
-	Loss           ops.LossKind
-	TransA, TransB bool
-	M, N, K        int
-	In, Out        []int
+	// activation node folded into a BiasAct step. They are the plan's and
+	// its machine's: backends read Op and Name instead.
+	Node, Fused *gorgonia.Node
+	M, N, K     int
+	In, Out     []int
 	// Learnable is the index of the weight an Update or GradUpdate
 	// updates, in Plan.Learnables.
 	Learnable int
 	// Of is the gradient step a GradUpdate folds the update into.
 	Of *Step
-	// Window places the window of Patches, PatchesGrad, Pool and
-	// PoolGrad steps; Pool says how Pool and PoolGrad combine.
-	Window ops.Window
-	Pool   ops.PoolKind
-	// Dropout says which units a Dropout step drops.
-	Dropout ops.DropoutParams
-	// Norm and NormParams say what a Norm step computes.
-	Norm       ops.NormKind
-	NormParams ops.NormParams
-	// Penalty is a Penalty or PenaltyGrad step's.
-	Penalty ops.PenaltyParams
 	// ClipNorm is a GlobalNorm step's.
 	ClipNorm float64
-	// Metric is a MetricState step's.
-	Metric ops.MetricParams
 }
 
 func (s Step) String() string {
@@ -219,23 +216,23 @@ func (s Step) String() string {
 	fmt.Fprintf(&b, "%v", s.Kind)
 	switch s.Kind {
 	case Gemm:
-		fmt.Fprintf(&b, "{%d×%d×%d transA=%t transB=%t}", s.M, s.K, s.N, s.TransA, s.TransB)
+		fmt.Fprintf(&b, "{%d×%d×%d transA=%t transB=%t}", s.M, s.K, s.N, s.Op.TransA, s.Op.TransB)
 	case BiasAct, ActGrad:
-		fmt.Fprintf(&b, "{%s %d×%d}", s.Act, s.M, s.N)
+		fmt.Fprintf(&b, "{%s %d×%d}", s.Op.Activation, s.M, s.N)
 	case Loss, LossGrad:
-		fmt.Fprintf(&b, "{%s %d×%d}", s.Loss, s.M, s.N)
+		fmt.Fprintf(&b, "{%s %d×%d}", s.Op.Loss, s.M, s.N)
 	case Update:
 		fmt.Fprintf(&b, "{learnable %d}", s.Learnable)
 	case GradUpdate:
 		fmt.Fprintf(&b, "{learnable %d: %v}", s.Learnable, s.Of)
 	case Patches, PatchesGrad:
-		fmt.Fprintf(&b, "{%v}", s.Window)
+		fmt.Fprintf(&b, "{%v}", s.Op.Window)
 	case Pool, PoolGrad:
-		fmt.Fprintf(&b, "{%v %v}", s.Pool, s.Window)
+		fmt.Fprintf(&b, "{%v %v}", s.Op.Pool, s.Op.Window)
 	case Dropout:
-		fmt.Fprintf(&b, "{rate %v, %d values}", s.Dropout.Rate, s.M)
+		fmt.Fprintf(&b, "{rate %v, %d values}", s.Op.Dropout.Rate, s.M)
 	case Norm:
-		fmt.Fprintf(&b, "{%v %d×%d}", s.Norm, s.M, s.N)
+		fmt.Fprintf(&b, "{%v %d×%d}", s.Op.Norm, s.M, s.N)
 	case Gather, ScatterAdd:
 		fmt.Fprintf(&b, "{%d of %d×%d}", s.M, s.K, s.N)
 	case Add, Penalty, PenaltyGrad:
@@ -412,6 +409,7 @@ func (c *compiler) bufs(n *gorgonia.Node, operands []*gorgonia.Node) ([]int, err
 }
 
 func (c *compiler) emit(s Step) int {
+	s.Name = s.Node.Name()
 	c.p.Steps = append(c.p.Steps, s)
 	return len(c.p.Steps) - 1
 }
@@ -491,12 +489,12 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		if info.Bias && c.caps.BiasInGemm {
 			// The bias goes into the product; an activation that follows
 			// gets a BiasAct step of its own, without a bias.
-			c.emit(Step{Kind: Gemm, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1], in[2]}, Out: []int{out}})
+			c.emit(Step{Kind: Gemm, Op: info, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1], in[2]}, Out: []int{out}})
 			return nil
 		}
-		c.emit(Step{Kind: Gemm, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1]}, Out: []int{out}})
+		c.emit(Step{Kind: Gemm, Op: info, Node: n, M: xs[0], K: xs[1], N: ws[1], In: []int{in[0], in[1]}, Out: []int{out}})
 		if info.Bias {
-			c.biasStep[n] = c.emit(Step{Kind: BiasAct, Node: n, Act: ops.Linear, M: xs[0], N: ws[1],
+			c.biasStep[n] = c.emit(Step{Kind: BiasAct, Op: ops.Info{Kind: ops.OpActivation, Activation: ops.Linear}, Node: n, M: xs[0], N: ws[1],
 				In: []int{out, in[2]}, Out: []int{out, None}})
 		}
 	case ops.OpMatMul:
@@ -510,62 +508,62 @@ func (c *compiler) node(n *gorgonia.Node) error {
 			nn = bs[0]
 		}
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: Gemm, Node: n, TransA: info.TransA, TransB: info.TransB, M: m, K: k, N: nn, In: in, Out: []int{out}})
+		c.emit(Step{Kind: Gemm, Op: info, Node: n, M: m, K: k, N: nn, In: in, Out: []int{out}})
 	case ops.OpSumRows:
 		rows, cols := matrix(shapeOf(0))
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: SumRows, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: SumRows, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpActivation:
 		rows, cols := matrix(shapeOf(0))
 		if info.Activation == ops.Softmax {
 			out := c.alloc(n, Temp)
-			c.emit(Step{Kind: Softmax, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
+			c.emit(Step{Kind: Softmax, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 			return nil
 		}
 		out := c.alloc(n, Temp)
 		if si, ok := c.biasStep[ch[0]]; ok && c.p.Steps[si].Out[1] == None {
 			// Fold the activation into the bias step of the Affine it follows.
 			s := &c.p.Steps[si]
-			s.Out[1], s.Act, s.Fused = out, info.Activation, n
+			s.Out[1], s.Op, s.Fused = out, info, n
 			return nil
 		}
-		c.emit(Step{Kind: BiasAct, Node: n, Act: info.Activation, M: rows, N: cols, In: []int{in[0], None}, Out: []int{None, out}})
+		c.emit(Step{Kind: BiasAct, Op: info, Node: n, M: rows, N: cols, In: []int{in[0], None}, Out: []int{None, out}})
 	case ops.OpActivationGrad:
 		rows, cols := matrix(shapeOf(0))
 		out := c.alloc(n, Temp)
 		if info.Activation == ops.Softmax {
-			c.emit(Step{Kind: SoftmaxGrad, Node: n, Act: ops.Softmax, M: rows, N: cols, In: []int{in[1], in[2]}, Out: []int{out}})
+			c.emit(Step{Kind: SoftmaxGrad, Op: info, Node: n, M: rows, N: cols, In: []int{in[1], in[2]}, Out: []int{out}})
 			return nil
 		}
-		c.emit(Step{Kind: ActGrad, Node: n, Act: info.Activation, M: rows, N: cols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: ActGrad, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpReshape:
 		// The same values in another shape: share the buffer.
 		c.p.bufOf[n] = in[0]
 	case ops.OpLoss:
 		rows, cols := matrix(shapeOf(0))
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: Loss, Node: n, Loss: info.Loss, M: rows, N: cols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: Loss, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpLossGrad:
 		rows, cols := matrix(shapeOf(0))
 		if c.p.Buffers[in[2]].Elems != 1 {
 			return fmt.Errorf("node %q: the gradient seed %q is not a scalar", n.Name(), ch[2].Name())
 		}
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: LossGrad, Node: n, Loss: info.Loss, M: rows, N: cols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: LossGrad, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpPatches, ops.OpPatchesGrad:
 		kind := Patches
 		if info.Kind == ops.OpPatchesGrad {
 			kind = PatchesGrad
 		}
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: kind, Node: n, Window: info.Window, In: in, Out: []int{out}})
+		c.emit(Step{Kind: kind, Op: info, Node: n, In: in, Out: []int{out}})
 	case ops.OpPool, ops.OpPoolGrad:
 		kind := Pool
 		if info.Kind == ops.OpPoolGrad {
 			kind = PoolGrad
 		}
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: kind, Node: n, Window: info.Window, Pool: info.Pool, In: in, Out: []int{out}})
+		c.emit(Step{Kind: kind, Op: info, Node: n, In: in, Out: []int{out}})
 	case ops.OpDropout:
 		if c.p.Buffers[in[1]].Elems != ops.StepValueCount {
 			return fmt.Errorf("node %q: the dropout's step input %q does not hold %d values", n.Name(), ch[1].Name(), ops.StepValueCount)
@@ -575,31 +573,31 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		if s := n.Shape(); len(s) > 0 && s[0] > 0 {
 			perRow = size / s[0]
 		}
-		c.emit(Step{Kind: Dropout, Node: n, Dropout: info.Dropout, M: size, N: perRow, In: in, Out: []int{out}})
+		c.emit(Step{Kind: Dropout, Op: info, Node: n, M: size, N: perRow, In: in, Out: []int{out}})
 	case ops.OpNorm:
 		rows, cols := matrix(shapeOf(0))
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: Norm, Node: n, Norm: info.Norm, NormParams: info.NormParams, M: rows, N: cols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: Norm, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpGather:
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: Gather, Node: n, M: shapeOf(1).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
+		c.emit(Step{Kind: Gather, Op: info, Node: n, M: shapeOf(1).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
 	case ops.OpPenalty:
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: Penalty, Node: n, Penalty: info.Penalty, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
+		c.emit(Step{Kind: Penalty, Op: info, Node: n, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
 	case ops.OpPenaltyGrad:
 		if c.p.Buffers[in[1]].Elems != 1 {
 			return fmt.Errorf("node %q: the gradient seed %q is not a scalar", n.Name(), ch[1].Name())
 		}
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: PenaltyGrad, Node: n, Penalty: info.Penalty, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
+		c.emit(Step{Kind: PenaltyGrad, Op: info, Node: n, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
 	case ops.OpMetricState:
 		rows, cols := matrix(shapeOf(0))
 		_, yCols := matrix(shapeOf(1))
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: MetricState, Node: n, Metric: info.Metric, M: rows, N: cols, K: yCols, In: in, Out: []int{out}})
+		c.emit(Step{Kind: MetricState, Op: info, Node: n, M: rows, N: cols, K: yCols, In: in, Out: []int{out}})
 	case ops.OpScatterAdd:
 		out := c.alloc(n, Temp)
-		c.emit(Step{Kind: ScatterAdd, Node: n, M: shapeOf(0).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
+		c.emit(Step{Kind: ScatterAdd, Op: info, Node: n, M: shapeOf(0).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
 	default:
 		return unsupported(n, fmt.Sprintf("(ops kind %d) has no kernel yet", info.Kind))
 	}
@@ -735,7 +733,7 @@ func (p *Plan) OverlappedTrainingSteps(u optim.Update, first, bucket int) ([]Ste
 	bytes, limit := 0, first
 	flush := func() {
 		if len(pending) > 0 {
-			out = append(out, Step{Kind: ReduceStart, Node: p.Learnables[0], In: pending})
+			out = append(out, Step{Kind: ReduceStart, Name: p.Learnables[0].Name(), Node: p.Learnables[0], In: pending})
 		}
 		pending, bytes, limit = nil, 0, bucket
 	}
@@ -750,7 +748,7 @@ func (p *Plan) OverlappedTrainingSteps(u optim.Update, first, bucket int) ([]Ste
 		}
 	}
 	flush()
-	out = append(out, Step{Kind: ReduceWait, Node: p.Learnables[0], In: slices.Clone(p.Grads)})
+	out = append(out, Step{Kind: ReduceWait, Name: p.Learnables[0].Name(), Node: p.Learnables[0], In: slices.Clone(p.Grads)})
 	return append(out, steps[n+1:]...), nil
 }
 
@@ -809,10 +807,10 @@ func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 		// and the updates.
 		steps := append(make([]Step, 0, len(p.Steps)+len(p.Learnables)+2), p.Steps...)
 		if reduce {
-			steps = append(steps, Step{Kind: Reduce, Node: p.Learnables[0], In: slices.Clone(p.Grads)})
+			steps = append(steps, Step{Kind: Reduce, Name: p.Learnables[0].Name(), Node: p.Learnables[0], In: slices.Clone(p.Grads)})
 		}
 		if u.GlobalClipNorm > 0 {
-			steps = append(steps, Step{Kind: GlobalNorm, Node: p.Learnables[0], ClipNorm: u.GlobalClipNorm, In: slices.Clone(p.Grads), Out: []int{p.Scale}})
+			steps = append(steps, Step{Kind: GlobalNorm, Name: p.Learnables[0].Name(), Node: p.Learnables[0], ClipNorm: u.GlobalClipNorm, In: slices.Clone(p.Grads), Out: []int{p.Scale}})
 		}
 		for i, l := range p.Learnables {
 			w, _ := p.BufferOf(l)
@@ -820,7 +818,7 @@ func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 			if u.GlobalClipNorm > 0 {
 				in = append(in, p.Scale)
 			}
-			steps = append(steps, Step{Kind: Update, Node: l, Learnable: i, In: in})
+			steps = append(steps, Step{Kind: Update, Name: l.Name(), Node: l, Learnable: i, In: in})
 		}
 		return steps, nil
 	}
@@ -833,7 +831,7 @@ func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 			l := p.Learnables[pl.learnable]
 			w, _ := p.BufferOf(l)
 			if !pl.fused {
-				steps = append(steps, Step{Kind: Update, Node: l, Learnable: pl.learnable, In: []int{w, p.Grads[pl.learnable]}})
+				steps = append(steps, Step{Kind: Update, Name: l.Name(), Node: l, Learnable: pl.learnable, In: []int{w, p.Grads[pl.learnable]}})
 				continue
 			}
 			var of *Step
@@ -842,7 +840,7 @@ func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 					of = &p.Steps[gi]
 				}
 			}
-			steps = append(steps, Step{Kind: GradUpdate, Node: l, Learnable: pl.learnable, In: []int{w}, Of: of})
+			steps = append(steps, Step{Kind: GradUpdate, Name: l.Name(), Node: l, Learnable: pl.learnable, In: []int{w}, Of: of})
 		}
 	}
 	return steps, nil

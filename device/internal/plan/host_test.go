@@ -140,11 +140,11 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 				var sum float64
 				for p := 0; p < s.K; p++ {
 					av := a[i*s.K+p] // a is m×k
-					if s.TransA {
+					if s.Op.TransA {
 						av = a[p*m+i] // a is k×m
 					}
 					bv := b[p*n+j] // b is k×n
-					if s.TransB {
+					if s.Op.TransB {
 						bv = b[j*s.K+p] // b is n×k
 					}
 					sum += float64(av) * float64(bv)
@@ -188,7 +188,7 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		}
 	case Loss, LossGrad:
 		tcols := n
-		if s.Loss.Sparse() {
+		if s.Op.Loss.Sparse() {
 			tcols = 1
 		}
 		args := []gorgonia.Value{h.dense(s.In[0], m, n), h.dense(s.In[1], m, tcols)}
@@ -196,7 +196,7 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			args = append(args, gorgonia.NewF32(h.bufs[s.In[2]][0]))
 		}
 		if err := h.do(s.Node.Op(), s.Out[0], args...); err != nil {
-			if s.Loss.Sparse() {
+			if s.Op.Loss.Sparse() {
 				// What the kernels do: flag the first bad row, fill NaN.
 				for r := 0; r < m; r++ {
 					v := h.bufs[s.In[1]][r]
@@ -210,13 +210,13 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			return err
 		}
 	case Patches, Pool:
-		w := s.Window
+		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C))
 	case PatchesGrad:
-		w := s.Window
+		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Positions(), w.PatchSize()))
 	case PoolGrad:
-		w := s.Window
+		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C),
 			h.dense(s.In[1], w.Batch, w.OH, w.OW, w.C), h.dense(s.In[2], w.Batch, w.OH, w.OW, w.C))
 	case Dropout:

@@ -671,7 +671,7 @@ func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32, set in
 			err = m.be.Exec(i, s, m.bufs)
 		}
 		if err != nil {
-			return weights, fmt.Errorf("%v for node %q: %w", *s, s.Node.Name(), err)
+			return weights, fmt.Errorf("%v for node %q: %w", *s, s.Name, err)
 		}
 	}
 	if u == nil {
@@ -850,9 +850,9 @@ func (m *Machine) explain(err error, steps []Step, targets map[int][]float32) er
 		data, derr = hostData(m.plan.Buffers[s.In[1]].Node)
 	}
 	if derr != nil || te.Row >= len(data) {
-		return fmt.Errorf("%v: target of sample %d is not a class index in [0, %d)", s.Loss, te.Row, s.N)
+		return fmt.Errorf("%v: target of sample %d is not a class index in [0, %d)", s.Op.Loss, te.Row, s.N)
 	}
-	return fmt.Errorf("%v: target of sample %d is %v, but it must be a class index in [0, %d)", s.Loss, te.Row, data[te.Row], s.N)
+	return fmt.Errorf("%v: target of sample %d is %v, but it must be a class index in [0, %d)", s.Op.Loss, te.Row, data[te.Row], s.N)
 }
 
 // Reset does nothing: a run leaves nothing behind that the next one would see.

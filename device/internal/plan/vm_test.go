@@ -171,7 +171,7 @@ func TestCompileTrainingGraph(t *testing.T) {
 	for _, s := range p.Steps {
 		if s.Kind == BiasAct && s.Fused != nil {
 			fused++
-			if s.Act != ops.ReLU || s.In[1] == None || s.Out[0] == None || s.Out[1] == None {
+			if s.Op.Activation != ops.ReLU || s.In[1] == None || s.Out[0] == None || s.Out[1] == None {
 				t.Errorf("fused step %v: want relu with a bias, writing z and y", s)
 			}
 		}

@@ -74,21 +74,15 @@ func ForLoss(kind ops.LossKind, p ops.LossParams) (Loss, error) {
 	return l, nil
 }
 
-// ForLossStep is ForLoss for a Loss or LossGrad step: its kind, the
-// parameters of its node's op (ops.Inspect, as the CPU backend reads
+// ForLossStep is ForLoss for a Loss or LossGrad step: the kind and
+// parameters of its op (the step's ops.Info, as the CPU backend reads
 // them), and its sample weights, the operand after the targets (Loss) or
 // after the gradient's seed (LossGrad) when the step has one.
 func ForLossStep(s *plan.Step) (Loss, error) {
 	if s.Kind != plan.Loss && s.Kind != plan.LossGrad {
 		return Loss{}, fmt.Errorf("a %v step is not a loss", s.Kind)
 	}
-	var p ops.LossParams
-	if s.Node != nil {
-		if info, ok := ops.Inspect(s.Node.Op()); ok {
-			p = info.LossParams
-		}
-	}
-	l, err := ForLoss(s.Loss, p)
+	l, err := ForLoss(s.Op.Loss, s.Op.LossParams)
 	if err != nil {
 		return Loss{}, err
 	}

@@ -84,8 +84,9 @@ func TestForLossParameters(t *testing.T) {
 	}
 }
 
-// TestForLossStep reads a step's parameters from its node's op and finds
-// its sample weights, as the CPU backend does.
+// TestForLossStep reads a step's parameters from its op's Info (as
+// plan.Compile fills it in from ops.Inspect) and finds its sample
+// weights, as the CPU backend does.
 func TestForLossStep(t *testing.T) {
 	g := gorgonia.NewGraph()
 	p := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(4, 3), gorgonia.WithName("p"))
@@ -99,24 +100,31 @@ func TestForLossStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	info := func(n *gorgonia.Node) ops.Info {
+		i, ok := ops.Inspect(n.Op())
+		if !ok {
+			t.Fatalf("%v is not an op of package ops", n.Op())
+		}
+		return i
+	}
 	for _, tc := range []struct {
 		s    plan.Step
 		want Loss
 	}{
-		{plan.Step{Kind: plan.Loss, Node: huber, Loss: ops.Huber, In: []int{0, 1}}, Loss{Kind: ops.Huber, Delta: 0.5, Weights: -1}},
-		{plan.Step{Kind: plan.LossGrad, Node: huber, Loss: ops.Huber, In: []int{0, 1, 2}}, Loss{Kind: ops.Huber, Delta: 0.5, Weights: -1}},
-		{plan.Step{Kind: plan.Loss, Node: weighted, Loss: ops.CategoricalCrossentropy, In: []int{0, 1, 2}},
+		{plan.Step{Kind: plan.Loss, Op: info(huber), In: []int{0, 1}}, Loss{Kind: ops.Huber, Delta: 0.5, Weights: -1}},
+		{plan.Step{Kind: plan.LossGrad, Op: info(huber), In: []int{0, 1, 2}}, Loss{Kind: ops.Huber, Delta: 0.5, Weights: -1}},
+		{plan.Step{Kind: plan.Loss, Op: info(weighted), In: []int{0, 1, 2}},
 			Loss{Kind: ops.CategoricalCrossentropy, LabelSmoothing: 0.2, Weights: 2}},
-		{plan.Step{Kind: plan.LossGrad, Node: weighted, Loss: ops.CategoricalCrossentropy, In: []int{0, 1, 2, 3}},
+		{plan.Step{Kind: plan.LossGrad, Op: info(weighted), In: []int{0, 1, 2, 3}},
 			Loss{Kind: ops.CategoricalCrossentropy, LabelSmoothing: 0.2, Weights: 3}},
-		{plan.Step{Kind: plan.Loss, Loss: ops.Hinge, In: []int{0, 1}}, Loss{Kind: ops.Hinge, ZeroOne: true, Weights: -1}},
+		{plan.Step{Kind: plan.Loss, Op: ops.Info{Kind: ops.OpLoss, Loss: ops.Hinge}, In: []int{0, 1}}, Loss{Kind: ops.Hinge, ZeroOne: true, Weights: -1}},
 	} {
 		got, err := ForLossStep(&tc.s)
 		if err != nil || got != tc.want {
 			t.Errorf("%v: %+v, %v; want %+v", tc.s, got, err, tc.want)
 		}
 	}
-	if _, err := ForLossStep(&plan.Step{Kind: plan.Loss, Loss: 42, In: []int{0, 1}}); err == nil || !strings.Contains(err.Error(), "LossKind(42)") {
+	if _, err := ForLossStep(&plan.Step{Kind: plan.Loss, Op: ops.Info{Kind: ops.OpLoss, Loss: 42}, In: []int{0, 1}}); err == nil || !strings.Contains(err.Error(), "LossKind(42)") {
 		t.Errorf("unknown kind: %v, want an error naming it", err)
 	}
 	if _, err := ForLossStep(&plan.Step{Kind: plan.Add}); err == nil {
