@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -79,30 +80,41 @@ func (c *ConvLayer) Type() string { return fmt.Sprintf("Conv%dD", c.rank) }
 // Filters is the number of output channels.
 func (c *ConvLayer) Filters() int { return c.filters }
 
-// Build creates the kernel, (kernel height, kernel width, channels,
-// filters) for Conv2D and (kernel size, channels, filters) for Conv1D, and
-// the bias (filters).
-func (c *ConvLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
-	what := fmt.Sprintf("%s layer %q", c.Type(), c.name)
-	if err := c.CheckConfig(); err != nil {
-		return nil, err
-	}
+// plan is the convolution's shape rule: the output's size by the
+// window's, a kernel (kernel size..., channels, filters) and a bias
+// (filters).
+func (c *ConvLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 	h, w, ch, ok := c.images(inputShape)
 	if !ok {
-		return nil, fmt.Errorf("%s: expects %s, but gets %s", what, c.inputKind(), shapes.String(inputShape))
+		return nil, nil, fmt.Errorf("%s layer %q: expects %s, but gets %s", c.Type(), c.name, c.inputKind(), shapes.String(inputShape))
 	}
 	win, err := c.spec().On(1, h, w, ch)
 	if err != nil {
-		return nil, fmt.Errorf("%s on input %s: %w", what, shapes.String(inputShape), err)
+		return nil, nil, fmt.Errorf("%s layer %q on input %s: %w", c.Type(), c.name, shapes.String(inputShape), err)
 	}
-	c.in, c.out = [3]int{h, w, ch}, [2]int{win.OH, win.OW}
 	kshape := []int{c.size[0], c.size[1], ch, c.filters}
 	if c.rank == 1 {
 		kshape = kshape[1:]
 	}
+	return c.sampleShape(win.OH, win.OW, c.filters), c.weights.plan(kshape), nil
+}
+
+// Build creates the kernel, (kernel height, kernel width, channels,
+// filters) for Conv2D and (kernel size, channels, filters) for Conv1D, and
+// the bias (filters).
+func (c *ConvLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := c.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, ws, err := c.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	h, w, ch, _ := c.images(inputShape)
+	c.in, c.out = [3]int{h, w, ch}, c.outputSize(out)
 	field := c.size[0] * c.size[1]
-	c.kernel, c.bias = c.weights.build(kshape, field*ch, field*c.filters, rng)
-	return c.sampleShape(win.OH, win.OW, c.filters), nil
+	c.kernel, c.bias = c.weights.build(ws[0].Shape, field*ch, field*c.filters, rng)
+	return out, nil
 }
 
 // CheckConfig checks the layer's arguments.
@@ -176,4 +188,68 @@ func (c *ConvLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return Flow{Node: out, NeedsGrad: true, Losses: penalties}, nil
+}
+
+// Config returns "Conv2D" or "Conv1D" with name, filters, kernel_size,
+// strides, padding, dilation_rate, activation, use_bias, the initializers
+// and the regularizers; the per-axis values hold one value per axis.
+func (c *ConvLayer) Config() (Config, error) {
+	args := map[string]any{
+		"name": c.name, "filters": c.filters, "kernel_size": c.axes(c.size),
+		"strides": c.axes(atLeastOne(c.strides)), "padding": c.paddingName(),
+		"dilation_rate": c.axes(atLeastOne(c.dilation)), "activation": c.activation.String(),
+	}
+	if err := c.weights.config(args); err != nil {
+		return Config{}, fmt.Errorf("%s layer %q: %w", c.Type(), c.name, err)
+	}
+	return Config{ClassName: c.Type(), Config: args}, nil
+}
+
+func convFromConfig(rank int) func(map[string]any) (Layer, error) {
+	return func(args map[string]any) (Layer, error) {
+		a := struct {
+			baseArgs
+			Filters    *int   `json:"filters"`
+			KernelSize []int  `json:"kernel_size"`
+			Activation string `json:"activation"`
+			windowArgs
+			weightArgs
+		}{windowArgs: windowArgs{Padding: "valid"}, weightArgs: weightArgs{UseBias: true}}
+		if err := configargs.Decode(args, &a); err != nil {
+			return nil, err
+		}
+		if a.Filters == nil {
+			return nil, missing("filters")
+		}
+		if a.KernelSize == nil {
+			return nil, missing("kernel_size")
+		}
+		act, err := GetActivation(a.Activation)
+		if err != nil {
+			return nil, err
+		}
+		opts := []ConvOption{act}
+		ks := a.KernelSize
+		switch {
+		case len(ks) == 1:
+		case len(ks) == 2 && rank == 2:
+			opts = append(opts, KernelSize(ks[0], ks[1]))
+		default:
+			return nil, fmt.Errorf("kernel_size %v: give 1 value, or one per axis (%d)", ks, rank)
+		}
+		for _, o := range a.windowArgs.options() {
+			opts = append(opts, o)
+		}
+		wopts, err := a.weightArgs.options()
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range wopts {
+			opts = append(opts, o)
+		}
+		for _, o := range a.nameOptions() {
+			opts = append(opts, o)
+		}
+		return newConv(rank, *a.Filters, ks[0], opts), nil
+	}
 }

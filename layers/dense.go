@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
-
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // DenseOption configures a Dense layer: its activation (an Activation is a
@@ -17,50 +16,6 @@ import (
 type DenseOption interface{ applyDense(*DenseLayer) }
 
 func (a Activation) applyDense(d *DenseLayer) { d.activation = a }
-
-// weights are the options of a layer with a kernel and a bias.
-type weights struct {
-	useBias              bool
-	kernelInit, biasInit Initializer
-	// The regularizers of the kernel, the bias and the layer's output.
-	kernelReg, biasReg, activityReg *Regularizer
-}
-
-func defaultWeights() weights {
-	return weights{useBias: true, kernelInit: GlorotUniform(), biasInit: Zeros()}
-}
-
-// WeightOption configures the weights of a Dense or convolution layer.
-type WeightOption func(*weights)
-
-func (f WeightOption) applyDense(d *DenseLayer) { f(&d.weights) }
-func (f WeightOption) applyConv(c *ConvLayer)   { f(&c.weights) }
-
-// WithoutBias makes a layer with no bias (Keras' use_bias=False).
-func WithoutBias() WeightOption { return func(w *weights) { w.useBias = false } }
-
-// KernelInitializer sets how a layer's kernel starts.
-func KernelInitializer(i Initializer) WeightOption {
-	return func(w *weights) { w.kernelInit = i }
-}
-
-// KernelRegularizer adds r's penalty of the kernel to the model's loss
-// (Keras' kernel_regularizer).
-func KernelRegularizer(r Regularizer) WeightOption { return func(w *weights) { w.kernelReg = &r } }
-
-// BiasRegularizer adds r's penalty of the bias to the model's loss (Keras'
-// bias_regularizer).
-func BiasRegularizer(r Regularizer) WeightOption { return func(w *weights) { w.biasReg = &r } }
-
-// ActivityRegularizer adds r's penalty of the layer's output, divided by
-// the batch size as Keras divides it, to the model's loss (Keras'
-// activity_regularizer).
-func ActivityRegularizer(r Regularizer) WeightOption { return func(w *weights) { w.activityReg = &r } }
-
-// BiasInitializer sets how a layer's bias starts.
-func BiasInitializer(i Initializer) WeightOption {
-	return func(w *weights) { w.biasInit = i }
-}
 
 // DenseLayer is a fully connected layer: activation(x·kernel + bias).
 type DenseLayer struct {
@@ -104,18 +59,27 @@ func (d *DenseLayer) CheckConfig() error {
 	return nil
 }
 
+// plan is Dense's shape rule: flat samples of n features make a kernel
+// (n, units) and a bias (units), and outputs of units values.
+func (d *DenseLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	if len(inputShape) != 1 {
+		return nil, nil, fmt.Errorf("dense layer %q: expects flat samples, shape (None, features), but gets %s: put a Flatten layer before it",
+			d.name, shapes.String(inputShape))
+	}
+	return []int{d.units}, d.weights.plan([]int{inputShape[0], d.units}), nil
+}
+
 // Build creates the kernel (inputs, units) and bias (units).
 func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	if err := d.CheckConfig(); err != nil {
 		return nil, err
 	}
-	if len(inputShape) != 1 {
-		return nil, fmt.Errorf("dense layer %q: expects flat samples, shape (None, features), but gets %s: put a Flatten layer before it",
-			d.name, shapes.String(inputShape))
+	out, ws, err := d.plan(inputShape)
+	if err != nil {
+		return nil, err
 	}
-	in := inputShape[0]
-	d.kernel, d.bias = d.weights.build([]int{in, d.units}, in, d.units, rng)
-	return []int{d.units}, nil
+	d.kernel, d.bias = d.weights.build(ws[0].Shape, inputShape[0], d.units, rng)
+	return out, nil
 }
 
 // Params returns the kernel and, when the layer has one, the bias.
@@ -144,56 +108,43 @@ func (d *DenseLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	return out, nil
 }
 
-// build makes a kernel of the given shape and, with useBias, a bias of its
-// last dimension, drawn with fanIn and fanOut as the initializers take them.
-func (w weights) build(kernelShape []int, fanIn, fanOut int, rng *rand.Rand) (kernel, bias *Param) {
-	kernel = &Param{Name: "kernel", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(kernelShape...))}
-	w.kernelInit.Fill(kernel.Value.Data().([]float32), fanIn, fanOut, rng)
-	if w.useBias {
-		units := kernelShape[len(kernelShape)-1]
-		bias = &Param{Name: "bias", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(units))}
-		w.biasInit.Fill(bias.Value.Data().([]float32), fanIn, fanOut, rng)
+// Config returns "Dense" with name, units, activation, use_bias, the
+// initializers and the regularizers.
+func (d *DenseLayer) Config() (Config, error) {
+	args := map[string]any{"name": d.name, "units": d.units, "activation": d.activation.String()}
+	if err := d.weights.config(args); err != nil {
+		return Config{}, fmt.Errorf("dense layer %q: %w", d.name, err)
 	}
-	return kernel, bias
+	return Config{ClassName: d.Type(), Config: args}, nil
 }
 
-// params lists a kernel and, when there is one, a bias.
-func params(kernel, bias *Param) []*Param {
-	if kernel == nil {
-		return nil
+func denseFromConfig(args map[string]any) (Layer, error) {
+	a := struct {
+		baseArgs
+		Units      *int   `json:"units"`
+		Activation string `json:"activation"`
+		weightArgs
+	}{weightArgs: weightArgs{UseBias: true}}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
 	}
-	if bias == nil {
-		return []*Param{kernel}
+	if a.Units == nil {
+		return nil, missing("units")
 	}
-	return []*Param{kernel, bias}
-}
-
-// penalties returns the nodes of the layer's regularization penalties: of
-// its kernel (params[0]), its bias (params[1], when there is one) and its
-// output.
-func (w weights) penalties(params []*gorgonia.Node, out *gorgonia.Node) ([]*gorgonia.Node, error) {
-	var ps []*gorgonia.Node
-	add := func(r *Regularizer, x *gorgonia.Node, scale float64) error {
-		if r == nil {
-			return nil
-		}
-		p, err := ops.Penalty(x, ops.PenaltyParams{L1: r.L1, L2: r.L2, Scale: scale})
-		if err != nil {
-			return err
-		}
-		ps = append(ps, p)
-		return nil
+	act, err := GetActivation(a.Activation)
+	if err != nil {
+		return nil, err
 	}
-	if err := add(w.kernelReg, params[0], 0); err != nil {
-		return nil, fmt.Errorf("kernel regularizer: %w", err)
+	wopts, err := a.options()
+	if err != nil {
+		return nil, err
 	}
-	if len(params) > 1 {
-		if err := add(w.biasReg, params[1], 0); err != nil {
-			return nil, fmt.Errorf("bias regularizer: %w", err)
-		}
+	opts := []DenseOption{act}
+	for _, o := range wopts {
+		opts = append(opts, o)
 	}
-	if err := add(w.activityReg, out, 1/float64(out.Shape()[0])); err != nil {
-		return nil, fmt.Errorf("activity regularizer: %w", err)
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
 	}
-	return ps, nil
+	return Dense(*a.Units, opts...), nil
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -66,16 +68,25 @@ func (d *DropoutLayer) CheckConfig() error {
 	return nil
 }
 
+// plan is Dropout's shape rule: the input's shape, no weights.
+func (d *DropoutLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return slices.Clone(inputShape), nil, nil
+}
+
 // Build checks the rate and fixes the layer's key.
 func (d *DropoutLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	if err := d.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, _, err := d.plan(inputShape)
+	if err != nil {
 		return nil, err
 	}
 	d.key = d.seed
 	if !d.seeded {
 		d.key = rng.Uint64()
 	}
-	return append([]int(nil), inputShape...), nil
+	return out, nil
 }
 
 // UsesStep reports whether the layer drops anything, and so needs the
@@ -101,3 +112,39 @@ func (d *DropoutLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
 }
 
 var errNoStep = errors.New("a training graph must give layers the training step (Flow.Step)")
+
+// Config returns "Dropout" with name, rate and seed: the Seed given, or
+// once the layer is built the key it drew from the model's seed, or nil
+// (Keras' None) before.
+func (d *DropoutLayer) Config() (Config, error) {
+	var seed any
+	switch {
+	case d.seeded:
+		seed = d.seed
+	case d.key != 0:
+		seed = d.key
+	}
+	return Config{ClassName: d.Type(), Config: map[string]any{"name": d.name, "rate": d.rate, "seed": seed}}, nil
+}
+
+func dropoutFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		Rate *float64 `json:"rate"`
+		Seed *uint64  `json:"seed"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.Rate == nil {
+		return nil, missing("rate")
+	}
+	var opts []DropoutOption
+	if a.Seed != nil {
+		opts = append(opts, Seed(*a.Seed))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	return Dropout(*a.Rate, opts...), nil
+}

@@ -3,7 +3,9 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -62,18 +64,28 @@ func (e *EmbeddingLayer) CheckConfig() error {
 	return nil
 }
 
+// plan is Embedding's shape rule: samples of indices of shape (...) make
+// outputs (..., outputDim) and a table (inputDim, outputDim).
+func (e *EmbeddingLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	if len(inputShape) == 0 {
+		return nil, nil, fmt.Errorf("embedding layer %q: expects samples of indices, shape (None, length), but gets %s", e.name, shapes.String(inputShape))
+	}
+	return append(slices.Clone(inputShape), e.outputDim), []WeightShape{{"embeddings", []int{e.inputDim, e.outputDim}}}, nil
+}
+
 // Build makes the table, (inputDim, outputDim).
 func (e *EmbeddingLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	if err := e.CheckConfig(); err != nil {
 		return nil, err
 	}
-	if len(inputShape) == 0 {
-		return nil, fmt.Errorf("embedding layer %q: expects samples of indices, shape (None, length), but gets %s", e.name, shapes.String(inputShape))
+	out, ws, err := e.plan(inputShape)
+	if err != nil {
+		return nil, err
 	}
-	e.table = &Param{Name: "embeddings", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(e.inputDim, e.outputDim))}
+	e.table = &Param{Name: "embeddings", Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(ws[0].Shape...))}
 	e.init.Fill(e.table.Value.Data().([]float32), e.inputDim, e.outputDim, rng)
-	e.inShape = append([]int(nil), inputShape...)
-	return append(append([]int(nil), inputShape...), e.outputDim), nil
+	e.inShape = slices.Clone(inputShape)
+	return out, nil
 }
 
 // Params returns the table.
@@ -107,4 +119,46 @@ func (e *EmbeddingLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return Flow{Node: out, NeedsGrad: true}, nil
+}
+
+// Config returns "Embedding" with name, input_dim, output_dim and
+// embeddings_initializer.
+func (e *EmbeddingLayer) Config() (Config, error) {
+	init, err := InitializerConfig(e.init)
+	if err != nil {
+		return Config{}, fmt.Errorf("embedding layer %q: embeddings_initializer: %w", e.name, err)
+	}
+	return Config{ClassName: e.Type(), Config: map[string]any{
+		"name": e.name, "input_dim": e.inputDim, "output_dim": e.outputDim, "embeddings_initializer": init,
+	}}, nil
+}
+
+func embeddingFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		InputDim              *int    `json:"input_dim"`
+		OutputDim             *int    `json:"output_dim"`
+		EmbeddingsInitializer *Config `json:"embeddings_initializer"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.InputDim == nil {
+		return nil, missing("input_dim")
+	}
+	if a.OutputDim == nil {
+		return nil, missing("output_dim")
+	}
+	var opts []EmbeddingOption
+	if a.EmbeddingsInitializer != nil {
+		init, err := InitializerFromConfig(*a.EmbeddingsInitializer)
+		if err != nil {
+			return nil, fmt.Errorf("embeddings_initializer: %w", err)
+		}
+		opts = append(opts, EmbeddingsInitializer(init))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	return Embedding(*a.InputDim, *a.OutputDim, opts...), nil
 }

@@ -1,11 +1,14 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/gokeras/gokeras/internal/configargs"
 )
 
 // Initializer fills a new weight tensor of the given shape. fanIn and fanOut
@@ -112,4 +115,78 @@ func (r randomNormal) Fill(data []float32, _, _ int, rng *rand.Rand) {
 	for i := range data {
 		data[i] = float32(r.mean + r.stddev*rng.NormFloat64())
 	}
+}
+
+// InitializerConfig returns an initializer's configuration, as Keras
+// serializes one: "GlorotUniform", "Zeros" and "Ones" with no arguments,
+// "RandomNormal" with mean and stddev, "RandomUniform" with minval and
+// maxval. An Initializer defined outside this package has none.
+func InitializerConfig(i Initializer) (Config, error) {
+	switch i := i.(type) {
+	case glorotUniform:
+		return Config{ClassName: "GlorotUniform", Config: map[string]any{}}, nil
+	case constant:
+		switch i {
+		case 0:
+			return Config{ClassName: "Zeros", Config: map[string]any{}}, nil
+		case 1:
+			return Config{ClassName: "Ones", Config: map[string]any{}}, nil
+		}
+		return Config{ClassName: "Constant", Config: map[string]any{"value": float64(i)}}, nil
+	case randomNormal:
+		return Config{ClassName: "RandomNormal", Config: map[string]any{"mean": i.mean, "stddev": i.stddev}}, nil
+	case randomUniform:
+		return Config{ClassName: "RandomUniform", Config: map[string]any{"minval": i.min, "maxval": i.max}}, nil
+	}
+	if configargs.IsNil(i) {
+		return Config{}, errors.New("no initializer (nil)")
+	}
+	return Config{}, fmt.Errorf("initializer %q is a %T, which has no config: use one of package layers (GlorotUniform, Zeros, Ones, RandomNormal, RandomUniform) to save the model's architecture",
+		i.Name(), i)
+}
+
+// InitializerFromConfig makes an initializer from its configuration;
+// arguments left out take Keras' defaults (RandomNormal(0, 0.05),
+// RandomUniform(-0.05, 0.05)).
+func InitializerFromConfig(c Config) (Initializer, error) {
+	switch c.ClassName {
+	case "GlorotUniform", "Zeros", "Ones":
+		if err := configargs.Decode(c.Config, &struct{}{}); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ClassName, err)
+		}
+		switch c.ClassName {
+		case "Zeros":
+			return Zeros(), nil
+		case "Ones":
+			return Ones(), nil
+		}
+		return GlorotUniform(), nil
+	case "Constant":
+		var a struct {
+			Value float32 `json:"value"`
+		}
+		if err := configargs.Decode(c.Config, &a); err != nil {
+			return nil, fmt.Errorf("Constant: %w", err)
+		}
+		return constant(a.Value), nil
+	case "RandomNormal":
+		a := struct {
+			Mean   float64 `json:"mean"`
+			Stddev float64 `json:"stddev"`
+		}{0, 0.05}
+		if err := configargs.Decode(c.Config, &a); err != nil {
+			return nil, fmt.Errorf("RandomNormal: %w", err)
+		}
+		return RandomNormal(a.Mean, a.Stddev), nil
+	case "RandomUniform":
+		a := struct {
+			Minval float64 `json:"minval"`
+			Maxval float64 `json:"maxval"`
+		}{-0.05, 0.05}
+		if err := configargs.Decode(c.Config, &a); err != nil {
+			return nil, fmt.Errorf("RandomUniform: %w", err)
+		}
+		return RandomUniform(a.Minval, a.Maxval), nil
+	}
+	return nil, fmt.Errorf("unknown initializer class %q: the known initializer classes are Constant, GlorotUniform, Ones, RandomNormal, RandomUniform, Zeros", c.ClassName)
 }

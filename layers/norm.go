@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -71,32 +73,44 @@ func (n *normLayer) checkConfig(typ string) error {
 	return nil
 }
 
-// build checks the options and the input and makes gamma and beta.
-func (n *normLayer) build(typ string, inputShape []int) error {
-	if err := n.checkConfig(typ); err != nil {
-		return err
-	}
-	what := fmt.Sprintf("%s layer %q", typ, n.name)
+// planWeights is the normalizations' shared shape rule: gamma and beta,
+// those the layer has, one value per channel (the last axis).
+func (n *normLayer) planWeights(typ string, inputShape []int) ([]WeightShape, error) {
 	if len(inputShape) == 0 {
-		return fmt.Errorf("%s: the input %s has no axis to normalize", what, shapes.String(inputShape))
+		return nil, fmt.Errorf("%s layer %q: the input %s has no axis to normalize", typ, n.name, shapes.String(inputShape))
 	}
-	n.channels = inputShape[len(inputShape)-1]
-	vector := func(name string, v float32) *Param {
-		t := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(n.channels))
-		d := t.Data().([]float32)
-		for i := range d {
-			d[i] = v
-		}
-		return &Param{Name: name, Value: t}
-	}
-	n.gamma, n.beta = nil, nil
+	c := []int{inputShape[len(inputShape)-1]}
+	var ws []WeightShape
 	if n.scale {
-		n.gamma = vector("gamma", 1)
+		ws = append(ws, WeightShape{"gamma", c})
 	}
 	if n.center {
-		n.beta = vector("beta", 0)
+		ws = append(ws, WeightShape{"beta", c})
 	}
-	return nil
+	return ws, nil
+}
+
+// build makes gamma (ones) and beta (zeros), those the layer has, for
+// the given number of channels.
+func (n *normLayer) build(channels int) {
+	n.channels = channels
+	n.gamma, n.beta = nil, nil
+	if n.scale {
+		n.gamma = &Param{Name: "gamma", Value: filled(channels, 1)}
+	}
+	if n.center {
+		n.beta = &Param{Name: "beta", Value: filled(channels, 0)}
+	}
+}
+
+// filled is a float32 vector of n values v.
+func filled(n int, v float32) *tensor.Dense {
+	t := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(n))
+	d := t.Data().([]float32)
+	for i := range d {
+		d[i] = v
+	}
+	return t
 }
 
 func (n *normLayer) params() []*Param {
@@ -172,20 +186,32 @@ func (b *BatchNormalizationLayer) CheckConfig() error { return b.checkConfig(b.T
 // Type returns "BatchNormalization".
 func (b *BatchNormalizationLayer) Type() string { return "BatchNormalization" }
 
+// plan is BatchNormalization's shape rule: the output has the input's
+// shape; gamma, beta (those it has), the moving mean and the moving
+// variance hold one value per channel.
+func (b *BatchNormalizationLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	ws, err := b.planWeights(b.Type(), inputShape)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := []int{inputShape[len(inputShape)-1]}
+	return slices.Clone(inputShape), append(ws, WeightShape{"moving_mean", c}, WeightShape{"moving_variance", c}), nil
+}
+
 // Build makes gamma (ones), beta (zeros), and the non-trainable moving
 // mean (zeros) and moving variance (ones), each one value per channel.
 func (b *BatchNormalizationLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := b.build(b.Type(), inputShape); err != nil {
+	if err := b.CheckConfig(); err != nil {
 		return nil, err
 	}
-	mean := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(b.channels))
-	variance := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(b.channels))
-	for i := range variance.Data().([]float32) {
-		variance.Data().([]float32)[i] = 1
+	out, _, err := b.plan(inputShape)
+	if err != nil {
+		return nil, err
 	}
-	b.movingMean = &Param{Name: "moving_mean", Value: mean, NonTrainable: true}
-	b.movingVariance = &Param{Name: "moving_variance", Value: variance, NonTrainable: true}
-	return append([]int(nil), inputShape...), nil
+	b.build(inputShape[len(inputShape)-1])
+	b.movingMean = &Param{Name: "moving_mean", Value: filled(b.channels, 0), NonTrainable: true}
+	b.movingVariance = &Param{Name: "moving_variance", Value: filled(b.channels, 1), NonTrainable: true}
+	return out, nil
 }
 
 // Params returns gamma, beta (those the layer has), the moving mean and
@@ -281,12 +307,27 @@ func (l *LayerNormalizationLayer) CheckConfig() error { return l.checkConfig(l.T
 // Type returns "LayerNormalization".
 func (l *LayerNormalizationLayer) Type() string { return "LayerNormalization" }
 
+// plan is LayerNormalization's shape rule: the output has the input's
+// shape; gamma and beta (those it has) hold one value per channel.
+func (l *LayerNormalizationLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	ws, err := l.planWeights(l.Type(), inputShape)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slices.Clone(inputShape), ws, nil
+}
+
 // Build makes gamma (ones) and beta (zeros).
 func (l *LayerNormalizationLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := l.build(l.Type(), inputShape); err != nil {
+	if err := l.CheckConfig(); err != nil {
 		return nil, err
 	}
-	return append([]int(nil), inputShape...), nil
+	out, _, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	l.build(inputShape[len(inputShape)-1])
+	return out, nil
 }
 
 // Params returns gamma and beta, those the layer has.
@@ -312,4 +353,65 @@ func (l *LayerNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, 
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return Flow{Node: out, NeedsGrad: true}, nil
+}
+
+// Config returns "BatchNormalization" with name, axis (-1), momentum,
+// epsilon, center and scale.
+func (b *BatchNormalizationLayer) Config() (Config, error) {
+	args := b.normConfig()
+	args["momentum"] = b.momentum
+	return Config{ClassName: b.Type(), Config: args}, nil
+}
+
+// Config returns "LayerNormalization" with name, axis (-1), epsilon,
+// center and scale.
+func (l *LayerNormalizationLayer) Config() (Config, error) {
+	return Config{ClassName: l.Type(), Config: l.normConfig()}, nil
+}
+
+func (n *normLayer) normConfig() map[string]any {
+	return map[string]any{"name": n.name, "axis": -1, "epsilon": n.epsilon, "center": n.center, "scale": n.scale}
+}
+
+func normFromConfig(batch bool) func(map[string]any) (Layer, error) {
+	return func(args map[string]any) (Layer, error) {
+		var a struct {
+			baseArgs
+			Axis     int      `json:"axis"`
+			Momentum *float64 `json:"momentum"`
+			Epsilon  *float64 `json:"epsilon"`
+			Center   *bool    `json:"center"`
+			Scale    *bool    `json:"scale"`
+		}
+		a.Axis = -1
+		if err := configargs.Decode(args, &a); err != nil {
+			return nil, err
+		}
+		if !batch && a.Momentum != nil {
+			return nil, errors.New(`unknown argument "momentum"`)
+		}
+		if a.Axis != -1 {
+			return nil, fmt.Errorf("axis %d: gokeras normalizes the last axis only, axis -1", a.Axis)
+		}
+		var opts []NormOption
+		if a.Momentum != nil {
+			opts = append(opts, Momentum(*a.Momentum))
+		}
+		if a.Epsilon != nil {
+			opts = append(opts, Epsilon(*a.Epsilon))
+		}
+		if a.Center != nil && !*a.Center {
+			opts = append(opts, WithoutCenter())
+		}
+		if a.Scale != nil && !*a.Scale {
+			opts = append(opts, WithoutScale())
+		}
+		for _, o := range a.nameOptions() {
+			opts = append(opts, o)
+		}
+		if batch {
+			return BatchNormalization(opts...), nil
+		}
+		return LayerNormalization(opts...), nil
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -112,28 +113,40 @@ func (p *PoolLayer) Type() string {
 	return fmt.Sprintf("%sPooling%dD", kind, p.rank)
 }
 
+// plan is the pooling's shape rule: the output's size by the window's,
+// or the channels alone for a global pooling; no weights.
+func (p *PoolLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	h, w, c, ok := p.images(inputShape)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s layer %q: expects %s, but gets %s", p.Type(), p.name, p.inputKind(), shapes.String(inputShape))
+	}
+	win, err := p.specOn(h, w).On(1, h, w, c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s layer %q on input %s: %w", p.Type(), p.name, shapes.String(inputShape), err)
+	}
+	if p.global {
+		return []int{c}, nil, nil
+	}
+	return p.sampleShape(win.OH, win.OW, c), nil, nil
+}
+
 // Build checks the input shape and returns the pooled shape.
 func (p *PoolLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	what := fmt.Sprintf("%s layer %q", p.Type(), p.name)
 	if err := p.CheckConfig(); err != nil {
 		return nil, err
 	}
-	h, w, c, ok := p.images(inputShape)
-	if !ok {
-		return nil, fmt.Errorf("%s: expects %s, but gets %s", what, p.inputKind(), shapes.String(inputShape))
+	out, _, err := p.plan(inputShape)
+	if err != nil {
+		return nil, err
 	}
+	h, w, c, _ := p.images(inputShape)
+	p.in, p.out = [3]int{h, w, c}, [2]int{1, 1}
 	if p.global {
 		p.size, p.strides, p.same = [2]int{h, w}, [2]int{1, 1}, false
+	} else {
+		p.out = p.outputSize(out)
 	}
-	win, err := p.spec().On(1, h, w, c)
-	if err != nil {
-		return nil, fmt.Errorf("%s on input %s: %w", what, shapes.String(inputShape), err)
-	}
-	p.in, p.out = [3]int{h, w, c}, [2]int{win.OH, win.OW}
-	if p.global {
-		return []int{c}, nil
-	}
-	return p.sampleShape(win.OH, win.OW, c), nil
+	return out, nil
 }
 
 // CheckConfig checks the layer's arguments.
@@ -163,6 +176,16 @@ func (p *PoolLayer) spec() ops.WindowSpec {
 	return s
 }
 
+// specOn is the pooling window on images of height h and width w: a
+// global pooling's covers them whole.
+func (p *PoolLayer) specOn(h, w int) ops.WindowSpec {
+	s := p.spec()
+	if p.global {
+		s.Kernel, s.Strides, s.Same = [2]int{h, w}, [2]int{1, 1}, false
+	}
+	return s
+}
+
 // Params returns nil: pooling has no weights.
 func (p *PoolLayer) Params() []*Param { return nil }
 
@@ -187,4 +210,49 @@ func (p *PoolLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return Flow{Node: out, NeedsGrad: in.NeedsGrad}, nil
+}
+
+// Config returns the pooling's class with name, and for the poolings that
+// are not global pool_size, strides (the pool size when not given) and
+// padding.
+func (p *PoolLayer) Config() (Config, error) {
+	args := map[string]any{"name": p.name}
+	if !p.global {
+		strides := p.strides
+		if strides == [2]int{} {
+			strides = p.size
+		}
+		args["pool_size"], args["strides"], args["padding"] = p.axes(p.size), p.axes(strides), p.paddingName()
+	}
+	return Config{ClassName: p.Type(), Config: args}, nil
+}
+
+func poolFromConfig(kind ops.PoolKind, rank int, global bool) func(map[string]any) (Layer, error) {
+	return func(args map[string]any) (Layer, error) {
+		if global {
+			var a baseArgs
+			if err := configargs.Decode(args, &a); err != nil {
+				return nil, err
+			}
+			return newPool(kind, rank, true, optionsAsPool(a.nameOptions())), nil
+		}
+		a := struct {
+			baseArgs
+			PoolSize []int  `json:"pool_size"`
+			Strides  []int  `json:"strides"`
+			Padding  string `json:"padding"`
+		}{Padding: "valid"}
+		if err := configargs.Decode(args, &a); err != nil {
+			return nil, err
+		}
+		var opts []PoolOption
+		if a.PoolSize != nil {
+			opts = append(opts, PoolSize(a.PoolSize...))
+		}
+		for _, o := range (windowArgs{Strides: a.Strides, Padding: a.Padding}).options() {
+			opts = append(opts, o)
+		}
+		opts = append(opts, optionsAsPool(a.nameOptions())...)
+		return newPool(kind, rank, false, opts), nil
+	}
 }

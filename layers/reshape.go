@@ -3,7 +3,9 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -28,11 +30,9 @@ func Reshape(shape []int, opts ...Option) *ReshapeLayer {
 // Type returns "Reshape".
 func (r *ReshapeLayer) Type() string { return "Reshape" }
 
-// Build resolves the target shape against the input's.
-func (r *ReshapeLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if r.nameErr != nil {
-		return nil, fmt.Errorf("reshape layer: %w", r.nameErr)
-	}
+// plan is Reshape's shape rule: the target shape, its -1 resolved
+// against the input's size; no weights.
+func (r *ReshapeLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 	what := fmt.Sprintf("reshape layer %q", r.name)
 	total := 1
 	for _, d := range inputShape {
@@ -44,25 +44,37 @@ func (r *ReshapeLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 		case d == -1 && free < 0:
 			free = i
 		case d <= 0:
-			return nil, fmt.Errorf("%s: target shape %v: dimensions must be positive, with at most one -1", what, r.target)
+			return nil, nil, fmt.Errorf("%s: target shape %v: dimensions must be positive, with at most one -1", what, r.target)
 		default:
 			known *= d
 		}
 	}
 	if len(r.target) == 0 {
-		return nil, fmt.Errorf("%s: the target shape is empty", what)
+		return nil, nil, fmt.Errorf("%s: the target shape is empty", what)
 	}
 	shape := append([]int(nil), r.target...)
 	if free >= 0 {
 		if total%known != 0 {
-			return nil, fmt.Errorf("%s: cannot reshape input %s to %v: %d values do not divide into %d", what, shapes.String(inputShape), r.target, total, known)
+			return nil, nil, fmt.Errorf("%s: cannot reshape input %s to %v: %d values do not divide into %d", what, shapes.String(inputShape), r.target, total, known)
 		}
 		shape[free] = total / known
 	} else if known != total {
-		return nil, fmt.Errorf("%s: cannot reshape input %s (%d values) to %s (%d values)", what, shapes.String(inputShape), total, shapes.String(shape), known)
+		return nil, nil, fmt.Errorf("%s: cannot reshape input %s (%d values) to %s (%d values)", what, shapes.String(inputShape), total, shapes.String(shape), known)
+	}
+	return shape, nil, nil
+}
+
+// Build resolves the target shape against the input's.
+func (r *ReshapeLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
+	if r.nameErr != nil {
+		return nil, fmt.Errorf("reshape layer: %w", r.nameErr)
+	}
+	shape, _, err := r.plan(inputShape)
+	if err != nil {
+		return nil, err
 	}
 	r.shape = shape
-	return append([]int(nil), shape...), nil
+	return slices.Clone(shape), nil
 }
 
 // Params returns nil: Reshape has no weights.
@@ -75,4 +87,23 @@ func (r *ReshapeLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
 		return Flow{}, fmt.Errorf("reshape layer %q: %w", r.name, err)
 	}
 	return Flow{Node: out, NeedsGrad: in.NeedsGrad}, nil
+}
+
+// Config returns "Reshape" with name and target_shape.
+func (r *ReshapeLayer) Config() (Config, error) {
+	return Config{ClassName: r.Type(), Config: map[string]any{"name": r.name, "target_shape": slices.Clone(r.target)}}, nil
+}
+
+func reshapeFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		TargetShape []int `json:"target_shape"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.TargetShape == nil {
+		return nil, missing("target_shape")
+	}
+	return Reshape(a.TargetShape, a.nameOptions()...), nil
 }

@@ -3,9 +3,10 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/gokeras/gokeras/internal/configargs"
 	"github.com/gokeras/gokeras/internal/shapes"
-
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -33,19 +34,26 @@ func applyOptions(n *named, opts []Option) {
 // Type returns "Flatten".
 func (f *FlattenLayer) Type() string { return "Flatten" }
 
+// plan is Flatten's shape rule: one axis of all the input's values; no
+// weights.
+func (f *FlattenLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	n := 1
+	for _, d := range inputShape {
+		if d <= 0 {
+			return nil, nil, fmt.Errorf("flatten layer %q: input shape %s has a non-positive dimension", f.name, shapes.String(inputShape))
+		}
+		n *= d
+	}
+	return []int{n}, nil, nil
+}
+
 // Build returns the flattened sample shape.
 func (f *FlattenLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 	if f.nameErr != nil {
 		return nil, fmt.Errorf("flatten layer: %w", f.nameErr)
 	}
-	n := 1
-	for _, d := range inputShape {
-		if d <= 0 {
-			return nil, fmt.Errorf("flatten layer %q: input shape %s has a non-positive dimension", f.name, shapes.String(inputShape))
-		}
-		n *= d
-	}
-	return []int{n}, nil
+	out, _, err := f.plan(inputShape)
+	return out, err
 }
 
 // Params returns nil: Flatten has no weights.
@@ -80,12 +88,19 @@ func NewActivation(a Activation, opts ...Option) *ActivationLayer {
 // Type returns "Activation".
 func (a *ActivationLayer) Type() string { return "Activation" }
 
+// plan is the shape rule of a layer that keeps its input's shape and has
+// no weights.
+func (a *ActivationLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return slices.Clone(inputShape), nil, nil
+}
+
 // Build returns the input shape unchanged.
 func (a *ActivationLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 	if a.nameErr != nil {
 		return nil, fmt.Errorf("activation layer: %w", a.nameErr)
 	}
-	return append([]int(nil), inputShape...), nil
+	out, _, err := a.plan(inputShape)
+	return out, err
 }
 
 // Params returns nil: activations have no weights.
@@ -125,12 +140,19 @@ func (i *InputLayer) Shape() []int { return append([]int(nil), i.shape...) }
 // Type returns "InputLayer".
 func (i *InputLayer) Type() string { return "InputLayer" }
 
+// plan is the Input layer's shape rule: the shape it is given, no
+// weights.
+func (i *InputLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return slices.Clone(inputShape), nil, nil
+}
+
 // Build returns the shape it is given.
 func (i *InputLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
 	if i.nameErr != nil {
 		return nil, fmt.Errorf("input layer: %w", i.nameErr)
 	}
-	return append([]int(nil), inputShape...), nil
+	out, _, err := i.plan(inputShape)
+	return out, err
 }
 
 // Params returns nil.
@@ -138,3 +160,73 @@ func (i *InputLayer) Params() []*Param { return nil }
 
 // Call passes its input through.
 func (i *InputLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) { return in, nil }
+
+// Config returns "Flatten" with name.
+func (f *FlattenLayer) Config() (Config, error) {
+	return Config{ClassName: f.Type(), Config: map[string]any{"name": f.name}}, nil
+}
+
+func flattenFromConfig(args map[string]any) (Layer, error) {
+	var a baseArgs
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	return Flatten(a.nameOptions()...), nil
+}
+
+// Config returns "Activation" with name and activation.
+func (a *ActivationLayer) Config() (Config, error) {
+	return Config{ClassName: a.Type(), Config: map[string]any{"name": a.name, "activation": a.activation.String()}}, nil
+}
+
+func activationFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		Activation *string `json:"activation"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.Activation == nil {
+		return nil, missing("activation")
+	}
+	act, err := GetActivation(*a.Activation)
+	if err != nil {
+		return nil, err
+	}
+	return NewActivation(act, a.nameOptions()...), nil
+}
+
+// Config returns "InputLayer" with name and batch_shape, the shape with
+// the batch axis first as nil (Keras' None).
+func (i *InputLayer) Config() (Config, error) {
+	shape := []any{nil}
+	for _, d := range i.shape {
+		shape = append(shape, d)
+	}
+	return Config{ClassName: i.Type(), Config: map[string]any{"name": i.name, "batch_shape": shape}}, nil
+}
+
+func inputFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		BatchShape []*int `json:"batch_shape"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.BatchShape) == 0 {
+		return nil, missing("batch_shape")
+	}
+	if a.BatchShape[0] != nil {
+		return nil, fmt.Errorf("batch_shape: the batch axis must be null (None), got %d: gokeras takes batches of any size", *a.BatchShape[0])
+	}
+	var shape []int
+	for i, d := range a.BatchShape[1:] {
+		if d == nil {
+			return nil, fmt.Errorf("batch_shape: axis %d is null: only the batch axis may be", i+1)
+		}
+		shape = append(shape, *d)
+	}
+	return Input(shape...).With(a.nameOptions()...), nil
+}

@@ -112,10 +112,57 @@ func (w *window) sampleShape(oh, ow, c int) []int {
 	return []int{oh, ow, c}
 }
 
+// outputSize is the (height, width) of an output of the given sample
+// shape: a sequence's is one row.
+func (w *window) outputSize(sample []int) [2]int {
+	if w.rank == 1 {
+		return [2]int{1, sample[0]}
+	}
+	return [2]int{sample[0], sample[1]}
+}
+
 // inputKind names the samples a window layer takes, for errors.
 func (w *window) inputKind() string {
 	if w.rank == 1 {
 		return "sequences, shape (None, steps, channels)"
 	}
 	return "images, shape (None, height, width, channels)"
+}
+
+// axes lists a window's per-axis values as Keras does: one per axis, so
+// one for a 1D layer.
+func (w *window) axes(v [2]int) []int {
+	if w.rank == 1 {
+		return []int{v[1]}
+	}
+	return []int{v[0], v[1]}
+}
+
+// paddingName is the Keras padding argument.
+func (w *window) paddingName() string {
+	if w.same {
+		return "same"
+	}
+	return "valid"
+}
+
+// atLeastOne replaces a window's zero (default) values with 1.
+func atLeastOne(v [2]int) [2]int { return [2]int{max(v[0], 1), max(v[1], 1)} }
+
+// windowArgs are the config arguments of layers that slide a window.
+type windowArgs struct {
+	Strides      []int  `json:"strides"`
+	Padding      string `json:"padding"`
+	DilationRate []int  `json:"dilation_rate"`
+}
+
+func (a windowArgs) options() []WindowOption {
+	var opts []WindowOption
+	if a.Strides != nil {
+		opts = append(opts, Strides(a.Strides...))
+	}
+	if a.DilationRate != nil {
+		opts = append(opts, DilationRate(a.DilationRate...))
+	}
+	return append(opts, Padding(a.Padding))
 }
