@@ -76,10 +76,15 @@ func TestTrainCommandLineExitStatusAndHelp(t *testing.T) {
 	}
 }
 
-// TestTrainUsageMatchesREADME checks that the README spells every flag as
-// the usage text does, and names only flags that exist.
+// TestTrainUsageMatchesREADME checks that the README and docs/train.md
+// spell every flag as the usage text does and name only flags that exist,
+// and that docs/train.md, the command's reference, names every flag.
 func TestTrainUsageMatchesREADME(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference, err := os.ReadFile("../../docs/train.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,17 +102,21 @@ func TestTrainUsageMatchesREADME(t *testing.T) {
 	if len(usageFlags) < 20 {
 		t.Fatalf("found %d flags in the usage text:\n%s", len(usageFlags), help.String())
 	}
-	// The README's flag tables: rows that start with a flag.
-	readmeFlags := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `--([a-z-]+)").FindAllStringSubmatch(string(readme), -1) {
-		readmeFlags[m[1]] = true
-		if !usageFlags[m[1]] {
-			t.Errorf("the README's flag table has --%s, which train does not have", m[1])
+	// The flag tables: rows that start with a flag.
+	referenceFlags := map[string]bool{}
+	for name, doc := range map[string][]byte{"README.md": readme, "docs/train.md": reference} {
+		for _, m := range regexp.MustCompile("(?m)^\\| `--([a-z-]+)").FindAllStringSubmatch(string(doc), -1) {
+			if name == "docs/train.md" {
+				referenceFlags[m[1]] = true
+			}
+			if !usageFlags[m[1]] {
+				t.Errorf("the flag table of %s has --%s, which train does not have", name, m[1])
+			}
 		}
 	}
 	for name := range usageFlags {
-		if !readmeFlags[name] && !strings.Contains(string(readme), "`--"+name) {
-			t.Errorf("the README does not mention --%s", name)
+		if !referenceFlags[name] && !strings.Contains(string(reference), "`--"+name) {
+			t.Errorf("docs/train.md does not mention --%s", name)
 		}
 	}
 }
