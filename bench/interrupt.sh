@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# interrupt.sh — the README's Ctrl-C example, run for real: train on 2,000
+# interrupt.sh — docs/train.md's Ctrl-C example, run for real: train on 2,000
 # synthetic samples for 3 epochs with --checkpoint, send SIGINT (what Ctrl-C
 # sends) in the third epoch, then resume with --validation --plot --trace.
 # Prints both runs' output and exit status. Record it:

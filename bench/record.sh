@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # record.sh — runs a command and keeps its output under bench/results/, with
-# a header that says what it ran on, so that a figure quoted in the README can
-# name the file it comes from.
+# a header that says what it ran on, so that a figure quoted in the README or
+# docs/ can name the file it comes from.
 #
 # Usage: bench/record.sh NAME -- COMMAND [ARGS...]
 #        bench/record.sh --header NAME -- COMMAND [ARGS...]   (prints the header only, runs nothing)

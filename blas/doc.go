@@ -6,8 +6,8 @@
 // BLAS tuned for the processor, such as OpenBLAS, computes them several
 // times faster; on CPUs with AVX-512, kernels of gokeras' own, written for
 // a batch against large weights, are faster still, and on CPUs with AVX2
-// and FMA but not AVX-512, AVX2 kernels of the same design. The README's
-// Performance section gives measured figures, each with its results file.
+// and FMA but not AVX-512, AVX2 kernels of the same design. The repository's
+// docs/performance.md gives measured figures, each with its results file.
 //
 // Default is the Multiplier every product goes through, the ops' and the
 // CPU machines' alike. Choose picks it once per process, first that

@@ -243,7 +243,7 @@ func flagMessage(err error) error {
 }
 
 // printUsage writes --help's text: what train does and its flags, spelled
-// --flag as the README and the messages spell them.
+// --flag as docs/train.md and the messages spell them.
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	var b strings.Builder
 	fs.SetOutput(&b)

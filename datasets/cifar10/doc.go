@@ -25,40 +25,26 @@
 // cache directory (Load checks and unpacks it), or set Options.Path (the
 // --data flag of the gokeras tools) to the archive, to the extracted
 // cifar-10-batches-bin directory, or to the directory that contains it. To
-// try things out without the data at all, use Synthetic (train --synthetic).
+// try things out without the data at all, use Synthetic or SyntheticHard
+// (train --synthetic).
 //
-// Downloads resume: an interrupted transfer leaves
-// <cache>/cifar-10-binary.tar.gz.part behind, and the next Load continues it
-// with an HTTP Range request when the server allows (and starts over when it
-// does not). Nothing under the final names is written until it is complete
+// Downloads resume from <cache>/cifar-10-binary.tar.gz.part (HTTP Range),
+// never hang (Options.ConnectTimeout, StallTimeout, MinRate) and never fill
+// the disk (at most the archive's known size, Options.Size, else the size
+// announced, else 1 GiB). Nothing gets its final name before it is complete
 // and checked, so a cut download or extraction never passes for a cache.
 // Two processes must not download into the same cache at the same time.
-//
-// Downloads never hang: a server that does not answer a request within
-// Options.ConnectTimeout (default 30 s), or that sends nothing for
-// Options.StallTimeout (default 60 s) in the middle of the archive, or less
-// than Options.MinRate (default 1 KiB a second) over a StallTimeout, makes
-// Load drop the connection. A download that had made progress then resumes
-// from its .part file with a new request, up to three attempts in one Load;
-// the error after the last one says where the partial file is kept.
-//
-// Downloads never fill the disk: the archive is at most its known size
-// (Options.Size, CIFAR-10's own for the official checksum), else the size
-// the server announces, else 1 GiB. A server that announces or sends more
-// is refused, and its partial file removed.
 //
 // # Archives from elsewhere
 //
 // An archive read in place (Options.Path) or extracted into the cache is
 // checked entry by entry, on each header, before anything is allocated or
-// written for that entry. Load refuses, naming the entry, the cause and the
-// fix: sparse files (whose declared size costs nothing to fake), links,
-// devices and other special files, absolute names and names with a ".."
-// element, batch files declaring more than BatchRecords records, and
-// batches.meta.txt or readme.html above 64 KiB. Only the eight CIFAR-10
-// files are extracted, each under its own name inside the cache. Memory and
-// disk use are therefore never larger than the real dataset's, whatever
-// the archive declares.
+// written for that entry: special files, links, absolute names and ".."
+// elements, batch files of more than BatchRecords records and oversized
+// text files are refused, naming the entry, the cause and the fix. Only the
+// eight CIFAR-10 files are extracted, so memory and disk use never exceed
+// the real dataset's, whatever the archive declares. The repository's
+// docs/cifar10.md and docs/reliability.md give every message and promise.
 //
 // # Layout in memory
 //
@@ -80,13 +66,10 @@
 // # The file format
 //
 // Each .bin batch is a run of 3,073-byte records: a label byte, then the
-// 1,024 red, 1,024 green and 1,024 blue bytes of the image, each plane in
-// row-major order. The official files hold BatchRecords (10,000) records
-// each. The loader turns the planes into the interleaved HWC layout above
-// and rejects files whose size is not a whole number of records, files of
-// more than 10,000 records, batch files that hold different numbers of
-// records (small copies made for tests hold fewer, the same in every file),
-// and labels above 9.
+// red, green and blue planes of the image. The loader turns the planes into
+// the HWC layout above and rejects a size that is not a whole number of
+// records, more than BatchRecords (10,000) records, batch files of
+// different lengths, and labels above 9.
 //
 // # Errors
 //
@@ -99,6 +82,8 @@
 // # Without the real data
 //
 // Synthetic makes a dataset of any size with the same shapes and class
-// names, whose classes even a linear model learns within one epoch. It is
-// meant for tests, examples and benchmarks that cannot download 170 MB.
+// names, whose classes even a linear model learns within one epoch;
+// SyntheticHard (train --synthetic) is learnable but hard, as CIFAR-10 is.
+// Both are meant for tests, examples and benchmarks that cannot download
+// 170 MB.
 package cifar10

@@ -151,7 +151,7 @@ func devices(only string, stdout io.Writer) ([]string, error) {
 		fmt.Fprintf(stdout, "Device /%s:%d: %s\n", p.Kind, p.Index, desc)
 	}
 	if gpus == 0 {
-		fmt.Fprintln(stdout, "No GPU: this binary has no GPU driver, or the driver sees no GPU (a default build has none; see the README's Devices section). Timing the CPU only.")
+		fmt.Fprintln(stdout, "No GPU: this binary has no GPU driver, or the driver sees no GPU (a default build has none; see docs/devices.md). Timing the CPU only.")
 	}
 	return names, nil
 }
