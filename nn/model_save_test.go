@@ -482,30 +482,30 @@ func TestSaveLoadModelOptimizers(t *testing.T) {
 				Schedule: optim.ExponentialDecay{InitialLearningRate: 0.1, DecaySteps: 3, DecayRate: 0.7, Staircase: true}}})
 		},
 		"Adam": func() (optim.Optimizer, error) {
-			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.02, Beta1: 0.8, Beta2: 0.99, Epsilon: 1e-5, AMSGrad: true,
+			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.02, Beta1: optim.F(0.8), Beta2: optim.F(0.99), Epsilon: optim.F(1e-5), AMSGrad: true,
 				Options: optim.Options{WeightDecay: 0.01, Schedule: optim.CosineDecay{InitialLearningRate: 0.01, DecaySteps: 10, Alpha: 0.1, WarmupTarget: 0.03, WarmupSteps: 2}}})
 		},
 		"AdamW": func() (optim.Optimizer, error) {
 			return optim.NewAdamW(optim.AdamConfig{LearningRate: 0.01, Options: optim.Options{WeightDecay: 0.05, ClipValue: 0.5}})
 		},
 		"RMSprop": func() (optim.Optimizer, error) {
-			return optim.NewRMSprop(optim.RMSpropConfig{LearningRate: 0.01, Rho: 0.8, Momentum: 0.3, Centered: true,
+			return optim.NewRMSprop(optim.RMSpropConfig{LearningRate: 0.01, Rho: optim.F(0.8), Momentum: 0.3, Centered: true,
 				Options: optim.Options{Schedule: optim.PiecewiseConstantDecay{Boundaries: []int64{2, 5}, Values: []float64{0.02, 0.01, 0.005}}}})
 		},
 		"Adagrad": func() (optim.Optimizer, error) {
-			return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.05, InitialAccumulatorValue: 0.2, Epsilon: 1e-6,
+			return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.05, InitialAccumulatorValue: optim.F(0.2), Epsilon: optim.F(1e-6),
 				Options: optim.Options{Schedule: optim.InverseTimeDecay{InitialLearningRate: 0.05, DecaySteps: 2, DecayRate: 0.5}}})
 		},
 		"Adadelta": func() (optim.Optimizer, error) {
-			return optim.NewAdadelta(optim.AdadeltaConfig{LearningRate: 1, Rho: 0.9,
+			return optim.NewAdadelta(optim.AdadeltaConfig{LearningRate: 1, Rho: optim.F(0.9),
 				Options: optim.Options{Schedule: optim.PolynomialDecay{InitialLearningRate: 1, DecaySteps: 8, EndLearningRate: 0.1, Power: 2, Cycle: true}}})
 		},
 		"Adamax": func() (optim.Optimizer, error) {
-			return optim.NewAdamax(optim.AdamaxConfig{LearningRate: 0.01, Beta1: 0.7, Beta2: 0.95,
+			return optim.NewAdamax(optim.AdamaxConfig{LearningRate: 0.01, Beta1: optim.F(0.7), Beta2: optim.F(0.95),
 				Options: optim.Options{Schedule: optim.CosineDecayRestarts{InitialLearningRate: 0.02, FirstDecaySteps: 3, TMul: 1.5, MMul: 0.9, Alpha: 0.05}}})
 		},
 		"Nadam": func() (optim.Optimizer, error) {
-			return optim.NewNadam(optim.NadamConfig{LearningRate: 0.01, Epsilon: 1e-6, Options: optim.Options{ClipNorm: 2}})
+			return optim.NewNadam(optim.NadamConfig{LearningRate: 0.01, Epsilon: optim.F(1e-6), Options: optim.Options{ClipNorm: 2}})
 		},
 	}
 	data := saveData(t, 30, []int{5}, 0, 3, false, 5)

@@ -89,13 +89,16 @@ func (r *rule) SetState(st State) error {
 	return nil
 }
 
-// RMSpropConfig holds RMSprop's hyperparameters; zero fields take Keras'
-// defaults.
+// RMSpropConfig holds RMSprop's hyperparameters,
+// keras.optimizers.RMSprop's arguments. Its zero value is Keras' defaults:
+// a zero LearningRate means 0.001 (a rate of exactly 0 is
+// SetLearningRate(0)'s), an unset Float its default below (F sets any
+// value, 0 included), and Momentum's default is 0, so 0 there is 0.
 type RMSpropConfig struct {
-	LearningRate float64 // default 0.001
-	Rho          float64 // default 0.9
-	Momentum     float64 // default 0
-	Epsilon      float64 // default 1e-7
+	LearningRate float64 // 0: Keras' default 0.001
+	Rho          Float   // in [0, 1); unset: 0.9
+	Momentum     float64 // in [0, 1]; default 0
+	Epsilon      Float   // unset: 1e-7
 	Centered     bool
 	Options
 }
@@ -107,34 +110,40 @@ type RMSprop struct {
 	cfg RMSpropConfig
 }
 
-// NewRMSprop makes an RMSprop optimizer, keras.optimizers.RMSprop.
+// NewRMSprop makes an RMSprop optimizer, keras.optimizers.RMSprop; a zero
+// LearningRate and the unset Floats of cfg take Keras' defaults, which
+// Config then reports.
 func NewRMSprop(cfg RMSpropConfig) (*RMSprop, error) {
 	cfg.LearningRate = orDefault(cfg.LearningRate, 0.001)
-	cfg.Rho = orDefault(cfg.Rho, 0.9)
-	cfg.Epsilon = orDefault(cfg.Epsilon, 1e-7)
-	if err := inUnit("RMSprop", "rho", cfg.Rho, false); err != nil {
+	cfg.Rho = cfg.Rho.withDefault(0.9)
+	cfg.Epsilon = cfg.Epsilon.withDefault(1e-7)
+	if err := inUnit("RMSprop", "rho", cfg.Rho.v, false); err != nil {
 		return nil, err
 	}
 	if err := inUnit("RMSprop", "momentum", cfg.Momentum, true); err != nil {
 		return nil, err
 	}
-	r, err := newRule("RMSprop", cfg.LearningRate, cfg.Options, Update{Rule: RuleRMSprop, Rho: cfg.Rho, Momentum: cfg.Momentum,
-		Epsilon: cfg.Epsilon, Centered: cfg.Centered})
+	r, err := newRule("RMSprop", cfg.LearningRate, cfg.Options, Update{Rule: RuleRMSprop, Rho: cfg.Rho.v, Momentum: cfg.Momentum,
+		Epsilon: cfg.Epsilon.v, Centered: cfg.Centered})
 	if err != nil {
 		return nil, err
 	}
 	return &RMSprop{rule: r, cfg: cfg}, nil
 }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in
+// (every Float set).
 func (r *RMSprop) Config() RMSpropConfig { return r.cfg }
 
-// AdagradConfig holds Adagrad's hyperparameters; zero fields take Keras'
-// defaults.
+// AdagradConfig holds Adagrad's hyperparameters,
+// keras.optimizers.Adagrad's arguments. Its zero value is Keras' defaults:
+// a zero LearningRate means 0.001 (a rate of exactly 0 is
+// SetLearningRate(0)'s) and an unset Float its default below; F sets any
+// value, 0 included.
 type AdagradConfig struct {
-	LearningRate            float64 // default 0.001
-	InitialAccumulatorValue float64 // default 0.1
-	Epsilon                 float64 // default 1e-7
+	LearningRate            float64 // 0: Keras' default 0.001
+	InitialAccumulatorValue Float   // >= 0; unset: 0.1
+	Epsilon                 Float   // unset: 1e-7
 	Options
 }
 
@@ -145,31 +154,37 @@ type Adagrad struct {
 	cfg AdagradConfig
 }
 
-// NewAdagrad makes an Adagrad optimizer, keras.optimizers.Adagrad.
+// NewAdagrad makes an Adagrad optimizer, keras.optimizers.Adagrad; a zero
+// LearningRate and the unset Floats of cfg take Keras' defaults, which
+// Config then reports.
 func NewAdagrad(cfg AdagradConfig) (*Adagrad, error) {
 	cfg.LearningRate = orDefault(cfg.LearningRate, 0.001)
-	cfg.InitialAccumulatorValue = orDefault(cfg.InitialAccumulatorValue, 0.1)
-	cfg.Epsilon = orDefault(cfg.Epsilon, 1e-7)
-	if !(cfg.InitialAccumulatorValue >= 0) {
-		return nil, fmt.Errorf("Adagrad: initial_accumulator_value must be >= 0, got %v", cfg.InitialAccumulatorValue)
+	cfg.InitialAccumulatorValue = cfg.InitialAccumulatorValue.withDefault(0.1)
+	cfg.Epsilon = cfg.Epsilon.withDefault(1e-7)
+	if !(cfg.InitialAccumulatorValue.v >= 0) {
+		return nil, fmt.Errorf("Adagrad: initial_accumulator_value must be >= 0, got %v", cfg.InitialAccumulatorValue.v)
 	}
-	r, err := newRule("Adagrad", cfg.LearningRate, cfg.Options, Update{Rule: RuleAdagrad, Epsilon: cfg.Epsilon,
-		InitialAccumulator: cfg.InitialAccumulatorValue})
+	r, err := newRule("Adagrad", cfg.LearningRate, cfg.Options, Update{Rule: RuleAdagrad, Epsilon: cfg.Epsilon.v,
+		InitialAccumulator: cfg.InitialAccumulatorValue.v})
 	if err != nil {
 		return nil, err
 	}
 	return &Adagrad{rule: r, cfg: cfg}, nil
 }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in
+// (every Float set).
 func (a *Adagrad) Config() AdagradConfig { return a.cfg }
 
-// AdadeltaConfig holds Adadelta's hyperparameters; zero fields take Keras'
-// defaults.
+// AdadeltaConfig holds Adadelta's hyperparameters,
+// keras.optimizers.Adadelta's arguments. Its zero value is Keras'
+// defaults: a zero LearningRate means 0.001 (a rate of exactly 0 is
+// SetLearningRate(0)'s) and an unset Float its default below; F sets any
+// value, 0 included.
 type AdadeltaConfig struct {
-	LearningRate float64 // default 0.001
-	Rho          float64 // default 0.95
-	Epsilon      float64 // default 1e-7
+	LearningRate float64 // 0: Keras' default 0.001
+	Rho          Float   // in [0, 1); unset: 0.95
+	Epsilon      Float   // unset: 1e-7 (with 0, Adadelta never moves, as in Keras)
 	Options
 }
 
@@ -180,31 +195,37 @@ type Adadelta struct {
 	cfg AdadeltaConfig
 }
 
-// NewAdadelta makes an Adadelta optimizer, keras.optimizers.Adadelta.
+// NewAdadelta makes an Adadelta optimizer, keras.optimizers.Adadelta; a
+// zero LearningRate and the unset Floats of cfg take Keras' defaults,
+// which Config then reports.
 func NewAdadelta(cfg AdadeltaConfig) (*Adadelta, error) {
 	cfg.LearningRate = orDefault(cfg.LearningRate, 0.001)
-	cfg.Rho = orDefault(cfg.Rho, 0.95)
-	cfg.Epsilon = orDefault(cfg.Epsilon, 1e-7)
-	if err := inUnit("Adadelta", "rho", cfg.Rho, false); err != nil {
+	cfg.Rho = cfg.Rho.withDefault(0.95)
+	cfg.Epsilon = cfg.Epsilon.withDefault(1e-7)
+	if err := inUnit("Adadelta", "rho", cfg.Rho.v, false); err != nil {
 		return nil, err
 	}
-	r, err := newRule("Adadelta", cfg.LearningRate, cfg.Options, Update{Rule: RuleAdadelta, Rho: cfg.Rho, Epsilon: cfg.Epsilon})
+	r, err := newRule("Adadelta", cfg.LearningRate, cfg.Options, Update{Rule: RuleAdadelta, Rho: cfg.Rho.v, Epsilon: cfg.Epsilon.v})
 	if err != nil {
 		return nil, err
 	}
 	return &Adadelta{rule: r, cfg: cfg}, nil
 }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in
+// (every Float set).
 func (a *Adadelta) Config() AdadeltaConfig { return a.cfg }
 
-// AdamaxConfig holds Adamax's (and Nadam's) hyperparameters; zero fields
-// take Keras' defaults.
+// AdamaxConfig holds Adamax's (and Nadam's) hyperparameters, the
+// arguments of keras.optimizers.Adamax and Nadam. Its zero value is Keras'
+// defaults: a zero LearningRate means 0.001 (a rate of exactly 0 is
+// SetLearningRate(0)'s) and an unset Float its default below; F sets any
+// value, 0 included.
 type AdamaxConfig struct {
-	LearningRate float64 // default 0.001
-	Beta1        float64 // default 0.9
-	Beta2        float64 // default 0.999
-	Epsilon      float64 // default 1e-7
+	LearningRate float64 // 0: Keras' default 0.001
+	Beta1        Float   // in [0, 1); unset: 0.9
+	Beta2        Float   // in [0, 1); unset: 0.999
+	Epsilon      Float   // unset: 1e-7
 	Options
 }
 
@@ -217,7 +238,9 @@ type Adamax struct {
 	cfg AdamaxConfig
 }
 
-// NewAdamax makes an Adamax optimizer, keras.optimizers.Adamax.
+// NewAdamax makes an Adamax optimizer, keras.optimizers.Adamax; a zero
+// LearningRate and the unset Floats of cfg take Keras' defaults, which
+// Config then reports.
 func NewAdamax(cfg AdamaxConfig) (*Adamax, error) {
 	r, cfg, err := newAdamLike("Adamax", RuleAdamax, cfg)
 	if err != nil {
@@ -226,7 +249,8 @@ func NewAdamax(cfg AdamaxConfig) (*Adamax, error) {
 	return &Adamax{rule: r, cfg: cfg}, nil
 }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in
+// (every Float set).
 func (a *Adamax) Config() AdamaxConfig { return a.cfg }
 
 // Nadam is Adam with Nesterov momentum (see RuleNadam).
@@ -235,7 +259,9 @@ type Nadam struct {
 	cfg NadamConfig
 }
 
-// NewNadam makes a Nadam optimizer, keras.optimizers.Nadam.
+// NewNadam makes a Nadam optimizer, keras.optimizers.Nadam; a zero
+// LearningRate and the unset Floats of cfg take Keras' defaults, which
+// Config then reports.
 func NewNadam(cfg NadamConfig) (*Nadam, error) {
 	r, cfg, err := newAdamLike("Nadam", RuleNadam, cfg)
 	if err != nil {
@@ -244,26 +270,29 @@ func NewNadam(cfg NadamConfig) (*Nadam, error) {
 	return &Nadam{rule: r, cfg: cfg}, nil
 }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in
+// (every Float set).
 func (n *Nadam) Config() NadamConfig { return n.cfg }
 
 func newAdamLike(name string, r Rule, cfg AdamaxConfig) (rule, AdamaxConfig, error) {
 	cfg.LearningRate = orDefault(cfg.LearningRate, 0.001)
-	cfg.Beta1 = orDefault(cfg.Beta1, 0.9)
-	cfg.Beta2 = orDefault(cfg.Beta2, 0.999)
-	cfg.Epsilon = orDefault(cfg.Epsilon, 1e-7)
+	cfg.Beta1 = cfg.Beta1.withDefault(0.9)
+	cfg.Beta2 = cfg.Beta2.withDefault(0.999)
+	cfg.Epsilon = cfg.Epsilon.withDefault(1e-7)
 	for _, b := range []struct {
 		name string
 		v    float64
-	}{{"beta_1", cfg.Beta1}, {"beta_2", cfg.Beta2}} {
+	}{{"beta_1", cfg.Beta1.v}, {"beta_2", cfg.Beta2.v}} {
 		if err := inUnit(name, b.name, b.v, false); err != nil {
 			return rule{}, cfg, err
 		}
 	}
-	ru, err := newRule(name, cfg.LearningRate, cfg.Options, Update{Rule: r, Beta1: cfg.Beta1, Beta2: cfg.Beta2, Epsilon: cfg.Epsilon})
+	ru, err := newRule(name, cfg.LearningRate, cfg.Options, Update{Rule: r, Beta1: cfg.Beta1.v, Beta2: cfg.Beta2.v, Epsilon: cfg.Epsilon.v})
 	return ru, cfg, err
 }
 
+// orDefault is v, or def when v is 0: the zero value of a float64 field
+// whose Keras default is not 0 (LearningRate, AdamW's WeightDecay).
 func orDefault(v, def float64) float64 {
 	if v == 0 {
 		return def

@@ -36,8 +36,12 @@ type Config struct {
 // the defaults filled in, learning_rate being the current learning rate
 // (SetLearningRate's, as Keras' get_config gives it) or the schedule's
 // config, and clipnorm, clipvalue, global_clipnorm and weight_decay nil
-// (Keras' None) when off. An optimizer defined outside this package has none, and neither has
-// a schedule defined outside it.
+// (Keras' None) when off, but for AdamW's weight_decay, a number, 0
+// included, as Keras' AdamW requires one. Every value is the one the
+// optimizer uses: a default that replaced a zero LearningRate or an unset
+// Float shows as itself, and a hyperparameter set to 0 as 0. An optimizer
+// defined outside this package has none, and neither has a schedule
+// defined outside it.
 func ConfigOf(o Optimizer) (Config, error) {
 	if configargs.IsNil(o) {
 		return Config{}, errors.New("no optimizer (nil)")
@@ -51,22 +55,22 @@ func ConfigOf(o Optimizer) (Config, error) {
 		args = map[string]any{"momentum": o.cfg.Momentum, "nesterov": o.cfg.Nesterov}
 	case *Adam:
 		lr, opts = o.cfg.LearningRate, o.cfg.Options
-		args = map[string]any{"beta_1": o.cfg.Beta1, "beta_2": o.cfg.Beta2, "epsilon": o.cfg.Epsilon, "amsgrad": o.cfg.AMSGrad}
+		args = map[string]any{"beta_1": o.cfg.Beta1.v, "beta_2": o.cfg.Beta2.v, "epsilon": o.cfg.Epsilon.v, "amsgrad": o.cfg.AMSGrad}
 	case *RMSprop:
 		lr, opts = o.lr, o.opts
-		args = map[string]any{"rho": o.cfg.Rho, "momentum": o.cfg.Momentum, "epsilon": o.cfg.Epsilon, "centered": o.cfg.Centered}
+		args = map[string]any{"rho": o.cfg.Rho.v, "momentum": o.cfg.Momentum, "epsilon": o.cfg.Epsilon.v, "centered": o.cfg.Centered}
 	case *Adagrad:
 		lr, opts = o.lr, o.opts
-		args = map[string]any{"initial_accumulator_value": o.cfg.InitialAccumulatorValue, "epsilon": o.cfg.Epsilon}
+		args = map[string]any{"initial_accumulator_value": o.cfg.InitialAccumulatorValue.v, "epsilon": o.cfg.Epsilon.v}
 	case *Adadelta:
 		lr, opts = o.lr, o.opts
-		args = map[string]any{"rho": o.cfg.Rho, "epsilon": o.cfg.Epsilon}
+		args = map[string]any{"rho": o.cfg.Rho.v, "epsilon": o.cfg.Epsilon.v}
 	case *Adamax:
 		lr, opts = o.lr, o.opts
-		args = map[string]any{"beta_1": o.cfg.Beta1, "beta_2": o.cfg.Beta2, "epsilon": o.cfg.Epsilon}
+		args = map[string]any{"beta_1": o.cfg.Beta1.v, "beta_2": o.cfg.Beta2.v, "epsilon": o.cfg.Epsilon.v}
 	case *Nadam:
 		lr, opts = o.lr, o.opts
-		args = map[string]any{"beta_1": o.cfg.Beta1, "beta_2": o.cfg.Beta2, "epsilon": o.cfg.Epsilon}
+		args = map[string]any{"beta_1": o.cfg.Beta1.v, "beta_2": o.cfg.Beta2.v, "epsilon": o.cfg.Epsilon.v}
 	default:
 		return Config{}, fmt.Errorf("optimizer %s is a %T, which has no config: use one of package optim to save the model's compile settings", o.Name(), o)
 	}
@@ -80,7 +84,7 @@ func ConfigOf(o Optimizer) (Config, error) {
 	}
 	for k, v := range map[string]float64{"clipnorm": opts.ClipNorm, "clipvalue": opts.ClipValue, "global_clipnorm": opts.GlobalClipNorm, "weight_decay": opts.WeightDecay} {
 		args[k] = nil
-		if v != 0 {
+		if v != 0 || k == "weight_decay" && o.Name() == "AdamW" {
 			args[k] = v
 		}
 	}
@@ -96,44 +100,58 @@ type commonArgs struct {
 	ClipNorm       float64         `json:"clipnorm"`
 	ClipValue      float64         `json:"clipvalue"`
 	GlobalClipNorm float64         `json:"global_clipnorm"`
-	WeightDecay    float64         `json:"weight_decay"`
+	WeightDecay    *float64        `json:"weight_decay"`
 }
 
-// options reads the learning rate (0 when left out, which the New
-// functions take as Keras' default) and the Options.
-func (a commonArgs) options() (float64, Options, error) {
-	opts := Options{ClipNorm: a.ClipNorm, ClipValue: a.ClipValue, GlobalClipNorm: a.GlobalClipNorm, WeightDecay: a.WeightDecay}
+// common is what commonArgs say: the learning rate (0 when left out,
+// which the New functions take as Keras' default), whether it is exactly
+// 0, the Options, and whether weight_decay is exactly 0 (AdamW's default
+// is not).
+type common struct {
+	lr                  float64
+	zeroRate, zeroDecay bool
+	opts                Options
+}
+
+// read reads the common arguments.
+func (a commonArgs) read() (common, error) {
+	c := common{opts: Options{ClipNorm: a.ClipNorm, ClipValue: a.ClipValue, GlobalClipNorm: a.GlobalClipNorm}}
+	if a.WeightDecay != nil {
+		c.opts.WeightDecay, c.zeroDecay = *a.WeightDecay, *a.WeightDecay == 0
+	}
 	raw := bytes.TrimSpace(a.LearningRate)
 	if len(raw) == 0 || string(raw) == "null" {
-		return 0, opts, nil
+		return c, nil
 	}
 	if raw[0] == '{' {
-		var c Config
+		var sc Config
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber() // decay steps and boundaries are integers: keep every digit
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return 0, opts, fmt.Errorf("learning_rate is not a schedule's config: %w", err)
+		if err := dec.Decode(&sc); err != nil {
+			return c, fmt.Errorf("learning_rate is not a schedule's config: %w", err)
 		}
-		s, err := ScheduleFromConfig(c)
+		s, err := ScheduleFromConfig(sc)
 		if err != nil {
-			return 0, opts, fmt.Errorf("learning_rate: %w", err)
+			return c, fmt.Errorf("learning_rate: %w", err)
 		}
-		opts.Schedule = s
-		return 0, opts, nil
+		c.opts.Schedule = s
+		return c, nil
 	}
-	var lr float64
-	if err := json.Unmarshal(raw, &lr); err != nil {
-		return 0, opts, fmt.Errorf("learning_rate is %s: want a number or a schedule's config", raw)
+	if err := json.Unmarshal(raw, &c.lr); err != nil {
+		return c, fmt.Errorf("learning_rate is %s: want a number or a schedule's config", raw)
 	}
-	return lr, opts, nil
+	c.zeroRate = c.lr == 0
+	return c, nil
 }
 
 // FromConfig makes an optimizer from its configuration, with no state, as
-// Keras' optimizers.deserialize does; arguments left out take Keras'
-// defaults. An unknown class, an unknown argument, a value of the wrong
-// type or one the optimizer refuses is an error that names it; the
-// unknown class's error lists the known ones.
+// Keras' optimizers.deserialize does; arguments left out (or null) take
+// Keras' defaults, and an argument given takes its value, 0 included: a
+// learning_rate of 0 is SetLearningRate(0)'s, a beta_1 of 0 F(0)'s. An
+// unknown class, an unknown argument, a value of the wrong type or one the
+// optimizer refuses is an error that names it; the unknown class's error
+// lists the known ones.
 func FromConfig(c Config) (Optimizer, error) {
 	if !slices.Contains(optimizerClasses, c.ClassName) {
 		return nil, fmt.Errorf("unknown optimizer class %q: the known optimizer classes are %s", c.ClassName, strings.Join(optimizerClasses, ", "))
@@ -146,6 +164,11 @@ func FromConfig(c Config) (Optimizer, error) {
 }
 
 func fromConfig(c Config) (Optimizer, error) {
+	var (
+		o   Optimizer
+		cm  common
+		err error
+	)
 	switch c.ClassName {
 	case "SGD":
 		var a struct {
@@ -153,90 +176,98 @@ func fromConfig(c Config) (Optimizer, error) {
 			Momentum float64 `json:"momentum"`
 			Nesterov bool    `json:"nesterov"`
 		}
-		lr, opts, err := readArgs(c.Config, &a, &a.commonArgs)
-		if err != nil {
+		if cm, err = readArgs(c.Config, &a, &a.commonArgs); err != nil {
 			return nil, err
 		}
-		return NewSGD(SGDConfig{LearningRate: lr, Momentum: a.Momentum, Nesterov: a.Nesterov, Options: opts})
+		o, err = NewSGD(SGDConfig{LearningRate: cm.lr, Momentum: a.Momentum, Nesterov: a.Nesterov, Options: cm.opts})
 	case "Adam", "AdamW":
 		var a struct {
 			commonArgs
-			Beta1   float64 `json:"beta_1"`
-			Beta2   float64 `json:"beta_2"`
-			Epsilon float64 `json:"epsilon"`
-			AMSGrad bool    `json:"amsgrad"`
+			Beta1   *float64 `json:"beta_1"`
+			Beta2   *float64 `json:"beta_2"`
+			Epsilon *float64 `json:"epsilon"`
+			AMSGrad bool     `json:"amsgrad"`
 		}
-		lr, opts, err := readArgs(c.Config, &a, &a.commonArgs)
-		if err != nil {
+		if cm, err = readArgs(c.Config, &a, &a.commonArgs); err != nil {
 			return nil, err
 		}
-		cfg := AdamConfig{LearningRate: lr, Beta1: a.Beta1, Beta2: a.Beta2, Epsilon: a.Epsilon, AMSGrad: a.AMSGrad, Options: opts}
+		cfg := AdamConfig{LearningRate: cm.lr, Beta1: optional(a.Beta1), Beta2: optional(a.Beta2), Epsilon: optional(a.Epsilon),
+			AMSGrad: a.AMSGrad, Options: cm.opts}
 		if c.ClassName == "AdamW" {
-			return NewAdamW(cfg)
+			o, err = newAdamW(cfg, cm.zeroDecay)
+		} else {
+			o, err = NewAdam(cfg)
 		}
-		return NewAdam(cfg)
 	case "RMSprop":
 		var a struct {
 			commonArgs
-			Rho      float64 `json:"rho"`
-			Momentum float64 `json:"momentum"`
-			Epsilon  float64 `json:"epsilon"`
-			Centered bool    `json:"centered"`
+			Rho      *float64 `json:"rho"`
+			Momentum float64  `json:"momentum"`
+			Epsilon  *float64 `json:"epsilon"`
+			Centered bool     `json:"centered"`
 		}
-		lr, opts, err := readArgs(c.Config, &a, &a.commonArgs)
-		if err != nil {
+		if cm, err = readArgs(c.Config, &a, &a.commonArgs); err != nil {
 			return nil, err
 		}
-		return NewRMSprop(RMSpropConfig{LearningRate: lr, Rho: a.Rho, Momentum: a.Momentum, Epsilon: a.Epsilon, Centered: a.Centered, Options: opts})
+		o, err = NewRMSprop(RMSpropConfig{LearningRate: cm.lr, Rho: optional(a.Rho), Momentum: a.Momentum, Epsilon: optional(a.Epsilon),
+			Centered: a.Centered, Options: cm.opts})
 	case "Adagrad":
 		var a struct {
 			commonArgs
-			InitialAccumulatorValue float64 `json:"initial_accumulator_value"`
-			Epsilon                 float64 `json:"epsilon"`
+			InitialAccumulatorValue *float64 `json:"initial_accumulator_value"`
+			Epsilon                 *float64 `json:"epsilon"`
 		}
-		lr, opts, err := readArgs(c.Config, &a, &a.commonArgs)
-		if err != nil {
+		if cm, err = readArgs(c.Config, &a, &a.commonArgs); err != nil {
 			return nil, err
 		}
-		return NewAdagrad(AdagradConfig{LearningRate: lr, InitialAccumulatorValue: a.InitialAccumulatorValue, Epsilon: a.Epsilon, Options: opts})
+		o, err = NewAdagrad(AdagradConfig{LearningRate: cm.lr, InitialAccumulatorValue: optional(a.InitialAccumulatorValue),
+			Epsilon: optional(a.Epsilon), Options: cm.opts})
 	case "Adadelta":
 		var a struct {
 			commonArgs
-			Rho     float64 `json:"rho"`
-			Epsilon float64 `json:"epsilon"`
+			Rho     *float64 `json:"rho"`
+			Epsilon *float64 `json:"epsilon"`
 		}
-		lr, opts, err := readArgs(c.Config, &a, &a.commonArgs)
-		if err != nil {
+		if cm, err = readArgs(c.Config, &a, &a.commonArgs); err != nil {
 			return nil, err
 		}
-		return NewAdadelta(AdadeltaConfig{LearningRate: lr, Rho: a.Rho, Epsilon: a.Epsilon, Options: opts})
+		o, err = NewAdadelta(AdadeltaConfig{LearningRate: cm.lr, Rho: optional(a.Rho), Epsilon: optional(a.Epsilon), Options: cm.opts})
 	case "Adamax", "Nadam":
 		var a struct {
 			commonArgs
-			Beta1   float64 `json:"beta_1"`
-			Beta2   float64 `json:"beta_2"`
-			Epsilon float64 `json:"epsilon"`
+			Beta1   *float64 `json:"beta_1"`
+			Beta2   *float64 `json:"beta_2"`
+			Epsilon *float64 `json:"epsilon"`
 		}
-		lr, opts, err := readArgs(c.Config, &a, &a.commonArgs)
-		if err != nil {
+		if cm, err = readArgs(c.Config, &a, &a.commonArgs); err != nil {
 			return nil, err
 		}
-		cfg := AdamaxConfig{LearningRate: lr, Beta1: a.Beta1, Beta2: a.Beta2, Epsilon: a.Epsilon, Options: opts}
+		cfg := AdamaxConfig{LearningRate: cm.lr, Beta1: optional(a.Beta1), Beta2: optional(a.Beta2), Epsilon: optional(a.Epsilon), Options: cm.opts}
 		if c.ClassName == "Nadam" {
-			return NewNadam(cfg)
+			o, err = NewNadam(cfg)
+		} else {
+			o, err = NewAdamax(cfg)
 		}
-		return NewAdamax(cfg)
+	default:
+		return nil, errors.New("unknown optimizer class")
 	}
-	return nil, errors.New("unknown optimizer class")
+	if err != nil {
+		return nil, err
+	}
+	if cm.zeroRate {
+		// The New functions read a zero LearningRate as Keras' default.
+		o.SetLearningRate(0)
+	}
+	return o, nil
 }
 
 // readArgs decodes an optimizer's arguments into dst, whose common
-// arguments are common, and reads those.
-func readArgs(args map[string]any, dst any, common *commonArgs) (float64, Options, error) {
-	if err := configargs.Decode(args, dst); err != nil {
-		return 0, Options{}, err
+// arguments are args, and reads those.
+func readArgs(config map[string]any, dst any, args *commonArgs) (common, error) {
+	if err := configargs.Decode(config, dst); err != nil {
+		return common{}, err
 	}
-	return common.options()
+	return args.read()
 }
 
 // ScheduleConfigOf returns the configuration of a learning-rate schedule

@@ -13,6 +13,30 @@
 //	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
 //	rms, err := optim.NewRMSprop(optim.RMSpropConfig{Centered: true})
 //
+// # Zero values and defaults
+//
+// A hyperparameter whose Keras default is not 0 but which Keras lets be 0
+// (Adam's beta_1, RMSprop's and Adadelta's rho, every epsilon, Adagrad's
+// initial_accumulator_value) is a Float: left unset it is Keras' default,
+// and F sets it to any value, 0 included, which the optimizer then uses
+// exactly:
+//
+//	optim.AdamConfig{}                          // beta_1 0.9, Keras' default
+//	optim.AdamConfig{Beta1: optim.F(0)}         // beta_1 0: m = g
+//	optim.RMSpropConfig{Rho: optim.F(0)}        // rho 0: the last gradient's square alone
+//
+// Fields whose Keras default is 0 (SGD's and RMSprop's Momentum, the
+// Options) are plain float64s, 0 being that default. LearningRate is a
+// float64 too, 0 meaning the optimizer's default rate; a rate of exactly
+// 0, which Keras allows (the weights then stay put), is SetLearningRate(0)
+// after New. AdamW's weight decay of 0 is FromConfig's (NewAdam makes the
+// same updates under Adam's name).
+//
+// Nothing is replaced silently: Config, and the Keras config ConfigOf
+// gives (Keras' get_config), hold the values in use, defaults filled in,
+// and FromConfig reads an argument given as 0 as 0, an argument left out
+// as Keras' default, so a saved optimizer loads as it was.
+//
 // NewAdamW, NewAdagrad, NewAdadelta, NewAdamax and NewNadam make the
 // others. Every config embeds Options, the arguments every Keras optimizer
 // takes: clipping by norm or value, decoupled weight decay, and a Schedule

@@ -25,7 +25,7 @@ func ExampleCosineDecay() {
 		sgd.Advance() // as a model's device does after each step
 	}
 	fmt.Println()
-	_, err = optim.NewRMSprop(optim.RMSpropConfig{Rho: 1.5})
+	_, err = optim.NewRMSprop(optim.RMSpropConfig{Rho: optim.F(1.5)})
 	fmt.Println(err)
 	// Output:
 	// 0.1000 0.0854 0.0500 0.0146 0.0000

@@ -139,11 +139,14 @@ func (t *slotTable) apply(u Update, vars []Variable) error {
 	return nil
 }
 
-// SGDConfig holds SGD's hyperparameters. The zero value is Keras' default
-// except for the learning rate, which NewSGD defaults to 0.01.
+// SGDConfig holds SGD's hyperparameters, keras.optimizers.SGD's
+// arguments. Its zero value is Keras' defaults: a zero LearningRate means
+// 0.01 (a rate of exactly 0, which Keras allows and which leaves the
+// weights alone, is SetLearningRate(0)'s), and Momentum's default is 0,
+// so 0 there is 0.
 type SGDConfig struct {
-	LearningRate float64 // default 0.01
-	Momentum     float64 // default 0
+	LearningRate float64 // 0: Keras' default 0.01
+	Momentum     float64 // in [0, 1]; default 0
 	Nesterov     bool
 	Options
 }
@@ -158,13 +161,11 @@ type SGD struct {
 	iterations int64
 }
 
-// NewSGD makes an SGD optimizer, keras.optimizers.SGD; zero fields of cfg
-// take Keras' defaults (a zero LearningRate means 0.01). It fails on a
+// NewSGD makes an SGD optimizer, keras.optimizers.SGD; a zero
+// LearningRate means Keras' 0.01, which Config then reports. It fails on a
 // learning rate or momentum that is not a valid number for SGD.
 func NewSGD(cfg SGDConfig) (*SGD, error) {
-	if cfg.LearningRate == 0 {
-		cfg.LearningRate = 0.01
-	}
+	cfg.LearningRate = orDefault(cfg.LearningRate, 0.01)
 	if err := checkRate(cfg.LearningRate); err != nil {
 		return nil, fmt.Errorf("SGD: %w", err)
 	}
@@ -196,7 +197,7 @@ func (s *SGD) SetLearningRate(lr float64) { s.cfg.LearningRate, s.cfg.Schedule =
 func (s *SGD) Iterations() int64          { return s.iterations }
 func (s *SGD) Advance()                   { s.iterations++ }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in.
 func (s *SGD) Config() SGDConfig { return s.cfg }
 
 // NextUpdate describes the next step.
@@ -220,12 +221,18 @@ func (s *SGD) Apply(vars []Variable) error {
 	return nil
 }
 
-// AdamConfig holds Adam's hyperparameters; zero fields take Keras' defaults.
+// AdamConfig holds Adam's and AdamW's hyperparameters,
+// keras.optimizers.Adam's arguments. Its zero value is Keras' defaults: a
+// zero LearningRate means 0.001 (a rate of exactly 0 is
+// SetLearningRate(0)'s), and an unset Float its default below; F sets one
+// to any value Keras allows, 0 included:
+//
+//	optim.AdamConfig{LearningRate: 0.01, Beta1: optim.F(0)} // m = g: no momentum
 type AdamConfig struct {
-	LearningRate float64 // default 0.001
-	Beta1        float64 // default 0.9
-	Beta2        float64 // default 0.999
-	Epsilon      float64 // default 1e-7
+	LearningRate float64 // 0: Keras' default 0.001
+	Beta1        Float   // in [0, 1); unset: 0.9
+	Beta2        Float   // in [0, 1); unset: 0.999
+	Epsilon      Float   // unset: 1e-7
 	// AMSGrad keeps the largest second moment so far (Keras' amsgrad).
 	AMSGrad bool
 	Options
@@ -242,26 +249,19 @@ type Adam struct {
 	iterations int64
 }
 
-// NewAdam makes an Adam optimizer, keras.optimizers.Adam; zero fields of
-// cfg take Keras' defaults. It fails on a learning rate or betas that are
-// not valid numbers for Adam.
+// NewAdam makes an Adam optimizer, keras.optimizers.Adam; a zero
+// LearningRate and the unset Floats of cfg take Keras' defaults, which
+// Config then reports. It fails on a learning rate or betas that are not
+// valid numbers for Adam.
 func NewAdam(cfg AdamConfig) (*Adam, error) {
-	if cfg.LearningRate == 0 {
-		cfg.LearningRate = 0.001
-	}
-	if cfg.Beta1 == 0 {
-		cfg.Beta1 = 0.9
-	}
-	if cfg.Beta2 == 0 {
-		cfg.Beta2 = 0.999
-	}
-	if cfg.Epsilon == 0 {
-		cfg.Epsilon = 1e-7
-	}
+	cfg.LearningRate = orDefault(cfg.LearningRate, 0.001)
+	cfg.Beta1 = cfg.Beta1.withDefault(0.9)
+	cfg.Beta2 = cfg.Beta2.withDefault(0.999)
+	cfg.Epsilon = cfg.Epsilon.withDefault(1e-7)
 	if err := checkRate(cfg.LearningRate); err != nil {
 		return nil, fmt.Errorf("Adam: %w", err)
 	}
-	for _, b := range []float64{cfg.Beta1, cfg.Beta2} {
+	for _, b := range []float64{cfg.Beta1.v, cfg.Beta2.v} {
 		if b < 0 || b >= 1 || math.IsNaN(b) {
 			return nil, fmt.Errorf("Adam: beta values must be in [0, 1), got %v", b)
 		}
@@ -273,9 +273,17 @@ func NewAdam(cfg AdamConfig) (*Adam, error) {
 }
 
 // NewAdamW makes an AdamW optimizer, keras.optimizers.AdamW: Adam with
-// decoupled weight decay, Options.WeightDecay defaulting to Keras' 0.004.
-func NewAdamW(cfg AdamConfig) (*Adam, error) {
-	cfg.WeightDecay = orDefault(cfg.WeightDecay, 0.004)
+// decoupled weight decay, a zero Options.WeightDecay meaning Keras' 0.004.
+// Keras' AdamW(weight_decay=0.0) makes Adam's updates under AdamW's name:
+// FromConfig makes it from a config with weight_decay 0, and NewAdam
+// makes the same updates.
+func NewAdamW(cfg AdamConfig) (*Adam, error) { return newAdamW(cfg, false) }
+
+// newAdamW is NewAdamW, with a WeightDecay of exactly 0 when zeroDecay.
+func newAdamW(cfg AdamConfig, zeroDecay bool) (*Adam, error) {
+	if !zeroDecay {
+		cfg.WeightDecay = orDefault(cfg.WeightDecay, 0.004)
+	}
 	a, err := NewAdam(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("AdamW: %w", errors.Unwrap(err))
@@ -297,13 +305,14 @@ func (a *Adam) SetLearningRate(lr float64) { a.cfg.LearningRate, a.cfg.Schedule 
 func (a *Adam) Iterations() int64          { return a.iterations }
 func (a *Adam) Advance()                   { a.iterations++ }
 
-// Config returns the hyperparameters.
+// Config returns the hyperparameters in use, Keras' defaults filled in
+// (every Float set).
 func (a *Adam) Config() AdamConfig { return a.cfg }
 
 // NextUpdate describes the next step.
 func (a *Adam) NextUpdate() Update {
-	u := Update{Rule: RuleAdam, LearningRate: a.LearningRate(), Beta1: a.cfg.Beta1, Beta2: a.cfg.Beta2,
-		Epsilon: a.cfg.Epsilon, AMSGrad: a.cfg.AMSGrad, Iteration: a.iterations + 1}
+	u := Update{Rule: RuleAdam, LearningRate: a.LearningRate(), Beta1: a.cfg.Beta1.v, Beta2: a.cfg.Beta2.v,
+		Epsilon: a.cfg.Epsilon.v, AMSGrad: a.cfg.AMSGrad, Iteration: a.iterations + 1}
 	a.cfg.fill(&u)
 	return u
 }

@@ -47,7 +47,7 @@ func TestConstructorErrorsNameTheOptimizer(t *testing.T) {
 		{func() error { _, err := NewSGD(SGDConfig{LearningRate: -1}); return err }, []string{"SGD", "learning rate", "-1"}},
 		{func() error { _, err := NewSGD(SGDConfig{Momentum: 2}); return err }, []string{"SGD", "momentum", "2"}},
 		{func() error { _, err := NewAdam(AdamConfig{LearningRate: -1}); return err }, []string{"Adam", "learning rate", "-1"}},
-		{func() error { _, err := NewAdam(AdamConfig{Beta2: 1}); return err }, []string{"Adam", "beta", "1"}},
+		{func() error { _, err := NewAdam(AdamConfig{Beta2: F(1)}); return err }, []string{"Adam", "beta", "1"}},
 	} {
 		err := tc.make()
 		if err == nil {

@@ -62,7 +62,7 @@ func TestDefaultsAndBadConfigs(t *testing.T) {
 		t.Errorf("NewSGD defaults: lr %v, err %v; want Keras' 0.01", sgd.LearningRate(), err)
 	}
 	adam, err := NewAdam(AdamConfig{})
-	if err != nil || adam.Config() != (AdamConfig{LearningRate: 0.001, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7}) {
+	if err != nil || adam.Config() != (AdamConfig{LearningRate: 0.001, Beta1: F(0.9), Beta2: F(0.999), Epsilon: F(1e-7)}) {
 		t.Errorf("NewAdam defaults: %+v, %v", adam.Config(), err)
 	}
 	for _, bad := range []SGDConfig{{LearningRate: -1}, {LearningRate: math.NaN()}, {Momentum: 1.5}} {
@@ -70,7 +70,7 @@ func TestDefaultsAndBadConfigs(t *testing.T) {
 			t.Errorf("NewSGD(%+v) accepted a bad config", bad)
 		}
 	}
-	if _, err := NewAdam(AdamConfig{Beta1: 1}); err == nil {
+	if _, err := NewAdam(AdamConfig{Beta1: F(1)}); err == nil {
 		t.Error("NewAdam accepted beta1 = 1")
 	}
 	if err := sgd.Apply([]Variable{{Name: "w", Value: make([]float32, 2), Grad: make([]float32, 3)}}); err == nil {

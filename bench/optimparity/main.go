@@ -109,10 +109,10 @@ var setups = []setup{
 		return optim.NewNadam(optim.NadamConfig{LearningRate: 0.01})
 	}},
 	{"adagrad_epsilon", "learning_rate 0.1, epsilon 0.1 (where sqrt(a + epsilon) and sqrt(a) + epsilon differ visibly)", func() (optim.Optimizer, error) {
-		return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.1, Epsilon: 0.1})
+		return optim.NewAdagrad(optim.AdagradConfig{LearningRate: 0.1, Epsilon: optim.F(0.1)})
 	}},
 	{"adamax_epsilon", "learning_rate 0.01, epsilon 0.01 (where Keras' and PyTorch's epsilon placements differ visibly)", func() (optim.Optimizer, error) {
-		return optim.NewAdamax(optim.AdamaxConfig{LearningRate: 0.01, Epsilon: 0.01})
+		return optim.NewAdamax(optim.AdamaxConfig{LearningRate: 0.01, Epsilon: optim.F(0.01)})
 	}},
 	{"sgd_clipnorm", "SGD learning_rate 0.1, clipnorm 0.2", sgd(optim.SGDConfig{LearningRate: 0.1,
 		Options: optim.Options{ClipNorm: 0.2}})},
