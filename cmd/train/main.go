@@ -23,8 +23,10 @@
 // Every file train writes (--save, --checkpoint, --plot, --csv-log, --json,
 // the --tensorboard event files) is checked before training starts, so a
 // bad path fails at once, not after the work. --json writes a summary of
-// the run for tools; --verbose 0 prints errors only. A command line train
-// cannot run exits with status 2.
+// the run for tools; with --json - the summary is all stdout holds, at
+// any --verbose, and everything train prints for people goes to stderr.
+// --verbose 0 prints errors only. A command line train cannot run exits
+// with status 2.
 //
 // Ctrl-C, SIGTERM and SIGHUP stop training at the next step, save the
 // --checkpoint and print the command that resumes the run; train then
@@ -162,7 +164,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.validSplit, "validation-split", 0, "hold out this fraction of the training set, its last samples, and evaluate on it after each epoch (Keras' validation_split; 0: off; excludes --validation)")
 	fs.IntVar(&c.patience, "early-stopping", 0, "stop when the monitored figure has not improved for this many epochs (Keras' EarlyStopping patience; it monitors val_loss with --validation or --validation-split, else loss; 0: off)")
 	fs.StringVar(&c.csvLog, "csv-log", "", "write each epoch's figures to this CSV file (Keras' CSVLogger; appended to with --resume)")
-	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with - (add --verbose 0 for stdout to hold the JSON alone)")
+	fs.StringVar(&c.jsonOut, "json", "", "write a summary of the run (device, flags, seed, history per epoch, test scores, ms/step) as JSON to this file, or to stdout with -: stdout then holds the JSON alone, and the progress and every other line for people go to stderr")
 	fs.StringVar(&c.tensorboard, "tensorboard", "", "write TensorBoard event files under this directory, in train/ and validation/: each epoch's figures and the learning rate (Keras' TensorBoard callback; view them with tensorboard --logdir DIR)")
 	fs.BoolVar(&c.distributed, "distributed", false, "train data-parallel, one replica per process of an MPI job (Keras' MultiWorkerMirroredStrategy, on /CPU:0 unless --device=/GPU:0, one GPU per process summed by NCCL): launch with mpirun -np N train --distributed ...; --batch-size is the global batch, split between the processes; rank 0 prints")
 	fs.DurationVar(&c.distTimeout, "distributed-timeout", distribute.DefaultTimeout, "with --distributed, how long each collective (all-reduce, broadcast) waits for the other processes before the job stops with a message (0: for ever); allow for the slowest process's start")
@@ -305,10 +307,16 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	// out is the progress and the report: nothing at --verbose 0. What a
-	// flag asks for by name (--json -, --trace, --log-device-placement,
-	// --benchmark's figures) still goes to stdout.
-	out := stdout
+	// human is where the lines for people go: stdout, or stderr with
+	// --json -, whose JSON is then all stdout holds. out is the progress
+	// and the report: nothing at --verbose 0. What a flag asks for by name
+	// (--trace, --log-device-placement, --benchmark's figures) still goes
+	// to human.
+	human := stdout
+	if cfg.jsonOut == "-" {
+		human = stderr
+	}
+	out := human
 	if cfg.verbose == 0 {
 		out = io.Discard
 	}
@@ -328,7 +336,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		if strategy != nil {
 			s = strategy
 		}
-		return runBenchmark(ctx, cfg, spec, opt, s, stdout)
+		return runBenchmark(ctx, cfg, spec, opt, s, human)
 	}
 
 	data, err := loadData(ctx, cfg, stderr)
@@ -348,7 +356,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
 	if cfg.logPlacement {
-		compileOpts = append(compileOpts, nn.LogDevicePlacement(stdout))
+		compileOpts = append(compileOpts, nn.LogDevicePlacement(human))
 	}
 	if strategy != nil {
 		compileOpts = append(compileOpts, nn.WithStrategy(strategy))
@@ -406,7 +414,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
 		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args, strategy)
 	}
-	if err := cfg.ux.afterFit(model, cp, out, stdout); err != nil {
+	if err := cfg.ux.afterFit(model, cp, out, human); err != nil {
 		return err
 	}
 	res, err := model.Evaluate(ctx, data.Test.OneHot(), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Output(out))
