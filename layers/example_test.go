@@ -47,7 +47,7 @@ func ExampleGetActivation() {
 	fmt.Println(err)
 	// Output:
 	// relu <nil>
-	// unknown activation "swish": known activations are linear, relu, sigmoid, tanh, softmax
+	// unknown activation "swish": known activations are linear, relu, sigmoid, tanh, softmax, gelu
 }
 
 // A small convolutional network: Keras' layer names, output shapes and

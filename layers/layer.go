@@ -116,15 +116,17 @@ var (
 	Sigmoid = Activation{ops.Sigmoid}
 	Tanh    = Activation{ops.Tanh}
 	Softmax = Activation{ops.Softmax}
+	GELU    = Activation{ops.GELU}
 )
 
 // activations lists every activation GetActivation knows, in the order its
 // error names them.
-var activations = []Activation{Linear, ReLU, Sigmoid, Tanh, Softmax}
+var activations = []Activation{Linear, ReLU, Sigmoid, Tanh, Softmax, GELU}
 
 // GetActivation finds an activation by its Keras name, as
-// keras.activations.get does: "linear", "relu", "sigmoid", "tanh" or
-// "softmax", in any case. The empty string is Linear, as Keras' None is.
+// keras.activations.get does: "linear", "relu", "sigmoid", "tanh",
+// "softmax" or "gelu", in any case. The empty string is Linear, as
+// Keras' None is.
 func GetActivation(name string) (Activation, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
 	if key == "" {

@@ -21,9 +21,12 @@ const (
 	Sigmoid
 	Tanh
 	Softmax
+	// GELU is Keras' gelu with approximate=False (TensorFlow's
+	// tf.nn.gelu): x·Φ(x) = 0.5·x·erfc(-x/√2), Φ the standard normal CDF.
+	GELU
 )
 
-var activationNames = [...]string{Linear: "linear", ReLU: "relu", Sigmoid: "sigmoid", Tanh: "tanh", Softmax: "softmax"}
+var activationNames = [...]string{Linear: "linear", ReLU: "relu", Sigmoid: "sigmoid", Tanh: "tanh", Softmax: "softmax", GELU: "gelu"}
 
 // String returns the Keras name of the activation.
 func (a Activation) String() string {
@@ -120,7 +123,33 @@ func activate[T float](act Activation, cols int, x, y []T) {
 		for r := 0; r+cols <= len(x); r += cols {
 			softmaxRow(x[r:r+cols], y[r:r+cols])
 		}
+	case GELU:
+		for i, v := range x {
+			y[i] = T(gelu(float64(v)))
+		}
 	}
+}
+
+// gelu is x·Φ(x), with Φ(x) = erfc(-x/√2)/2 as TensorFlow computes it: no
+// cancellation for negative x, where 1+erf(x/√2) would lose the digits.
+// Where Φ(x) is 0 the value is a zero of x's sign (so GELU(-∞) = -0).
+func gelu(x float64) float64 {
+	c := math.Erfc(-x * (1 / math.Sqrt2))
+	if c == 0 {
+		return math.Copysign(0, x)
+	}
+	return 0.5 * x * c
+}
+
+// geluGrad is GELU's derivative Φ(x) + x·φ(x), φ the standard normal
+// density; where φ(x) is 0 (|x| ≥ 39, and ±∞) it is Φ(x), 1 or 0.
+func geluGrad(x float64) float64 {
+	p := 0.5 * math.Erfc(-x*(1/math.Sqrt2))
+	d := math.Exp(-0.5*x*x) * (1 / math.Sqrt(2*math.Pi))
+	if d == 0 {
+		return p
+	}
+	return p + x*d
 }
 
 // sigmoid is the logistic function, computed without overflow for any v.
@@ -228,6 +257,10 @@ func activateGrad[T float](act Activation, cols int, x, y, dy, dx []T) {
 	case Tanh:
 		for i, v := range y {
 			dx[i] = dy[i] * (1 - v*v)
+		}
+	case GELU:
+		for i, v := range x {
+			dx[i] = T(float64(dy[i]) * geluGrad(float64(v)))
 		}
 	case Softmax:
 		for r := 0; r+cols <= len(y); r += cols {

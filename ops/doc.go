@@ -6,7 +6,7 @@
 // ops of this package:
 //
 //   - Affine computes x·W + b, the linear part of a dense layer.
-//   - Activate applies linear, relu, sigmoid, tanh or softmax.
+//   - Activate applies linear, relu, sigmoid, tanh, softmax or gelu.
 //   - Flatten and Reshape give values another shape.
 //   - Patches gathers every window position of images into a row (im2col):
 //     a convolution is Patches then Affine with the kernel as a matrix.

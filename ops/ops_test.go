@@ -131,6 +131,7 @@ func TestGradientsOfLayersAndLosses(t *testing.T) {
 		{"linear+mse no bias", dense(Linear, MeanSquaredError, false, false)},
 		{"relu+mse", dense(ReLU, MeanSquaredError, false, true)},
 		{"tanh+mse", dense(Tanh, MeanSquaredError, false, true)},
+		{"gelu+mse", dense(GELU, MeanSquaredError, false, true)},
 		{"sigmoid+binary_crossentropy", dense(Sigmoid, BinaryCrossentropy, false, true)},
 		{"softmax+categorical_crossentropy", dense(Softmax, CategoricalCrossentropy, false, true)},
 		{"sigmoid+categorical_crossentropy (normalise path)", dense(Sigmoid, CategoricalCrossentropy, false, true)},
@@ -270,6 +271,7 @@ func TestActivationValues(t *testing.T) {
 		{Sigmoid, []float64{1 / (1 + math.Exp(2)), 0.5, 1 / (1 + math.Exp(-3))}},
 		{Tanh, []float64{math.Tanh(-2), 0, math.Tanh(3)}},
 		{Softmax, []float64{math.Exp(-2) / (math.Exp(-2) + 1 + math.Exp(3)), 1 / (math.Exp(-2) + 1 + math.Exp(3)), math.Exp(3) / (math.Exp(-2) + 1 + math.Exp(3))}},
+		{GELU, []float64{-0.04550026389635844, 0, 2.99595030590511}}, // x·Φ(x), Φ from Python's math.erfc
 	}
 	for _, tc := range tests {
 		got := make([]float64, 3)
@@ -283,6 +285,9 @@ func TestActivationValues(t *testing.T) {
 	}
 	if _, err := ParseActivation("swish"); err == nil {
 		t.Error("ParseActivation accepted an unknown name")
+	}
+	if a, err := ParseActivation("GELU"); a != GELU || err != nil {
+		t.Errorf(`ParseActivation("GELU") = %v, %v; want gelu`, a, err)
 	}
 }
 

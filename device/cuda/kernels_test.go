@@ -183,9 +183,9 @@ func TestBiasActMatchesCPU(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(2, 2))
 	rows, cols := 9, 37
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
 		x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
-		x[0], x[1] = 80, -80 // sigmoid and tanh saturate without overflow
+		x[0], x[1] = 80, -80 // sigmoid, tanh and gelu saturate without overflow
 		z, y := h.zeros(rows*cols), h.zeros(rows*cols)
 		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), h.upload(b), z, y, rows, cols, act) })
 		wantZ := make([]float32, len(x))
@@ -227,7 +227,7 @@ func TestActGradMatchesCPU(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(4, 4))
 	rows, cols := 5, 33
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
 		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
 		x[3] = 0 // relu passes no gradient at 0

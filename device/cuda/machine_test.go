@@ -265,6 +265,9 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		{"tanh+mse/sgd", mlpModel, layers.Tanh, losses.MeanSquaredError{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
 		}, 10, nil, nil},
+		{"gelu+mse/sgd", mlpModel, layers.GELU, losses.MeanSquaredError{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
+		}, 10, nil, nil},
 		// Conv2D same + relu, max pooling, dropout: the image kernels,
 		// forward and backward, and dropout's mask for each step.
 		{"cnn+softmax+categorical/sgd", cnnModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {

@@ -44,6 +44,7 @@
 #define ACT_SIGMOID 2
 #define ACT_TANH 3
 #define ACT_SOFTMAX 4
+#define ACT_GELU 5
 
 // Losses, numbered as ops.LossKind.
 #define LOSS_SOFTMAX_CE 0
@@ -75,11 +76,26 @@ __device__ __forceinline__ float gk_sigmoid(float v) {
 	return e / (1.0f + e);
 }
 
+// GELU, exact (Keras' approximate=False): v·Φ(v) = 0.5·v·erfc(-v/√2), as
+// ops' gelu; a zero of v's sign where erfc is 0 (v = -∞ included).
+__device__ __forceinline__ float gk_gelu(float v) {
+	float c = erfcf(-v * 0.70710678118654752f);
+	return c == 0.0f ? copysignf(0.0f, v) : 0.5f * v * c;
+}
+
+// GELU's derivative Φ(v) + v·φ(v), as ops' geluGrad: Φ(v) where φ(v) is 0.
+__device__ __forceinline__ float gk_gelu_grad(float v) {
+	float p = 0.5f * erfcf(-v * 0.70710678118654752f);
+	float d = expf(-0.5f * v * v) * 0.39894228040143268f;
+	return d == 0.0f ? p : p + v * d;
+}
+
 __device__ __forceinline__ float gk_act(int act, float v) {
 	switch (act) {
 	case ACT_RELU: return v > 0.0f ? v : 0.0f;
 	case ACT_SIGMOID: return gk_sigmoid(v);
 	case ACT_TANH: return tanhf(v);
+	case ACT_GELU: return gk_gelu(v);
 	default: return v;
 	}
 }
@@ -155,6 +171,7 @@ extern "C" __global__ void gk_act_grad(const float *x, const float *y, const flo
 		case ACT_RELU: g = x[i] > 0.0f ? g : 0.0f; break;
 		case ACT_SIGMOID: g = g * y[i] * (1.0f - y[i]); break;
 		case ACT_TANH: g = g * (1.0f - y[i] * y[i]); break;
+		case ACT_GELU: g = g * gk_gelu_grad(x[i]); break;
 		default: break;
 		}
 		dx[i] = g;

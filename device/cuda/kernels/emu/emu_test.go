@@ -40,7 +40,7 @@ const tol = 1e-5
 func TestBiasAct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	rows, cols := 7, 45
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
 		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		for _, l := range launches {
 			x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
@@ -86,7 +86,7 @@ func TestSoftmaxAndGradient(t *testing.T) {
 func TestActGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	rows, cols := 5, 31
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh} {
+	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
 		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		for _, l := range launches {
 			x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
