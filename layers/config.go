@@ -108,6 +108,10 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"InputLayer":             inputFromConfig,
 }
 
+// ClassNames lists the Keras class names of the layers of this package,
+// the classes FromConfig makes, sorted.
+func ClassNames() []string { return classNames() }
+
 // classNames lists the layer classes FromConfig knows, sorted.
 func classNames() []string { return slices.Sorted(maps.Keys(layerClasses)) }
 

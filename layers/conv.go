@@ -253,3 +253,40 @@ func convFromConfig(rank int) func(map[string]any) (Layer, error) {
 		return newConv(rank, *a.Filters, ks[0], opts), nil
 	}
 }
+
+// ONNX adds the convolution to an ONNX graph, on its input channels first:
+// Keras' kernel (spatial axes..., channels, filters) reordered as ONNX's
+// (filters, channels, spatial axes...), "same" padding as explicit pads.
+func (c *ConvLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	if c.kernel == nil {
+		return "", fmt.Errorf("%s layer %q has no kernel: is the model built?", c.Type(), c.name)
+	}
+	size, strides, dilation := c.axes(c.size), c.axes(atLeastOne(c.strides)), c.axes(atLeastOne(c.dilation))
+	pads, err := onnxPads(b.InputShape(), size, strides, dilation, c.same)
+	if err != nil {
+		return "", err
+	}
+	kshape := c.kernel.Value.Shape()
+	spatial, channels, filters := 1, kshape[len(kshape)-2], kshape[len(kshape)-1]
+	for _, d := range kshape[:len(kshape)-2] {
+		spatial *= d
+	}
+	src := c.kernel.Value.Data().([]float32)
+	oihw := make([]float32, len(src))
+	for s := range spatial {
+		for ch := range channels {
+			for f := range filters {
+				oihw[(f*channels+ch)*spatial+s] = src[(s*channels+ch)*filters+f]
+			}
+		}
+	}
+	dims := append([]int{filters, channels}, kshape[:len(kshape)-2]...)
+	inputs := []string{b.Weight("kernel", dims, oihw)}
+	if c.bias != nil {
+		inputs = append(inputs, onnxWeight(b, c.bias))
+	}
+	x := b.ChannelsFirst(in)
+	y := b.Apply("Conv", x, inputs, intsAttr("kernel_shape", int64s(size)...), intsAttr("strides", int64s(strides)...),
+		intsAttr("dilations", int64s(dilation)...), intsAttr("pads", pads...), intAttr("group", 1))
+	return c.activation.onnx(b, y)
+}

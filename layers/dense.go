@@ -148,3 +148,15 @@ func denseFromConfig(args map[string]any) (Layer, error) {
 	}
 	return Dense(*a.Units, opts...), nil
 }
+
+// ONNX adds activation(x·kernel + bias) to an ONNX graph, as Gemm.
+func (d *DenseLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	if d.kernel == nil {
+		return "", fmt.Errorf("%s layer %q has no kernel: is the model built?", d.Type(), d.name)
+	}
+	inputs := []string{onnxWeight(b, d.kernel)}
+	if d.bias != nil {
+		inputs = append(inputs, onnxWeight(b, d.bias))
+	}
+	return d.activation.onnx(b, b.Apply("Gemm", in, inputs))
+}

@@ -148,3 +148,7 @@ func dropoutFromConfig(args map[string]any) (Layer, error) {
 	}
 	return Dropout(*a.Rate, opts...), nil
 }
+
+// ONNX adds nothing to an ONNX graph: the graph is Predict's, in which
+// Dropout passes its input through.
+func (d *DropoutLayer) ONNX(_ ONNXGraph, in string) (string, error) { return in, nil }

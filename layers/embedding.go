@@ -162,3 +162,17 @@ func embeddingFromConfig(args map[string]any) (Layer, error) {
 	}
 	return Embedding(*a.InputDim, *a.OutputDim, opts...), nil
 }
+
+// ONNX adds the look-up to an ONNX graph: the float32 indices cast to
+// int64, then Gather of the table's rows. Where Predict refuses an index
+// that is not a row of the table, ONNX refuses one past the end only: its
+// Gather counts a negative index from the end, and the cast truncates a
+// fraction.
+func (e *EmbeddingLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	if e.table == nil {
+		return "", fmt.Errorf("%s layer %q has no table: is the model built?", e.Type(), e.name)
+	}
+	table := onnxWeight(b, e.table)
+	idx := b.Apply("Cast", b.ChannelsLast(in), nil, intAttr("to", onnxInt64))
+	return b.Node("Gather", []string{table, idx}, intAttr("axis", 0)), nil
+}

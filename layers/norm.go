@@ -415,3 +415,43 @@ func normFromConfig(batch bool) func(map[string]any) (Layer, error) {
 		return LayerNormalization(opts...), nil
 	}
 }
+
+// ONNX adds BatchNormalization with the moving statistics to an ONNX
+// graph, on the channels at axis 1 as ONNX takes them.
+func (b *BatchNormalizationLayer) ONNX(g ONNXGraph, in string) (string, error) {
+	if b.movingMean == nil || b.movingVariance == nil {
+		return "", fmt.Errorf("%s layer %q has no moving statistics: is the model built?", b.Type(), b.name)
+	}
+	scale, shift := b.onnxGammaBeta(g, true)
+	inputs := []string{scale, shift, onnxWeight(g, b.movingMean), onnxWeight(g, b.movingVariance)}
+	return g.Apply("BatchNormalization", g.ChannelsFirst(in), inputs, floatAttr("epsilon", float32(b.epsilon))), nil
+}
+
+// ONNX adds LayerNormalization over the last axis to an ONNX graph.
+func (l *LayerNormalizationLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	scale, shift := l.onnxGammaBeta(b, false)
+	inputs := []string{scale}
+	if shift != "" {
+		inputs = append(inputs, shift)
+	}
+	return b.Apply("LayerNormalization", b.ChannelsLast(in), inputs, intAttr("axis", -1), floatAttr("epsilon", float32(l.epsilon))), nil
+}
+
+// onnxGammaBeta adds a normalization's gamma and beta to an ONNX graph,
+// ones and zeros for those it was made without (WithoutScale,
+// WithoutCenter); without needBeta, a missing beta is left out ("").
+func (n *normLayer) onnxGammaBeta(b ONNXGraph, needBeta bool) (gamma, beta string) {
+	channels := b.InputShape()
+	c := channels[len(channels)-1]
+	if n.gamma != nil {
+		gamma = onnxWeight(b, n.gamma)
+	} else {
+		gamma = b.Weight("no_gamma", []int{c}, filled(c, 1).Data().([]float32))
+	}
+	if n.beta != nil {
+		beta = onnxWeight(b, n.beta)
+	} else if needBeta {
+		beta = b.Weight("no_beta", []int{c}, filled(c, 0).Data().([]float32))
+	}
+	return gamma, beta
+}

@@ -256,3 +256,41 @@ func poolFromConfig(kind ops.PoolKind, rank int, global bool) func(map[string]an
 		return newPool(kind, rank, false, opts), nil
 	}
 }
+
+// ONNX adds the pooling to an ONNX graph: a max or average pooling on its
+// input channels first, the average excluding the padding as Keras'
+// does; a global pooling as the maximum or mean over the spatial axes, in
+// whichever layout its input has.
+func (p *PoolLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	if p.global {
+		var axes []int64
+		for i := range len(b.InputShape()) - 1 {
+			if b.IsChannelsFirst(in) {
+				axes = append(axes, int64(i+2))
+			} else {
+				axes = append(axes, int64(i+1))
+			}
+		}
+		op := "ReduceMax"
+		if p.kind == ops.AvgPool {
+			op = "ReduceMean"
+		}
+		return b.Node(op, []string{in}, intsAttr("axes", axes...), intAttr("keepdims", 0)), nil
+	}
+	strides := p.strides
+	if strides == [2]int{} {
+		strides = p.size
+	}
+	size := p.axes(p.size)
+	pads, err := onnxPads(b.InputShape(), size, p.axes(strides), p.axes([2]int{1, 1}), p.same)
+	if err != nil {
+		return "", err
+	}
+	attrs := []ONNXAttr{intsAttr("kernel_shape", int64s(size)...), intsAttr("strides", int64s(p.axes(strides))...), intsAttr("pads", pads...)}
+	op := "MaxPool"
+	if p.kind == ops.AvgPool {
+		op = "AveragePool"
+		attrs = append(attrs, intAttr("count_include_pad", 0))
+	}
+	return b.Apply(op, b.ChannelsFirst(in), nil, attrs...), nil
+}

@@ -107,3 +107,10 @@ func reshapeFromConfig(args map[string]any) (Layer, error) {
 	}
 	return Reshape(a.TargetShape, a.nameOptions()...), nil
 }
+
+// ONNX adds Reshape to the layer's resolved output shape to an ONNX graph,
+// the batch axis kept (0 copies it).
+func (r *ReshapeLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	x := b.ChannelsLast(in)
+	return b.Apply("Reshape", x, []string{b.Int64s("shape", append([]int64{0}, int64s(r.shape)...)...)}), nil
+}

@@ -230,3 +230,21 @@ func inputFromConfig(args map[string]any) (Layer, error) {
 	}
 	return Input(shape...).With(a.nameOptions()...), nil
 }
+
+// ONNX adds Flatten to an ONNX graph, channels last as Keras flattens;
+// flat samples pass through.
+func (f *FlattenLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	if len(b.InputShape()) == 1 {
+		return in, nil
+	}
+	return b.Apply("Flatten", b.ChannelsLast(in), nil, intAttr("axis", 1)), nil
+}
+
+// ONNX adds the activation to an ONNX graph.
+func (a *ActivationLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	return a.activation.onnx(b, in)
+}
+
+// ONNX adds nothing to an ONNX graph: an Input after the first layer
+// passes its input through.
+func (i *InputLayer) ONNX(_ ONNXGraph, in string) (string, error) { return in, nil }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks model.ExportONNX end to end. scripts/onnx/export builds, trains
+# Checks onnx.ExportFile (package export/onnx) end to end. scripts/onnx/export builds, trains
 # for a few steps and exports five models (the CIFAR-10 MLP, Keras'
 # cifar10_cnn, a model of 2D normalizations and "same" paddings, one of 1D
 # layers, Reshape and global poolings, and an Embedding model) and writes

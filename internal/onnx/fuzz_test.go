@@ -24,7 +24,7 @@ import (
 //     writing that model again gives the same bytes.
 //
 // The seed corpus is sample() and testdata/fuzz/FuzzDecode, which holds
-// models nn.ExportONNX wrote (a Dense network, a CNN with batch
+// models export/onnx wrote (a Dense network, a CNN with batch
 // normalization and pooling, an embedding model); run longer with
 //
 //	go test -run XXX -fuzz FuzzDecode -fuzztime 20s -fuzzminimizetime 0s ./internal/onnx

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gokeras/gokeras/export/onnx"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -218,7 +219,7 @@ func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error)
 
 	e := entry{Name: s.name, ONNX: s.name + ".onnx", Input: s.name + ".input.bin", Output: s.name + ".output.bin",
 		InputShape: append([]int{inputs.Len()}, inShape...), OutputShape: append([]int{inputs.Len()}, outShape...)}
-	if err := model.ExportONNX(filepath.Join(dir, e.ONNX)); err != nil {
+	if err := onnx.ExportFile(model, filepath.Join(dir, e.ONNX)); err != nil {
 		return entry{}, err
 	}
 	if err := writeFloats(filepath.Join(dir, e.Input), x); err != nil {

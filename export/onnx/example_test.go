@@ -1,25 +1,26 @@
-package nn_test
+package onnx_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/gokeras/gokeras/export/onnx"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
 )
 
-// ExampleSequential_ExportONNX writes a model's inference graph as an
-// ONNX file that ONNX Runtime runs, e.g. in Python:
+// ExampleExportFile writes a model's inference graph as an ONNX file that
+// ONNX Runtime runs, e.g. in Python:
 //
 //	import onnxruntime as ort
 //	session = ort.InferenceSession("model.onnx")
 //	y = session.run(None, {"input": x})[0]  # x: float32, (batch, 32, 32, 3)
 //
 // and onnx.checker.check_model accepts; scripts/check-onnx.sh checks both.
-func ExampleSequential_ExportONNX() {
+func ExampleExportFile() {
 	dir, err := os.MkdirTemp("", "onnx")
 	if err != nil {
 		fmt.Println(err)
@@ -45,7 +46,7 @@ func ExampleSequential_ExportONNX() {
 		return
 	}
 	// ... model.Fit(ctx, data) ...
-	if err := model.ExportONNX(filepath.Join(dir, "model.onnx")); err != nil {
+	if err := onnx.ExportFile(model, filepath.Join(dir, "model.onnx")); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -1,6 +1,7 @@
-package nn
+package onnx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,18 +13,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/onnx"
+	"github.com/gokeras/gokeras/data"
+	wire "github.com/gokeras/gokeras/internal/onnx"
+	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/tensor"
 )
 
 // exportedONNX compiles m on the CPU, trains it for one epoch of random
 // data when train is set, exports it and decodes the file.
-func exportedONNX(t *testing.T, m *Sequential, train bool) *onnx.Model {
+func exportedONNX(t *testing.T, m *nn.Sequential, train bool) *wire.Model {
 	t.Helper()
-	if err := m.Compile(newSGD(t), losses.MeanSquaredError{}, nil, OnDevice("/CPU:0")); err != nil {
+	if err := m.Compile(newSGD(t), losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
 		t.Fatal(err)
 	}
 	if train {
@@ -41,17 +45,17 @@ func newSGD(t *testing.T) optim.Optimizer {
 	return o
 }
 
-func exportAndDecode(t *testing.T, m *Sequential) *onnx.Model {
+func exportAndDecode(t *testing.T, m *nn.Sequential) *wire.Model {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "model.onnx")
-	if err := m.ExportONNX(path); err != nil {
+	if err := ExportFile(m, path); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	om, err := onnx.Decode(b)
+	om, err := wire.Decode(b)
 	if err != nil {
 		t.Fatalf("the exported file does not decode: %v", err)
 	}
@@ -60,30 +64,30 @@ func exportAndDecode(t *testing.T, m *Sequential) *onnx.Model {
 
 // randomTargets is n random samples of the model's input (small integers,
 // so that they also index an Embedding) with random targets of its output.
-func randomTargets(t *testing.T, m *Sequential, n int) Dataset {
+func randomTargets(t *testing.T, m *nn.Sequential, n int) data.Dataset {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
-	x := make([]float32, n*prod(m.InputShape()))
+	x := make([]float32, n*shapes.Size(m.InputShape()))
 	for i := range x {
 		x[i] = float32(rng.IntN(5))
 	}
-	y := make([]float32, n*prod(m.OutputShape()))
+	y := make([]float32, n*shapes.Size(m.OutputShape()))
 	for i := range y {
 		y[i] = rng.Float32()
 	}
-	data, err := TensorData(tensor.New(tensor.WithShape(append([]int{n}, m.InputShape()...)...), tensor.WithBacking(x)),
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(append([]int{n}, m.InputShape()...)...), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(append([]int{n}, m.OutputShape()...)...), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }
 
 // checkGraph checks what every exported graph must be: IR version 8 and
 // opset 17, one float32 input and output with a symbolic batch and the
 // model's shapes, nodes in topological order each reading only what is
 // defined before it, unique names, and the last node writing "output".
-func checkGraph(t *testing.T, om *onnx.Model, m *Sequential) {
+func checkGraph(t *testing.T, om *wire.Model, m *nn.Sequential) {
 	t.Helper()
 	if om.IRVersion != 8 || len(om.Opsets) != 1 || om.Opsets[0].Domain != "" || om.Opsets[0].Version != 17 {
 		t.Errorf("IR version %d, opsets %+v: want IR 8 and the default domain at 17", om.IRVersion, om.Opsets)
@@ -91,15 +95,15 @@ func checkGraph(t *testing.T, om *onnx.Model, m *Sequential) {
 	if om.ProducerName != "gokeras" || om.Graph.Name != m.Name() {
 		t.Errorf("producer %q, graph %q", om.ProducerName, om.Graph.Name)
 	}
-	value := func(what string, vs []onnx.ValueInfo, name string, shape []int) {
+	value := func(what string, vs []wire.ValueInfo, name string, shape []int) {
 		if len(vs) != 1 {
 			t.Fatalf("%d graph %ss, want 1", len(vs), what)
 		}
-		want := []onnx.Dim{{Param: "batch"}}
+		want := []wire.Dim{{Param: "batch"}}
 		for _, d := range shape {
-			want = append(want, onnx.Dim{Value: int64(d)})
+			want = append(want, wire.Dim{Value: int64(d)})
 		}
-		if v := vs[0]; v.Name != name || v.ElemType != onnx.Float || !slices.Equal(v.Dims, want) {
+		if v := vs[0]; v.Name != name || v.ElemType != wire.Float || !slices.Equal(v.Dims, want) {
 			t.Errorf("graph %s %+v, want %q FLOAT %v", what, v, name, want)
 		}
 	}
@@ -134,7 +138,7 @@ func checkGraph(t *testing.T, om *onnx.Model, m *Sequential) {
 }
 
 // opTypes lists the graph's nodes' op types.
-func opTypes(om *onnx.Model) []string {
+func opTypes(om *wire.Model) []string {
 	var ops []string
 	for _, n := range om.Graph.Nodes {
 		ops = append(ops, n.OpType)
@@ -143,7 +147,7 @@ func opTypes(om *onnx.Model) []string {
 }
 
 // nodeOf returns the graph's first node of an op type.
-func nodeOf(t *testing.T, om *onnx.Model, op string) onnx.Node {
+func nodeOf(t *testing.T, om *wire.Model, op string) wire.Node {
 	t.Helper()
 	for _, n := range om.Graph.Nodes {
 		if n.OpType == op {
@@ -151,29 +155,29 @@ func nodeOf(t *testing.T, om *onnx.Model, op string) onnx.Node {
 		}
 	}
 	t.Fatalf("no %s node among %v", op, opTypes(om))
-	return onnx.Node{}
+	return wire.Node{}
 }
 
-func ints(t *testing.T, n onnx.Node, attr string) []int64 {
+func ints(t *testing.T, n wire.Node, attr string) []int64 {
 	t.Helper()
 	a, ok := n.Attr(attr)
-	if !ok || a.Type != onnx.AttrInts {
+	if !ok || a.Type != wire.AttrInts {
 		t.Fatalf("node %q has no ints attribute %q", n.Name, attr)
 	}
 	return a.Ints
 }
 
-func intAttr(t *testing.T, n onnx.Node, attr string) int64 {
+func intAttr(t *testing.T, n wire.Node, attr string) int64 {
 	t.Helper()
 	a, ok := n.Attr(attr)
-	if !ok || a.Type != onnx.AttrInt {
+	if !ok || a.Type != wire.AttrInt {
 		t.Fatalf("node %q has no int attribute %q", n.Name, attr)
 	}
 	return a.I
 }
 
 // checkWeight checks that the initializer holds the layer's weight as is.
-func checkWeight(t *testing.T, om *onnx.Model, l layers.Layer, param string) {
+func checkWeight(t *testing.T, om *wire.Model, l layers.Layer, param string) {
 	t.Helper()
 	p := layerParam(l, param)
 	init := om.Graph.Initializer(l.Name() + "/" + param)
@@ -190,14 +194,14 @@ func TestExportONNXGraphs(t *testing.T) {
 		name   string
 		layers func() []layers.Layer
 		ops    []string
-		check  func(t *testing.T, om *onnx.Model, m *Sequential)
+		check  func(t *testing.T, om *wire.Model, m *nn.Sequential)
 		// untrained: the model cannot be fit (no weights, or outputs that
 		// are not flat).
 		untrained bool
 	}{
 		{"the MLP", func() []layers.Layer {
 			return []layers.Layer{layers.Input(4, 4, 3), layers.Flatten(), layers.Dense(5, layers.ReLU), layers.Dense(3, layers.Sigmoid)}
-		}, []string{"Flatten", "Gemm", "Relu", "Gemm", "Sigmoid"}, func(t *testing.T, om *onnx.Model, m *Sequential) {
+		}, []string{"Flatten", "Gemm", "Relu", "Gemm", "Sigmoid"}, func(t *testing.T, om *wire.Model, m *nn.Sequential) {
 			if axis := intAttr(t, nodeOf(t, om, "Flatten"), "axis"); axis != 1 {
 				t.Errorf("Flatten axis %d, want 1", axis)
 			}
@@ -212,7 +216,7 @@ func TestExportONNXGraphs(t *testing.T) {
 		{"every activation, Dense without bias", func() []layers.Layer {
 			return []layers.Layer{layers.Input(3), layers.Dense(4, layers.Tanh), layers.Dense(3, layers.Linear, layers.WithoutBias()),
 				layers.NewActivation(layers.Softmax), layers.NewActivation(layers.ReLU), layers.NewActivation(layers.Sigmoid), layers.NewActivation(layers.Linear)}
-		}, []string{"Gemm", "Tanh", "Gemm", "Softmax", "Relu", "Sigmoid"}, func(t *testing.T, om *onnx.Model, m *Sequential) {
+		}, []string{"Gemm", "Tanh", "Gemm", "Softmax", "Relu", "Sigmoid"}, func(t *testing.T, om *wire.Model, m *nn.Sequential) {
 			if axis := intAttr(t, nodeOf(t, om, "Softmax"), "axis"); axis != -1 {
 				t.Errorf("Softmax axis %d, want -1, Keras' last axis", axis)
 			}
@@ -224,7 +228,7 @@ func TestExportONNXGraphs(t *testing.T) {
 			return []layers.Layer{layers.Input(6, 5, 3), layers.Conv2D(4, 3, layers.Padding("same"), layers.ReLU), layers.Conv2D(4, 2, layers.ReLU),
 				layers.MaxPooling2D(), layers.Dropout(0.25), layers.Flatten(), layers.Dense(6, layers.ReLU), layers.Dropout(0.5), layers.Dense(2, layers.Softmax)}
 		}, []string{"Transpose", "Conv", "Relu", "Conv", "Relu", "MaxPool", "Transpose", "Flatten", "Gemm", "Relu", "Gemm", "Softmax"},
-			func(t *testing.T, om *onnx.Model, m *Sequential) {
+			func(t *testing.T, om *wire.Model, m *nn.Sequential) {
 				if p := ints(t, om.Graph.Nodes[0], "perm"); !slices.Equal(p, []int64{0, 3, 1, 2}) {
 					t.Errorf("the first Transpose's perm %v, want NHWC to NCHW", p)
 				}
@@ -243,7 +247,7 @@ func TestExportONNXGraphs(t *testing.T) {
 		{"1D layers and global poolings", func() []layers.Layer {
 			return []layers.Layer{layers.Input(7, 2), layers.Conv1D(3, 2, layers.Padding("same"), layers.Strides(2)),
 				layers.AveragePooling1D(layers.Padding("same")), layers.GlobalMaxPooling1D()}
-		}, []string{"Transpose", "Conv", "AveragePool", "ReduceMax"}, func(t *testing.T, om *onnx.Model, m *Sequential) {
+		}, []string{"Transpose", "Conv", "AveragePool", "ReduceMax"}, func(t *testing.T, om *wire.Model, m *nn.Sequential) {
 			if p := ints(t, om.Graph.Nodes[0], "perm"); !slices.Equal(p, []int64{0, 2, 1}) {
 				t.Errorf("perm %v, want (batch, steps, channels) to (batch, channels, steps)", p)
 			}
@@ -268,7 +272,7 @@ func TestExportONNXGraphs(t *testing.T) {
 		}, false},
 		{"a global pooling of channels-last images", func() []layers.Layer {
 			return []layers.Layer{layers.Input(3, 4, 2), layers.GlobalAveragePooling2D(), layers.Dense(2)}
-		}, []string{"ReduceMean", "Gemm"}, func(t *testing.T, om *onnx.Model, m *Sequential) {
+		}, []string{"ReduceMean", "Gemm"}, func(t *testing.T, om *wire.Model, m *nn.Sequential) {
 			n := nodeOf(t, om, "ReduceMean")
 			if a, k := ints(t, n, "axes"), intAttr(t, n, "keepdims"); !slices.Equal(a, []int64{1, 2}) || k != 0 {
 				t.Errorf("axes %v keepdims %d, want the height and width of NHWC, dropped", a, k)
@@ -278,10 +282,10 @@ func TestExportONNXGraphs(t *testing.T) {
 			return []layers.Layer{layers.Input(3, 3, 2), layers.BatchNormalization(layers.Epsilon(0.01)),
 				layers.LayerNormalization(layers.WithoutCenter()), layers.Flatten(), layers.BatchNormalization(layers.WithoutScale())}
 		}, []string{"Transpose", "BatchNormalization", "Transpose", "LayerNormalization", "Flatten", "BatchNormalization"},
-			func(t *testing.T, om *onnx.Model, m *Sequential) {
+			func(t *testing.T, om *wire.Model, m *nn.Sequential) {
 				ls := m.Layers()
 				bn := om.Graph.Nodes[1]
-				if a, ok := bn.Attr("epsilon"); !ok || a.Type != onnx.AttrFloat || a.F != float32(0.01) {
+				if a, ok := bn.Attr("epsilon"); !ok || a.Type != wire.AttrFloat || a.F != float32(0.01) {
 					t.Errorf("epsilon %+v, want 0.01", a)
 				}
 				want := []string{"batch_normalization/gamma", "batch_normalization/beta", "batch_normalization/moving_mean", "batch_normalization/moving_variance"}
@@ -305,8 +309,8 @@ func TestExportONNXGraphs(t *testing.T) {
 			}, false},
 		{"embedding", func() []layers.Layer {
 			return []layers.Layer{layers.Input(5), layers.Embedding(10, 3), layers.GlobalAveragePooling1D()}
-		}, []string{"Cast", "Gather", "ReduceMean"}, func(t *testing.T, om *onnx.Model, m *Sequential) {
-			if to := intAttr(t, om.Graph.Nodes[0], "to"); to != int64(onnx.Int64) {
+		}, []string{"Cast", "Gather", "ReduceMean"}, func(t *testing.T, om *wire.Model, m *nn.Sequential) {
+			if to := intAttr(t, om.Graph.Nodes[0], "to"); to != int64(wire.Int64) {
 				t.Errorf("Cast to %d, want INT64", to)
 			}
 			g := om.Graph.Nodes[1]
@@ -317,8 +321,8 @@ func TestExportONNXGraphs(t *testing.T) {
 		}, false},
 		{"reshape", func() []layers.Layer {
 			return []layers.Layer{layers.Input(6), layers.Reshape([]int{2, -1}), layers.Flatten(), layers.Reshape([]int{3, 2})}
-		}, []string{"Reshape", "Flatten", "Reshape"}, func(t *testing.T, om *onnx.Model, m *Sequential) {
-			if s := om.Graph.Initializer("reshape/shape"); s == nil || s.DataType != onnx.Int64 || !slices.Equal(s.Int64s, []int64{0, 2, 3}) {
+		}, []string{"Reshape", "Flatten", "Reshape"}, func(t *testing.T, om *wire.Model, m *nn.Sequential) {
+			if s := om.Graph.Initializer("reshape/shape"); s == nil || s.DataType != wire.Int64 || !slices.Equal(s.Int64s, []int64{0, 2, 3}) {
 				t.Errorf("shape %+v: want the batch copied (0), then (2, 3)", s)
 			}
 		}, true},
@@ -329,7 +333,7 @@ func TestExportONNXGraphs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := NewSequential(c.layers()...)
+			m := nn.NewSequential(c.layers()...)
 			m.SetSeed(1)
 			if m.InputShape() == nil {
 				if err := m.Build(3); err != nil {
@@ -348,31 +352,11 @@ func TestExportONNXGraphs(t *testing.T) {
 	}
 }
 
-// TestExportONNXMapsEveryLayerClass fails when package layers gains a
-// class that ExportONNX does not map: FromConfig's error lists them all.
-func TestExportONNXMapsEveryLayerClass(t *testing.T) {
-	_, err := layers.FromConfig(layers.Config{ClassName: "NoSuchLayer"})
-	const prefix = "the known layer classes are "
-	if err == nil || !strings.Contains(err.Error(), prefix) {
-		t.Fatalf("FromConfig of an unknown class: %v: the list of classes moved", err)
-	}
-	classes := strings.Split(err.Error()[strings.Index(err.Error(), prefix)+len(prefix):], ", ")
-	if len(classes) < 19 {
-		t.Fatalf("read %d classes from %q", len(classes), err)
-	}
-	mapped := onnxLayers()
-	for _, c := range classes {
-		if mapped[c] == nil {
-			t.Errorf("layer class %s has no ONNX mapping", c)
-		}
-	}
-}
-
 // TestExportONNXConvKernel checks the reordering of a Conv2D kernel from
 // Keras' (height, width, channels, filters) to ONNX's (filters, channels,
 // height, width), element by element through the tensor's own indexing.
 func TestExportONNXConvKernel(t *testing.T) {
-	m := NewSequential(layers.Input(5, 6, 2), layers.Conv2D(4, 2, layers.KernelSize(2, 3)))
+	m := nn.NewSequential(layers.Input(5, 6, 2), layers.Conv2D(4, 2, layers.KernelSize(2, 3)))
 	m.SetSeed(2)
 	om := exportedONNX(t, m, false)
 	kernel := layerParam(m.Layers()[0], "kernel").Value
@@ -399,43 +383,8 @@ func TestExportONNXConvKernel(t *testing.T) {
 	}
 }
 
-// TestONNXPads checks the explicit pads against TensorFlow's "same" rule:
-// out = ceil(in/stride), the total padding split with the odd one at the
-// end.
-func TestONNXPads(t *testing.T) {
-	cases := []struct {
-		name                      string
-		in, kernel, strides, dila []int
-		same                      bool
-		want                      []int64
-	}{
-		{"3×3 same", []int{32, 32, 3}, []int{3, 3}, []int{1, 1}, []int{1, 1}, true, []int64{1, 1, 1, 1}},
-		{"even kernel: the extra pad at the end", []int{15, 14, 3}, []int{4, 2}, []int{1, 1}, []int{1, 1}, true, []int64{1, 0, 2, 1}},
-		{"strides 2 on an odd and an even size", []int{15, 14, 3}, []int{3, 3}, []int{2, 2}, []int{1, 1}, true, []int64{1, 0, 1, 1}},
-		{"pool 2 strides 2 on 7", []int{7, 8, 1}, []int{2, 2}, []int{2, 2}, []int{1, 1}, true, []int64{0, 0, 1, 0}},
-		{"dilation", []int{8, 8, 1}, []int{3, 3}, []int{1, 1}, []int{2, 1}, true, []int64{2, 1, 2, 1}},
-		{"window smaller than strides: no padding", []int{5, 5, 1}, []int{1, 1}, []int{3, 3}, []int{1, 1}, true, []int64{0, 0, 0, 0}},
-		{"valid", []int{15, 14, 3}, []int{4, 3}, []int{2, 2}, []int{1, 1}, false, []int64{0, 0, 0, 0}},
-		{"1D same, even kernel", []int{9, 4}, []int{4}, []int{1}, []int{1}, true, []int64{1, 2}},
-		{"1D valid", []int{9, 4}, []int{4}, []int{2}, []int{1}, false, []int64{0, 0}},
-	}
-	for _, c := range cases {
-		got, err := onnxPads(c.in, c.kernel, c.strides, c.dila, c.same)
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
-			continue
-		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: pads %v, want %v", c.name, got, c.want)
-		}
-	}
-	if _, err := onnxPads([]int{4, 4, 1}, []int{3}, []int{1}, []int{1}, true); err == nil {
-		t.Error("a 1D window on images: no error")
-	}
-}
-
 func TestExportONNXSoftmaxOverChannelsFirst(t *testing.T) {
-	m := NewSequential(layers.Input(3, 3, 2), layers.Conv2D(4, 1, layers.Softmax))
+	m := nn.NewSequential(layers.Input(3, 3, 2), layers.Conv2D(4, 1, layers.Softmax))
 	om := exportedONNX(t, m, false)
 	if got := opTypes(om); !slices.Equal(got, []string{"Transpose", "Conv", "Softmax", "Transpose"}) {
 		t.Fatalf("ops %v", got)
@@ -449,7 +398,7 @@ func TestExportONNXSoftmaxOverChannelsFirst(t *testing.T) {
 // TestExportONNXUncompiled exports a model that was never compiled: it is
 // built from its Input, as Save builds it.
 func TestExportONNXUncompiled(t *testing.T) {
-	m := NewSequential(layers.Input(2), layers.Dense(3))
+	m := nn.NewSequential(layers.Input(2), layers.Dense(3))
 	om := exportAndDecode(t, m)
 	checkGraph(t, om, m)
 	checkWeight(t, om, m.Layers()[0], "kernel")
@@ -457,10 +406,10 @@ func TestExportONNXUncompiled(t *testing.T) {
 
 func TestExportONNXErrors(t *testing.T) {
 	dir := t.TempDir()
-	model := func(ls ...layers.Layer) func(t *testing.T) *Sequential {
-		return func(t *testing.T) *Sequential {
-			m := NewSequential(append([]layers.Layer{layers.Input(3)}, ls...)...)
-			if err := m.Compile(newSGD(t), losses.MeanSquaredError{}, nil, OnDevice("/CPU:0")); err != nil {
+	model := func(ls ...layers.Layer) func(t *testing.T) *nn.Sequential {
+		return func(t *testing.T) *nn.Sequential {
+			m := nn.NewSequential(append([]layers.Layer{layers.Input(3)}, ls...)...)
+			if err := m.Compile(newSGD(t), losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
 				t.Fatal(err)
 			}
 			return m
@@ -468,20 +417,20 @@ func TestExportONNXErrors(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		model func(t *testing.T) *Sequential
+		model func(t *testing.T) *nn.Sequential
 		path  string
 		want  []string
 	}{
-		{name: "a nil model", model: func(*testing.T) *Sequential { return nil }, want: []string{ErrNilModel.Error()}},
+		{name: "a nil model", model: func(*testing.T) *nn.Sequential { return nil }, want: []string{nn.ErrNilModel.Error()}},
 		{name: "a directory", path: dir, model: model(layers.Dense(2)), want: []string{dir}},
 		{name: "a missing folder", path: filepath.Join(dir, "no", "m.onnx"), model: model(layers.Dense(2)), want: []string{filepath.Join(dir, "no")}},
-		{name: "an unbuilt model", model: func(*testing.T) *Sequential { return NewSequential(layers.Dense(2)) },
+		{name: "an unbuilt model", model: func(*testing.T) *nn.Sequential { return nn.NewSequential(layers.Dense(2)) },
 			want: []string{"not built", "Build"}},
 		{name: "a layer of another package", model: model(layers.Dense(2), opaqueLayer{layers.Dense(2)}),
-			want: []string{"layer 2", `Dense layer "dense_1" is a nn.opaqueLayer`, "no ONNX mapping", "package layers"}},
-		{name: "a weight that is not finite", model: func(t *testing.T) *Sequential {
+			want: []string{"layer 2", `Dense layer "dense_1" is a onnx.opaqueLayer`, "no ONNX mapping", "package layers"}},
+		{name: "a weight that is not finite", model: func(t *testing.T) *nn.Sequential {
 			m := model(layers.Dense(2))(t)
-			m.layers[0].Params()[0].Value.Data().([]float32)[3] = float32(math.Inf(-1))
+			m.Layers()[0].Params()[0].Value.Data().([]float32)[3] = float32(math.Inf(-1))
 			return m
 		}, want: []string{"weight dense/kernel holds -Inf at index 3", "training diverged", "unchanged"}},
 	}
@@ -494,9 +443,9 @@ func TestExportONNXErrors(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := c.model(t).ExportONNX(path)
+			err := ExportFile(c.model(t), path)
 			if err == nil {
-				t.Fatal("ExportONNX wrote the file")
+				t.Fatal("ExportFile wrote the file")
 			}
 			for _, w := range append([]string{"export ONNX: "}, c.want...) {
 				if !strings.Contains(err.Error(), w) {
@@ -515,7 +464,7 @@ func TestExportONNXErrors(t *testing.T) {
 // TestExportONNXChecksThePathFirst gives a bad path to a model that could
 // not be exported either: the path's error comes first, before any work.
 func TestExportONNXChecksThePathFirst(t *testing.T) {
-	err := NewSequential(layers.Dense(2)).ExportONNX(t.TempDir())
+	err := ExportFile(nn.NewSequential(layers.Dense(2)), t.TempDir())
 	if err == nil || strings.Contains(err.Error(), "not built") {
 		t.Fatalf("error %v: want the path's", err)
 	}
@@ -527,7 +476,7 @@ func TestExportONNXChecksThePathFirst(t *testing.T) {
 // is lowered here to what a small model exceeds, once by its weights alone
 // (refused before the graph is built) and once with the graph around them.
 func TestExportONNXRefusesWhatOneFileCannotHold(t *testing.T) {
-	m := NewSequential(layers.Input(4), layers.Dense(3, layers.ReLU), layers.Dense(2))
+	m := nn.NewSequential(layers.Input(4), layers.Dense(3, layers.ReLU), layers.Dense(2))
 	if err := m.Build(4); err != nil {
 		t.Fatal(err)
 	}
@@ -539,11 +488,11 @@ func TestExportONNXRefusesWhatOneFileCannotHold(t *testing.T) {
 		{weights - 1, fmt.Sprintf("takes %d bytes of weights", weights)},
 		{weights + 1, "bytes as an ONNX file, more than the"},
 	} {
-		old := onnxMaxBytes
-		onnxMaxBytes = tc.limit
+		old := maxBytes
+		maxBytes = tc.limit
 		path := filepath.Join(t.TempDir(), "m.onnx")
-		err := m.ExportONNX(path)
-		onnxMaxBytes = old
+		err := ExportFile(m, path)
+		maxBytes = old
 		if err == nil || !strings.Contains(err.Error(), tc.what) || !strings.Contains(err.Error(), "external data") {
 			t.Errorf("limit %d: %v, want an error saying %q and naming external data", tc.limit, err, tc.what)
 		}
@@ -551,7 +500,36 @@ func TestExportONNXRefusesWhatOneFileCannotHold(t *testing.T) {
 			t.Errorf("limit %d: the refused export left a file (%v)", tc.limit, err)
 		}
 	}
-	if err := m.ExportONNX(filepath.Join(t.TempDir(), "m.onnx")); err != nil {
+	if err := ExportFile(m, filepath.Join(t.TempDir(), "m.onnx")); err != nil {
 		t.Errorf("at ONNX's real limit: %v", err)
 	}
+}
+
+// fitOnce fits the model for one epoch of ds.
+func fitOnce(t *testing.T, m *nn.Sequential, ds data.Dataset) {
+	t.Helper()
+	if _, err := m.Fit(context.Background(), ds, nn.Epochs(1), nn.BatchSize(8), nn.Seed(5), nn.Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// opaqueLayer is a layer of another package than layers.
+type opaqueLayer struct{ layers.Layer }
+
+// layerParam returns the layer's weight of that name, nil if it has none.
+func layerParam(l layers.Layer, name string) *layers.Param {
+	for _, p := range l.Params() {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func int64s(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
 }

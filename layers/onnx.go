@@ -1,0 +1,142 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gokeras/gokeras/ops"
+)
+
+// ONNXMapper is implemented by every layer of this package: ONNX adds
+// what Predict computes of the layer to the graph g, reading the value
+// in, and returns the value it writes. Package export/onnx walks a
+// model's layers and calls it; each layer's mapping is beside its code,
+// what they share is here.
+type ONNXMapper interface {
+	ONNX(g ONNXGraph, in string) (out string, err error)
+}
+
+// ONNXGraph is an ONNX graph being built, as a layer's ONNX method sees
+// it; package export/onnx makes one for each export. Values are named by
+// strings. The graph knows, for each value, whether it holds its channels
+// first, (batch, channels, spatial axes...), as ONNX's convolutions and
+// poolings take them, or last, as gokeras holds them; Node, Apply, Weight
+// and Int64s name what they add after the layer ("dense/Gemm",
+// "dense/kernel").
+type ONNXGraph interface {
+	// InputShape is the shape of the layer's input samples, channels
+	// last (no batch axis).
+	InputShape() []int
+	// IsChannelsFirst reports whether the value x holds its channels
+	// first.
+	IsChannelsFirst(x string) bool
+	// ChannelsFirst and ChannelsLast return x, a value of the layer's
+	// input, with its channels first or last, adding a Transpose where it
+	// has the other layout.
+	ChannelsFirst(x string) string
+	ChannelsLast(x string) string
+	// Node adds a node of an op with one output, and returns the output,
+	// channels last (or without a channels axis).
+	Node(op string, inputs []string, attrs ...ONNXAttr) string
+	// Apply adds a node that reads x, then the extra inputs, and returns
+	// its output, with its channels as x has them.
+	Apply(op, x string, extra []string, attrs ...ONNXAttr) string
+	// Weight adds a float32 initializer of the given dimensions (none: a
+	// scalar) and returns its name; Int64s adds an int64 vector.
+	Weight(what string, dims []int, values []float32) string
+	Int64s(what string, values ...int64) string
+}
+
+// ONNXAttr is an attribute of an ONNX node: its name, and a value that is
+// an int64, a []int64 or a float32.
+type ONNXAttr struct {
+	name  string
+	value any
+}
+
+// Name is the attribute's name.
+func (a ONNXAttr) Name() string { return a.name }
+
+// Value is the attribute's value: an int64, a []int64 or a float32 (nil
+// for the zero ONNXAttr).
+func (a ONNXAttr) Value() any { return a.value }
+
+func intAttr(name string, v int64) ONNXAttr     { return ONNXAttr{name, v} }
+func intsAttr(name string, v ...int64) ONNXAttr { return ONNXAttr{name, append([]int64(nil), v...)} }
+func floatAttr(name string, v float32) ONNXAttr { return ONNXAttr{name, v} }
+
+// onnxInt64 is ONNX's TensorProto.INT64, the type Embedding casts its
+// indices to.
+const onnxInt64 = 7
+
+// onnx adds the activation to an ONNX graph, on x; softmax works on the
+// channels, as Keras' on the last axis.
+func (a Activation) onnx(b ONNXGraph, x string) (string, error) {
+	switch a.act {
+	case ops.Linear:
+		return x, nil
+	case ops.ReLU:
+		return b.Apply("Relu", x, nil), nil
+	case ops.Sigmoid:
+		return b.Apply("Sigmoid", x, nil), nil
+	case ops.Tanh:
+		return b.Apply("Tanh", x, nil), nil
+	case ops.Softmax:
+		axis := int64(-1)
+		if b.IsChannelsFirst(x) {
+			axis = 1
+		}
+		return b.Apply("Softmax", x, nil, intAttr("axis", axis)), nil
+	case ops.GELU:
+		// ONNX's Gelu comes with operator set 20; the graph's is lower, so
+		// GELU is written out as Keras' exact one: 0.5·x·(1 + erf(x/√2)).
+		h := b.Apply("Div", x, []string{b.Weight("sqrt2", nil, []float32{math.Sqrt2})})
+		e := b.Apply("Erf", h, nil)
+		p := b.Apply("Add", e, []string{b.Weight("one", nil, []float32{1})})
+		m := b.Apply("Mul", x, []string{p})
+		return b.Apply("Mul", m, []string{b.Weight("half", nil, []float32{0.5})}), nil
+	}
+	return "", fmt.Errorf("activation %q has no ONNX mapping yet: package export/onnx maps linear, relu, sigmoid, softmax, tanh and gelu", a)
+}
+
+// onnxPads returns ONNX's pads for a window on samples of shape in
+// (spatial axes, then channels): the padding before each spatial axis,
+// then after each, by TensorFlow's rules as package ops places windows.
+func onnxPads(in, kernel, strides, dilation []int, same bool) ([]int64, error) {
+	rank := len(in) - 1
+	if rank < 1 || rank > 2 || len(kernel) != rank || len(strides) != rank || len(dilation) != rank {
+		return nil, fmt.Errorf("a window of size %v, strides %v and dilation %v on samples %v: want one value per spatial axis", kernel, strides, dilation, in)
+	}
+	// A 1D window is a 2D one of height 1, as package layers places it.
+	h, spec := 1, ops.WindowSpec{Kernel: [2]int{1, kernel[0]}, Strides: [2]int{1, strides[0]}, Dilation: [2]int{1, dilation[0]}, Same: same}
+	if rank == 2 {
+		h = in[0]
+		spec = ops.WindowSpec{Kernel: [2]int{kernel[0], kernel[1]}, Strides: [2]int{strides[0], strides[1]}, Dilation: [2]int{dilation[0], dilation[1]}, Same: same}
+	}
+	win, err := spec.On(1, h, in[rank-1], in[rank])
+	if err != nil {
+		return nil, err
+	}
+	after := func(size, k, stride, dil, out, before int) int64 {
+		return int64(max((out-1)*stride+(k-1)*dil+1-size-before, 0))
+	}
+	bottom := after(win.H, win.KH, win.StrideH, win.DilationH, win.OH, win.PadTop)
+	right := after(win.W, win.KW, win.StrideW, win.DilationW, win.OW, win.PadLeft)
+	if rank == 1 {
+		return []int64{int64(win.PadLeft), right}, nil
+	}
+	return []int64{int64(win.PadTop), int64(win.PadLeft), bottom, right}, nil
+}
+
+// onnxWeight adds a weight as it is, named as the layer names it.
+func onnxWeight(b ONNXGraph, p *Param) string {
+	return b.Weight(p.Name, p.Value.Shape(), p.Value.Data().([]float32))
+}
+
+func int64s(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
