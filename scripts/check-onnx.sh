@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Checks onnx.ExportFile (package export/onnx) end to end. scripts/onnx/export builds, trains
-# for a few steps and exports five models (the CIFAR-10 MLP, Keras'
-# cifar10_cnn, a model of 2D normalizations and "same" paddings, one of 1D
-# layers, Reshape and global poolings, and an Embedding model) and writes
+# Checks onnx.ExportFile (package export/onnx) end to end.
+# scripts/onnx/export builds, trains for a few steps and exports six
+# models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
+# normalizations and "same" paddings, one of 1D layers, Reshape and global
+# poolings, one of GELU activations, and an Embedding model) and writes
 # their inputs and gokeras' Predict outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, and every output must be within 1e-5 of Predict's,

@@ -122,6 +122,10 @@ var specs = []spec{
 			layers.AveragePooling1D(layers.PoolSize(3), layers.Strides(1)), layers.GlobalMaxPooling1D(),
 		}
 	}, normals},
+	{"gelu", func() []layers.Layer { // GELU, written out with Erf below operator set 20, channels first and last
+		return []layers.Layer{layers.Input(6, 5, 3), layers.Conv2D(4, 3, layers.Padding("same"), layers.GELU),
+			layers.Flatten(), layers.Dense(16, layers.GELU), layers.NewActivation(layers.GELU), layers.Dense(3)}
+	}, normals},
 	{"embedding", func() []layers.Layer {
 		return []layers.Layer{layers.Input(12), layers.Embedding(50, 8),
 			layers.BatchNormalization(), layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
