@@ -158,7 +158,7 @@ func TestEmulatedSharedMemoryIsTheLaunchsSize(t *testing.T) {
 		ok     bool
 	}{{64 * 4, true}, {32 * 4, false}} {
 		err := h.g.do(func() error {
-			if err := h.k.launch(h.s, kSoftmax, rows, 64, tc.shared, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols)); err != nil {
+			if err := h.k.launch(h.s, kSoftmaxRows, rows, 64, tc.shared, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols)); err != nil {
 				return err
 			}
 			return h.s.synchronize()

@@ -85,7 +85,7 @@ func (k *kernels) softmax(s gpuStream, x, y devicePtr, rows, cols int) error {
 		return nil
 	}
 	b := rowBlock(cols)
-	return k.launch(s, kSoftmax, min(rows, 65535), b, b*4, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols))
+	return k.launch(s, kSoftmaxRows, min(rows, 65535), b, b*4, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols))
 }
 
 func (k *kernels) actGrad(s gpuStream, x, y, dy, dx devicePtr, n int, act ops.Activation) error {
@@ -101,7 +101,7 @@ func (k *kernels) softmaxGrad(s gpuStream, y, dy, dx devicePtr, rows, cols int) 
 		return nil
 	}
 	b := rowBlock(cols)
-	return k.launch(s, kSoftmaxGrad, min(rows, 65535), b, b*4, ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(rows), intArg(cols))
+	return k.launch(s, kSoftmaxGradRows, min(rows, 65535), b, b*4, ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(rows), intArg(cols))
 }
 
 func (k *kernels) sumRows(s gpuStream, a, out devicePtr, rows, cols int) error {
@@ -125,7 +125,7 @@ func (k *kernels) lossArgs(s gpuStream, l launch.Loss, y, w, flag devicePtr, row
 	}
 	if !l.ZeroOne {
 		flag = 0
-	} else if err := k.launch(s, kZeroOne, 1, launch.LabelsBlock, 0, ptrArg(y), intArg(rows*cols), ptrArg(flag)); err != nil {
+	} else if err := k.launch(s, kZeroOneLabels, 1, launch.LabelsBlock, 0, ptrArg(y), intArg(rows*cols), ptrArg(flag)); err != nil {
 		return nil, err
 	}
 	return []uint64{ptrArg(w), ptrArg(flag)}, nil
@@ -521,10 +521,10 @@ func (k *kernels) norm(s gpuStream, sc *scratch, kind ops.NormKind, p ops.NormPa
 	shape := []uint64{intArg(rows), intArg(cols), eps, intArg(c.Tile), intArg(c.RowsPerSplit)}
 	sums := func(part, rowStats devicePtr) error {
 		args := append([]uint64{intArg(int(kind)), ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.DY), ptrArg(rowStats)}, shape...)
-		if err := k.launch(s, kNormSums, c.Grid(), c.Block, c.SharedBytes(), append(args, ptrArg(part))...); err != nil {
+		if err := k.launch(s, kNormColSums, c.Grid(), c.Block, c.SharedBytes(), append(args, ptrArg(part))...); err != nil {
 			return err
 		}
-		return k.launch(s, kNormFinish, elemGrid(cols), elemBlock, 0,
+		return k.launch(s, kNormColFinish, elemGrid(cols), elemBlock, 0,
 			intArg(int(kind)), ptrArg(part), intArg(c.Splits), intArg(rows), intArg(cols), ptrArg(out))
 	}
 	layer := func(b, rowStats devicePtr) error {
@@ -554,7 +554,7 @@ func (k *kernels) norm(s gpuStream, sc *scratch, kind ops.NormKind, p ops.NormPa
 			}
 		}
 		args := append([]uint64{ptrArg(o.X), ptrArg(o.Mean), ptrArg(o.Variance), ptrArg(o.Gamma), ptrArg(o.DY), ptrArg(totals)}, shape...)
-		return k.launch(s, kBatchNormDx, c.Grid(), c.Block, 0, append(args, ptrArg(out))...)
+		return k.launch(s, kBatchNormGrad, c.Grid(), c.Block, 0, append(args, ptrArg(out))...)
 	case ops.LayerNorm:
 		return layer(o.Beta, 0)
 	case ops.LayerNormGrad:

@@ -14,11 +14,17 @@
 #                   GPUs start without JIT-compiling, and others JIT its PTX.
 #   kernels.sum     the sha256 of the kernels.cu both came from.
 #
+# First, without nvcc, it writes the kernels' names where the Go code and the
+# emulator read them (../kernelnames.go, emu/kernel_list.h) from their
+# definitions in kernels.cu, the one place a kernel is named
+# (../internal/gennames).
+#
 # Needs nvcc (scripts/install-cuda.sh --nvcc: Debian's CUDA 11.8, whose nvcc
 # wrapper uses g++-11 as the host compiler, since nvcc 11.8 rejects GCC 12).
 # ptxas, when present, checks the PTX assembles for sm_75, sm_80 and sm_90.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+(cd .. && go run ./internal/gennames)
 if ! command -v nvcc >/dev/null; then
 	echo "gen.sh: nvcc not found: run scripts/install-cuda.sh --nvcc (several GB) to regenerate the PTX" >&2
 	exit 1
