@@ -27,6 +27,9 @@ type builder struct {
 	err   error           // of an attribute the builder could not write
 }
 
+// builder is the graph each layer's ONNX method adds itself to.
+var _ layers.ONNXGraph = (*builder)(nil)
+
 // newBuilder starts an empty graph; reserved are names its nodes and
 // initializers must not take, such as the graph's input and output.
 func newBuilder(reserved ...string) *builder {
