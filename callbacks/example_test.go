@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gokeras/gokeras/callbacks"
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -35,7 +36,7 @@ func Example() {
 		x[2*i+1] = float32(rng.NormFloat64())
 		y[2*i+c] = 1
 	}
-	data, _ := nn.TensorData(tensor.New(tensor.WithShape(200, 2), tensor.WithBacking(x)),
+	ds, _ := data.TensorData(tensor.New(tensor.WithShape(200, 2), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(200, 2), tensor.WithBacking(y)))
 
 	model := nn.NewSequential(layers.Input(2), layers.Dense(2, layers.Softmax))
@@ -54,7 +55,7 @@ func Example() {
 		}
 		return lr / 2
 	})
-	hist, err := model.Fit(context.Background(), data, nn.Epochs(10), nn.Seed(3), nn.Verbose(0),
+	hist, err := model.Fit(context.Background(), ds, nn.Epochs(10), nn.Seed(3), nn.Verbose(0),
 		nn.Callbacks(halve, stop, &lossPrinter{}))
 	if err != nil {
 		fmt.Println(err)

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -29,7 +30,7 @@ func tinyModel(t *testing.T, lr float64) *nn.Sequential {
 
 // blobs makes n samples of 4 features around 10 centres, one-hot labelled
 // by centre; seed picks the centres and the noise.
-func blobs(t *testing.T, n int, seed uint64) nn.Dataset {
+func blobs(t *testing.T, n int, seed uint64) data.Dataset {
 	t.Helper()
 	const features, classes = 4, 10
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -45,10 +46,10 @@ func blobs(t *testing.T, n int, seed uint64) nn.Dataset {
 		}
 		y[i*classes+c] = 1
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)),
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(n, classes), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/gokeras/gokeras/callbacks"
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -28,7 +29,7 @@ func ExampleTensorBoard() {
 		x[2*i+1] = float32(rng.NormFloat64())
 		y[2*i+c] = 1
 	}
-	data, _ := nn.TensorData(tensor.New(tensor.WithShape(200, 2), tensor.WithBacking(x)),
+	ds, _ := data.TensorData(tensor.New(tensor.WithShape(200, 2), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(200, 2), tensor.WithBacking(y)))
 	model := nn.NewSequential(layers.Input(2), layers.Dense(2, layers.Softmax))
 	model.SetSeed(1)
@@ -43,7 +44,7 @@ func ExampleTensorBoard() {
 	tb := callbacks.NewTensorBoard(logDir)
 	tb.HistogramFreq = 1 // the weights' histograms every epoch
 	tb.UpdateFreq = 5    // the batch figures every 5 batches
-	if _, err := model.Fit(context.Background(), data, nn.Epochs(2), nn.Seed(3), nn.Verbose(0),
+	if _, err := model.Fit(context.Background(), ds, nn.Epochs(2), nn.Seed(3), nn.Verbose(0),
 		nn.ValidationSplit(0.2), nn.Callbacks(tb)); err != nil {
 		fmt.Println(err)
 		return

@@ -1,8 +1,9 @@
-package nn
+package data
 
 import (
 	"fmt"
 
+	"github.com/gokeras/gokeras/internal/shapes"
 	"gorgonia.org/tensor"
 )
 
@@ -13,7 +14,7 @@ type Inputs interface {
 	// SampleShape is the shape of one sample, without the batch axis.
 	SampleShape() []int
 	// GatherInputs writes the samples at indices, one after another, into
-	// dst, which holds exactly len(indices)·prod(SampleShape()) values.
+	// dst, which holds exactly len(indices)·shapes.Size(SampleShape()) values.
 	GatherInputs(indices []int, dst []float32) error
 }
 
@@ -80,7 +81,7 @@ func (t tensorInputs) Len() int           { return t.n }
 func (t tensorInputs) SampleShape() []int { return append([]int(nil), t.sample...) }
 
 func (t tensorInputs) GatherInputs(indices []int, dst []float32) error {
-	size := prod(t.sample)
+	size := shapes.Size(t.sample)
 	if len(dst) != len(indices)*size {
 		return fmt.Errorf("gather: destination holds %d values, want %d", len(dst), len(indices)*size)
 	}
@@ -103,8 +104,25 @@ func (t tensorData) GatherLabels(indices []int, dst []float32) error {
 	return t.labels.GatherInputs(indices, dst)
 }
 
-// subset is the part of a dataset at the given indices: how
-// ValidationSplit carves off its samples.
+// Subset is the part of data at the given indices, in their order, as
+// PyTorch's Subset: sample i of the subset is sample indices[i] of data.
+// Fit's ValidationSplit carves off its samples with it. The indices are
+// copied; one outside [0, data.Len()) is an error. Fit's batch plans reach
+// a Prefetch wrapper inside it.
+func Subset(data Dataset, indices []int) (Dataset, error) {
+	if data == nil {
+		return nil, fmt.Errorf("subset: no data given")
+	}
+	n := data.Len()
+	for _, i := range indices {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("subset: sample index %d out of range [0, %d)", i, n)
+		}
+	}
+	return &subset{Dataset: data, indices: append([]int(nil), indices...)}, nil
+}
+
+// subset is the Dataset Subset returns.
 type subset struct {
 	Dataset
 	indices []int
@@ -139,16 +157,3 @@ func (s *subset) GatherLabels(indices []int, dst []float32) error {
 	}
 	return s.Dataset.GatherLabels(mapped, dst)
 }
-
-// prod is the number of values in a shape; 1 for the scalar shape.
-func prod(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
-// labelColumns is how many values one label has in the graph: class indices
-// of shape () become one column.
-func labelColumns(shape []int) int { return prod(shape) }

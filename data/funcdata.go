@@ -1,10 +1,12 @@
-package nn
+package data
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/gokeras/gokeras/internal/shapes"
 )
 
 // FuncData makes a Dataset of n samples that gather makes on demand, for
@@ -13,8 +15,8 @@ import (
 // one batch; wrap the result in Prefetch to overlap reading with training.
 //
 // gather(i, x, y) writes sample i (0 ≤ i < n) into x, which holds
-// prod(sampleShape) values in row-major order, and its label into y, which
-// holds prod(labelShape) values; both are zeroed before each call, and
+// shapes.Size(sampleShape) values in row-major order, and its label into y, which
+// holds shapes.Size(labelShape) values; both are zeroed before each call, and
 // neither may be kept after it. A nil or empty labelShape is one number per
 // sample, shape (), as class indices or regression targets are. An error
 // from gather stops the batch and comes back naming the sample.
@@ -28,11 +30,11 @@ import (
 func FuncData(n int, sampleShape, labelShape []int, gather func(i int, x, y []float32) error) (Dataset, error) {
 	switch {
 	case gather == nil:
-		return nil, errors.New("nn.FuncData: no gather function given")
+		return nil, errors.New("data.FuncData: no gather function given")
 	case n <= 0:
-		return nil, fmt.Errorf("nn.FuncData: %d samples: a dataset needs at least one", n)
+		return nil, fmt.Errorf("data.FuncData: %d samples: a dataset needs at least one", n)
 	case len(sampleShape) == 0:
-		return nil, errors.New("nn.FuncData: no sample shape given: say what one sample is, e.g. []int{28, 28} for 28×28 images")
+		return nil, errors.New("data.FuncData: no sample shape given: say what one sample is, e.g. []int{28, 28} for 28×28 images")
 	}
 	for _, s := range []struct {
 		what  string
@@ -40,13 +42,13 @@ func FuncData(n int, sampleShape, labelShape []int, gather func(i int, x, y []fl
 	}{{"sample", sampleShape}, {"label", labelShape}} {
 		for _, d := range s.shape {
 			if d <= 0 {
-				return nil, fmt.Errorf("nn.FuncData: %s shape %s has a dimension %d: every dimension must be positive", s.what, tuple(s.shape), d)
+				return nil, fmt.Errorf("data.FuncData: %s shape %s has a dimension %d: every dimension must be positive", s.what, tuple(s.shape), d)
 			}
 		}
 	}
 	return &funcData{
 		n: n, sample: slices.Clone(sampleShape), label: append([]int{}, labelShape...),
-		xSize: prod(sampleShape), ySize: prod(labelShape), gather: gather,
+		xSize: shapes.Size(sampleShape), ySize: shapes.Size(labelShape), gather: gather,
 	}, nil
 }
 

@@ -1,14 +1,15 @@
-package nn
+package data
 
 import (
-	"context"
+	"fmt"
 
+	"github.com/gokeras/gokeras/internal/shapes"
 	"gorgonia.org/tensor"
 )
 
 // Predictions are a model's outputs as plain Go values: one row of
-// prod(OutputShape()) float32 values per sample, in the order of the
-// inputs. PredictValues makes them. The slices its methods return share
+// shapes.Size(OutputShape()) float32 values per sample, in the order of the
+// inputs. A model's Predict returns them. The slices its methods return share
 // its memory: change a copy, not them, if the Predictions are read again.
 // The methods of a nil *Predictions return zero values.
 type Predictions struct {
@@ -17,29 +18,29 @@ type Predictions struct {
 	cols   int   // values per sample
 }
 
-// PredictValues is Predict returning Predictions, so that the caller needs
-// neither gorgonia's tensor package nor a type assertion:
-//
-//	pred, err := model.PredictValues(ctx, inputs)
-//	classes := pred.Argmax()
-//
-// It takes Predict's options and returns its errors.
-func (m *Sequential) PredictValues(ctx context.Context, inputs Inputs, opts ...Option) (*Predictions, error) {
-	out, err := m.Predict(ctx, inputs, opts...)
-	if err != nil {
-		return nil, err
+// TensorPredictions makes Predictions of a float32 tensor of shape
+// (N, outputs...), such as the one a model's PredictTensor returns. They
+// share the tensor's memory. A tensor of another type or of no sample axis
+// is an error.
+func TensorPredictions(t *tensor.Dense) (*Predictions, error) {
+	if t == nil {
+		return nil, fmt.Errorf("no tensor given")
 	}
-	return predictionsOf(out), nil
-}
-
-// predictionsOf reads Predict's tensor, which is fresh and contiguous.
-func predictionsOf(t *tensor.Dense) *Predictions {
+	if t.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("tensor has dtype %v: predictions are float32", t.Dtype())
+	}
+	if t.Dims() == 0 {
+		return nil, fmt.Errorf("tensor is a scalar: predictions need a first axis of samples")
+	}
+	if t.Shape().TotalSize() > 0 && (!t.IsNativelyAccessible() || t.RequiresIterator()) {
+		t = t.Materialize().(*tensor.Dense)
+	}
 	shape := append([]int(nil), t.Shape()...)
-	p := &Predictions{shape: shape, cols: prod(shape[1:])}
+	p := &Predictions{shape: shape, cols: shapes.Size(shape[1:])}
 	if t.Shape().TotalSize() > 0 { // tensor panics when asked for the data of an empty array
 		p.values = t.Data().([]float32)
 	}
-	return p
+	return p, nil
 }
 
 // Len is the number of samples predicted.

@@ -1,9 +1,11 @@
-package nn
+package data
 
 import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gokeras/gokeras/internal/shapes"
 )
 
 // Prefetch wraps data so that Fit gathers each training batch on another
@@ -36,21 +38,25 @@ func Prefetch(data Dataset) Dataset {
 	return &prefetched{Dataset: data}
 }
 
-// batchPlanner is a Dataset Fit tells which batches it is about to gather.
-type batchPlanner interface {
-	// planBatches says that Fit will gather, in this order, the batches
+// BatchPlanner is a Dataset that wants to know which batches Fit is about
+// to gather, so that it can gather them ahead: Prefetch's wrapper and a
+// Subset of it are BatchPlanners. Fit calls PlanBatches before each
+// epoch's first step and StopBatches before it returns.
+type BatchPlanner interface {
+	Dataset
+	// PlanBatches says that Fit will gather, in this order, the batches
 	// order[s·size : min((s+1)·size, len(order))] for s = first, ...,
 	// steps-1, and then perhaps others. It replaces a plan still running.
-	planBatches(order []int, size, first, steps int)
-	// stopBatches ends the plan, if any: Fit is returning. When it
+	PlanBatches(order []int, size, first, steps int)
+	// StopBatches ends the plan, if any: Fit is returning. When it
 	// returns, nothing gathers for the plan any more.
-	stopBatches()
+	StopBatches()
 }
 
-// planBatches forwards the plan of a ValidationSplit's training part to the
+// PlanBatches forwards the plan of a Subset (a ValidationSplit's training part) to the
 // data it is part of, in that data's indices.
-func (s *subset) planBatches(order []int, size, first, steps int) {
-	inner, ok := s.Dataset.(batchPlanner)
+func (s *subset) PlanBatches(order []int, size, first, steps int) {
+	inner, ok := s.Dataset.(BatchPlanner)
 	if !ok {
 		return
 	}
@@ -61,12 +67,12 @@ func (s *subset) planBatches(order []int, size, first, steps int) {
 		}
 		mapped[i] = s.indices[o]
 	}
-	inner.planBatches(mapped, size, first, steps)
+	inner.PlanBatches(mapped, size, first, steps)
 }
 
-func (s *subset) stopBatches() {
-	if inner, ok := s.Dataset.(batchPlanner); ok {
-		inner.stopBatches()
+func (s *subset) StopBatches() {
+	if inner, ok := s.Dataset.(BatchPlanner); ok {
+		inner.StopBatches()
 	}
 }
 
@@ -100,7 +106,7 @@ type prefetchBatch struct {
 	panicValue any
 }
 
-func (p *prefetched) planBatches(order []int, size, first, steps int) {
+func (p *prefetched) PlanBatches(order []int, size, first, steps int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopLocked()
@@ -118,7 +124,7 @@ func (p *prefetched) planBatches(order []int, size, first, steps int) {
 		batches = append(batches, flat[:n:n])
 		flat = flat[n:]
 	}
-	xSize, ySize := prod(p.SampleShape()), prod(p.LabelShape())
+	xSize, ySize := shapes.Size(p.SampleShape()), shapes.Size(p.LabelShape())
 	r := &prefetchRun{
 		batches: batches,
 		xSize:   xSize,
@@ -177,7 +183,7 @@ func (b *prefetchBatch) fill(data Dataset, idx []int, xSize, ySize int) {
 	b.errY = data.GatherLabels(idx, b.y)
 }
 
-func (p *prefetched) stopBatches() {
+func (p *prefetched) StopBatches() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopLocked()

@@ -1,4 +1,4 @@
-package nn
+package data
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gokeras/gokeras/internal/shapes"
 )
 
 // Samples are a model's inputs given as plain Go values, the x of Keras'
@@ -17,8 +19,8 @@ import (
 type Samples struct {
 	n      int
 	shape  []int         // one sample's shape
-	values []float32     // n·prod(shape) values, unless bytes is set
-	bytes  []uint8       // n·prod(shape) bytes, converted per batch by table
+	values []float32     // n·shapes.Size(shape) values, unless bytes is set
+	bytes  []uint8       // n·shapes.Size(shape) bytes, converted per batch by table
 	table  *[256]float32 // what each byte becomes
 	err    error         // the constructor's first complaint
 	made   bool          // false for the zero Samples
@@ -31,7 +33,7 @@ type Samples struct {
 type Labels struct {
 	n       int
 	shape   []int     // one label's shape
-	values  []float32 // n·prod(shape) values, unless oneHot > 0
+	values  []float32 // n·shapes.Size(shape) values, unless oneHot > 0
 	classes []int32   // the class of each sample, for one-hot labels
 	oneHot  int       // the number of classes of one-hot labels; 0 otherwise
 	err     error
@@ -47,7 +49,7 @@ const maxExactClass = 1 << 24
 // ragged or empty row, or a float64 too large for float32, is an error that
 // names its row.
 func Rows[T ~float32 | ~float64](rows [][]T) Samples {
-	values, width, err := rowsOf("nn.Rows", rows)
+	values, width, err := rowsOf("data.Rows", rows)
 	if err != nil {
 		return Samples{made: true, err: err}
 	}
@@ -87,7 +89,7 @@ func rowsOf[T ~float32 | ~float64](from string, rows [][]T) ([]float32, int, err
 // values into whole samples is an error.
 func Flat[T ~float32 | ~float64](values []T, sampleShape ...int) Samples {
 	s := Samples{made: true}
-	size, err := checkSampleShape("nn.Flat", len(values), sampleShape)
+	size, err := checkSampleShape("data.Flat", len(values), sampleShape)
 	if err != nil {
 		s.err = err
 		return s
@@ -99,7 +101,7 @@ func Flat[T ~float32 | ~float64](values []T, sampleShape ...int) Samples {
 		for i, v := range values {
 			f, ok := toFloat32(v)
 			if !ok {
-				s.err = fmt.Errorf("nn.Flat: value %d (sample %d): %v is too large for float32, which models compute in", i, i/size, float64(v))
+				s.err = fmt.Errorf("data.Flat: value %d (sample %d): %v is too large for float32, which models compute in", i, i/size, float64(v))
 				return s
 			}
 			s.values[i] = f
@@ -117,10 +119,10 @@ func Flat[T ~float32 | ~float64](values []T, sampleShape ...int) Samples {
 func Pixels(values []uint8, divisor float32, sampleShape ...int) Samples {
 	s := Samples{made: true}
 	if divisor == 0 || math.IsNaN(float64(divisor)) || math.IsInf(float64(divisor), 0) {
-		s.err = fmt.Errorf("nn.Pixels: divisor %v: want a finite number other than 0, such as 255 to scale bytes to [0, 1]", divisor)
+		s.err = fmt.Errorf("data.Pixels: divisor %v: want a finite number other than 0, such as 255 to scale bytes to [0, 1]", divisor)
 		return s
 	}
-	size, err := checkSampleShape("nn.Pixels", len(values), sampleShape)
+	size, err := checkSampleShape("data.Pixels", len(values), sampleShape)
 	if err != nil {
 		s.err = err
 		return s
@@ -144,7 +146,7 @@ func checkSampleShape(from string, count int, shape []int) (int, error) {
 			return 0, fmt.Errorf("%s: sample shape %s has a dimension %d: every dimension must be positive", from, tuple(shape), d)
 		}
 	}
-	size := prod(shape)
+	size := shapes.Size(shape)
 	if count == 0 {
 		return 0, fmt.Errorf("%s: no values given: a dataset needs at least one sample", from)
 	}
@@ -185,7 +187,7 @@ func toFloat32[T ~float32 | ~float64](v T) (float32, bool) {
 // classes-1. A label outside that range is an error naming its sample.
 func Classes[I ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64](y []I, classes int) Labels {
 	l := Labels{made: true}
-	cls, err := checkClasses("nn.Classes", y, classes)
+	cls, err := checkClasses("data.Classes", y, classes)
 	if err != nil {
 		l.err = err
 		return l
@@ -204,7 +206,7 @@ func Classes[I ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint1
 // naming its sample.
 func OneHot[I ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64](y []I, classes int) Labels {
 	l := Labels{made: true}
-	cls, err := checkClasses("nn.OneHot", y, classes)
+	cls, err := checkClasses("data.OneHot", y, classes)
 	if err != nil {
 		l.err = err
 		return l
@@ -240,14 +242,14 @@ func checkClasses[I ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~
 func Targets[T ~float32 | ~float64](y []T) Labels {
 	l := Labels{made: true}
 	if len(y) == 0 {
-		l.err = errors.New("nn.Targets: no labels given: a dataset needs at least one sample")
+		l.err = errors.New("data.Targets: no labels given: a dataset needs at least one sample")
 		return l
 	}
 	values := make([]float32, len(y))
 	for i, v := range y {
 		f, ok := toFloat32(v)
 		if !ok {
-			l.err = fmt.Errorf("nn.Targets: sample %d: %v is too large for float32, which models compute in", i, float64(v))
+			l.err = fmt.Errorf("data.Targets: sample %d: %v is too large for float32, which models compute in", i, float64(v))
 			return l
 		}
 		values[i] = f
@@ -261,7 +263,7 @@ func Targets[T ~float32 | ~float64](y []T) Labels {
 // already one-hot. The values are copied as float32; a ragged row is an
 // error naming it.
 func TargetRows[T ~float32 | ~float64](rows [][]T) Labels {
-	values, width, err := rowsOf("nn.TargetRows", rows)
+	values, width, err := rowsOf("data.TargetRows", rows)
 	if err != nil {
 		return Labels{made: true, err: err}
 	}
@@ -271,7 +273,7 @@ func TargetRows[T ~float32 | ~float64](rows [][]T) Labels {
 // SliceData makes a Dataset of Samples and Labels, one label per sample,
 // like the arrays given to Keras' fit(x, y):
 //
-//	data, err := nn.SliceData(nn.Rows(x), nn.Classes(y, 10))
+//	ds, err := data.SliceData(data.Rows(x), data.Classes(y, 10))
 //
 // It returns the first mistake the constructors found, or a count of
 // labels that differs from the count of samples.
@@ -282,11 +284,11 @@ func SliceData(x Samples, y Labels) (Dataset, error) {
 	}
 	switch {
 	case !y.made:
-		return nil, errors.New("nn.SliceData: no labels: make them with Classes, OneHot, Targets or TargetRows")
+		return nil, errors.New("data.SliceData: no labels: make them with Classes, OneHot, Targets or TargetRows")
 	case y.err != nil:
 		return nil, y.err
 	case y.n != x.n:
-		return nil, fmt.Errorf("nn.SliceData: %d samples but %d labels: give one label per sample", x.n, y.n)
+		return nil, fmt.Errorf("data.SliceData: %d samples but %d labels: give one label per sample", x.n, y.n)
 	}
 	return &sliceData{sliceInputs: in, y: y}, nil
 }
@@ -309,7 +311,7 @@ func sliceInputsOf(x Samples) (*sliceInputs, error) {
 	case x.err != nil:
 		return nil, x.err
 	}
-	return &sliceInputs{x: x, size: prod(x.shape)}, nil
+	return &sliceInputs{x: x, size: shapes.Size(x.shape)}, nil
 }
 
 // sliceInputs is Inputs of Samples.
@@ -361,7 +363,7 @@ type sliceData struct {
 func (s *sliceData) LabelShape() []int { return append([]int(nil), s.y.shape...) }
 
 func (s *sliceData) GatherLabels(indices []int, dst []float32) error {
-	size := prod(s.y.shape)
+	size := shapes.Size(s.y.shape)
 	if err := checkGather(indices, dst, s.y.n, size); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/internal/mpitest"
 	"github.com/gokeras/gokeras/layers"
@@ -178,7 +179,7 @@ func TestMultiWorkerWorker(t *testing.T) {
 
 // mlpData is n samples of 20 features with one-hot labels of 10 classes,
 // the same on every rank.
-func mlpData(t *testing.T, n int) nn.Dataset {
+func mlpData(t *testing.T, n int) data.Dataset {
 	rng := rand.New(rand.NewPCG(7, 11))
 	x := make([]float32, n*20)
 	for i := range x {
@@ -188,11 +189,11 @@ func mlpData(t *testing.T, n int) nn.Dataset {
 	for i := range n {
 		y[i*10+rng.IntN(10)] = 1
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 20), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(y)))
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 20), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }
 
 // mlpDevice is where mlp compiles: /GPU:0 in the GPU workers (gpu_test.go).
@@ -272,7 +273,7 @@ func (r *recorder) OnEpochEnd(epoch int, _ nn.Logs) error {
 }
 
 func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
-	data := mlpData(t, 1600)
+	ds := mlpData(t, 1600)
 	evalData := mlpData(t, 100) // batches of 33: 33, 33, 33, 1
 	rules := []struct {
 		name string
@@ -300,8 +301,8 @@ func workerFit(t *testing.T, s *distribute.MultiWorkerStrategy) {
 				recs[i] = &recorder{t: t, s: strategy}
 				// Prefetched: each replica's shards are gathered ahead,
 				// once each, when the batch splits evenly.
-				counted := &counting{Dataset: data}
-				if _, err := m.Fit(context.Background(), nn.Prefetch(counted), nn.BatchSize(batch), nn.Epochs(2), nn.StepsPerEpoch(25),
+				counted := &counting{Dataset: ds}
+				if _, err := m.Fit(context.Background(), data.Prefetch(counted), nn.BatchSize(batch), nn.Epochs(2), nn.StepsPerEpoch(25),
 					nn.Seed(3), nn.Verbose(0), nn.Callbacks(recs[i])); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -366,7 +367,7 @@ func (d *dier) OnTrainBatchEnd(batch int, _ nn.Logs) error {
 
 // counting counts the batches gathered from the data.
 type counting struct {
-	nn.Dataset
+	data.Dataset
 	gathers atomic.Int32
 }
 
@@ -549,10 +550,10 @@ func workerResume(t *testing.T, s *distribute.MultiWorkerStrategy, dir string) {
 		}
 		return opt
 	}
-	data := mlpData(t, 1600)
+	ds := mlpData(t, 1600)
 	fit := func(m *nn.Sequential, ctx context.Context, more ...nn.Option) error {
 		opts := append([]nn.Option{nn.BatchSize(64), nn.Epochs(3), nn.StepsPerEpoch(10), nn.Seed(3), nn.Verbose(0)}, more...)
-		_, err := m.Fit(ctx, data, opts...)
+		_, err := m.Fit(ctx, ds, opts...)
 		return err
 	}
 	full := mlp(t, adam(), s)
@@ -644,7 +645,7 @@ func workerBatchNorm(t *testing.T, s *distribute.MultiWorkerStrategy) {
 		}
 		y[i*3+i%3] = 1
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 3), tensor.WithBacking(y)))
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 3), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +659,7 @@ func workerBatchNorm(t *testing.T, s *distribute.MultiWorkerStrategy) {
 		t.Fatal(err)
 	}
 	rec := &recorder{t: t, s: s} // weights bit-identical after every epoch
-	if _, err := m.Fit(context.Background(), data, nn.BatchSize(batch), nn.Epochs(epochs), nn.Shuffle(false), nn.Seed(1), nn.Verbose(0), nn.Callbacks(rec)); err != nil {
+	if _, err := m.Fit(context.Background(), ds, nn.BatchSize(batch), nn.Epochs(epochs), nn.Shuffle(false), nn.Seed(1), nn.Verbose(0), nn.Callbacks(rec)); err != nil {
 		t.Fatal(err)
 	}
 	if rec.epochs != epochs {
@@ -735,7 +736,7 @@ func TestMultiWorkerEvaluateCancelled(t *testing.T) {
 // cancelAt cancels its context when the data is gathered for the at-th
 // time (1-based), nil cancel: never.
 type cancelAt struct {
-	nn.Dataset
+	data.Dataset
 	at, calls int
 	cancel    func()
 }
@@ -756,11 +757,11 @@ func workerEvalCancel(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	m := mlp(t, opt, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	data := &cancelAt{Dataset: mlpData(t, 640), at: 3} // 10 batches of 64
+	ds := &cancelAt{Dataset: mlpData(t, 640), at: 3} // 10 batches of 64
 	if s.Rank() == 1 {
-		data.cancel = cancel
+		ds.cancel = cancel
 	}
-	_, err = m.Evaluate(ctx, data, nn.BatchSize(64), nn.Verbose(0))
+	_, err = m.Evaluate(ctx, ds, nn.BatchSize(64), nn.Verbose(0))
 	// Rank 1 cancels while gathering batch 3; its wish travels with batch
 	// 4's results, so both stop before batch 5, at sample 256.
 	const at = "evaluate: stopped at sample 256 of 640: "
@@ -772,8 +773,8 @@ func workerEvalCancel(t *testing.T, s *distribute.MultiWorkerStrategy) {
 	case s.Rank() == 1 && strings.Contains(err.Error(), "another replica"):
 		t.Errorf("rank 1: want its own context's error, got %v", err)
 	}
-	if data.calls != 4 {
-		t.Errorf("rank %d: gathered %d batches, want 4", s.Rank(), data.calls)
+	if ds.calls != 4 {
+		t.Errorf("rank %d: gathered %d batches, want 4", s.Rank(), ds.calls)
 	}
 	fmt.Printf("rank %d: evaluate: %v\n", s.Rank(), err)
 	res, err := m.Evaluate(context.Background(), mlpData(t, 640), nn.BatchSize(64), nn.Verbose(0))

@@ -126,12 +126,12 @@ func BenchmarkPredict(b *testing.B) {
 			m := flagship(b, false)
 			defer m.Close()
 			data := &cifar10.Synthetic(4096, 0, 2).Train
-			if _, err := m.Predict(context.Background(), data, BatchSize(batch), Verbose(0)); err != nil {
+			if _, err := m.PredictTensor(context.Background(), data, BatchSize(batch), Verbose(0)); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := m.Predict(context.Background(), data, BatchSize(batch), Verbose(0)); err != nil {
+				if _, err := m.PredictTensor(context.Background(), data, BatchSize(batch), Verbose(0)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -123,7 +124,7 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 				if strings.HasPrefix(name, "strides") {
 					h = 9
 				}
-				data := imageData(t, 100, h, 8, 3, 5, true)
+				ds := imageData(t, 100, h, 8, 3, 5, true)
 				var ms [2]*Sequential
 				for i, reference := range []bool{true, false} {
 					opt, err := newOpt()
@@ -136,7 +137,7 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 						t.Fatal(err)
 					}
 					m.compiled.reference = reference
-					if err := m.checkData("test", data); err != nil {
+					if err := m.checkData("test", ds); err != nil {
 						t.Fatal(err)
 					}
 					defer m.Close()
@@ -146,18 +147,18 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 					t.Fatal(err)
 				}
 				requirePlanMachines(t, ms[1])
-				order := rand.New(rand.NewPCG(1, 2)).Perm(data.Len())
+				order := rand.New(rand.NewPCG(1, 2)).Perm(ds.Len())
 				var first, last float64
 				for step := 0; step < 12; step++ {
 					lo := (step * 32) % 96
-					idx := order[lo:min(lo+32, data.Len())]
+					idx := order[lo:min(lo+32, ds.Len())]
 					var loss [2]float64
 					for i, m := range ms {
 						p, err := m.program(len(idx), 10, modeTrain)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if loss[i], err = m.trainStep(p, data, idx); err != nil {
+						if loss[i], err = m.trainStep(p, ds, idx); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -185,7 +186,7 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 				}
 				var ev [2]map[string]float64
 				for i, m := range ms {
-					r, err := m.Evaluate(context.Background(), data, Verbose(0))
+					r, err := m.Evaluate(context.Background(), ds, Verbose(0))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -202,7 +203,7 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 // TestDropoutOnlyInTraining checks that Evaluate and Predict see no
 // dropout, and that a training step does.
 func TestDropoutOnlyInTraining(t *testing.T) {
-	data := imageData(t, 64, 4, 4, 2, 3, true)
+	ds := imageData(t, 64, 4, 4, 2, 3, true)
 	run := func(rate float64) (eval float64, pred []float32, train float64) {
 		m := NewSequential(layers.Input(4, 4, 2), layers.Flatten(), layers.Dense(16, layers.ReLU),
 			layers.Dropout(rate, layers.Seed(5)), layers.Dense(10, layers.Softmax))
@@ -215,15 +216,15 @@ func TestDropoutOnlyInTraining(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer m.Close()
-		r, err := m.Evaluate(context.Background(), data, Verbose(0))
+		r, err := m.Evaluate(context.Background(), ds, Verbose(0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := m.Predict(context.Background(), data, Verbose(0))
+		p, err := m.PredictTensor(context.Background(), ds, Verbose(0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := m.Fit(context.Background(), data, Epochs(1), BatchSize(64), Verbose(0), Shuffle(false))
+		h, err := m.Fit(context.Background(), ds, Epochs(1), BatchSize(64), Verbose(0), Shuffle(false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestDropoutOnlyInTraining(t *testing.T) {
 // BenchmarkCIFAR10CNNStep times training steps of Keras' cifar10_cnn at
 // batch 32 with SGD on the CPU.
 func BenchmarkCIFAR10CNNStep(b *testing.B) {
-	data := imageData(b, 32*8, 32, 32, 3, 1, true)
+	ds := imageData(b, 32*8, 32, 32, 3, 1, true)
 	m := cifar10CNN(1)
 	m.SetSeed(1)
 	opt, err := optim.NewSGD(optim.SGDConfig{})
@@ -258,7 +259,7 @@ func BenchmarkCIFAR10CNNStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	if err := m.checkData("bench", data); err != nil {
+	if err := m.checkData("bench", ds); err != nil {
 		b.Fatal(err)
 	}
 	p, err := m.program(32, 10, modeTrain)
@@ -269,9 +270,9 @@ func BenchmarkCIFAR10CNNStep(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j := range idx {
-			idx[j] = (i*32 + j) % data.Len()
+			idx[j] = (i*32 + j) % ds.Len()
 		}
-		if _, err := m.trainStep(p, data, idx); err != nil {
+		if _, err := m.trainStep(p, ds, idx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -284,9 +285,9 @@ func BenchmarkCIFAR10CNNStep(b *testing.B) {
 func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 	type model struct {
 		build func() *Sequential
-		data  func(t testing.TB) Dataset
+		data  func(t testing.TB) data.Dataset
 	}
-	images := func(t testing.TB) Dataset { return imageData(t, 100, 8, 8, 3, 5, true) }
+	images := func(t testing.TB) data.Dataset { return imageData(t, 100, 8, 8, 3, 5, true) }
 	cases := map[string]model{
 		"conv, batch norm, relu": {func() *Sequential {
 			return NewSequential(layers.Input(8, 8, 3),
@@ -312,7 +313,7 @@ func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 				layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
 				layers.GlobalAveragePooling1D(),
 				layers.Dense(10, layers.Softmax))
-		}, func(t testing.TB) Dataset {
+		}, func(t testing.TB) data.Dataset {
 			rng := rand.New(rand.NewPCG(4, 4))
 			x, y := make([]float32, 100*6), make([]float32, 100*10)
 			for i := 0; i < 100; i++ {
@@ -322,7 +323,7 @@ func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 				}
 				y[i*10+c] = 1
 			}
-			d, err := TensorData(tensor.New(tensor.WithShape(100, 6), tensor.WithBacking(x)), tensor.New(tensor.WithShape(100, 10), tensor.WithBacking(y)))
+			d, err := data.TensorData(tensor.New(tensor.WithShape(100, 6), tensor.WithBacking(x)), tensor.New(tensor.WithShape(100, 10), tensor.WithBacking(y)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +332,7 @@ func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			data := tc.data(t)
+			ds := tc.data(t)
 			build := func() *Sequential {
 				m := tc.build()
 				m.SetSeed(9)
@@ -340,11 +341,11 @@ func TestNormalizationAndEmbeddingMatchTapeMachine(t *testing.T) {
 			newOpt := func() (optim.Optimizer, error) {
 				return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.5})
 			}
-			ms, loss := fitTwins(t, build, newOpt, losses.CategoricalCrossentropy{}, data, Epochs(3), BatchSize(32), Seed(1))
+			ms, loss := fitTwins(t, build, newOpt, losses.CategoricalCrossentropy{}, ds, Epochs(3), BatchSize(32), Seed(1))
 			requireSameTraining(t, ms, loss)
 			var ev [2]float64
 			for i, m := range ms {
-				r, err := m.Evaluate(context.Background(), data, Verbose(0))
+				r, err := m.Evaluate(context.Background(), ds, Verbose(0))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -383,7 +384,7 @@ func TestBatchNormalizationMovingVarianceByRank(t *testing.T) {
 			}
 			xs := tensor.New(tensor.WithShape(append([]int{batch}, tc.shape...)...), tensor.WithBacking(slices.Clone(values)))
 			ys := tensor.New(tensor.WithShape(batch, tc.rows/batch), tensor.WithBacking(make([]float32, len(values))))
-			data, err := TensorData(xs, ys)
+			ds, err := data.TensorData(xs, ys)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -397,7 +398,7 @@ func TestBatchNormalizationMovingVarianceByRank(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			if _, err := m.Fit(context.Background(), data, Epochs(1), BatchSize(batch), Shuffle(false), Verbose(0)); err != nil {
+			if _, err := m.Fit(context.Background(), ds, Epochs(1), BatchSize(batch), Shuffle(false), Verbose(0)); err != nil {
 				t.Fatal(err)
 			}
 			v := biased
@@ -423,7 +424,7 @@ func TestBatchNormalizationMovingStatistics(t *testing.T) {
 		x[2*i], x[2*i+1] = float32(i), float32(3*(i%4))
 	}
 	y := make([]float32, n*2)
-	data, err := TensorData(tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(y)))
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestBatchNormalizationMovingStatistics(t *testing.T) {
 	}
 	defer m.Close()
 	const steps = 3
-	if _, err := m.Fit(context.Background(), data, Epochs(steps), BatchSize(n), Shuffle(false), Verbose(0)); err != nil {
+	if _, err := m.Fit(context.Background(), ds, Epochs(steps), BatchSize(n), Shuffle(false), Verbose(0)); err != nil {
 		t.Fatal(err)
 	}
 	// Each step sees the whole data: means 31.5 and 4.5; variances
@@ -456,7 +457,7 @@ func TestBatchNormalizationMovingStatistics(t *testing.T) {
 			t.Errorf("channel %d: moving mean %v, variance %v; want %v, %v", c, mm[c], mv[c], wantMean, wantVar)
 		}
 	}
-	pred, err := m.Predict(context.Background(), data, Verbose(0))
+	pred, err := m.PredictTensor(context.Background(), ds, Verbose(0))
 	if err != nil {
 		t.Fatal(err)
 	}

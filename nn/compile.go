@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gokeras/gokeras/ops"
 	"io"
+
+	"github.com/gokeras/gokeras/ops"
 
 	"github.com/gokeras/gokeras/internal/shapes"
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/internal/collective"
@@ -271,7 +272,7 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 // replica was given the same, then that every batch has a sample for each
 // replica, and takes rank 0's seed where none was given and rank 0's
 // weights.
-func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dataset, data Dataset) error {
+func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation data.Dataset, ds data.Dataset) error {
 	s := m.compiled.strategy
 	size := s.Size()
 	seed := "not given (rank 0's random seed)"
@@ -285,7 +286,7 @@ func (m *Sequential) distributedFit(cfg *runConfig, n, steps int, validation Dat
 	desc := []string{
 		"replicas: " + fmt.Sprint(size),
 		"model and compile settings: " + m.describe(),
-		fmt.Sprintf("training samples: %d of shape %v, labels of shape %v", n, data.SampleShape(), data.LabelShape()),
+		fmt.Sprintf("training samples: %d of shape %v, labels of shape %v", n, ds.SampleShape(), ds.LabelShape()),
 		fmt.Sprintf("validation samples: %d", valSamples),
 		fmt.Sprintf("batch size: %d", cfg.batchSize),
 		fmt.Sprintf("epochs: %d from epoch %d, step %d", cfg.epochs, cfg.initialEpoch, cfg.initialStep),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -43,7 +44,7 @@ func TestStrategyOfOneReplica(t *testing.T) {
 		}
 		y[i*3+i%3] = 1
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 8), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 3), tensor.WithBacking(y)))
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 8), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 3), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestStrategyOfOneReplica(t *testing.T) {
 		if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, opts...); err != nil {
 			t.Fatal(err)
 		}
-		h, err := m.Fit(context.Background(), data, nn.Epochs(3), nn.BatchSize(32), nn.Seed(4), nn.Verbose(0))
+		h, err := m.Fit(context.Background(), ds, nn.Epochs(3), nn.BatchSize(32), nn.Seed(4), nn.Verbose(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func TestStrategyOfOneReplica(t *testing.T) {
 	if err := m.Compile(sgd, losses.CategoricalCrossentropy{}, []metrics.Metric{&hostMetric{}}, nn.OnDevice("/CPU:0"), nn.WithStrategy(s)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Fit(context.Background(), data, nn.Verbose(0)); err == nil || !strings.Contains(err.Error(), "sums only the metrics the device computes") {
+	if _, err := m.Fit(context.Background(), ds, nn.Verbose(0)); err == nil || !strings.Contains(err.Error(), "sums only the metrics the device computes") {
 		t.Errorf("a host metric with a strategy: %v", err)
 	}
 }

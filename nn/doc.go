@@ -12,7 +12,7 @@
 //		layers.Dense(10, layers.Sigmoid),
 //	)
 //	err := model.Compile(sgd, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}})
-//	history, err := model.Fit(ctx, data, nn.Epochs(10))
+//	history, err := model.Fit(ctx, ds, nn.Epochs(10))
 //
 // # Graphs and devices
 //
@@ -56,15 +56,9 @@
 //
 // # Data
 //
-// Fit and Evaluate take a Dataset, Predict takes Inputs: small interfaces
-// that gather a batch into float32 buffers, so data can stay compact (the
-// CIFAR-10 loader keeps uint8 pixels) until a batch is needed. SliceData
-// makes one from plain Go values (Rows, Flat or Pixels for the samples;
-// Classes, OneHot, Targets or TargetRows for the labels), TensorData from
-// float32 tensors, FuncData from a function that fills one sample at a
-// time; Prefetch gathers the next batch while the step runs.
-// PredictValues returns Predict's outputs as Predictions (Row, Argmax)
-// without gorgonia.
+// Fit and Evaluate take a data.Dataset, Predict takes data.Inputs and
+// returns data.Predictions (PredictTensor returns a gorgonia tensor): see
+// package data for slices, tensors, functions and prefetching.
 //
 // Fit's ClassWeight and SampleWeight weigh each sample's loss as Keras'
 // class_weight and sample_weight do.
@@ -89,7 +83,7 @@
 //   - Fit, Evaluate and Predict on a model that is already running one of
 //     them return an error matching ErrBusy ("model is already fitting").
 //
-// Code the caller supplies — a Dataset's methods, a callback, a layer — is
+// Code the caller supplies — a data.Dataset's methods, a callback, a layer — is
 // called as is: if it panics, the panic goes through.
 //
 // Weights and checkpoints hold finite numbers only: LoadWeights,

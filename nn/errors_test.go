@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -13,7 +14,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-func dataOf(t *testing.T, n int, sample []int, labelCols int) nn.Dataset {
+func dataOf(t *testing.T, n int, sample []int, labelCols int) data.Dataset {
 	t.Helper()
 	size := 1
 	for _, d := range sample {
@@ -21,7 +22,7 @@ func dataOf(t *testing.T, n int, sample []int, labelCols int) nn.Dataset {
 	}
 	x := tensor.New(tensor.WithShape(append([]int{n}, sample...)...), tensor.WithBacking(make([]float32, n*size)))
 	y := tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(make([]float32, n*labelCols)))
-	d, err := nn.TensorData(x, y)
+	d, err := data.TensorData(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestFitRejectsBadInputWithClearErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		model *nn.Sequential
-		data  nn.Dataset
+		data  data.Dataset
 		opts  []nn.Option
 		want  []string
 	}{

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/internal/progbar"
+	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
 )
@@ -21,7 +23,7 @@ import (
 // results, and every replica stops after that batch, at the same sample:
 // that replica's error wraps ctx.Err(), the others' say that another
 // replica was interrupted (and match context.Canceled).
-func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option) (map[string]float64, error) {
+func (m *Sequential) Evaluate(ctx context.Context, ds data.Dataset, opts ...Option) (Logs, error) {
 	if m == nil {
 		return nil, fmt.Errorf("evaluate: %w", ErrNilModel)
 	}
@@ -39,16 +41,16 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 	if m.compiled == nil {
 		return nil, fmt.Errorf("evaluate: %w", m.notCompiled())
 	}
-	if err := m.checkData("evaluate", data); err != nil {
+	if err := m.checkData("evaluate", ds); err != nil {
 		return nil, err
 	}
-	steps := stepsFor(data.Len(), min(cfg.batchSize, data.Len()))
+	steps := stepsFor(ds.Len(), min(cfg.batchSize, ds.Len()))
 	if s := m.compiled.strategy; s != nil {
 		desc := []string{
 			"replicas: " + fmt.Sprint(s.Size()),
 			"model and compile settings: " + m.describe(),
-			fmt.Sprintf("evaluation samples: %d of shape %v, labels of shape %v", data.Len(), data.SampleShape(), data.LabelShape()),
-			fmt.Sprintf("batch size: %d", min(cfg.batchSize, data.Len())),
+			fmt.Sprintf("evaluation samples: %d of shape %v, labels of shape %v", ds.Len(), ds.SampleShape(), ds.LabelShape()),
+			fmt.Sprintf("batch size: %d", min(cfg.batchSize, ds.Len())),
 		}
 		if err := agree(s, desc); err != nil {
 			return nil, fmt.Errorf("evaluate: %w", err)
@@ -59,7 +61,7 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 		m.compiled.stopWanted, m.compiled.stopAgreed = false, false
 	}
 	bar := progbar.New(cfg.out, cfg.verbose, steps, cfg.now)
-	logs, err := m.evaluate(ctx, data, cfg.batchSize, bar, true)
+	logs, err := m.evaluate(ctx, ds, cfg.batchSize, bar, true)
 	if err != nil {
 		return nil, err
 	}
@@ -78,15 +80,15 @@ func (m *Sequential) Evaluate(ctx context.Context, data Dataset, opts ...Option)
 // stoppable (Evaluate), it stops when ctx is cancelled, with a strategy on
 // every replica alike (compiled.stopNow); Fit's validation is not, and
 // leaves Fit's wish to stop for Fit.
-func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, bar *progbar.Progbar, stoppable bool) ([]logEntry, error) {
+func (m *Sequential) evaluate(ctx context.Context, ds data.Dataset, batchSize int, bar *progbar.Progbar, stoppable bool) ([]logEntry, error) {
 	c := m.compiled
 	for _, mt := range c.metrics {
 		mt.Reset()
 	}
 	var lossMean metrics.Mean
-	n := data.Len()
+	n := ds.Len()
 	batchSize = min(batchSize, n)
-	labelCols := labelColumns(data.LabelShape())
+	labelCols := shapes.Size(ds.LabelShape())
 	idx := make([]int, 0, batchSize)
 	logs := make([]logEntry, 1+len(c.metrics))
 	for lo, step := 0, 1; lo < n; lo, step = lo+len(idx), step+1 {
@@ -96,7 +98,7 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 			}
 		}
 		idx = batchIndices(idx, lo, min(batchSize, n-lo))
-		loss, err := m.evalShard(data, idx, labelCols)
+		loss, err := m.evalShard(ds, idx, labelCols)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
@@ -114,14 +116,14 @@ func (m *Sequential) evaluate(ctx context.Context, data Dataset, batchSize int, 
 
 // evalShard evaluates the batch idx, or with a strategy this replica's
 // shard of it, summed over the replicas.
-func (m *Sequential) evalShard(data Dataset, idx []int, labelCols int) (float64, error) {
+func (m *Sequential) evalShard(ds data.Dataset, idx []int, labelCols int) (float64, error) {
 	s := m.compiled.strategy
 	if s == nil {
-		return m.evalStep(data, idx, labelCols, len(idx))
+		return m.evalStep(ds, idx, labelCols, len(idx))
 	}
 	mine := shard(idx, s.Rank(), s.Size())
 	if len(mine) > 0 {
-		return m.evalStep(data, mine, labelCols, len(idx))
+		return m.evalStep(ds, mine, labelCols, len(idx))
 	}
 	// A batch smaller than the replicas leaves this one nothing: it adds
 	// zeros to the sums, with the state lengths of a program it never runs.
@@ -136,11 +138,26 @@ func (m *Sequential) evalShard(data Dataset, idx []int, labelCols int) (float64,
 	return loss, err
 }
 
-// Predict returns the model's outputs for inputs, shape (N, outputs...),
-// computed in batches (BatchSize, default 32) of any size: the last batch
-// may be smaller. The model must be compiled, which fixes its device. A
-// nil ctx is taken as context.Background().
-func (m *Sequential) Predict(ctx context.Context, inputs Inputs, opts ...Option) (*tensor.Dense, error) {
+// Predict returns the model's outputs for inputs as plain Go values, one
+// row per sample (see data.Predictions: Row, Rows, Argmax), computed in
+// batches (BatchSize, default 32) of any size: the last batch may be
+// smaller. The model must be compiled, which fixes its device. A nil ctx
+// is taken as context.Background().
+//
+//	pred, err := model.Predict(ctx, inputs)
+//	classes := pred.Argmax()
+func (m *Sequential) Predict(ctx context.Context, inputs data.Inputs, opts ...Option) (*data.Predictions, error) {
+	out, err := m.PredictTensor(ctx, inputs, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return data.TensorPredictions(out)
+}
+
+// PredictTensor is Predict returning a gorgonia tensor of shape
+// (N, outputs...), as Keras' predict returns an array. It takes Predict's
+// options and returns its errors.
+func (m *Sequential) PredictTensor(ctx context.Context, inputs data.Inputs, opts ...Option) (*tensor.Dense, error) {
 	if m == nil {
 		return nil, fmt.Errorf("predict: %w", ErrNilModel)
 	}
@@ -162,7 +179,7 @@ func (m *Sequential) Predict(ctx context.Context, inputs Inputs, opts ...Option)
 		return nil, err
 	}
 	n := inputs.Len()
-	outCols := labelColumns(m.outShape)
+	outCols := shapes.Size(m.outShape)
 	result := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(append([]int{n}, m.outShape...)...))
 	dst := result.Data().([]float32)
 	batchSize := min(cfg.batchSize, n)

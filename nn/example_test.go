@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -17,7 +18,7 @@ import (
 func ExampleSequential() {
 	x := tensor.New(tensor.WithShape(4, 2), tensor.WithBacking([]float32{0, 0, 0, 1, 1, 0, 1, 1}))
 	y := tensor.New(tensor.WithShape(4, 1), tensor.WithBacking([]float32{0, 1, 1, 0}))
-	data, err := nn.TensorData(x, y)
+	ds, err := data.TensorData(x, y)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,11 +34,11 @@ func ExampleSequential() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := model.Fit(context.Background(), data, nn.Epochs(300), nn.BatchSize(4), nn.Verbose(0), nn.Seed(1)); err != nil {
+	if _, err := model.Fit(context.Background(), ds, nn.Epochs(300), nn.BatchSize(4), nn.Verbose(0), nn.Seed(1)); err != nil {
 		fmt.Println(err)
 		return
 	}
-	res, err := model.Evaluate(context.Background(), data, nn.Verbose(0))
+	res, err := model.Evaluate(context.Background(), ds, nn.Verbose(0))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -80,16 +81,16 @@ func ExampleSequential_Summary() {
 // checked as they are taken in.
 func ExampleSliceData() {
 	x := [][]float64{{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}}
-	data, err := nn.SliceData(nn.Rows(x), nn.OneHot([]int{2, 0, 1}, 3))
+	ds, err := data.SliceData(data.Rows(x), data.OneHot([]int{2, 0, 1}, 3))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(data.Len(), data.SampleShape(), data.LabelShape())
+	fmt.Println(ds.Len(), ds.SampleShape(), ds.LabelShape())
 
 	// Bytes stay bytes until a batch is gathered, then become x/255.
 	pixels := []uint8{0, 51, 255, 102, 204, 0}
-	images, err := nn.SliceInputs(nn.Pixels(pixels, 255, 3))
+	images, err := data.SliceInputs(data.Pixels(pixels, 255, 3))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -101,21 +102,21 @@ func ExampleSliceData() {
 	}
 	fmt.Println(batch)
 
-	_, err = nn.SliceData(nn.Rows([][]float32{{1, 2}, {3}}), nn.Classes([]int{0, 1}, 2))
+	_, err = data.SliceData(data.Rows([][]float32{{1, 2}, {3}}), data.Classes([]int{0, 1}, 2))
 	fmt.Println(err)
-	_, err = nn.SliceData(nn.Rows(x), nn.Classes([]int{0, 1, 3}, 3))
+	_, err = data.SliceData(data.Rows(x), data.Classes([]int{0, 1, 3}, 3))
 	fmt.Println(err)
 	// Output:
 	// 3 [2] [3]
 	// [0.4 0.8 0]
-	// nn.Rows: row 1 has length 1 but row 0 has length 2: every row must have the same length
-	// nn.Classes: sample 2 has class 3, outside the 3 classes 0 to 2
+	// data.Rows: row 1 has length 1 but row 0 has length 2: every row must have the same length
+	// data.Classes: sample 2 has class 3, outside the 3 classes 0 to 2
 }
 
 // FuncData makes each sample when a batch needs it: here sample i is the
 // pair (i, i²) and its label is whether i is odd.
 func ExampleFuncData() {
-	data, err := nn.FuncData(1000, []int{2}, nil, func(i int, x, y []float32) error {
+	ds, err := data.FuncData(1000, []int{2}, nil, func(i int, x, y []float32) error {
 		x[0], x[1] = float32(i), float32(i*i)
 		y[0] = float32(i % 2)
 		return nil
@@ -125,11 +126,11 @@ func ExampleFuncData() {
 		return
 	}
 	x, y := make([]float32, 4), make([]float32, 2)
-	if err := data.GatherInputs([]int{3, 10}, x); err != nil {
+	if err := ds.GatherInputs([]int{3, 10}, x); err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := data.GatherLabels([]int{3, 10}, y); err != nil {
+	if err := ds.GatherLabels([]int{3, 10}, y); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/metrics"
@@ -30,7 +31,7 @@ type runConfig struct {
 	initialStep                                    int
 	shuffle, throughput                            bool
 	callbacks                                      []Callback
-	validation                                     Dataset
+	validation                                     data.Dataset
 	validationSplit                                float64
 	verbose                                        int
 	seed                                           uint64
@@ -216,12 +217,12 @@ func Shuffle(on bool) Option { return func(c *runConfig) error { c.shuffle = on;
 
 // ValidationData evaluates the model on data after each epoch, reported
 // as val_loss and val_ metrics.
-func ValidationData(data Dataset) Option {
+func ValidationData(ds data.Dataset) Option {
 	return func(c *runConfig) error {
-		if data == nil || data.Len() == 0 {
+		if ds == nil || ds.Len() == 0 {
 			return errors.New("validation data is empty")
 		}
-		c.validation = data
+		c.validation = ds
 		return nil
 	}
 }
@@ -251,7 +252,9 @@ func Verbose(level int) Option {
 	}
 }
 
-// Seed fixes the shuffling: the same seed gives the same batches.
+// Seed fixes this Fit's shuffling: the same seed gives the same batches.
+// Without it, Fit draws its seed from the model's (Sequential.SetSeed), or,
+// on a model without one, from the clock.
 func Seed(seed uint64) Option {
 	return func(c *runConfig) error { c.seed, c.seeded = seed, true; return nil }
 }
@@ -277,8 +280,39 @@ type History struct {
 	Values map[string][]float64
 }
 
-// Get returns the per-epoch values of a figure, e.g. Get("val_accuracy").
-func (h *History) Get(key string) []float64 { return h.Values[key] }
+// Get returns the per-epoch values of a figure, e.g. Get("val_accuracy"):
+// Keras' history.history["val_accuracy"]. A nil History has none.
+func (h *History) Get(key string) []float64 {
+	if h == nil {
+		return nil
+	}
+	return h.Values[key]
+}
+
+// Epoch returns the figures of the i-th epoch recorded (0 is the first
+// this History holds, -1 the last) as Logs, the type callbacks and
+// Evaluate use, or nil when there is no such epoch. A figure with fewer
+// values than epochs (one a callback began to add late, as in Keras'
+// history) is taken to hold the last epochs' values.
+func (h *History) Epoch(i int) Logs {
+	if h == nil {
+		return nil
+	}
+	if i < 0 {
+		i += len(h.Epochs)
+	}
+	if i < 0 || i >= len(h.Epochs) {
+		return nil
+	}
+	logs := Logs{}
+	for _, k := range h.Keys {
+		v := h.Values[k]
+		if j := i - (len(h.Epochs) - len(v)); j >= 0 && j < len(v) {
+			logs[k] = v[j]
+		}
+	}
+	return logs
+}
 
 func (h *History) add(epoch int, logs []logEntry) {
 	if h.Values == nil {
@@ -295,14 +329,14 @@ func (h *History) add(epoch int, logs []logEntry) {
 
 // checkData validates a dataset against the model, building the model from
 // the data's sample shape if it is not built yet.
-func (m *Sequential) checkData(what string, data Inputs) error {
-	if data == nil || data.Len() == 0 {
+func (m *Sequential) checkData(what string, in data.Inputs) error {
+	if in == nil || in.Len() == 0 {
 		return fmt.Errorf("%s: no samples given", what)
 	}
-	if n := data.Len(); n < 0 {
-		return fmt.Errorf("%s: the data's Len() is %d: a Dataset or Inputs must count its samples from 0", what, n)
+	if n := in.Len(); n < 0 {
+		return fmt.Errorf("%s: the data's Len() is %d: a data.Dataset or data.Inputs must count its samples from 0", what, n)
 	}
-	sample := data.SampleShape()
+	sample := in.SampleShape()
 	if !m.built {
 		if m.inputShape != nil && !shapes.Equal(m.inputShape, sample) {
 			return fmt.Errorf("%s: the model takes samples of shape %s but the data has samples of shape %s",
@@ -316,7 +350,7 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 		return fmt.Errorf("%s: the model takes samples of shape %s but the data has samples of shape %s",
 			what, shapes.String(m.inputShape), shapes.String(sample))
 	}
-	if ds, ok := data.(Dataset); ok && m.compiled != nil {
+	if ds, ok := in.(data.Dataset); ok && m.compiled != nil {
 		if err := m.compiled.loss.CheckLabels(ds.LabelShape(), m.outShape); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -345,7 +379,7 @@ func (m *Sequential) checkData(what string, data Inputs) error {
 //
 // While Fit runs, another Fit, Evaluate or Predict of the same model
 // returns an error that matches ErrBusy.
-func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*History, error) {
+func (m *Sequential) Fit(ctx context.Context, ds data.Dataset, opts ...Option) (*History, error) {
 	if m == nil {
 		return nil, fmt.Errorf("fit: %w", ErrNilModel)
 	}
@@ -363,15 +397,15 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	if m.compiled == nil {
 		return nil, fmt.Errorf("fit: %w", m.notCompiled())
 	}
-	if err := m.checkData("fit", data); err != nil {
+	if err := m.checkData("fit", ds); err != nil {
 		return nil, err
 	}
-	if cfg.sampleWeight != nil && len(cfg.sampleWeight) != data.Len() {
-		return nil, fmt.Errorf("fit: SampleWeight has %d weights for %d samples: give one per sample", len(cfg.sampleWeight), data.Len())
+	if cfg.sampleWeight != nil && len(cfg.sampleWeight) != ds.Len() {
+		return nil, fmt.Errorf("fit: SampleWeight has %d weights for %d samples: give one per sample", len(cfg.sampleWeight), ds.Len())
 	}
 	validation := cfg.validation
 	if cfg.validationSplit > 0 {
-		if data, validation, err = splitForValidation(data, cfg.validationSplit); err != nil {
+		if ds, validation, err = splitForValidation(ds, cfg.validationSplit); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	}
@@ -380,7 +414,7 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 			return nil, err
 		}
 	}
-	n := data.Len()
+	n := ds.Len()
 	// A batch larger than the data is all of it, as in Keras; the
 	// validation clamps to its own size.
 	cfg.batchSize = min(cfg.batchSize, n)
@@ -398,12 +432,15 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 	if cfg.initialStep >= steps {
 		return nil, fmt.Errorf("fit: initial step %d is not before the epoch's last step %d", cfg.initialStep, steps)
 	}
+	if !cfg.seeded && m.seeded {
+		cfg.seed, cfg.seeded = m.nextFitSeed(), true
+	}
 	if !cfg.seeded {
 		cfg.seed = uint64(time.Now().UnixNano())
 	}
 	if m.compiled.strategy != nil {
 		// Before the progress bar: ranks other than 0 draw none.
-		if err := m.distributedFit(&cfg, n, steps, validation, data); err != nil {
+		if err := m.distributedFit(&cfg, n, steps, validation, ds); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	}
@@ -413,12 +450,12 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 		// that the progress line comes before the callbacks' messages.
 		cbs = append(callbackList{newProgbarLogger(cfg, n)}, cbs...)
 	}
-	weigh, err := cfg.weigher(n, labelColumns(data.LabelShape()))
+	weigh, err := cfg.weigher(n, shapes.Size(ds.LabelShape()))
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
-	r := &fitRun{m: m, cfg: cfg, data: data, validation: validation, steps: steps,
-		labelCols: labelColumns(data.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh,
+	r := &fitRun{m: m, cfg: cfg, data: ds, validation: validation, steps: steps,
+		labelCols: shapes.Size(ds.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh,
 		mayPipeline: mayPipeline(m.compiled)}
 	return r.run(ctx)
 }
@@ -427,7 +464,7 @@ func (m *Sequential) Fit(ctx context.Context, data Dataset, opts ...Option) (*Hi
 type fitRun struct {
 	m                *Sequential
 	cfg              runConfig
-	data, validation Dataset
+	data, validation data.Dataset
 	steps, labelCols int
 	order            []int
 	callbacks        callbackList
@@ -441,9 +478,9 @@ type fitRun struct {
 func (r *fitRun) run(ctx context.Context) (*History, error) {
 	m, cfg := r.m, r.cfg
 	m.stopTraining.Store(false)
-	planner, _ := r.data.(batchPlanner) // Prefetch: told each epoch's batches
+	planner, _ := r.data.(data.BatchPlanner) // Prefetch: told each epoch's batches
 	if planner != nil {
-		defer planner.stopBatches()
+		defer planner.StopBatches()
 	}
 	params := Params{Epochs: cfg.epochs, InitialEpoch: cfg.initialEpoch, Steps: r.steps, Verbose: cfg.verbose, Output: cfg.out}
 	for _, cb := range r.callbacks {
@@ -470,10 +507,10 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 			// This replica's shards, when they are all of one size but
 			// the last; else nothing is gathered ahead.
 			if cfg.batchSize%s.Size() == 0 {
-				planner.planBatches(r.shardOrder(s), cfg.batchSize/s.Size(), first, r.steps)
+				planner.PlanBatches(r.shardOrder(s), cfg.batchSize/s.Size(), first, r.steps)
 			}
 		} else if planner != nil {
-			planner.planBatches(r.order, cfg.batchSize, first, r.steps)
+			planner.PlanBatches(r.order, cfg.batchSize, first, r.steps)
 		}
 		entries, err := r.runEpoch(ctx, epoch, first)
 		if err != nil {
@@ -780,8 +817,8 @@ func samplesFor(steps, batchSize int) string {
 }
 
 // splitForValidation holds out the last fraction of data, as Keras does.
-func splitForValidation(data Dataset, fraction float64) (train, val Dataset, err error) {
-	n := data.Len()
+func splitForValidation(ds data.Dataset, fraction float64) (train, val data.Dataset, err error) {
+	n := ds.Len()
 	at := int(float64(n) * (1 - fraction))
 	if at <= 0 || at >= n {
 		return nil, nil, fmt.Errorf("validation split %v of %d samples leaves no samples for training or for validation", fraction, n)
@@ -790,5 +827,11 @@ func splitForValidation(data Dataset, fraction float64) (train, val Dataset, err
 	for i := range all {
 		all[i] = i
 	}
-	return &subset{Dataset: data, indices: all[:at]}, &subset{Dataset: data, indices: all[at:]}, nil
+	if train, err = data.Subset(ds, all[:at]); err != nil {
+		return nil, nil, err
+	}
+	if val, err = data.Subset(ds, all[at:]); err != nil {
+		return nil, nil, err
+	}
+	return train, val, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -19,7 +20,7 @@ import (
 
 // blobs makes a 10-class problem: each class is a cluster around its own
 // random centre, so a small MLP can learn it.
-func blobs(t testing.TB, n, features int, seed uint64, oneHot bool) nn.Dataset {
+func blobs(t testing.TB, n, features int, seed uint64, oneHot bool) data.Dataset {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	centres := make([]float32, 10*features)
@@ -43,13 +44,13 @@ func blobs(t testing.TB, n, features int, seed uint64, oneHot bool) nn.Dataset {
 			y[i] = float32(c)
 		}
 	}
-	data, err := nn.TensorData(
+	ds, err := data.TensorData(
 		tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(n, cols), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }
 
 func newSGD(t testing.TB, lr float64) optim.Optimizer {
@@ -78,14 +79,14 @@ func TestFitLearnsTenClasses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			data := blobs(t, 2000, 20, 3, tc.oneHot)
+			ds := blobs(t, 2000, 20, 3, tc.oneHot)
 			model := nn.NewSequential(layers.Dense(64, layers.ReLU), layers.Dense(10, tc.out))
 			model.SetSeed(1)
 			if err := model.Compile(newSGD(t, tc.lr), tc.loss, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			hist, err := model.Fit(context.Background(), data, nn.Epochs(4), nn.Seed(2), nn.Output(&out))
+			hist, err := model.Fit(context.Background(), ds, nn.Epochs(4), nn.Seed(2), nn.Output(&out))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func TestFitLearnsTenClasses(t *testing.T) {
 			if loss := hist.Get("loss"); !(loss[3] < loss[0]) {
 				t.Errorf("loss did not fall: %v", loss)
 			}
-			res, err := model.Evaluate(context.Background(), data, nn.Verbose(0))
+			res, err := model.Evaluate(context.Background(), ds, nn.Verbose(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,13 +113,13 @@ func TestFitLearnsTenClasses(t *testing.T) {
 
 func TestFitIsDeterministicForASeed(t *testing.T) {
 	run := func() []float64 {
-		data := blobs(t, 300, 8, 5, true)
+		ds := blobs(t, 300, 8, 5, true)
 		model := nn.NewSequential(layers.Dense(16, layers.ReLU), layers.Dense(10, layers.Softmax))
 		model.SetSeed(42)
 		if err := model.Compile(newSGD(t, 0.01), losses.CategoricalCrossentropy{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		hist, err := model.Fit(context.Background(), data, nn.Epochs(2), nn.Seed(7), nn.Verbose(0))
+		hist, err := model.Fit(context.Background(), ds, nn.Epochs(2), nn.Seed(7), nn.Verbose(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,14 +134,14 @@ func TestFitIsDeterministicForASeed(t *testing.T) {
 }
 
 func TestLastPartialBatchIsTrainedAndPredictTakesAnyCount(t *testing.T) {
-	data := blobs(t, 70, 4, 9, true) // 70 = 2×32 + 6
+	ds := blobs(t, 70, 4, 9, true) // 70 = 2×32 + 6
 	model := nn.NewSequential(layers.Dense(10, layers.Softmax))
 	model.SetSeed(1)
 	if err := model.Compile(newSGD(t, 0.01), losses.CategoricalCrossentropy{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if _, err := model.Fit(context.Background(), data, nn.Output(&out)); err != nil {
+	if _, err := model.Fit(context.Background(), ds, nn.Output(&out)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "3/3 [==============================]") {
@@ -148,11 +149,11 @@ func TestLastPartialBatchIsTrainedAndPredictTakesAnyCount(t *testing.T) {
 	}
 	for _, n := range []int{1, 31, 32, 33, 70} {
 		x := make([]float32, n*4)
-		in, err := nn.TensorInputs(tensor.New(tensor.WithShape(n, 4), tensor.WithBacking(x)))
+		in, err := data.TensorInputs(tensor.New(tensor.WithShape(n, 4), tensor.WithBacking(x)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pred, err := model.Predict(context.Background(), in)
+		pred, err := model.PredictTensor(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,18 +173,18 @@ func TestLastPartialBatchIsTrainedAndPredictTakesAnyCount(t *testing.T) {
 }
 
 func TestFitStopsOnNonFiniteLoss(t *testing.T) {
-	data := blobs(t, 64, 4, 1, true)
+	ds := blobs(t, 64, 4, 1, true)
 	x := make([]float32, 64*4)
 	x[5] = float32(math.NaN())
 	y := make([]float32, 64*10)
 	for i := 0; i < 64; i++ {
 		y[i*10] = 1
 	}
-	bad, err := nn.TensorData(tensor.New(tensor.WithShape(64, 4), tensor.WithBacking(x)), tensor.New(tensor.WithShape(64, 10), tensor.WithBacking(y)))
+	bad, err := data.TensorData(tensor.New(tensor.WithShape(64, 4), tensor.WithBacking(x)), tensor.New(tensor.WithShape(64, 10), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = data
+	_ = ds
 	model := nn.NewSequential(layers.Dense(10, layers.Softmax))
 	if err := model.Compile(newSGD(t, 0.01), losses.CategoricalCrossentropy{}, nil); err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestFitStopsOnNonFiniteLoss(t *testing.T) {
 func TestTwoSGDStepsByHand(t *testing.T) {
 	x := tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, -1}))
 	y := tensor.New(tensor.WithShape(2, 1), tensor.WithBacking([]float32{1, 0}))
-	data, err := nn.TensorData(x, y)
+	ds, err := data.TensorData(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,18 +219,18 @@ func TestTwoSGDStepsByHand(t *testing.T) {
 	if err := model.Compile(newSGD(t, 0.1), losses.MeanSquaredError{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	hist, err := model.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(2), nn.Shuffle(false), nn.Verbose(0))
+	hist, err := model.Fit(context.Background(), ds, nn.Epochs(2), nn.BatchSize(2), nn.Shuffle(false), nn.Verbose(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if loss := hist.Get("loss"); math.Abs(loss[0]-4) > 1e-6 || math.Abs(loss[1]-0.26) > 1e-6 {
 		t.Errorf("losses = %v, want [4 0.26]", loss)
 	}
-	probe, err := nn.TensorInputs(tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float32{1, 0, 0, 1, 0, 0})))
+	probe, err := data.TensorInputs(tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float32{1, 0, 0, 1, 0, 0})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pred, err := model.Predict(context.Background(), probe)
+	pred, err := model.PredictTensor(context.Background(), probe)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -23,16 +24,16 @@ func TestFuncDataRefusesBadArguments(t *testing.T) {
 		gather        func(int, []float32, []float32) error
 		want          string
 	}{
-		{"no function", 3, []int{2}, nil, nil, "nn.FuncData: no gather function given"},
-		{"no samples", 0, []int{2}, nil, g, "nn.FuncData: 0 samples: a dataset needs at least one"},
-		{"negative count", -1, []int{2}, nil, g, "nn.FuncData: -1 samples: a dataset needs at least one"},
-		{"no sample shape", 3, nil, nil, g, "nn.FuncData: no sample shape given: say what one sample is, e.g. []int{28, 28} for 28×28 images"},
-		{"zero dimension", 3, []int{28, 0}, nil, g, "nn.FuncData: sample shape (28, 0) has a dimension 0: every dimension must be positive"},
-		{"negative label dimension", 3, []int{2}, []int{-10}, g, "nn.FuncData: label shape (-10,) has a dimension -10: every dimension must be positive"},
+		{"no function", 3, []int{2}, nil, nil, "data.FuncData: no gather function given"},
+		{"no samples", 0, []int{2}, nil, g, "data.FuncData: 0 samples: a dataset needs at least one"},
+		{"negative count", -1, []int{2}, nil, g, "data.FuncData: -1 samples: a dataset needs at least one"},
+		{"no sample shape", 3, nil, nil, g, "data.FuncData: no sample shape given: say what one sample is, e.g. []int{28, 28} for 28×28 images"},
+		{"zero dimension", 3, []int{28, 0}, nil, g, "data.FuncData: sample shape (28, 0) has a dimension 0: every dimension must be positive"},
+		{"negative label dimension", 3, []int{2}, []int{-10}, g, "data.FuncData: label shape (-10,) has a dimension -10: every dimension must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := nn.FuncData(tc.n, tc.sample, tc.label, tc.gather)
+			d, err := data.FuncData(tc.n, tc.sample, tc.label, tc.gather)
 			if err == nil || err.Error() != tc.want || d != nil {
 				t.Errorf("FuncData = %v, %v; want the error %q", d, err, tc.want)
 			}
@@ -44,7 +45,7 @@ func TestFuncDataGathersEachSampleOnce(t *testing.T) {
 	var calls []int
 	// Sample i is (i, 10·i, -i) and its label the class i mod 3; sample 5
 	// cannot be read.
-	data, err := nn.FuncData(7, []int{3}, nil, func(i int, x, y []float32) error {
+	ds, err := data.FuncData(7, []int{3}, nil, func(i int, x, y []float32) error {
 		calls = append(calls, i)
 		if x[0] != 0 || y[0] != 0 {
 			return errors.New("x and y are not zeroed")
@@ -59,8 +60,8 @@ func TestFuncDataGathersEachSampleOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data.Len() != 7 || !slices.Equal(data.SampleShape(), []int{3}) || !slices.Equal(data.LabelShape(), []int{}) {
-		t.Fatalf("Len %d, SampleShape %v, LabelShape %v", data.Len(), data.SampleShape(), data.LabelShape())
+	if ds.Len() != 7 || !slices.Equal(ds.SampleShape(), []int{3}) || !slices.Equal(ds.LabelShape(), []int{}) {
+		t.Fatalf("Len %d, SampleShape %v, LabelShape %v", ds.Len(), ds.SampleShape(), ds.LabelShape())
 	}
 	x, y := make([]float32, 6), make([]float32, 2)
 	tests := []struct {
@@ -73,22 +74,22 @@ func TestFuncDataGathersEachSampleOnce(t *testing.T) {
 		checkLabel bool
 	}{
 		{"inputs, then their labels", func() error {
-			if err := data.GatherInputs([]int{4, 1}, x); err != nil {
+			if err := ds.GatherInputs([]int{4, 1}, x); err != nil {
 				return err
 			}
-			return data.GatherLabels([]int{4, 1}, y)
+			return ds.GatherLabels([]int{4, 1}, y)
 		}, []int{4, 1}, []float32{4, 40, -4, 1, 10, -1}, []float32{1, 1}, "", true},
-		{"labels alone", func() error { return data.GatherLabels([]int{2, 6}, y) },
+		{"labels alone", func() error { return ds.GatherLabels([]int{2, 6}, y) },
 			[]int{2, 6}, nil, []float32{2, 0}, "", true},
 		{"labels of other samples than the inputs", func() error {
-			if err := data.GatherInputs([]int{0, 3}, x); err != nil {
+			if err := ds.GatherInputs([]int{0, 3}, x); err != nil {
 				return err
 			}
-			return data.GatherLabels([]int{3, 0}, y)
+			return ds.GatherLabels([]int{3, 0}, y)
 		}, []int{0, 3, 3, 0}, []float32{0, 0, 0, 3, 30, -3}, []float32{0, 0}, "", true},
-		{"an error names the sample", func() error { return data.GatherInputs([]int{2, 5}, x) },
+		{"an error names the sample", func() error { return ds.GatherInputs([]int{2, 5}, x) },
 			[]int{2, 5}, nil, nil, "sample 5: bad record", false},
-		{"an index out of range", func() error { return data.GatherInputs([]int{7}, x[:3]) },
+		{"an index out of range", func() error { return ds.GatherInputs([]int{7}, x[:3]) },
 			nil, nil, nil, "gather: sample index 7 out of range [0, 7)", false},
 	}
 	for _, tc := range tests {
@@ -123,11 +124,11 @@ func TestFuncDataTrainsAsSliceData(t *testing.T) {
 		classes[i] = i % 2
 		rows[i] = []float32{float32(classes[i]) - 0.5, float32(i%9) / 9}
 	}
-	sliced, err := nn.SliceData(nn.Rows(rows), nn.Classes(classes, 2))
+	sliced, err := data.SliceData(data.Rows(rows), data.Classes(classes, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	funcs, err := nn.FuncData(len(rows), []int{2}, nil, func(i int, x, y []float32) error {
+	funcs, err := data.FuncData(len(rows), []int{2}, nil, func(i int, x, y []float32) error {
 		copy(x, rows[i])
 		y[0] = float32(classes[i])
 		return nil
@@ -135,13 +136,13 @@ func TestFuncDataTrainsAsSliceData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit := func(data nn.Dataset) string {
+	fit := func(ds data.Dataset) string {
 		m := nn.NewSequential(layers.Dense(4, layers.Tanh), layers.Dense(1, layers.Sigmoid))
 		m.SetSeed(2)
 		if err := m.Compile(newSGD(t, 0.5), losses.BinaryCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
 			t.Fatal(err)
 		}
-		h, err := m.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(8), nn.Seed(1), nn.Verbose(0), nn.ValidationSplit(0.2))
+		h, err := m.Fit(context.Background(), ds, nn.Epochs(2), nn.BatchSize(8), nn.Seed(1), nn.Verbose(0), nn.ValidationSplit(0.2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,8 +152,8 @@ func TestFuncDataTrainsAsSliceData(t *testing.T) {
 	if !strings.Contains(want, "val_accuracy") {
 		t.Fatalf("no figures in %q", want)
 	}
-	for name, data := range map[string]nn.Dataset{"FuncData": funcs, "Prefetch(FuncData)": nn.Prefetch(funcs)} {
-		if got := fit(data); got != want {
+	for name, ds := range map[string]data.Dataset{"FuncData": funcs, "Prefetch(FuncData)": data.Prefetch(funcs)} {
+		if got := fit(ds); got != want {
 			t.Errorf("%s trains to\n%s\nSliceData to\n%s", name, got, want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/optim"
@@ -42,11 +43,11 @@ func fuzzCheckpoint(tb testing.TB) []byte {
 	m, _ := fuzzModel(tb)
 	x := tensor.New(tensor.WithShape(4, 3), tensor.WithBacking([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 	y := tensor.New(tensor.WithShape(4, 2), tensor.WithBacking([]float32{1, 0, 0, 1, 1, 0, 0, 1}))
-	data, err := TensorData(x, y)
+	ds, err := data.TensorData(x, y)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := m.Fit(context.Background(), data, Seed(1), Verbose(0)); err != nil {
+	if _, err := m.Fit(context.Background(), ds, Seed(1), Verbose(0)); err != nil {
 		tb.Fatal(err)
 	}
 	path := filepath.Join(tb.TempDir(), "ck.safetensors")
@@ -74,9 +75,9 @@ func FuzzCheckpoint(f *testing.F) {
 	f.Add(fuzzCheckpoint(f))
 	m, adam := fuzzModel(f)
 	const path = "fuzz.safetensors"
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, ds []byte) {
 		// ReadCheckpoint: the header only.
-		meta, readErr := safetensors.DecodeMetadata(data)
+		meta, readErr := safetensors.DecodeMetadata(ds)
 		var ck Checkpoint
 		if readErr == nil {
 			ck, readErr = checkpointOf(meta, path)
@@ -93,7 +94,7 @@ func FuzzCheckpoint(f *testing.F) {
 		}
 		// LoadCheckpoint: the whole file.
 		weights, state := fuzzWeights(t, m), adam.State()
-		file, err := safetensors.Decode(data)
+		file, err := safetensors.Decode(ds)
 		var got Checkpoint
 		if err == nil {
 			got, err = m.restoreCheckpoint(adam, file, path)

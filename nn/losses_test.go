@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/optim"
@@ -17,7 +18,7 @@ import (
 // "probs" rows summing to 1, "onehot" rows, "zeroone" or "sign" (-1/1)
 // labels. The targets depend on the features, so that there is something
 // to learn.
-func lossTestData(t *testing.T, n int, kind string, seed uint64) Dataset {
+func lossTestData(t *testing.T, n int, kind string, seed uint64) data.Dataset {
 	t.Helper()
 	const features, cols = 4, 3
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -65,13 +66,13 @@ func lossTestData(t *testing.T, n int, kind string, seed uint64) Dataset {
 			yi[best] = 1
 		}
 	}
-	data, err := TensorData(
+	ds, err := data.TensorData(
 		tensor.New(tensor.WithShape(n, features), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(n, cols), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }
 
 // TestEveryLossMatchesTapeMachine trains a small model with each of Keras'
@@ -112,7 +113,7 @@ func TestEveryLossMatchesTapeMachine(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			data := lossTestData(t, 40, tc.targets, uint64(i))
+			ds := lossTestData(t, 40, tc.targets, uint64(i))
 			var ms [2]*Sequential
 			for k, reference := range []bool{true, false} {
 				opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.02, Momentum: 0.5})
@@ -134,7 +135,7 @@ func TestEveryLossMatchesTapeMachine(t *testing.T) {
 			}
 			var loss [2][]float64
 			for k, m := range ms {
-				h, err := m.Fit(context.Background(), data, Epochs(3), BatchSize(16), Seed(4), Verbose(0))
+				h, err := m.Fit(context.Background(), ds, Epochs(3), BatchSize(16), Seed(4), Verbose(0))
 				if err != nil {
 					t.Fatal(err)
 				}

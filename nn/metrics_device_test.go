@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -53,11 +54,11 @@ func TestMetricsComputeOnTheDevice(t *testing.T) {
 			if err := m.Compile(opt, losses.CategoricalCrossentropy{}, tt.metrics(), OnDevice("/CPU:0")); err != nil {
 				t.Fatal(err)
 			}
-			data, err := SliceData(Rows(x), OneHot(y, classes))
+			ds, err := data.SliceData(data.Rows(x), data.OneHot(y, classes))
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := m.Evaluate(context.Background(), data, BatchSize(16), Verbose(0))
+			res, err := m.Evaluate(context.Background(), ds, BatchSize(16), Verbose(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestMetricsComputeOnTheDevice(t *testing.T) {
 					t.Fatalf("outputs read back: %v, with every metric on the device: %v", p.outRead != nil, allDevice)
 				}
 			}
-			preds, err := m.PredictValues(context.Background(), data, BatchSize(16))
+			preds, err := m.Predict(context.Background(), ds, BatchSize(16))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -53,11 +54,11 @@ func TestFitAndEvaluateReportTheNewMetrics(t *testing.T) {
 	const nTrain, nVal, epochs = 120, 45, 5
 	xTrain, yTrain := threeBlobs(nTrain, 1)
 	xVal, yVal := threeBlobs(nVal, 2)
-	train, err := nn.TensorData(tensor.New(tensor.WithShape(nTrain, 4), tensor.WithBacking(xTrain)), tensor.New(tensor.WithShape(nTrain, 3), tensor.WithBacking(yTrain)))
+	train, err := data.TensorData(tensor.New(tensor.WithShape(nTrain, 4), tensor.WithBacking(xTrain)), tensor.New(tensor.WithShape(nTrain, 3), tensor.WithBacking(yTrain)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	val, err := nn.TensorData(tensor.New(tensor.WithShape(nVal, 4), tensor.WithBacking(xVal)), tensor.New(tensor.WithShape(nVal, 3), tensor.WithBacking(yVal)))
+	val, err := data.TensorData(tensor.New(tensor.WithShape(nVal, 4), tensor.WithBacking(xVal)), tensor.New(tensor.WithShape(nVal, 3), tensor.WithBacking(yVal)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +86,11 @@ func TestFitAndEvaluateReportTheNewMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := nn.TensorInputs(tensor.New(tensor.WithShape(nVal, 4), tensor.WithBacking(xVal)))
+	inputs, err := data.TensorInputs(tensor.New(tensor.WithShape(nVal, 4), tensor.WithBacking(xVal)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := model.Predict(context.Background(), inputs, nn.BatchSize(16))
+	out, err := model.PredictTensor(context.Background(), inputs, nn.BatchSize(16))
 	if err != nil {
 		t.Fatal(err)
 	}

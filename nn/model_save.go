@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -233,7 +234,7 @@ func (m *Sequential) optimizerTensors(meta map[string]string) ([]safetensors.Ten
 				return nil, m.diverged(fmt.Sprintf("optimizer slot %s of %s", slot, name), values[i], i)
 			}
 			shape := []int{len(values)}
-			if s, ok := shapeOf[name]; ok && prod(s) == len(values) {
+			if s, ok := shapeOf[name]; ok && shapes.Size(s) == len(values) {
 				shape = s
 			}
 			ts = append(ts, safetensors.Tensor{Name: optimizerPrefix + name + "/" + slot, Shape: shape, Data: values})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -56,17 +57,17 @@ func ExampleLoadModel() {
 	}
 	fmt.Println(loaded.Optimizer().Name(), loaded.Optimizer().LearningRate())
 
-	x, err := nn.TensorInputs(tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float32{1, 2, 3, 4, 0, -1, 0.5, 2})))
+	x, err := data.TensorInputs(tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float32{1, 2, 3, 4, 0, -1, 0.5, 2})))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	want, err := model.Predict(context.Background(), x)
+	want, err := model.PredictTensor(context.Background(), x)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	got, err := loaded.Predict(context.Background(), x)
+	got, err := loaded.PredictTensor(context.Background(), x)
 	if err != nil {
 		fmt.Println(err)
 		return

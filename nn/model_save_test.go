@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -20,10 +22,10 @@ import (
 // numbers in [0, vocab) when vocab > 0, for an Embedding), labelled with
 // one of classes classes drawn from the inputs' sum: one-hot rows, or the
 // class index when sparse.
-func saveData(t testing.TB, n int, shape []int, vocab, classes int, sparse bool, seed uint64) Dataset {
+func saveData(t testing.TB, n int, shape []int, vocab, classes int, sparse bool, seed uint64) data.Dataset {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
-	size := prod(shape)
+	size := shapes.Size(shape)
 	x := make([]float32, n*size)
 	labelCols := classes
 	if sparse {
@@ -47,7 +49,7 @@ func saveData(t testing.TB, n int, shape []int, vocab, classes int, sparse bool,
 			y[i*classes+class] = 1
 		}
 	}
-	d, err := TensorData(
+	d, err := data.TensorData(
 		tensor.New(tensor.WithShape(append([]int{n}, shape...)...), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
 	if err != nil {
@@ -118,7 +120,7 @@ func sameBits(a, b []float32) bool {
 
 // checkSameModel checks that loaded repeats m: its description, its
 // weights, its predictions and, when compiled, its evaluation.
-func checkSameModel(t *testing.T, m, loaded *Sequential, data Dataset) {
+func checkSameModel(t *testing.T, m, loaded *Sequential, ds data.Dataset) {
 	t.Helper()
 	if got, want := modelDescription(t, loaded), modelDescription(t, m); got != want {
 		t.Errorf("the loaded model is described as\n%s\nthe saved one as\n%s", got, want)
@@ -127,22 +129,22 @@ func checkSameModel(t *testing.T, m, loaded *Sequential, data Dataset) {
 		t.Error("the loaded model has other weights")
 	}
 	ctx := context.Background()
-	want, err := m.Predict(ctx, data, BatchSize(7))
+	want, err := m.PredictTensor(ctx, ds, BatchSize(7))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := loaded.Predict(ctx, data, BatchSize(7))
+	got, err := loaded.PredictTensor(ctx, ds, BatchSize(7))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sameBits(got.Data().([]float32), want.Data().([]float32)) {
 		t.Errorf("the loaded model predicts\n%v\nthe saved one\n%v", got.Data(), want.Data())
 	}
-	wantEval, err := m.Evaluate(ctx, data, BatchSize(7), Verbose(0))
+	wantEval, err := m.Evaluate(ctx, ds, BatchSize(7), Verbose(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotEval, err := loaded.Evaluate(ctx, data, BatchSize(7), Verbose(0))
+	gotEval, err := loaded.Evaluate(ctx, ds, BatchSize(7), Verbose(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +160,9 @@ func checkSameModel(t *testing.T, m, loaded *Sequential, data Dataset) {
 }
 
 // fitOnce trains m for one epoch with a fixed shuffle and returns the loss.
-func fitOnce(t *testing.T, m *Sequential, data Dataset) float64 {
+func fitOnce(t *testing.T, m *Sequential, ds data.Dataset) float64 {
 	t.Helper()
-	h, err := m.Fit(context.Background(), data, Epochs(1), BatchSize(8), Seed(5), Verbose(0))
+	h, err := m.Fit(context.Background(), ds, Epochs(1), BatchSize(8), Seed(5), Verbose(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,9 +185,9 @@ func saveAndLoad(t *testing.T, m *Sequential, opts ...SaveOption) *Sequential {
 
 // checkTrainsOn trains m and loaded one more epoch each and checks that
 // they stay the same, bit for bit.
-func checkTrainsOn(t *testing.T, m, loaded *Sequential, data Dataset) {
+func checkTrainsOn(t *testing.T, m, loaded *Sequential, ds data.Dataset) {
 	t.Helper()
-	want, got := fitOnce(t, m, data), fitOnce(t, loaded, data)
+	want, got := fitOnce(t, m, ds), fitOnce(t, loaded, ds)
 	if math.Float64bits(got) != math.Float64bits(want) {
 		t.Errorf("one more epoch: the loaded model's loss is %v, the saved one's %v", got, want)
 	}
@@ -307,7 +309,7 @@ func TestSaveLoadModelLayers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			data := saveData(t, 30, c.input, c.vocab, c.classes, c.sparse, 1)
+			ds := saveData(t, 30, c.input, c.vocab, c.classes, c.sparse, 1)
 			m := NewSequential(append([]layers.Layer{layers.Input(c.input...)}, c.layers()...)...)
 			m.SetName("under_test")
 			if c.seeded {
@@ -322,10 +324,10 @@ func TestSaveLoadModelLayers(t *testing.T) {
 			if err := m.Compile(opt, loss, ms, OnDevice("/CPU:0")); err != nil {
 				t.Fatal(err)
 			}
-			fitOnce(t, m, data)
+			fitOnce(t, m, ds)
 			loaded := saveAndLoad(t, m)
-			checkSameModel(t, m, loaded, data)
-			checkTrainsOn(t, m, loaded, data)
+			checkSameModel(t, m, loaded, ds)
+			checkTrainsOn(t, m, loaded, ds)
 		})
 	}
 }
@@ -400,14 +402,14 @@ func TestSaveLoadModelLosses(t *testing.T) {
 			if err := m.Compile(mustOpt[*optim.SGD](t)(optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})), c.loss, nil, OnDevice("/CPU:0")); err != nil {
 				t.Fatal(err)
 			}
-			data := saveData(t, 20, []int{4}, 0, 3, c.sparse, 3)
+			ds := saveData(t, 20, []int{4}, 0, 3, c.sparse, 3)
 			loaded := saveAndLoad(t, m)
 			if got := loaded.compiled.loss; got != c.loss {
 				t.Errorf("loaded loss %#v, want %#v", got, c.loss)
 			}
-			checkSameModel(t, m, loaded, data)
+			checkSameModel(t, m, loaded, ds)
 			if c.trainMore {
-				checkTrainsOn(t, m, loaded, data)
+				checkTrainsOn(t, m, loaded, ds)
 			}
 		})
 	}
@@ -508,7 +510,7 @@ func TestSaveLoadModelOptimizers(t *testing.T) {
 			return optim.NewNadam(optim.NadamConfig{LearningRate: 0.01, Epsilon: optim.F(1e-6), Options: optim.Options{ClipNorm: 2}})
 		},
 	}
-	data := saveData(t, 30, []int{5}, 0, 3, false, 5)
+	ds := saveData(t, 30, []int{5}, 0, 3, false, 5)
 	newModel := func(t *testing.T, newOpt func() (optim.Optimizer, error)) *Sequential {
 		opt, err := newOpt()
 		if err != nil {
@@ -524,8 +526,8 @@ func TestSaveLoadModelOptimizers(t *testing.T) {
 	for name, newOpt := range cases {
 		t.Run(name, func(t *testing.T) {
 			m := newModel(t, newOpt)
-			fitOnce(t, m, data)
-			fitOnce(t, m, data)
+			fitOnce(t, m, ds)
+			fitOnce(t, m, ds)
 			loaded := saveAndLoad(t, m)
 			if got, want := loaded.Optimizer().Iterations(), m.Optimizer().Iterations(); got != want || got == 0 {
 				t.Errorf("the loaded optimizer is at step %d, want %d", got, want)
@@ -533,13 +535,13 @@ func TestSaveLoadModelOptimizers(t *testing.T) {
 			if got, want := loaded.Optimizer().LearningRate(), m.Optimizer().LearningRate(); got != want {
 				t.Errorf("the loaded optimizer's learning rate is %v, want %v", got, want)
 			}
-			checkSameModel(t, m, loaded, data)
-			checkTrainsOn(t, m, loaded, data)
+			checkSameModel(t, m, loaded, ds)
+			checkTrainsOn(t, m, loaded, ds)
 		})
 	}
 	t.Run("without the optimizer's state", func(t *testing.T) {
 		m := newModel(t, cases["Adam"])
-		fitOnce(t, m, data)
+		fitOnce(t, m, ds)
 		loaded := saveAndLoad(t, m, IncludeOptimizer(false))
 		if got := loaded.Optimizer().Iterations(); got != 0 {
 			t.Errorf("the loaded optimizer is at step %d, want a new one, at 0", got)
@@ -548,9 +550,9 @@ func TestSaveLoadModelOptimizers(t *testing.T) {
 		if err := fresh.SetWeights(mustWeights(t, m)); err != nil {
 			t.Fatal(err)
 		}
-		checkSameModel(t, m, loaded, data)
+		checkSameModel(t, m, loaded, ds)
 		// A new optimizer of the same settings on the same weights.
-		checkTrainsOn(t, fresh, loaded, data)
+		checkTrainsOn(t, fresh, loaded, ds)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -76,7 +77,7 @@ func (h *hookLog) OnTrainBatchEnd(b int, l Logs) error {
 // accuracy (computed on the device), and its data: 70 samples, 3 steps
 // at batch 32, the last of 6 samples with a machine of its own. A NaN in
 // sample nanAt (none when negative) makes that step's loss NaN.
-func pipelineModel(t *testing.T, nanAt int) (*Sequential, Dataset) {
+func pipelineModel(t *testing.T, nanAt int) (*Sequential, data.Dataset) {
 	t.Helper()
 	opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
 	if err != nil {
@@ -99,11 +100,11 @@ func pipelineModel(t *testing.T, nanAt int) (*Sequential, Dataset) {
 	if nanAt >= 0 {
 		x[nanAt*4] = float32(math.NaN())
 	}
-	data, err := TensorData(tensor.New(tensor.WithShape(n, 4), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(y)))
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 4), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, data
+	return m, ds
 }
 
 // TestPipelinedFitKeepsHooksAndFigures: pipelined, the hooks come in the
@@ -113,9 +114,9 @@ func pipelineModel(t *testing.T, nanAt int) (*Sequential, Dataset) {
 // before it is finished first).
 func TestPipelinedFitKeepsHooksAndFigures(t *testing.T) {
 	run := func(pipelined bool) (*hookLog, []*tensor.Dense) {
-		m, data := pipelineModel(t, -1)
+		m, ds := pipelineModel(t, -1)
 		h := &hookLog{async: true, stopAt: -1}
-		if _, err := m.Fit(context.Background(), data, Epochs(2), Seed(2), Verbose(0), Shuffle(true), Callbacks(h)); err != nil {
+		if _, err := m.Fit(context.Background(), ds, Epochs(2), Seed(2), Verbose(0), Shuffle(true), Callbacks(h)); err != nil {
 			t.Fatal(err)
 		}
 		w, err := m.GetWeights()
@@ -147,18 +148,18 @@ func TestPipelinedFitKeepsHooksAndFigures(t *testing.T) {
 // allow its hooks to lag keeps Fit step by step.
 func TestPipelinedFitNeedsEveryCallbackAsync(t *testing.T) {
 	alwaysPipeline(t)
-	m, data := pipelineModel(t, -1)
+	m, ds := pipelineModel(t, -1)
 	async, sync := &hookLog{async: true, stopAt: -1}, &hookLog{stopAt: -1}
-	if _, err := m.Fit(context.Background(), data, Epochs(1), Seed(2), Verbose(0), Callbacks(async, sync)); err != nil {
+	if _, err := m.Fit(context.Background(), ds, Epochs(1), Seed(2), Verbose(0), Callbacks(async, sync)); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int64{1, 2, 3}; !slices.Equal(async.started, want) {
 		t.Errorf("steps started at each batch's end: %v, want %v (step by step)", async.started, want)
 	}
 	t.Setenv("GOKERAS_PIPELINE", "0")
-	m, data = pipelineModel(t, -1)
+	m, ds = pipelineModel(t, -1)
 	async = &hookLog{async: true, stopAt: -1}
-	if _, err := m.Fit(context.Background(), data, Epochs(1), Seed(2), Verbose(0), Callbacks(async)); err != nil {
+	if _, err := m.Fit(context.Background(), ds, Epochs(1), Seed(2), Verbose(0), Callbacks(async)); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int64{1, 2, 3}; !slices.Equal(async.started, want) {
@@ -173,9 +174,9 @@ func TestPipelinedFitNeedsEveryCallbackAsync(t *testing.T) {
 // so.
 func TestPipelinedFitStops(t *testing.T) {
 	alwaysPipeline(t)
-	m, data := pipelineModel(t, -1)
+	m, ds := pipelineModel(t, -1)
 	h := &hookLog{async: true, stopAt: 0}
-	hist, err := m.Fit(context.Background(), data, Epochs(3), Seed(2), Verbose(0), Callbacks(h))
+	hist, err := m.Fit(context.Background(), ds, Epochs(3), Seed(2), Verbose(0), Callbacks(h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +185,11 @@ func TestPipelinedFitStops(t *testing.T) {
 			hist.Epochs, len(h.started), m.Optimizer().Iterations(), strings.Join(h.events, "\n"))
 	}
 
-	m, data = pipelineModel(t, -1)
+	m, ds = pipelineModel(t, -1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h = &hookLog{async: true, stopAt: 0, cancel: cancel}
-	_, err = m.Fit(ctx, data, Epochs(3), Seed(2), Verbose(0), Callbacks(h))
+	_, err = m.Fit(ctx, ds, Epochs(3), Seed(2), Verbose(0), Callbacks(h))
 	var ie *InterruptedError
 	if !errors.As(err, &ie) || ie.Epoch != 0 || ie.Step != 2 {
 		t.Fatalf("cancelled at batch 0: %v, want an InterruptedError at epoch 0 step 2", err)
@@ -207,8 +208,8 @@ func TestPipelinedFitNaN(t *testing.T) {
 			if pipelined {
 				alwaysPipeline(t)
 			}
-			m, data := pipelineModel(t, 3) // in the first step, unshuffled
-			_, err := m.Fit(context.Background(), data, Epochs(1), Shuffle(false), Verbose(0))
+			m, ds := pipelineModel(t, 3) // in the first step, unshuffled
+			_, err := m.Fit(context.Background(), ds, Epochs(1), Shuffle(false), Verbose(0))
 			if !errors.Is(err, ErrNonFiniteLoss) || !strings.Contains(err.Error(), "step 1/3") {
 				t.Fatalf("Fit: %v, want ErrNonFiniteLoss at step 1/3", err)
 			}
@@ -260,9 +261,9 @@ func TestPipelinedFitSeesInheritedBatchHooks(t *testing.T) {
 		{"a batch hook", &batchEnds{}, []int64{1, 2, 3, 4, 5, 6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, data := pipelineModel(t, -1)
+			m, ds := pipelineModel(t, -1)
 			h := &hookLog{async: true, stopAt: -1}
-			if _, err := m.Fit(context.Background(), data, Epochs(2), Seed(2), Verbose(0), Callbacks(h, c.cb)); err != nil {
+			if _, err := m.Fit(context.Background(), ds, Epochs(2), Seed(2), Verbose(0), Callbacks(h, c.cb)); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(h.started, c.want) {

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
@@ -21,10 +21,10 @@ import (
 	"github.com/gokeras/gokeras/optim"
 )
 
-// probe is a Dataset that records the batches gathered from it and fails,
+// probe is a data.Dataset that records the batches gathered from it and fails,
 // or panics, on a chosen sample.
 type probe struct {
-	Dataset
+	data.Dataset
 	failInputs, failLabels, panicAt int // sample indices; -1: never
 
 	mu             sync.Mutex
@@ -32,7 +32,7 @@ type probe struct {
 	inFlight       atomic.Int32
 }
 
-func newProbe(d Dataset) *probe {
+func newProbe(d data.Dataset) *probe {
 	return &probe{Dataset: d, failInputs: -1, failLabels: -1, panicAt: -1}
 }
 
@@ -67,7 +67,7 @@ func (p *probe) GatherLabels(idx []int, dst []float32) error {
 
 // threeClasses is 70 samples of 4 features in three learnable classes,
 // one-hot.
-func threeClasses(t testing.TB) Dataset {
+func threeClasses(t testing.TB) data.Dataset {
 	t.Helper()
 	rows := make([][]float32, 70)
 	classes := make([]int, len(rows))
@@ -76,11 +76,29 @@ func threeClasses(t testing.TB) Dataset {
 		rows[i] = []float32{float32(c), float32(i%7) / 7, float32(2 - c), float32(i%5) / 5}
 		classes[i] = c
 	}
-	data, err := SliceData(Rows(rows), OneHot(classes, 3))
+	ds, err := data.SliceData(data.Rows(rows), data.OneHot(classes, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
+}
+
+// planSpy records how Fit drives a Prefetch wrapper's plans.
+type planSpy struct {
+	data.BatchPlanner
+	plans   int
+	stopped bool // StopBatches was called after the last PlanBatches
+}
+
+func (s *planSpy) PlanBatches(order []int, size, first, steps int) {
+	s.plans++
+	s.stopped = false
+	s.BatchPlanner.PlanBatches(order, size, first, steps)
+}
+
+func (s *planSpy) StopBatches() {
+	s.stopped = true
+	s.BatchPlanner.StopBatches()
 }
 
 // fitResult is all that a Fit leaves to compare.
@@ -118,11 +136,11 @@ func fitProbed(t *testing.T, prefetch bool, setup func(*probe), opts func(cancel
 	if setup != nil {
 		setup(p)
 	}
-	var data Dataset = p
-	var pf *prefetched
+	var ds data.Dataset = p
+	var pf *planSpy
 	if prefetch {
-		data = Prefetch(p)
-		pf = data.(*prefetched)
+		pf = &planSpy{BatchPlanner: data.Prefetch(p).(data.BatchPlanner)}
+		ds = pf
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -130,21 +148,16 @@ func fitProbed(t *testing.T, prefetch bool, setup func(*probe), opts func(cancel
 	func() {
 		defer func() { res.panicked = recover() }()
 		all := append([]Option{BatchSize(16), Seed(3), Verbose(0)}, opts(cancel)...)
-		hist, err := m.Fit(ctx, data, all...)
+		hist, err := m.Fit(ctx, ds, all...)
 		res.hist = hist
 		if err != nil {
 			res.err = err.Error()
 		}
 	}()
-	if pf != nil {
-		if n := pf.live.Load(); n != 0 {
-			t.Errorf("%d prefetching goroutines still running after Fit returned", n)
-		}
-		pf.mu.Lock()
-		if pf.run != nil {
-			t.Error("a prefetching plan is left after Fit returned")
-		}
-		pf.mu.Unlock()
+	// Package data's tests show that StopBatches leaves no prefetching
+	// goroutine behind; here, Fit must call it after its last plan.
+	if pf != nil && pf.plans > 0 && !pf.stopped {
+		t.Errorf("Fit returned without stopping the prefetch plan (%d plans)", pf.plans)
 	}
 	if n := p.inFlight.Load(); n != 0 {
 		t.Errorf("%d gathers still under way after Fit returned", n)
@@ -262,104 +275,24 @@ func TestPrefetchStopsOnEveryExit(t *testing.T) {
 	}
 }
 
-// Used out of plan, by hand or by Evaluate and Predict, the wrapper gathers
-// what the data gathers.
-func TestPrefetchOutOfPlanGathersAsTheData(t *testing.T) {
-	data := threeClasses(t)
-	p := Prefetch(data).(*prefetched)
-	gather := func(d Dataset, idx []int) ([]float32, []float32) {
-		x, y := make([]float32, 4*len(idx)), make([]float32, 3*len(idx))
-		if err := d.GatherInputs(idx, x); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.GatherLabels(idx, y); err != nil {
-			t.Fatal(err)
-		}
-		return x, y
-	}
-	order := []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}
-	for _, tc := range []struct {
-		name string
-		idx  [][]int // gathered in turn after planning order in batches of 4
-	}{
-		{"as planned", [][]int{{9, 8, 7, 6}, {5, 4, 3, 2}, {1, 0}, {1, 0}}},
-		{"another batch first", [][]int{{5, 4, 3, 2}, {9, 8, 7, 6}}},
-		{"the plan's batch after a stray one", [][]int{{9, 8, 7, 6}, {0}, {5, 4, 3, 2}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p.planBatches(order, 4, 0, 3)
-			for _, idx := range tc.idx {
-				gx, gy := gather(p, idx)
-				wx, wy := gather(data, idx)
-				if !slices.Equal(gx, wx) || !slices.Equal(gy, wy) {
-					t.Errorf("batch %v: gathered %v %v, want %v %v", idx, gx, gy, wx, wy)
-				}
-			}
-			// Labels asked for without their inputs end the plan too.
-			y := make([]float32, 3)
-			if err := p.GatherLabels([]int{2}, y); err != nil || !slices.Equal(y, []float32{0, 0, 1}) {
-				t.Errorf("GatherLabels([2]) = %v, %v", y, err)
-			}
-			p.stopBatches()
-			if p.live.Load() != 0 || p.run != nil {
-				t.Error("the plan outlived stopBatches")
-			}
-		})
-	}
-	// Evaluate through the wrapper scores as without it.
+// Evaluate through the wrapper scores as without it.
+func TestPrefetchedEvaluateScoresAsTheData(t *testing.T) {
+	ds := threeClasses(t)
 	m := NewSequential(layers.Input(4), layers.Dense(3, layers.Softmax))
 	m.SetSeed(1)
 	if err := m.Compile(newTestSGD(t), losses.CategoricalCrossentropy{}, nil, OnDevice("/CPU:0")); err != nil {
 		t.Fatal(err)
 	}
-	a, err := m.Evaluate(context.Background(), data, Verbose(0), BatchSize(16))
+	a, err := m.Evaluate(context.Background(), ds, Verbose(0), BatchSize(16))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := m.Evaluate(context.Background(), p, Verbose(0), BatchSize(16))
+	b, err := m.Evaluate(context.Background(), data.Prefetch(ds), Verbose(0), BatchSize(16))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a["loss"] != b["loss"] {
 		t.Errorf("Evaluate: loss %v, through Prefetch %v", a["loss"], b["loss"])
-	}
-	if Prefetch(nil) != nil {
-		t.Error("Prefetch(nil) is not nil")
-	}
-}
-
-// goexiter calls runtime.Goexit when asked for sample 5, as t.FailNow in
-// a test's data would.
-type goexiter struct{ Dataset }
-
-func (g goexiter) GatherInputs(idx []int, dst []float32) error {
-	if slices.Contains(idx, 5) {
-		runtime.Goexit()
-	}
-	return g.Dataset.GatherInputs(idx, dst)
-}
-
-// A prefetching goroutine that ends without its batch does not leave Fit
-// waiting for it: the batch is gathered where Fit asked for it.
-func TestPrefetchSurvivesGoexitInTheData(t *testing.T) {
-	p := Prefetch(goexiter{threeClasses(t)}).(*prefetched)
-	p.planBatches([]int{0, 1, 2, 3, 4, 5, 6, 7}, 4, 0, 2)
-	x := make([]float32, 16)
-	if err := p.GatherInputs([]int{0, 1, 2, 3}, x); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan bool)
-	go func() {
-		defer close(exited)
-		_ = p.GatherInputs([]int{4, 5, 6, 7}, x)
-		exited <- true // not reached: the data ends this goroutine too
-	}()
-	if returned := <-exited; returned {
-		t.Error("GatherInputs returned from a batch whose data calls Goexit")
-	}
-	p.stopBatches()
-	if p.live.Load() != 0 {
-		t.Error("the prefetching goroutine is still counted")
 	}
 }
 
@@ -375,24 +308,24 @@ func BenchmarkFitPrefetch(b *testing.B) {
 		split := cifar10.Synthetic(steps*batch, 0, 1).Train
 		sources := []struct {
 			name string
-			data func(b *testing.B) Dataset
+			data func(b *testing.B) data.Dataset
 		}{
-			{"uint8", func(*testing.B) Dataset { return split.OneHot() }},
-			{"png", func(b *testing.B) Dataset { return pngData(b, &split) }},
+			{"uint8", func(*testing.B) data.Dataset { return split.OneHot() }},
+			{"png", func(b *testing.B) data.Dataset { return pngData(b, &split) }},
 		}
 		for _, src := range sources {
 			for _, prefetch := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%s/batch=%d/prefetch=%v", src.name, batch, prefetch), func(b *testing.B) {
 					m := flagship(b, false)
 					defer m.Close()
-					data := src.data(b)
+					ds := src.data(b)
 					if prefetch {
-						data = Prefetch(data)
+						ds = data.Prefetch(ds)
 					}
-					timed := &timedGathers{Dataset: data}
-					data = timed
+					timed := &timedGathers{Dataset: ds}
+					ds = timed
 					fit := func() {
-						if _, err := m.Fit(context.Background(), data, BatchSize(batch), Seed(1), Verbose(0)); err != nil {
+						if _, err := m.Fit(context.Background(), ds, BatchSize(batch), Seed(1), Verbose(0)); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -411,7 +344,7 @@ func BenchmarkFitPrefetch(b *testing.B) {
 // timedGathers adds up the time Fit spends in the data's Gather methods:
 // what Prefetch hides, when the data is prefetched.
 type timedGathers struct {
-	Dataset
+	data.Dataset
 	spent time.Duration
 }
 
@@ -427,22 +360,22 @@ func (t *timedGathers) GatherLabels(idx []int, dst []float32) error {
 
 func (t *timedGathers) add(start time.Time) { t.spent += time.Since(start) }
 
-// planBatches and stopBatches pass Fit's plan on to a Prefetch.
-func (t *timedGathers) planBatches(order []int, size, first, steps int) {
-	if p, ok := t.Dataset.(batchPlanner); ok {
-		p.planBatches(order, size, first, steps)
+// PlanBatches and StopBatches pass Fit's plan on to a Prefetch.
+func (t *timedGathers) PlanBatches(order []int, size, first, steps int) {
+	if p, ok := t.Dataset.(data.BatchPlanner); ok {
+		p.PlanBatches(order, size, first, steps)
 	}
 }
 
-func (t *timedGathers) stopBatches() {
-	if p, ok := t.Dataset.(batchPlanner); ok {
-		p.stopBatches()
+func (t *timedGathers) StopBatches() {
+	if p, ok := t.Dataset.(data.BatchPlanner); ok {
+		p.StopBatches()
 	}
 }
 
 // pngData is split with each image PNG-encoded, decoded (and scaled to
 // [0, 1]) each time a batch needs it, with one-hot labels.
-func pngData(b *testing.B, split *cifar10.Split) Dataset {
+func pngData(b *testing.B, split *cifar10.Split) data.Dataset {
 	b.Helper()
 	files := make([][]byte, split.Len())
 	for i := range files {
@@ -457,7 +390,7 @@ func pngData(b *testing.B, split *cifar10.Split) Dataset {
 		}
 		files[i] = buf.Bytes()
 	}
-	data, err := FuncData(len(files), []int{cifar10.Height, cifar10.Width, cifar10.Channels}, []int{cifar10.NumClasses},
+	ds, err := data.FuncData(len(files), []int{cifar10.Height, cifar10.Width, cifar10.Channels}, []int{cifar10.NumClasses},
 		func(i int, x, y []float32) error {
 			img, err := png.Decode(bytes.NewReader(files[i]))
 			if err != nil {
@@ -478,7 +411,7 @@ func pngData(b *testing.B, split *cifar10.Split) Dataset {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return data
+	return ds
 }
 
 // BenchmarkGatherCIFAR10 times what Prefetch takes off each step: gathering
@@ -487,7 +420,7 @@ func BenchmarkGatherCIFAR10(b *testing.B) {
 	split := cifar10.Synthetic(2048, 0, 1).Train
 	for _, src := range []struct {
 		name string
-		data Dataset
+		data data.Dataset
 	}{{"uint8", split.OneHot()}, {"png", pngData(b, &split)}} {
 		for _, batch := range []int{32, 256} {
 			b.Run(fmt.Sprintf("%s/batch=%d", src.name, batch), func(b *testing.B) {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -43,7 +44,7 @@ func TestBatchLargerThanTheDataIsTheData(t *testing.T) {
 		if eval, err = m.Evaluate(context.Background(), val, nn.BatchSize(batch), nn.Verbose(0)); err != nil {
 			t.Fatalf("Evaluate with batch size %d: %v", batch, err)
 		}
-		p, err := m.Predict(context.Background(), val, nn.BatchSize(batch))
+		p, err := m.PredictTensor(context.Background(), val, nn.BatchSize(batch))
 		if err != nil {
 			t.Fatalf("Predict with batch size %d: %v", batch, err)
 		}
@@ -271,12 +272,12 @@ func TestLoadRefusesWhatIsNotARegularFile(t *testing.T) {
 // gate is a Dataset that holds its first gather until released, so that a
 // test can act while Fit, Evaluate or Predict is running.
 type gate struct {
-	nn.Dataset
+	data.Dataset
 	once             sync.Once
 	entered, release chan struct{}
 }
 
-func newGate(d nn.Dataset) *gate {
+func newGate(d data.Dataset) *gate {
 	return &gate{Dataset: d, entered: make(chan struct{}), release: make(chan struct{})}
 }
 
@@ -288,23 +289,23 @@ func (g *gate) GatherInputs(idx []int, dst []float32) error {
 // While Fit, Evaluate or Predict runs, another of them on the same model
 // is refused (it would share the model's machines); afterwards all work.
 func TestOneCallAtATimePerModel(t *testing.T) {
-	data := blobs(t, 32, 4, 1, true)
+	ds := blobs(t, 32, 4, 1, true)
 	ctx := context.Background()
-	calls := map[string]func(m *nn.Sequential, d nn.Dataset) error{
-		"fit":      func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Fit(ctx, d, nn.Verbose(0)); return err },
-		"evaluate": func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Evaluate(ctx, d, nn.Verbose(0)); return err },
-		"predict":  func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Predict(ctx, d); return err },
+	calls := map[string]func(m *nn.Sequential, d data.Dataset) error{
+		"fit":      func(m *nn.Sequential, d data.Dataset) error { _, err := m.Fit(ctx, d, nn.Verbose(0)); return err },
+		"evaluate": func(m *nn.Sequential, d data.Dataset) error { _, err := m.Evaluate(ctx, d, nn.Verbose(0)); return err },
+		"predict":  func(m *nn.Sequential, d data.Dataset) error { _, err := m.PredictTensor(ctx, d); return err },
 	}
 	running := map[string]string{"fit": "fitting", "evaluate": "evaluating", "predict": "predicting"}
 	for first, call := range calls {
 		t.Run(first, func(t *testing.T) {
 			m := smallModel(t, 1, nil, 3)
-			g := newGate(data)
+			g := newGate(ds)
 			done := make(chan error)
 			go func() { done <- call(m, g) }()
 			<-g.entered
 			for second, other := range calls {
-				err := other(m, data)
+				err := other(m, ds)
 				want := second + `: model "sequential" is already ` + running[first]
 				if !errors.Is(err, nn.ErrBusy) || !strings.Contains(err.Error(), want) {
 					t.Errorf("%s during %s: %v, want an error saying %q", second, first, err, want)
@@ -315,7 +316,7 @@ func TestOneCallAtATimePerModel(t *testing.T) {
 				t.Fatalf("the first call: %v", err)
 			}
 			for second, other := range calls {
-				if err := other(m, data); err != nil {
+				if err := other(m, ds); err != nil {
 					t.Errorf("%s after %s returned: %v", second, first, err)
 				}
 			}
@@ -326,7 +327,7 @@ func TestOneCallAtATimePerModel(t *testing.T) {
 // evaluator calls Evaluate from inside Fit, as a callback might.
 type evaluator struct {
 	nn.CallbackBase
-	data nn.Dataset
+	data data.Dataset
 	err  error
 }
 
@@ -337,9 +338,9 @@ func (e *evaluator) OnEpochEnd(int, nn.Logs) error {
 
 func TestEvaluateFromAFitCallbackIsRefused(t *testing.T) {
 	m := smallModel(t, 1, nil, 3)
-	data := blobs(t, 16, 4, 1, true)
-	cb := &evaluator{data: data}
-	if _, err := m.Fit(context.Background(), data, nn.Verbose(0), nn.Callbacks(cb)); err != nil {
+	ds := blobs(t, 16, 4, 1, true)
+	cb := &evaluator{data: ds}
+	if _, err := m.Fit(context.Background(), ds, nn.Verbose(0), nn.Callbacks(cb)); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(cb.err, nn.ErrBusy) || !strings.Contains(cb.err.Error(), "already fitting") {
@@ -350,11 +351,11 @@ func TestEvaluateFromAFitCallbackIsRefused(t *testing.T) {
 // Run with -race: calls racing on one model are refused, not interleaved.
 func TestConcurrentFitsOnOneModel(t *testing.T) {
 	m := smallModel(t, 1, nil, 3)
-	data := blobs(t, 256, 4, 1, true)
+	ds := blobs(t, 256, 4, 1, true)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = m.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(8), nn.Verbose(0)) })
+		wg.Go(func() { _, errs[i] = m.Fit(context.Background(), ds, nn.Epochs(2), nn.BatchSize(8), nn.Verbose(0)) })
 	}
 	wg.Wait()
 	ok := 0
@@ -374,7 +375,7 @@ func TestConcurrentFitsOnOneModel(t *testing.T) {
 func TestNilModelReturnsErrors(t *testing.T) {
 	var m *nn.Sequential
 	ctx := context.Background()
-	data := blobs(t, 4, 4, 1, true)
+	ds := blobs(t, 4, 4, 1, true)
 	calls := map[string]func() error{
 		"Add":            func() error { return m.Add(layers.Dense(1)) },
 		"Build":          func() error { return m.Build(4) },
@@ -383,9 +384,9 @@ func TestNilModelReturnsErrors(t *testing.T) {
 		"Device":         func() error { _, err := m.Device(); return err },
 		"Close":          func() error { return m.Close() },
 		"Summary":        func() error { return m.Summary(&bytes.Buffer{}) },
-		"Fit":            func() error { _, err := m.Fit(ctx, data); return err },
-		"Evaluate":       func() error { _, err := m.Evaluate(ctx, data); return err },
-		"Predict":        func() error { _, err := m.Predict(ctx, data); return err },
+		"Fit":            func() error { _, err := m.Fit(ctx, ds); return err },
+		"Evaluate":       func() error { _, err := m.Evaluate(ctx, ds); return err },
+		"Predict":        func() error { _, err := m.PredictTensor(ctx, ds); return err },
 		"GetWeights":     func() error { _, err := m.GetWeights(); return err },
 		"SetWeights":     func() error { return m.SetWeights(nil) },
 		"SaveWeights":    func() error { return m.SaveWeights(filepath.Join(t.TempDir(), "w")) },
@@ -413,15 +414,15 @@ func TestNilArgumentsReturnErrorsOrDefaults(t *testing.T) {
 		t.Errorf("Summary(nil): %v", err)
 	}
 	// A nil context is taken as context.Background().
-	data := blobs(t, 8, 4, 1, true)
+	ds := blobs(t, 8, 4, 1, true)
 	var noContext context.Context
-	if _, err := m.Fit(noContext, data, nn.Verbose(0)); err != nil {
+	if _, err := m.Fit(noContext, ds, nn.Verbose(0)); err != nil {
 		t.Errorf("Fit(nil ctx): %v", err)
 	}
-	if _, err := m.Evaluate(noContext, data, nn.Verbose(0)); err != nil {
+	if _, err := m.Evaluate(noContext, ds, nn.Verbose(0)); err != nil {
 		t.Errorf("Evaluate(nil ctx): %v", err)
 	}
-	if _, err := m.Predict(noContext, data); err != nil {
+	if _, err := m.PredictTensor(noContext, ds); err != nil {
 		t.Errorf("Predict(nil ctx): %v", err)
 	}
 	if err := m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nil); err != nil {
@@ -438,7 +439,7 @@ func TestNilArgumentsReturnErrorsOrDefaults(t *testing.T) {
 }
 
 // uncounted is data whose Len is negative, which a Dataset should never say.
-type uncounted struct{ nn.Dataset }
+type uncounted struct{ data.Dataset }
 
 func (uncounted) Len() int { return -1 }
 
@@ -447,7 +448,7 @@ func TestNegativeLenIsAnError(t *testing.T) {
 	d := uncounted{blobs(t, 4, 4, 1, true)}
 	_, fitErr := m.Fit(context.Background(), d, nn.Verbose(0))
 	_, evalErr := m.Evaluate(context.Background(), d, nn.Verbose(0))
-	_, predErr := m.Predict(context.Background(), d)
+	_, predErr := m.PredictTensor(context.Background(), d)
 	for name, err := range map[string]error{"Fit": fitErr, "Evaluate": evalErr, "Predict": predErr} {
 		if err == nil || !strings.Contains(err.Error(), "Len() is -1") {
 			t.Errorf("%s of data with Len -1: %v", name, err)
@@ -594,13 +595,13 @@ func TestLoadRefusesFilesDeclaringHugeTensors(t *testing.T) {
 // two steps; Close could crash the run); Close and Compile are refused
 // during the whole run. Afterwards, and from Fit's callbacks, they work.
 func TestWeightMethodsDuringARunAreRefused(t *testing.T) {
-	data := blobs(t, 32, 4, 1, true)
+	ds := blobs(t, 32, 4, 1, true)
 	dir := t.TempDir()
 	ctx := context.Background()
-	runs := map[string]func(m *nn.Sequential, d nn.Dataset) error{
-		"fit":      func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Fit(ctx, d, nn.Verbose(0)); return err },
-		"evaluate": func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Evaluate(ctx, d, nn.Verbose(0)); return err },
-		"predict":  func(m *nn.Sequential, d nn.Dataset) error { _, err := m.Predict(ctx, d); return err },
+	runs := map[string]func(m *nn.Sequential, d data.Dataset) error{
+		"fit":      func(m *nn.Sequential, d data.Dataset) error { _, err := m.Fit(ctx, d, nn.Verbose(0)); return err },
+		"evaluate": func(m *nn.Sequential, d data.Dataset) error { _, err := m.Evaluate(ctx, d, nn.Verbose(0)); return err },
+		"predict":  func(m *nn.Sequential, d data.Dataset) error { _, err := m.PredictTensor(ctx, d); return err },
 	}
 	calls := map[string]func(m *nn.Sequential) error{
 		"get weights": func(m *nn.Sequential) error { _, err := m.GetWeights(); return err },
@@ -627,7 +628,7 @@ func TestWeightMethodsDuringARunAreRefused(t *testing.T) {
 			if err := m.SaveWeights(filepath.Join(dir, "w.safetensors")); err != nil {
 				t.Fatal(err)
 			}
-			g := newGate(data)
+			g := newGate(ds)
 			done := make(chan error)
 			go func() { done <- call(m, g) }()
 			<-g.entered // the run holds the model, mid-step

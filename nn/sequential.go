@@ -34,6 +34,7 @@ type Sequential struct {
 	built      bool
 	seed       uint64
 	seeded     bool
+	fits       uint64         // Fit calls that drew their shuffling seed from seed
 	names      map[string]int // per-type counters for automatic names
 	compiled   *compiled
 	// stopTraining is Keras' model.stop_training: set by StopTraining
@@ -174,13 +175,29 @@ func (m *Sequential) SetName(name string) {
 	}
 }
 
-// SetSeed fixes the seed the weights are drawn from when the model is
-// built: the same seed gives the same initial weights. Without it the seed
-// is drawn from the clock, like an unseeded Keras run.
+// SetSeed makes the model's runs reproducible, as Keras'
+// keras.utils.set_random_seed does: the initial weights drawn when the
+// model is built, the dropout masks, and the shuffles of each Fit that is
+// not given a Seed of its own. Fit calls draw their shuffles one after
+// another from it, so a program that fits twice gets two different orders,
+// and the same two the next time it runs. Without SetSeed each seed is
+// drawn from the clock, like an unseeded Keras run. Set it before the
+// model is built: the weights are drawn then.
 func (m *Sequential) SetSeed(seed uint64) {
 	if m != nil {
 		m.seed, m.seeded = seed, true
+		m.fits = 0
 	}
+}
+
+// nextFitSeed is the shuffling seed of the model's next Fit without a Seed
+// option: the fits-th draw of a SplitMix64 stream from the model's seed.
+func (m *Sequential) nextFitSeed() uint64 {
+	m.fits++
+	z := m.seed + m.fits*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // Add appends a layer. It fails once the model is built.

@@ -6,6 +6,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/metrics"
 	"github.com/gokeras/gokeras/ops"
@@ -14,14 +15,14 @@ import (
 // trainStep runs one training step on the samples at idx and returns the
 // batch loss. Every optimizer's update runs on the model's device, with its
 // slots there: only the batch goes in, and the loss and outputs come back.
-func (m *Sequential) trainStep(p *program, data Dataset, idx []int) (float64, error) {
-	return m.trainShard(p, data, idx, len(idx))
+func (m *Sequential) trainStep(p *program, ds data.Dataset, idx []int) (float64, error) {
+	return m.trainShard(p, ds, idx, len(idx))
 }
 
 // trainShard is trainStep on this replica's shard idx of a global batch of
 // global samples (WithStrategy): it returns the global batch's loss.
-func (m *Sequential) trainShard(p *program, data Dataset, idx []int, global int) (float64, error) {
-	labels, err := m.startShard(p, data, idx, global, false)
+func (m *Sequential) trainShard(p *program, ds data.Dataset, idx []int, global int) (float64, error) {
+	labels, err := m.startShard(p, ds, idx, global, false)
 	if err != nil {
 		return 0, err
 	}
@@ -32,9 +33,9 @@ func (m *Sequential) trainShard(p *program, data Dataset, idx []int, global int)
 // batch of global samples, and runs the training step on them, or when
 // started is true starts it (driver.Pipeliner) and returns once it is
 // queued, for finishShard to finish. It returns the shard's labels.
-func (m *Sequential) startShard(p *program, data Dataset, idx []int, global int, started bool) (_ []float32, err error) {
+func (m *Sequential) startShard(p *program, ds data.Dataset, idx []int, global int, started bool) (_ []float32, err error) {
 	c := m.compiled
-	labels, err := p.gather(data, idx)
+	labels, err := p.gather(ds, idx)
 	if err != nil {
 		return nil, err
 	}
@@ -106,12 +107,12 @@ func (m *Sequential) finishShard(p *program, labels []float32, batch, global int
 
 // gather fills the program's input buffers with the samples and labels at
 // idx and returns the labels.
-func (p *program) gather(data Dataset, idx []int) ([]float32, error) {
-	if err := data.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
+func (p *program) gather(ds data.Dataset, idx []int) ([]float32, error) {
+	if err := ds.GatherInputs(idx, p.x.Data().([]float32)); err != nil {
 		return nil, fmt.Errorf("reading samples: %w", err)
 	}
 	labels := p.y.Data().([]float32)
-	if err := data.GatherLabels(idx, labels); err != nil {
+	if err := ds.GatherLabels(idx, labels); err != nil {
 		return nil, fmt.Errorf("reading labels: %w", err)
 	}
 	return labels, nil
@@ -159,12 +160,12 @@ func (p *program) results(c *compiled, labels []float32, batch, global int) (flo
 // evalStep computes the loss and updates the metrics for one batch: idx,
 // or with a strategy this replica's shard idx of a global batch of global
 // samples.
-func (m *Sequential) evalStep(data Dataset, idx []int, labelCols, global int) (float64, error) {
+func (m *Sequential) evalStep(ds data.Dataset, idx []int, labelCols, global int) (float64, error) {
 	p, err := m.program(len(idx), labelCols, modeEvaluate)
 	if err != nil {
 		return 0, err
 	}
-	labels, err := p.gather(data, idx)
+	labels, err := p.gather(ds, idx)
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +183,7 @@ func (m *Sequential) evalStep(data Dataset, idx []int, labelCols, global int) (f
 	return loss, nil
 }
 
-func (m *Sequential) predictStep(inputs Inputs, idx []int, dst []float32) error {
+func (m *Sequential) predictStep(inputs data.Inputs, idx []int, dst []float32) error {
 	p, err := m.program(len(idx), 0, modePredict)
 	if err != nil {
 		return err

@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device/driver"
+	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -16,7 +18,7 @@ import (
 
 // imageData makes n samples of shape (h, w, c) in [0, 1) with one-hot or
 // sparse labels of 10 classes, learnable from the mean of the first row.
-func imageData(t testing.TB, n, h, w, c int, seed uint64, oneHot bool) Dataset {
+func imageData(t testing.TB, n, h, w, c int, seed uint64, oneHot bool) data.Dataset {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	size := h * w * c
@@ -40,13 +42,13 @@ func imageData(t testing.TB, n, h, w, c int, seed uint64, oneHot bool) Dataset {
 			y[i] = float32(class)
 		}
 	}
-	data, err := TensorData(
+	ds, err := data.TensorData(
 		tensor.New(tensor.WithShape(n, h, w, c), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(n, cols), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }
 
 // stepModel is a smaller flagship: Flatten → Dense(relu) → Dense(relu) →
@@ -99,7 +101,7 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 	const samples, batch, epochs = 400, 32, 8 // 13 steps an epoch, the last of 16 samples
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			data := imageData(t, samples, 8, 8, 3, 5, tc.oneHot)
+			ds := imageData(t, samples, 8, 8, 3, 5, tc.oneHot)
 			var models [2]*Sequential
 			for i, reference := range []bool{true, false} {
 				opt, err := tc.opt()
@@ -107,12 +109,12 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 					t.Fatal(err)
 				}
 				models[i] = stepModel(t, tc.out, opt, tc.loss, reference)
-				if err := models[i].checkData("test", data); err != nil {
+				if err := models[i].checkData("test", ds); err != nil {
 					t.Fatal(err)
 				}
 				defer models[i].Close()
 			}
-			labelCols := labelColumns(data.LabelShape())
+			labelCols := shapes.Size(ds.LabelShape())
 			rng := rand.New(rand.NewPCG(1, 2))
 			order := rng.Perm(samples)
 			worst := 0.0
@@ -125,7 +127,7 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if loss[i], err = m.trainStep(p, data, idx); err != nil {
+						if loss[i], err = m.trainStep(p, ds, idx); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -164,8 +166,8 @@ func TestTrainsOnTheGraphMachine(t *testing.T) {
 		t.Run(fmt.Sprint("reference=", reference), func(t *testing.T) {
 			m := stepModel(t, layers.Sigmoid, newTestSGD(t), losses.CategoricalCrossentropy{}, reference)
 			defer m.Close()
-			data := imageData(t, 64, 8, 8, 3, 1, true)
-			if err := m.checkData("test", data); err != nil {
+			ds := imageData(t, 64, 8, 8, 3, 1, true)
+			if err := m.checkData("test", ds); err != nil {
 				t.Fatal(err)
 			}
 			p, err := m.program(32, 10, modeTrain)
@@ -210,7 +212,7 @@ func TestFlagshipMatchesTapeMachine(t *testing.T) {
 		{"adam", func() (optim.Optimizer, error) { return optim.NewAdam(optim.AdamConfig{}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := imageData(t, 80, 32, 32, 3, 3, true) // 2 batches of 32 and one of 16
+			ds := imageData(t, 80, 32, 32, 3, 3, true) // 2 batches of 32 and one of 16
 			var models [2]*Sequential
 			for i, reference := range []bool{true, false} {
 				opt, err := tc.opt()
@@ -218,22 +220,22 @@ func TestFlagshipMatchesTapeMachine(t *testing.T) {
 					t.Fatal(err)
 				}
 				m := flagshipWith(t, opt, reference)
-				if err := m.checkData("test", data); err != nil {
+				if err := m.checkData("test", ds); err != nil {
 					t.Fatal(err)
 				}
 				defer m.Close()
 				models[i] = m
 			}
-			order := rand.New(rand.NewPCG(5, 6)).Perm(data.Len())
-			for step, lo := 0, 0; step < 6; step, lo = step+1, (lo+32)%data.Len() {
-				idx := order[lo:min(lo+32, data.Len())]
+			order := rand.New(rand.NewPCG(5, 6)).Perm(ds.Len())
+			for step, lo := 0, 0; step < 6; step, lo = step+1, (lo+32)%ds.Len() {
+				idx := order[lo:min(lo+32, ds.Len())]
 				var loss [2]float64
 				for i, m := range models {
 					p, err := m.program(len(idx), 10, modeTrain)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if loss[i], err = m.trainStep(p, data, idx); err != nil {
+					if loss[i], err = m.trainStep(p, ds, idx); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/optim"
 )
@@ -13,7 +14,7 @@ import (
 // with its own optimizer from newOpt, with Fit and opts: [0] on gorgonia's
 // tape machine, [1] on the plan machine, which the test requires. It
 // returns the models and each one's losses per epoch.
-func fitTwins(t *testing.T, build func() *Sequential, newOpt func() (optim.Optimizer, error), loss losses.Loss, data Dataset, opts ...Option) ([2]*Sequential, [2][]float64) {
+func fitTwins(t *testing.T, build func() *Sequential, newOpt func() (optim.Optimizer, error), loss losses.Loss, ds data.Dataset, opts ...Option) ([2]*Sequential, [2][]float64) {
 	t.Helper()
 	var ms [2]*Sequential
 	var hist [2][]float64
@@ -28,7 +29,7 @@ func fitTwins(t *testing.T, build func() *Sequential, newOpt func() (optim.Optim
 		}
 		m.compiled.reference = reference
 		t.Cleanup(func() { m.Close() })
-		h, err := m.Fit(context.Background(), data, append([]Option{Verbose(0)}, opts...)...)
+		h, err := m.Fit(context.Background(), ds, append([]Option{Verbose(0)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

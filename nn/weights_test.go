@@ -87,11 +87,11 @@ func TestSaveWeightsWritesKerasNamesAndShapes(t *testing.T) {
 	}
 	// The loaded weights are the ones the model computes with.
 	data := blobs(t, 10, 4, 1, true)
-	pa, err := a.Predict(context.Background(), data)
+	pa, err := a.PredictTensor(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := b.Predict(context.Background(), data)
+	pb, err := b.PredictTensor(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
 	}

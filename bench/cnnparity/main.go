@@ -55,6 +55,7 @@ import (
 	"path/filepath"
 
 	"github.com/gokeras/gokeras/bench/internal/parity"
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -191,7 +192,7 @@ func run() error {
 	if err := parity.WriteFloats(filepath.Join(*out, "labels.f32"), ys); err != nil {
 		return err
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 32, 32, 3), tensor.WithBacking(xs)),
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 32, 32, 3), tensor.WithBacking(xs)),
 		tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(ys)))
 	if err != nil {
 		return err
@@ -215,7 +216,7 @@ func run() error {
 			return model.SaveWeights(filepath.Join(dir, fmt.Sprintf("step-%04d.safetensors", step)))
 		}
 	}
-	if _, err := model.Fit(context.Background(), data, nn.Epochs(1), nn.BatchSize(*batch), nn.Shuffle(false),
+	if _, err := model.Fit(context.Background(), ds, nn.Epochs(1), nn.BatchSize(*batch), nn.Shuffle(false),
 		nn.Verbose(0), nn.Callbacks(rec)); err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func run() error {
 	if err := model.SaveWeights(filepath.Join(*out, "final.safetensors")); err != nil {
 		return err
 	}
-	evalIn, err := nn.TensorInputs(tensor.New(tensor.WithShape(*batch, 32, 32, 3), tensor.WithBacking(evalX)))
+	evalIn, err := data.TensorInputs(tensor.New(tensor.WithShape(*batch, 32, 32, 3), tensor.WithBacking(evalX)))
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := parity.WriteFloats(filepath.Join(*out, "predict.f32"), pred.Data().([]float32)); err != nil {
+	if err := parity.WriteFloats(filepath.Join(*out, "predict.f32"), pred.Values()); err != nil {
 		return err
 	}
 

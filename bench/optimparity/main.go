@@ -48,6 +48,7 @@ import (
 	"strings"
 
 	"github.com/gokeras/gokeras/bench/internal/parity"
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -188,7 +189,7 @@ type runInfo struct {
 
 // train runs one configuration from the seeded model and returns its
 // record; initial is the weights every configuration must start from.
-func train(s setup, info runInfo, data nn.Dataset, initial []byte, out string) (configRun, error) {
+func train(s setup, info runInfo, ds data.Dataset, initial []byte, out string) (configRun, error) {
 	model, err := newModel(info.Seed)
 	if err != nil {
 		return configRun{}, err
@@ -222,7 +223,7 @@ func train(s setup, info runInfo, data nn.Dataset, initial []byte, out string) (
 	}
 	defer model.Close()
 	rec := &parity.StepLosses{Batch: info.BatchSize, N: info.Samples, Steps: info.Steps}
-	if _, err := model.Fit(context.Background(), data, nn.Epochs(1), nn.BatchSize(info.BatchSize), nn.Shuffle(false),
+	if _, err := model.Fit(context.Background(), ds, nn.Epochs(1), nn.BatchSize(info.BatchSize), nn.Shuffle(false),
 		nn.Verbose(0), nn.Callbacks(rec)); err != nil {
 		return configRun{}, err
 	}
@@ -294,7 +295,7 @@ func run() error {
 	if err := parity.WriteFloats(filepath.Join(*out, "labels.f32"), ys); err != nil {
 		return err
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(append([]int{n}, inputShape...)...), tensor.WithBacking(xs)),
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(append([]int{n}, inputShape...)...), tensor.WithBacking(xs)),
 		tensor.New(tensor.WithShape(n, classes), tensor.WithBacking(ys)))
 	if err != nil {
 		return err
@@ -302,7 +303,7 @@ func run() error {
 	info := runInfo{Seed: *seed, Steps: *steps, BatchSize: *batch, Device: *dev, Samples: n, InputShape: inputShape,
 		Classes: classes, Layers: parity.Layers(model), LossMethod: parity.LossMethod}
 	for _, s := range chosen {
-		r, err := train(s, info, data, initial, *out)
+		r, err := train(s, info, ds, initial, *out)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}

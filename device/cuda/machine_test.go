@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/device/internal/opstest"
@@ -51,11 +52,11 @@ func TestDevicesDescribeGPUs(t *testing.T) {
 
 func TestPlaceAndCopyRoundTrip(t *testing.T) {
 	needGPU(t)
-	data := make([]float32, 1<<20)
-	for i := range data {
-		data[i] = float32(i) * 0.5
+	ds := make([]float32, 1<<20)
+	for i := range ds {
+		ds[i] = float32(i) * 0.5
 	}
-	src := tensor.New(tensor.WithShape(1024, 1024), tensor.WithBacking(data))
+	src := tensor.New(tensor.WithShape(1024, 1024), tensor.WithBacking(ds))
 	onGPU, stats, err := device.Place(src, "/GPU:0")
 	if err != nil {
 		t.Fatal(err)
@@ -84,9 +85,9 @@ func TestPlaceAndCopyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := d.Data().([]float32)
-	for i := range data {
-		if got[i] != data[i] {
-			t.Fatalf("value %d came back as %v, want %v", i, got[i], data[i])
+	for i := range ds {
+		if got[i] != ds[i] {
+			t.Fatalf("value %d came back as %v, want %v", i, got[i], ds[i])
 		}
 	}
 }
@@ -198,7 +199,7 @@ func regularizedModel(out layers.Activation) *nn.Sequential {
 // sequences is n samples of 6 indices in [0, 20) whose class (one-hot,
 // 10 columns) they reveal, and one sample whose index at position bad (if
 // not negative) is 20.
-func sequences(t testing.TB, n, bad int) nn.Dataset {
+func sequences(t testing.TB, n, bad int) data.Dataset {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(4, 4))
 	x, y := make([]float32, n*6), make([]float32, n*10)
@@ -212,7 +213,7 @@ func sequences(t testing.TB, n, bad int) nn.Dataset {
 	if bad >= 0 {
 		x[bad] = 20
 	}
-	d, err := nn.TensorData(tensor.New(tensor.WithShape(n, 6), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(y)))
+	d, err := data.TensorData(tensor.New(tensor.WithShape(n, 6), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		cols  int
 		// data, when not nil, replaces 512 blobs of 32×32×3 with cols
 		// label columns.
-		data func(t testing.TB) nn.Dataset
+		data func(t testing.TB) data.Dataset
 		// fit are Fit's options beyond the epochs, steps and seed.
 		fit []nn.Option
 	}{
@@ -282,7 +283,7 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		// Embedding: Gather and ScatterAdd, repeated indices.
 		{"embedding/adam", embeddingModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
-		}, 10, func(t testing.TB) nn.Dataset { return sequences(t, 512, -1) }, nil},
+		}, 10, func(t testing.TB) data.Dataset { return sequences(t, 512, -1) }, nil},
 		// Kernel, bias and activity regularizers: the Penalty and
 		// PenaltyGrad steps, and the Add steps that sum a weight's two
 		// gradients and the losses.
@@ -346,11 +347,11 @@ func TestTrainingMatchesCPU(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var data nn.Dataset
+			var ds data.Dataset
 			if tc.data != nil {
-				data = tc.data(t)
+				ds = tc.data(t)
 			} else {
-				data = opstest.Blobs(t, 512, []int{32, 32, 3}, tc.cols)
+				ds = opstest.Blobs(t, 512, []int{32, 32, 3}, tc.cols)
 			}
 			train := func(dev string) (*nn.Sequential, []float64) {
 				model := tc.model(tc.out)
@@ -363,7 +364,7 @@ func TestTrainingMatchesCPU(t *testing.T) {
 					t.Fatal(err)
 				}
 				fit := append([]nn.Option{nn.Epochs(50), nn.StepsPerEpoch(1), nn.Seed(5), nn.Verbose(0)}, tc.fit...)
-				h, err := model.Fit(context.Background(), data, fit...)
+				h, err := model.Fit(context.Background(), ds, fit...)
 				if err != nil {
 					t.Fatalf("%s: %v", dev, err)
 				}
@@ -384,11 +385,11 @@ func TestTrainingMatchesCPU(t *testing.T) {
 			if !(cpuLoss[49] < cpuLoss[0]) {
 				t.Errorf("the loss did not fall: %v -> %v", cpuLoss[0], cpuLoss[49])
 			}
-			ce, err := cpu.Evaluate(context.Background(), data, nn.Verbose(0))
+			ce, err := cpu.Evaluate(context.Background(), ds, nn.Verbose(0))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ge, err := gpu.Evaluate(context.Background(), data, nn.Verbose(0))
+			ge, err := gpu.Evaluate(context.Background(), ds, nn.Verbose(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +409,7 @@ func TestTrainingMatchesCPU(t *testing.T) {
 func TestBadIndexFailsAsOnCPU(t *testing.T) {
 	needGPU(t)
 	const bad = 5*6 + 4 // sample 5, step 4: in the first batch
-	data := sequences(t, 64, bad)
+	ds := sequences(t, 64, bad)
 	run := func(dev string) (fitErr, evalErr error) {
 		model := embeddingModel(layers.Softmax)
 		model.SetSeed(11)
@@ -420,8 +421,8 @@ func TestBadIndexFailsAsOnCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer model.Close()
-		_, fitErr = model.Fit(context.Background(), data, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0))
-		_, evalErr = model.Evaluate(context.Background(), data, nn.Verbose(0))
+		_, fitErr = model.Fit(context.Background(), ds, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0))
+		_, evalErr = model.Evaluate(context.Background(), ds, nn.Verbose(0))
 		return fitErr, evalErr
 	}
 	cpuFit, cpuEval := run("/CPU:0")
@@ -586,14 +587,14 @@ func mlpGraph(t *testing.T, seed uint64) (mlp, []*gorgonia.Node) {
 		for _, d := range shape {
 			n *= d
 		}
-		data := make([]float32, n)
-		for i := range data {
+		ds := make([]float32, n)
+		for i := range ds {
 			if seed != 0 {
-				data[i] = float32(scale * rng.NormFloat64())
+				ds[i] = float32(scale * rng.NormFloat64())
 			}
 		}
 		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(ds))))
 	}
 	x, y := mk("x", 1, 16, 20), mk("y", 0, 16, 10)
 	if seed != 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
@@ -72,9 +73,9 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 		{"batchnorm+layernorm", normModel, 200, 32, 7, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			data := opstest.Blobs(t, c.samples, []int{32, 32, 3}, 1)
-			pipeH, pipeB, pipeW := fitRecorded(t, c.model, data, c.batch, true)
-			stepH, stepB, stepW := fitRecorded(t, c.model, data, c.batch, false)
+			ds := opstest.Blobs(t, c.samples, []int{32, 32, 3}, 1)
+			pipeH, pipeB, pipeW := fitRecorded(t, c.model, ds, c.batch, true)
+			stepH, stepB, stepW := fitRecorded(t, c.model, ds, c.batch, false)
 			if len(pipeB) != 2*c.steps || len(stepB) != 2*c.steps {
 				t.Fatalf("%d and %d batch ends, want %d", len(pipeB), len(stepB), 2*c.steps)
 			}
@@ -125,7 +126,7 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 // pipelined or step by step (GOKERAS_PIPELINE=0), and returns the
 // history, with the validation on the training data, every batch's end
 // and the weights (BatchNormalization's moving statistics included).
-func fitRecorded(t *testing.T, model func(layers.Activation) *nn.Sequential, data nn.Dataset, batch int, pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
+func fitRecorded(t *testing.T, model func(layers.Activation) *nn.Sequential, ds data.Dataset, batch int, pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
 	t.Helper()
 	if !pipeline {
 		t.Setenv("GOKERAS_PIPELINE", "0") // until the end of t: fit pipelined first
@@ -141,8 +142,8 @@ func fitRecorded(t *testing.T, model func(layers.Activation) *nn.Sequential, dat
 	}
 	defer m.Close()
 	rec := &batchRecorder{}
-	h, err := m.Fit(context.Background(), data, nn.Epochs(2), nn.BatchSize(batch), nn.Seed(3), nn.Verbose(0),
-		nn.ValidationData(data), nn.Callbacks(rec))
+	h, err := m.Fit(context.Background(), ds, nn.Epochs(2), nn.BatchSize(batch), nn.Seed(3), nn.Verbose(0),
+		nn.ValidationData(ds), nn.Callbacks(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestPipelinedFitReportsBadTarget(t *testing.T) {
 		y[i] = float32(i % 10)
 	}
 	y[bad] = 12
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(n, 32, 32, 3), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(y)))
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 32, 32, 3), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestPipelinedFitReportsBadTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer model.Close()
-		_, err = model.Fit(context.Background(), data, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0))
+		_, err = model.Fit(context.Background(), ds, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0))
 		return err
 	}
 	pipe, step := run(true), run(false)

@@ -36,6 +36,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device"
 	_ "github.com/gokeras/gokeras/device/cuda" // the GPU driver, in -tags cudavm builds
 	"github.com/gokeras/gokeras/layers"
@@ -167,16 +168,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer model.Close()
-	data, err := nn.TensorData(x, y)
+	ds, err := data.TensorData(x, y)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "3. model training on %s (binary cross-entropy from the logits, as TensorFlow computes it after a sigmoid):\n", dev)
-	hist, err := model.Fit(ctx, data, nn.Epochs(c.epochs), nn.BatchSize(32), nn.Seed(c.seed), nn.Output(stdout))
+	hist, err := model.Fit(ctx, ds, nn.Epochs(c.epochs), nn.BatchSize(32), nn.Seed(c.seed), nn.Output(stdout))
 	if err != nil {
 		return err
 	}
-	onDevice, err := model.Evaluate(ctx, data, nn.Verbose(0))
+	onDevice, err := model.Evaluate(ctx, ds, nn.Verbose(0))
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Stage 4, metrics on the CPU: the predictions come back to host memory
 	// (Predict's machine copies them off the device) and the loss and the
 	// accuracy are computed here.
-	inputs, err := nn.TensorInputs(x)
+	inputs, err := data.TensorInputs(x)
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, labels := pred.Data().([]float32), y.Data().([]float32)
+	p, labels := pred.Values(), y.Data().([]float32)
 	acc := &metrics.BinaryAccuracy{}
 	if err := acc.Update(labels, 1, p, 1); err != nil {
 		return err

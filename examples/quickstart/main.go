@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -13,13 +14,12 @@ import (
 
 func main() {
 	x := [][]float32{{0, 0}, {0, 1}, {1, 0}, {1, 1}}
-	y := []int{0, 1, 1, 0} // XOR, as class indices
-	data, err := nn.SliceData(nn.Rows(x), nn.Classes(y, 2))
+	ds, err := data.SliceData(data.Rows(x), data.Classes([]int{0, 1, 1, 0}, 2)) // XOR, as class indices
 	if err != nil {
 		log.Fatal(err)
 	}
 	model := nn.NewSequential(layers.Dense(16, layers.Tanh), layers.Dense(2, layers.Softmax))
-	model.SetSeed(1) // same seed, same initial weights
+	model.SetSeed(1) // one seed: the same weights and shuffles every run
 	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.05})
 	if err != nil {
 		log.Fatal(err)
@@ -27,10 +27,10 @@ func main() {
 	if err := model.Compile(adam, losses.SparseCategoricalCrossentropy{}, nil); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := model.Fit(context.Background(), data, nn.Epochs(200), nn.Verbose(0), nn.Seed(1)); err != nil {
+	if _, err := model.Fit(context.Background(), ds, nn.Epochs(200), nn.Verbose(0)); err != nil {
 		log.Fatal(err)
 	}
-	pred, err := model.PredictValues(context.Background(), data)
+	pred, err := model.Predict(context.Background(), ds)
 	if err != nil {
 		log.Fatal(err)
 	}

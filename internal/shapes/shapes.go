@@ -34,3 +34,13 @@ func Equal(a, b []int) bool {
 	}
 	return true
 }
+
+// Size is the number of values in a shape: the product of its dimensions,
+// 1 for the scalar shape ().
+func Size(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}

@@ -10,7 +10,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -81,8 +81,8 @@ func Build(act ops.Activation, loss ops.LossKind, rows, cols int) (Ops, error) {
 }
 
 // Dense copies data into a float32 tensor of the given shape.
-func Dense(data []float32, shape ...int) *tensor.Dense {
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), data...)))
+func Dense(ds []float32, shape ...int) *tensor.Dense {
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), ds...)))
 }
 
 // Run runs op's Do, the CPU implementation, and returns its values.
@@ -250,7 +250,7 @@ func MustRun(t testing.TB, op gorgonia.Op, args ...gorgonia.Value) []float32 {
 // Blobs is a learnable 10-class problem of n samples of the given shape:
 // each class a cluster of noise 0.5 around its own random centre. Labels
 // are one-hot (labelCols 10) or class indices (labelCols 1).
-func Blobs(t testing.TB, n int, sampleShape []int, labelCols int) nn.Dataset {
+func Blobs(t testing.TB, n int, sampleShape []int, labelCols int) data.Dataset {
 	t.Helper()
 	features := 1
 	for _, d := range sampleShape {
@@ -274,10 +274,10 @@ func Blobs(t testing.TB, n int, sampleShape []int, labelCols int) nn.Dataset {
 			y[i*labelCols+c] = 1
 		}
 	}
-	data, err := nn.TensorData(tensor.New(tensor.WithShape(append([]int{n}, sampleShape...)...), tensor.WithBacking(x)),
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(append([]int{n}, sampleShape...)...), tensor.WithBacking(x)),
 		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return ds
 }

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/export/onnx"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
@@ -47,37 +48,37 @@ type spec struct {
 	name   string
 	layers func() []layers.Layer
 	// samples makes n samples of the model's input.
-	samples func(rng *rand.Rand, n int, shape []int) nn.Samples
+	samples func(rng *rand.Rand, n int, shape []int) data.Samples
 }
 
 // pixels are uint8 images scaled as Keras' x / 255, as the CIFAR-10
 // models take them: the ONNX model takes the scaled values.
-func pixels(rng *rand.Rand, n int, shape []int) nn.Samples {
+func pixels(rng *rand.Rand, n int, shape []int) data.Samples {
 	b := make([]uint8, n*size(shape))
 	for i := range b {
 		b[i] = uint8(rng.IntN(256))
 	}
-	return nn.Pixels(b, 255, shape...)
+	return data.Pixels(b, 255, shape...)
 }
 
 // normals are float32 values of a standard normal distribution, shifted
 // and scaled so that the normalizations have work to do.
-func normals(rng *rand.Rand, n int, shape []int) nn.Samples {
+func normals(rng *rand.Rand, n int, shape []int) data.Samples {
 	v := make([]float32, n*size(shape))
 	for i := range v {
 		v[i] = float32(3*rng.NormFloat64() + 1)
 	}
-	return nn.Flat(v, shape...)
+	return data.Flat(v, shape...)
 }
 
 // indices are integer indices below 50, held as float32, as an Embedding
 // of input_dim 50 takes them.
-func indices(rng *rand.Rand, n int, shape []int) nn.Samples {
+func indices(rng *rand.Rand, n int, shape []int) data.Samples {
 	v := make([]float32, n*size(shape))
 	for i := range v {
 		v[i] = float32(rng.IntN(50))
 	}
-	return nn.Flat(v, shape...)
+	return data.Flat(v, shape...)
 }
 
 var specs = []spec{
@@ -194,16 +195,16 @@ func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error)
 			targets[i][j] = rng.Float32()
 		}
 	}
-	data, err := nn.SliceData(train, nn.TargetRows(targets))
+	ds, err := data.SliceData(train, data.TargetRows(targets))
 	if err != nil {
 		return entry{}, err
 	}
-	if _, err := model.Fit(ctx, data, nn.Epochs(1), nn.BatchSize(32), nn.Verbose(0), nn.Seed(seed)); err != nil {
+	if _, err := model.Fit(ctx, ds, nn.Epochs(1), nn.BatchSize(32), nn.Verbose(0), nn.Seed(seed)); err != nil {
 		return entry{}, err
 	}
 
 	// 37 samples: Predict's last batch is a partial one.
-	inputs, err := nn.SliceInputs(s.samples(rng, 37, inShape))
+	inputs, err := data.SliceInputs(s.samples(rng, 37, inShape))
 	if err != nil {
 		return entry{}, err
 	}
@@ -229,10 +230,7 @@ func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error)
 	if err := writeFloats(filepath.Join(dir, e.Input), x); err != nil {
 		return entry{}, err
 	}
-	y, ok := pred.Data().([]float32)
-	if !ok {
-		return entry{}, errors.New("Predict returned no float32 values")
-	}
+	y := pred.Values()
 	if err := informative(y); err != nil {
 		return entry{}, err
 	}

@@ -1,4 +1,4 @@
-package nn
+package data
 
 import (
 	"math"
@@ -24,7 +24,10 @@ func TestPredictionsReadTheOutputs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := predictionsOf(tensor.New(tensor.WithShape(tc.shape...), tensor.WithBacking(slices.Clone(tc.values))))
+			p, err := TensorPredictions(tensor.New(tensor.WithShape(tc.shape...), tensor.WithBacking(slices.Clone(tc.values))))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := p.Argmax(); !slices.Equal(got, tc.argmax) {
 				t.Errorf("Argmax() = %v, want %v", got, tc.argmax)
 			}
@@ -33,7 +36,7 @@ func TestPredictionsReadTheOutputs(t *testing.T) {
 				t.Errorf("Row(1) = %v, want %v", got, tc.row1)
 			}
 			if got := p.Rows(); len(got) != tc.shape[0] || !slices.EqualFunc(got[1], tc.row1, same) {
-				t.Errorf("Rows() = %v", got)
+				t.Errorf("data.Rows() = %v", got)
 			}
 			if got := p.Shape(); !slices.Equal(got, tc.shape) || p.Len() != tc.shape[0] {
 				t.Errorf("Shape() = %v, Len() = %d", got, p.Len())

@@ -1,0 +1,24 @@
+// Package data holds what a model reads: samples and labels, gathered a
+// batch at a time into float32 buffers.
+//
+// A Dataset (labelled samples: what a model's Fit and Evaluate take) and
+// Inputs (samples alone: what Predict takes) are small interfaces, so data
+// can stay compact until a batch is needed: the CIFAR-10 loader keeps uint8
+// pixels. Make one from plain Go values with SliceData, choosing how the
+// samples are laid out (Rows, Flat or Pixels) and what the labels are
+// (Classes, OneHot, Targets or TargetRows):
+//
+//	ds, err := data.SliceData(data.Rows(x), data.Classes(y, 10))
+//
+// TensorData and TensorInputs take gorgonia tensors, as Keras' fit takes
+// arrays; FuncData calls a function for each sample (images decoded from
+// files, say); Subset picks samples by index; Prefetch gathers the next
+// training batch while the model trains on the one before.
+//
+// Predictions are a model's outputs as plain Go values (Row, Rows, Argmax).
+//
+// Every constructor checks what it is given and returns an error naming
+// the mistake (ragged rows, a class out of range, a value too large for
+// float32) before any training starts. This package does not import the
+// trainer: code that prepares data needs only it.
+package data
