@@ -13,8 +13,8 @@ import (
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
-	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/internal/modeltest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -351,7 +351,7 @@ func TestTrainingMatchesCPU(t *testing.T) {
 			if tc.data != nil {
 				ds = tc.data(t)
 			} else {
-				ds = opstest.Blobs(t, 512, []int{32, 32, 3}, tc.cols)
+				ds = modeltest.Blobs(t, 512, []int{32, 32, 3}, tc.cols)
 			}
 			train := func(dev string) (*nn.Sequential, []float64) {
 				model := tc.model(tc.out)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/data"
-	"github.com/gokeras/gokeras/device/internal/opstest"
+	"github.com/gokeras/gokeras/internal/modeltest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -73,7 +73,7 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 		{"batchnorm+layernorm", normModel, 200, 32, 7, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ds := opstest.Blobs(t, c.samples, []int{32, 32, 3}, 1)
+			ds := modeltest.Blobs(t, c.samples, []int{32, 32, 3}, 1)
 			pipeH, pipeB, pipeW := fitRecorded(t, c.model, ds, c.batch, true)
 			stepH, stepB, stepW := fitRecorded(t, c.model, ds, c.batch, false)
 			if len(pipeB) != 2*c.steps || len(stepB) != 2*c.steps {

@@ -8,8 +8,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/distribute/nccl"
+	"github.com/gokeras/gokeras/internal/modeltest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -65,7 +65,7 @@ func TestDataParallelWorldOfOneMatchesOneGPU(t *testing.T) {
 			t.Skip(err)
 		}
 	}
-	data := opstest.Blobs(t, 512, []int{32, 32, 3}, 10)
+	data := modeltest.Blobs(t, 512, []int{32, 32, 3}, 10)
 	train := func(s nn.Strategy) []float64 {
 		model := mlpModel(layers.Softmax)
 		model.SetSeed(11)

@@ -1,16 +1,16 @@
 // Package opstest helps the tests of the CUDA machine: it hands them
 // package ops' CPU ops (whose types are unexported) with the parameters they
 // need and runs them, so that kernels are checked against the very code the
-// CPU machine runs, and it makes small learnable datasets.
+// CPU machine runs. It serves the device layer and imports nothing above it
+// (ops, not nn or data): datasets for tests that fit models are in
+// internal/modeltest.
 package opstest
 
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
-	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -245,39 +245,4 @@ func MustRun(t testing.TB, op gorgonia.Op, args ...gorgonia.Value) []float32 {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// Blobs is a learnable 10-class problem of n samples of the given shape:
-// each class a cluster of noise 0.5 around its own random centre. Labels
-// are one-hot (labelCols 10) or class indices (labelCols 1).
-func Blobs(t testing.TB, n int, sampleShape []int, labelCols int) data.Dataset {
-	t.Helper()
-	features := 1
-	for _, d := range sampleShape {
-		features *= d
-	}
-	rng := rand.New(rand.NewPCG(9, 9))
-	centres := make([]float32, 10*features)
-	for i := range centres {
-		centres[i] = float32(rng.NormFloat64())
-	}
-	x := make([]float32, n*features)
-	y := make([]float32, n*labelCols)
-	for i := 0; i < n; i++ {
-		c := i % 10
-		for j := 0; j < features; j++ {
-			x[i*features+j] = centres[c*features+j] + float32(0.5*rng.NormFloat64())
-		}
-		if labelCols == 1 {
-			y[i] = float32(c)
-		} else {
-			y[i*labelCols+c] = 1
-		}
-	}
-	ds, err := data.TensorData(tensor.New(tensor.WithShape(append([]int{n}, sampleShape...)...), tensor.WithBacking(x)),
-		tensor.New(tensor.WithShape(n, labelCols), tensor.WithBacking(y)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
-	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/internal/modeltest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -75,7 +75,7 @@ func TestFitMatchesCPU(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			data := opstest.Blobs(t, 256, []int{12}, tc.cols)
+			data := modeltest.Blobs(t, 256, []int{12}, tc.cols)
 			var placement strings.Builder
 			train := func(dev string) (*nn.Sequential, []float64) {
 				model := nn.NewSequential(layers.Input(12), layers.Dense(16, layers.ReLU), layers.Dense(10, tc.out))
@@ -152,7 +152,7 @@ func relClose(a, b, tol float64) bool {
 // losses equal the first run's. A model that kept its machines' device
 // copies would go on from the trained weights instead.
 func TestHostWeightWritesReachTheDevice(t *testing.T) {
-	data := opstest.Blobs(t, 64, []int{12}, 10)
+	data := modeltest.Blobs(t, 64, []int{12}, 10)
 	model := nn.NewSequential(layers.Input(12), layers.Dense(16, layers.ReLU), layers.Dense(10, layers.Softmax))
 	model.SetSeed(1)
 	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
@@ -192,7 +192,7 @@ func TestHostWeightWritesReachTheDevice(t *testing.T) {
 // the slots come back from the device for the checkpoint (and for the
 // optimizer's State) and go back to it after loading.
 func TestCheckpointRoundTripOnDevice(t *testing.T) {
-	data := opstest.Blobs(t, 64, []int{12}, 10)
+	data := modeltest.Blobs(t, 64, []int{12}, 10)
 	optimizers := []struct {
 		name string
 		opt  func() (optim.Optimizer, error)
