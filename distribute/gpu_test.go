@@ -21,3 +21,10 @@ func TestMultiWorkerFitOnGPUMatchesOneProcess(t *testing.T) {
 	mpirun := mpitest.Need(t)
 	jobOK(t, mpirun, 2, "fitgpu")
 }
+
+// The same, with the all-reduce after the backward pass instead of
+// overlapped with it (nn.OverlapReduce(false)).
+func TestMultiWorkerFitOnGPUReducedAfterBackwardMatchesOneProcess(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	jobOK(t, mpirun, 2, "fitgpuserial")
+}

@@ -144,6 +144,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	case "fitgpu": // gpu_test.go: each replica on its process's /GPU:0
 		mlpDevice = "/GPU:0"
 		workerFit(t, s)
+	case "fitgpuserial": // gpu_test.go: as fitgpu, reducing after the backward pass
+		mlpDevice, mlpOverlap = "/GPU:0", false
+		workerFit(t, s)
 	case "fitdropout":
 		mlpDropout = 0.3
 		workerFit(t, s)
@@ -198,10 +201,11 @@ func mlpData(t *testing.T, n int) data.Dataset {
 
 // mlpDevice is where mlp compiles: /GPU:0 in the GPU workers (gpu_test.go).
 // mlpDropout, when not 0, is the rate of a Dropout layer after the hidden
-// one.
+// one. mlpOverlap is its nn.OverlapReduce.
 var (
 	mlpDevice  = "/CPU:0"
 	mlpDropout = 0.0
+	mlpOverlap = true
 )
 
 // mlp is Input(20) -> Dense(64, relu) [-> Dropout] -> Dense(10, softmax),
@@ -215,7 +219,7 @@ func mlp(t *testing.T, opt optim.Optimizer, s nn.Strategy) *nn.Sequential {
 	m.SetSeed(5)
 	opts := []nn.CompileOption{nn.OnDevice(mlpDevice)}
 	if s != nil {
-		opts = append(opts, nn.WithStrategy(s))
+		opts = append(opts, nn.WithStrategy(s), nn.OverlapReduce(mlpOverlap))
 	}
 	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, opts...); err != nil {
 		t.Fatal(err)

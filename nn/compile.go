@@ -29,18 +29,44 @@ type compileConfig struct {
 	warn         io.Writer
 	placementLog io.Writer
 	strategy     Strategy
+	// reduceAfterBackward: see OverlapReduce.
+	reduceAfterBackward bool
 }
 
-// OnDevice places the model on a device ("/CPU:0", "/GPU:0", any TensorFlow
-// spelling), overriding the device scope (device.With, see CompileContext)
-// and the default.
-func OnDevice(spec string) CompileOption {
+// OnDevice places the model on a device, overriding the device scope
+// (device.With, see CompileContext) and the default. It takes a
+// device.Spec, or for convenience its string form in any TensorFlow
+// spelling ("/CPU:0", "/GPU:0", "/device:GPU:0", ...), which it parses
+// here, once: a bad string makes Compile fail with ParseSpec's error.
+//
+//	nn.OnDevice("/GPU:0")
+//	nn.OnDevice(device.NewSpec(device.GPU, 1))
+func OnDevice[S string | device.Spec](spec S) CompileOption {
+	var s device.Spec
+	var err error
+	switch v := any(spec).(type) {
+	case string:
+		s, err = device.ParseSpec(v)
+	case device.Spec:
+		s = v
+	}
 	return func(c *compileConfig) error {
-		s, err := device.ParseSpec(spec)
 		if err != nil {
 			return err
 		}
 		c.device = &s
+		return nil
+	}
+}
+
+// OverlapReduce sets whether a data-parallel step (WithStrategy) hands its
+// gradients to the all-reduce bucket by bucket while the backward pass goes
+// on (true, the default, as PyTorch's DistributedDataParallel does) or all
+// at once after it (false: slower, for debugging and timing). The weights
+// are the same bit for bit either way.
+func OverlapReduce(on bool) CompileOption {
+	return func(c *compileConfig) error {
+		c.reduceAfterBackward = !on
 		return nil
 	}
 }
@@ -70,6 +96,8 @@ type compiled struct {
 	state *driver.State
 	// reference binds programs to the device's reference machine (tests).
 	reference bool
+	// reduceAfterBackward: see OverlapReduce.
+	reduceAfterBackward bool
 	// strategy, when not nil, trains data-parallel (WithStrategy):
 	// gradScale is this replica's share of the step's global batch, by
 	// which reduceGradients scales its gradients.
@@ -164,14 +192,15 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	}
 	m.closePrograms()
 	m.compiled = &compiled{
-		optimizer:    opt,
-		loss:         loss,
-		metrics:      append([]metrics.Metric(nil), ms...),
-		device:       spec,
-		placementLog: cfg.placementLog,
-		programs:     map[programKey]*program{},
-		state:        driver.NewState(),
-		strategy:     cfg.strategy,
+		optimizer:           opt,
+		loss:                loss,
+		metrics:             append([]metrics.Metric(nil), ms...),
+		device:              spec,
+		placementLog:        cfg.placementLog,
+		programs:            map[programKey]*program{},
+		state:               driver.NewState(),
+		strategy:            cfg.strategy,
+		reduceAfterBackward: cfg.reduceAfterBackward,
 	}
 	return nil
 }
@@ -385,6 +414,7 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 			opts.Learnables = p.params
 			if s := m.compiled.strategy; s != nil {
 				opts.ReduceGradients = m.compiled.reduceGradients
+				opts.ReduceAfterBackward = m.compiled.reduceAfterBackward
 				if r, ok := s.(driver.DeviceAllReducer); ok && m.compiled.device.Kind == device.GPU {
 					c := m.compiled
 					opts.DeviceReduce, opts.ReduceScale = r, func() float32 { return c.gradScale }

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/data"
-	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/internal/shapes"
-	"github.com/gokeras/gokeras/metrics"
 )
 
 // ErrNonFiniteLoss is wrapped by the error Fit returns when the loss
@@ -40,10 +38,24 @@ type runConfig struct {
 	now                                            func() time.Time
 	classWeight                                    map[int]float64
 	sampleWeight                                   []float32
+	// serialSteps: see PipelineSteps.
+	serialSteps bool
 }
 
 func defaultRunConfig() runConfig {
 	return runConfig{epochs: 1, batchSize: 32, shuffle: true, verbose: 1, out: os.Stdout, now: time.Now}
+}
+
+// PipelineSteps sets whether Fit may start a training step on the device
+// before the one before it has finished (true, the default), so that a GPU
+// never waits for the host: see AsyncBatchHooks for when it does. False
+// runs each step to its end before the next starts, on any device: slower,
+// for debugging and timing. The results are the same either way.
+func PipelineSteps(on bool) Option {
+	return func(c *runConfig) error {
+		c.serialSteps = !on
+		return nil
+	}
 }
 
 func buildRunConfig(opts []Option) (runConfig, error) {
@@ -455,8 +467,7 @@ func (m *Sequential) Fit(ctx context.Context, ds data.Dataset, opts ...Option) (
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	r := &fitRun{m: m, cfg: cfg, data: ds, validation: validation, steps: steps,
-		labelCols: shapes.Size(ds.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh,
-		mayPipeline: mayPipeline(m.compiled)}
+		labelCols: shapes.Size(ds.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh}
 	return r.run(ctx)
 }
 
@@ -471,8 +482,6 @@ type fitRun struct {
 	hist             History
 	// weigh fills each batch's sample weights; nil: unweighted.
 	weigh func(idx []int, labels, dst []float32) error
-	// mayPipeline: see mayPipeline.
-	mayPipeline bool
 }
 
 func (r *fitRun) run(ctx context.Context) (*History, error) {
@@ -591,153 +600,31 @@ func (e *InterruptedError) Error() string {
 
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
-// runEpoch trains steps first.. of one epoch, calling the batch hooks; it
-// returns the epoch's figures, validation included.
-//
-// Where the model's machine can run a step while the host prepares the
-// next (driver.Pipeliner: a GPU) and nothing needs a step's results
-// before the next one starts (r.pipelines), each step is started on the
-// device before the one before it is finished: its loss and metrics are
-// read, and its batch hooks called, while the next step runs. Otherwise
-// each step is run and finished in turn.
+// runEpoch trains steps first.. of one epoch with a stepper, calling the
+// batch hooks; it returns the epoch's figures, validation included.
 func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, error) {
-	m, cfg, c := r.m, r.cfg, r.m.compiled
-	for _, mt := range c.metrics {
-		mt.Reset()
-	}
-	var lossMean metrics.Mean
-	entries := make([]logEntry, 1+len(c.metrics))
-	done := first
-	stepError := func(step int, err error) error {
-		return fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", epoch+1, cfg.epochs, step+1, r.steps, err)
-	}
-	beginBatch := func(step int) error {
-		if err := r.hooks("on_train_batch_begin", func(cb Callback) error { return cb.OnTrainBatchBegin(step, Logs{}) }); err != nil {
-			return fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
-		}
-		return nil
-	}
-	// endBatch takes the loss of a step of batch samples (the global
-	// batch's) and calls the batch-end hooks.
-	endBatch := func(step, batch int, loss float64) error {
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return stepError(step, fmt.Errorf("%w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
-				ErrNonFiniteLoss, loss, c.optimizer.LearningRate()))
-		}
-		if err := m.averageMoving(); err != nil {
-			return stepError(step, err)
-		}
-		done = step + 1
-		lossMean.Add(loss, float64(batch))
-		entries[0] = logEntry{Name: "loss", Value: lossMean.Result()}
-		for i, mt := range c.metrics {
-			entries[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
-		}
-		if len(r.callbacks) > 0 {
-			logs := logsOf(entries)
-			if err := r.hooks("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {
-				return fmt.Errorf("fit: epoch %d/%d: %w", epoch+1, cfg.epochs, err)
-			}
-		}
-		return nil
-	}
-	// pending is the step started on the device and not yet finished.
-	var pending *startedBatch
-	finishPending := func() error {
-		b := pending
-		pending = nil
-		loss, err := m.finishShard(b.p, b.labels, len(b.idx), len(b.idx), true)
-		if err != nil {
-			return stepError(b.step, err)
-		}
-		if err := beginBatch(b.step); err != nil {
-			return err
-		}
-		return endBatch(b.step, len(b.idx), loss)
-	}
-	// fail returns err, the error of a step before pending, once pending
-	// has finished, so that no step is left running.
-	fail := func(err error) ([]logEntry, error) {
-		if pending != nil {
-			b := pending
-			pending = nil
-			_, _ = m.finishShard(b.p, b.labels, len(b.idx), len(b.idx), true)
-		}
-		return nil, err
-	}
+	m, cfg := r.m, r.cfg
+	st := r.newStepper(epoch, first)
 	for step := first; step < r.steps; step++ {
 		if err := r.stopNow(ctx); err != nil {
-			if pending != nil {
-				if err := finishPending(); err != nil {
-					return nil, err
-				}
+			if ferr := st.finish(); ferr != nil {
+				return nil, ferr
 			}
 			r.callbacks.interrupted() // the progress line shows where training stopped
-			return nil, &InterruptedError{Epoch: epoch, Step: done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
+			return nil, &InterruptedError{Epoch: epoch, Step: st.done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}
-		lo := step * cfg.batchSize // below n: step < steps
-		idx := r.order[lo : lo+min(cfg.batchSize, len(r.order)-lo)]
-		mine := idx
-		if s := c.strategy; s != nil {
-			mine = shard(idx, s.Rank(), s.Size())
-		}
-		p, err := m.programFor(programKey{batch: len(mine), labelCols: r.labelCols, mode: modeTrain, weighted: r.weigh != nil})
-		if err != nil {
-			return fail(fmt.Errorf("fit: %w", err))
-		}
-		p.weigh = r.weigh
-		lag := r.pipelines(p)
-		if pending != nil && (pending.p != p || !lag) {
-			// The step before must be done before this one runs: on
-			// another machine (a stream of its own), or run at once.
-			if err := finishPending(); err != nil {
-				return nil, err
-			}
-			if m.stopTraining.Load() {
-				break
-			}
-		}
-		if !lag {
-			if err := beginBatch(step); err != nil {
-				return nil, err
-			}
-			loss, err := m.trainShard(p, r.data, mine, len(idx))
-			if err != nil {
-				return nil, stepError(step, err)
-			}
-			if err := endBatch(step, len(idx), loss); err != nil {
-				return nil, err
-			}
-		} else {
-			labels, err := m.startShard(p, r.data, mine, len(idx), true)
-			if err != nil {
-				err = stepError(step, err)
-				if pending != nil {
-					if ferr := finishPending(); ferr != nil {
-						return nil, ferr
-					}
-				}
-				return nil, err
-			}
-			started := &startedBatch{p: p, labels: labels, idx: mine, step: step}
-			if pending != nil {
-				if err := finishPending(); err != nil {
-					pending = started
-					return fail(err)
-				}
-			}
-			pending = started
+		if err := st.step(step); err != nil {
+			return nil, err
 		}
 		if m.stopTraining.Load() {
 			break
 		}
 	}
-	if pending != nil {
-		// Also when training stops: the step was under way.
-		if err := finishPending(); err != nil {
-			return nil, err
-		}
+	// Also when training stops: a step may be under way.
+	if err := st.finish(); err != nil {
+		return nil, err
 	}
+	entries := st.entries
 	if r.validation != nil {
 		// Not interrupted: the epoch completes, and Fit stops before the next.
 		valLogs, err := m.evaluate(context.WithoutCancel(ctx), r.validation, cfg.batchSize, nil, false)
@@ -750,53 +637,6 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 	}
 	return entries, nil
 }
-
-// startedBatch is a training step started on the device (startShard) and
-// not yet finished: its program, labels, samples and number.
-type startedBatch struct {
-	p      *program
-	labels []float32
-	idx    []int
-	step   int
-}
-
-// pipelines says whether Fit starts program p's steps before finishing
-// the one before (runEpoch): the run may (mayPipeline), every callback
-// allows its batch hooks to run a step late (allowsLag: known once they
-// have run), p's machine runs steps asynchronously (driver.Pipeliner),
-// and every metric computes on the device (a host metric needs the step's
-// labels and outputs).
-func (r *fitRun) pipelines(p *program) bool {
-	if !r.mayPipeline {
-		return false
-	}
-	for _, cb := range r.callbacks {
-		if !allowsLag(cb) {
-			return false
-		}
-	}
-	pl, ok := p.machine.(driver.Pipeliner)
-	if !ok || !(pl.Pipelines() || pipelineAlways) {
-		return false
-	}
-	for _, on := range p.onDevice {
-		if !on {
-			return false
-		}
-	}
-	return true
-}
-
-// mayPipeline says whether a Fit may pipeline its steps at all: there is
-// no strategy (whose steps exchange their results), and GOKERAS_PIPELINE
-// is not 0 in the environment (a switch for debugging).
-func mayPipeline(c *compiled) bool {
-	return os.Getenv("GOKERAS_PIPELINE") != "0" && c.strategy == nil
-}
-
-// pipelineAlways makes Fit take the pipelined path on machines that run
-// each step at once too (the CPU's), so that tests run it everywhere.
-var pipelineAlways = false
 
 // stepsFor is the number of batches of at most batchSize (> 0) that n
 // samples make, without overflow for any n and batchSize.

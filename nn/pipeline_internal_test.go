@@ -156,14 +156,13 @@ func TestPipelinedFitNeedsEveryCallbackAsync(t *testing.T) {
 	if want := []int64{1, 2, 3}; !slices.Equal(async.started, want) {
 		t.Errorf("steps started at each batch's end: %v, want %v (step by step)", async.started, want)
 	}
-	t.Setenv("GOKERAS_PIPELINE", "0")
 	m, ds = pipelineModel(t, -1)
 	async = &hookLog{async: true, stopAt: -1}
-	if _, err := m.Fit(context.Background(), ds, Epochs(1), Seed(2), Verbose(0), Callbacks(async)); err != nil {
+	if _, err := m.Fit(context.Background(), ds, Epochs(1), Seed(2), Verbose(0), Callbacks(async), PipelineSteps(false)); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int64{1, 2, 3}; !slices.Equal(async.started, want) {
-		t.Errorf("GOKERAS_PIPELINE=0: steps started at each batch's end: %v, want %v (step by step)", async.started, want)
+		t.Errorf("PipelineSteps(false): steps started at each batch's end: %v, want %v (step by step)", async.started, want)
 	}
 }
 

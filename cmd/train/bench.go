@@ -137,7 +137,7 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	if err := model.Build(32, 32, 3); err != nil {
 		return err
 	}
-	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
+	compileOpts := []nn.CompileOption{nn.OnDevice(spec), nn.OverlapReduce(!cfg.reduceAfterBackward)}
 	where := spec.Short()
 	if s != nil {
 		compileOpts = append(compileOpts, nn.WithStrategy(s))
@@ -152,7 +152,7 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	fmt.Fprintf(stdout, "Benchmark: %s model, %d steps at batch size %d (after %d warm-up steps), %s lr %g, %s\n",
 		cfg.model, b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), where)
 	if _, err := model.Fit(ctx, data.Train.OneHot(), nn.Epochs(1), nn.BatchSize(cfg.batchSize), nn.StepsPerEpoch(total),
-		nn.Seed(cfg.seed), nn.Verbose(0), nn.Callbacks(timer)); err != nil {
+		nn.Seed(cfg.seed), nn.Verbose(0), nn.Callbacks(timer), nn.PipelineSteps(!cfg.serialSteps)); err != nil {
 		return err
 	}
 	times, err := jobStepTimes(s, timer.times[b.warmup:])

@@ -33,6 +33,12 @@
 // exits with status 128 plus the signal's number (130, 143, 129). A second
 // signal ends train at once; the previous checkpoint is kept intact.
 //
+// Two environment variables, for debugging and timing, turn off overlaps
+// that do not change the results: GOKERAS_PIPELINE=0 runs each training
+// step to its end before the next starts (nn.PipelineSteps(false)), and
+// GOKERAS_REDUCE_OVERLAP=0 makes --distributed all-reduce the gradients
+// after the backward pass instead of during it (nn.OverlapReduce(false)).
+//
 // Run train -h for the flags.
 package main
 
@@ -88,36 +94,39 @@ func usagef(format string, a ...any) error { return usage(fmt.Errorf(format, a..
 
 // config is what the flags ask for.
 type config struct {
-	model          string
-	clipNorm       float64
-	globalClipNorm float64
-	clipValue      float64
-	weightDecay    float64
-	lrSchedule     string
-	device         string
-	softPlacement  bool
-	logPlacement   bool
-	epochs         int
-	batchSize      int
-	stepsPerEpoch  int
-	lr             float64
-	lrSet          bool
-	optimizer      string
-	momentum       float64
-	nesterov       bool
-	data           string
-	synthetic      bool
-	syntheticTrain int
-	seed           uint64
-	seedSet        bool
-	verbose        int
-	validation     bool
-	validSplit     float64
-	patience       int
-	csvLog         string
-	jsonOut        string
-	tensorboard    string
-	distributed    bool
+	// serialSteps and reduceAfterBackward come from the environment:
+	// GOKERAS_PIPELINE=0 and GOKERAS_REDUCE_OVERLAP=0 (see the package doc).
+	serialSteps, reduceAfterBackward bool
+	model                            string
+	clipNorm                         float64
+	globalClipNorm                   float64
+	clipValue                        float64
+	weightDecay                      float64
+	lrSchedule                       string
+	device                           string
+	softPlacement                    bool
+	logPlacement                     bool
+	epochs                           int
+	batchSize                        int
+	stepsPerEpoch                    int
+	lr                               float64
+	lrSet                            bool
+	optimizer                        string
+	momentum                         float64
+	nesterov                         bool
+	data                             string
+	synthetic                        bool
+	syntheticTrain                   int
+	seed                             uint64
+	seedSet                          bool
+	verbose                          int
+	validation                       bool
+	validSplit                       float64
+	patience                         int
+	csvLog                           string
+	jsonOut                          string
+	tensorboard                      string
+	distributed                      bool
 	// distTimeout is --distributed-timeout, distTimeoutSet whether it was
 	// given.
 	distTimeout    time.Duration
@@ -259,6 +268,12 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, regexp.MustCompile(`(?m)^  -`).ReplaceAllString(b.String(), "  --"))
 }
 
+// The environment variables train reads (see the package doc).
+const (
+	pipelineEnv      = "GOKERAS_PIPELINE"
+	reduceOverlapEnv = "GOKERAS_REDUCE_OVERLAP"
+)
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return cliError(train(ctx, args, stdout, stderr))
 }
@@ -270,6 +285,8 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
+	cfg.serialSteps = os.Getenv(pipelineEnv) == "0"
+	cfg.reduceAfterBackward = os.Getenv(reduceOverlapEnv) == "0"
 	var strategy *distribute.MultiWorkerStrategy
 	if cfg.distributed {
 		if strategy, err = startDistributed(&cfg); err != nil {
@@ -354,7 +371,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err := model.Summary(out); err != nil {
 		return err
 	}
-	compileOpts := []nn.CompileOption{nn.OnDevice(spec.String())}
+	compileOpts := []nn.CompileOption{nn.OnDevice(spec), nn.OverlapReduce(!cfg.reduceAfterBackward)}
 	if cfg.logPlacement {
 		compileOpts = append(compileOpts, nn.LogDevicePlacement(human))
 	}
@@ -370,7 +387,8 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 
-	fitOpts := []nn.Option{nn.Epochs(cfg.epochs), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Seed(cfg.seed), nn.Output(out)}
+	fitOpts := []nn.Option{nn.Epochs(cfg.epochs), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Seed(cfg.seed), nn.Output(out),
+		nn.PipelineSteps(!cfg.serialSteps)}
 	if cfg.stepsPerEpoch > 0 {
 		fitOpts = append(fitOpts, nn.StepsPerEpoch(cfg.stepsPerEpoch))
 	}

@@ -47,7 +47,7 @@ func (r *batchRecorder) OnTrainBatchEnd(batch int, logs nn.Logs) error {
 // TestPipelinedFitMatchesStepByStep fits the same model from the same
 // weights on /GPU:0 twice: with the steps pipelined (each started before
 // the one before is finished, as Fit does on a GPU) and step by step
-// (GOKERAS_PIPELINE=0). Every batch's figures, the history and the
+// (nn.PipelineSteps(false)). Every batch's figures, the history and the
 // weights must be the same bit for bit, and the pipelined run must really
 // have overlapped: at each batch's end but an epoch's last, the next step
 // was already started. On the emulated GPU, whose streams run only when
@@ -123,14 +123,11 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 }
 
 // fitRecorded fits a model with Adam on /GPU:0 for two epochs at batch,
-// pipelined or step by step (GOKERAS_PIPELINE=0), and returns the
+// pipelined or step by step (nn.PipelineSteps(false)), and returns the
 // history, with the validation on the training data, every batch's end
 // and the weights (BatchNormalization's moving statistics included).
 func fitRecorded(t *testing.T, model func(layers.Activation) *nn.Sequential, ds data.Dataset, batch int, pipeline bool) (*nn.History, []batchRecord, []*tensor.Dense) {
 	t.Helper()
-	if !pipeline {
-		t.Setenv("GOKERAS_PIPELINE", "0") // until the end of t: fit pipelined first
-	}
 	m := model(layers.Softmax)
 	m.SetSeed(11)
 	opt, err := optim.NewAdam(optim.AdamConfig{})
@@ -143,7 +140,7 @@ func fitRecorded(t *testing.T, model func(layers.Activation) *nn.Sequential, ds 
 	defer m.Close()
 	rec := &batchRecorder{}
 	h, err := m.Fit(context.Background(), ds, nn.Epochs(2), nn.BatchSize(batch), nn.Seed(3), nn.Verbose(0),
-		nn.ValidationData(ds), nn.Callbacks(rec))
+		nn.ValidationData(ds), nn.Callbacks(rec), nn.PipelineSteps(pipeline))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,9 +172,6 @@ func TestPipelinedFitReportsBadTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(pipeline bool) error {
-		if !pipeline {
-			t.Setenv("GOKERAS_PIPELINE", "0")
-		}
 		model := mlpModel(layers.Softmax)
 		model.SetSeed(11)
 		opt, err := optim.NewSGD(optim.SGDConfig{})
@@ -188,7 +182,7 @@ func TestPipelinedFitReportsBadTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer model.Close()
-		_, err = model.Fit(context.Background(), ds, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0))
+		_, err = model.Fit(context.Background(), ds, nn.Epochs(1), nn.Shuffle(false), nn.Verbose(0), nn.PipelineSteps(pipeline))
 		return err
 	}
 	pipe, step := run(true), run(false)

@@ -105,9 +105,8 @@ type MachineOptions struct {
 	// complete, and each bucket is handed over at once, in a call of its
 	// own made from another goroutine while the next products run (one
 	// call at a time, in the same order at every step; each gradient
-	// whole in one call). Without overlap (plan.OverlapReduce false,
-	// GOKERAS_REDUCE_OVERLAP=0) one call gets them all, in the order of
-	// Learnables, after the backward pass. The update is then
+	// whole in one call). With ReduceAfterBackward one call gets them
+	// all, in the order of Learnables, after the backward pass. The update is then
 	// never folded into the products that compute the gradients. The CPU
 	// driver implements it; the CUDA driver takes DeviceReduce instead.
 	ReduceGradients func(grads [][]float32) error
@@ -116,10 +115,15 @@ type MachineOptions struct {
 	// replica's share of the global batch) and sums it over the replicas
 	// in device memory (NCCL), queued on a stream of its own bucket by
 	// bucket while the backward pass goes on (or on the step's stream after
-	// it, with GOKERAS_REDUCE_OVERLAP=0), before any update or global
-	// clipping. The CPU driver ignores it.
+	// it, with ReduceAfterBackward), before any update or global clipping.
+	// The CPU driver ignores it.
 	DeviceReduce DeviceAllReducer
 	ReduceScale  func() float32
+	// ReduceAfterBackward makes a data-parallel step all-reduce its
+	// gradients after the backward pass instead of overlapping the
+	// all-reduce with it: slower, for debugging and timing. The results
+	// are the same bit for bit.
+	ReduceAfterBackward bool
 }
 
 // DeviceAllReducer sums gradients over the replicas of a data-parallel

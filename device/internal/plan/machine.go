@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/optim"
@@ -202,12 +201,6 @@ type startedStep struct {
 	err error
 }
 
-// OverlapReduce says whether data-parallel steps overlap the all-reduce
-// with the backward pass (OverlappedTrainingSteps) or reduce after it
-// (ReducedTrainingSteps); the results are the same bit for bit.
-// GOKERAS_REDUCE_OVERLAP=0 in the environment turns it off.
-var OverlapReduce = os.Getenv("GOKERAS_REDUCE_OVERLAP") != "0"
-
 // trainingKey is what decides a training step's steps: the rule, and
 // whether the update needs whole gradients or clips values and decays
 // weights (which some fusions cannot do).
@@ -300,10 +293,11 @@ func NewFromOptions(p *Plan, be Backend, opts driver.MachineOptions) (*Machine, 
 	if err != nil {
 		return nil, err
 	}
+	overlap := !opts.ReduceAfterBackward
 	if opts.DeviceReduce != nil {
-		err = m.SetDeviceReducer()
+		err = m.SetDeviceReducer(overlap)
 	} else {
-		err = m.SetGradientReducer(opts.ReduceGradients)
+		err = m.SetGradientReducer(opts.ReduceGradients, overlap)
 	}
 	if err != nil {
 		return nil, errors.Join(err, m.Close())
@@ -315,15 +309,15 @@ func NewFromOptions(p *Plan, be Backend, opts driver.MachineOptions) (*Machine, 
 // backend runs on its device (DeviceReducer, given its all-reduce in the
 // driver's options), queued like any other step: overlapped with the
 // backward pass (OverlappedTrainingSteps) when the backend can
-// (DeviceOverlapReducer) and OverlapReduce is on, else after it
-// (ReducedTrainingSteps).
-func (m *Machine) SetDeviceReducer() error {
+// (DeviceOverlapReducer) and overlap is true, else after it
+// (ReducedTrainingSteps). The results are the same bit for bit.
+func (m *Machine) SetDeviceReducer(overlap bool) error {
 	r, ok := m.be.(DeviceReducer)
 	if !ok {
 		return fmt.Errorf("%w: the %T backend cannot all-reduce gradients on its device", errors.ErrUnsupported, m.be)
 	}
 	_, canOverlap := r.(DeviceOverlapReducer)
-	m.reduce, m.onDevice, m.overlap = nil, r, canOverlap && OverlapReduce
+	m.reduce, m.onDevice, m.overlap = nil, r, canOverlap && overlap
 	m.train = map[trainingKey][]Step{}
 	return nil
 }
@@ -332,14 +326,17 @@ func (m *Machine) SetDeviceReducer() error {
 // Plan.ReducedTrainingSteps, and at the Reduce step the machine waits for
 // the gradients and hands them to reduce (in the order of the learnables),
 // which replaces them in place before the updates. nil goes back to
-// ordinary steps. Only a device whose memory the host reads in place
+// ordinary steps. With overlap, each bucket of gradients is handed over
+// as soon as it is complete, while the backward pass goes on
+// (OverlappedTrainingSteps); without, all at once after it. Only a device
+// whose memory the host reads in place
 // (HostView: the CPU) takes a host reducer; a GPU all-reduces on its own
 // stream (SetDeviceReducer).
-func (m *Machine) SetGradientReducer(reduce func(grads [][]float32) error) error {
+func (m *Machine) SetGradientReducer(reduce func(grads [][]float32) error, overlap bool) error {
 	if _, ok := m.dev.(HostView); reduce != nil && (!ok || m.host == nil) {
 		return fmt.Errorf("%w: a host all-reduce of the gradients needs a device that computes on host memory (the CPU); a GPU needs an all-reduce in device memory (driver.MachineOptions.DeviceReduce)", errors.ErrUnsupported)
 	}
-	m.reduce, m.overlap, m.onDevice = reduce, OverlapReduce, nil
+	m.reduce, m.overlap, m.onDevice = reduce, overlap, nil
 	m.train = map[trainingKey][]Step{}
 	return nil
 }

@@ -29,14 +29,13 @@ func (b viewBackend) Device() Device { return b.dev }
 // buckets, and gives the same weights, bit for bit, as reducing after the
 // backward pass.
 func TestOverlappedReduceMatchesReduced(t *testing.T) {
-	defer func(first, bucket int, on bool) { FirstBucketBytes, BucketBytes, OverlapReduce = first, bucket, on }(FirstBucketBytes, BucketBytes, OverlapReduce)
+	defer func(first, bucket int) { FirstBucketBytes, BucketBytes = first, bucket }(FirstBucketBytes, BucketBytes)
 	FirstBucketBytes, BucketBytes = 1, 1 // every gradient its own bucket
 	spec := modelSpec{hidden: ops.ReLU, out: ops.Softmax, loss: ops.SoftmaxCrossEntropy, fromLogits: true, batch: 4}
 	v := newValues(spec, 9)
 	var weights [2][][]float32
 	var calls [2][][]int
 	for run, overlap := range []bool{false, true} {
-		OverlapReduce = overlap
 		m := buildModel(t, spec, v, true)
 		p, err := Compile(m.g, m.learnables(), Capabilities{})
 		if err != nil {
@@ -62,7 +61,7 @@ func TestOverlappedReduceMatchesReduced(t *testing.T) {
 			}
 			calls[run] = append(calls[run], sizes)
 			return nil
-		}); err != nil {
+		}, overlap); err != nil {
 			t.Fatal(err)
 		}
 		for it := range 3 {
