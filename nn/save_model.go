@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gokeras/gokeras/internal/atomicfile"
-	"github.com/gokeras/gokeras/internal/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -19,7 +17,7 @@ import (
 	"github.com/gokeras/gokeras/safetensors"
 )
 
-// What Save adds to the metadata keys of weights.go.
+// What Save adds to the metadata keys of save_file.go.
 const (
 	metaModelConfig = metaPrefix + "model_config" // the model document, JSON
 	kindModel       = "model"
@@ -148,7 +146,7 @@ func (m *Sequential) save(path string, o saveOptions) error {
 	}
 	meta := map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(modelFormatVersion), metaModel: m.name}
 	if doc.IncludeOptimizer {
-		state, err := m.optimizerTensors(meta)
+		state, err := m.optimizerTensors(m.compiled.optimizer.(optim.Stateful), meta)
 		if err != nil {
 			return err
 		}
@@ -207,40 +205,6 @@ func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
 		doc.IncludeOptimizer = true
 	}
 	return doc, nil
-}
-
-// optimizerTensors returns the optimizer's slots as tensors, and adds its
-// name, step count and learning rate to meta, as a checkpoint holds them.
-func (m *Sequential) optimizerTensors(meta map[string]string) ([]safetensors.Tensor, error) {
-	opt := m.compiled.optimizer.(optim.Stateful)
-	// The slots may live on the device: bring them back first, so that a
-	// failed copy is an error here, not stale state.
-	if err := m.syncWeights(); err != nil {
-		return nil, err
-	}
-	st := opt.State()
-	meta[metaOptimizer] = opt.Name()
-	meta[metaIterations] = strconv.FormatInt(st.Iterations, 10)
-	meta[metaLearningRate] = strconv.FormatFloat(st.LearningRate, 'g', -1, 64)
-	shapeOf := map[string][]int{}
-	for _, w := range m.weights() {
-		shapeOf[w.name] = w.value.Shape().Clone()
-	}
-	var ts []safetensors.Tensor
-	for _, slot := range slices.Sorted(maps.Keys(st.Slots)) {
-		for _, name := range slices.Sorted(maps.Keys(st.Slots[slot])) {
-			values := st.Slots[slot][name]
-			if i := firstNonFinite(values); i >= 0 {
-				return nil, m.diverged(fmt.Sprintf("optimizer slot %s of %s", slot, name), values[i], i)
-			}
-			shape := []int{len(values)}
-			if s, ok := shapeOf[name]; ok && shapes.Size(s) == len(values) {
-				shape = s
-			}
-			ts = append(ts, safetensors.Tensor{Name: optimizerPrefix + name + "/" + slot, Shape: shape, Data: values})
-		}
-	}
-	return ts, nil
 }
 
 // LoadOption adjusts LoadModel.
@@ -302,11 +266,20 @@ func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Se
 			opt(&o)
 		}
 	}
-	f, err := readAgreed(strategyOf(o.compileOptions), path, modelFileFits(path))
+	// The file's config is read before its tensors, to bound them (see
+	// weightPlan.fits); the model it describes is then the one loaded.
+	var d described
+	f, err := readAgreed(strategyOf(o.compileOptions), path, func(meta map[string]string, declared []safetensors.Declared) error {
+		var err error
+		if d, err = describe(meta, path); err != nil {
+			return err
+		}
+		return d.plan.fits(meta, declared)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
-	m, err := loadModel(ctx, f, path, o)
+	m, err := loadModel(ctx, f, path, d, o)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -316,16 +289,36 @@ func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Se
 // saveAgain is the fix for a file whose content contradicts itself.
 const saveAgain = "the file is damaged or was edited: save the model again from the code that made it"
 
-func loadModel(ctx context.Context, f *safetensors.File, path string, o loadOptions) (*Sequential, error) {
-	doc, err := readDocument(f.Metadata, path)
+// described is what a model file's metadata describes: its document, the
+// model (not built) and the weights that model makes.
+type described struct {
+	doc  *modelDocument
+	m    *Sequential
+	plan weightPlan
+}
+
+// describe reads the model a file's metadata describes, refusing a config
+// that describes none.
+func describe(meta map[string]string, path string) (described, error) {
+	doc, err := readDocument(meta, path)
 	if err != nil {
-		return nil, err
+		return described{}, err
 	}
 	m, err := modelOf(doc, path)
 	if err != nil {
-		return nil, err
+		return described{}, err
 	}
-	src, err := m.buildChecked(f, path, doc.Config.InputShape)
+	plan, err := m.describedPlan(path, doc.Config.InputShape)
+	if err != nil {
+		return described{}, err
+	}
+	return described{doc, m, plan}, nil
+}
+
+// loadModel makes the model f, read from path, describes (d).
+func loadModel(ctx context.Context, f *safetensors.File, path string, d described, o loadOptions) (*Sequential, error) {
+	doc, m := d.doc, d.m
+	src, err := m.buildChecked(f, path, doc.Config.InputShape, d.plan)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +341,7 @@ func loadModel(ctx context.Context, f *safetensors.File, path string, o loadOpti
 	}
 	var state *optim.State
 	if doc.IncludeOptimizer {
-		st, err := m.savedOptimizerState(f, path, opt)
+		st, err := m.readOptimizerState(f, opt, modelFile(path))
 		if err != nil {
 			return nil, err
 		}
@@ -372,114 +365,23 @@ func loadModel(ctx context.Context, f *safetensors.File, path string, o loadOpti
 	return m, nil
 }
 
-// buildChecked builds the model for the input shape its config gives,
-// after checking that the file holds the weights its layers will make,
-// each of the shape it will have, and none other: a config asking for
-// layers whose weights the file does not hold allocates nothing. It
-// returns the weights in the model's order.
-func (m *Sequential) buildChecked(f *safetensors.File, path string, input []int) ([]safetensors.Tensor, error) {
-	if len(input) == 0 || slices.ContainsFunc(input, func(d int) bool { return d <= 0 }) {
-		return nil, fmt.Errorf("%s: the model config's input_shape %v is not a shape; %s", path, input, saveAgain)
-	}
-	plan, names, err := m.planWeights(path, input)
-	if err != nil {
+// buildChecked builds m for input, after checking that f, read from
+// path, holds the weights plan says its layers will make, each of the
+// shape it will have, and none other: a config asking for layers whose
+// weights the file does not hold allocates nothing. It returns the
+// weights in the model's order.
+func (m *Sequential) buildChecked(f *safetensors.File, path string, input []int, plan weightPlan) ([]safetensors.Tensor, error) {
+	if _, err := plan.check(f, path); err != nil {
 		return nil, err
-	}
-	for _, t := range f.Tensors {
-		if strings.HasPrefix(t.Name, optimizerPrefix) {
-			continue
-		}
-		p, ok := plan[t.Name]
-		if !ok {
-			return nil, fmt.Errorf("%s holds tensor %q, a weight of none of the layers its config describes (their weights: %s); %s",
-				path, t.Name, strings.Join(names, ", "), saveAgain)
-		}
-		if !slices.Equal(t.Shape, p.shape) {
-			return nil, fmt.Errorf("tensor %q has shape %s in %s, but layer %q as its config describes it makes shape %s; %s",
-				t.Name, weightShape(t.Shape), path, p.layer, weightShape(p.shape), saveAgain)
-		}
-		if j := firstNonFinite(t.Data); j >= 0 {
-			return nil, nonFiniteLoaded(path, "weight "+t.Name, t.Data[j], j)
-		}
-	}
-	for _, name := range names {
-		if _, ok := f.Tensor(name); !ok {
-			return nil, fmt.Errorf("%s has no tensor %q, a weight of layer %q its config describes; %s", path, name, plan[name].layer, saveAgain)
-		}
 	}
 	if err := m.Build(input...); err != nil {
 		return nil, fmt.Errorf("%s: %w; %s", path, err, saveAgain)
 	}
-	src, err := m.checkWeights(f, path)
+	src, err := m.builtPlan().check(f, path)
 	if err != nil {
 		return nil, fmt.Errorf("%w; %s", err, saveAgain)
 	}
 	return src, nil
-}
-
-// planned is a weight as a model's config describes it, before it is
-// built: its layer and shape.
-type planned struct {
-	layer string
-	shape []int
-}
-
-// planWeights lists the weights the layers of m, as its config describes
-// them, make for input, by name and in order, without building them.
-func (m *Sequential) planWeights(path string, input []int) (map[string]planned, []string, error) {
-	if err := layers.CheckNames(m.layers); err != nil {
-		return nil, nil, fmt.Errorf("%s: model %q: %w; %s", path, m.name, err, saveAgain)
-	}
-	plan := map[string]planned{}
-	var names []string
-	shape := input
-	for i, l := range m.layers {
-		out, ws, err := layers.PlanBuild(l, shape)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, i+1, m.name, err, saveAgain)
-		}
-		for _, w := range ws {
-			name := l.Name() + "/" + w.Name
-			plan[name] = planned{l.Name(), w.Shape}
-			names = append(names, name)
-		}
-		shape = out
-	}
-	return plan, names, nil
-}
-
-// modelFileFits is LoadModel's check of what a file declares, before its
-// data is read: the model its config describes bounds the tensors (see
-// fitsWeights). A config that describes no model is refused as loadModel
-// would refuse it.
-func modelFileFits(path string) func(map[string]string, []safetensors.Declared) error {
-	return func(meta map[string]string, declared []safetensors.Declared) error {
-		doc, err := readDocument(meta, path)
-		if err != nil {
-			return err
-		}
-		m, err := modelOf(doc, path)
-		if err != nil {
-			return err
-		}
-		input := doc.Config.InputShape
-		if len(input) == 0 || slices.ContainsFunc(input, func(d int) bool { return d <= 0 }) {
-			return fmt.Errorf("the model config's input_shape %v is not a shape; %s", input, saveAgain)
-		}
-		plan, _, err := m.planWeights(path, input)
-		if err != nil {
-			return err
-		}
-		sizes := map[string]int{}
-		for name, p := range plan {
-			n := 1
-			for _, d := range p.shape {
-				n *= d
-			}
-			sizes[name] = n
-		}
-		return fitsWeights(m.name, sizes)(meta, declared)
-	}
 }
 
 // readDocument checks that the metadata is a model's, of a format version
@@ -568,57 +470,6 @@ func compileSettings(cc *compileConfigDocument, path string) (optim.Optimizer, l
 		ms = append(ms, mt)
 	}
 	return opt, loss, ms, nil
-}
-
-// savedOptimizerState reads the optimizer state a model file holds for
-// opt, checking it against the model's weights.
-func (m *Sequential) savedOptimizerState(f *safetensors.File, path string, opt optim.Optimizer) (optim.State, error) {
-	meta := f.Metadata
-	switch saved := meta[metaOptimizer]; saved {
-	case opt.Name():
-	case "":
-		return optim.State{}, fmt.Errorf("%s: metadata %s is missing, so the optimizer it holds the state of is unknown; %s", path, metaOptimizer, saveAgain)
-	default:
-		return optim.State{}, fmt.Errorf("%s holds the state of the %s optimizer but its config is of %s; %s", path, saved, opt.Name(), saveAgain)
-	}
-	st := optim.State{Slots: map[string]map[string][]float32{}}
-	var err error
-	if st.Iterations, err = strconv.ParseInt(meta[metaIterations], 10, 64); err != nil {
-		return optim.State{}, fmt.Errorf("%s: metadata %s is %q, not a count; %s", path, metaIterations, meta[metaIterations], saveAgain)
-	}
-	if st.LearningRate, err = strconv.ParseFloat(meta[metaLearningRate], 64); err != nil {
-		return optim.State{}, fmt.Errorf("%s: metadata %s is %q, not a number; %s", path, metaLearningRate, meta[metaLearningRate], saveAgain)
-	}
-	sizes := map[string]int{}
-	for _, w := range m.weights() {
-		sizes[w.name] = w.value.Shape().TotalSize()
-	}
-	for _, t := range f.Tensors {
-		rest, ok := strings.CutPrefix(t.Name, optimizerPrefix)
-		if !ok {
-			continue
-		}
-		i := strings.LastIndexByte(rest, '/')
-		if i < 0 {
-			return optim.State{}, fmt.Errorf("%s: optimizer tensor %q is not named optimizer/<weight>/<slot>; %s", path, t.Name, saveAgain)
-		}
-		name, slot := rest[:i], rest[i+1:]
-		size, ok := sizes[name]
-		if !ok {
-			return optim.State{}, fmt.Errorf("%s holds optimizer state %q for weight %q, which the model it describes does not have; %s", path, t.Name, name, saveAgain)
-		}
-		if len(t.Data) != size {
-			return optim.State{}, fmt.Errorf("optimizer state %q has %d values in %s but weight %q has %d; %s", t.Name, len(t.Data), path, name, size, saveAgain)
-		}
-		if j := firstNonFinite(t.Data); j >= 0 {
-			return optim.State{}, nonFiniteLoaded(path, fmt.Sprintf("optimizer slot %s of %s", slot, name), t.Data[j], j)
-		}
-		if st.Slots[slot] == nil {
-			st.Slots[slot] = map[string][]float32{}
-		}
-		st.Slots[slot][name] = t.Data
-	}
-	return st, nil
 }
 
 // ReadModelConfig returns the JSON document a model file holds (see

@@ -123,7 +123,7 @@ func TestLoadModelErrors(t *testing.T) {
 			want: []string{"units must be a positive integer, got -6"}},
 		{name: "a huge layer the file has no weights for",
 			edit: editConfig(`"units":6`, `"units":1099511627776`),
-			want: []string{`tensor "dense/bias" has shape (6)`, `layer "dense"`, "makes shape (1099511627776)", "save the model again"}},
+			want: []string{`tensor "dense/kernel" has shape (4, 6)`, `layer "dense"`, "makes shape (4, 1099511627776)", "save the model again"}},
 		{name: "a huge input the file has no weights for",
 			edit: editConfig(`"input_shape":[4]`, `"input_shape":[4000000000000]`),
 			want: []string{`tensor "dense/kernel" has shape (4, 6)`, "makes shape (4000000000000, 6)", "save the model again"}},
@@ -179,6 +179,22 @@ func TestLoadModelErrors(t *testing.T) {
 		{name: "a step count that is no number",
 			edit: func(_ *testing.T, f *safetensors.File) { f.Metadata[metaIterations] = "-" },
 			want: []string{`gokeras.optimizer.iterations is "-"`, "save the model again"}},
+		// Read by the reader of optimizer state checkpoints use: the
+		// same refusals (see TestLoadRefusesDamagedOptimizerState).
+		{name: "an optimizer slot missing",
+			edit: func(_ *testing.T, f *safetensors.File) {
+				f.Tensors = slices.DeleteFunc(f.Tensors, func(x safetensors.Tensor) bool { return x.Name == "optimizer/dense_1/bias/v" })
+			},
+			want: []string{"optimizer slot v of dense_1/bias is missing, though Adam took", "save the model again"}},
+		{name: "a negative second moment",
+			edit: editTensor("optimizer/dense/kernel/v", func(x *safetensors.Tensor) { x.Data[3] = -0.25 }),
+			want: []string{"optimizer slot v of dense/kernel holds -0.25 at index 3, but it accumulates squares", "save the model again"}},
+		{name: "a step count past any training",
+			edit: func(_ *testing.T, f *safetensors.File) { f.Metadata[metaIterations] = "9223372036854775807" },
+			want: []string{"9223372036854775807 iterations is more than", "save the model again"}},
+		{name: "an optimizer slot of the wrong size",
+			edit: editTensor("optimizer/dense/bias/m", func(x *safetensors.Tensor) { x.Shape, x.Data = []int{2}, x.Data[:2] }),
+			want: []string{`optimizer state "optimizer/dense/bias/m" has 2 values`, `weight "dense/bias" has 6 in the model it describes`, "save the model again"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,71 @@
+package nn
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/safetensors"
+)
+
+// Saving lives in the save_*.go files. Every file gokeras writes is a
+// safetensors file whose tensors are the model's weights, named
+// "<layer>/<weight>", and whose metadata says what kind of file it is:
+//
+//	save_file.go        the metadata keys, the atomic write, and the errors
+//	                    for values that are not finite
+//	save_check.go       the one check of a file's tensors against a model
+//	                    (weightPlan): before the data is read, then once read
+//	save_optimizer.go   the one writer and the one reader of an optimizer's
+//	                    state, which checkpoints and model files share
+//	save_weights.go     SaveWeights and LoadWeights: the weights alone
+//	save_checkpoint.go  SaveCheckpoint, ReadCheckpoint, LoadCheckpoint: the
+//	                    weights, the optimizer's state and where training is
+//	save_model.go       Save, LoadModel, ReadModelConfig: the weights, the
+//	                    model's config and, if asked, the optimizer's state
+
+// Metadata keys gokeras writes into the "__metadata__" of its files.
+const (
+	metaPrefix        = "gokeras."
+	metaKind          = metaPrefix + "kind" // kindWeights, kindCheckpoint or kindModel
+	metaVersion       = metaPrefix + "version"
+	metaModel         = metaPrefix + "model"
+	metaEpoch         = metaPrefix + "epoch"
+	metaStep          = metaPrefix + "step"
+	metaOptimizer     = metaPrefix + "optimizer"
+	metaIterations    = metaPrefix + "optimizer.iterations"
+	metaLearningRate  = metaPrefix + "optimizer.learning_rate"
+	optimizerPrefix   = "optimizer/"
+	kindWeights       = "weights"
+	kindCheckpoint    = "checkpoint"
+	checkpointVersion = "1"
+)
+
+// writeTensors writes a safetensors file atomically; wrap, when not nil,
+// wraps the file's writer (tests inject failures with it).
+func (m *Sequential) writeTensors(path string, ts []safetensors.Tensor, meta map[string]string, wrap func(io.Writer) io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		if wrap != nil {
+			w = wrap(w)
+		}
+		return safetensors.Write(w, ts, meta)
+	})
+}
+
+// diverged is the error for saving a tensor (what) that holds a value that
+// is not finite: a file of it would be refused on loading.
+func (m *Sequential) diverged(what string, v float32, i int) error {
+	lr := ""
+	if m.compiled != nil {
+		lr = fmt.Sprintf(" (now %g)", m.compiled.optimizer.LearningRate())
+	}
+	return fmt.Errorf("%s holds %v at index %d: training diverged, so nothing was written (the file there, if any, is unchanged); lower the learning rate%s and train again from the last good checkpoint",
+		what, v, i, lr)
+}
+
+// nonFiniteLoaded is the error for a file whose tensor (what) holds a
+// value that is not finite.
+func nonFiniteLoaded(path, what string, v float32, i int) error {
+	return fmt.Errorf("%s: %s holds %v at index %d: the file was saved from a run that diverged, or is damaged; load an earlier file, or train again with a lower learning rate",
+		path, what, v, i)
+}

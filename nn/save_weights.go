@@ -1,0 +1,102 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gokeras/gokeras/safetensors"
+)
+
+// SaveWeights writes the model's weights to path in the safetensors format,
+// replacing any file there atomically. Each tensor is named
+// "<layer>/kernel" or "<layer>/bias", a kernel has Keras' shape (inputs,
+// units), so Python reads them with safetensors.numpy.load_file(path).
+//
+// Weights that hold a NaN or an infinity (training diverged) are not
+// written: the error names the first such tensor, and any file at path is
+// left as it was.
+//
+// Under a strategy (WithStrategy) rank 0 writes the file; on the other
+// ranks SaveWeights returns nil and writes nothing, without waiting for
+// rank 0.
+func (m *Sequential) SaveWeights(path string) error {
+	if m == nil {
+		return fmt.Errorf("save weights: %w", ErrNilModel)
+	}
+	release, err := m.claim("save weights", false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	if !m.writesFiles() {
+		return nil // rank 0 writes (see distributed_files.go)
+	}
+	meta := map[string]string{metaKind: kindWeights, metaVersion: checkpointVersion, metaModel: m.name}
+	ts, err := m.weightTensors()
+	if err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	if err := m.writeTensors(path, ts, meta, nil); err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	return nil
+}
+
+// weightTensors lists the weights, up to date on the host, for writing;
+// it refuses weights that are not finite. Every file gokeras writes holds
+// them.
+func (m *Sequential) weightTensors() ([]safetensors.Tensor, error) {
+	if err := m.syncWeights(); err != nil {
+		return nil, err
+	}
+	var ts []safetensors.Tensor
+	for _, w := range m.weights() {
+		data := w.value.Data().([]float32)
+		if i := firstNonFinite(data); i >= 0 {
+			return nil, m.diverged("weight "+w.name, data[i], i)
+		}
+		ts = append(ts, safetensors.Tensor{Name: w.name, Shape: w.value.Shape().Clone(), Data: data})
+	}
+	return ts, nil
+}
+
+// LoadWeights reads weights that SaveWeights (or SaveCheckpoint, whose
+// optimizer state it ignores) wrote to path, matching tensors to layers by
+// name. The model must be built, or declare its input shape; the file must
+// hold every weight of the model, of the same shape, with finite values
+// only (no NaN, no infinity), and no weight the model lacks. Nothing
+// changes unless all of it checks out. The file's header is checked
+// against its size before any data is read (see package safetensors).
+//
+// Under a strategy (WithStrategy) LoadWeights is collective: every rank
+// calls it and reads the file, and the replicas compare what they read (a
+// SHA-256 of it) before any changes: a rank that could not read it, or
+// read other content than rank 0, makes every rank fail, naming it.
+func (m *Sequential) LoadWeights(path string) error {
+	if m == nil {
+		return fmt.Errorf("load weights: %w", ErrNilModel)
+	}
+	release, err := m.claim("load weights", false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	plan := m.builtPlan()
+	f, err := readAgreed(m.fileStrategy(), path, plan.fits)
+	if err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	src, err := plan.check(f, path)
+	if err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	if err := m.copyWeights(src); err != nil {
+		return fmt.Errorf("load weights: %w", err)
+	}
+	return nil
+}
