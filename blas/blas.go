@@ -3,7 +3,7 @@ package blas
 import (
 	"errors"
 	"fmt"
-	"github.com/gokeras/gokeras/internal/matrix"
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
 	"os"
 	"runtime"
 	"strings"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/gemmtest"
+	"github.com/gokeras/gokeras/internal/kernels/gemmtest"
 )
 
 // multiplier is what the tests multiply with: a Library or a Multiplier.

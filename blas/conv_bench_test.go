@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/avx2"
-	"github.com/gokeras/gokeras/internal/avx512"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
 )
 
 // BenchmarkConvolutionShapes times the three products of the second

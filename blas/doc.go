@@ -13,8 +13,8 @@
 // CPU machines' alike. Choose picks it once per process, first that
 // applies:
 //
-//  1. the AVX-512 kernels (package internal/avx512), where the CPU has
-//     AVX-512F, else the AVX2 kernels (internal/avx2), where it has AVX2
+//  1. the AVX-512 kernels (package internal/kernels/avx512), where the CPU has
+//     AVX-512F, else the AVX2 kernels (internal/kernels/avx2), where it has AVX2
 //     and FMA, for the products they compute (all float32 products but
 //     those of two transposed operands, which training never needs);
 //  2. a native BLAS, loaded while the program runs with dlopen through

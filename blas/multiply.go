@@ -3,14 +3,14 @@ package blas
 import (
 	"errors"
 	"fmt"
-	"github.com/gokeras/gokeras/internal/matrix"
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
 
-	"github.com/gokeras/gokeras/internal/avx2"
-	"github.com/gokeras/gokeras/internal/avx512"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
 )
 
 // KernelsAvailable reports whether this CPU runs gokeras' kernels: the

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/avx512"
-	"github.com/gokeras/gokeras/internal/gemmtest"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
+	"github.com/gokeras/gokeras/internal/kernels/gemmtest"
 )
 
 // withStandInKernels returns a Multiplier whose "kernels" take the products

@@ -5,7 +5,7 @@ package blas
 import (
 	"errors"
 	"fmt"
-	"github.com/gokeras/gokeras/internal/matrix"
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
 	"os"
 	"runtime"
 	"strings"
@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
-	"github.com/gokeras/gokeras/internal/dynlib"
+	"github.com/gokeras/gokeras/internal/sys/dynlib"
 )
 
 // nativeLib is a BLAS shared library opened with dlopen (through purego,

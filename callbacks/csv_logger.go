@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
-	"github.com/gokeras/gokeras/internal/pyformat"
+	"github.com/gokeras/gokeras/internal/formats/pyformat"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 )
 

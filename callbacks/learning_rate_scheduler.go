@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gokeras/gokeras/internal/pyformat"
+	"github.com/gokeras/gokeras/internal/formats/pyformat"
 	"github.com/gokeras/gokeras/nn"
 )
 

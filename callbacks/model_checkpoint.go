@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gokeras/gokeras/internal/pyformat"
+	"github.com/gokeras/gokeras/internal/formats/pyformat"
 	"github.com/gokeras/gokeras/nn"
 )
 

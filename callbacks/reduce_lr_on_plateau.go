@@ -3,7 +3,7 @@ package callbacks
 import (
 	"fmt"
 
-	"github.com/gokeras/gokeras/internal/pyformat"
+	"github.com/gokeras/gokeras/internal/formats/pyformat"
 	"github.com/gokeras/gokeras/nn"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/protowire"
+	"github.com/gokeras/gokeras/internal/formats/protowire"
 )
 
 // This file writes and reads TensorFlow event files by hand: TFRecord

@@ -3,7 +3,7 @@ package data
 import (
 	"fmt"
 
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"gorgonia.org/tensor"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 )
 
 // FuncData makes a Dataset of n samples that gather makes on demand, for

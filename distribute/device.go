@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/gokeras/gokeras/distribute/nccl"
-	"github.com/gokeras/gokeras/internal/collective"
+	"github.com/gokeras/gokeras/internal/sys/collective"
 )
 
 // deviceComm is a job's NCCL communicator, made by the first all-reduce

@@ -8,7 +8,7 @@ import (
 	// The emulated GPU (device/cuda built with kernelemu): the GPU path
 	// of data-parallel training, all but NCCL itself, runs on the host.
 	_ "github.com/gokeras/gokeras/device/cuda"
-	"github.com/gokeras/gokeras/internal/mpitest"
+	"github.com/gokeras/gokeras/internal/sys/mpitest"
 )
 
 // Two processes, each training on its /GPU:0, train what one process

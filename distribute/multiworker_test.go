@@ -19,7 +19,7 @@ import (
 
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/distribute"
-	"github.com/gokeras/gokeras/internal/mpitest"
+	"github.com/gokeras/gokeras/internal/sys/mpitest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"

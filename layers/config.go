@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 	"github.com/gokeras/gokeras/ops"
 )
 

@@ -3,7 +3,7 @@ package layers
 import (
 	"fmt"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // WeightShape is the name and shape of a weight a layer makes when it is

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // configCases are layers of every type, most with other arguments than

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/gokeras/gokeras/internal/configargs"
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )

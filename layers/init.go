@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // Initializer fills a new weight tensor of the given shape. fanIn and fanOut

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // Regularizer is a penalty on a layer's weights or output added to the

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/gokeras/gokeras/internal/configargs"
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 )

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // Config is a loss's configuration as Keras serializes one: its Keras

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // Config is a metric's configuration as Keras serializes one: its Keras

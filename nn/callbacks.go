@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/gokeras/gokeras/internal/progbar"
+	"github.com/gokeras/gokeras/internal/formats/progbar"
 )
 
 // Logs holds the figures callbacks see, as Keras' logs dict does: "loss",

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gokeras/gokeras/ops"
 
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"

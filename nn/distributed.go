@@ -11,7 +11,7 @@ import (
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
-	"github.com/gokeras/gokeras/internal/collective"
+	"github.com/gokeras/gokeras/internal/sys/collective"
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
 )

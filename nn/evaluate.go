@@ -6,8 +6,8 @@ import (
 	"math"
 
 	"github.com/gokeras/gokeras/data"
-	"github.com/gokeras/gokeras/internal/progbar"
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/progbar"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/metrics"
 	"gorgonia.org/tensor"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/data"
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 )
 
 // ErrNonFiniteLoss is wrapped by the error Fit returns when the loss

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/progbar"
+	"github.com/gokeras/gokeras/internal/formats/progbar"
 )
 
 // progbarLogger is the callback that writes Fit's progress, as Keras' fit

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/safetensors"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/safetensors"
 )
 

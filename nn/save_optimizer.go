@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/optim"
 	"github.com/gokeras/gokeras/safetensors"
 )

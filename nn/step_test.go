@@ -8,7 +8,7 @@ import (
 
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device/driver"
-	"github.com/gokeras/gokeras/internal/shapes"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"

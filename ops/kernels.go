@@ -1,8 +1,8 @@
 package ops
 
 import (
-	"github.com/gokeras/gokeras/internal/avx2"
-	"github.com/gokeras/gokeras/internal/avx512"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
 )
 
 // maskPositive is the ReLU's kernel: the AVX-512 one where the CPU has

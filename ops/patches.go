@@ -2,7 +2,7 @@ package ops
 
 import (
 	"fmt"
-	"github.com/gokeras/gokeras/internal/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"hash"
 
 	"github.com/chewxy/hm"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
-	mat "github.com/gokeras/gokeras/internal/matrix"
+	mat "github.com/gokeras/gokeras/internal/kernels/matrix"
 )
 
 // WindowSpec is how a window slides over images, as Keras' convolution and

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/configargs"
+	"github.com/gokeras/gokeras/internal/formats/configargs"
 )
 
 // Config is an optimizer's or a learning-rate schedule's configuration as

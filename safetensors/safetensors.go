@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 )
 
 // DTypeF32 is the dtype name of 32-bit IEEE floats, the only one this

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/gokeras/gokeras/distribute"
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
 )

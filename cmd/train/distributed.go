@@ -11,7 +11,7 @@ import (
 
 	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/distribute/mpi"
-	"github.com/gokeras/gokeras/internal/collective"
+	"github.com/gokeras/gokeras/internal/sys/collective"
 )
 
 // launchHint says how to start train for --distributed.

@@ -20,7 +20,7 @@ import (
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/distribute/mpi"
-	"github.com/gokeras/gokeras/internal/mpitest"
+	"github.com/gokeras/gokeras/internal/sys/mpitest"
 )
 
 // Started by hand, --distributed refuses at once and says how to launch,

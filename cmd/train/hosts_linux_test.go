@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/datasets/cifar10"
-	"github.com/gokeras/gokeras/internal/mpitest"
+	"github.com/gokeras/gokeras/internal/sys/mpitest"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/safetensors"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/gokeras/gokeras/callbacks"
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/device"
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/term"
+	"github.com/gokeras/gokeras/internal/sys/term"
 
 	"github.com/schollz/progressbar/v3"
 )

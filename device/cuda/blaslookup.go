@@ -3,7 +3,7 @@ package cuda
 // Where cuBLAS is looked for, and how one is chosen: the candidates in
 // order, and the first that loads and creates a handle wins. This file has
 // no build tag (it calls no C) so that its tests run in every build;
-// blas.go opens the candidates; internal/nvlib, shared with NCCL,
+// blas.go opens the candidates; internal/sys/nvlib, shared with NCCL,
 // does the search. scripts/lib/cublas.sh looks in the same
 // places in the same order for the scripts (gpu-verify.sh, bench/gpu.sh).
 
@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/nvlib"
+	"github.com/gokeras/gokeras/internal/sys/nvlib"
 )
 
 // BLASEnv names an environment variable holding the path of the cuBLAS
@@ -19,7 +19,7 @@ import (
 // nothing else is tried.
 const BLASEnv = "GOKERAS_CUBLAS"
 
-// blasSpec is what internal/nvlib, the search shared with NCCL, looks for.
+// blasSpec is what internal/sys/nvlib, the search shared with NCCL, looks for.
 var blasSpec = nvlib.Spec{
 	Name: "cuBLAS",
 	Env:  BLASEnv,

@@ -86,7 +86,7 @@ func job(t *testing.T, mpirun string, np int, mode string) (string, error, time.
 }
 
 // sessionDirEnv gives an mpirun job a session directory of its own, as
-// internal/mpitest.JobEnv does for the other packages' jobs (this package's
+// internal/sys/mpitest.JobEnv does for the other packages' jobs (this package's
 // tests cannot import it: it imports this package). The variables come
 // last, so they win over the inherited TMPDIR.
 func sessionDirEnv(t *testing.T) []string {

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
-	"github.com/gokeras/gokeras/internal/dynlib"
+	"github.com/gokeras/gokeras/internal/sys/dynlib"
 )
 
 // candidates are the libraries Load tries, in order, when GOKERAS_MPI is

@@ -4,7 +4,7 @@
 // time with purego: no cgo, no build tag, and a program that never calls
 // Load never needs NCCL.
 //
-// Load looks where cuBLAS is looked for (internal/nvlib): $GOKERAS_NCCL
+// Load looks where cuBLAS is looked for (internal/sys/nvlib): $GOKERAS_NCCL
 // alone when it is set; else libnccl.so.2 on the loader's path, in a CUDA
 // toolkit (/usr/local/cuda*), then in python3's site-packages
 // (nvidia/nccl/lib, from pip's nvidia-nccl-cu12 or nvidia-nccl-cu13

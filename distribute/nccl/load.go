@@ -3,7 +3,7 @@ package nccl
 import (
 	"fmt"
 
-	"github.com/gokeras/gokeras/internal/nvlib"
+	"github.com/gokeras/gokeras/internal/sys/nvlib"
 )
 
 // Load finds and opens NCCL: $GOKERAS_NCCL alone when it is set; else

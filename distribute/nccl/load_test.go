@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/nvlib"
+	"github.com/gokeras/gokeras/internal/sys/nvlib"
 )
 
 const (

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/gokeras/gokeras/internal/nvlib"
+	"github.com/gokeras/gokeras/internal/sys/nvlib"
 )
 
 // EnvVar names an environment variable holding the path of the libnccl.so.2
@@ -16,7 +16,7 @@ const EnvVar = "GOKERAS_NCCL"
 const InstallHint = "pip install nvidia-nccl-cu12, or nvidia-nccl-cu13 with CUDA 13 (torch installs one); " +
 	"from NVIDIA's apt repository: libnccl2"
 
-// spec is where Load looks, with internal/nvlib (the search cuBLAS uses).
+// spec is where Load looks, with internal/sys/nvlib (the search cuBLAS uses).
 // /usr/lib/x86_64-linux-gnu, where NVIDIA's libnccl2 package puts it, is
 // one of the loader's default directories, so the soname finds it.
 var spec = nvlib.Spec{

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ebitengine/purego"
-	"github.com/gokeras/gokeras/internal/dynlib"
+	"github.com/gokeras/gokeras/internal/sys/dynlib"
 )
 
 // open loads one library and looks up the functions gokeras calls.

@@ -3,7 +3,7 @@ package onnx
 import (
 	"fmt"
 
-	wire "github.com/gokeras/gokeras/internal/onnx"
+	wire "github.com/gokeras/gokeras/internal/formats/onnx"
 	"github.com/gokeras/gokeras/layers"
 )
 

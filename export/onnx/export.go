@@ -7,8 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
-	wire "github.com/gokeras/gokeras/internal/onnx"
+	wire "github.com/gokeras/gokeras/internal/formats/onnx"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/nn"
 )

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/data"
-	wire "github.com/gokeras/gokeras/internal/onnx"
-	"github.com/gokeras/gokeras/internal/shapes"
+	wire "github.com/gokeras/gokeras/internal/formats/onnx"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"

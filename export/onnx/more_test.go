@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/data"
-	wire "github.com/gokeras/gokeras/internal/onnx"
+	wire "github.com/gokeras/gokeras/internal/formats/onnx"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/nn"
 )

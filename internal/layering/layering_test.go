@@ -39,9 +39,9 @@ type rule struct {
 var helpers = []string{
 	"device/internal/opstest",
 	"internal/modeltest",
-	"internal/gemmtest",
-	"internal/mpitest",
-	"internal/term/termtest",
+	"internal/kernels/gemmtest",
+	"internal/sys/mpitest",
+	"internal/sys/term/termtest",
 	"datasets/cifar10/cifar10test",
 }
 
@@ -52,7 +52,7 @@ var rules = []rule{
 		why:    "no package imports nn but callbacks, export/*, cmd/*, examples/*, bench/*, scripts/* and the test helpers above nn"},
 	{pkgs: []string{"device/..."}, forbid: []string{"nn", "layers", "losses", "metrics", "callbacks", "data", "export/...", "datasets/...", "safetensors"},
 		why: "the device layer (device, device/driver, the plan compiler, the backends and their helpers) imports no model package"},
-	{pkgs: []string{"data/..."}, only: []string{"data/...", "internal/shapes"},
+	{pkgs: []string{"data/..."}, only: []string{"data/...", "internal/formats/shapes"},
 		why: "data imports no gokeras package but the internal ones it needs, so that a user's data code does not pull in the trainer"},
 	{pkgs: []string{"nn"}, forbid: []string{"...onnx..."},
 		why: "nn imports nothing ONNX-related: the export is package export/onnx, on nn's public model API"},
@@ -62,12 +62,12 @@ var rules = []rule{
 		why: "the device layer's test helper imports nothing above the device layer"},
 	{pkgs: []string{"internal/modeltest"}, serves: "nn",
 		why: "the helper of tests that fit models imports nothing above nn"},
-	{pkgs: []string{"internal/gemmtest"}, serves: "internal/avx512",
+	{pkgs: []string{"internal/kernels/gemmtest"}, serves: "internal/kernels/avx512",
 		why: "the products' checker imports nothing above the kernels it checks"},
-	{pkgs: []string{"internal/mpitest"}, serves: "distribute/mpi",
+	{pkgs: []string{"internal/sys/mpitest"}, serves: "distribute/mpi",
 		why: "the mpirun helper imports nothing above distribute/mpi"},
-	{pkgs: []string{"internal/term/termtest"}, serves: "internal/term",
-		why: "the pseudo-terminal helper imports nothing above internal/term"},
+	{pkgs: []string{"internal/sys/term/termtest"}, serves: "internal/sys/term",
+		why: "the pseudo-terminal helper imports nothing above internal/sys/term"},
 	{pkgs: []string{"datasets/cifar10/cifar10test"}, serves: "datasets/cifar10",
 		why: "the CIFAR-10 archive writer imports nothing above datasets/cifar10"},
 	{pkgs: []string{"bench/internal/parity"}, serves: "bench/cnnparity",
@@ -117,8 +117,8 @@ func TestRulesCatchAnUpwardImport(t *testing.T) {
 			g.imports[module+"/"+p] = append(g.imports[module+"/"+p], module+"/"+i)
 		}
 	}
-	add("data", "internal/shapes")
-	add("internal/shapes")
+	add("data", "internal/formats/shapes")
+	add("internal/formats/shapes")
 	add("device/internal/plan")
 	add("device/internal/opstest", "internal/helper")
 	add("internal/helper", "nn")

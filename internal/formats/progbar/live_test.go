@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/term/termtest"
+	"github.com/gokeras/gokeras/internal/sys/term/termtest"
 )
 
 // manualClock is a clock the test sets.

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 )
 
 func TestWriteRefusesWhatIsNotARegularFile(t *testing.T) {

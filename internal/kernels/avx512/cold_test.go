@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/avx512"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
 )
 
 // The forward product with weights that are not in any cache, as in a

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 )
 
 // entries lists the names in dir, to catch temporary files left behind.

@@ -1,5 +1,5 @@
-// Package matrix holds what the product kernels of gokeras (internal/avx512,
-// internal/avx2) and package blas share about row-major matrices: checking
+// Package matrix holds what the product kernels of gokeras (internal/kernels/avx512,
+// internal/kernels/avx2) and package blas share about row-major matrices: checking
 // a product's arguments against its slices, scaling by beta, packing
 // panels, and splitting the work over goroutines.
 package matrix

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gokeras/gokeras/internal/term"
+	"github.com/gokeras/gokeras/internal/sys/term"
 
 	"github.com/schollz/progressbar/v3"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/blas"
-	"github.com/gokeras/gokeras/internal/avx2"
-	"github.com/gokeras/gokeras/internal/gemmtest"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/gemmtest"
 )
 
 // The kernels' results must lie within the rounding-error bound of a

@@ -2,7 +2,7 @@ package avx2
 
 import (
 	"errors"
-	"github.com/gokeras/gokeras/internal/matrix"
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
 	"runtime"
 )
 

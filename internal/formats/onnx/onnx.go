@@ -13,7 +13,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/gokeras/gokeras/internal/protowire"
+	"github.com/gokeras/gokeras/internal/formats/protowire"
 )
 
 // The versions gokeras writes: IR version 8 (ONNX 1.10 to 1.12) with the

@@ -27,7 +27,7 @@ import (
 // models export/onnx wrote (a Dense network, a CNN with batch
 // normalization and pooling, an embedding model); run longer with
 //
-//	go test -run XXX -fuzz FuzzDecode -fuzztime 20s -fuzzminimizetime 0s ./internal/onnx
+//	go test -run XXX -fuzz FuzzDecode -fuzztime 20s -fuzzminimizetime 0s ./internal/formats/onnx
 func FuzzDecode(f *testing.F) {
 	b, err := sample().Marshal()
 	if err != nil {

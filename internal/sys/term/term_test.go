@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/term/termtest"
+	"github.com/gokeras/gokeras/internal/sys/term/termtest"
 )
 
 // TestOnlyTTYsAreTerminals: buffers, files, pipes and /dev/null (a

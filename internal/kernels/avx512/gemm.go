@@ -28,7 +28,7 @@ package avx512
 
 import (
 	"errors"
-	"github.com/gokeras/gokeras/internal/matrix"
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
 	"runtime"
 )
 

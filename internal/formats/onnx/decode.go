@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gokeras/gokeras/internal/protowire"
+	"github.com/gokeras/gokeras/internal/formats/protowire"
 )
 
 // Decode reads a ModelProto: the fields this package writes, from any

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gokeras/gokeras/internal/atomicfile"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 )
 
 // childEnv makes the test binary, run again, do one save of its argument

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/internal/protowire"
+	"github.com/gokeras/gokeras/internal/formats/protowire"
 )
 
 // sample is a model with every message and attribute type this package

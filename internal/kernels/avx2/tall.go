@@ -3,7 +3,7 @@ package avx2
 import (
 	"unsafe"
 
-	"github.com/gokeras/gokeras/internal/matrix"
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
 )
 
 // Tall products: a convolution computed as a product has a row per output
