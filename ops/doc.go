@@ -12,8 +12,9 @@
 //     a convolution is Patches then Affine with the kernel as a matrix.
 //   - Pool takes the max or the mean of windows; Dropout drops units with a
 //     counter-based generator (Philox4x32-10) keyed by seed and step.
-//   - ColumnMoments, BatchNormalize and LayerNormalize normalize; Gather
-//     looks rows of an embedding table up.
+//   - ColumnMoments, BatchNormalize and LayerNormalize normalize;
+//     MovingAverage updates a moving statistic (a non-trainable weight) in
+//     a training graph; Gather looks rows of an embedding table up.
 //   - Loss (LossWith, WeightedLoss) computes the batch mean of one of the
 //     Keras losses, and for cross-entropies after a sigmoid or softmax it
 //     works from the logits, as TensorFlow does; Penalty is a regularizer's.

@@ -54,6 +54,11 @@ const (
 	// OpMetricState: inputs (pred, labels) → two values, Info.Metric's sum
 	// over the batch and its count of bad labels (see MetricState).
 	OpMetricState
+	// OpMovingAverage: inputs (moving, stat) → moving's next value,
+	// Info.Moving.Momentum·moving + (1-Momentum)·stat·Bessel: an update
+	// of the non-trainable weight moving that training machines write
+	// into it (see MovingAverage).
+	OpMovingAverage
 )
 
 // Info describes one op of this package.
@@ -75,6 +80,7 @@ type Info struct {
 	Rows, Width    int           // OpGather, OpScatterAdd: the table's shape
 	Penalty        PenaltyParams // OpPenalty, OpPenaltyGrad
 	Metric         MetricParams  // OpMetricState
+	Moving         MovingParams  // OpMovingAverage
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -119,6 +125,8 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpPenaltyGrad, Penalty: o.p}, true
 	case metricStateOp:
 		return Info{Kind: OpMetricState, Metric: o.p}, true
+	case movingOp:
+		return Info{Kind: OpMovingAverage, Moving: o.p}, true
 	}
 	return Info{}, false
 }
