@@ -347,28 +347,49 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		p.step = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(ops.StepValueCount))
 		step = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(ops.StepValueCount), gorgonia.WithName("step"), gorgonia.WithValue(p.step))
 	}
-	for _, l := range m.layers {
-		flow.Training, flow.Step = md == modeTrain, step
-		var nodes []*gorgonia.Node
-		for _, prm := range l.Params() {
-			name := l.Name() + "/" + prm.Name
-			shape := prm.Value.Shape()
-			n := gorgonia.NewTensor(g, tensor.Float32, shape.Dims(), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(prm.Value))
-			nodes = append(nodes, n)
-			if prm.NonTrainable {
-				continue // an input of the graph, not a learnable
+	// The layers' calls in order, each on the flows of its inputs; a
+	// layer's weights are one set of nodes, however many calls share them.
+	input, calls := m.callGraph()
+	flows := map[*Tensor]layers.Flow{input: {Node: x}}
+	weightNodes := map[layers.Layer][]*gorgonia.Node{}
+	for _, c := range calls {
+		l := c.layer
+		nodes, ok := weightNodes[l]
+		if !ok {
+			for _, prm := range l.Params() {
+				name := l.Name() + "/" + prm.Name
+				shape := prm.Value.Shape()
+				n := gorgonia.NewTensor(g, tensor.Float32, shape.Dims(), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(prm.Value))
+				nodes = append(nodes, n)
+				if prm.NonTrainable {
+					continue // an input of the graph, not a learnable
+				}
+				p.params = append(p.params, n)
+				p.paramNames = append(p.paramNames, name)
 			}
-			p.params = append(p.params, n)
-			p.paramNames = append(p.paramNames, name)
+			weightNodes[l] = nodes
 		}
+		in := make([]layers.Flow, len(c.in))
+		for i, t := range c.in {
+			in[i] = flows[t]
+			in[i].Training, in[i].Step = md == modeTrain, step
+		}
+		var out layers.Flow
 		var err error
-		if flow, err = l.Call(flow, nodes); err != nil {
+		if mi, ok := l.(layers.MultiInputLayer); ok {
+			out, err = mi.CallInputs(in, nodes)
+		} else {
+			out, err = l.Call(in[0], nodes)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
-		p.updates = append(p.updates, flow.Updates...)
-		penalties = append(penalties, flow.Losses...)
-		flow.Updates, flow.Losses = nil, nil
+		p.updates = append(p.updates, out.Updates...)
+		penalties = append(penalties, out.Losses...)
+		out.Updates, out.Losses = nil, nil
+		flows[c.out] = out
 	}
+	flow = flows[calls[len(calls)-1].out]
 	p.out = flow.Node
 	if p.out.Dims() != 2 {
 		return nil, fmt.Errorf("model %q: the output has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",

@@ -14,6 +14,13 @@
 //	err := model.Compile(sgd, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}})
 //	history, err := model.Fit(ctx, ds, nn.Epochs(10))
 //
+// # Functional models
+//
+// NewModel makes a model of any graph of layer calls, as Keras' functional
+// API does: Input makes the input tensor, Apply applies a layer to tensors,
+// and a layer applied twice shares its weights. Model is the type of both
+// kinds; a Sequential is the special case of a stack.
+//
 // # Graphs and devices
 //
 // Compile fixes the device: nn.OnDevice, else the device scope in the

@@ -60,6 +60,9 @@ func (m *Sequential) View(call string, fn func(ModelView) error) error {
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
+	if m.graph != nil {
+		return fmt.Errorf("%s: model %q is a functional model (NewModel), which a view of layers one after another cannot describe yet", call, m.name)
+	}
 	if err := m.syncWeights(); err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}

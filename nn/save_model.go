@@ -163,6 +163,9 @@ func (m *Sequential) save(path string, o saveOptions) error {
 // document describes the model: its architecture and, when compiled, its
 // compile settings.
 func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
+	if m.graph != nil {
+		return nil, fmt.Errorf("model %q is a functional model (NewModel), whose architecture cannot be saved in a file yet: save its weights with SaveWeights or SaveCheckpoint, and make the model again in Go to load them", m.name)
+	}
 	doc := &modelDocument{
 		FormatVersion: modelFormatVersion,
 		ClassName:     "Sequential",

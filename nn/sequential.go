@@ -31,12 +31,15 @@ type Sequential struct {
 	inputShape []int // set by an Input layer or Build; nil until known
 	outShape   []int
 	layerOut   [][]int // each layer's output sample shape, set by Build
-	built      bool
-	seed       uint64
-	seeded     bool
-	fits       uint64         // Fit calls that drew their shuffling seed from seed
-	names      map[string]int // per-type counters for automatic names
-	compiled   *compiled
+	// graph is a functional model's graph (NewModel); nil for a stack of
+	// layers, whose graph is the chain of its layers (callGraph).
+	graph    *graph
+	built    bool
+	seed     uint64
+	seeded   bool
+	fits     uint64         // Fit calls that drew their shuffling seed from seed
+	names    map[string]int // per-type counters for automatic names
+	compiled *compiled
 	// stopTraining is Keras' model.stop_training: set by StopTraining
 	// (callbacks, or another goroutine), read and cleared by Fit.
 	stopTraining atomic.Bool
@@ -205,6 +208,9 @@ func (m *Sequential) Add(l layers.Layer) error {
 	if m == nil {
 		return fmt.Errorf("add: %w", ErrNilModel)
 	}
+	if m.graph != nil {
+		return fmt.Errorf("model %q is a functional model (NewModel): apply the layer to its tensors with nn.Apply and make a new model", m.name)
+	}
 	if m.built {
 		return fmt.Errorf("model %q is already built: add layers before Build, Compile or Fit", m.name)
 	}
@@ -326,15 +332,38 @@ func (m *Sequential) Build(inputShape ...int) error {
 		seed = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6b657261732d696e)) // stream "keras-in"
-	shape := append([]int(nil), inputShape...)
+	input, calls := m.callGraph()
+	shapeOf := map[*Tensor][]int{input: slices.Clone(inputShape)}
+	built := map[layers.Layer]bool{}
 	layerOut := make([][]int, 0, len(m.layers))
-	for _, l := range m.layers {
-		out, err := l.Build(shape, rng)
-		if err != nil {
-			return fmt.Errorf("model %q: building layer %q: %w", m.name, l.Name(), err)
+	var shape []int
+	for _, c := range calls {
+		in := make([][]int, len(c.in))
+		for i, t := range c.in {
+			in[i] = shapeOf[t]
 		}
+		var out []int
+		var err error
+		mi, multi := c.layer.(layers.MultiInputLayer)
+		switch {
+		case built[c.layer] && multi: // a shared layer's later call
+			out, err = mi.PlanInputs(in)
+		case built[c.layer]:
+			out, _, err = layers.PlanBuild(c.layer, in[0])
+		case multi:
+			out, err = mi.BuildInputs(in, rng)
+		default:
+			out, err = c.layer.Build(in[0], rng)
+		}
+		if err != nil {
+			return fmt.Errorf("model %q: building layer %q: %w", m.name, c.layer.Name(), err)
+		}
+		if !built[c.layer] {
+			layerOut = append(layerOut, out)
+		}
+		built[c.layer] = true
+		shapeOf[c.out] = out
 		shape = out
-		layerOut = append(layerOut, out)
 	}
 	m.layerOut = layerOut
 	m.inputShape = append([]int(nil), inputShape...)
@@ -360,6 +389,28 @@ func (m *Sequential) checkLayers() error {
 		}
 	}
 	return nil
+}
+
+// callGraph returns the model's graph: its input tensor and its layer
+// calls, each after the calls it takes its inputs from. A Sequential's is
+// the chain of its layers, made afresh at each call.
+func (m *Sequential) callGraph() (*Tensor, []*layerCall) {
+	if m.graph != nil {
+		return m.graph.input, m.graph.calls
+	}
+	input := &Tensor{shape: slices.Clone(m.inputShape)}
+	t := input
+	calls := make([]*layerCall, len(m.layers))
+	for i, l := range m.layers {
+		out := &Tensor{}
+		if i < len(m.layerOut) {
+			out.shape = m.layerOut[i]
+		}
+		calls[i] = &layerCall{layer: l, in: []*Tensor{t}, out: out}
+		out.from = calls[i]
+		t = out
+	}
+	return input, calls
 }
 
 // ensureBuilt builds the model from its declared input shape, if any.
@@ -399,60 +450,129 @@ func (m *Sequential) Summary(w io.Writer) error {
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
-	const width = 65
-	cols := []int{29, 55, 65} // Keras' positions .45, .85 and 1 of 65
 	var b strings.Builder
-	// row writes one row of the table as Keras does: a field too long for
-	// its column is cut at the column's width and goes on in the same
-	// column of the next line ("max_pooling2d (MaxPooling2D" then ")").
-	row := func(fields ...string) {
-		left := append([]string(nil), fields...)
-		for first := true; first || slices.ContainsFunc(left, func(f string) bool { return f != "" }); first = false {
-			line := ""
-			start := 0
-			for i, f := range left {
-				space := 2
-				if i == len(cols)-1 {
-					space = 0
-				}
-				cut := min(len(f), cols[i]-start-space)
-				if i == 0 {
-					line += " "
-				}
-				line += f[:cut] + strings.Repeat(" ", space)
-				left[i] = f[cut:]
-				if pad := cols[i] - len(line); pad > 0 {
-					line += strings.Repeat(" ", pad)
-				}
-				start = cols[i]
-			}
-			b.WriteString(line + "\n")
+	if m.graph != nil {
+		m.functionalSummary(&b)
+	} else {
+		const width = 65
+		cols := []int{29, 55, 65} // Keras' positions .45, .85 and 1 of 65
+		fmt.Fprintf(&b, "Model: %q\n", m.name)
+		b.WriteString(strings.Repeat("_", width) + "\n")
+		summaryRow(&b, cols, "Layer (type)", "Output Shape", "Param #")
+		b.WriteString(strings.Repeat("=", width) + "\n")
+		for i, l := range m.layers {
+			summaryRow(&b, cols, fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shapes.String(m.layerOut[i]), fmt.Sprint(countParams(l)))
+			summaryRow(&b, cols, "", "", "")
 		}
+		b.WriteString(strings.Repeat("=", width) + "\n")
 	}
-	fmt.Fprintf(&b, "Model: %q\n", m.name)
-	b.WriteString(strings.Repeat("_", width) + "\n")
-	row("Layer (type)", "Output Shape", "Param #")
-	b.WriteString(strings.Repeat("=", width) + "\n")
 	total, frozen := 0, 0
-	for i, l := range m.layers {
-		n := 0
+	for _, l := range m.layers {
 		for _, p := range l.Params() {
-			n += p.Size()
+			total += p.Size()
 			if p.NonTrainable {
 				frozen += p.Size()
 			}
 		}
-		total += n
-		row(fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shapes.String(m.layerOut[i]), fmt.Sprint(n))
-		row("", "", "")
 	}
-	b.WriteString(strings.Repeat("=", width) + "\n")
+	width := 65
+	if m.graph != nil {
+		width = 98
+	}
 	fmt.Fprintf(&b, "Total params: %s\n", commas(total))
 	fmt.Fprintf(&b, "Trainable params: %s\n", commas(total-frozen))
 	fmt.Fprintf(&b, "Non-trainable params: %s\n", commas(frozen))
 	b.WriteString(strings.Repeat("_", width) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// functionalSummary writes the rows of a functional model's summary as
+// Keras 2 does: 98 characters wide, a row for the input and for each
+// layer, and a "Connected to" column naming the tensors each layer's
+// calls take, as layer[call][0] (a shared layer's second call is
+// dense[1][0]).
+func (m *Sequential) functionalSummary(b *strings.Builder) {
+	const width = 98
+	cols := []int{32, 53, 65, 98} // Keras' positions .33, .55, .67 and 1 of 98
+	fmt.Fprintf(b, "Model: %q\n", m.name)
+	b.WriteString(strings.Repeat("_", width) + "\n")
+	summaryRow(b, cols, "Layer (type)", "Output Shape", "Param #", "Connected to")
+	b.WriteString(strings.Repeat("=", width) + "\n")
+	g := m.graph
+	// Each tensor's name in the column: its layer, the layer's call that
+	// made it, and 0, the only output of a call.
+	names := map[*Tensor]string{g.input: g.input.input.Name() + "[0][0]"}
+	callsOf := map[layers.Layer][]*layerCall{}
+	for _, c := range g.calls {
+		names[c.out] = fmt.Sprintf("%s[%d][0]", c.layer.Name(), len(callsOf[c.layer]))
+		callsOf[c.layer] = append(callsOf[c.layer], c)
+	}
+	summaryRow(b, cols, fmt.Sprintf("%s (InputLayer)", g.input.input.Name()), "["+shapes.String(g.input.shape)+"]", "0", "[]")
+	summaryRow(b, cols, "", "", "", "")
+	for i, l := range m.layers {
+		var from []string
+		shape := shapes.String(m.layerOut[i])
+		for _, c := range callsOf[l] {
+			for _, t := range c.in {
+				from = append(from, "'"+names[t]+"'")
+			}
+			if !shapes.Equal(c.out.shape, m.layerOut[i]) {
+				shape = "multiple"
+			}
+		}
+		summaryRow(b, cols, fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shape, fmt.Sprint(countParams(l)), "["+strings.Join(from, ", ")+"]")
+		summaryRow(b, cols, "", "", "", "")
+	}
+	b.WriteString(strings.Repeat("=", width) + "\n")
+}
+
+// countParams is the number of scalars in a layer's weights.
+func countParams(l layers.Layer) int {
+	n := 0
+	for _, p := range l.Params() {
+		n += p.Size()
+	}
+	return n
+}
+
+// summaryRow writes one row of a summary's table as Keras' print_row does:
+// a field too long for its column is cut at the column's width, or just
+// after a "),", "},", "]," or "'," within it, and goes on in the same column
+// of the next line ("max_pooling2d (MaxPooling2D" then ")").
+func summaryRow(b *strings.Builder, cols []int, fields ...string) {
+	left := append([]string(nil), fields...)
+	for first := true; first || slices.ContainsFunc(left, func(f string) bool { return f != "" }); first = false {
+		line := ""
+		start := 0
+		for i, f := range left {
+			space := 2
+			if i == len(cols)-1 {
+				space = 0
+			}
+			cut := min(len(f), cols[i]-start-space)
+			fit := f[:cut]
+			best := -1
+			for _, brk := range []string{"),", "},", "],", "',"} {
+				if at := strings.Index(fit, brk); at >= 0 && (best < 0 || at+len(brk) < best) {
+					best = at + len(brk)
+				}
+			}
+			if best >= 0 {
+				cut = best
+			}
+			if i == 0 {
+				line += " "
+			}
+			line += f[:cut] + strings.Repeat(" ", space)
+			left[i] = f[cut:]
+			if pad := cols[i] - len(line); pad > 0 {
+				line += strings.Repeat(" ", pad)
+			}
+			start = cols[i]
+		}
+		b.WriteString(line + "\n")
+	}
 }
 
 // commas formats n with thousands separators, as Keras' summary does.

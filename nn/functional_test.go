@@ -1,0 +1,323 @@
+package nn_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/tensor"
+)
+
+// graphData is 48 samples of 6 features in 3 classes, one-hot.
+func graphData(t *testing.T) data.Dataset {
+	t.Helper()
+	rows := make([][]float32, 48)
+	classes := make([]int, len(rows))
+	for i := range rows {
+		c := i % 3
+		rows[i] = []float32{float32(c), float32(i%7) / 7, float32(2 - c), float32(i%5) / 5, float32(i%3) * 0.5, 1}
+		classes[i] = c
+	}
+	ds, err := data.SliceData(data.Rows(rows), data.OneHot(classes, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func compileSGD(t *testing.T, m *nn.Model, lr float64) {
+	t.Helper()
+	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: lr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(sgd, losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func weightsOf(t *testing.T, m *nn.Model) []float32 {
+	t.Helper()
+	ws, err := m.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []float32
+	for _, w := range ws {
+		all = append(all, w.Data().([]float32)...)
+	}
+	return all
+}
+
+// A functional model of a stack of layers is the Sequential of them: the
+// same initial weights from the same seed, and the same training, bit for
+// bit.
+func TestFunctionalStackTrainsAsSequential(t *testing.T) {
+	in := nn.Input(6)
+	x := nn.Apply(layers.Dense(8, layers.ReLU), in)
+	x = nn.Apply(layers.Dropout(0.25), x)
+	out := nn.Apply(layers.Dense(3, layers.Softmax), x)
+	f, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := nn.NewSequential(layers.Input(6), layers.Dense(8, layers.ReLU), layers.Dropout(0.25), layers.Dense(3, layers.Softmax))
+	var hist [2]*nn.History
+	for i, m := range []*nn.Model{f, s} {
+		m.SetSeed(4)
+		compileSGD(t, m, 0.1)
+		defer m.Close()
+		h, err := m.Fit(context.Background(), graphData(t), nn.Epochs(3), nn.BatchSize(16), nn.Verbose(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist[i] = h
+	}
+	if !slices.Equal(hist[0].Get("loss"), hist[1].Get("loss")) {
+		t.Errorf("losses: functional %v, Sequential %v", hist[0].Get("loss"), hist[1].Get("loss"))
+	}
+	if a, b := weightsOf(t, f), weightsOf(t, s); !slices.Equal(a, b) {
+		t.Error("the functional model and the Sequential trained different weights")
+	}
+	if got := f.Layers(); len(got) != 3 || got[0].Name() != "dense" || got[2].Name() != "dense_1" {
+		t.Errorf("layers %v, want dense, dropout, dense_1", got)
+	}
+}
+
+// A layer applied twice computes with one set of weights, and their
+// gradient is the sum of both calls' gradients: one SGD step moves each
+// weight by lr times the loss's derivative, measured here by central
+// differences of Evaluate's loss.
+func TestSharedLayerGradientIsTheSumOfItsCalls(t *testing.T) {
+	in := nn.Input(6)
+	shared := layers.Dense(6, layers.Tanh)
+	x := nn.Apply(shared, in)
+	x = nn.Apply(shared, x) // the same weights again
+	out := nn.Apply(layers.Dense(3, layers.Softmax), x)
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetSeed(2)
+	const lr = 0.5
+	compileSGD(t, m, lr)
+	defer m.Close()
+	ds := graphData(t)
+	if n := m.CountParams(); n != 6*6+6+6*3+3 {
+		t.Fatalf("CountParams = %d, want the shared layer's weights once (%d)", n, 6*6+6+6*3+3)
+	}
+	before, err := m.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossAt := func(ws []*tensor.Dense) float64 {
+		t.Helper()
+		if err := m.SetWeights(ws); err != nil {
+			t.Fatal(err)
+		}
+		logs, err := m.Evaluate(context.Background(), ds, nn.BatchSize(48), nn.Verbose(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return logs["loss"]
+	}
+	// The shared kernel's first values: their derivative by differences.
+	const eps = 1e-2
+	kernel := before[0].Data().([]float32)
+	want := make([]float64, 4)
+	for i := range want {
+		plus, minus := cloneAll(before), cloneAll(before)
+		plus[0].Data().([]float32)[i] += eps
+		minus[0].Data().([]float32)[i] -= eps
+		want[i] = (lossAt(plus) - lossAt(minus)) / (2 * eps)
+	}
+	if err := m.SetWeights(before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Fit(context.Background(), ds, nn.Epochs(1), nn.BatchSize(48), nn.Shuffle(false), nn.Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		got := float64(kernel[i]-after[0].Data().([]float32)[i]) / lr
+		if math.Abs(got-w) > 2e-3+0.02*math.Abs(w) {
+			t.Errorf("shared kernel[%d]: SGD's gradient %.6f, central differences %.6f", i, got, w)
+		}
+	}
+}
+
+func cloneAll(ws []*tensor.Dense) []*tensor.Dense {
+	out := make([]*tensor.Dense, len(ws))
+	for i, w := range ws {
+		out[i] = w.Clone().(*tensor.Dense)
+	}
+	return out
+}
+
+// Keras' functional summary: the input's row, a "Connected to" column, and
+// a shared layer's second call named dense[1][0].
+func TestFunctionalSummary(t *testing.T) {
+	in := nn.Input(6)
+	shared := layers.Dense(6, layers.Tanh)
+	x := nn.Apply(shared, in)
+	x = nn.Apply(shared, x)
+	out := nn.Apply(layers.Dense(3, layers.Softmax), x)
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Build(6); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := m.Summary(&b); err != nil {
+		t.Fatal(err)
+	}
+	rule, dbl := strings.Repeat("_", 98), strings.Repeat("=", 98)
+	blank := strings.Repeat(" ", 98)
+	want := `Model: "model"
+` + rule + `
+ Layer (type)                   Output Shape         Param #     Connected to                     
+` + dbl + `
+ input_1 (InputLayer)           [(None, 6)]          0           []                               
+` + blank + `
+ dense (Dense)                  (None, 6)            42          ['input_1[0][0]',                
+                                                                  'dense[0][0]']                  
+` + blank + `
+ dense_1 (Dense)                (None, 3)            21          ['dense[1][0]']                  
+` + blank + `
+` + dbl + `
+Total params: 63
+Trainable params: 63
+Non-trainable params: 0
+` + rule + `
+`
+	if got := b.String(); got != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Graphs that cannot be models are refused with errors naming the
+// mistake, before anything is built.
+func TestNewModelRefusesBadGraphs(t *testing.T) {
+	tests := []struct {
+		name string
+		make func() ([]*nn.Tensor, []*nn.Tensor)
+		want string
+	}{
+		{"a nil layer", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4)
+			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(nil, in)}
+		}, "no layer (nil)"},
+		{"a bad shape, kept through later calls", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4, 4)
+			x := nn.Apply(layers.Dense(3), in) // Dense takes flat samples
+			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(2), x)}
+		}, "put a Flatten layer before it"},
+		{"two inputs to a one-input layer", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4)
+			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(3), in, in)}
+		}, "takes one input but was applied to 2"},
+		{"a Sequential's input layer", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4)
+			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Input(4), in)}
+		}, "a functional model starts from nn.Input"},
+		{"a disconnected output", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in, other := nn.Input(4), nn.Input(4)
+			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(3), other)}
+		}, "graph disconnected"},
+		{"the input as output", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4)
+			return []*nn.Tensor{in}, []*nn.Tensor{in}
+		}, "apply at least one layer"},
+		{"a shared layer on two shapes", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4)
+			d := layers.Dense(3)
+			x := nn.Apply(d, in)
+			x = nn.Apply(d, x) // (3) needs a (3, 3) kernel, (4) a (4, 3) one
+			return []*nn.Tensor{in}, []*nn.Tensor{x}
+		}, "weights of different shapes"},
+		{"no input", func() ([]*nn.Tensor, []*nn.Tensor) { return nil, []*nn.Tensor{nn.Input(2)} }, "needs at least one of each"},
+		{"a bad input shape", func() ([]*nn.Tensor, []*nn.Tensor) {
+			in := nn.Input(4, 0)
+			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Flatten(), in)}
+		}, "non-positive dimension"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ins, outs := tc.make()
+			m, err := nn.NewModel(ins, outs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("NewModel = %v, %v; want an error containing %q", m, err, tc.want)
+			}
+		})
+	}
+}
+
+// What a functional model cannot do yet says so, and Add belongs to
+// Sequential.
+func TestFunctionalModelLimits(t *testing.T) {
+	in := nn.Input(4)
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(2, layers.Softmax), in)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(layers.Dense(2)); err == nil || !strings.Contains(err.Error(), "nn.Apply") {
+		t.Errorf("Add = %v, want an error pointing at nn.Apply", err)
+	}
+	if err := m.Save(t.TempDir() + "/m.safetensors"); err == nil || !strings.Contains(err.Error(), "SaveWeights") {
+		t.Errorf("Save = %v, want an error pointing at SaveWeights", err)
+	}
+	path := t.TempDir() + "/w.safetensors"
+	if err := m.SaveWeights(path); err != nil {
+		t.Fatalf("SaveWeights: %v", err)
+	}
+	if err := m.LoadWeights(path); err != nil {
+		t.Fatalf("LoadWeights: %v", err)
+	}
+}
+
+// A functional model: the tensors come from nn.Input and nn.Apply, and a
+// layer applied twice shares its weights.
+func ExampleNewModel() {
+	in := nn.Input(32, 32, 3)
+	x := nn.Apply(layers.Conv2D(16, 3, layers.Padding("same"), layers.ReLU), in)
+	x = nn.Apply(layers.MaxPooling2D(), x)
+	x = nn.Apply(layers.Flatten(), x)
+	shared := layers.Dense(64, layers.ReLU)
+	x = nn.Apply(shared, nn.Apply(layers.Dense(64, layers.ReLU), x))
+	x = nn.Apply(shared, x) // the same weights again
+	out := nn.Apply(layers.Dense(10, layers.Softmax), x)
+	model, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := model.Build(32, 32, 3); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, l := range model.Layers() {
+		fmt.Println(l.Name(), l.Type())
+	}
+	fmt.Println("params:", model.CountParams())
+	// Output:
+	// conv2d Conv2D
+	// max_pooling2d MaxPooling2D
+	// flatten Flatten
+	// dense Dense
+	// dense_1 Dense
+	// dense_2 Dense
+	// params: 267466
+}
