@@ -196,6 +196,9 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		return ops.GatherForward(s.K, s.N, in(0), in(1)[:s.M], out(0))
 	case plan.ScatterAdd:
 		return ops.ScatterAddForward(s.K, s.N, in(0)[:s.M], in(1), out(0))
+	case plan.MovingAverage:
+		// In place: Out[0] is the State buffer In[0].
+		ops.MovingUpdate(s.Op.Moving, out(0)[:s.N], in(1)[:s.N])
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

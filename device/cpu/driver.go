@@ -53,16 +53,25 @@ func (Driver) NewMachine(index int, g *gorgonia.ExprGraph, opts driver.MachineOp
 		return nil, fmt.Errorf("device: NewMachine called with a nil graph")
 	}
 	if opts.Reference {
-		return newTapeMachine(g, opts), nil
+		return tape(g, opts)
 	}
 	be := newBackend(newMultiplier())
 	p, err := plan.Compile(g, opts.Learnables, be.Capabilities())
 	if errors.Is(err, plan.ErrUnsupported) {
 		fmt.Fprintf(fallbackWarnings, "gokeras: /CPU:0 runs this graph on gorgonia's tape machine, several times slower: %v\n", err)
-		return newTapeMachine(g, opts), nil
+		return tape(g, opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("device: /CPU:0: %w", err)
 	}
 	return plan.NewFromOptions(p, be, opts)
+}
+
+// tape is newTapeMachine as a driver.Machine.
+func tape(g *gorgonia.ExprGraph, opts driver.MachineOptions) (driver.Machine, error) {
+	m, err := newTapeMachine(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }

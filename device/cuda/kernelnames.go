@@ -29,6 +29,7 @@ const (
 	kPenaltyGrad     = "gk_penalty_grad"
 	kAdd             = "gk_add"
 	kScale           = "gk_scale"
+	kMovingAverage   = "gk_moving_average"
 	kU8ToF32         = "gk_u8_to_f32"
 	kPatches         = "gk_patches"
 	kPatchesGrad     = "gk_patches_grad"
@@ -73,6 +74,7 @@ var kernelNames = []string{
 	kPenaltyGrad,
 	kAdd,
 	kScale,
+	kMovingAverage,
 	kU8ToF32,
 	kPatches,
 	kPatchesGrad,

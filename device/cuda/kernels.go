@@ -352,6 +352,16 @@ func (k *kernels) penaltyGrad(s gpuStream, p ops.PenaltyParams, x, seed, out dev
 		doubleArg(p.L1), doubleArg(2*p.L2), doubleArg(p.Factor()))
 }
 
+// movingAverage: moving = m·moving + (1-m)·stat·bessel over n values, in
+// place, with p's momentum and Bessel factor (ops.MovingUpdate).
+func (k *kernels) movingAverage(s gpuStream, p ops.MovingParams, moving, stat devicePtr, n int) error {
+	if err := fits32("moving average", n); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kMovingAverage, elemGrid(n), elemBlock, 0, ptrArg(moving), ptrArg(stat), intArg(n),
+		doubleArg(p.Momentum), doubleArg(p.Factor()))
+}
+
 // scale: x = x·s, n values in place.
 func (k *kernels) scale(s gpuStream, x devicePtr, n int, v float32) error {
 	if n == 0 {

@@ -485,6 +485,8 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 			return k.gather(st, in(0), in(1), out(0), s.M, s.K, s.N, bad)
 		}
 		return k.scatterAdd(st, in(0), in(1), out(0), s.M, s.K, s.N, bad)
+	case plan.MovingAverage: // Out[0] is In[0], the State buffer
+		return k.movingAverage(st, s.Op.Moving, out(0), in(1), s.N)
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

@@ -1043,6 +1043,18 @@ extern "C" __global__ void gk_scale(float *x, int n, float s) {
 	GRID_STRIDE(i, n) x[i] = __fmul_rn(x[i], s);
 }
 
+// gk_moving_average: moving = m·moving + (1-m)·stat·bessel, n values in
+// place, in double and rounded to float (ops.MovingUpdate; the CPU's
+// bits): the update of BatchNormalization's moving mean or variance from
+// the batch's, after the forward pass of a training step.
+extern "C" __global__ void gk_moving_average(float *moving, const float *stat, int n, double m, double bessel) {
+	double rest = __dsub_rn(1.0, m);
+	GRID_STRIDE(i, n) {
+		double keep = __dmul_rn(m, (double)moving[i]);
+		moving[i] = (float)__dadd_rn(keep, __dmul_rn(__dmul_rn(rest, (double)stat[i]), bessel));
+	}
+}
+
 // gk_u8_to_f32: out = in · scale, for uint8 images copied to the device as
 // bytes (a quarter of the float32 traffic) and scaled there (1/255).
 extern "C" __global__ void gk_u8_to_f32(const unsigned char *in, float *out, int n, float scale) {

@@ -49,9 +49,15 @@ const (
 	// Const buffers hold a constant of the graph (the seed of the loss
 	// gradient), copied once when the machine is made.
 	Const
+	// State buffers hold a non-trainable weight that training steps
+	// update (a MovingAverage step's: BatchNormalization's moving
+	// statistics). Like a Weight, the model's machines share it on the
+	// device, and it is copied in from the host only when the host may be
+	// ahead and back only when asked (driver.State.Sync).
+	State
 )
 
-var roleNames = [...]string{Temp: "temp", Input: "input", Weight: "weight", Const: "const"}
+var roleNames = [...]string{Temp: "temp", Input: "input", Weight: "weight", Const: "const", State: "state"}
 
 func (r Role) String() string {
 	if r < 0 || int(r) >= len(roleNames) {
@@ -165,6 +171,13 @@ const (
 	// before it. Backends never see them.
 	ReduceStart
 	ReduceWait
+	// MovingAverage: In[0], a State buffer of N values, becomes
+	// Op.Moving.Momentum·In[0] + (1-Momentum)·In[1]·Bessel, in place
+	// (Out[0] is In[0]; ops.MovingUpdate's arithmetic): the update of a
+	// non-trainable weight from a statistic of the batch. The plan keeps
+	// these steps apart (Plan.Moving): training steps run them after the
+	// plan's steps, RunAll never does.
+	MovingAverage
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -172,7 +185,7 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
 	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
-	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait"}
+	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -237,6 +250,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%d of %d×%d}", s.M, s.K, s.N)
 	case Add, Penalty, PenaltyGrad:
 		fmt.Fprintf(&b, "{%d values}", s.N)
+	case MovingAverage:
+		fmt.Fprintf(&b, "{momentum %v, bessel %v, %d values}", s.Op.Moving.Momentum, s.Op.Moving.Factor(), s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
 	case Reduce, ReduceStart, ReduceWait:
@@ -271,6 +286,11 @@ type Plan struct {
 	// Scale is a one-value Temp buffer with no node, where a GlobalNorm
 	// step writes its factor.
 	Scale int
+	// Moving are the graph's updates of its State buffers (MovingAverage
+	// steps, ops.OpMovingAverage nodes), in graph order: not among Steps,
+	// since only a training step runs them (TrainingSteps and its
+	// variants, after the plan's steps).
+	Moving []Step
 	// bufOf maps every node holding a value to its buffer.
 	bufOf map[*gorgonia.Node]int
 	caps  Capabilities
@@ -598,9 +618,33 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpScatterAdd:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: ScatterAdd, Op: info, Node: n, M: shapeOf(0).TotalSize(), K: info.Rows, N: info.Width, In: in, Out: []int{out}})
+	case ops.OpMovingAverage:
+		return c.moving(n, ch, in, info)
 	default:
 		return unsupported(n, fmt.Sprintf("(ops kind %d) has no kernel yet", info.Kind))
 	}
+	return nil
+}
+
+// moving compiles an update of a non-trainable weight (an
+// ops.OpMovingAverage node n of operands ch, in their buffers in): the
+// weight, an input of the graph that is not learnable, becomes a State
+// buffer, and the update a MovingAverage step of Plan.Moving that writes
+// it in place. The node's value is the weight's buffer, once updated.
+func (c *compiler) moving(n *gorgonia.Node, ch []*gorgonia.Node, in []int, info ops.Info) error {
+	w, stat := in[0], in[1]
+	if ch[0].Op() != nil || c.learnable[ch[0]] {
+		return fmt.Errorf("%w: node %q updates %q, which is not a non-trainable weight (an input of the graph that is not learnable)", ErrUnsupported, n.Name(), ch[0].Name())
+	}
+	if role := c.p.Buffers[w].Role; role != Input {
+		return fmt.Errorf("%w: node %q updates %q, whose buffer is a %v buffer (is it updated twice?)", ErrUnsupported, n.Name(), ch[0].Name(), role)
+	}
+	if c.p.Buffers[w].Elems != c.p.Buffers[stat].Elems {
+		return fmt.Errorf("node %q: %q holds %d values, the statistic %q %d", n.Name(), ch[0].Name(), c.p.Buffers[w].Elems, ch[1].Name(), c.p.Buffers[stat].Elems)
+	}
+	c.p.Buffers[w].Role = State
+	c.p.bufOf[n] = w
+	c.p.Moving = append(c.p.Moving, Step{Kind: MovingAverage, Op: info, Name: n.Name(), Node: n, N: c.p.Buffers[w].Elems, In: []int{w, stat}, Out: []int{w}})
 	return nil
 }
 
@@ -677,15 +721,17 @@ func readTarget(op gorgonia.Op) (*gorgonia.Value, bool) {
 // plan's steps with the update of every learnable placed once its gradient
 // exists and no later step reads the weight, folded into the step that
 // computes the gradient where the backend offers that (GradUpdate), else
-// as an Update step after it. It fails, wrapping ErrNoGradients, for a
-// plan without the gradient of every learnable.
+// as an Update step after it; then the plan's updates of its State
+// buffers (Plan.Moving). It fails, wrapping ErrNoGradients, for a plan
+// without the gradient of every learnable.
 func (p *Plan) TrainingSteps(u optim.Update) ([]Step, error) { return p.trainingSteps(u, false) }
 
 // ReducedTrainingSteps returns the steps of one data-parallel training
 // step of u: the plan's steps, every gradient whole in its buffer, then a
 // Reduce step of all the gradients, then (for a global clipnorm) their
 // GlobalNorm, then an Update step per learnable. Nothing is folded: the
-// updates must see the reduced gradients.
+// updates must see the reduced gradients. The updates of the State
+// buffers follow, after a Reduce step of their statistics (movingSteps).
 func (p *Plan) ReducedTrainingSteps(u optim.Update) ([]Step, error) { return p.trainingSteps(u, true) }
 
 // Bucket sizes of the machines' OverlappedTrainingSteps, PyTorch DDP's:
@@ -820,7 +866,7 @@ func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 			}
 			steps = append(steps, Step{Kind: Update, Name: l.Name(), Node: l, Learnable: i, In: in})
 		}
-		return steps, nil
+		return append(steps, p.movingSteps(reduce)...), nil
 	}
 	steps := make([]Step, 0, len(p.Steps)+len(p.Learnables))
 	for si := range p.Steps {
@@ -843,7 +889,38 @@ func (p *Plan) trainingSteps(u optim.Update, reduce bool) ([]Step, error) {
 			steps = append(steps, Step{Kind: GradUpdate, Name: l.Name(), Node: l, Learnable: pl.learnable, In: []int{w}, Of: of})
 		}
 	}
-	return steps, nil
+	return append(steps, p.movingSteps(false)...), nil
+}
+
+// movingSteps are the plan's MovingAverage steps (Plan.Moving), which
+// run after every step that reads the batch's statistics, the backward
+// pass included. In a data-parallel step (reduce) a Reduce step of the
+// statistics comes first: the machine all-reduces them as it does the
+// gradients, each replica's scaled by its share of the global batch and
+// summed, so that every replica updates with the same mean of the
+// replicas' statistics. The update, m·moving + (1-m)·stat·bessel, is
+// linear in the statistic, and every replica's moving value is the same
+// before it; so with shards of equal size (a share of 1/replicas each)
+// updating with the mean of the statistics gives the mean over the
+// replicas of the moving values each replica's own update would give,
+// up to float32 rounding: what Keras' replicas read for a variable
+// synchronized on read with MEAN aggregation.
+func (p *Plan) movingSteps(reduce bool) []Step {
+	if len(p.Moving) == 0 {
+		return nil
+	}
+	steps := make([]Step, 0, len(p.Moving)+1)
+	if reduce {
+		var stats []int
+		for _, s := range p.Moving {
+			if !slices.Contains(stats, s.In[1]) {
+				stats = append(stats, s.In[1])
+			}
+		}
+		first := p.Moving[0]
+		steps = append(steps, Step{Kind: Reduce, Name: first.Name, Node: first.Node, In: stats})
+	}
+	return append(steps, p.Moving...)
 }
 
 // ErrNoGradients is wrapped by TrainingSteps' error for a graph that cannot

@@ -247,6 +247,8 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m), h.dense(s.In[1], m, n))
 	case MetricState:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m, n), h.dense(s.In[1], m, s.K))
+	case MovingAverage:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n), h.dense(s.In[1], n))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

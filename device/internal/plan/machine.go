@@ -259,7 +259,7 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 	}
 	err = dev.Do(func() error {
 		for b, buf := range p.Buffers {
-			if buf.Role == Weight {
+			if buf.Role == Weight || buf.Role == State {
 				continue // shared: bound at each run
 			}
 			mem, err := dev.Alloc(buf.Elems)
@@ -645,7 +645,7 @@ func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32, set in
 		}
 	}
 	if u != nil {
-		for i, w := range weights {
+		for i, w := range weights[:len(p.Learnables)] { // the State buffers have no slots
 			slots, err := m.store.slots(m, w, p.Learnables[i].Name(), *u)
 			if err != nil {
 				return weights, fmt.Errorf("optimizer slots of %q: %w", p.Learnables[i].Name(), err)
@@ -779,37 +779,52 @@ func (m *Machine) waitReduce() error {
 	return nil
 }
 
-// bind points the plan's weight buffers at the model's shared device
-// copies, copying the host values over where the host may be ahead, and
-// returns the learnables' entries in order. RunAll re-reads every weight
-// from the host (the caller may have changed it) unless the device is
-// ahead; Train trusts the device copy once it is there.
+// bind points the plan's weight buffers, and its State buffers, at the
+// model's shared device copies, copying the host values over where the
+// host may be ahead, and returns their entries: the learnables' in order,
+// then the State buffers'. RunAll re-reads every weight from the host (the
+// caller may have changed it) unless the device is ahead; Train trusts the
+// device copy once it is there.
 func (m *Machine) bind(training bool) ([]*entry, error) {
 	p := m.plan
 	// In the order of the learnables, which is the order of p.Grads; the
 	// graph's order may differ.
-	weights := make([]*entry, 0, len(p.Learnables))
+	weights := make([]*entry, 0, len(p.Learnables)+len(p.Moving))
+	shared := func(b int, n *gorgonia.Node) error {
+		host, err := hostData(n)
+		if err != nil {
+			return err
+		}
+		w, err := m.store.weight(m, host)
+		if err != nil {
+			return fmt.Errorf("weight %q: %w", n.Name(), err)
+		}
+		weights = append(weights, w)
+		if m.host == nil && (w.upload || (!training && !w.deviceAhead)) {
+			if err := m.be.Upload(w.mem, host); err != nil {
+				return fmt.Errorf("copying weight %q to the device: %w", n.Name(), err)
+			}
+			w.upload, w.deviceAhead = false, false
+		}
+		m.bufs[b] = w.mem
+		return nil
+	}
 	for _, l := range p.Learnables {
 		b, ok := p.BufferOf(l)
 		if !ok || p.Buffers[b].Role != Weight {
 			return weights, fmt.Errorf("learnable %q has no weight buffer", l.Name())
 		}
-		host, err := hostData(l)
-		if err != nil {
+		if err := shared(b, l); err != nil {
 			return weights, err
 		}
-		w, err := m.store.weight(m, host)
-		if err != nil {
-			return weights, fmt.Errorf("weight %q: %w", l.Name(), err)
+	}
+	for b, buf := range p.Buffers {
+		if buf.Role != State {
+			continue
 		}
-		weights = append(weights, w)
-		if m.host == nil && (w.upload || (!training && !w.deviceAhead)) {
-			if err := m.be.Upload(w.mem, host); err != nil {
-				return weights, fmt.Errorf("copying weight %q to the device: %w", l.Name(), err)
-			}
-			w.upload, w.deviceAhead = false, false
+		if err := shared(b, buf.Node); err != nil {
+			return weights, err
 		}
-		m.bufs[b] = w.mem
 	}
 	return weights, nil
 }

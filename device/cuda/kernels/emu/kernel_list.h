@@ -30,6 +30,7 @@
 	K(gk_penalty_grad) \
 	K(gk_add) \
 	K(gk_scale) \
+	K(gk_moving_average) \
 	K(gk_u8_to_f32) \
 	K(gk_patches) \
 	K(gk_patches_grad) \
