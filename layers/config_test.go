@@ -178,6 +178,7 @@ func TestInitializerAndRegularizerConfigs(t *testing.T) {
 		{Ones(), `{"class_name":"Ones","config":{}}`},
 		{constant(0.5), `{"class_name":"Constant","config":{"value":0.5}}`},
 		{RandomNormal(1, 2), `{"class_name":"RandomNormal","config":{"mean":1,"stddev":2}}`},
+		{HeNormal(), `{"class_name":"HeNormal","config":{}}`},
 		{RandomUniform(-2, 3), `{"class_name":"RandomUniform","config":{"maxval":3,"minval":-2}}`},
 	} {
 		cfg, err := InitializerConfig(c.init)
@@ -276,8 +277,8 @@ func TestFromConfigErrors(t *testing.T) {
 		{Config{"Dense", map[string]any{"units": 2, "activation": "swish"}}, []string{`unknown activation "swish"`}},
 		{Config{"Dense", map[string]any{"units": 2, "name": "a/b"}}, []string{`must not contain "/"`}},
 		{Config{"Flatten", map[string]any{"name": "a/b"}}, []string{"Flatten layer", `must not contain "/"`}},
-		{Config{"Dense", map[string]any{"units": 2, "kernel_initializer": Config{"HeNormal", nil}}},
-			[]string{"kernel_initializer", `unknown initializer class "HeNormal"`, "GlorotUniform"}},
+		{Config{"Dense", map[string]any{"units": 2, "kernel_initializer": Config{"Orthogonal", nil}}},
+			[]string{"kernel_initializer", `unknown initializer class "Orthogonal"`, "GlorotUniform"}},
 		{Config{"Dense", map[string]any{"units": 2, "kernel_initializer": "glorot_uniform"}},
 			[]string{`argument "kernel_initializer" is a JSON string where an object is wanted`}},
 		{Config{"Dense", map[string]any{"units": 2, "kernel_initializer": Config{"RandomNormal", map[string]any{"seed": 1}}}},

@@ -25,6 +25,30 @@ func GlorotUniform() Initializer { return glorotUniform{} }
 // Zeros fills with 0, Keras' default bias initializer.
 func Zeros() Initializer { return constant(0) }
 
+// HeNormal is Keras' he_normal: a normal distribution of mean 0 and
+// standard deviation sqrt(2 / fanIn), truncated at two standard
+// deviations (a value farther out is drawn again), with the standard
+// deviation divided by 0.87962566103423978, the one of the unit normal
+// truncated so, as Keras' VarianceScaling(2, "fan_in",
+// "truncated_normal") does. The residual networks of Keras' examples
+// (cifar10_resnet) start their convolutions from it.
+func HeNormal() Initializer { return heNormal{} }
+
+type heNormal struct{}
+
+func (heNormal) Name() string { return "he_normal" }
+
+func (heNormal) Fill(data []float32, fanIn, _ int, rng *rand.Rand) {
+	stddev := math.Sqrt(2/float64(max(fanIn, 1))) / 0.87962566103423978
+	for i := range data {
+		z := rng.NormFloat64()
+		for z < -2 || z > 2 {
+			z = rng.NormFloat64()
+		}
+		data[i] = float32(z * stddev)
+	}
+}
+
 // Ones fills with 1.
 func Ones() Initializer { return constant(1) }
 
@@ -54,6 +78,7 @@ var initializers = []struct {
 	make  func() Initializer
 }{
 	{[]string{"glorot_uniform"}, "GlorotUniform", GlorotUniform},
+	{[]string{"he_normal"}, "HeNormal", HeNormal},
 	{[]string{"zeros", "zero"}, "Zeros", Zeros},
 	{[]string{"ones", "one"}, "Ones", Ones},
 	{[]string{"random_normal", "normal"}, "RandomNormal", func() Initializer { return RandomNormal(0, 0.05) }},
@@ -61,7 +86,7 @@ var initializers = []struct {
 }
 
 // GetInitializer finds an initializer with Keras' defaults by its Keras
-// name, as keras.initializers.get does: "glorot_uniform", "zeros", "ones",
+// name, as keras.initializers.get does: "glorot_uniform", "he_normal", "zeros", "ones",
 // "random_normal" or "random_uniform", an alias ("zero", "one", "normal",
 // "uniform") or the class name
 // ("GlorotUniform"), in any case.
@@ -125,6 +150,8 @@ func InitializerConfig(i Initializer) (Config, error) {
 	switch i := i.(type) {
 	case glorotUniform:
 		return Config{ClassName: "GlorotUniform", Config: map[string]any{}}, nil
+	case heNormal:
+		return Config{ClassName: "HeNormal", Config: map[string]any{}}, nil
 	case constant:
 		switch i {
 		case 0:
@@ -150,7 +177,7 @@ func InitializerConfig(i Initializer) (Config, error) {
 // RandomUniform(-0.05, 0.05)).
 func InitializerFromConfig(c Config) (Initializer, error) {
 	switch c.ClassName {
-	case "GlorotUniform", "Zeros", "Ones":
+	case "GlorotUniform", "HeNormal", "Zeros", "Ones":
 		if err := configargs.Decode(c.Config, &struct{}{}); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.ClassName, err)
 		}
@@ -159,6 +186,8 @@ func InitializerFromConfig(c Config) (Initializer, error) {
 			return Zeros(), nil
 		case "Ones":
 			return Ones(), nil
+		case "HeNormal":
+			return HeNormal(), nil
 		}
 		return GlorotUniform(), nil
 	case "Constant":
@@ -188,5 +217,5 @@ func InitializerFromConfig(c Config) (Initializer, error) {
 		}
 		return RandomUniform(a.Minval, a.Maxval), nil
 	}
-	return nil, fmt.Errorf("unknown initializer class %q: the known initializer classes are Constant, GlorotUniform, Ones, RandomNormal, RandomUniform, Zeros", c.ClassName)
+	return nil, fmt.Errorf("unknown initializer class %q: the known initializer classes are Constant, GlorotUniform, HeNormal, Ones, RandomNormal, RandomUniform, Zeros", c.ClassName)
 }
