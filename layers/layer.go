@@ -62,11 +62,6 @@ type Flow struct {
 	// step's global batch (ops.StepValues), in a training graph: Dropout
 	// draws its units from it.
 	Step *gorgonia.Node
-	// Updates is work a layer's Call asks for in a training graph, set on
-	// its output Flow: the model collects them after each Call and runs
-	// them after every training step of the graph, in order
-	// (BatchNormalization's moving statistics).
-	Updates []StateUpdate
 	// Losses are scalar nodes a layer's Call adds to the model's loss, set
 	// on its output Flow (regularization penalties, Keras' layer.losses):
 	// the model collects them after each Call and adds them to the loss it
@@ -87,10 +82,6 @@ type ConfigChecker interface {
 type StepUser interface {
 	UsesStep() bool
 }
-
-// StateUpdate updates a layer's non-trainable weights after a training
-// step, from values the step read back.
-type StateUpdate func() error
 
 // named holds a layer's name, and the error of a name Named refused.
 type named struct {

@@ -160,9 +160,6 @@ func (n *normLayer) rows(in Flow) (*gorgonia.Node, error) {
 type BatchNormalizationLayer struct {
 	normLayer
 	movingMean, movingVariance *Param
-	// batchMean and batchVariance receive the statistics of each training
-	// step, from which the moving ones are updated.
-	batchMean, batchVariance gorgonia.Value
 }
 
 // BatchNormalization makes a batch normalization over the last axis, with
@@ -224,8 +221,10 @@ func (b *BatchNormalizationLayer) Params() []*Param {
 }
 
 // Call adds the normalization to the graph: with the batch's statistics in
-// a training graph, which then reads them back to update the moving ones;
-// with the moving statistics in the others.
+// a training graph, which also updates the moving ones from them
+// (ops.MovingAverage: the machine that trains the graph writes the new
+// values into the moving mean and variance, on the model's device); with
+// the moving statistics in the others.
 func (b *BatchNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	what := fmt.Sprintf("BatchNormalization layer %q", b.name)
 	if len(params) != len(b.Params()) || len(params) < 2 {
@@ -237,16 +236,18 @@ func (b *BatchNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, 
 	}
 	gamma, beta := b.gammaBeta(in.Node.Graph(), params)
 	mean, variance := params[len(params)-2], params[len(params)-1]
-	var updates []StateUpdate
 	if in.Training {
+		movingMean, movingVariance := mean, variance
 		if mean, variance, err = ops.ColumnMoments(x); err != nil {
 			return Flow{}, fmt.Errorf("%s: %w", what, err)
 		}
-		gorgonia.Read(mean, &b.batchMean)
-		gorgonia.Read(variance, &b.batchVariance)
-		rows := x.Shape()[0]
-		bessel := besselForRank(len(in.Node.Shape()), rows)
-		updates = append(updates, func() error { return b.updateMoving(bessel) })
+		bessel := besselForRank(len(in.Node.Shape()), x.Shape()[0])
+		if _, err := ops.MovingAverage(movingMean, mean, ops.MovingParams{Momentum: b.momentum}); err != nil {
+			return Flow{}, fmt.Errorf("%s: %w", what, err)
+		}
+		if _, err := ops.MovingAverage(movingVariance, variance, ops.MovingParams{Momentum: b.momentum, Bessel: bessel}); err != nil {
+			return Flow{}, fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	y, err := ops.BatchNormalize(x, mean, variance, gamma, beta, ops.NormParams{Epsilon: b.epsilon, BatchStats: in.Training}, in.NeedsGrad)
 	if err != nil {
@@ -256,7 +257,7 @@ func (b *BatchNormalizationLayer) Call(in Flow, params []*gorgonia.Node) (Flow, 
 	if err != nil {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
-	return Flow{Node: out, NeedsGrad: true, Updates: updates}, nil
+	return Flow{Node: out, NeedsGrad: true}, nil
 }
 
 // besselForRank is the factor the moving variance takes the batch's
@@ -269,25 +270,6 @@ func besselForRank(rank, rows int) float64 {
 		return float64(rows) / float64(rows-1)
 	}
 	return 1
-}
-
-// updateMoving folds the last training step's statistics into the moving
-// ones, the variance multiplied by bessel (besselForRank).
-func (b *BatchNormalizationLayer) updateMoving(bessel float64) error {
-	mean, ok1 := b.batchMean.(*tensor.Dense)
-	variance, ok2 := b.batchVariance.(*tensor.Dense)
-	if !ok1 || !ok2 {
-		return errors.New("batch normalization: the training step read back no batch statistics")
-	}
-	m := b.momentum
-	mm, mv := b.movingMean.Value.Data().([]float32), b.movingVariance.Value.Data().([]float32)
-	for c, v := range mean.Data().([]float32) {
-		mm[c] = float32(m*float64(mm[c]) + (1-m)*float64(v))
-	}
-	for c, v := range variance.Data().([]float32) {
-		mv[c] = float32(m*float64(mv[c]) + (1-m)*float64(v)*bessel)
-	}
-	return nil
 }
 
 // LayerNormalizationLayer normalizes each sample over its last axis, then

@@ -284,8 +284,6 @@ type program struct {
 	// step holds the training step (ops.StepValues) in a training
 	// program, for Dropout; nil in the others.
 	step *tensor.Dense
-	// updates are the layers' work after each training step.
-	updates []layers.StateUpdate
 	// w holds each sample's weight in a weighted training program, and
 	// weigh fills it for the batch at idx from its labels.
 	w         *tensor.Dense
@@ -384,9 +382,8 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		if err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
-		p.updates = append(p.updates, out.Updates...)
 		penalties = append(penalties, out.Losses...)
-		out.Updates, out.Losses = nil, nil
+		out.Losses = nil
 		flows[c.out] = out
 	}
 	flow = flows[calls[len(calls)-1].out]

@@ -67,14 +67,18 @@ type Strategy interface {
 // BatchNormalization normalizes each replica's shard with that shard's
 // own mean and variance, as Keras does by default (synchronized=False).
 // Its moving mean and variance are, as in Keras, the mean over the
-// replicas of what each replica's own updates give: after every training
-// step they are summed over the replicas and divided by their number (in
-// float32) on every replica, so that what is saved, evaluated and
-// predicted with is that mean, and every replica holds the same weights,
-// bit for bit, at every step (averaging each step gives the same value as
-// averaging once at the end, the update being linear, up to float32
-// rounding). This costs one more all-reduce per step, of two floats per
-// channel, in models with BatchNormalization only.
+// replicas of what each replica's own updates give: in every training
+// step the shards' statistics are all-reduced as the gradients are (each
+// scaled by its replica's share of the global batch, then summed), on the
+// model's device, and every replica then updates its moving statistics
+// with that mean. The update is linear in the statistics, so with shards
+// of equal size this is the mean of the moving values each replica's own
+// updates would give, up to float32 rounding (where the shards of a batch
+// differ by a sample, each replica's statistics weigh by its share); what
+// is saved, evaluated and predicted with is that mean, and every replica
+// holds the same weights, bit for bit, at every step. This costs one more
+// all-reduce per step, of two floats per channel, in models with
+// BatchNormalization only.
 //
 // On a GPU (OnDevice("/GPU:0") in each process) the strategy must sum in
 // device memory (driver.DeviceAllReducer: distribute.MultiWorker's does,
@@ -174,53 +178,6 @@ func (c *compiled) stopNow(ctx context.Context) error {
 		return errReplicaInterrupted
 	}
 	c.stopWanted = ctx.Err() != nil
-	return nil
-}
-
-// averageMoving replaces every replica's non-trainable weights (the
-// moving mean and variance of BatchNormalization, which each replica
-// updates from its own shard) with their mean over the replicas: summed by
-// the all-reduce, in float32, then divided by the number of replicas, the
-// same on every replica. It is Keras' read of a variable synchronized on
-// read with MEAN aggregation, done after every training step, so that a
-// save, an evaluation or a prediction at any point reads the mean. The
-// moving statistics are updated in host memory on every device (the
-// step's updates), so the machines see the new values without being
-// told.
-func (m *Sequential) averageMoving() error {
-	s := m.compiled.strategy
-	if s == nil {
-		return nil
-	}
-	var stats [][]float32
-	n := 0
-	for _, l := range m.layers {
-		for _, p := range l.Params() {
-			if p.NonTrainable {
-				v := p.Value.Data().([]float32)
-				stats = append(stats, v)
-				n += len(v)
-			}
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	buf := make([]float32, 0, n)
-	for _, v := range stats {
-		buf = append(buf, v...)
-	}
-	if err := s.AllReduceSum(buf); err != nil {
-		return fmt.Errorf("averaging the moving statistics over the replicas: %w", err)
-	}
-	size := float32(s.Size())
-	off := 0
-	for _, v := range stats {
-		for i := range v {
-			v[i] = buf[off+i] / size
-		}
-		off += len(v)
-	}
 	return nil
 }
 

@@ -88,17 +88,13 @@ func (m *Sequential) startShard(p *program, ds data.Dataset, idx []int, global i
 
 // finishShard finishes the training step startShard ran (started: or
 // started) on a shard of batch samples with labels, of a global batch of
-// global samples: the layers' updates, then the loss, which it returns,
-// and the metrics.
+// global samples: the loss, which it returns, and the metrics. The layers'
+// state (BatchNormalization's moving statistics) was updated in the step,
+// on the device.
 func (m *Sequential) finishShard(p *program, labels []float32, batch, global int, started bool) (float64, error) {
 	defer p.machine.Reset()
 	if started {
 		if err := p.machine.(driver.Pipeliner).FinishTrain(); err != nil {
-			return 0, err
-		}
-	}
-	for _, update := range p.updates {
-		if err := update(); err != nil {
 			return 0, err
 		}
 	}

@@ -179,9 +179,6 @@ func (s *stepper) endBatch(step, batch int, loss float64) error {
 		return s.stepError(step, fmt.Errorf("%w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
 			ErrNonFiniteLoss, loss, c.optimizer.LearningRate()))
 	}
-	if err := r.m.averageMoving(); err != nil {
-		return s.stepError(step, err)
-	}
 	s.done = step + 1
 	s.lossMean.Add(loss, float64(batch))
 	s.entries[0] = logEntry{Name: "loss", Value: s.lossMean.Result()}

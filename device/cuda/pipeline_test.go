@@ -68,8 +68,8 @@ func TestPipelinedFitMatchesStepByStep(t *testing.T) {
 		{"mlp batch 400", mlpModel, 1000, 400, 3, 2},
 		// Dropout, whose step values are an input of each step.
 		{"cnn", cnnModel, 200, 32, 7, 2},
-		// BatchNormalization, whose moving statistics the host updates
-		// from each step's read-back batch statistics.
+		// BatchNormalization, whose moving statistics each step updates
+		// on the device from the batch's (MovingAverage steps).
 		{"batchnorm+layernorm", normModel, 200, 32, 7, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
