@@ -60,6 +60,6 @@
 // units only in training, drawing them from a counter-based generator
 // keyed by its seed and the training step, so every device drops the same
 // ones. BatchNormalization uses the batch's statistics in training and its
-// moving averages, non-trainable weights, in inference; the model updates
-// them after each training step (Flow.Updates).
+// moving averages, non-trainable weights, in inference; its training graph
+// updates them (ops.MovingAverage), on the model's device, in each step.
 package layers
