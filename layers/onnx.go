@@ -10,10 +10,20 @@ import (
 // ONNXMapper is implemented by every layer of this package: ONNX adds
 // what Predict computes of the layer to the graph g, reading the value
 // in, and returns the value it writes. Package export/onnx walks a
-// model's layers and calls it; each layer's mapping is beside its code,
-// what they share is here.
+// model's layer calls and calls it for each (twice for a layer applied
+// twice, which adds its weights once); each layer's mapping is beside
+// its code, what they share is here.
 type ONNXMapper interface {
 	ONNX(g ONNXGraph, in string) (out string, err error)
+}
+
+// ONNXInputsMapper is the ONNXMapper of a layer of several inputs (a
+// MultiInputLayer, such as Keras' merge layers): ONNXInputs adds the
+// layer to g, reading the values in, one per input in the order the layer
+// was applied to them, and returns the value it writes. onnxMerge and
+// onnxConcat map Keras' merge layers.
+type ONNXInputsMapper interface {
+	ONNXInputs(g ONNXGraph, in []string) (out string, err error)
 }
 
 // ONNXGraph is an ONNX graph being built, as a layer's ONNX method sees
@@ -25,14 +35,19 @@ type ONNXMapper interface {
 // "dense/kernel").
 type ONNXGraph interface {
 	// InputShape is the shape of the layer's input samples, channels
-	// last (no batch axis).
+	// last (no batch axis); for a layer of several inputs, the first's.
 	InputShape() []int
+	// InputShapes are the shapes of the samples of each of the layer's
+	// inputs, in order, channels last.
+	InputShapes() [][]int
 	// IsChannelsFirst reports whether the value x holds its channels
 	// first.
 	IsChannelsFirst(x string) bool
 	// ChannelsFirst and ChannelsLast return x, a value of the layer's
-	// input, with its channels first or last, adding a Transpose where it
-	// has the other layout.
+	// input (of its rank, for a layer of several inputs), with its
+	// channels first or last, adding a Transpose where it has the other
+	// layout (once per value: a value that two layers read is transposed
+	// once).
 	ChannelsFirst(x string) string
 	ChannelsLast(x string) string
 	// Node adds a node of an op with one output, and returns the output,
@@ -42,7 +57,10 @@ type ONNXGraph interface {
 	// its output, with its channels as x has them.
 	Apply(op, x string, extra []string, attrs ...ONNXAttr) string
 	// Weight adds a float32 initializer of the given dimensions (none: a
-	// scalar) and returns its name; Int64s adds an int64 vector.
+	// scalar) and returns its name; Int64s adds an int64 vector. A layer
+	// that adds the same initializer again (the same name and values, as
+	// a layer applied twice adds its weights) gets the first one's name:
+	// the graph holds it once.
 	Weight(what string, dims []int, values []float32) string
 	Int64s(what string, values ...int64) string
 }
@@ -126,6 +144,109 @@ func onnxPads(in, kernel, strides, dilation []int, same bool) ([]int64, error) {
 		return []int64{int64(win.PadLeft), right}, nil
 	}
 	return []int64{int64(win.PadTop), int64(win.PadLeft), bottom, right}, nil
+}
+
+// onnxMerge maps a merge layer of Keras that computes its output element
+// by element: op is ONNX's op for it, Add, Sub, Mul, Max, Min or Mean (of
+// Keras' Add, Subtract, Multiply, Maximum, Minimum and Average). Add, Sub
+// and Mul, binary in ONNX, are chained from the first input on, as Keras
+// adds its inputs one after another; Max, Min and Mean take them all. The
+// inputs keep their channels first where they all have them first and
+// the same rank; otherwise they are all taken channels last, and one of a
+// lower rank gets axes of size 1 after its batch axis until it has the
+// highest rank, as Keras expands it (axis 1) before it broadcasts.
+func onnxMerge(g ONNXGraph, op string, in []string) (string, error) {
+	shapes := g.InputShapes()
+	if len(in) < 2 || len(shapes) != len(in) {
+		return "", fmt.Errorf("a merge (%s) of %d input(s) of %d shape(s): want two or more, with a shape each", op, len(in), len(shapes))
+	}
+	switch op {
+	case "Sub":
+		if len(in) != 2 {
+			return "", fmt.Errorf("a subtraction of %d inputs: Subtract takes exactly two", len(in))
+		}
+	case "Add", "Mul", "Max", "Min", "Mean":
+	default:
+		return "", fmt.Errorf("no elementwise merge op %q: want Add, Sub, Mul, Max, Min or Mean", op)
+	}
+	xs := onnxSameLayout(g, in, shapes)
+	if !g.IsChannelsFirst(xs[0]) {
+		rank := 0
+		for _, sh := range shapes {
+			rank = max(rank, len(sh))
+		}
+		for i, sh := range shapes {
+			if k := rank - len(sh); k > 0 {
+				axes := make([]int64, k)
+				for j := range axes {
+					axes[j] = int64(j + 1)
+				}
+				xs[i] = g.Node("Unsqueeze", []string{xs[i], g.Int64s("axes", axes...)})
+			}
+		}
+	}
+	switch op {
+	case "Max", "Min", "Mean":
+		return g.Apply(op, xs[0], xs[1:]), nil
+	}
+	out := xs[0]
+	for _, x := range xs[1:] {
+		out = g.Apply(op, out, []string{x})
+	}
+	return out, nil
+}
+
+// onnxConcat maps Keras' Concatenate: ONNX's Concat of the inputs along
+// axis, Keras' axis of the inputs with their batch axis (1 the first axis
+// of a sample, -1 the last, the channels). Inputs that all hold their
+// channels first are concatenated so, along the axis that is axis there
+// (the channels are axis 1, a spatial axis one further than in Keras);
+// otherwise all are taken channels last.
+func onnxConcat(g ONNXGraph, in []string, axis int) (string, error) {
+	shapes := g.InputShapes()
+	if len(in) < 2 || len(shapes) != len(in) {
+		return "", fmt.Errorf("a concatenation of %d input(s) of %d shape(s): want two or more, with a shape each", len(in), len(shapes))
+	}
+	r := len(shapes[0]) + 1
+	for _, sh := range shapes[1:] {
+		if len(sh)+1 != r {
+			return "", fmt.Errorf("a concatenation of inputs of shapes %v: they must have the same rank", shapes)
+		}
+	}
+	a := axis
+	if a < 0 {
+		a += r
+	}
+	if a < 1 || a >= r {
+		return "", fmt.Errorf("a concatenation along axis %d of inputs of rank %d (batch axis included): want an axis of the samples, 1 to %d or -1 to %d", axis, r, r-1, 1-r)
+	}
+	xs := onnxSameLayout(g, in, shapes)
+	if g.IsChannelsFirst(xs[0]) {
+		if a == r-1 {
+			a = 1
+		} else {
+			a++
+		}
+	}
+	return g.Apply("Concat", xs[0], xs[1:], intAttr("axis", int64(a))), nil
+}
+
+// onnxSameLayout returns the inputs of a layer of several inputs in one
+// layout: as they are when all hold their channels first and have one
+// rank, else all channels last.
+func onnxSameLayout(g ONNXGraph, in []string, shapes [][]int) []string {
+	first := true
+	for i, x := range in {
+		first = first && g.IsChannelsFirst(x) && len(shapes[i]) == len(shapes[0])
+	}
+	xs := make([]string, len(in))
+	for i, x := range in {
+		xs[i] = x
+		if !first {
+			xs[i] = g.ChannelsLast(x)
+		}
+	}
+	return xs
 }
 
 // onnxWeight adds a weight as it is, named as the layer names it.

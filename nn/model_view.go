@@ -9,27 +9,68 @@ import (
 )
 
 // ModelView is what a reader of a whole model sees of it, such as an
-// exporter (package export/onnx): the model built, each layer with the
-// shapes of the samples it takes and outputs, and the weights on the host,
-// in the layers' Params. View gives one.
+// exporter (package export/onnx): the model built, its graph of layer
+// calls with the shapes of the samples each takes and outputs, and the
+// weights on the host, in the layers' Params. View gives one.
+//
+// Calls is the graph: a Sequential's is a chain, one call per layer, each
+// taking the output of the one before; a functional model's (NewModel)
+// may apply a layer more than once (a shared layer: its calls compute
+// with the same Params) and a merge layer (layers.MultiInputLayer) to
+// several tensors. Layers lists each layer once.
 type ModelView struct {
 	// Name is the model's name.
 	Name string
 	// InputShape and OutputShape are the shapes of the model's input and
 	// output samples (no batch axis).
 	InputShape, OutputShape []int
-	// Layers are the model's layers, in order.
+	// Layers are the model's layers, each once, in the order of their
+	// first call (for a Sequential, the order of its stack).
 	Layers []LayerView
+	// Calls are the model's layer calls, each after the calls whose
+	// outputs it takes.
+	Calls []CallView
+	// Input and Output name the model's input tensor, which calls read,
+	// and its output tensor, the last call's Output.
+	Input, Output string
+	// Functional reports whether the model is a functional one (NewModel)
+	// rather than a stack of layers.
+	Functional bool
 
 	m *Sequential
 }
 
 // LayerView is one layer of a ModelView: the layer, built, and the shapes
-// of the samples it takes and outputs (no batch axis).
+// of the samples its first call takes and outputs (no batch axis). A
+// layer of several inputs (layers.MultiInputLayer) has no one InputShape:
+// it is nil, and its calls' InputShapes hold them.
 type LayerView struct {
 	Layer                   layers.Layer
 	InputShape, OutputShape []int
 }
+
+// CallView is one call of a layer in a ModelView: the layer applied to
+// tensors, named by strings, and the shapes of their samples.
+type CallView struct {
+	Layer layers.Layer
+	// Index counts the layer's calls before this one: 0 for its first
+	// call, 1 for a shared layer's second, and so on.
+	Index int
+	// Inputs name the tensors the call takes, in the order the layer was
+	// applied to them: the model's Input, or earlier calls' Outputs.
+	Inputs []string
+	// Output names the tensor the call outputs: the layer's name, a colon
+	// and the call's Index ("dense:0", "dense:1").
+	Output string
+	// InputShapes are the shapes of the input samples, one per input;
+	// OutputShape that of the output samples (no batch axis).
+	InputShapes [][]int
+	OutputShape []int
+}
+
+// sequentialInput is the name of a Sequential's input tensor in a view;
+// a functional model's is its nn.Input's name ("input_1").
+const sequentialInput = "input"
 
 // View calls fn with a view of the model: built (from its declared input
 // shape, as Save builds it, if it is not built yet), and its weights on
@@ -60,19 +101,48 @@ func (m *Sequential) View(call string, fn func(ModelView) error) error {
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
-	if m.graph != nil {
-		return fmt.Errorf("%s: model %q is a functional model (NewModel), which a view of layers one after another cannot describe yet", call, m.name)
-	}
 	if err := m.syncWeights(); err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
-	v := ModelView{Name: m.name, InputShape: slices.Clone(m.inputShape), OutputShape: slices.Clone(m.outShape), m: m}
-	in := m.inputShape
-	for i, l := range m.layers {
-		v.Layers = append(v.Layers, LayerView{Layer: l, InputShape: slices.Clone(in), OutputShape: slices.Clone(m.layerOut[i])})
-		in = m.layerOut[i]
+	return fn(m.view())
+}
+
+// view describes the built model: its layers and its graph of calls, read
+// through callGraph.
+func (m *Sequential) view() ModelView {
+	v := ModelView{Name: m.name, InputShape: slices.Clone(m.inputShape), OutputShape: slices.Clone(m.outShape), Input: sequentialInput, m: m}
+	input, calls := m.callGraph()
+	if m.graph != nil {
+		v.Functional = true
+		if input.input != nil {
+			v.Input = input.input.Name()
+		}
 	}
-	return fn(v)
+	names := map[*Tensor]string{input: v.Input}
+	shapeOf := map[*Tensor][]int{input: m.inputShape}
+	count := map[layers.Layer]int{}
+	for _, c := range calls {
+		cv := CallView{Layer: c.layer, Index: count[c.layer]}
+		count[c.layer]++
+		for _, t := range c.in {
+			cv.Inputs = append(cv.Inputs, names[t])
+			cv.InputShapes = append(cv.InputShapes, slices.Clone(shapeOf[t]))
+		}
+		out := c.out.shape
+		cv.Output = fmt.Sprintf("%s:%d", c.layer.Name(), cv.Index)
+		cv.OutputShape = slices.Clone(out)
+		names[c.out], shapeOf[c.out] = cv.Output, out
+		if cv.Index == 0 {
+			lv := LayerView{Layer: c.layer, OutputShape: slices.Clone(out)}
+			if _, multi := c.layer.(layers.MultiInputLayer); !multi && len(cv.InputShapes) == 1 {
+				lv.InputShape = slices.Clone(cv.InputShapes[0])
+			}
+			v.Layers = append(v.Layers, lv)
+		}
+		v.Calls = append(v.Calls, cv)
+		v.Output = cv.Output
+	}
+	return v
 }
 
 // CheckFinite returns the error SaveWeights returns for a weight that

@@ -2,14 +2,17 @@ package onnx
 
 import (
 	"fmt"
+	"slices"
 
 	wire "github.com/gokeras/gokeras/internal/formats/onnx"
 	"github.com/gokeras/gokeras/layers"
 )
 
-// builder builds an inference graph one layer after another: each layer
-// reads the value the one before it wrote and adds its nodes and weights,
-// named after it ("dense/Gemm", "dense/kernel"). It knows, for each value,
+// builder builds an inference graph one layer call after another: each
+// reads values earlier calls wrote (a Sequential's, the one before's) and
+// adds its nodes and weights, named after its layer ("dense/Gemm",
+// "dense/kernel"); a layer called again (a shared layer) adds its weights
+// once, its nodes again ("dense/Gemm_1"). It knows, for each value,
 // whether it holds its channels first, (batch, channels, spatial axes...),
 // as ONNX's convolutions and poolings take them, or last, as gokeras and
 // Keras hold them; it moves a value between the two with Transpose nodes
@@ -19,10 +22,20 @@ type builder struct {
 	// prefix is the name of the layer being added: its nodes and
 	// initializers are named after it.
 	prefix string
-	// shape is the sample shape of the layer's input, channels last.
-	shape []int
+	// shape is the sample shape of the layer's input, channels last (its
+	// first input's); inputs and shapes are the values the call reads
+	// and their sample shapes.
+	shape  []int
+	inputs []string
+	shapes [][]int
 	// first holds the values that hold their channels first.
 	first map[string]bool
+	// toFirst and toLast map a value to its Transpose to channels first
+	// or last, made once.
+	toFirst, toLast map[string]string
+	// inits maps an initializer's name to where it is in the graph's
+	// initializers, for a layer adding it again.
+	inits map[string]int
 	used  map[string]bool // the names of nodes and values
 	err   error           // of an attribute the builder could not write
 }
@@ -33,24 +46,53 @@ var _ layers.ONNXGraph = (*builder)(nil)
 // newBuilder starts an empty graph; reserved are names its nodes and
 // initializers must not take, such as the graph's input and output.
 func newBuilder(reserved ...string) *builder {
-	b := &builder{first: map[string]bool{}, used: map[string]bool{}}
+	b := &builder{first: map[string]bool{}, toFirst: map[string]string{}, toLast: map[string]string{}, inits: map[string]int{}, used: map[string]bool{}}
 	for _, r := range reserved {
 		b.used[r] = true
 	}
 	return b
 }
 
-// Begin starts a layer: the nodes and weights added until the next Begin
-// are named after it, and its input's samples have the given shape,
-// channels last (no batch axis).
-func (b *builder) Begin(layer string, inputShape []int) {
+// Begin starts a call of a layer: the nodes and weights added until the
+// next Begin are named after it, and it reads the values inputs, whose
+// samples have the given shapes, channels last (no batch axis).
+func (b *builder) Begin(layer string, inputs []string, shapes [][]int) {
 	b.prefix = layer
-	b.shape = append([]int(nil), inputShape...)
+	b.inputs = append([]string(nil), inputs...)
+	b.shapes = make([][]int, len(shapes))
+	for i, sh := range shapes {
+		b.shapes[i] = append([]int(nil), sh...)
+	}
+	b.shape = nil
+	if len(shapes) > 0 {
+		b.shape = append([]int(nil), shapes[0]...)
+	}
 }
 
-// InputShape is the sample shape of the layer's input, channels last, as
-// Begin was given it.
+// InputShape is the sample shape of the layer's (first) input, channels
+// last, as Begin was given it.
 func (b *builder) InputShape() []int { return append([]int(nil), b.shape...) }
+
+// InputShapes are the sample shapes of the layer's inputs, channels last,
+// as Begin was given them.
+func (b *builder) InputShapes() [][]int {
+	out := make([][]int, len(b.shapes))
+	for i, sh := range b.shapes {
+		out[i] = append([]int(nil), sh...)
+	}
+	return out
+}
+
+// rank is the rank of x, batch axis included: that of the call's input x
+// is, else of its first input's.
+func (b *builder) rank(x string) int {
+	for i, in := range b.inputs {
+		if in == x {
+			return len(b.shapes[i]) + 1
+		}
+	}
+	return len(b.shape) + 1
+}
 
 // IsChannelsFirst reports whether the value x holds its channels first.
 func (b *builder) IsChannelsFirst(x string) bool { return b.first[x] }
@@ -115,32 +157,51 @@ func (b *builder) apply(op, x string, extra []string, attrs ...wire.Attribute) s
 }
 
 // Weight adds a float32 initializer of the layer, of the given dimensions
-// (none: a scalar), and returns its name.
+// (none: a scalar), and returns its name; the layer's initializer of that
+// name and the same values, if it added one before (a shared layer's
+// earlier call did), is returned instead.
 func (b *builder) Weight(what string, dims []int, values []float32) string {
-	name := b.name(what)
-	t := wire.Tensor{Name: name, DataType: wire.Float, Floats: values}
+	t := wire.Tensor{DataType: wire.Float, Floats: values}
 	for _, d := range dims {
 		t.Dims = append(t.Dims, int64(d))
 	}
-	b.g.Initializers = append(b.g.Initializers, t)
-	return name
+	return b.initializer(what, t)
 }
 
 // Int64s adds an int64 vector initializer of the layer and returns its
-// name.
+// name, or that of the same one the layer added before.
 func (b *builder) Int64s(what string, values ...int64) string {
-	name := b.name(what)
-	b.g.Initializers = append(b.g.Initializers, wire.Tensor{Name: name, DataType: wire.Int64, Dims: []int64{int64(len(values))}, Int64s: values})
-	return name
+	return b.initializer(what, wire.Tensor{DataType: wire.Int64, Dims: []int64{int64(len(values))}, Int64s: values})
+}
+
+// initializer adds t, named after the layer and what, unless the layer
+// added the same tensor under that name before.
+func (b *builder) initializer(what string, t wire.Tensor) string {
+	base := b.prefix + "/" + what
+	if i, ok := b.inits[base]; ok {
+		if prev := b.g.Initializers[i]; prev.DataType == t.DataType && slices.Equal(prev.Dims, t.Dims) &&
+			slices.Equal(prev.Floats, t.Floats) && slices.Equal(prev.Int64s, t.Int64s) {
+			return prev.Name
+		}
+	}
+	t.Name = b.name(what)
+	if _, ok := b.inits[base]; !ok {
+		b.inits[base] = len(b.g.Initializers)
+	}
+	b.g.Initializers = append(b.g.Initializers, t)
+	return t.Name
 }
 
 // ChannelsFirst returns x, a value of the layer's input shape, with its
 // channels first; values of one axis of features are the same either
 // way.
 func (b *builder) ChannelsFirst(x string) string {
-	r := len(b.shape) + 1
+	r := b.rank(x)
 	if b.first[x] || r < 3 {
 		return x
+	}
+	if t, ok := b.toFirst[x]; ok {
+		return t
 	}
 	perm := []int64{0, int64(r - 1)}
 	for i := 1; i < r-1; i++ {
@@ -148,16 +209,20 @@ func (b *builder) ChannelsFirst(x string) string {
 	}
 	out := b.apply("Transpose", x, nil, wire.IntsAttr("perm", perm...))
 	b.first[out] = true
+	b.toFirst[x] = out
 	return out
 }
 
 // ChannelsLast returns x, a value of the layer's input shape, with its
 // channels last, as gokeras holds them.
 func (b *builder) ChannelsLast(x string) string {
-	r := len(b.shape) + 1
+	r := b.rank(x)
 	if !b.first[x] || r < 3 {
 		delete(b.first, x)
 		return x
+	}
+	if t, ok := b.toLast[x]; ok {
+		return t
 	}
 	perm := []int64{0}
 	for i := 2; i < r; i++ {
@@ -165,6 +230,7 @@ func (b *builder) ChannelsLast(x string) string {
 	}
 	perm = append(perm, 1)
 	out := b.node("Transpose", []string{x}, wire.IntsAttr("perm", perm...))
+	b.toLast[x] = out
 	return out
 }
 
@@ -174,6 +240,7 @@ func (b *builder) ChannelsLast(x string) string {
 // its input and output.
 func (b *builder) Finish(x string, outputShape []int, output string) wire.Graph {
 	b.shape = append([]int(nil), outputShape...)
+	b.inputs, b.shapes = nil, nil
 	x = b.ChannelsLast(x)
 	if n := len(b.g.Nodes); n > 0 && b.g.Nodes[n-1].Outputs[0] == x {
 		b.g.Nodes[n-1].Outputs[0] = output

@@ -48,6 +48,14 @@ const call = "export ONNX"
 // from the end, and the cast truncates a fraction. A layer defined
 // outside package layers has no ONNX mapping: the error names it.
 //
+// A functional model (nn.NewModel) exports as its graph of layer calls:
+// a layer applied more than once (a shared layer) adds its nodes at each
+// call and its weights once, one initializer that the calls' nodes read
+// ("dense/kernel"; the second call's nodes are "dense/Gemm_1"); a layer of
+// several inputs (a merge layer, layers.MultiInputLayer) maps through its
+// ONNXInputs method (layers.ONNXInputsMapper), and one without it is
+// refused, named.
+//
 // The model must be built, or declare its input shape. Weights holding a
 // NaN or an infinity are not written, as SaveWeights refuses them, nor is
 // a model larger than one ONNX file can hold (2 GiB): nothing is written
@@ -131,22 +139,48 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 	if err := v.CheckFinite(); err != nil {
 		return nil, err
 	}
-	b := newBuilder(inputName, outputName)
-	x := inputName
+	// The layers' numbers, for errors: a Sequential's place in the stack.
+	number := map[layers.Layer]int{}
 	for i, l := range v.Layers {
-		b.Begin(l.Layer.Name(), l.InputShape)
-		out, err := addLayer(b, l.Layer, x)
+		number[l.Layer] = i + 1
+	}
+	// Each call reads the values its input tensors are in the graph.
+	values := map[string]string{v.Input: inputName}
+	b := newBuilder(inputName, outputName)
+	for _, c := range v.Calls {
+		in := make([]string, len(c.Inputs))
+		for j, t := range c.Inputs {
+			x, ok := values[t]
+			if !ok {
+				return nil, fmt.Errorf("layer %d (%q) reads tensor %q, which no call before it outputs", number[c.Layer], c.Layer.Name(), t)
+			}
+			in[j] = x
+		}
+		b.Begin(c.Layer.Name(), in, c.InputShapes)
+		out, err := addCall(b, c.Layer, in)
 		if err == nil {
 			err = b.err
 		}
 		if err != nil {
-			return nil, fmt.Errorf("layer %d (%q): %w", i+1, l.Layer.Name(), err)
+			what := fmt.Sprintf("layer %d (%q)", number[c.Layer], c.Layer.Name())
+			if c.Index > 0 {
+				what += fmt.Sprintf(", its call %d", c.Index+1)
+			}
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		x = out
+		values[c.Output] = out
+	}
+	x, ok := values[v.Output]
+	if !ok {
+		return nil, fmt.Errorf("the model's output, tensor %q, is no call's output", v.Output)
 	}
 	g := b.Finish(x, v.OutputShape, outputName)
 	g.Name = v.Name
-	g.DocString = fmt.Sprintf("The inference graph of the gokeras Sequential model %q, as its Predict computes it.", v.Name)
+	kind := "Sequential"
+	if v.Functional {
+		kind = "functional"
+	}
+	g.DocString = fmt.Sprintf("The inference graph of the gokeras %s model %q, as its Predict computes it.", kind, v.Name)
 	g.Inputs = []wire.ValueInfo{valueInfo(inputName, v.InputShape)}
 	g.Outputs = []wire.ValueInfo{valueInfo(outputName, v.OutputShape)}
 	model := &wire.Model{
@@ -170,8 +204,9 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 // are the ones Export maps.
 var layersPackage = reflect.TypeFor[layers.Config]().PkgPath()
 
-// addLayer adds one layer of the model to the graph, reading x.
-func addLayer(b *builder, l layers.Layer, x string) (string, error) {
+// addCall adds one call of a layer of the model to the graph, reading in:
+// one value, or one per input of a layer of several (a merge layer).
+func addCall(b *builder, l layers.Layer, in []string) (string, error) {
 	t := reflect.TypeOf(l)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -181,11 +216,21 @@ func addLayer(b *builder, l layers.Layer, x string) (string, error) {
 		return "", fmt.Errorf("%s layer %q is a %T, which has no ONNX mapping: package export/onnx maps the layers of package layers only (%s); build the model from those to export it",
 			l.Type(), l.Name(), l, known)
 	}
+	if _, ok := l.(layers.MultiInputLayer); ok {
+		m, ok := l.(layers.ONNXInputsMapper)
+		if !ok {
+			return "", fmt.Errorf("layer class %s, a layer of several inputs, has no ONNX mapping yet: give it an ONNXInputs method beside its code in package layers (layers/onnx.go's onnxMerge and onnxConcat map Keras' merge layers)", l.Type())
+		}
+		return m.ONNXInputs(b, in)
+	}
 	m, ok := l.(layers.ONNXMapper)
 	if !ok {
 		return "", fmt.Errorf("layer class %s has no ONNX mapping yet: give it an ONNX method beside its code in package layers, as its other layers have (%s)", l.Type(), known)
 	}
-	return m.ONNX(b, x)
+	if len(in) != 1 {
+		return "", fmt.Errorf("layer class %s takes one input, but the call gives it %d", l.Type(), len(in))
+	}
+	return m.ONNX(b, in[0])
 }
 
 // valueInfo describes a float32 value of the given sample shape, batch

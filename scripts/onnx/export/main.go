@@ -43,10 +43,13 @@ type entry struct {
 	OutputShape []int  `json:"outputShape"`
 }
 
-// spec is a model to check: its layers, and how its samples are made.
+// spec is a model to check: its layers (a Sequential of them) or a
+// functional model, and how its samples are made.
 type spec struct {
 	name   string
 	layers func() []layers.Layer
+	// model makes a functional model, where layers is nil.
+	model func() (*nn.Model, error)
 	// samples makes n samples of the model's input.
 	samples func(rng *rand.Rand, n int, shape []int) data.Samples
 }
@@ -85,7 +88,7 @@ var specs = []spec{
 	{"mlp", func() []layers.Layer { // the CIFAR-10 MLP of cmd/train --model mlp
 		return []layers.Layer{layers.Input(32, 32, 3), layers.Flatten(),
 			layers.Dense(3000, layers.ReLU), layers.Dense(1000, layers.ReLU), layers.Dense(10, layers.Sigmoid)}
-	}, pixels},
+	}, nil, pixels},
 	{"cnn", func() []layers.Layer { // Keras' cifar10_cnn, as cmd/train --model cnn
 		return []layers.Layer{layers.Input(32, 32, 3),
 			layers.Conv2D(32, 3, layers.Padding("same"), layers.ReLU), layers.Conv2D(32, 3, layers.ReLU),
@@ -93,7 +96,7 @@ var specs = []spec{
 			layers.Conv2D(64, 3, layers.Padding("same"), layers.ReLU), layers.Conv2D(64, 3, layers.ReLU),
 			layers.MaxPooling2D(), layers.Dropout(0.25),
 			layers.Flatten(), layers.Dense(512, layers.ReLU), layers.Dropout(0.5), layers.Dense(10, layers.Softmax)}
-	}, pixels},
+	}, nil, pixels},
 	{"images", func() []layers.Layer { // odd sizes, even kernels, "same" everywhere, normalizations
 		return []layers.Layer{layers.Input(15, 14, 3),
 			layers.Conv2D(8, 4, layers.Padding("same")), // even kernel: the extra pad at the end
@@ -110,7 +113,7 @@ var specs = []spec{
 			layers.Dense(6, layers.WithoutBias()), layers.Reshape([]int{2, -1}), layers.NewActivation(layers.Softmax), // per row of 3
 			layers.Flatten(),
 		}
-	}, normals},
+	}, nil, normals},
 	{"sequences", func() []layers.Layer { // the 1D layers, Reshape and the global poolings
 		return []layers.Layer{layers.Input(21, 4), // odd lengths: the poolings pad
 			layers.Conv1D(8, 4, layers.Padding("same"), layers.ReLU),
@@ -122,16 +125,39 @@ var specs = []spec{
 			layers.GlobalAveragePooling1D(), layers.Dense(8, layers.Tanh), layers.Reshape([]int{4, 2}),
 			layers.AveragePooling1D(layers.PoolSize(3), layers.Strides(1)), layers.GlobalMaxPooling1D(),
 		}
-	}, normals},
+	}, nil, normals},
 	{"gelu", func() []layers.Layer { // GELU, written out with Erf below operator set 20, channels first and last
 		return []layers.Layer{layers.Input(6, 5, 3), layers.Conv2D(4, 3, layers.Padding("same"), layers.GELU),
 			layers.Flatten(), layers.Dense(16, layers.GELU), layers.NewActivation(layers.GELU), layers.Dense(3)}
-	}, normals},
+	}, nil, normals},
 	{"embedding", func() []layers.Layer {
 		return []layers.Layer{layers.Input(12), layers.Embedding(50, 8),
 			layers.BatchNormalization(), layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
 			layers.LayerNormalization(), layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax)}
-	}, indices},
+	}, nil, indices},
+	{"functional_images", nil, func() (*nn.Model, error) { // shared layers: a convolution applied twice, a Dense twice
+		in := nn.Input(12, 11, 3)
+		x := nn.Apply(layers.Conv2D(8, 3, layers.Padding("same"), layers.ReLU), in)
+		conv := layers.Conv2D(8, 3, layers.Padding("same"), layers.Tanh)
+		x = nn.Apply(conv, nn.Apply(conv, x)) // channels first from call to call, one kernel
+		x = nn.Apply(layers.BatchNormalization(), x)
+		x = nn.Apply(layers.MaxPooling2D(layers.Padding("same")), x)
+		x = nn.Apply(layers.Flatten(), x)
+		x = nn.Apply(layers.Dense(16, layers.ReLU), x)
+		dense := layers.Dense(16, layers.Tanh)
+		x = nn.Apply(dense, nn.Apply(dense, x))
+		out := nn.Apply(layers.Dense(5, layers.Softmax), x)
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	}, normals},
+	{"functional_sequences", nil, func() (*nn.Model, error) { // a 1D convolution applied three times, GELU
+		in := nn.Input(10, 4)
+		conv := layers.Conv1D(4, 3, layers.Padding("same"), layers.GELU)
+		x := nn.Apply(conv, nn.Apply(conv, nn.Apply(conv, in)))
+		x = nn.Apply(layers.LayerNormalization(), x)
+		x = nn.Apply(layers.GlobalAveragePooling1D(), x)
+		out := nn.Apply(layers.Dense(3), x)
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	}, normals},
 }
 
 func main() {
@@ -172,7 +198,15 @@ func run(ctx context.Context, dir string, log io.Writer) error {
 // weights and BatchNormalization's moving statistics are not the initial
 // ones, exports it, and writes its inputs and Predict's outputs.
 func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error) {
-	model := nn.NewSequential(s.layers()...)
+	var model *nn.Model
+	if s.layers != nil {
+		model = nn.NewSequential(s.layers()...)
+	} else {
+		var err error
+		if model, err = s.model(); err != nil {
+			return entry{}, err
+		}
+	}
 	model.SetSeed(seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6f6e6e78))
 	// Keras' SGD, whose small steps keep the outputs away from the
