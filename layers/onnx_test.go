@@ -6,11 +6,18 @@ import (
 )
 
 // TestEveryLayerClassMapsToONNX fails when the package gains a layer
-// class without an ONNX method: configCases hold one layer of each.
+// class without an ONNX method (ONNXInputs for a layer of several inputs,
+// a merge layer): configCases hold one layer of each.
 func TestEveryLayerClassMapsToONNX(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range configCases {
 		seen[c.layer.Type()] = true
+		if _, multi := c.layer.(MultiInputLayer); multi {
+			if _, ok := c.layer.(ONNXInputsMapper); !ok {
+				t.Errorf("layer class %s, of several inputs, has no ONNXInputs method: map it with onnxMerge or onnxConcat (onnx.go)", c.layer.Type())
+			}
+			continue
+		}
 		if _, ok := c.layer.(ONNXMapper); !ok {
 			t.Errorf("layer class %s has no ONNX method", c.layer.Type())
 		}

@@ -207,3 +207,36 @@ func TestExportONNXFunctionalRefusesWhatHasNoMapping(t *testing.T) {
 		})
 	}
 }
+
+// The builder for a call of several inputs: each input's layout moves by
+// its own rank, and a value is transposed once however many calls need
+// it so.
+func TestBuilderCallOfSeveralInputs(t *testing.T) {
+	b := newBuilder(inputName, outputName)
+	b.Begin("conv2d", []string{inputName}, [][]int{{4, 4, 2}})
+	first := b.ChannelsFirst(inputName)
+	b.Begin("conv2d_1", []string{inputName}, [][]int{{4, 4, 2}})
+	if again := b.ChannelsFirst(inputName); again != first {
+		t.Errorf("a second Transpose of the input: %s, then %s", first, again)
+	}
+	b.Begin("add", []string{first, "x"}, [][]int{{4, 4, 2}, {2}})
+	if got := b.InputShapes(); !slices.Equal(got[0], []int{4, 4, 2}) || !slices.Equal(got[1], []int{2}) {
+		t.Errorf("InputShapes %v", got)
+	}
+	last := b.ChannelsLast(first)
+	if b.ChannelsLast("x") != "x" || b.ChannelsLast(first) != last {
+		t.Error("a value transposed again, or a vector transposed")
+	}
+	var perms [][]int64
+	for _, n := range b.g.Nodes {
+		if n.OpType != "Transpose" {
+			t.Errorf("node %s", n.OpType)
+			continue
+		}
+		a, _ := n.Attr("perm")
+		perms = append(perms, a.Ints)
+	}
+	if len(perms) != 2 || !slices.Equal(perms[0], []int64{0, 3, 1, 2}) || !slices.Equal(perms[1], []int64{0, 2, 3, 1}) {
+		t.Errorf("Transposes %v: want one to channels first and one back", perms)
+	}
+}
