@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gokeras/gokeras/layers"
@@ -239,7 +240,11 @@ func FuzzModelConfig(f *testing.F) {
 // fuzzReadModel is what LoadModel does with a model config before it
 // reads the tensors.
 func fuzzReadModel(path, js string) (*modelDocument, *Sequential, error) {
-	meta := map[string]string{metaKind: kindModel, metaVersion: "1", metaModelConfig: js}
+	version := "1"
+	if strings.Contains(js, `"format_version":2`) { // a functional model's
+		version = "2"
+	}
+	meta := map[string]string{metaKind: kindModel, metaVersion: version, metaModelConfig: js}
 	doc, err := readDocument(meta, path)
 	if err != nil {
 		return nil, nil, err

@@ -57,25 +57,49 @@ func (m *Sequential) describedPlan(path string, input []int) (weightPlan, error)
 }
 
 // planWeights lists the weights the layers of m, as its config describes
-// them, make for input, by name and in order, without building them.
+// them, make for input, by name and in order, without building them. It
+// walks the model's graph as Build does: a shared layer's weights are
+// listed once, at its first call.
 func (m *Sequential) planWeights(path string, input []int) (map[string]planned, []string, error) {
 	if err := layers.CheckNames(m.layers); err != nil {
 		return nil, nil, fmt.Errorf("%s: model %q: %w; %s", path, m.name, err, saveAgain)
 	}
 	plan := map[string]planned{}
 	var names []string
-	shape := input
+	index := make(map[layers.Layer]int, len(m.layers)) // in m.layers, for the errors
 	for i, l := range m.layers {
-		out, ws, err := layers.PlanBuild(l, shape)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, i+1, m.name, err, saveAgain)
+		index[l] = i
+	}
+	in, calls := m.callGraph()
+	shapeOf := map[*Tensor][]int{in: input}
+	done := map[layers.Layer]bool{}
+	for _, c := range calls {
+		shapeList := make([][]int, len(c.in))
+		for i, t := range c.in {
+			shapeList[i] = shapeOf[t]
 		}
+		var out []int
+		var ws []layers.WeightShape
+		var err error
+		if mi, ok := c.layer.(layers.MultiInputLayer); ok {
+			out, err = mi.PlanInputs(shapeList) // merge layers have no weights
+		} else {
+			out, ws, err = layers.PlanBuild(c.layer, shapeList[0])
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, index[c.layer]+1, m.name, err, saveAgain)
+		}
+		shapeOf[c.out] = out
+		if done[c.layer] {
+			continue
+		}
+		done[c.layer] = true
+		l := c.layer
 		for _, w := range ws {
 			name := l.Name() + "/" + w.Name
 			plan[name] = planned{l.Name(), w.Shape}
 			names = append(names, name)
 		}
-		shape = out
 	}
 	return plan, names, nil
 }

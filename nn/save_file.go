@@ -23,6 +23,9 @@ import (
 //	                    weights, the optimizer's state and where training is
 //	save_model.go       Save, LoadModel, ReadModelConfig: the weights, the
 //	                    model's config and, if asked, the optimizer's state
+//	save_functional.go  a functional model's config (Keras 3's functional
+//	                    format): written from its graph, and its graph
+//	                    made again from it
 
 // Metadata keys gokeras writes into the "__metadata__" of its files.
 const (

@@ -21,21 +21,29 @@ import (
 const (
 	metaModelConfig = metaPrefix + "model_config" // the model document, JSON
 	kindModel       = "model"
-	// modelFormatVersion is the version of the model document and file
-	// layout Save writes and LoadModel reads; a later gokeras that changes
-	// them writes a higher one.
-	modelFormatVersion = 1
+	// modelFormatVersion is the newest version of the model document and
+	// file layout LoadModel reads: Save writes version 1 for a Sequential
+	// (sequentialFormatVersion) and 2 for a functional model
+	// (functionalFormatVersion, see save_functional.go); a later gokeras
+	// that changes them writes a higher one.
+	modelFormatVersion = functionalFormatVersion
 )
 
 // modelDocument is the JSON document a model file holds in its metadata,
 // laid out as Keras' model config: the architecture in config, the compile
 // settings in compile_config.
 type modelDocument struct {
-	// FormatVersion is modelFormatVersion when written.
+	// FormatVersion is the file's model format version:
+	// sequentialFormatVersion or functionalFormatVersion.
 	FormatVersion int `json:"format_version"`
-	// ClassName is "Sequential".
-	ClassName string      `json:"class_name"`
-	Config    modelConfig `json:"config"`
+	// ClassName is "Sequential" or "Functional".
+	ClassName string `json:"class_name"`
+	// Config is a Sequential's architecture. For a functional model it
+	// holds what the code that reads either kind needs (name, input
+	// shape, seed, the layers' configs in the model's order), and
+	// functional the config written in its place (MarshalJSON).
+	Config     modelConfig `json:"config"`
+	functional *functionalConfig
 	// CompileConfig is nil for a model that was not compiled.
 	CompileConfig *compileConfigDocument `json:"compile_config"`
 	// IncludeOptimizer says the file holds the optimizer's state.
@@ -80,11 +88,16 @@ func IncludeOptimizer(include bool) SaveOption {
 // any safetensors reader read it too. Its metadata holds
 //
 //	gokeras.kind             "model"
-//	gokeras.version          the model format version, "1"
+//	gokeras.version          the model format version: "1" for a
+//	                         Sequential, "2" for a functional model
 //	gokeras.model            the model's name
 //	gokeras.model_config     a JSON document: format_version, class_name
-//	                         "Sequential", config (name, input_shape, seed,
-//	                         layers: each layer's layers.Config),
+//	                         "Sequential" with config (name, input_shape,
+//	                         seed, layers: each layer's layers.Config), or
+//	                         "Functional" with Keras 3's functional config
+//	                         (name, trainable, seed, layers: each with its
+//	                         name and inbound nodes, input_layers,
+//	                         output_layers; see save_functional.go),
 //	                         compile_config (optimizer, loss and metrics,
 //	                         as optim.ConfigOf, losses.ConfigOf and
 //	                         metrics.ConfigOf give them; null before
@@ -144,7 +157,7 @@ func (m *Sequential) save(path string, o saveOptions) error {
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(modelFormatVersion), metaModel: m.name}
+	meta := map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(doc.FormatVersion), metaModel: m.name}
 	if doc.IncludeOptimizer {
 		state, err := m.optimizerTensors(m.compiled.optimizer.(optim.Stateful), meta)
 		if err != nil {
@@ -163,11 +176,8 @@ func (m *Sequential) save(path string, o saveOptions) error {
 // document describes the model: its architecture and, when compiled, its
 // compile settings.
 func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
-	if m.graph != nil {
-		return nil, fmt.Errorf("model %q is a functional model (NewModel), whose architecture cannot be saved in a file yet: save its weights with SaveWeights or SaveCheckpoint, and make the model again in Go to load them", m.name)
-	}
 	doc := &modelDocument{
-		FormatVersion: modelFormatVersion,
+		FormatVersion: sequentialFormatVersion,
 		ClassName:     "Sequential",
 		Config:        modelConfig{Name: m.name, InputShape: slices.Clone(m.inputShape), Layers: []layers.Config{}},
 	}
@@ -181,6 +191,11 @@ func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
 			return nil, fmt.Errorf("layer %d: %w", i+1, err)
 		}
 		doc.Config.Layers = append(doc.Config.Layers, c)
+	}
+	if m.graph != nil {
+		if err := m.functionalDocument(doc); err != nil {
+			return nil, err
+		}
 	}
 	if m.compiled == nil {
 		return doc, nil
@@ -255,7 +270,14 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // than this gokeras reads (both versions named), a damaged JSON config, a
 // layer, loss, metric, optimizer or schedule class this gokeras does not
 // know (the known ones listed), weights missing, extra or of the wrong
-// shape for the layers, and values that are NaN or infinite.
+// shape for the layers, and values that are NaN or infinite. A functional
+// model's graph is made again from its config as Keras makes it (each
+// layer called once the calls it takes its inputs from are made) and is
+// refused, naming the layer and its call, when a call names a layer the
+// config does not have, a node or tensor index out of range, or tensors of
+// other shapes than their layers make; when calls form a cycle, or do not
+// lead to the output; and when the model has several inputs or outputs,
+// which gokeras does not support yet.
 func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
 	return LoadModelContext(context.Background(), path, opts...)
 }
@@ -410,25 +432,62 @@ func readDocument(meta map[string]string, path string) (*modelDocument, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s has no model config (metadata %s); %s", path, metaModelConfig, saveAgain)
 	}
+	// The document, its config left raw: what it is depends on class_name.
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.UseNumber() // keep every digit of seeds and other integers
 	dec.DisallowUnknownFields()
-	var doc modelDocument
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: the model config (metadata %s) is not valid: %v; %s", path, metaModelConfig, err, saveAgain)
+	var raw struct {
+		FormatVersion    int                    `json:"format_version"`
+		ClassName        string                 `json:"class_name"`
+		Config           json.RawMessage        `json:"config"`
+		CompileConfig    *compileConfigDocument `json:"compile_config"`
+		IncludeOptimizer bool                   `json:"include_optimizer"`
+	}
+	invalid := func(err error) error {
+		return fmt.Errorf("%s: the model config (metadata %s) is not valid: %v; %s", path, metaModelConfig, err, saveAgain)
+	}
+	if err := dec.Decode(&raw); err != nil {
+		return nil, invalid(err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%s: the model config (metadata %s) has more after its JSON object; %s", path, metaModelConfig, saveAgain)
 	}
-	if doc.FormatVersion != version || doc.ClassName != "Sequential" {
-		return nil, fmt.Errorf("%s: the model config has format_version %d and class_name %q, but the file is of model format version %d, class Sequential; %s",
-			path, doc.FormatVersion, doc.ClassName, version, saveAgain)
+	doc := modelDocument{FormatVersion: raw.FormatVersion, ClassName: raw.ClassName, CompileConfig: raw.CompileConfig, IncludeOptimizer: raw.IncludeOptimizer}
+	if doc.FormatVersion != version {
+		return nil, fmt.Errorf("%s: the model config has format_version %d, but the file is of model format version %d; %s",
+			path, doc.FormatVersion, version, saveAgain)
+	}
+	if len(raw.Config) == 0 {
+		raw.Config = json.RawMessage("null")
+	}
+	switch doc.ClassName {
+	case "Sequential":
+		if err := decodeStrict(raw.Config, &doc.Config); err != nil {
+			return nil, invalid(err)
+		}
+	case functionalClass:
+		if version < functionalFormatVersion {
+			return nil, fmt.Errorf("%s: the model config is of class %s, but the file is of model format version %d, which has no functional models (version %d has); %s",
+				path, functionalClass, version, functionalFormatVersion, saveAgain)
+		}
+		var fc functionalConfig
+		if err := decodeStrict(raw.Config, &fc); err != nil {
+			return nil, invalid(err)
+		}
+		doc.functional = &fc
+		doc.Config = modelConfig{Name: fc.Name, Seed: fc.Seed}
+	default:
+		return nil, fmt.Errorf("%s: the model config is of class_name %q, not a model class gokeras knows (Sequential, %s); %s", path, doc.ClassName, functionalClass, saveAgain)
 	}
 	return &doc, nil
 }
 
-// modelOf makes the model a document describes, not built yet.
+// modelOf makes the model a document describes, not built yet; for a
+// functional model, it completes doc.Config (see functionalModelOf).
 func modelOf(doc *modelDocument, path string) (*Sequential, error) {
+	if doc.functional != nil {
+		return functionalModelOf(doc, path)
+	}
 	c := doc.Config
 	m := NewSequential()
 	if c.Name != "" {

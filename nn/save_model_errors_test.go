@@ -72,8 +72,8 @@ func TestLoadModelErrors(t *testing.T) {
 		want []string
 	}{
 		{name: "a newer format version",
-			edit: func(_ *testing.T, f *safetensors.File) { f.Metadata[metaVersion] = "2" },
-			want: []string{"newer gokeras", "model format version 2", "reads model format version 1", "update gokeras"}},
+			edit: func(_ *testing.T, f *safetensors.File) { f.Metadata[metaVersion] = "3" },
+			want: []string{"newer gokeras", "model format version 3", "reads model format version 2", "update gokeras"}},
 		{name: "a version that is no number",
 			edit: func(_ *testing.T, f *safetensors.File) { f.Metadata[metaVersion] = "one" },
 			want: []string{`gokeras.version is "one"`, "save the model again"}},
