@@ -66,6 +66,11 @@ var functionalModels = []struct {
 		x := Apply(a, Apply(b, Apply(a, in)))
 		return mustModel(t, in, Apply(layers.Dense(3, layers.Softmax), x))
 	}},
+	{"the output a shared layer's second call", []int{3}, func(t *testing.T) *Sequential {
+		in := Input(3)
+		shared := layers.Dense(3, layers.Softmax)
+		return mustModel(t, in, Apply(shared, Apply(layers.Dense(3), Apply(shared, in))))
+	}},
 	{"convolutions and a normalization", []int{5, 5, 2}, func(t *testing.T) *Sequential {
 		in := Input(5, 5, 2)
 		conv := layers.Conv2D(2, 3, layers.Padding("same"), layers.ReLU)
