@@ -111,7 +111,7 @@ func TestLoadModelErrors(t *testing.T) {
 			want: []string{"format_version 3", "version 1", "save the model again"}},
 		{name: "an unknown layer class",
 			edit: editConfig(`"class_name":"Dense"`, `"class_name":"Dense3D"`),
-			want: []string{"layer 1", `unknown layer class "Dense3D"`, "BatchNormalization, Conv1D", "newer gokeras", "update gokeras"}},
+			want: []string{"layer 1", `unknown layer class "Dense3D"`, "the known layer classes are Activation, ", "BatchNormalization, ", "Conv1D, ", "newer gokeras", "update gokeras"}},
 		{name: "an unknown layer argument",
 			edit: editConfig(`"units":6`, `"units":6,"colour":"red"`),
 			want: []string{"layer 1", `unknown argument "colour"`}},
