@@ -18,6 +18,8 @@
 //   - Loss (LossWith, WeightedLoss) computes the batch mean of one of the
 //     Keras losses, and for cross-entropies after a sigmoid or softmax it
 //     works from the logits, as TensorFlow does; Penalty is a regularizer's.
+//   - Binary (Add, Subtract, Multiply, Maximum, Minimum) and Scale (DivideBy)
+//     are Keras' merge layers, inputs broadcast along axes of size 1.
 //
 // gorgonia still builds the graph and its symbolic gradients (gorgonia.Grad
 // calls each op's SymDiff), so a model is one gorgonia graph whatever runs it.

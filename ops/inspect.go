@@ -59,6 +59,16 @@ const (
 	// of the non-trainable weight moving that training machines write
 	// into it (see MovingAverage).
 	OpMovingAverage
+	// OpBinary: inputs (a, b) → Info.Binary.Kind applied elementwise, a
+	// and b broadcast along their axes of size 1 (see Binary).
+	OpBinary
+	// OpBinaryGrad: inputs (a, b, dy) → the gradient of input
+	// Info.Binary.Wrt of OpBinary, summed over the axes it was broadcast
+	// along. Gradients only.
+	OpBinaryGrad
+	// OpScale: input x → x·Info.Scale.Factor, or x/Factor with
+	// Info.Scale.Divide (see Scale, DivideBy); also its own gradient.
+	OpScale
 )
 
 // Info describes one op of this package.
@@ -81,6 +91,8 @@ type Info struct {
 	Penalty        PenaltyParams // OpPenalty, OpPenaltyGrad
 	Metric         MetricParams  // OpMetricState
 	Moving         MovingParams  // OpMovingAverage
+	Binary         BinaryParams  // OpBinary, OpBinaryGrad
+	Scale          ScaleParams   // OpScale
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -127,6 +139,12 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpMetricState, Metric: o.p}, true
 	case movingOp:
 		return Info{Kind: OpMovingAverage, Moving: o.p}, true
+	case binaryOp:
+		return Info{Kind: OpBinary, Binary: o.p.clone()}, true
+	case binaryGradOp:
+		return Info{Kind: OpBinaryGrad, Binary: o.p.clone()}, true
+	case scaleOp:
+		return Info{Kind: OpScale, Scale: o.p}, true
 	}
 	return Info{}, false
 }

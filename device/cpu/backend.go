@@ -199,6 +199,12 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.MovingAverage:
 		// In place: Out[0] is the State buffer In[0].
 		ops.MovingUpdate(s.Op.Moving, out(0)[:s.N], in(1)[:s.N])
+	case plan.Binary:
+		ops.BinaryForward(s.Op.Binary, in(0), in(1), out(0)[:s.N])
+	case plan.BinaryGrad:
+		ops.BinaryBackward(s.Op.Binary, in(0), in(1), in(2), out(0)[:s.N])
+	case plan.Scale:
+		ops.ScaleForward(s.Op.Scale, in(0), out(0)[:s.N])
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

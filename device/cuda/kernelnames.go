@@ -47,6 +47,9 @@ const (
 	kMetricPR        = "gk_metric_pr"
 	kMetricAUC       = "gk_metric_auc"
 	kMetricF1        = "gk_metric_f1"
+	kBinary          = "gk_binary"
+	kBinaryGrad      = "gk_binary_grad"
+	kScaleTo         = "gk_scale_to"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -92,4 +95,7 @@ var kernelNames = []string{
 	kMetricPR,
 	kMetricAUC,
 	kMetricF1,
+	kBinary,
+	kBinaryGrad,
+	kScaleTo,
 }

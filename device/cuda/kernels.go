@@ -612,3 +612,45 @@ func (k *kernels) scatterAdd(s gpuStream, idx, dy, out devicePtr, m, rows, n int
 	return k.launch(s, kScatterAdd, min(m, 65535), rowBlock(n), 0,
 		ptrArg(idx), ptrArg(dy), ptrArg(out), intArg(m), intArg(n), intArg(rows), ptrArg(bad))
 }
+
+// bcastArgs are p's layout as the kernels' GK_BCAST_PARAMS.
+func bcastArgs(p ops.BinaryParams) ([]uint64, error) {
+	ints, err := launch.BroadcastArgs(p.Layout())
+	if err != nil {
+		return nil, fmt.Errorf("%v of %v and %v: %w", p.Kind, p.A, p.B, err)
+	}
+	args := make([]uint64, len(ints))
+	for i, v := range ints {
+		args[i] = intArg(v)
+	}
+	return args, nil
+}
+
+// binary: out = p's op of a and b, n values (ops.BinaryForward).
+func (k *kernels) binary(s gpuStream, p ops.BinaryParams, a, b, out devicePtr, n int) error {
+	bc, err := bcastArgs(p)
+	if err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kBinary, elemGrid(n), elemBlock, 0,
+		append([]uint64{intArg(int(p.Kind)), ptrArg(a), ptrArg(b), ptrArg(out), intArg(n)}, bc...)...)
+}
+
+// binaryGrad: out = the gradient of input p.Wrt, its n values, given a, b
+// and dy (ops.BinaryBackward).
+func (k *kernels) binaryGrad(s gpuStream, p ops.BinaryParams, a, b, dy, out devicePtr, n int) error {
+	bc, err := bcastArgs(p)
+	if err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kBinaryGrad, elemGrid(n), elemBlock, 0,
+		append([]uint64{intArg(int(p.Kind)), intArg(p.Wrt), ptrArg(a), ptrArg(b), ptrArg(dy), ptrArg(out), intArg(n)}, bc...)...)
+}
+
+// scaleTo: out = x·c, or x/c (ops.ScaleForward), n values.
+func (k *kernels) scaleTo(s gpuStream, p ops.ScaleParams, x, out devicePtr, n int) error {
+	if err := fits32("scale", n); err != nil || n == 0 {
+		return err
+	}
+	return k.launch(s, kScaleTo, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(n), floatArg(float32(p.Factor)), boolArg(p.Divide))
+}

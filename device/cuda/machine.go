@@ -487,6 +487,12 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.scatterAdd(st, in(0), in(1), out(0), s.M, s.K, s.N, bad)
 	case plan.MovingAverage: // Out[0] is In[0], the State buffer
 		return k.movingAverage(st, s.Op.Moving, out(0), in(1), s.N)
+	case plan.Binary:
+		return k.binary(st, s.Op.Binary, in(0), in(1), out(0), s.N)
+	case plan.BinaryGrad:
+		return k.binaryGrad(st, s.Op.Binary, in(0), in(1), in(2), out(0), s.N)
+	case plan.Scale:
+		return k.scaleTo(st, s.Op.Scale, in(0), out(0), s.N)
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

@@ -1782,3 +1782,125 @@ extern "C" __global__ void gk_metric_f1(const float *p, const float *y, float *o
 	}
 	if (blockIdx.x == 0 && threadIdx.x == 0) out[4 * cols] = 0.0f;
 }
+
+// The merge ops (Keras' merge layers: ops.Binary, ops.Scale).
+//
+// GK_BCAST_PARAMS are an ops.BroadcastLayout (launch.BroadcastArgs): nd
+// merged axes of the output, row-major, their sizes d0..d5 and the strides
+// of a (a0..a5) and of b (b0..b5) along them, 0 where that input is
+// broadcast; the axes past nd are unused.
+#define GK_MAX_BCAST 6
+#define GK_BCAST_PARAMS                                                                                          \
+	int nd, int d0, int d1, int d2, int d3, int d4, int d5, int a0, int a1, int a2, int a3, int a4, int a5, int b0, \
+		int b1, int b2, int b3, int b4, int b5
+
+struct gk_bcast {
+	int nd;
+	int d[GK_MAX_BCAST], sa[GK_MAX_BCAST], sb[GK_MAX_BCAST];
+};
+
+#define GK_BCAST_LOAD(l) \
+	const gk_bcast l = {nd, {d0, d1, d2, d3, d4, d5}, {a0, a1, a2, a3, a4, a5}, {b0, b1, b2, b3, b4, b5}}
+
+// gk_binary_value is ops' apply: kind is an ops.BinaryKind (add 1,
+// subtract 2, multiply 3, maximum 4, minimum 5); maximum and minimum give
+// a NaN of either input.
+__device__ __forceinline__ float gk_binary_value(int kind, float a, float b) {
+	switch (kind) {
+	case 1: return __fadd_rn(a, b);
+	case 2: return __fsub_rn(a, b);
+	case 3: return __fmul_rn(a, b);
+	case 4: return (a != a || a >= b) ? a : b;
+	case 5: return (a != a || a <= b) ? a : b;
+	}
+	return NAN;
+}
+
+// gk_binary_term is ops' gradTerm: one output value's share of the
+// gradient of input wrt (0: a, 1: b). Maximum and minimum follow
+// TensorFlow's _MaximumMinimumGrad: the mask a >= b (a <= b) gives dy to a
+// where it holds, to b where it does not (a tie: all to a).
+__device__ __forceinline__ float gk_binary_term(int kind, int wrt, float a, float b, float dy) {
+	switch (kind) {
+	case 1: return dy;
+	case 2: return wrt ? -dy : dy;
+	case 3: return __fmul_rn(dy, wrt ? a : b);
+	case 4:
+	case 5: {
+		bool mask = kind == 4 ? a >= b : a <= b;
+		return mask == (wrt == 0) ? dy : 0.0f;
+	}
+	}
+	return NAN;
+}
+
+// gk_binary: out = kind(a, b), n output values, a and b broadcast as the
+// layout maps them (ops.BinaryForward). Any grid-stride launch.
+extern "C" __global__ void gk_binary(int kind, const float *a, const float *b, float *out, int n, GK_BCAST_PARAMS) {
+	GK_BCAST_LOAD(l);
+	GRID_STRIDE(i, n) {
+		int ia = 0, ib = 0;
+		for (int k = l.nd - 1, j = i; k >= 0; k--) {
+			int c = j % l.d[k];
+			j /= l.d[k];
+			ia += c * l.sa[k];
+			ib += c * l.sb[k];
+		}
+		out[i] = gk_binary_value(kind, a[ia], b[ib]);
+	}
+}
+
+// gk_binary_grad: out = the gradient of input wrt, its n values, given a,
+// b and the output's gradient dy (ops.BinaryBackward). A thread per value
+// of out sums the terms of the output values it was broadcast to, in the
+// output's order, in double from the first term, as ops does: the CPU's
+// bits. Any grid-stride launch.
+extern "C" __global__ void gk_binary_grad(int kind, int wrt, const float *a, const float *b, const float *dy, float *out,
+		int n, GK_BCAST_PARAMS) {
+	GK_BCAST_LOAD(l);
+	const int *ts = wrt ? l.sb : l.sa;
+	int os[GK_MAX_BCAST], kept[GK_MAX_BCAST], red[GK_MAX_BCAST];
+	int nk = 0, nr = 0, rsize = 1;
+	for (int k = l.nd - 1, s = 1; k >= 0; k--) {
+		os[k] = s;
+		s *= l.d[k];
+	}
+	for (int k = 0; k < l.nd; k++) {
+		if (ts[k] != 0) {
+			kept[nk++] = k;
+		} else {
+			red[nr++] = k;
+			rsize *= l.d[k];
+		}
+	}
+	GRID_STRIDE(e, n) {
+		int base = 0, ba = 0, bb = 0;
+		for (int i = nk - 1, j = e; i >= 0; i--) {
+			int k = kept[i], c = j % l.d[k];
+			j /= l.d[k];
+			base += c * os[k];
+			ba += c * l.sa[k];
+			bb += c * l.sb[k];
+		}
+		double sum = 0.0;
+		for (int r = 0; r < rsize; r++) {
+			int o = base, ia = ba, ib = bb;
+			for (int i = nr - 1, j = r; i >= 0; i--) {
+				int k = red[i], c = j % l.d[k];
+				j /= l.d[k];
+				o += c * os[k];
+				ia += c * l.sa[k];
+				ib += c * l.sb[k];
+			}
+			double t = (double)gk_binary_term(kind, wrt, a[ia], b[ib], dy[o]);
+			sum = r == 0 ? t : __dadd_rn(sum, t);
+		}
+		out[e] = (float)sum;
+	}
+}
+
+// gk_scale_to: out = x·c, or x/c when divide (ops.ScaleForward: Keras'
+// Average divides), n values.
+extern "C" __global__ void gk_scale_to(const float *x, float *out, int n, float c, int divide) {
+	GRID_STRIDE(i, n) out[i] = divide ? __fdiv_rn(x[i], c) : __fmul_rn(x[i], c);
+}

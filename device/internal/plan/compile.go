@@ -178,6 +178,16 @@ const (
 	// these steps apart (Plan.Moving): training steps run them after the
 	// plan's steps, RunAll never does.
 	MovingAverage
+	// Binary: Out[0] (N values) = Op.Binary.Kind of In[0] and In[1],
+	// broadcast as Op.Binary.Layout() maps them (ops.BinaryForward).
+	Binary
+	// BinaryGrad: Out[0] (N values, input Op.Binary.Wrt's) = that input's
+	// gradient given a = In[0], b = In[1] and the output's gradient
+	// dy = In[2] (ops.BinaryBackward).
+	BinaryGrad
+	// Scale: Out[0] = In[0]·Op.Scale.Factor (or /Factor), N values
+	// (ops.ScaleForward).
+	Scale
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -185,7 +195,8 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	GradUpdate: "GradUpdate", Patches: "Patches", PatchesGrad: "PatchesGrad", Pool: "Pool", PoolGrad: "PoolGrad",
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
 	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
-	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage"}
+	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
+	Scale: "Scale"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -252,6 +263,10 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%d values}", s.N)
 	case MovingAverage:
 		fmt.Fprintf(&b, "{momentum %v, bessel %v, %d values}", s.Op.Moving.Momentum, s.Op.Moving.Factor(), s.N)
+	case Binary, BinaryGrad:
+		fmt.Fprintf(&b, "{%v %v %v -> %d values}", s.Op.Binary.Kind, s.Op.Binary.A, s.Op.Binary.B, s.N)
+	case Scale:
+		fmt.Fprintf(&b, "{%v, %d values}", s.Op.Scale, s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
 	case Reduce, ReduceStart, ReduceWait:
@@ -440,7 +455,7 @@ var ErrUnsupported = errors.New("the plan compiler cannot run this graph")
 
 // unsupported is the error for a node no backend has a kernel for.
 func unsupported(n *gorgonia.Node, why string) error {
-	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Reshape, Patches, Pool, Dropout, the normalizations, Gather, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
+	return fmt.Errorf("%w: node %q: op %v (%T) %s; gokeras machines run the ops of package ops (Affine, Activate, Reshape, Patches, Pool, Dropout, the normalizations, Gather, the merge ops, Loss and their gradients) on float32 values: build the model from package layers, or write the op in package ops with a kernel for each backend", ErrUnsupported, n.Name(), n.Op(), n.Op(), why)
 }
 
 func checkFloat32(n *gorgonia.Node) error {
@@ -610,6 +625,10 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		}
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: PenaltyGrad, Op: info, Node: n, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
+	case ops.OpBinary, ops.OpBinaryGrad, ops.OpScale:
+		kind := map[ops.OpKind]Kind{ops.OpBinary: Binary, ops.OpBinaryGrad: BinaryGrad, ops.OpScale: Scale}[info.Kind]
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	case ops.OpMetricState:
 		rows, cols := matrix(shapeOf(0))
 		_, yCols := matrix(shapeOf(1))

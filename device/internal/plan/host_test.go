@@ -249,6 +249,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], m, n), h.dense(s.In[1], m, s.K))
 	case MovingAverage:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n), h.dense(s.In[1], n))
+	case Binary:
+		p := s.Op.Binary
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...))
+	case BinaryGrad:
+		p := s.Op.Binary
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...), h.dense(s.In[2], p.Out()...))
+	case Scale:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

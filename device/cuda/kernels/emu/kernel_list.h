@@ -47,4 +47,7 @@
 	K(gk_metric_sum) \
 	K(gk_metric_pr) \
 	K(gk_metric_auc) \
-	K(gk_metric_f1)
+	K(gk_metric_f1) \
+	K(gk_binary) \
+	K(gk_binary_grad) \
+	K(gk_scale_to)
