@@ -19,7 +19,8 @@
 //     Keras losses, and for cross-entropies after a sigmoid or softmax it
 //     works from the logits, as TensorFlow does; Penalty is a regularizer's.
 //   - Binary (Add, Subtract, Multiply, Maximum, Minimum) and Scale (DivideBy)
-//     are Keras' merge layers, inputs broadcast along axes of size 1.
+//     are Keras' merge layers, inputs broadcast along axes of size 1;
+//     Concatenate joins tensors along an axis.
 //
 // gorgonia still builds the graph and its symbolic gradients (gorgonia.Grad
 // calls each op's SymDiff), so a model is one gorgonia graph whatever runs it.

@@ -69,6 +69,12 @@ const (
 	// OpScale: input x → x·Info.Scale.Factor, or x/Factor with
 	// Info.Scale.Divide (see Scale, DivideBy); also its own gradient.
 	OpScale
+	// OpConcat: inputs x0..xn-1 → them joined along Info.Concat.Axis (see
+	// Concatenate).
+	OpConcat
+	// OpConcatGrad: input dy → input Info.Concat.Piece's slice of it, the
+	// gradient of OpConcat's input. Gradients only.
+	OpConcatGrad
 )
 
 // Info describes one op of this package.
@@ -93,6 +99,7 @@ type Info struct {
 	Moving         MovingParams  // OpMovingAverage
 	Binary         BinaryParams  // OpBinary, OpBinaryGrad
 	Scale          ScaleParams   // OpScale
+	Concat         ConcatParams  // OpConcat, OpConcatGrad
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -145,6 +152,10 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpBinaryGrad, Binary: o.p.clone()}, true
 	case scaleOp:
 		return Info{Kind: OpScale, Scale: o.p}, true
+	case concatOp:
+		return Info{Kind: OpConcat, Concat: o.p.clone()}, true
+	case concatGradOp:
+		return Info{Kind: OpConcatGrad, Concat: o.p.clone()}, true
 	}
 	return Info{}, false
 }

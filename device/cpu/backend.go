@@ -205,6 +205,14 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.BinaryBackward(s.Op.Binary, in(0), in(1), in(2), out(0)[:s.N])
 	case plan.Scale:
 		ops.ScaleForward(s.Op.Scale, in(0), out(0)[:s.N])
+	case plan.Concat:
+		ins := make([][]float32, len(s.In))
+		for j := range ins {
+			ins[j] = in(j)
+		}
+		ops.ConcatForward(s.Op.Concat, ins, out(0))
+	case plan.ConcatGrad:
+		ops.ConcatBackward(s.Op.Concat, in(0), out(0))
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

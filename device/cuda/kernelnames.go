@@ -50,6 +50,7 @@ const (
 	kBinary          = "gk_binary"
 	kBinaryGrad      = "gk_binary_grad"
 	kScaleTo         = "gk_scale_to"
+	kCopyCols        = "gk_copy_cols"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -98,4 +99,5 @@ var kernelNames = []string{
 	kBinary,
 	kBinaryGrad,
 	kScaleTo,
+	kCopyCols,
 }

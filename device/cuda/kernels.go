@@ -654,3 +654,14 @@ func (k *kernels) scaleTo(s gpuStream, p ops.ScaleParams, x, out devicePtr, n in
 	}
 	return k.launch(s, kScaleTo, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(n), floatArg(float32(p.Factor)), boolArg(p.Divide))
 }
+
+// copyCols copies the rows×cols block at column srcOff of src (rows of
+// srcLd values) to column dstOff of dst (rows of dstLd): an input of a
+// Concat into its place, or a ConcatGrad's slice out of the gradient.
+func (k *kernels) copyCols(s gpuStream, src devicePtr, srcLd, srcOff int, dst devicePtr, dstLd, dstOff, rows, cols int) error {
+	if err := fits32("concatenate", max(rows*cols, rows*srcLd, rows*dstLd)); err != nil || rows*cols == 0 {
+		return err
+	}
+	return k.launch(s, kCopyCols, elemGrid(rows*cols), elemBlock, 0, ptrArg(src), intArg(srcLd), intArg(srcOff),
+		ptrArg(dst), intArg(dstLd), intArg(dstOff), intArg(rows), intArg(cols))
+}

@@ -493,6 +493,17 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.binaryGrad(st, s.Op.Binary, in(0), in(1), in(2), out(0), s.N)
 	case plan.Scale:
 		return k.scaleTo(st, s.Op.Scale, in(0), out(0), s.N)
+	case plan.Concat:
+		p := s.Op.Concat
+		for j := range s.In {
+			if err := k.copyCols(st, in(j), p.Cols(j), 0, out(0), s.N, p.Offset(j), s.M, p.Cols(j)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case plan.ConcatGrad:
+		p := s.Op.Concat
+		return k.copyCols(st, in(0), p.OutCols(), p.Offset(p.Piece), out(0), s.N, 0, s.M, s.N)
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

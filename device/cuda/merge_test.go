@@ -88,8 +88,49 @@ func TestMergeKernelsMatchCPU(t *testing.T) {
 	}
 }
 
+// TestConcatKernelMatchesCPU: a Concat's copies (gk_copy_cols, one per
+// input) and each ConcatGrad's give package ops' values.
+func TestConcatKernelMatchesCPU(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(22, 22))
+	for _, p := range []ops.ConcatParams{
+		{Axis: 1, Shapes: [][]int{{7, 3}, {7, 1}, {7, 5}}},
+		{Axis: 2, Shapes: [][]int{{4, 3, 2}, {4, 3, 6}}},
+		{Axis: 1, Shapes: [][]int{{64, 40, 30}, {64, 2, 30}}},
+	} {
+		ins := make([][]float32, len(p.Shapes))
+		devs := make([]devicePtr, len(p.Shapes))
+		for i := range ins {
+			ins[i] = randn(rng, p.Rows()*p.Cols(i), 1)
+			devs[i] = h.upload(ins[i])
+		}
+		n := p.Rows() * p.OutCols()
+		want := make([]float32, n)
+		ops.ConcatForward(p, ins, want)
+		out := h.zeros(n)
+		for i := range ins {
+			h.do(func() error {
+				return h.k.copyCols(h.s, devs[i], p.Cols(i), 0, out, p.OutCols(), p.Offset(i), p.Rows(), p.Cols(i))
+			})
+		}
+		bitIdentical(t, fmt.Sprintf("concatenate %v", p), h.download(out, n), want)
+		for i := range ins {
+			p.Piece = i
+			m := p.Rows() * p.Cols(i)
+			want := make([]float32, m)
+			ops.ConcatBackward(p, h.download(out, n), want)
+			bitIdentical(t, fmt.Sprintf("ops' slice %d of %v", i, p), want, ins[i])
+			piece := h.zeros(m)
+			h.do(func() error {
+				return h.k.copyCols(h.s, out, p.OutCols(), p.Offset(i), piece, p.Cols(i), 0, p.Rows(), p.Cols(i))
+			})
+			bitIdentical(t, fmt.Sprintf("slice %d of %v", i, p), h.download(piece, m), want)
+		}
+	}
+}
+
 // TestMergeGraphTrainsAsOnCPU trains opstest.MergeGraph (every merge op,
-// forward and backward, with broadcasts) on /GPU:0 and on /CPU:0 from the
+// forward and backward, with broadcasts, and a Concatenate) on /GPU:0 and on /CPU:0 from the
 // same values, 20 steps of Adam, and requires the same loss at every step
 // and the same weights at the end, within 1e-5.
 func TestMergeGraphTrainsAsOnCPU(t *testing.T) {

@@ -1904,3 +1904,16 @@ extern "C" __global__ void gk_binary_grad(int kind, int wrt, const float *a, con
 extern "C" __global__ void gk_scale_to(const float *x, float *out, int n, float c, int divide) {
 	GRID_STRIDE(i, n) out[i] = divide ? __fdiv_rn(x[i], c) : __fmul_rn(x[i], c);
 }
+
+// gk_copy_cols: the rows×cols block at column src_off of src, rows of
+// src_ld values, copied to column dst_off of dst, rows of dst_ld: one input
+// of a Concatenate into its place in the output (ops.ConcatForward), or
+// one input's slice out of the output's gradient (ops.ConcatBackward).
+// Any grid-stride launch.
+extern "C" __global__ void gk_copy_cols(const float *src, int src_ld, int src_off, float *dst, int dst_ld, int dst_off,
+		int rows, int cols) {
+	GRID_STRIDE(i, rows * cols) {
+		int r = i / cols, c = i % cols;
+		dst[(size_t)r * dst_ld + dst_off + c] = src[(size_t)r * src_ld + src_off + c];
+	}
+}

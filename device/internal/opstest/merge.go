@@ -18,10 +18,12 @@ import (
 //	m2 = Maximum(h1, m1)
 //	m3 = Subtract(m2, Minimum(h1, c)) c (1 × 5) broadcast along the batch
 //	m4 = DivideBy(Add(m3, h2), 2)    Keras' Average of two
-//	z  = Scale(m4, 1.5)·wo            Batch × 3, mean squared error against y
+//	j  = Concatenate(-1, Scale(m4, 1.5), s, h1)  Batch × 11
+//	z  = j·wo                          Batch × 3, mean squared error against y
 //
-// so that every binary kind, both broadcasts and Scale run forward and
-// backward, and gradients reach every learnable along several paths.
+// so that every binary kind, both broadcasts, Scale and Concatenate run
+// forward and backward, and gradients reach every learnable along several
+// paths.
 type MergeGraph struct {
 	G          *gorgonia.ExprGraph
 	X, Y       *gorgonia.Node
@@ -50,7 +52,7 @@ func BuildMergeGraph(seed uint64, batch int) (*MergeGraph, error) {
 	}
 	m := &MergeGraph{G: g, X: mk("x", 1, batch, 6), Y: mk("y", 1, batch, 3)}
 	w1, b1, w2, wg := mk("w1", 0.5, 6, 5), mk("b1", 0.1, 5), mk("w2", 0.5, 6, 5), mk("wg", 0.5, 6, 1)
-	c, wo := mk("c", 0.3, 1, 5), mk("wo", 0.5, 5, 3)
+	c, wo := mk("c", 0.3, 1, 5), mk("wo", 0.5, 11, 3)
 	m.Learnables = []*gorgonia.Node{w1, b1, w2, wg, c, wo}
 	var err error
 	must := func(n *gorgonia.Node, e error) *gorgonia.Node {
@@ -89,7 +91,11 @@ func BuildMergeGraph(seed uint64, batch int) (*MergeGraph, error) {
 	if err != nil {
 		return nil, err
 	}
-	z := must(ops.Affine(head, wo, nil, true))
+	joined := must(ops.Concatenate(-1, head, s, h1))
+	if err != nil {
+		return nil, err
+	}
+	z := must(ops.Affine(joined, wo, nil, true))
 	if err != nil {
 		return nil, err
 	}

@@ -188,6 +188,15 @@ const (
 	// Scale: Out[0] = In[0]·Op.Scale.Factor (or /Factor), N values
 	// (ops.ScaleForward).
 	Scale
+	// Concat: Out[0] = the inputs In joined along Op.Concat.Axis: M rows
+	// (Op.Concat.Rows()) of N values (Op.Concat.OutCols()), input i's
+	// Op.Concat.Cols(i) values of each row from Op.Concat.Offset(i)
+	// (ops.ConcatForward).
+	Concat
+	// ConcatGrad: Out[0] = input Op.Concat.Piece's slice of In[0], the
+	// gradient of a Concat's output, M rows of N (that input's Cols)
+	// (ops.ConcatBackward).
+	ConcatGrad
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -196,7 +205,7 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
 	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
 	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
-	Scale: "Scale"}
+	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -267,6 +276,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v %v %v -> %d values}", s.Op.Binary.Kind, s.Op.Binary.A, s.Op.Binary.B, s.N)
 	case Scale:
 		fmt.Fprintf(&b, "{%v, %d values}", s.Op.Scale, s.N)
+	case Concat, ConcatGrad:
+		fmt.Fprintf(&b, "{%v, piece %d: %d×%d}", s.Op.Concat, s.Op.Concat.Piece, s.M, s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
 	case Reduce, ReduceStart, ReduceWait:
@@ -629,6 +640,12 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		kind := map[ops.OpKind]Kind{ops.OpBinary: Binary, ops.OpBinaryGrad: BinaryGrad, ops.OpScale: Scale}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
+	case ops.OpConcat:
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Concat, Op: info, Node: n, M: info.Concat.Rows(), N: info.Concat.OutCols(), In: in, Out: []int{out}})
+	case ops.OpConcatGrad:
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: ConcatGrad, Op: info, Node: n, M: info.Concat.Rows(), N: info.Concat.Cols(info.Concat.Piece), In: in, Out: []int{out}})
 	case ops.OpMetricState:
 		rows, cols := matrix(shapeOf(0))
 		_, yCols := matrix(shapeOf(1))

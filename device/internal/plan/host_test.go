@@ -257,6 +257,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...), h.dense(s.In[2], p.Out()...))
 	case Scale:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...))
+	case Concat:
+		args := make([]gorgonia.Value, len(s.In))
+		for j, b := range s.In {
+			args[j] = h.dense(b, s.Op.Concat.Shapes[j]...)
+		}
+		return h.do(s.Node.Op(), s.Out[0], args...)
+	case ConcatGrad:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Concat.Out()...))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestMergeOpsMatchTapeMachine compiles a graph of the merge ops
 // (opstest.MergeGraph: every binary kind, broadcasts on either side,
-// Scale) and runs it on the host backend, each step through its op's Do,
+// Scale, Concatenate) and runs it on the host backend, each step through its op's Do,
 // against gorgonia's tape machine: the same loss and gradients, and a step
 // of each kind in the plan.
 func TestMergeOpsMatchTapeMachine(t *testing.T) {
@@ -34,7 +34,7 @@ func TestMergeOpsMatchTapeMachine(t *testing.T) {
 	for _, s := range p.Steps {
 		kinds[s.Kind]++
 	}
-	for _, k := range []Kind{Binary, BinaryGrad, Scale} {
+	for _, k := range []Kind{Binary, BinaryGrad, Scale, Concat, ConcatGrad} {
 		if kinds[k] == 0 {
 			t.Errorf("the plan has no %v step: %v", k, p.Steps)
 		}

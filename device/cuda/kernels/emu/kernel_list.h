@@ -50,4 +50,5 @@
 	K(gk_metric_f1) \
 	K(gk_binary) \
 	K(gk_binary_grad) \
-	K(gk_scale_to)
+	K(gk_scale_to) \
+	K(gk_copy_cols)

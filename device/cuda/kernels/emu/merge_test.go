@@ -114,3 +114,39 @@ func boolSlot(b bool) uint64 {
 	}
 	return 0
 }
+
+// TestCopyColsKernel: gk_copy_cols joins blocks as ops.ConcatForward does
+// and takes them back out as ops.ConcatBackward does, under every launch.
+func TestCopyColsKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 33))
+	p := ops.ConcatParams{Axis: 2, Shapes: [][]int{{3, 2, 1}, {3, 2, 4}, {3, 2, 2}}}
+	ins := make([][]float32, len(p.Shapes))
+	for i := range ins {
+		ins[i] = randn(rng, p.Rows()*p.Cols(i), 1)
+	}
+	want := make([]float32, p.Rows()*p.OutCols())
+	ops.ConcatForward(p, ins, want)
+	copyCols := func(l Launch, src []float32, srcLd, srcOff int, dst []float32, dstLd, dstOff, rows, cols int) {
+		t.Helper()
+		pin(t, src, dst)
+		args := []uint64{ptr(src), uint64(srcLd), uint64(srcOff), ptr(dst), uint64(dstLd), uint64(dstOff), uint64(rows), uint64(cols)}
+		if err := LaunchKernel("gk_copy_cols", l.Grid, l.Block, 0, args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range launches {
+		out := make([]float32, len(want))
+		for i, in := range ins {
+			copyCols(l, in, p.Cols(i), 0, out, p.OutCols(), p.Offset(i), p.Rows(), p.Cols(i))
+		}
+		sameBits(t, fmt.Sprintf("concatenate, launch %v", l), out, want)
+		for i := range ins {
+			p.Piece = i
+			wantPiece := make([]float32, len(ins[i]))
+			ops.ConcatBackward(p, want, wantPiece)
+			piece := make([]float32, len(ins[i]))
+			copyCols(l, out, p.OutCols(), p.Offset(i), piece, p.Cols(i), 0, p.Rows(), p.Cols(i))
+			sameBits(t, fmt.Sprintf("slice %d, launch %v", i, l), piece, wantPiece)
+		}
+	}
+}
