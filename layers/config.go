@@ -106,6 +106,13 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Flatten":                flattenFromConfig,
 	"Activation":             activationFromConfig,
 	"InputLayer":             inputFromConfig,
+	"Add":                    mergeFromConfig(mergeAdd),
+	"Subtract":               mergeFromConfig(mergeSubtract),
+	"Multiply":               mergeFromConfig(mergeMultiply),
+	"Average":                mergeFromConfig(mergeAverage),
+	"Maximum":                mergeFromConfig(mergeMaximum),
+	"Minimum":                mergeFromConfig(mergeMinimum),
+	"Concatenate":            mergeFromConfig(mergeConcatenate),
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

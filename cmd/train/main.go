@@ -1,9 +1,10 @@
 // Command train trains a Keras CIFAR-10 model with SGD and categorical
 // cross-entropy, on the device asked for, printing Keras-format progress.
 // The model is --model mlp (the default: Flatten → Dense(3000, relu) →
-// Dense(1000, relu) → Dense(10, sigmoid)) or --model cnn (Keras'
+// Dense(1000, relu) → Dense(10, sigmoid)), --model cnn (Keras'
 // cifar10_cnn example: four 3×3 convolutions, two max poolings, dropout,
-// Dense(512, relu) → Dense(10, softmax)):
+// Dense(512, relu) → Dense(10, softmax)) or --model resnet20 (Keras'
+// cifar10_resnet example: ResNet-20 v1, a functional model):
 //
 //	train --device=/GPU:0 --epochs 10
 //	train --model cnn --synthetic --epochs 1 --steps-per-epoch 50
@@ -149,7 +150,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.device, "device", "", `device to train on, TensorFlow spelling ("/CPU:0", "/GPU:0"); default /GPU:0 when one is usable, else /CPU:0`)
 	fs.BoolVar(&c.softPlacement, "soft-placement", false, "fall back to /CPU:0 with a warning when the device does not exist")
 	fs.BoolVar(&c.logPlacement, "log-device-placement", false, "print the device of every variable and op")
-	fs.StringVar(&c.model, "model", "mlp", "model to train: mlp (Flatten, Dense(3000, relu), Dense(1000, relu), Dense(10, sigmoid)) or cnn (Keras' cifar10_cnn example: 4 convolutions, 2 max poolings, dropout, Dense(512, relu), Dense(10, softmax))")
+	fs.StringVar(&c.model, "model", "mlp", "model to train: mlp (Flatten, Dense(3000, relu), Dense(1000, relu), Dense(10, sigmoid)), cnn (Keras' cifar10_cnn example: 4 convolutions, 2 max poolings, dropout, Dense(512, relu), Dense(10, softmax)) or resnet20 (Keras' cifar10_resnet example: ResNet-20 v1, a functional model of residual blocks)")
 	fs.IntVar(&c.epochs, "epochs", 10, "epochs to train")
 	fs.IntVar(&c.batchSize, "batch-size", 32, "samples per step")
 	fs.IntVar(&c.stepsPerEpoch, "steps-per-epoch", 0, "end each epoch after this many steps (Keras' steps_per_epoch; 0: the whole training set)")

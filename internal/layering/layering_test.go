@@ -48,8 +48,8 @@ var helpers = []string{
 // rules is the one place the import rules are written.
 var rules = []rule{
 	{pkgs: []string{"..."}, forbid: []string{"nn"},
-		except: []string{"nn", "callbacks", "export/...", "cmd/...", "examples/...", "bench/...", "scripts/...", "internal/modeltest"},
-		why:    "no package imports nn but callbacks, export/*, cmd/*, examples/*, bench/*, scripts/* and the test helpers above nn"},
+		except: []string{"nn", "callbacks", "applications", "export/...", "cmd/...", "examples/...", "bench/...", "scripts/...", "internal/modeltest"},
+		why:    "no package imports nn but callbacks, applications, export/*, cmd/*, examples/*, bench/*, scripts/* and the test helpers above nn"},
 	{pkgs: []string{"device/..."}, forbid: []string{"nn", "layers", "losses", "metrics", "callbacks", "data", "export/...", "datasets/...", "safetensors"},
 		why: "the device layer (device, device/driver, the plan compiler, the backends and their helpers) imports no model package"},
 	{pkgs: []string{"data/..."}, only: []string{"data/...", "internal/formats/shapes"},
