@@ -214,7 +214,7 @@ func (l *MergeLayer) CallInputs(in []Flow, _ []*gorgonia.Node) (Flow, error) {
 			}
 		}
 		if err == nil && l.kind == mergeAverage {
-			out, err = ops.Scale(out, 1/float64(len(nodes)))
+			out, err = ops.DivideBy(out, float64(len(nodes))) // Keras divides the sum by n
 		}
 	}
 	if err != nil {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports eight
+# scripts/onnx/export builds, trains for a few steps and exports nine
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers, Reshape and global
 # poolings, one of GELU activations, an Embedding model, and two
 # functional models of shared layers: a convolution and a Dense applied
-# twice, a 1D convolution three times) and writes their inputs and
-# gokeras' Predict outputs; then
+# twice, a 1D convolution three times; and one of every merge layer) and
+# writes their inputs and gokeras' Predict outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, and every output must be within 1e-5 of Predict's,
 #     relative to max(1, |value|) (scripts/onnx/check.mjs);

@@ -158,6 +158,21 @@ var specs = []spec{
 		out := nn.Apply(layers.Dense(3), x)
 		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
 	}, normals},
+	{"functional_merges", nil, func() (*nn.Model, error) { // every merge layer: a residual Add, Concatenate of images and of vectors, a broadcast Multiply
+		in := nn.Input(8, 8, 3)
+		x := nn.Apply(layers.Conv2D(6, 3, layers.Padding("same"), layers.ReLU), in)
+		y := nn.Apply(layers.BatchNormalization(), nn.Apply(layers.Conv2D(6, 3, layers.Padding("same")), x))
+		x = nn.Apply(layers.NewActivation(layers.ReLU), nn.Apply(layers.Add(), x, y))
+		gate := nn.Apply(layers.Conv2D(1, 1, layers.Sigmoid), x)                      // (8, 8, 1)
+		x = nn.Apply(layers.Concatenate(-1), x, nn.Apply(layers.Multiply(), x, gate)) // (8, 8, 12)
+		x = nn.Apply(layers.Flatten(), nn.Apply(layers.MaxPooling2D(), x))
+		a := nn.Apply(layers.Dense(8, layers.Tanh), x)
+		b := nn.Apply(layers.Dense(8, layers.ReLU), x)
+		v := nn.Apply(layers.Concatenate(1), nn.Apply(layers.Subtract(), a, b), nn.Apply(layers.Average(), a, b),
+			nn.Apply(layers.Maximum(), a, b), nn.Apply(layers.Minimum(), a, b))
+		out := nn.Apply(layers.Dense(4, layers.Softmax), v)
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	}, normals},
 }
 
 func main() {
