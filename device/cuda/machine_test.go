@@ -181,6 +181,27 @@ func normModel(out layers.Activation) *nn.Sequential {
 		layers.Dense(10, out))
 }
 
+// residualModel is a functional model (nn.NewModel) of a residual block
+// (a convolution, BatchNormalization, Add), a shared convolution, a
+// broadcast Multiply and a Concatenate: the merge ops and a shared layer's
+// summed gradient on the device.
+func residualModel(out layers.Activation) *nn.Sequential {
+	in := nn.Input(32, 32, 3)
+	x := nn.Apply(layers.Conv2D(4, 3, layers.Padding("same"), layers.ReLU), in)
+	y := nn.Apply(layers.BatchNormalization(), nn.Apply(layers.Conv2D(4, 3, layers.Padding("same")), x))
+	x = nn.Apply(layers.NewActivation(layers.ReLU), nn.Apply(layers.Add(), x, y))
+	shared := layers.Conv2D(4, 3, layers.Padding("same"), layers.Tanh)
+	z := nn.Apply(shared, nn.Apply(shared, x))
+	gate := nn.Apply(layers.Conv2D(1, 1, layers.Sigmoid), x)
+	x = nn.Apply(layers.Concatenate(-1), nn.Apply(layers.Multiply(), x, gate), z)
+	x = nn.Apply(layers.Flatten(), nn.Apply(layers.MaxPooling2D(), x))
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(10, out), x)})
+	if err != nil {
+		panic(err) // the graph above is fixed: a failure is a bug of this file
+	}
+	return m
+}
+
 // embeddingModel averages the embeddings of 6 indices in [0, 20): the
 // Gather and ScatterAdd steps.
 func embeddingModel(out layers.Activation) *nn.Sequential {
@@ -278,6 +299,10 @@ func TestTrainingMatchesCPU(t *testing.T) {
 		// normalization: every Norm step, and the moving statistics that
 		// Evaluate then normalizes with.
 		{"batchnorm+layernorm/sgd", normModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.005})
+		}, 10, nil, nil},
+		// A functional model: merges, a residual block, a shared layer.
+		{"functional residual/sgd", residualModel, layers.Softmax, losses.CategoricalCrossentropy{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.005})
 		}, 10, nil, nil},
 		// Embedding: Gather and ScatterAdd, repeated indices.
