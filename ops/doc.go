@@ -21,6 +21,8 @@
 //   - Binary (Add, Subtract, Multiply, Maximum, Minimum) and Scale (DivideBy)
 //     are Keras' merge layers, inputs broadcast along axes of size 1;
 //     Concatenate joins tensors along an axis.
+//   - Pad2D, Crop2D and UpSample2D (nearest) resize images, channels last:
+//     Keras' ZeroPadding2D, Cropping2D and UpSampling2D.
 //
 // gorgonia still builds the graph and its symbolic gradients (gorgonia.Grad
 // calls each op's SymDiff), so a model is one gorgonia graph whatever runs it.

@@ -75,6 +75,19 @@ const (
 	// OpConcatGrad: input dy → input Info.Concat.Piece's slice of it, the
 	// gradient of OpConcat's input. Gradients only.
 	OpConcatGrad
+	// OpPad2D: images x → x with Info.Pad2D's rows and columns of zeros
+	// around, Info.Pad2D.Small() to Large() (see Pad2D); also the
+	// gradient of OpCrop2D.
+	OpPad2D
+	// OpCrop2D: images x → x cropped by Info.Pad2D, Info.Pad2D.Large() to
+	// Small() (see Crop2D); also the gradient of OpPad2D.
+	OpCrop2D
+	// OpUpSample2D: images x → each pixel repeated Info.UpSample.SizeH
+	// times down and SizeW times across (see UpSample2D).
+	OpUpSample2D
+	// OpUpSample2DGrad: input dy → the gradient of OpUpSample2D's input:
+	// each pixel's block of dy summed. Gradients only.
+	OpUpSample2DGrad
 )
 
 // Info describes one op of this package.
@@ -93,13 +106,15 @@ type Info struct {
 	Dropout        DropoutParams
 	Norm           NormKind // OpNorm
 	NormParams     NormParams
-	Rows, Width    int           // OpGather, OpScatterAdd: the table's shape
-	Penalty        PenaltyParams // OpPenalty, OpPenaltyGrad
-	Metric         MetricParams  // OpMetricState
-	Moving         MovingParams  // OpMovingAverage
-	Binary         BinaryParams  // OpBinary, OpBinaryGrad
-	Scale          ScaleParams   // OpScale
-	Concat         ConcatParams  // OpConcat, OpConcatGrad
+	Rows, Width    int            // OpGather, OpScatterAdd: the table's shape
+	Penalty        PenaltyParams  // OpPenalty, OpPenaltyGrad
+	Metric         MetricParams   // OpMetricState
+	Moving         MovingParams   // OpMovingAverage
+	Binary         BinaryParams   // OpBinary, OpBinaryGrad
+	Scale          ScaleParams    // OpScale
+	Concat         ConcatParams   // OpConcat, OpConcatGrad
+	Pad2D          Pad2DParams    // OpPad2D, OpCrop2D
+	UpSample       UpSampleParams // OpUpSample2D, OpUpSample2DGrad
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -156,6 +171,16 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpConcat, Concat: o.p.clone()}, true
 	case concatGradOp:
 		return Info{Kind: OpConcatGrad, Concat: o.p.clone()}, true
+	case padOp:
+		if o.crop {
+			return Info{Kind: OpCrop2D, Pad2D: o.p}, true
+		}
+		return Info{Kind: OpPad2D, Pad2D: o.p}, true
+	case upSampleOp:
+		if o.grad {
+			return Info{Kind: OpUpSample2DGrad, UpSample: o.p}, true
+		}
+		return Info{Kind: OpUpSample2D, UpSample: o.p}, true
 	}
 	return Info{}, false
 }

@@ -213,6 +213,14 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.ConcatForward(s.Op.Concat, ins, out(0))
 	case plan.ConcatGrad:
 		ops.ConcatBackward(s.Op.Concat, in(0), out(0))
+	case plan.Pad2D:
+		ops.Pad2DForward(s.Op.Pad2D, in(0), out(0)[:s.N])
+	case plan.Crop2D:
+		ops.Crop2DForward(s.Op.Pad2D, in(0), out(0)[:s.N])
+	case plan.UpSample:
+		ops.UpSampleForward(s.Op.UpSample, in(0), out(0)[:s.N])
+	case plan.UpSampleGrad:
+		ops.UpSampleBackward(s.Op.UpSample, in(0), out(0)[:s.N])
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

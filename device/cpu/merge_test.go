@@ -19,15 +19,42 @@ import (
 // the reference tape machine plus optim, from the same values: the same
 // loss and weights after each of 20 steps of momentum.
 func TestMergeOpsTrainLikeTheTapeMachine(t *testing.T) {
-	var warnings strings.Builder
-	defer cpu.SetFallbackWarnings(&warnings)()
-	mk := func() *opstest.MergeGraph {
+	trainsLikeTheTapeMachine(t, func() testGraph {
 		m, err := opstest.BuildMergeGraph(4, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m
-	}
+		return testGraph{m.G, m.Learnables, &m.LossValue}
+	})
+}
+
+// TestResizeOpsTrainLikeTheTapeMachine: the same of opstest.ResizeGraph
+// (Pad2D, UpSample2D, Crop2D and their gradients).
+func TestResizeOpsTrainLikeTheTapeMachine(t *testing.T) {
+	trainsLikeTheTapeMachine(t, func() testGraph {
+		m, err := opstest.BuildResizeGraph(4, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testGraph{m.G, m.Learnables, &m.LossValue}
+	})
+}
+
+// testGraph is an opstest graph: its learnables and where it reads its
+// loss.
+type testGraph struct {
+	G          *gorgonia.ExprGraph
+	Learnables []*gorgonia.Node
+	LossValue  *gorgonia.Value
+}
+
+// trainsLikeTheTapeMachine trains two graphs mk makes, one with the CPU
+// machine's Train on the plan, one on the tape machine plus optim, 20
+// steps of momentum, and requires the same losses and weights.
+func trainsLikeTheTapeMachine(t *testing.T, mk func() testGraph) {
+	t.Helper()
+	var warnings strings.Builder
+	defer cpu.SetFallbackWarnings(&warnings)()
 	fused, host := mk(), mk()
 	newOpt := func() optim.Optimizer {
 		o, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.9})
@@ -45,7 +72,7 @@ func TestMergeOpsTrainLikeTheTapeMachine(t *testing.T) {
 	}
 	defer fm.Close()
 	if warnings.Len() > 0 {
-		t.Fatalf("the merge graph fell back to the tape machine: %s", warnings.String())
+		t.Fatalf("the graph fell back to the tape machine: %s", warnings.String())
 	}
 	hm, err := device.NewMachine(cpuSpec(t), host.G, driver.MachineOptions{Learnables: host.Learnables, Reference: true})
 	if err != nil {
@@ -77,7 +104,7 @@ func TestMergeOpsTrainLikeTheTapeMachine(t *testing.T) {
 		}
 		fm.Reset()
 		hm.Reset()
-		a, b := lossOf(t, fused.LossValue), lossOf(t, host.LossValue)
+		a, b := lossOf(t, *fused.LossValue), lossOf(t, *host.LossValue)
 		if math.Abs(a-b) > 1e-5*math.Abs(b) {
 			t.Fatalf("step %d: loss %v with Train, %v on the tape machine", step, a, b)
 		}

@@ -51,6 +51,10 @@ const (
 	kBinaryGrad      = "gk_binary_grad"
 	kScaleTo         = "gk_scale_to"
 	kCopyCols        = "gk_copy_cols"
+	kPad2d           = "gk_pad2d"
+	kCrop2d          = "gk_crop2d"
+	kUpsample2d      = "gk_upsample2d"
+	kUpsample2dGrad  = "gk_upsample2d_grad"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -100,4 +104,8 @@ var kernelNames = []string{
 	kBinaryGrad,
 	kScaleTo,
 	kCopyCols,
+	kPad2d,
+	kCrop2d,
+	kUpsample2d,
+	kUpsample2dGrad,
 }

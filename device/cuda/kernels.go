@@ -665,3 +665,38 @@ func (k *kernels) copyCols(s gpuStream, src devicePtr, srcLd, srcOff int, dst de
 	return k.launch(s, kCopyCols, elemGrid(rows*cols), elemBlock, 0, ptrArg(src), intArg(srcLd), intArg(srcOff),
 		ptrArg(dst), intArg(dstLd), intArg(dstOff), intArg(rows), intArg(cols))
 }
+
+// pad2d writes the padding (crop false) or the crop (crop true) of the
+// images x by p into out: gk_pad2d or gk_crop2d over the output's values.
+func (k *kernels) pad2d(s gpuStream, p ops.Pad2DParams, crop bool, x, out devicePtr) error {
+	large := p.Large()
+	n := large[0] * large[1] * large[2] * large[3]
+	if err := fits32("zero padding or cropping", n); err != nil {
+		return err
+	}
+	name, m := kPad2d, n
+	if crop {
+		name, m = kCrop2d, p.Shape[0]*p.Shape[1]*p.Shape[2]*p.Shape[3]
+	}
+	sh := p.Shape
+	return k.launch(s, name, elemGrid(m), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(sh[0]), intArg(sh[1]), intArg(sh[2]), intArg(sh[3]),
+		intArg(p.Top), intArg(p.Bottom), intArg(p.Left), intArg(p.Right))
+}
+
+// upSample writes the upsampling of the images x by p (grad false), or
+// the gradient of its input given x, its output's (grad true), into out:
+// gk_upsample2d or gk_upsample2d_grad over the output's values.
+func (k *kernels) upSample(s gpuStream, p ops.UpSampleParams, grad bool, x, out devicePtr) error {
+	o := p.Out()
+	big := o[0] * o[1] * o[2] * o[3]
+	if err := fits32("upsampling", big); err != nil {
+		return err
+	}
+	name, m := kUpsample2d, big
+	if grad {
+		name, m = kUpsample2dGrad, p.Shape[0]*p.Shape[1]*p.Shape[2]*p.Shape[3]
+	}
+	sh := p.Shape
+	return k.launch(s, name, elemGrid(m), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(sh[0]), intArg(sh[1]), intArg(sh[2]), intArg(sh[3]),
+		intArg(p.SizeH), intArg(p.SizeW))
+}

@@ -504,6 +504,10 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.ConcatGrad:
 		p := s.Op.Concat
 		return k.copyCols(st, in(0), p.OutCols(), p.Offset(p.Piece), out(0), s.N, 0, s.M, s.N)
+	case plan.Pad2D, plan.Crop2D:
+		return k.pad2d(st, s.Op.Pad2D, s.Kind == plan.Crop2D, in(0), out(0))
+	case plan.UpSample, plan.UpSampleGrad:
+		return k.upSample(st, s.Op.UpSample, s.Kind == plan.UpSampleGrad, in(0), out(0))
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

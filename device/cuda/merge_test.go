@@ -134,12 +134,31 @@ func TestConcatKernelMatchesCPU(t *testing.T) {
 // same values, 20 steps of Adam, and requires the same loss at every step
 // and the same weights at the end, within 1e-5.
 func TestMergeGraphTrainsAsOnCPU(t *testing.T) {
-	needGPU(t)
-	train := func(spec device.Spec) ([]float64, *opstest.MergeGraph) {
+	trainsAsOnCPU(t, func() gpuTestGraph {
 		m, err := opstest.BuildMergeGraph(17, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return gpuTestGraph{m.G, m.Learnables, &m.LossValue}
+	})
+}
+
+// gpuTestGraph is an opstest graph: its learnables and where it reads its
+// loss.
+type gpuTestGraph struct {
+	G          *gorgonia.ExprGraph
+	Learnables []*gorgonia.Node
+	LossValue  *gorgonia.Value
+}
+
+// trainsAsOnCPU trains a graph mk makes on /GPU:0 and one on /CPU:0, 20
+// steps of Adam from the same values, and requires the same loss at every
+// step and the same weights at the end, within 1e-5.
+func trainsAsOnCPU(t *testing.T, mk func() gpuTestGraph) {
+	t.Helper()
+	needGPU(t)
+	train := func(spec device.Spec) ([]float64, gpuTestGraph) {
+		m := mk()
 		opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
 		if err != nil {
 			t.Fatal(err)
@@ -161,9 +180,9 @@ func TestMergeGraphTrainsAsOnCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			opt.Advance()
-			l, ok := m.LossValue.(*gorgonia.F32)
+			l, ok := (*m.LossValue).(*gorgonia.F32)
 			if !ok {
-				t.Fatalf("the loss came back as %T", m.LossValue)
+				t.Fatalf("the loss came back as %T", *m.LossValue)
 			}
 			losses = append(losses, float64(*l))
 			mach.Reset()

@@ -1917,3 +1917,58 @@ extern "C" __global__ void gk_copy_cols(const float *src, int src_ld, int src_of
 		dst[(size_t)r * dst_ld + dst_off + c] = src[(size_t)r * src_ld + src_off + c];
 	}
 }
+
+// gk_pad2d: the images x, n×h×w×c (channels last), with top and bottom rows
+// and left and right columns of zeros around, written whole into y,
+// n×(top+h+bottom)×(left+w+right)×c: a ZeroPadding2D, or a Cropping2D's
+// gradient (ops.Pad2DForward). Any grid-stride launch.
+extern "C" __global__ void gk_pad2d(const float *x, float *y, int n, int h, int w, int c, int top, int bottom, int left,
+		int right) {
+	int lh = h + top + bottom, lw = w + left + right;
+	GRID_STRIDE(o, n * lh * lw * c) {
+		int k = o % c, j = (o / c) % lw, i = (o / c / lw) % lh, b = o / c / lw / lh;
+		int si = i - top, sj = j - left;
+		y[o] = (si >= 0 && si < h && sj >= 0 && sj < w) ? x[(((size_t)b * h + si) * w + sj) * c + k] : 0.0f;
+	}
+}
+
+// gk_crop2d: the images x, n×(top+h+bottom)×(left+w+right)×c, cropped to
+// y, n×h×w×c: a Cropping2D, or a ZeroPadding2D's gradient
+// (ops.Crop2DForward). Any grid-stride launch.
+extern "C" __global__ void gk_crop2d(const float *x, float *y, int n, int h, int w, int c, int top, int bottom, int left,
+		int right) {
+	int lh = h + top + bottom, lw = w + left + right;
+	GRID_STRIDE(o, n * h * w * c) {
+		int k = o % c, j = (o / c) % w, i = (o / c / w) % h, b = o / c / w / h;
+		y[o] = x[(((size_t)b * lh + i + top) * lw + j + left) * c + k];
+	}
+}
+
+// gk_upsample2d: each pixel of the images x, n×h×w×c, repeated sh times
+// down and sw times across into y, n×(h·sh)×(w·sw)×c: an UpSampling2D
+// with interpolation "nearest" (ops.UpSampleForward). Any grid-stride
+// launch.
+extern "C" __global__ void gk_upsample2d(const float *x, float *y, int n, int h, int w, int c, int sh, int sw) {
+	int oh = h * sh, ow = w * sw;
+	GRID_STRIDE(o, n * oh * ow * c) {
+		int k = o % c, j = (o / c) % ow, i = (o / c / ow) % oh, b = o / c / ow / oh;
+		y[o] = x[(((size_t)b * h + i / sh) * w + j / sw) * c + k];
+	}
+}
+
+// gk_upsample2d_grad: the gradient of gk_upsample2d's input, dx
+// (n×h×w×c), given its output's, dy: each pixel's sh×sw block of dy
+// summed in float, down the block's rows and across each, the order of
+// ops.UpSampleBackward (the same bits). Any grid-stride launch.
+extern "C" __global__ void gk_upsample2d_grad(const float *dy, float *dx, int n, int h, int w, int c, int sh, int sw) {
+	int oh = h * sh, ow = w * sw;
+	GRID_STRIDE(o, n * h * w * c) {
+		int k = o % c, j = (o / c) % w, i = (o / c / w) % h, b = o / c / w / h;
+		float s = 0.0f;
+		for (int a = 0; a < sh; a++) {
+			const float *row = dy + (((size_t)b * oh + (size_t)i * sh + a) * ow + (size_t)j * sw) * c + k;
+			for (int e = 0; e < sw; e++) s = __fadd_rn(s, row[(size_t)e * c]);
+		}
+		dx[o] = s;
+	}
+}

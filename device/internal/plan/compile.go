@@ -197,6 +197,21 @@ const (
 	// gradient of a Concat's output, M rows of N (that input's Cols)
 	// (ops.ConcatBackward).
 	ConcatGrad
+	// Pad2D: Out[0] (N values, Op.Pad2D.Large()) = the images In[0]
+	// (Op.Pad2D.Small()) with rows and columns of zeros around
+	// (ops.Pad2DForward): a ZeroPadding2D, or a Cropping2D's gradient.
+	Pad2D
+	// Crop2D: Out[0] (N values, Op.Pad2D.Small()) = the images In[0]
+	// (Op.Pad2D.Large()) cropped (ops.Crop2DForward): a Cropping2D, or a
+	// ZeroPadding2D's gradient.
+	Crop2D
+	// UpSample: Out[0] (N values, Op.UpSample.Out()) = each pixel of the
+	// images In[0] repeated (ops.UpSampleForward).
+	UpSample
+	// UpSampleGrad: Out[0] (N values, Op.UpSample.In()) = each pixel's
+	// block of In[0], the gradient of an UpSample's output, summed
+	// (ops.UpSampleBackward).
+	UpSampleGrad
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -205,7 +220,8 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	Dropout: "Dropout", Norm: "Norm", Gather: "Gather", ScatterAdd: "ScatterAdd",
 	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
 	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
-	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad"}
+	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad", Pad2D: "Pad2D", Crop2D: "Crop2D", UpSample: "UpSample",
+	UpSampleGrad: "UpSampleGrad"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -278,6 +294,10 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v, %d values}", s.Op.Scale, s.N)
 	case Concat, ConcatGrad:
 		fmt.Fprintf(&b, "{%v, piece %d: %d×%d}", s.Op.Concat, s.Op.Concat.Piece, s.M, s.N)
+	case Pad2D, Crop2D:
+		fmt.Fprintf(&b, "{%v -> %d values}", s.Op.Pad2D, s.N)
+	case UpSample, UpSampleGrad:
+		fmt.Fprintf(&b, "{%v -> %d values}", s.Op.UpSample, s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
 	case Reduce, ReduceStart, ReduceWait:
@@ -646,6 +666,10 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpConcatGrad:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: ConcatGrad, Op: info, Node: n, M: info.Concat.Rows(), N: info.Concat.Cols(info.Concat.Piece), In: in, Out: []int{out}})
+	case ops.OpPad2D, ops.OpCrop2D, ops.OpUpSample2D, ops.OpUpSample2DGrad:
+		kind := map[ops.OpKind]Kind{ops.OpPad2D: Pad2D, ops.OpCrop2D: Crop2D, ops.OpUpSample2D: UpSample, ops.OpUpSample2DGrad: UpSampleGrad}[info.Kind]
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	case ops.OpMetricState:
 		rows, cols := matrix(shapeOf(0))
 		_, yCols := matrix(shapeOf(1))

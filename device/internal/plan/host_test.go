@@ -265,6 +265,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], args...)
 	case ConcatGrad:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Concat.Out()...))
+	case Pad2D:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Pad2D.Small()...))
+	case Crop2D:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Pad2D.Large()...))
+	case UpSample:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.In()...))
+	case UpSampleGrad:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.Out()...))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

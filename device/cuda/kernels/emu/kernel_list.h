@@ -51,4 +51,8 @@
 	K(gk_binary) \
 	K(gk_binary_grad) \
 	K(gk_scale_to) \
-	K(gk_copy_cols)
+	K(gk_copy_cols) \
+	K(gk_pad2d) \
+	K(gk_crop2d) \
+	K(gk_upsample2d) \
+	K(gk_upsample2d_grad)
