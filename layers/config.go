@@ -113,6 +113,11 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Maximum":                mergeFromConfig(mergeMaximum),
 	"Minimum":                mergeFromConfig(mergeMinimum),
 	"Concatenate":            mergeFromConfig(mergeConcatenate),
+	"ZeroPadding2D":          zeroPaddingFromConfig,
+	"Cropping2D":             croppingFromConfig,
+	"UpSampling2D":           upSamplingFromConfig,
+	"Identity":               identityFromConfig,
+	"ReLU":                   reluFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

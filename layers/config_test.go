@@ -62,6 +62,13 @@ var configCases = []struct {
 	{Maximum(), []int{3}, `{"class_name":"Maximum","config":{"name":""}}`},
 	{Minimum(), []int{3}, `{"class_name":"Minimum","config":{"name":""}}`},
 	{Concatenate(-1), []int{2, 3}, `{"class_name":"Concatenate","config":{"axis":-1,"name":""}}`},
+	{ZeroPadding2D(1, 0, 2, 3), []int{4, 5, 2}, `{"class_name":"ZeroPadding2D","config":{"data_format":"channels_last","name":"","padding":[[1,0],[2,3]]}}`},
+	{ZeroPadding2DSymmetric(1, 1, Named("pad")), []int{4, 5, 2}, `{"class_name":"ZeroPadding2D","config":{"data_format":"channels_last","name":"pad","padding":[[1,1],[1,1]]}}`},
+	{Cropping2D(1, 0, 2, 1), []int{4, 5, 2}, `{"class_name":"Cropping2D","config":{"cropping":[[1,0],[2,1]],"data_format":"channels_last","name":""}}`},
+	{Cropping2DSymmetric(1, 2), []int{4, 5, 2}, `{"class_name":"Cropping2D","config":{"cropping":[[1,1],[2,2]],"data_format":"channels_last","name":""}}`},
+	{UpSampling2D(2, 3), []int{4, 5, 2}, `{"class_name":"UpSampling2D","config":{"data_format":"channels_last","interpolation":"nearest","name":"","size":[2,3]}}`},
+	{Identity(Named("same")), []int{3}, `{"class_name":"Identity","config":{"name":"same"}}`},
+	{NewReLU(), []int{2, 3}, `{"class_name":"ReLU","config":{"max_value":null,"name":"","negative_slope":0,"threshold":0}}`},
 }
 
 // TestConfigRoundTrips checks each layer's config, and that the layer
@@ -253,6 +260,18 @@ func TestFromConfigDefaults(t *testing.T) {
 		{Config{"Embedding", map[string]any{"input_dim": 4, "output_dim": 2}}, Embedding(4, 2)},
 		{Config{"Activation", map[string]any{"activation": "softmax"}}, NewActivation(Softmax)},
 		{Config{"Dense", map[string]any{"units": 3, "activation": nil, "kernel_initializer": nil}}, Dense(3)},
+		{Config{"ZeroPadding2D", nil}, ZeroPadding2DSymmetric(1, 1)},
+		{Config{"ZeroPadding2D", map[string]any{"padding": 2}}, ZeroPadding2D(2, 2, 2, 2)},
+		{Config{"ZeroPadding2D", map[string]any{"padding": []int{1, 2}, "data_format": nil}}, ZeroPadding2DSymmetric(1, 2)},
+		{Config{"ZeroPadding2D", map[string]any{"padding": []any{[]int{1, 2}, []int{3, 4}}, "data_format": "channels_last"}}, ZeroPadding2D(1, 2, 3, 4)},
+		{Config{"Cropping2D", nil}, Cropping2D(0, 0, 0, 0)},
+		{Config{"Cropping2D", map[string]any{"cropping": 1}}, Cropping2D(1, 1, 1, 1)},
+		{Config{"Cropping2D", map[string]any{"cropping": []int{2, 0}}}, Cropping2DSymmetric(2, 0)},
+		{Config{"UpSampling2D", nil}, UpSampling2D(2, 2)},
+		{Config{"UpSampling2D", map[string]any{"size": 3, "interpolation": "nearest"}}, UpSampling2D(3, 3)},
+		{Config{"Identity", nil}, Identity()},
+		{Config{"ReLU", map[string]any{"max_value": nil, "negative_slope": 0.0, "threshold": 0.0}}, NewReLU()},
+		{Config{"ReLU", nil}, NewReLU()},
 	} {
 		got, err := FromConfig(c.config)
 		if err != nil {
@@ -321,6 +340,18 @@ func TestFromConfigErrors(t *testing.T) {
 		{Config{"InputLayer", nil}, []string{`argument "batch_shape" is missing`}},
 		{Config{"InputLayer", map[string]any{"batch_shape": []any{32, 3}}}, []string{"the batch axis must be null"}},
 		{Config{"InputLayer", map[string]any{"batch_shape": []any{nil, nil}}}, []string{"axis 1 is null"}},
+		{Config{"ZeroPadding2D", map[string]any{"padding": "same"}}, []string{`argument "padding" is "same"`, "((top, bottom), (left, right))"}},
+		{Config{"ZeroPadding2D", map[string]any{"padding": []int{1, 2, 3}}}, []string{`argument "padding" is [1,2,3]`}},
+		{Config{"ZeroPadding2D", map[string]any{"padding": -1}}, []string{"ZeroPadding2D layer", "every value must be 0 or more"}},
+		{Config{"ZeroPadding2D", map[string]any{"data_format": "channels_first"}}, []string{`data_format "channels_first" is not supported`, "channels_last"}},
+		{Config{"Cropping2D", map[string]any{"cropping": []any{[]int{1}, []int{2, 3}}}}, []string{`argument "cropping" is [[1],[2,3]]`}},
+		{Config{"Cropping2D", map[string]any{"data_format": "channels_first"}}, []string{`data_format "channels_first" is not supported`}},
+		{Config{"UpSampling2D", map[string]any{"interpolation": "bilinear"}}, []string{`interpolation "bilinear" is not supported yet`, `"nearest"`}},
+		{Config{"UpSampling2D", map[string]any{"size": []int{2, 2, 2}}}, []string{`argument "size" is [2,2,2]`}},
+		{Config{"UpSampling2D", map[string]any{"size": 0}}, []string{"size (0, 0): both must be 1 or more"}},
+		{Config{"ReLU", map[string]any{"max_value": 6}}, []string{"max_value 6", "not supported yet"}},
+		{Config{"ReLU", map[string]any{"negative_slope": 0.1}}, []string{"negative_slope 0.1", "not supported yet"}},
+		{Config{"ReLU", map[string]any{"alpha": 0.1}}, []string{`unknown argument "alpha"`}},
 	} {
 		_, err := FromConfig(c.config)
 		if err == nil {

@@ -2,8 +2,9 @@
 // names, arguments and defaults: Input, Dense, Activation, Flatten and
 // Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
 // AveragePooling2D, their 1D and global forms); Dropout;
-// BatchNormalization and LayerNormalization; Embedding; and the
-// activations and weight initializers they take. Images and sequences
+// BatchNormalization and LayerNormalization; Embedding; the merge layers;
+// ZeroPadding2D, Cropping2D and UpSampling2D; Identity and ReLU (NewReLU);
+// and the activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
 // channels).
 //

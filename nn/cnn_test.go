@@ -67,7 +67,8 @@ func TestKerasLayerNames(t *testing.T) {
 	for typ, want := range map[string]string{
 		"Dense": "dense", "Conv2D": "conv2d", "Conv1D": "conv1d", "MaxPooling2D": "max_pooling2d",
 		"GlobalAveragePooling2D": "global_average_pooling2d", "BatchNormalization": "batch_normalization",
-		"InputLayer": "input_layer", "Dropout": "dropout",
+		"InputLayer": "input_layer", "Dropout": "dropout", "ZeroPadding2D": "zero_padding2d", "Cropping2D": "cropping2d",
+		"UpSampling2D": "up_sampling2d", "Identity": "identity", "ReLU": "re_lu",
 	} {
 		if got := snakeCase(typ); got != want {
 			t.Errorf("snakeCase(%q) = %q, want %q", typ, got, want)

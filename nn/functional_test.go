@@ -366,3 +366,39 @@ func TestMergeLayersTrain(t *testing.T) {
 		t.Errorf("loss %v after 15 epochs from %v: the model did not learn", last, first)
 	}
 }
+
+// ZeroPadding2D, UpSampling2D, Cropping2D, Identity and ReLU in a model:
+// Keras' automatic names, the shapes, and the model learns.
+func TestResizeLayersTrain(t *testing.T) {
+	in := nn.Input(6)
+	x := nn.Apply(layers.Reshape([]int{2, 3, 1}), in)
+	x = nn.Apply(layers.ZeroPadding2D(1, 0, 1, 1), x)              // (3, 5, 1)
+	x = nn.Apply(layers.Conv2D(4, 2, layers.Tanh), x)              // (2, 4, 4)
+	x = nn.Apply(layers.UpSampling2D(2, 1), x)                     // (4, 4, 4)
+	x = nn.Apply(layers.Cropping2DSymmetric(1, 0), x)              // (2, 4, 4)
+	x = nn.Apply(layers.NewReLU(), nn.Apply(layers.Identity(), x)) // (2, 4, 4)
+	out := nn.Apply(layers.Dense(3, layers.Softmax), nn.Apply(layers.Flatten(), x))
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var names []string
+	for _, l := range m.Layers() {
+		names = append(names, l.Name())
+	}
+	want := []string{"reshape", "zero_padding2d", "conv2d", "up_sampling2d", "cropping2d", "identity", "re_lu", "flatten", "dense"}
+	if !slices.Equal(names, want) {
+		t.Errorf("layer names %q, want %q", names, want)
+	}
+	m.SetSeed(3)
+	compileSGD(t, m, 0.2)
+	h, err := m.Fit(context.Background(), graphData(t), nn.Epochs(15), nn.BatchSize(16), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := h.Get("loss")
+	if first, last := loss[0], loss[len(loss)-1]; !(last < 0.7*first) {
+		t.Errorf("loss %v after 15 epochs from %v: the model did not learn", last, first)
+	}
+}

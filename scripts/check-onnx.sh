@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports nine
+# scripts/onnx/export builds, trains for a few steps and exports ten
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers, Reshape and global
 # poolings, one of GELU activations, an Embedding model, and two
 # functional models of shared layers: a convolution and a Dense applied
-# twice, a 1D convolution three times; and one of every merge layer) and
+# twice, a 1D convolution three times; one of every merge layer; and one of
+# ZeroPadding2D, Cropping2D, UpSampling2D, Identity and ReLU) and
 # writes their inputs and gokeras' Predict outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, and every output must be within 1e-5 of Predict's,

@@ -240,3 +240,28 @@ func TestBuilderCallOfSeveralInputs(t *testing.T) {
 		t.Errorf("Transposes %v: want one to channels first and one back", perms)
 	}
 }
+
+// ZeroPadding2D, Cropping2D and UpSampling2D map to Pad, Slice and Resize
+// in whichever layout their input has (channels last before the
+// convolution, first after it, with no Transpose between them), Identity
+// to Identity and ReLU to Relu.
+func TestExportONNXResizeLayers(t *testing.T) {
+	m := functional(t, []int{6, 5, 2}, func(in *nn.Tensor) *nn.Tensor {
+		x := nn.Apply(layers.ZeroPadding2D(1, 0, 0, 1), in)
+		x = nn.Apply(layers.Conv2D(3, 2), x)
+		x = nn.Apply(layers.Cropping2DSymmetric(1, 0), x)
+		x = nn.Apply(layers.UpSampling2D(2, 1), x)
+		x = nn.Apply(layers.NewReLU(), nn.Apply(layers.Identity(), x))
+		return nn.Apply(layers.Dense(2), nn.Apply(layers.Flatten(), x))
+	})
+	m.SetSeed(4)
+	om := exportedONNX(t, m, true)
+	checkGraph(t, om, m)
+	want := []string{"Pad", "Transpose", "Conv", "Slice", "Resize", "Identity", "Relu", "Transpose", "Flatten", "Gemm"}
+	if got := opTypes(om); !slices.Equal(got, want) {
+		t.Errorf("ops %v, want %v", got, want)
+	}
+	if r := nodeOf(t, om, "Resize"); len(r.Inputs) != 3 || r.Inputs[1] != "" {
+		t.Errorf("Resize's inputs %q: want X, no roi, scales", r.Inputs)
+	}
+}

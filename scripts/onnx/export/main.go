@@ -173,6 +173,20 @@ var specs = []spec{
 		out := nn.Apply(layers.Dense(4, layers.Softmax), v)
 		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
 	}, normals},
+	{"functional_resize", nil, func() (*nn.Model, error) { // ZeroPadding2D, Cropping2D and UpSampling2D on either layout, Identity, ReLU
+		in := nn.Input(8, 8, 3)
+		x := nn.Apply(layers.ZeroPadding2D(1, 0, 2, 1), in)  // channels last: (9, 11, 3)
+		x = nn.Apply(layers.Conv2D(4, 3), x)                 // channels first from here: (7, 9, 4)
+		x = nn.Apply(layers.ZeroPadding2DSymmetric(1, 1), x) // (9, 11, 4)
+		x = nn.Apply(layers.Cropping2D(1, 2, 0, 3), x)       // (6, 8, 4)
+		x = nn.Apply(layers.UpSampling2D(2, 1), x)           // (12, 8, 4)
+		x = nn.Apply(layers.NewReLU(), nn.Apply(layers.Identity(), nn.Apply(layers.MaxPooling2D(), x)))
+		a := nn.Apply(layers.UpSampling2D(1, 2), nn.Apply(layers.Cropping2DSymmetric(2, 1), in)) // channels last: (4, 12, 3)
+		a = nn.Apply(layers.Identity(), a)
+		v := nn.Apply(layers.Concatenate(-1), nn.Apply(layers.Flatten(), x), nn.Apply(layers.Flatten(), a))
+		out := nn.Apply(layers.Dense(4, layers.Softmax), v)
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	}, normals},
 }
 
 func main() {
