@@ -65,6 +65,13 @@ func TestMultiWorkerFitMatchesOneProcess(t *testing.T) {
 	jobOK(t, mpirun, 2, "fit")
 }
 
+// A functional model too: a residual block (Add), a shared layer and a
+// Concatenate train data-parallel as in one process.
+func TestMultiWorkerFitFunctionalMatchesOneProcess(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	jobOK(t, mpirun, 2, "fitfunctional")
+}
+
 // With Dropout too: each replica drops the units of its shard that one
 // process drops in the whole batch (the shard's first row goes with the
 // step), so two processes still train what one does.
@@ -150,6 +157,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	case "fitdropout":
 		mlpDropout = 0.3
 		workerFit(t, s)
+	case "fitfunctional":
+		mlpFunctional = true
+		workerFit(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
 	case "files":
@@ -206,6 +216,9 @@ var (
 	mlpDevice  = "/CPU:0"
 	mlpDropout = 0.0
 	mlpOverlap = true
+	// mlpFunctional makes mlp a functional model of the same input and
+	// output, with a residual block, a shared layer and a Concatenate.
+	mlpFunctional = false
 )
 
 // mlp is Input(20) -> Dense(64, relu) [-> Dropout] -> Dense(10, softmax),
@@ -216,6 +229,17 @@ func mlp(t *testing.T, opt optim.Optimizer, s nn.Strategy) *nn.Sequential {
 		ls = append(ls, layers.Dropout(mlpDropout))
 	}
 	m := nn.NewSequential(append(ls, layers.Dense(10, layers.Softmax))...)
+	if mlpFunctional {
+		in := nn.Input(20)
+		h := nn.Apply(layers.Dense(64, layers.ReLU), in)
+		r := nn.Apply(layers.Add(), in, nn.Apply(layers.Dense(20), h))
+		shared := layers.Dense(20, layers.Tanh)
+		x := nn.Apply(layers.Concatenate(-1), nn.Apply(shared, r), nn.Apply(shared, nn.Apply(shared, r)))
+		var err error
+		if m, err = nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(10, layers.Softmax), x)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	m.SetSeed(5)
 	opts := []nn.CompileOption{nn.OnDevice(mlpDevice)}
 	if s != nil {
