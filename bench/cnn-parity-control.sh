@@ -9,6 +9,7 @@
 #
 #   bench/cnn-parity-control.sh                # both variants: plain, batchnorm
 #   bench/cnn-parity-control.sh plain          # one variant
+#   bench/cnn-parity-control.sh resnet20       # ResNet-20
 #
 # Exits 0 if, for every variant, the real check passes, the control fails
 # and the margins agree (a deciding figure beyond tolerance in the control,

@@ -30,7 +30,10 @@ def series(d):
                            "a forward pass: a gradient error does not reach it"),
         f"output layer ({out}) / its weights": ([r["layers"][out]["weights"] for r in steps], t["weights"], True, ""),
         f"output layer ({out}) / its step": ([r["layers"][out]["step"] for r in steps], t["output_step"], True, ""),
-        "other layers / their step (worst)": ([max(r["layers"][n]["step"] for n in hidden) for r in steps],
+        # "decide": with parity_cnn.py --or-float64 (resnet20), the nearer
+        # of PyTorch's float32 and float64 replays; else the float32 one.
+        "other layers / their step (worst)": ([max(r["layers"][n].get("decide", r["layers"][n]["step"])
+                                                    for n in hidden) for r in steps],
                                               t["step"], True, ""),
         "all weights / weights (information)": ([r["model"] for r in steps], t["weights"], False,
                                                 "not a criterion: near-ties reach it at large steps"),

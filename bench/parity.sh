@@ -25,8 +25,9 @@
 # free-running comparison (each framework trains the 50 steps on its own)
 # beside PyTorch's own drift (oneDNN off vs on, float32 vs float64).
 #
-#   bench/parity.sh                      # both variants: plain, batchnorm
+#   bench/parity.sh                      # both CNN variants: plain, batchnorm
 #   bench/parity.sh batchnorm            # one variant (or VARIANT=batchnorm)
+#   bench/parity.sh resnet20             # ResNet-20 (applications.ResNetV1)
 #   bench/parity.sh --mutate-grad-scale plain
 #                                        # the control: gokeras built from a
 #                                        # copy of this tree in which every
@@ -42,7 +43,13 @@
 # given.
 #
 # Variants: plain (the cifar10_cnn) and batchnorm (a BatchNormalization
-# between the first convolution and its ReLU). Prints the machine (CPU model
+# between the first convolution and its ReLU); resnet20, Keras'
+# cifar10_resnet ResNet v1 (applications.ResNetV1(20, ...), a functional
+# model with merges and an L2 kernel penalty in the loss) against
+# bench/torch_resnet.py's twin, at lr 0.01, its hidden layers compared with
+# the nearer of PyTorch's float32 and float64 replays (parity_cnn.py
+# --or-float64: float32 alone parts PyTorch from itself by up to 1.3e-2 of
+# a step there). Prints the machine (CPU model
 # and flags), the date, the commit, the commands and parity_cnn.py's
 # reports, then one PASS or FAIL line per variant; exits 1 if any variant
 # fails, 2 if it could not run. Needs Go and Debian's python3-torch (sudo
@@ -79,9 +86,9 @@ done
 VARIANTS=${*:-${VARIANT:-plain batchnorm}}
 for v in $VARIANTS; do
 	case $v in
-	plain | batchnorm) ;;
+	plain | batchnorm | resnet20) ;;
 	*)
-		echo "parity.sh: unknown variant $v (want plain or batchnorm)" >&2
+		echo "parity.sh: unknown variant $v (want plain, batchnorm or resnet20)" >&2
 		exit 2
 		;;
 	esac
@@ -101,7 +108,7 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | awk '{print $2}' | tr '\n' ' ')
 echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes to: $dirty}"
 echo "$(go version); $("$PY" -c 'import sys, torch, numpy; print(f"python {sys.version.split()[0]}, torch {torch.__version__}, numpy {numpy.__version__}")')"
-echo "variants: $VARIANTS; $STEPS SGD steps, lr ${LR:-0.1 plain, 0.01 batchnorm}, batch $BATCH"
+echo "variants: $VARIANTS; $STEPS SGD steps, lr ${LR:-0.1 plain, 0.01 batchnorm and resnet20}, batch $BATCH"
 
 # SRC is the tree bench/cnnparity is built from: this one, or for the
 # control a copy of it (its uncommitted changes included, .git left out)
@@ -134,8 +141,12 @@ for v in $VARIANTS; do
 	lr=$LR
 	[ -n "$lr" ] || case $v in
 	plain) lr=0.1 ;;
-	batchnorm) lr=0.01 ;;
+	batchnorm | resnet20) lr=0.01 ;;
 	esac
+	# ResNet-20's hidden layers: the nearer of PyTorch's float32 and
+	# float64 replays (parity_cnn.py's docstring says why).
+	or64=""
+	[ "$v" != resnet20 ] || or64=--or-float64
 	args="--variant $v --steps $STEPS --lr $lr --batch-size $BATCH --trajectory"
 	echo "\$ ${mutate:+(cd MUTATED-COPY && }go run ./bench/cnnparity --out DIR/$v $args${mutate:+)}"
 	# shellcheck disable=SC2086 # args is split on purpose
@@ -150,10 +161,10 @@ FAIL: variant $v: bench/cnnparity failed"
 	[ -z "$figures" ] || fig="--figures $figures/$v.json"
 	# As bench/compare.py does for PyTorch: without the OpenBLAS overrides
 	# some machines set for old builds.
-	echo "\$ env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $PY bench/parity_cnn.py DIR/$v $freerun $fig"
+	echo "\$ env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $PY bench/parity_cnn.py DIR/$v $freerun $or64 $fig"
 	s=0
 	# shellcheck disable=SC2086
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PY" bench/parity_cnn.py "$DIR/$v" $freerun $fig >"$DIR/$v.out" 2>&1 || s=$?
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PY" bench/parity_cnn.py "$DIR/$v" $freerun $or64 $fig >"$DIR/$v.out" 2>&1 || s=$?
 	cat "$DIR/$v.out"
 	last=$(tail -n 1 "$DIR/$v.out")
 	case $s:$last in

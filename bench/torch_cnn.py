@@ -71,8 +71,10 @@ def device_name(dev):
     return f"CPU, {torch.get_num_threads()} threads"
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(build=None, doc=__doc__):
+    """Times the training steps of build() (default: the cifar10_cnn); a
+    model with a penalty() method (torch_resnet.py's) adds it to the loss."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
@@ -82,6 +84,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matrix products and convolutions on cuda (off by default)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="keep the model's weights and each batch in channels-last memory (torch.channels_last)")
     a = p.parse_args()
     if a.steps <= 0 or a.warmup < 0:
         p.error("--steps must be positive and --warmup not negative")
@@ -97,14 +101,16 @@ def main():
         torch.backends.cudnn.allow_tf32 = a.tf32
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     tf32 = f", TF32 {'on' if a.tf32 else 'off'}" if dev.type == "cuda" else ""
-    print(f"torch {torch.__version__}, {device_name(dev)}{tf32}", flush=True)
+    fmt = torch.channels_last if a.channels_last else torch.contiguous_format
+    print(f"torch {torch.__version__}, {device_name(dev)}{tf32}{', channels-last' if a.channels_last else ''}", flush=True)
 
     n = (a.steps + a.warmup) * a.batch_size
     images = torch.randint(0, 256, (n, 32, 32, 3), dtype=torch.uint8)
     labels = torch.randint(0, 10, (n,))
     if dev.type == "cuda":
         images, labels = images.pin_memory(), labels.pin_memory()
-    model = build_model().to(dev)
+    model = (build or build_model)().to(dev, memory_format=fmt)
+    penalty = getattr(model, "penalty", None)
     model.train()  # dropout on, as in Keras' fit
     if a.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=a.lr or 0.001, betas=(0.9, 0.999), eps=1e-7)
@@ -117,10 +123,12 @@ def main():
         sync()
         t0 = time.perf_counter()
         idx = order[step * a.batch_size:(step + 1) * a.batch_size]
-        x = images[idx].to(dev).permute(0, 3, 1, 2).contiguous().to(torch.float32).div_(255)
+        x = images[idx].to(dev).permute(0, 3, 1, 2).contiguous(memory_format=fmt).to(torch.float32).div_(255)
         y = labels[idx].to(dev)
         logits = model(x)
         loss = loss_fn(logits, y)
+        if penalty is not None:
+            loss = loss + penalty()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -42,7 +42,10 @@
 // --variant names the model: "plain" is the cifar10_cnn; "batchnorm" is
 // the same with a BatchNormalization (Keras' defaults: momentum 0.99,
 // epsilon 1e-3) between the first convolution, now without activation,
-// and a ReLU Activation layer (bench/torch_cnn.py's build_model has both).
+// and a ReLU Activation layer (bench/torch_cnn.py's build_model has both);
+// "resnet20" is applications.ResNetV1(20, ...), Keras' cifar10_resnet
+// ResNet v1 (a functional model, bench/torch_resnet.py's twin), whose
+// graph of layer calls run.json also carries ("calls").
 package main
 
 import (
@@ -54,6 +57,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gokeras/gokeras/applications"
 	"github.com/gokeras/gokeras/bench/internal/parity"
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
@@ -65,10 +69,13 @@ import (
 )
 
 // variants lists the models --variant accepts.
-var variants = []string{"plain", "batchnorm"}
+var variants = []string{"plain", "batchnorm", "resnet20"}
 
 // newModel builds the variant's model, dropout rates 0.
-func newModel(variant string) (*nn.Sequential, error) {
+func newModel(variant string) (*nn.Model, error) {
+	if variant == "resnet20" {
+		return applications.ResNetV1(20, []int{32, 32, 3}, 10)
+	}
 	ls := []layers.Layer{layers.Input(32, 32, 3)}
 	switch variant {
 	case "plain":
@@ -133,9 +140,12 @@ type runInfo struct {
 	ImageShape   []int              `json:"image_shape"`
 	Classes      int                `json:"classes"`
 	Layers       []parity.LayerInfo `json:"layers"`
-	Losses       []float64          `json:"losses"`
-	RunningMeans []float64          `json:"running_means"`
-	LossMethod   string             `json:"loss_method"`
+	// Calls is the model's graph of layer calls (the layers' inputs), which
+	// the twin of a functional model (resnet20) is matched against.
+	Calls        []parity.CallInfo `json:"calls"`
+	Losses       []float64         `json:"losses"`
+	RunningMeans []float64         `json:"running_means"`
+	LossMethod   string            `json:"loss_method"`
 	// Trajectory says steps/step-NNNN.safetensors hold the weights after
 	// each step 1..Steps-1.
 	Trajectory bool `json:"trajectory"`
@@ -238,7 +248,11 @@ func run() error {
 		return err
 	}
 
-	info := runInfo{Variant: *variant, Seed: *seed, Steps: *steps, BatchSize: *batch, LearningRate: *lr, Device: *dev,
+	calls, err := parity.Calls(model)
+	if err != nil {
+		return err
+	}
+	info := runInfo{Calls: calls, Variant: *variant, Seed: *seed, Steps: *steps, BatchSize: *batch, LearningRate: *lr, Device: *dev,
 		Samples: n, ImageShape: []int{32, 32, 3}, Classes: 10, Losses: rec.Losses, RunningMeans: rec.Means,
 		Trajectory: *trajectory, EvalSamples: *batch, LossMethod: parity.LossMethod, Layers: parity.Layers(model)}
 	b, err := json.MarshalIndent(info, "", "  ")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/gokeras/gokeras/nn"
 )
@@ -96,4 +97,33 @@ func Layers(model *nn.Sequential) []LayerInfo {
 		out = append(out, li)
 	}
 	return out
+}
+
+// CallInfo describes one layer call of a model's graph in run.json.
+type CallInfo struct {
+	Layer       string   `json:"layer"` // the layer's name
+	Type        string   `json:"type"`
+	Inputs      []string `json:"inputs"` // the layers whose outputs it takes ("input_1" or "input": the model's input)
+	OutputShape []int    `json:"output_shape"`
+}
+
+// Calls describes the graph of a model's layer calls, each after those
+// whose outputs it takes (nn.ModelView's Calls), naming tensors by the
+// layer that outputs them.
+func Calls(model *nn.Model) ([]CallInfo, error) {
+	var out []CallInfo
+	err := model.View("parity calls", func(v nn.ModelView) error {
+		for _, c := range v.Calls {
+			if c.Index != 0 {
+				return fmt.Errorf("layer %s is called more than once: a shared layer is not described", c.Layer.Name())
+			}
+			ci := CallInfo{Layer: c.Layer.Name(), Type: c.Layer.Type(), Inputs: []string{}, OutputShape: c.OutputShape}
+			for _, in := range c.Inputs {
+				ci.Inputs = append(ci.Inputs, strings.TrimSuffix(in, ":0"))
+			}
+			out = append(out, ci)
+		}
+		return nil
+	})
+	return out, err
 }
