@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Times the CIFAR-10 MLP's (or, with --model cnn, the Keras cifar10_cnn's)
-training step in PyTorch and in gokeras, side by side.
+"""Times the CIFAR-10 MLP's (or, with --model cnn, the Keras cifar10_cnn's;
+with --model resnet20, ResNet-20's) training step in PyTorch and in gokeras,
+side by side.
 
 --optimizers sgd,momentum,adam times each optimizer (momentum: SGD with
 momentum 0.9; also adamw, rmsprop, adagrad, adadelta, adamax, nadam; Keras'
@@ -53,10 +54,22 @@ CNN_FLOPS_PER_SAMPLE = training_flops([
     (15 * 15, 3 * 3 * 32, 64), (13 * 13, 3 * 3 * 64, 64),
     (1, 6 * 6 * 64, 512), (1, 512, 10),
 ])
-# What each --model times: the PyTorch twin, the extra train flags, the FLOPs.
+# ResNet-20 (Keras' cifar10_resnet v1) per sample: its 21 convolutions as
+# im2col products, the two 1x1 shortcut projections included, and the
+# Dense(64, 10): 243,994,368 FLOPs.
+RESNET20_FLOPS_PER_SAMPLE = training_flops(
+    [(32 * 32, 3 * 3 * 3, 16)] + [(32 * 32, 3 * 3 * 16, 16)] * 6 +
+    [(16 * 16, 3 * 3 * 16, 32), (16 * 16, 3 * 3 * 32, 32), (16 * 16, 16, 32)] + [(16 * 16, 3 * 3 * 32, 32)] * 4 +
+    [(8 * 8, 3 * 3 * 32, 64), (8 * 8, 3 * 3 * 64, 64), (8 * 8, 32, 64)] + [(8 * 8, 3 * 3 * 64, 64)] * 4 +
+    [(1, 64, 10)])
+# What each --model times: the PyTorch twin, the extra train flags, the
+# FLOPs, and the twin's settings tried each round besides the thread
+# settings (its fastest counts): ResNet-20 in PyTorch's default memory
+# layout and channels-last.
 MODELS = {
-    "mlp": ("torch_mlp.py", [], FLOPS_PER_SAMPLE),
-    "cnn": ("torch_cnn.py", ["--model", "cnn"], CNN_FLOPS_PER_SAMPLE),
+    "mlp": ("torch_mlp.py", [], FLOPS_PER_SAMPLE, [[]]),
+    "cnn": ("torch_cnn.py", ["--model", "cnn"], CNN_FLOPS_PER_SAMPLE, [[]]),
+    "resnet20": ("torch_resnet.py", ["--model", "resnet20"], RESNET20_FLOPS_PER_SAMPLE, [[], ["--channels-last"]]),
 }
 EPOCH = 50000  # samples of a CIFAR-10 training epoch
 GO_DEVICE = {"cpu": "/CPU:0", "cuda": "/GPU:0"}
@@ -101,10 +114,10 @@ GO_OPTIMIZER = {"sgd": ["--optimizer", "sgd"], "momentum": ["--optimizer", "sgd"
 TORCH_UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
-def torch_cmd(a, device, batch, threads, steps=None, warmup=None, optimizer="sgd"):
+def torch_cmd(a, device, batch, threads, steps=None, warmup=None, optimizer="sgd", extra=()):
     cmd = [a.python, os.path.join(HERE, MODELS[a.model][0]), "--device", device, "--batch-size", str(batch),
            "--steps", str(steps or a.steps), "--warmup", str(a.warmup if warmup is None else warmup),
-           "--threads", str(threads), "--optimizer", optimizer]
+           "--threads", str(threads), "--optimizer", optimizer] + list(extra)
     return cmd + ["--tf32"] if a.tf32 and device == "cuda" else cmd
 
 
@@ -124,12 +137,15 @@ def time_pair(a, device, batch, optimizer="sgd"):
     """One round: PyTorch's best thread setting, then gokeras, in ms/step."""
     tries = []
     settings = ((1, {}), (os.cpu_count(), {"OMP_WAIT_POLICY": "PASSIVE"})) if device == "cpu" else ((os.cpu_count(), {}),)
+    names = []
     for threads, extra in settings:
-        ms, _ = median_of(torch_cmd(a, device, batch, threads, optimizer=optimizer), env=torch_env(extra))
-        tries.append(ms)
+        for args in MODELS[a.model][3]:
+            ms, _ = median_of(torch_cmd(a, device, batch, threads, optimizer=optimizer, extra=args), env=torch_env(extra))
+            tries.append(ms)
+            names.append(" ".join([f"{threads} thread(s)"] + args))
     ms, _ = median_of(go_cmd(a, device, batch, optimizer=optimizer))
     if a.verbose:
-        print(f"  {LABEL[device]} batch {batch} {optimizer}: PyTorch {tries} ms/step (threads {', '.join(str(s[0]) for s in settings)}), "
+        print(f"  {LABEL[device]} batch {batch} {optimizer}: PyTorch {tries} ms/step ({', '.join(names)}), "
               f"gokeras {ms} ms/step", file=sys.stderr)
     return min(tries), ms
 
@@ -140,8 +156,9 @@ def main():
     p.add_argument("--train", required=True, help="the gokeras train binary")
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with torch")
     p.add_argument("--model", choices=tuple(MODELS), default="mlp",
-                   help="mlp (bench/torch_mlp.py, train --benchmark) or cnn, the Keras cifar10_cnn "
-                        "(bench/torch_cnn.py, train --benchmark --model cnn)")
+                   help="mlp (bench/torch_mlp.py, train --benchmark), cnn, the Keras cifar10_cnn "
+                        "(bench/torch_cnn.py, train --benchmark --model cnn), or resnet20, Keras' cifar10_resnet "
+                        "ResNet v1 (bench/torch_resnet.py, train --benchmark --model resnet20)")
     p.add_argument("--devices", default="cpu", help="cpu, cuda, or both: cuda,cpu")
     p.add_argument("--batch-sizes", default="32,256")
     p.add_argument("--optimizers", default="sgd", help="any of " + ", ".join(GO_OPTIMIZER) + ", comma-separated")
