@@ -24,8 +24,8 @@ set -eu
 cd "$(dirname "$0")/.."
 BATCH_SIZES=${BATCH_SIZES:-32,128} ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-20} RSS_STEPS=${RSS_STEPS:-20}
 if [ "${RESULTS:-}" != - ]; then
-	exec bench/record.sh "${RESULTS:-resnet20-bench}" -- env RESULTS=- BATCH_SIZES="$BATCH_SIZES" ROUNDS="$ROUNDS" \
-		STEPS="$STEPS" RSS_STEPS="$RSS_STEPS" TORCH=1 bench/resnet20-bench.sh
+	TORCH=1 exec bench/record.sh "${RESULTS:-resnet20-bench}" -- env RESULTS=- BATCH_SIZES="$BATCH_SIZES" ROUNDS="$ROUNDS" \
+		STEPS="$STEPS" RSS_STEPS="$RSS_STEPS" bench/resnet20-bench.sh
 fi
 echo "== training step, gokeras and PyTorch alternating (bench/run.sh, bench/compare.py --model resnet20)"
 env RESULTS=- MODEL=resnet20 BATCH_SIZES="$BATCH_SIZES" OPTIMIZERS=sgd ROUNDS="$ROUNDS" STEPS="$STEPS" VERBOSE=1 \
