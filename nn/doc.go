@@ -1,6 +1,7 @@
-// Package nn trains Keras-style Sequential models.
+// Package nn trains Keras-style models: stacks of layers (Sequential) and
+// graphs of layer calls (Keras' functional API: NewModel).
 //
-// A model is a stack of layers (package layers). Compile picks the
+// A model is made of layers (package layers). Compile picks the
 // optimizer, the loss, the metrics and the device; Fit trains, Evaluate
 // scores and Predict infers, with Keras' defaults and its progress format:
 //
@@ -76,9 +77,9 @@
 // options and a loss that becomes NaN or infinite are errors that name the
 // cause and the fix. Nothing in this package panics on bad input; exactly:
 //
-//   - every method of a nil *Sequential returns ErrNilModel (or a zero
-//     value, for those without an error), and the zero Sequential is an
-//     empty model;
+//   - every method of a nil *Model returns ErrNilModel (or a zero
+//     value, for those without an error), and the zero Model is an
+//     empty Sequential;
 //   - a nil context given to Fit, Evaluate or Predict is taken as
 //     context.Background() (CompileContext takes it as no device scope);
 //     Go's convention is still to pass a real one;

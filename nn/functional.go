@@ -1,28 +1,16 @@
 package nn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/gokeras/gokeras/internal/formats/configargs"
 	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/layers"
 )
-
-// Model is a model of any graph of layer calls. A Sequential is the
-// special case of a stack, as in Keras; NewModel makes the others, from
-// the tensors of Keras' functional API:
-//
-//	in := nn.Input(32, 32, 3)
-//	x := nn.Apply(layers.Conv2D(16, 3, layers.Padding("same"), layers.ReLU), in)
-//	x = nn.Apply(layers.Flatten(), x)
-//	out := nn.Apply(layers.Dense(10, layers.Softmax), x)
-//	model, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
-//
-// Compile, Fit, Evaluate, Predict, Summary, the weights' and checkpoints'
-// files and data-parallel training work on either kind.
-type Model = Sequential
 
 // Tensor is a symbolic tensor of the functional API, Keras' KerasTensor:
 // the input of a model (Input), or the output of a layer applied to
@@ -49,7 +37,14 @@ type layerCall struct {
 	layer layers.Layer
 	in    []*Tensor
 	out   *Tensor
+	// seq orders the calls as Apply made them: a call comes after every
+	// call its inputs come from, so this order is also a graph order, and
+	// it is the order Keras names layers in (as the code makes them).
+	seq uint64
 }
+
+// applied counts the calls Apply has made, for layerCall.seq.
+var applied atomic.Uint64
 
 // Input makes the input tensor of a functional model, of samples of the
 // given shape (without the batch axis), as keras.Input(shape) does.
@@ -137,7 +132,7 @@ func Apply(l layers.Layer, in ...*Tensor) *Tensor {
 		out.err = err
 		return out
 	}
-	out.from = &layerCall{layer: l, in: slices.Clone(in), out: out}
+	out.from = &layerCall{layer: l, in: slices.Clone(in), out: out, seq: applied.Add(1)}
 	return out
 }
 
@@ -228,6 +223,10 @@ func NewModel(inputs, outputs []*Tensor) (*Model, error) {
 	if err := visit(out); err != nil {
 		return nil, err
 	}
+	// The calls in the order they were made: the order Keras names the
+	// layers in and lists them (layer_1 made before layer_2), whatever
+	// order the walk found them.
+	slices.SortFunc(g.calls, func(a, b *layerCall) int { return cmp.Compare(a.seq, b.seq) })
 	if !seen[in] {
 		return nil, fmt.Errorf("nn.NewModel: the input of shape %s is not used by the output: the output must be computed from it", shapes.String(in.shape))
 	}

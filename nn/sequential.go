@@ -16,16 +16,21 @@ import (
 	"github.com/gokeras/gokeras/layers"
 )
 
-// Sequential is a linear stack of layers, like keras.Sequential.
+// Model is a model: a graph of layer calls, as Keras' Model. NewSequential
+// makes a stack of layers (Keras' Sequential, the special case it is in
+// Keras), NewModel any other graph, from the tensors of Keras' functional
+// API (see NewModel). Compile, Fit, Evaluate, Predict, Summary, saving
+// (whole models, weights, checkpoints), ONNX export and data-parallel
+// training work on either kind.
 //
 // A model is used from one goroutine at a time. Fit, Evaluate and Predict
 // check it: while one of them runs, another on the same model (from
 // another goroutine, or from one of Fit's callbacks) returns an error
 // that matches ErrBusy instead of sharing the model's machines.
 //
-// Every method may be called on a nil *Sequential: those that return an
-// error return one (ErrNilModel), the others return zero values.
-type Sequential struct {
+// Every method may be called on a nil *Model: those that return an error
+// return one (ErrNilModel), the others return zero values.
+type Model struct {
 	name       string
 	layers     []layers.Layer
 	inputShape []int // set by an Input layer or Build; nil until known
@@ -58,8 +63,12 @@ type Sequential struct {
 	inHooks atomic.Bool
 }
 
-// ErrNilModel is returned by the methods of a nil *Sequential.
-var ErrNilModel = errors.New("the model is a nil *Sequential: make one with nn.NewSequential")
+// Sequential is the type of a stack of layers, like keras.Sequential: a
+// Model, whose graph is its layers one after another (NewSequential, Add).
+type Sequential = Model
+
+// ErrNilModel is returned by the methods of a nil *Model.
+var ErrNilModel = errors.New("the model is a nil *Model: make one with nn.NewSequential or nn.NewModel")
 
 // ErrBusy is matched (errors.Is) by the error Fit, Evaluate and Predict
 // return when the model is already running one of them.
