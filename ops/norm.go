@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/chewxy/hm"
+	mat "github.com/gokeras/gokeras/internal/kernels/matrix"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -271,39 +274,55 @@ func NormForward(kind NormKind, p NormParams, rows, cols int, in [][]float32, ou
 	normalize(kind, p, rows, cols, in, out)
 }
 
-// normalize computes every NormKind; sums are kept in float64.
+// normalize computes every NormKind; sums are kept in float64. Every
+// column's sums run over the rows in order, so splitting the columns over
+// the cores (columnBlocks) or the rows of an elementwise pass (parallel)
+// gives the same bits as one goroutine; per-column constants such as
+// 1/√(variance+ε) are computed once, by the same expression, so the
+// results are those of the per-value code before (refNormalize in
+// norm_ref_test.go), bit for bit.
 func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
 	x := in[0]
 	n := float64(rows)
-	rstd := func(v T) float64 { return 1 / math.Sqrt(float64(v)+p.Epsilon) }
 	switch kind {
 	case ColumnMean:
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			for c, v := range x[r*cols : (r+1)*cols] {
-				sum[c] += float64(v)
+		columnBlocks(false, rows, cols, func(lo, hi int) {
+			var acc [normBlock]float64
+			sum := acc[:hi-lo]
+			for r := 0; r < rows; r++ {
+				for j, v := range x[r*cols+lo : r*cols+hi] {
+					sum[j] += float64(v)
+				}
 			}
-		}
-		for c := range out[:cols] {
-			out[c] = T(sum[c] / n)
-		}
+			for j := range sum {
+				out[lo+j] = T(sum[j] / n)
+			}
+		})
 	case ColumnVariance:
 		mean := in[1]
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			for c, v := range x[r*cols : (r+1)*cols] {
-				d := float64(v) - float64(mean[c])
-				sum[c] += d * d
+		columnBlocks(false, rows, cols, func(lo, hi int) {
+			var acc, mc [normBlock]float64
+			sum, m := acc[:hi-lo], mc[:hi-lo]
+			for j := range m {
+				m[j] = float64(mean[lo+j])
 			}
-		}
-		for c := range out[:cols] {
-			out[c] = T(sum[c] / n)
-		}
+			for r := 0; r < rows; r++ {
+				for j, v := range x[r*cols+lo : r*cols+hi] {
+					d := float64(v) - m[j]
+					sum[j] += d * d
+				}
+			}
+			for j := range sum {
+				out[lo+j] = T(sum[j] / n)
+			}
+		})
 	case BatchNorm:
 		mean, variance, gamma, beta := in[1], in[2], in[3], in[4]
-		scale, shift := make([]T, cols), make([]T, cols)
+		buf := normScratchT[T](2 * cols)
+		defer normScratchPoolT[T]().Put(buf)
+		scale, shift := (*buf)[:cols], (*buf)[cols:]
 		for c := range scale {
-			s := float64(gamma[c]) * rstd(variance[c])
+			s := float64(gamma[c]) * rstdOf(variance[c], p.Epsilon)
 			scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
 		}
 		for r := 0; r < rows; r++ {
@@ -316,42 +335,122 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 		mean, variance, gamma, dy := in[1], in[2], in[3], in[4]
 		// dx = γ·r·(dy - [Σdy + x̂·Σ(dy·x̂)]/n) with batch statistics,
 		// γ·r·dy with fixed ones.
-		sumDy, sumDyXhat := make([]float64, cols), make([]float64, cols)
+		buf := normScratchT[float64](5 * cols)
+		defer normScratchPoolT[float64]().Put(buf)
+		s := *buf
+		rs, mc, gr, sumDy, sumDyXhat := s[:cols], s[cols:2*cols], s[2*cols:3*cols], s[3*cols:4*cols], s[4*cols:5*cols]
+		for c := range rs {
+			rs[c] = rstdOf(variance[c], p.Epsilon)
+			mc[c] = float64(mean[c])
+			gr[c] = float64(gamma[c]) * rs[c]
+		}
 		if p.BatchStats {
-			for r := 0; r < rows; r++ {
+			columnBlocks(true, rows, cols, func(lo, hi int) {
+				var a, b [normBlock]float64
+				sd, sdx := a[:hi-lo], b[:hi-lo]
+				m, r := mc[lo:hi], rs[lo:hi]
+				for row := 0; row < rows; row++ {
+					xs := x[row*cols+lo : row*cols+hi]
+					for j, g := range dy[row*cols+lo : row*cols+hi] {
+						xhat := (float64(xs[j]) - m[j]) * r[j]
+						sd[j] += float64(g)
+						sdx[j] += float64(g) * xhat
+					}
+				}
+				copy(sumDy[lo:hi], sd)
+				copy(sumDyXhat[lo:hi], sdx)
+			})
+		}
+		parallel(rows, cols, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				o, xs := out[r*cols:(r+1)*cols], x[r*cols:(r+1)*cols]
 				for c, g := range dy[r*cols : (r+1)*cols] {
-					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
-					sumDy[c] += float64(g)
-					sumDyXhat[c] += float64(g) * xhat
+					v := float64(g)
+					if p.BatchStats {
+						xhat := (float64(xs[c]) - mc[c]) * rs[c]
+						v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
+					}
+					o[c] = T(gr[c] * v)
 				}
 			}
-		}
-		for r := 0; r < rows; r++ {
-			o := out[r*cols : (r+1)*cols]
-			for c, g := range dy[r*cols : (r+1)*cols] {
-				rs := rstd(variance[c])
-				v := float64(g)
-				if p.BatchStats {
-					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rs
-					v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
-				}
-				o[c] = T(float64(gamma[c]) * rs * v)
-			}
-		}
+		})
 	case BatchNormGammaGrad:
 		mean, variance, dy := in[1], in[2], in[3]
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			for c, g := range dy[r*cols : (r+1)*cols] {
-				sum[c] += float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+		columnBlocks(true, rows, cols, func(lo, hi int) {
+			var acc, mcs, rss [normBlock]float64
+			sum, m, rs := acc[:hi-lo], mcs[:hi-lo], rss[:hi-lo]
+			for j := range m {
+				m[j], rs[j] = float64(mean[lo+j]), rstdOf(variance[lo+j], p.Epsilon)
 			}
-		}
-		for c := range out[:cols] {
-			out[c] = T(sum[c])
-		}
+			for r := 0; r < rows; r++ {
+				xs := x[r*cols+lo : r*cols+hi]
+				for j, g := range dy[r*cols+lo : r*cols+hi] {
+					sum[j] += float64(g) * (float64(xs[j]) - m[j]) * rs[j]
+				}
+			}
+			for j := range sum {
+				out[lo+j] = T(sum[j])
+			}
+		})
 	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
 		layerNorm(kind, p.Epsilon, rows, cols, in, out)
 	}
+}
+
+// rstdOf is 1/√(v+ε), in float64.
+func rstdOf[T float](v T, eps float64) float64 { return 1 / math.Sqrt(float64(v)+eps) }
+
+// normBlock is the most columns one reduction of normalize sums at once:
+// its sums live on the goroutine's stack, so cores never write to the
+// same cache line.
+const normBlock = 64
+
+// columnBlocks runs body over blocks of at most normBlock columns; with
+// split, on every core when rows·cols is large enough to pay for the
+// goroutines. The blocks are handed out as the cores finish, at least 4
+// columns each (every block reads all the rows), so that a core the
+// machine gives late to this process does not hold the others up.
+//
+// Only the passes with enough arithmetic per value (the gradients) split:
+// on the shared 2-core machine of bench/results/bn-speed-2026-11-27.txt
+// the column means and variances and the forward pass, a few operations
+// a value, ran slower on two goroutines than on one.
+func columnBlocks(split bool, rows, cols int, body func(lo, hi int)) {
+	workers := 1
+	if split && cols > 4 && rows*cols >= 1<<15 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	mat.Parallel(workers, cols, max(4, cols/(4*workers)), func(_, lo, hi int) {
+		for b := lo; b < hi; b += normBlock {
+			body(b, min(hi, b+normBlock))
+		}
+	})
+}
+
+// normScratch32 and normScratch64 hold the scratch slices of normalize,
+// so that a step's normalizations allocate no memory once warm.
+var normScratch32, normScratch64 sync.Pool
+
+// normScratchPoolT is the pool of scratch slices of T.
+func normScratchPoolT[T float]() *sync.Pool {
+	if _, ok := any(T(0)).(float32); ok {
+		return &normScratch32
+	}
+	return &normScratch64
+}
+
+// normScratchT returns a pooled scratch slice of n values (not cleared);
+// put it back into normScratchPoolT[T]() when done.
+func normScratchT[T float](n int) *[]T {
+	p, _ := normScratchPoolT[T]().Get().(*[]T)
+	if p == nil {
+		p = new([]T)
+	}
+	if cap(*p) < n {
+		*p = make([]T, n)
+	}
+	*p = (*p)[:n]
+	return p
 }
 
 // rowMoments returns the mean and 1/√(variance+eps) of a row.
@@ -385,8 +484,14 @@ func layerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, ou
 		}
 		return
 	}
-	gamma := in[1]
-	for r := 0; r < rows; r++ {
+	parallel(rows, cols, func(lo, hi int) { layerNormRows(kind, eps, lo, hi, cols, in, out) })
+}
+
+// layerNormRows computes LayerNorm or LayerNormGrad for rows [lo, hi):
+// each row is independent of the others.
+func layerNormRows[T float](kind NormKind, eps float64, lo, hi, cols int, in [][]T, out []T) {
+	x, gamma := in[0], in[1]
+	for r := lo; r < hi; r++ {
 		row, o := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
 		mean, rs := rowMoments(row, eps)
 		if kind == LayerNorm {

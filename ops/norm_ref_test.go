@@ -1,0 +1,281 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// refNormalize is normalize as it was before its columns were split over
+// the cores (commit 5072d1b), kept verbatim as the bit-exact reference.
+// refNormalize computes every NormKind; sums are kept in float64.
+func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
+	x := in[0]
+	n := float64(rows)
+	rstd := func(v T) float64 { return 1 / math.Sqrt(float64(v)+p.Epsilon) }
+	switch kind {
+	case ColumnMean:
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			for c, v := range x[r*cols : (r+1)*cols] {
+				sum[c] += float64(v)
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c] / n)
+		}
+	case ColumnVariance:
+		mean := in[1]
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			for c, v := range x[r*cols : (r+1)*cols] {
+				d := float64(v) - float64(mean[c])
+				sum[c] += d * d
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c] / n)
+		}
+	case BatchNorm:
+		mean, variance, gamma, beta := in[1], in[2], in[3], in[4]
+		scale, shift := make([]T, cols), make([]T, cols)
+		for c := range scale {
+			s := float64(gamma[c]) * rstd(variance[c])
+			scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
+		}
+		for r := 0; r < rows; r++ {
+			o := out[r*cols : (r+1)*cols]
+			for c, v := range x[r*cols : (r+1)*cols] {
+				o[c] = v*scale[c] + shift[c]
+			}
+		}
+	case BatchNormGrad:
+		mean, variance, gamma, dy := in[1], in[2], in[3], in[4]
+		// dx = γ·r·(dy - [Σdy + x̂·Σ(dy·x̂)]/n) with batch statistics,
+		// γ·r·dy with fixed ones.
+		sumDy, sumDyXhat := make([]float64, cols), make([]float64, cols)
+		if p.BatchStats {
+			for r := 0; r < rows; r++ {
+				for c, g := range dy[r*cols : (r+1)*cols] {
+					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+					sumDy[c] += float64(g)
+					sumDyXhat[c] += float64(g) * xhat
+				}
+			}
+		}
+		for r := 0; r < rows; r++ {
+			o := out[r*cols : (r+1)*cols]
+			for c, g := range dy[r*cols : (r+1)*cols] {
+				rs := rstd(variance[c])
+				v := float64(g)
+				if p.BatchStats {
+					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rs
+					v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
+				}
+				o[c] = T(float64(gamma[c]) * rs * v)
+			}
+		}
+	case BatchNormGammaGrad:
+		mean, variance, dy := in[1], in[2], in[3]
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			for c, g := range dy[r*cols : (r+1)*cols] {
+				sum[c] += float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c])
+		}
+	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
+		refLayerNorm(kind, p.Epsilon, rows, cols, in, out)
+	}
+}
+
+// rowMoments returns the mean and 1/√(variance+eps) of a row.
+func refRowMoments[T float](row []T, eps float64) (mean, rstd float64) {
+	for _, v := range row {
+		mean += float64(v)
+	}
+	mean /= float64(len(row))
+	var ss float64
+	for _, v := range row {
+		d := float64(v) - mean
+		ss += d * d
+	}
+	return mean, 1 / math.Sqrt(ss/float64(len(row))+eps)
+}
+
+func refLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, out []T) {
+	x := in[0]
+	if kind == LayerNormGammaGrad {
+		dy := in[1]
+		sum := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			row := x[r*cols : (r+1)*cols]
+			mean, rs := refRowMoments(row, eps)
+			for c, g := range dy[r*cols : (r+1)*cols] {
+				sum[c] += float64(g) * (float64(row[c]) - mean) * rs
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(sum[c])
+		}
+		return
+	}
+	gamma := in[1]
+	for r := 0; r < rows; r++ {
+		row, o := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+		mean, rs := refRowMoments(row, eps)
+		if kind == LayerNorm {
+			beta := in[2]
+			for c, v := range row {
+				o[c] = T(float64(gamma[c])*(float64(v)-mean)*rs + float64(beta[c]))
+			}
+			continue
+		}
+		// dx = r·(g - [Σg + x̂·Σ(g·x̂)]/cols) with g = γ·dy.
+		dy := in[2][r*cols : (r+1)*cols]
+		var sumG, sumGXhat float64
+		for c, d := range dy {
+			g := float64(gamma[c]) * float64(d)
+			sumG += g
+			sumGXhat += g * (float64(row[c]) - mean) * rs
+		}
+		for c, d := range dy {
+			g := float64(gamma[c]) * float64(d)
+			xhat := (float64(row[c]) - mean) * rs
+			o[c] = T(rs * (g - (sumG+xhat*sumGXhat)/float64(cols)))
+		}
+	}
+}
+
+// TestNormalizeBitIdenticalToReference checks every NormKind of normalize
+// against refNormalize, the single-goroutine code it replaced, bit for bit,
+// in float32 and float64, on shapes with odd sizes, one-row batches, more
+// columns than a block (normBlock) and large enough to run on several cores.
+func TestNormalizeBitIdenticalToReference(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	shapes := [][2]int{{1, 1}, {1, 7}, {1, 3000}, {1, 40000}, {2, 3}, {3, 1}, {5, 17}, {31, 64}, {33, 65},
+		{129, 130}, {2048, 16}, {1025, 33}, {4096, 64}, {513, 129}, {32768, 3}, {40000, 1}, {700, 200}}
+	for i := 0; i < 6; i++ {
+		shapes = append(shapes, [2]int{1 + rng.IntN(3000), 1 + rng.IntN(150)})
+	}
+	kinds := []NormKind{ColumnMean, ColumnVariance, BatchNorm, BatchNormGrad, BatchNormGammaGrad,
+		LayerNorm, LayerNormGrad, LayerNormGammaGrad}
+	for _, sh := range shapes {
+		rows, cols := sh[0], sh[1]
+		for _, kind := range kinds {
+			for _, batchStats := range []bool{true, false} {
+				p := NormParams{Epsilon: 1e-3, BatchStats: batchStats}
+				if !batchStats {
+					p.Epsilon = 1e-5
+				}
+				checkNormBits[float32](t, rng, kind, p, rows, cols)
+				checkNormBits[float64](t, rng, kind, p, rows, cols)
+			}
+		}
+	}
+}
+
+// normInputs returns random inputs of kind for a rows×cols x: matrices
+// for x and dy, a vector otherwise; variances are positive and gammas
+// and means of either sign, as the op takes them.
+func normInputs[T float](rng *rand.Rand, kind NormKind, rows, cols int) [][]T {
+	vec := func(lo, hi float64) []T {
+		v := make([]T, cols)
+		for i := range v {
+			v[i] = T(lo + (hi-lo)*rng.Float64())
+		}
+		return v
+	}
+	mat := func() []T {
+		m := make([]T, rows*cols)
+		for i := range m {
+			m[i] = T(rng.NormFloat64()*3 + 0.5)
+		}
+		return m
+	}
+	x := mat()
+	switch kind {
+	case ColumnMean:
+		return [][]T{x}
+	case ColumnVariance:
+		return [][]T{x, vec(-1, 1)}
+	case BatchNorm:
+		return [][]T{x, vec(-1, 1), vec(0, 4), vec(-2, 2), vec(-1, 1)}
+	case BatchNormGrad:
+		return [][]T{x, vec(-1, 1), vec(0, 4), vec(-2, 2), mat()}
+	case BatchNormGammaGrad:
+		return [][]T{x, vec(-1, 1), vec(0, 4), mat()}
+	case LayerNorm:
+		return [][]T{x, vec(-2, 2), vec(-1, 1)}
+	case LayerNormGrad:
+		return [][]T{x, vec(-2, 2), mat()}
+	default: // LayerNormGammaGrad
+		return [][]T{x, mat()}
+	}
+}
+
+func checkNormBits[T float](t *testing.T, rng *rand.Rand, kind NormKind, p NormParams, rows, cols int) {
+	t.Helper()
+	in := normInputs[T](rng, kind, rows, cols)
+	size := rows * cols
+	if kind.perColumn() {
+		size = cols
+	}
+	want, got := make([]T, size), make([]T, size)
+	refNormalize(kind, p, rows, cols, in, want)
+	// got starts as garbage: the kernel must write every value.
+	for i := range got {
+		got[i] = T(math.NaN())
+	}
+	normalize(kind, p, rows, cols, in, got)
+	for i := range want {
+		if !equalBits(want[i], got[i]) {
+			t.Fatalf("%v %T batchStats=%t %dx%d: value %d is %v, the reference gives %v (bits differ)",
+				kind, want[i], p.BatchStats, rows, cols, i, got[i], want[i])
+		}
+	}
+}
+
+func equalBits[T float](a, b T) bool {
+	switch a := any(a).(type) {
+	case float32:
+		return math.Float32bits(a) == math.Float32bits(any(b).(float32))
+	case float64:
+		return math.Float64bits(a) == math.Float64bits(any(b).(float64))
+	}
+	return false
+}
+
+// BenchmarkNormalize times the kernels of one BatchNormalization of
+// ResNet-20's first stage at batch 32 (32·32·32 rows, 16 channels) and
+// of its last (32·8·8 rows, 64 channels): the new kernels (normalize)
+// and the reference.
+func BenchmarkNormalize(b *testing.B) {
+	for _, sh := range [][2]int{{32 * 32 * 32, 16}, {32 * 8 * 8, 64}} {
+		rows, cols := sh[0], sh[1]
+		for _, kind := range []NormKind{ColumnMean, ColumnVariance, BatchNorm, BatchNormGrad, BatchNormGammaGrad} {
+			rng := rand.New(rand.NewPCG(1, 2))
+			in := normInputs[float32](rng, kind, rows, cols)
+			out := make([]float32, rows*cols)
+			p := NormParams{Epsilon: 1e-3, BatchStats: true}
+			for _, impl := range []struct {
+				name string
+				f    func(NormKind, NormParams, int, int, [][]float32, []float32)
+			}{{"new", normalize[float32]}, {"ref", refNormalize[float32]}} {
+				b.Run(fmt.Sprintf("%v/%dx%d/%s", kind, rows, cols, impl.name), func(b *testing.B) {
+					b.SetBytes(int64(4 * rows * cols * len(in)))
+					for b.Loop() {
+						impl.f(kind, p, rows, cols, in, out)
+					}
+				})
+			}
+		}
+	}
+}
