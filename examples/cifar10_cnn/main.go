@@ -8,10 +8,9 @@
 //	go run ./examples/cifar10_cnn --data ~/cifar-10-binary.tar.gz
 //
 // Where gokeras lacks what the example uses, the comment says what stands
-// in: Adam at the example's learning rate for RMSprop, which gokeras does
-// not have yet; the example's data_augmentation = False branch, as gokeras
-// has no ImageDataGenerator; the weights saved as safetensors where Keras
-// saves the whole model as HDF5.
+// in: the example's data_augmentation = False branch, as gokeras has no
+// ImageDataGenerator; the weights saved as safetensors where Keras saves
+// the whole model as HDF5.
 package main
 
 import (
@@ -118,8 +117,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	)
 
 	// opt = keras.optimizers.RMSprop(learning_rate=0.0001, decay=1e-6):
-	// gokeras has no RMSprop yet; Adam at the same learning rate stands in.
-	opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.0001})
+	// Keras 2's decay makes each step's rate 0.0001/(1 + 1e-6·iterations),
+	// which is the schedule InverseTimeDecay(0.0001, 1, 1e-6).
+	opt, err := optim.NewRMSprop(optim.RMSpropConfig{Options: optim.Options{
+		Schedule: optim.InverseTimeDecay{InitialLearningRate: 0.0001, DecaySteps: 1, DecayRate: 1e-6}}})
 	if err != nil {
 		return err
 	}
