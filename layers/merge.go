@@ -63,6 +63,18 @@ const (
 
 var mergeTypes = [...]string{"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"}
 
+// mergeOps are the value-by-value merges' ops, each folding one more input
+// into the result (Average adds, then divides by n); mergeONNX their ONNX
+// operators.
+var (
+	mergeOps = [...]func(a, b *gorgonia.Node) (*gorgonia.Node, error){
+		mergeAdd: ops.Add, mergeSubtract: ops.Subtract, mergeMultiply: ops.Multiply,
+		mergeAverage: ops.Add, mergeMaximum: ops.Maximum, mergeMinimum: ops.Minimum,
+	}
+	mergeONNX = [...]string{mergeAdd: "Add", mergeSubtract: "Sub", mergeMultiply: "Mul",
+		mergeAverage: "Mean", mergeMaximum: "Max", mergeMinimum: "Min"}
+)
+
 func newMerge(kind mergeKind, axis int, opts []Option) *MergeLayer {
 	l := &MergeLayer{kind: kind, axis: axis}
 	applyOptions(&l.named, opts)
@@ -203,10 +215,7 @@ func (l *MergeLayer) CallInputs(in []Flow, _ []*gorgonia.Node) (Flow, error) {
 	if l.kind == mergeConcatenate {
 		out, err = ops.Concatenate(l.axis, nodes...)
 	} else {
-		op := map[mergeKind]func(a, b *gorgonia.Node) (*gorgonia.Node, error){
-			mergeAdd: ops.Add, mergeAverage: ops.Add, mergeSubtract: ops.Subtract,
-			mergeMultiply: ops.Multiply, mergeMaximum: ops.Maximum, mergeMinimum: ops.Minimum,
-		}[l.kind]
+		op := mergeOps[l.kind]
 		out = nodes[0]
 		for _, n := range nodes[1:] {
 			if out, err = op(out, n); err != nil {
@@ -258,7 +267,5 @@ func (l *MergeLayer) ONNXInputs(g ONNXGraph, in []string) (string, error) {
 	if l.kind == mergeConcatenate {
 		return onnxConcat(g, in, l.axis)
 	}
-	op := map[mergeKind]string{mergeAdd: "Add", mergeSubtract: "Sub", mergeMultiply: "Mul",
-		mergeAverage: "Mean", mergeMaximum: "Max", mergeMinimum: "Min"}[l.kind]
-	return onnxMerge(g, op, in)
+	return onnxMerge(g, mergeONNX[l.kind], in)
 }

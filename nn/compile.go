@@ -332,7 +332,6 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	xShape := append([]int{batch}, m.inputShape...)
 	p := &program{batch: batch, x: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(xShape...))}
 	x := gorgonia.NewTensor(g, tensor.Float32, len(xShape), gorgonia.WithShape(xShape...), gorgonia.WithName("x"), gorgonia.WithValue(p.x))
-	flow := layers.Flow{Node: x}
 	var step *gorgonia.Node
 	var penalties []*gorgonia.Node // the layers' regularization losses
 	usesStep := false
@@ -386,7 +385,7 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		out.Losses = nil
 		flows[c.out] = out
 	}
-	flow = flows[calls[len(calls)-1].out]
+	flow := flows[calls[len(calls)-1].out] // the output: made by the last call
 	p.out = flow.Node
 	if p.out.Dims() != 2 {
 		return nil, fmt.Errorf("model %q: the output has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",

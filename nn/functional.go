@@ -37,6 +37,9 @@ type layerCall struct {
 	layer layers.Layer
 	in    []*Tensor
 	out   *Tensor
+	// weights are the weights the layer needs for this call's inputs
+	// (PlanBuild's; none for a merge layer).
+	weights []layers.WeightShape
 	// seq orders the calls as Apply made them: a call comes after every
 	// call its inputs come from, so this order is also a graph order, and
 	// it is the order Keras names layers in (as the code makes them).
@@ -108,31 +111,29 @@ func Apply(l layers.Layer, in ...*Tensor) *Tensor {
 	for i, t := range in {
 		shapeList[i] = t.shape
 	}
+	mi, multi := l.(layers.MultiInputLayer)
+	var weights []layers.WeightShape
 	var err error
-	if mi, ok := l.(layers.MultiInputLayer); ok {
-		if len(in) < 2 {
-			err = fmt.Errorf("nn.Apply: %s: a merge layer should be called on a list of inputs: it got %d tensor(s), apply it to two or more", what, len(in))
-		} else {
-			out.shape, err = mi.PlanInputs(shapeList)
-		}
-	} else {
-		switch len(in) {
-		case 0:
-			err = fmt.Errorf("nn.Apply: %s: no input tensor given", what)
-		case 1:
-			out.shape, _, err = layers.PlanBuild(l, in[0].shape)
-		default:
-			err = fmt.Errorf("nn.Apply: %s takes one input but was applied to %d: only a merge layer (Add, Concatenate, ...) takes several", what, len(in))
-		}
+	switch {
+	case multi && len(in) < 2:
+		out.err = fmt.Errorf("nn.Apply: %s: a merge layer should be called on a list of inputs: it got %d tensor(s), apply it to two or more", what, len(in))
+		return out
+	case !multi && len(in) == 0:
+		out.err = fmt.Errorf("nn.Apply: %s: no input tensor given", what)
+		return out
+	case !multi && len(in) > 1:
+		out.err = fmt.Errorf("nn.Apply: %s takes one input but was applied to %d: only a merge layer (Add, Concatenate, ...) takes several", what, len(in))
+		return out
+	case multi:
+		out.shape, err = mi.PlanInputs(shapeList)
+	default:
+		out.shape, weights, err = layers.PlanBuild(l, in[0].shape)
 	}
 	if err != nil {
-		if !errorsHasPrefix(err, "nn.Apply") {
-			err = fmt.Errorf("nn.Apply: %s on %s: %w", what, shapeText(shapeList), err)
-		}
-		out.err = err
+		out.err = fmt.Errorf("nn.Apply: %s on %s: %w", what, shapeText(shapeList), err)
 		return out
 	}
-	out.from = &layerCall{layer: l, in: slices.Clone(in), out: out, seq: applied.Add(1)}
+	out.from = &layerCall{layer: l, in: slices.Clone(in), out: out, weights: weights, seq: applied.Add(1)}
 	return out
 }
 
@@ -154,10 +155,6 @@ func shapeText(list [][]int) string {
 		s += "input " + shapes.String(sh)
 	}
 	return s
-}
-
-func errorsHasPrefix(err error, prefix string) bool {
-	return len(err.Error()) >= len(prefix) && err.Error()[:len(prefix)] == prefix
 }
 
 // graph is a functional model's graph: its input and output, and its
@@ -241,13 +238,7 @@ func NewModel(inputs, outputs []*Tensor) (*Model, error) {
 	// a layer's calls need must be the same.
 	first := map[layers.Layer][]layers.WeightShape{}
 	for _, c := range g.calls {
-		var ws []layers.WeightShape
-		if _, ok := c.layer.(layers.MultiInputLayer); !ok {
-			var err error
-			if _, ws, err = layers.PlanBuild(c.layer, c.in[0].shape); err != nil {
-				return nil, fmt.Errorf("nn.NewModel: %w", err)
-			}
-		}
+		ws := c.weights
 		if prev, ok := first[c.layer]; ok {
 			if !sameWeights(prev, ws) {
 				return nil, fmt.Errorf("nn.NewModel: %s is applied to tensors whose shapes need weights of different shapes (%s and %s): a shared layer computes with one set of weights",

@@ -8,30 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/tensor"
 )
-
-// graphData is 48 samples of 6 features in 3 classes, one-hot.
-func graphData(t *testing.T) data.Dataset {
-	t.Helper()
-	rows := make([][]float32, 48)
-	classes := make([]int, len(rows))
-	for i := range rows {
-		c := i % 3
-		rows[i] = []float32{float32(c), float32(i%7) / 7, float32(2 - c), float32(i%5) / 5, float32(i%3) * 0.5, 1}
-		classes[i] = c
-	}
-	ds, err := data.SliceData(data.Rows(rows), data.OneHot(classes, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds
-}
 
 func compileSGD(t *testing.T, m *nn.Model, lr float64) {
 	t.Helper()
@@ -64,18 +46,18 @@ func TestFunctionalStackTrainsAsSequential(t *testing.T) {
 	in := nn.Input(6)
 	x := nn.Apply(layers.Dense(8, layers.ReLU), in)
 	x = nn.Apply(layers.Dropout(0.25), x)
-	out := nn.Apply(layers.Dense(3, layers.Softmax), x)
+	out := nn.Apply(layers.Dense(10, layers.Softmax), x)
 	f, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := nn.NewSequential(layers.Input(6), layers.Dense(8, layers.ReLU), layers.Dropout(0.25), layers.Dense(3, layers.Softmax))
+	s := nn.NewSequential(layers.Input(6), layers.Dense(8, layers.ReLU), layers.Dropout(0.25), layers.Dense(10, layers.Softmax))
 	var hist [2]*nn.History
 	for i, m := range []*nn.Model{f, s} {
 		m.SetSeed(4)
 		compileSGD(t, m, 0.1)
 		defer m.Close()
-		h, err := m.Fit(context.Background(), graphData(t), nn.Epochs(3), nn.BatchSize(16), nn.Verbose(0))
+		h, err := m.Fit(context.Background(), blobs(t, 48, 6, 1, true), nn.Epochs(3), nn.BatchSize(16), nn.Verbose(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +83,7 @@ func TestSharedLayerGradientIsTheSumOfItsCalls(t *testing.T) {
 	shared := layers.Dense(6, layers.Tanh)
 	x := nn.Apply(shared, in)
 	x = nn.Apply(shared, x) // the same weights again
-	out := nn.Apply(layers.Dense(3, layers.Softmax), x)
+	out := nn.Apply(layers.Dense(10, layers.Softmax), x)
 	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
 	if err != nil {
 		t.Fatal(err)
@@ -110,9 +92,9 @@ func TestSharedLayerGradientIsTheSumOfItsCalls(t *testing.T) {
 	const lr = 0.5
 	compileSGD(t, m, lr)
 	defer m.Close()
-	ds := graphData(t)
-	if n := m.CountParams(); n != 6*6+6+6*3+3 {
-		t.Fatalf("CountParams = %d, want the shared layer's weights once (%d)", n, 6*6+6+6*3+3)
+	ds := blobs(t, 48, 6, 1, true)
+	if n := m.CountParams(); n != 6*6+6+6*10+10 {
+		t.Fatalf("CountParams = %d, want the shared layer's weights once (%d)", n, 6*6+6+6*10+10)
 	}
 	before, err := m.GetWeights()
 	if err != nil {
@@ -341,7 +323,7 @@ func TestMergeLayersTrain(t *testing.T) {
 		a := nn.Apply(layers.Dense(4, layers.Tanh), r)
 		b := nn.Apply(layers.Dense(4, layers.ReLU), r)
 		j := nn.Apply(layers.Concatenate(-1), a, b, nn.Apply(layers.Average(), a, b))
-		m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(3, layers.Softmax), j)})
+		m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(10, layers.Softmax), j)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,7 +335,7 @@ func TestMergeLayersTrain(t *testing.T) {
 	for i := range runs {
 		m := build()
 		defer m.Close()
-		h, err := m.Fit(context.Background(), graphData(t), nn.Epochs(15), nn.BatchSize(16), nn.Verbose(0))
+		h, err := m.Fit(context.Background(), blobs(t, 48, 6, 1, true), nn.Epochs(15), nn.BatchSize(16), nn.Verbose(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +359,7 @@ func TestResizeLayersTrain(t *testing.T) {
 	x = nn.Apply(layers.UpSampling2D(2, 1), x)                     // (4, 4, 4)
 	x = nn.Apply(layers.Cropping2DSymmetric(1, 0), x)              // (2, 4, 4)
 	x = nn.Apply(layers.NewReLU(), nn.Apply(layers.Identity(), x)) // (2, 4, 4)
-	out := nn.Apply(layers.Dense(3, layers.Softmax), nn.Apply(layers.Flatten(), x))
+	out := nn.Apply(layers.Dense(10, layers.Softmax), nn.Apply(layers.Flatten(), x))
 	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +375,7 @@ func TestResizeLayersTrain(t *testing.T) {
 	}
 	m.SetSeed(3)
 	compileSGD(t, m, 0.2)
-	h, err := m.Fit(context.Background(), graphData(t), nn.Epochs(15), nn.BatchSize(16), nn.Verbose(0))
+	h, err := m.Fit(context.Background(), blobs(t, 48, 6, 1, true), nn.Epochs(15), nn.BatchSize(16), nn.Verbose(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,10 +206,7 @@ func (m *Sequential) SetSeed(seed uint64) {
 // option: the fits-th draw of a SplitMix64 stream from the model's seed.
 func (m *Sequential) nextFitSeed() uint64 {
 	m.fits++
-	z := m.seed + m.fits*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	return splitmix64(m.seed + (m.fits-1)*0x9e3779b97f4a7c15) // splitmix64 adds the last step
 }
 
 // Add appends a layer. It fails once the model is built.

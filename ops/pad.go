@@ -64,18 +64,27 @@ func Crop2D(x *gorgonia.Node, top, bottom, left, right int) (*gorgonia.Node, err
 }
 
 func pad2DParams(what string, x *gorgonia.Node, top, bottom, left, right int) (Pad2DParams, error) {
-	if x.Dims() != 4 {
-		return Pad2DParams{}, fmt.Errorf("%s: input of shape %v: want images (batch, height, width, channels)", what, x.Shape())
-	}
-	for _, d := range x.Shape() {
-		if d <= 0 {
-			return Pad2DParams{}, fmt.Errorf("%s: input of shape %v has an empty axis", what, x.Shape())
-		}
+	if err := checkImages(what, x); err != nil {
+		return Pad2DParams{}, err
 	}
 	if top < 0 || bottom < 0 || left < 0 || right < 0 {
 		return Pad2DParams{}, fmt.Errorf("%s: top %d, bottom %d, left %d, right %d: none may be negative", what, top, bottom, left, right)
 	}
 	return Pad2DParams{Top: top, Bottom: bottom, Left: left, Right: right}, nil
+}
+
+// checkImages refuses an input that is not images (batch, height, width,
+// channels) of at least one value on each axis.
+func checkImages(what string, x *gorgonia.Node) error {
+	if x.Dims() != 4 {
+		return fmt.Errorf("%s: input of shape %v: want images (batch, height, width, channels)", what, x.Shape())
+	}
+	for _, d := range x.Shape() {
+		if d <= 0 {
+			return fmt.Errorf("%s: input of shape %v has an empty axis", what, x.Shape())
+		}
+	}
+	return nil
 }
 
 // padOp pads (crop false) or crops images by p.
@@ -206,13 +215,8 @@ func (p UpSampleParams) String() string {
 // Keras' UpSampling2D with interpolation "nearest" does. The gradient of a
 // pixel is the sum of its block of the output's gradient.
 func UpSample2D(x *gorgonia.Node, sizeH, sizeW int) (*gorgonia.Node, error) {
-	if x.Dims() != 4 {
-		return nil, fmt.Errorf("upsample2d: input of shape %v: want images (batch, height, width, channels)", x.Shape())
-	}
-	for _, d := range x.Shape() {
-		if d <= 0 {
-			return nil, fmt.Errorf("upsample2d: input of shape %v has an empty axis", x.Shape())
-		}
+	if err := checkImages("upsample2d", x); err != nil {
+		return nil, err
 	}
 	if sizeH < 1 || sizeW < 1 {
 		return nil, fmt.Errorf("upsample2d: size %d×%d: both must be at least 1", sizeH, sizeW)
