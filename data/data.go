@@ -108,7 +108,8 @@ func (t tensorData) GatherLabels(indices []int, dst []float32) error {
 // PyTorch's Subset: sample i of the subset is sample indices[i] of data.
 // Fit's ValidationSplit carves off its samples with it. The indices are
 // copied; one outside [0, data.Len()) is an error. Fit's batch plans reach
-// a Prefetch wrapper inside it.
+// a Prefetch wrapper inside it, and the subset's samples and labels have
+// the parts (InputParts, LabelParts) that data's have.
 func Subset(data Dataset, indices []int) (Dataset, error) {
 	if data == nil {
 		return nil, fmt.Errorf("subset: no data given")
@@ -130,6 +131,10 @@ type subset struct {
 }
 
 func (s *subset) Len() int { return len(s.indices) }
+
+// InputParts and LabelParts are the parts of the data the subset is of.
+func (s *subset) InputParts() [][]int { return inputParts(s.Dataset) }
+func (s *subset) LabelParts() [][]int { return labelParts(s.Dataset) }
 
 func (s *subset) mapIndices(indices []int) ([]int, error) {
 	s.scratch = s.scratch[:0]

@@ -15,6 +15,21 @@
 // files, say); Subset picks samples by index; Prefetch gathers the next
 // training batch while the model trains on the one before.
 //
+// A model of several inputs or several outputs reads samples of several
+// parts: an image and a row of features, say, with a class and a number to
+// predict. InputTuple joins the Samples of each input and LabelTuple the
+// Labels of each output, as Keras' fit takes lists of arrays; FuncParts
+// and TensorTuple do the same for FuncData and TensorData:
+//
+//	ds, err := data.SliceData(
+//		data.InputTuple(data.Pixels(images, 255, 28, 28), data.Rows(features)),
+//		data.LabelTuple(data.Classes(digits, 10), data.Targets(angles)))
+//
+// Such data still gathers one row per sample, its parts one after another,
+// so everything that takes a Dataset takes it unchanged; InputParts and
+// LabelParts give the shape of each part, for the model to cut a batch
+// into its inputs and its outputs' labels.
+//
 // Predictions are a model's outputs as plain Go values (Row, Rows, Argmax).
 //
 // Every constructor checks what it is given and returns an error naming

@@ -26,11 +26,12 @@ import (
 // The wrapped data's GatherInputs and GatherLabels are called from the
 // prefetching goroutine, one batch ahead of Fit and never concurrently;
 // when Fit stops early, the batch gathered ahead goes unused. A panic in
-// them reaches Fit's caller when Fit asks for that batch. Len, SampleShape
-// and LabelShape may be called while a batch is being gathered. The
-// wrapper holds two batches of its own while Fit runs. It serves one Fit
-// at a time: two at once through one wrapper still get the right batches,
-// but mostly gathered without prefetching.
+// them reaches Fit's caller when Fit asks for that batch. Len,
+// SampleShape, LabelShape, InputParts and LabelParts (the last two the
+// wrapped data's parts, nil when it has none) may be called while a batch
+// is being gathered. The wrapper holds two batches of its own while Fit
+// runs. It serves one Fit at a time: two at once through one wrapper still
+// get the right batches, but mostly gathered without prefetching.
 func Prefetch(data Dataset) Dataset {
 	if data == nil {
 		return nil
@@ -52,6 +53,10 @@ type BatchPlanner interface {
 	// returns, nothing gathers for the plan any more.
 	StopBatches()
 }
+
+// InputParts and LabelParts are the parts of the wrapped data.
+func (p *prefetched) InputParts() [][]int { return inputParts(p.Dataset) }
+func (p *prefetched) LabelParts() [][]int { return labelParts(p.Dataset) }
 
 // PlanBatches forwards the plan of a Subset (a ValidationSplit's training part) to the
 // data it is part of, in that data's indices.

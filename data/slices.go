@@ -12,7 +12,8 @@ import (
 
 // Samples are a model's inputs given as plain Go values, the x of Keras'
 // fit(x, y). Make them with Rows, Flat or Pixels and hand them to SliceData
-// (with Labels) or SliceInputs (for Predict). The constructors check what
+// (with Labels) or SliceInputs (for Predict); InputTuple joins the samples
+// of a model's several inputs. The constructors check what
 // they are given and keep the first mistake, which SliceData and
 // SliceInputs return, so that a program checks one error per dataset.
 // NaN and infinities are taken as they are, as TensorData takes them.
@@ -22,20 +23,25 @@ type Samples struct {
 	values []float32     // n·shapes.Size(shape) values, unless bytes is set
 	bytes  []uint8       // n·shapes.Size(shape) bytes, converted per batch by table
 	table  *[256]float32 // what each byte becomes
+	parts  []Samples     // an InputTuple's parts, each of one part; nil otherwise
+	sizes  []int         // the parts' values per sample
 	err    error         // the constructor's first complaint
 	made   bool          // false for the zero Samples
 }
 
 // Labels are the targets given as plain Go values, the y of Keras'
 // fit(x, y): class indices (Classes), one-hot rows (OneHot) or numbers
-// (Targets, TargetRows). Like Samples, they keep the first mistake their
-// constructor finds, and SliceData returns it.
+// (Targets, TargetRows); LabelTuple joins the labels of a model's several
+// outputs. Like Samples, they keep the first mistake their constructor
+// finds, and SliceData returns it.
 type Labels struct {
 	n       int
 	shape   []int     // one label's shape
 	values  []float32 // n·shapes.Size(shape) values, unless oneHot > 0
 	classes []int32   // the class of each sample, for one-hot labels
 	oneHot  int       // the number of classes of one-hot labels; 0 otherwise
+	parts   []Labels  // a LabelTuple's parts, each of one part; nil otherwise
+	sizes   []int     // the parts' values per label
 	err     error
 	made    bool
 }
@@ -275,6 +281,13 @@ func TargetRows[T ~float32 | ~float64](rows [][]T) Labels {
 //
 //	ds, err := data.SliceData(data.Rows(x), data.Classes(y, 10))
 //
+// For a model of several inputs or outputs, x is an InputTuple and y a
+// LabelTuple, as Keras' fit takes lists of arrays:
+//
+//	ds, err := data.SliceData(
+//		data.InputTuple(data.Pixels(images, 255, 28, 28), data.Rows(features)),
+//		data.LabelTuple(data.Classes(digits, 10), data.Targets(angles)))
+//
 // It returns the first mistake the constructors found, or a count of
 // labels that differs from the count of samples.
 func SliceData(x Samples, y Labels) (Dataset, error) {
@@ -320,8 +333,9 @@ type sliceInputs struct {
 	size int // values per sample
 }
 
-func (s *sliceInputs) Len() int           { return s.x.n }
-func (s *sliceInputs) SampleShape() []int { return append([]int(nil), s.x.shape...) }
+func (s *sliceInputs) Len() int            { return s.x.n }
+func (s *sliceInputs) SampleShape() []int  { return append([]int(nil), s.x.shape...) }
+func (s *sliceInputs) InputParts() [][]int { return s.x.partShapes() }
 
 func (s *sliceInputs) GatherInputs(indices []int, dst []float32) error {
 	if err := checkGather(indices, dst, s.x.n, s.size); err != nil {
@@ -329,16 +343,42 @@ func (s *sliceInputs) GatherInputs(indices []int, dst []float32) error {
 	}
 	size := s.size
 	for i, idx := range indices {
-		out := dst[i*size : (i+1)*size]
-		if s.x.bytes == nil {
-			copy(out, s.x.values[idx*size:(idx+1)*size])
-			continue
-		}
-		for j, b := range s.x.bytes[idx*size : (idx+1)*size] {
-			out[j] = s.x.table[b]
-		}
+		s.x.write(idx, dst[i*size:(i+1)*size])
 	}
 	return nil
+}
+
+// write writes sample idx into out, which holds one sample's values: an
+// InputTuple's parts one after another.
+func (s *Samples) write(idx int, out []float32) {
+	if s.parts != nil {
+		for k := range s.parts {
+			size := s.sizes[k]
+			s.parts[k].write(idx, out[:size])
+			out = out[size:]
+		}
+		return
+	}
+	size := len(out)
+	if s.bytes == nil {
+		copy(out, s.values[idx*size:(idx+1)*size])
+		return
+	}
+	for j, b := range s.bytes[idx*size : (idx+1)*size] {
+		out[j] = s.table[b]
+	}
+}
+
+// partShapes is what InputParts returns: the parts' shapes, nil for one part.
+func (s *Samples) partShapes() [][]int {
+	if len(s.parts) < 2 {
+		return nil
+	}
+	shapes := make([][]int, len(s.parts))
+	for k := range s.parts {
+		shapes[k] = append([]int{}, s.parts[k].shape...)
+	}
+	return shapes
 }
 
 // checkGather checks a gather's destination and indices.
@@ -360,22 +400,47 @@ type sliceData struct {
 	y Labels
 }
 
-func (s *sliceData) LabelShape() []int { return append([]int(nil), s.y.shape...) }
+func (s *sliceData) LabelShape() []int   { return append([]int(nil), s.y.shape...) }
+func (s *sliceData) LabelParts() [][]int { return s.y.partShapes() }
 
 func (s *sliceData) GatherLabels(indices []int, dst []float32) error {
 	size := shapes.Size(s.y.shape)
 	if err := checkGather(indices, dst, s.y.n, size); err != nil {
 		return err
 	}
-	if s.y.oneHot == 0 {
-		for i, idx := range indices {
-			copy(dst[i*size:(i+1)*size], s.y.values[idx*size:(idx+1)*size])
-		}
-		return nil
-	}
-	clear(dst)
 	for i, idx := range indices {
-		dst[i*size+int(s.y.classes[idx])] = 1
+		s.y.write(idx, dst[i*size:(i+1)*size])
 	}
 	return nil
+}
+
+// write writes label idx into out, which holds one label's values: a
+// LabelTuple's parts one after another, one-hot labels as their rows.
+func (l *Labels) write(idx int, out []float32) {
+	switch {
+	case l.parts != nil:
+		for k := range l.parts {
+			size := l.sizes[k]
+			l.parts[k].write(idx, out[:size])
+			out = out[size:]
+		}
+	case l.oneHot > 0:
+		clear(out)
+		out[l.classes[idx]] = 1
+	default:
+		size := len(out)
+		copy(out, l.values[idx*size:(idx+1)*size])
+	}
+}
+
+// partShapes is what LabelParts returns: the parts' shapes, nil for one part.
+func (l *Labels) partShapes() [][]int {
+	if len(l.parts) < 2 {
+		return nil
+	}
+	shapes := make([][]int, len(l.parts))
+	for k := range l.parts {
+		shapes[k] = append([]int{}, l.parts[k].shape...)
+	}
+	return shapes
 }
