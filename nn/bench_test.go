@@ -91,7 +91,7 @@ func benchmarkStep(b *testing.B, m *Sequential, batch int) {
 	if err := m.checkData("bench", data); err != nil {
 		b.Fatal(err)
 	}
-	p, err := m.program(batch, 10, modeTrain)
+	p, err := m.program(batch, labelLayout{cols: 10}, modeTrain)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 					defer m.Close()
 					ms[i] = m
 				}
-				if _, err := ms[1].program(32, 10, modeTrain); err != nil {
+				if _, err := ms[1].program(32, labelLayout{cols: 10}, modeTrain); err != nil {
 					t.Fatal(err)
 				}
 				requirePlanMachines(t, ms[1])
@@ -155,7 +155,7 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 					idx := order[lo:min(lo+32, ds.Len())]
 					var loss [2]float64
 					for i, m := range ms {
-						p, err := m.program(len(idx), 10, modeTrain)
+						p, err := m.program(len(idx), labelLayout{cols: 10}, modeTrain)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -263,7 +263,7 @@ func BenchmarkCIFAR10CNNStep(b *testing.B) {
 	if err := m.checkData("bench", ds); err != nil {
 		b.Fatal(err)
 	}
-	p, err := m.program(32, 10, modeTrain)
+	p, err := m.program(32, labelLayout{cols: 10}, modeTrain)
 	if err != nil {
 		b.Fatal(err)
 	}

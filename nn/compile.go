@@ -10,6 +10,7 @@ import (
 
 	"github.com/gokeras/gokeras/internal/formats/shapes"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/device/driver"
 	"github.com/gokeras/gokeras/layers"
@@ -31,6 +32,11 @@ type compileConfig struct {
 	strategy     Strategy
 	// reduceAfterBackward: see OverlapReduce.
 	reduceAfterBackward bool
+	// The outputs' losses, weights and metrics (outputs.go).
+	lossFor      map[string]losses.Loss
+	outputLosses []losses.Loss
+	lossWeights  []float64
+	metricsFor   map[string][]metrics.Metric
 }
 
 // OnDevice places the model on a device, overriding the device scope
@@ -86,9 +92,17 @@ func LogDevicePlacement(w io.Writer) CompileOption {
 
 // compiled is what Compile fixes: how to train, and where.
 type compiled struct {
-	optimizer    optim.Optimizer
-	loss         losses.Loss
+	optimizer optim.Optimizer
+	// heads are the model's outputs: each one's loss and weight.
+	heads []head
+	// metrics are the figures logged after the loss, in order: with
+	// several outputs each output's loss (outputLoss), then each output's
+	// metrics; metricOut is the output each reads, metricNames the name
+	// each is logged under (the metric's, or with several outputs the
+	// output's name, an underscore and the metric's).
 	metrics      []metrics.Metric
+	metricOut    []int
+	metricNames  []string
 	device       device.Spec
 	placementLog io.Writer
 	programs     map[programKey]*program
@@ -117,6 +131,11 @@ type compiled struct {
 //
 // Optimizers, losses and metrics can also be found by their Keras names
 // with optim.Get, losses.Get and metrics.Get.
+//
+// A model of several outputs (NewModel) gives loss and ms to each output,
+// as Keras does with one loss and a list of metrics, unless LossFor,
+// OutputLosses or MetricsFor say otherwise; LossWeights weighs the
+// outputs' losses in the total.
 func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts ...CompileOption) error {
 	return m.CompileContext(context.Background(), opt, loss, ms, opts...)
 }
@@ -136,9 +155,6 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	defer release()
 	if opt == nil {
 		return errors.New("compile: no optimizer given: pass one, e.g. optim.Get(\"sgd\")")
-	}
-	if loss == nil {
-		return errors.New("compile: no loss given: pass one, e.g. losses.Get(\"categorical_crossentropy\")")
 	}
 	var cfg compileConfig
 	for _, o := range opts {
@@ -165,15 +181,9 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	if err := checkStrategy(cfg.strategy, spec); err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}
-	seen := map[string]bool{"loss": true}
-	for _, mt := range ms {
-		if mt == nil {
-			return errors.New("compile: nil metric")
-		}
-		if seen[mt.Name()] {
-			return fmt.Errorf("compile: metric %q given twice", mt.Name())
-		}
-		seen[mt.Name()] = true
+	heads, all, of, names, err := resolveHeads(m.OutputNames(), loss, ms, &cfg)
+	if err != nil {
+		return fmt.Errorf("compile: %w", err)
 	}
 	// The optimizer's slots belong to one model, and its State reads them
 	// back from this model's device.
@@ -193,8 +203,10 @@ func (m *Sequential) CompileContext(ctx context.Context, opt optim.Optimizer, lo
 	m.closePrograms()
 	m.compiled = &compiled{
 		optimizer:           opt,
-		loss:                loss,
-		metrics:             append([]metrics.Metric(nil), ms...),
+		heads:               heads,
+		metrics:             all,
+		metricOut:           of,
+		metricNames:         names,
 		device:              spec,
 		placementLog:        cfg.placementLog,
 		programs:            map[programKey]*program{},
@@ -268,11 +280,25 @@ const (
 )
 
 type programKey struct {
-	batch, labelCols int
-	mode             mode
+	batch  int
+	labels labelLayout
+	mode   mode
 	// weighted: the loss weighs each sample (Fit's SampleWeight and
 	// ClassWeight).
 	weighted bool
+}
+
+// labelLayout is the layout of a batch's labels: cols values per sample,
+// divided among the outputs as split says (labelSplit; empty for a model
+// of one output).
+type labelLayout struct {
+	cols  int
+	split string
+}
+
+// labelLayoutOf is the layout of ds's labels for the model.
+func (m *Sequential) labelLayoutOf(ds data.Dataset) labelLayout {
+	return labelLayout{cols: shapes.Size(ds.LabelShape()), split: labelSplit(data.LabelParts(ds), len(m.outShapes))}
 }
 
 // program is the model compiled into one gorgonia graph for one batch size
@@ -286,31 +312,39 @@ type program struct {
 	step *tensor.Dense
 	// w holds each sample's weight in a weighted training program, and
 	// weigh fills it for the batch at idx from its labels.
-	w         *tensor.Dense
-	weigh     func(idx []int, labels, dst []float32) error
-	out, loss *gorgonia.Node
-	// outRead and lossRead receive copies of the output and loss each run:
-	// the machine may reuse the memory of a node nobody else reads.
-	outRead, lossRead gorgonia.Value
+	w     *tensor.Dense
+	weigh func(idx []int, labels, dst []float32) error
+	// outs are the model's outputs, outCols the values of one sample of
+	// each, labelCols the label columns of each in a row of y (with one
+	// output, all of them).
+	outs      []*gorgonia.Node
+	outCols   []int
+	labelCols []int
+	loss      *gorgonia.Node
+	// outReads and lossRead receive copies of the outputs and loss each
+	// run: the machine may reuse the memory of a node nobody else reads.
+	outReads []gorgonia.Value
+	lossRead gorgonia.Value
 	// metricReads receive, for each metric the device computes
-	// (metrics.OnDevice), its batch sum and bad-label count; nil for the
-	// metrics computed on the host from outRead, which is read only when
-	// one of them needs it (or in a predict program).
+	// (metrics.OnDevice), its batch sum and bad-label count, and for each
+	// output's loss (outputLoss) that loss; nil for the metrics computed
+	// on the host from outReads, which are read only when one of them
+	// needs them (or in a predict program).
 	metricReads []gorgonia.Value
 	onDevice    []bool
 	// metricLens is the length of each device metric's state.
 	metricLens []int
 	params     []*gorgonia.Node
 	paramNames []string
-	outCols    int
 	machine    driver.Machine
 }
 
-// program returns the program for a batch size and mode, compiling it the
-// first time it is needed: a partial last batch gets a graph of its own, so
-// no sample is dropped and the batch size is never frozen into the model.
-func (m *Sequential) program(batch, labelCols int, md mode) (*program, error) {
-	return m.programFor(programKey{batch: batch, labelCols: labelCols, mode: md})
+// program returns the program for a batch size, label layout and mode,
+// compiling it the first time it is needed: a partial last batch gets a
+// graph of its own, so no sample is dropped and the batch size is never
+// frozen into the model.
+func (m *Sequential) program(batch int, labels labelLayout, md mode) (*program, error) {
+	return m.programFor(programKey{batch: batch, labels: labels, mode: md})
 }
 
 // programFor returns the program for key, compiling it the first time.
@@ -326,8 +360,37 @@ func (m *Sequential) programFor(key programKey) (*program, error) {
 	return p, nil
 }
 
+// pieces splits node, of rows of the values of parts one after another
+// (a batch of several inputs' or outputs' samples), into one node per
+// part, of the part's shape with node's batch axis: the node itself when
+// there is one part.
+func pieces(node *gorgonia.Node, parts [][]int) ([]*gorgonia.Node, error) {
+	if len(parts) < 2 {
+		return []*gorgonia.Node{node}, nil
+	}
+	batch := node.Shape()[0]
+	cols := make([]int, len(parts))
+	for i, p := range parts {
+		cols[i] = shapes.Size(p)
+	}
+	out := make([]*gorgonia.Node, len(parts))
+	for i, p := range parts {
+		piece, err := ops.ColumnsOf(node, cols, i)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) != 1 {
+			if piece, err = ops.Reshape(piece, append([]int{batch}, p...), false); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = piece
+	}
+	return out, nil
+}
+
 func (m *Sequential) newProgram(key programKey) (*program, error) {
-	batch, yCols, md := key.batch, key.labelCols, key.mode
+	batch, yCols, md := key.batch, key.labels.cols, key.mode
 	g := gorgonia.NewGraph()
 	xShape := append([]int{batch}, m.inputShape...)
 	p := &program{batch: batch, x: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(xShape...))}
@@ -346,8 +409,15 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	}
 	// The layers' calls in order, each on the flows of its inputs; a
 	// layer's weights are one set of nodes, however many calls share them.
-	input, calls := m.callGraph()
-	flows := map[*Tensor]layers.Flow{input: {Node: x}}
+	inputs, calls := m.callGraph()
+	xs, err := pieces(x, m.inputParts)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: splitting the inputs: %w", m.name, err)
+	}
+	flows := map[*Tensor]layers.Flow{}
+	for i, t := range inputs {
+		flows[t] = layers.Flow{Node: xs[i]}
+	}
 	weightNodes := map[layers.Layer][]*gorgonia.Node{}
 	for _, c := range calls {
 		l := c.layer
@@ -385,32 +455,89 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		out.Losses = nil
 		flows[c.out] = out
 	}
-	flow := flows[calls[len(calls)-1].out] // the output: made by the last call
-	p.out = flow.Node
-	if p.out.Dims() != 2 {
-		return nil, fmt.Errorf("model %q: the output has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",
-			m.name, shapes.String(m.outShape))
+	outputs := []*Tensor{calls[len(calls)-1].out} // a stack's: its last call's
+	if m.graph != nil {
+		outputs = m.graph.outputs
 	}
-	p.outCols = p.out.Shape()[1]
+	outFlows := make([]layers.Flow, len(outputs))
+	p.outs = make([]*gorgonia.Node, len(outputs))
+	p.outCols = make([]int, len(outputs))
+	p.outReads = make([]gorgonia.Value, len(outputs))
+	for i, t := range outputs {
+		outFlows[i] = flows[t]
+		out := flows[t].Node
+		if out.Dims() != 2 {
+			what := "the output"
+			if len(outputs) > 1 {
+				what = fmt.Sprintf("output %q", t.from.layer.Name())
+			}
+			return nil, fmt.Errorf("model %q: %s has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",
+				m.name, what, shapes.String(m.outShapes[i]))
+		}
+		p.outs[i] = out
+		p.outCols[i] = out.Shape()[1]
+	}
 	var opts driver.MachineOptions
 	if md == modePredict {
-		gorgonia.Read(p.out, &p.outRead)
+		for i, out := range p.outs {
+			gorgonia.Read(out, &p.outReads[i])
+		}
 	}
 	if md != modePredict {
 		p.y = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, yCols))
 		y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, yCols), gorgonia.WithName("y"), gorgonia.WithValue(p.y))
-		if err := p.addMetrics(m.compiled.metrics, y, yCols, m.compiled.strategy != nil); err != nil {
+		ys := []*gorgonia.Node{y}
+		p.labelCols = []int{yCols}
+		if cols := splitCols(key.labels.split); cols != nil {
+			if len(cols) != len(p.outs) {
+				return nil, fmt.Errorf("model %q: the labels have %d parts for %d outputs", m.name, len(cols), len(p.outs))
+			}
+			parts := make([][]int, len(cols))
+			for i, n := range cols {
+				parts[i] = []int{n}
+			}
+			if ys, err = pieces(y, parts); err != nil {
+				return nil, fmt.Errorf("model %q: splitting the labels: %w", m.name, err)
+			}
+			p.labelCols = cols
+		}
+		if err := p.addMetrics(m.compiled, ys, m.compiled.strategy != nil); err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
-		loss, err := m.compiled.loss.Node(p.out, flow.Logits, y)
-		if err != nil {
-			return nil, fmt.Errorf("model %q: loss %s: %w", m.name, m.compiled.loss.Name(), err)
-		}
+		var w *gorgonia.Node
 		if key.weighted {
 			p.w = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch))
-			w := gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(batch), gorgonia.WithName("sample_weight"), gorgonia.WithValue(p.w))
-			if loss, err = ops.WithSampleWeights(loss, w); err != nil {
-				return nil, fmt.Errorf("model %q: weighting the loss %s: %w", m.name, m.compiled.loss.Name(), err)
+			w = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(batch), gorgonia.WithName("sample_weight"), gorgonia.WithValue(p.w))
+		}
+		// Each output's loss, weighted; the model trains on their sum, as
+		// Keras does.
+		var loss *gorgonia.Node
+		headLoss := make([]*gorgonia.Node, len(p.outs))
+		for i, h := range m.compiled.heads {
+			l, err := h.loss.Node(p.outs[i], outFlows[i].Logits, ys[i])
+			if err != nil {
+				return nil, fmt.Errorf("model %q: %sloss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
+			}
+			if w != nil {
+				if l, err = ops.WithSampleWeights(l, w); err != nil {
+					return nil, fmt.Errorf("model %q: %sweighting the loss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
+				}
+			}
+			headLoss[i] = l
+			if h.weight != 1 {
+				if l, err = ops.Scale(l, h.weight); err != nil {
+					return nil, fmt.Errorf("model %q: %sweighting the loss by %g: %w", m.name, headWhat(m.compiled.heads, i), h.weight, err)
+				}
+			}
+			if loss == nil {
+				loss = l
+			} else if loss, err = gorgonia.Add(loss, l); err != nil {
+				return nil, fmt.Errorf("model %q: adding the outputs' losses: %w", m.name, err)
+			}
+		}
+		for i, mt := range m.compiled.metrics {
+			if _, ok := mt.(*outputLoss); ok {
+				gorgonia.Read(headLoss[m.compiled.metricOut[i]], &p.metricReads[i])
 			}
 		}
 		// Keras trains on, and reports, the loss plus the layers' losses.
@@ -450,61 +577,88 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	return p, nil
 }
 
+// headWhat names output i in an error, when there are several.
+func headWhat(heads []head, i int) string {
+	if len(heads) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("output %q: ", heads[i].name)
+}
+
 // run executes the program on the batch already gathered into p.x and p.y.
 // The caller reads what it needs, then calls p.machine.Reset.
 func (p *program) run() error { return p.machine.RunAll() }
 
 // addMetrics puts in the graph the batch sum of each metric the device
-// computes (metrics.OnDevice), read back after each run, and reads the
-// outputs back when a metric computes on the host.
-func (p *program) addMetrics(ms []metrics.Metric, y *gorgonia.Node, yCols int, distributed bool) error {
+// computes (metrics.OnDevice) and each output's loss (outputLoss), read
+// back after each run, and reads the outputs back when a metric computes
+// on the host. ys are the outputs' labels. The outputs' losses are read
+// by newProgram, once made.
+func (p *program) addMetrics(c *compiled, ys []*gorgonia.Node, distributed bool) error {
+	ms := c.metrics
 	p.metricReads = make([]gorgonia.Value, len(ms))
 	p.onDevice = make([]bool, len(ms))
 	p.metricLens = make([]int, len(ms))
-	host := false
+	host := make([]bool, len(p.outs))
 	for i, mt := range ms {
+		h := c.metricOut[i]
+		if _, ok := mt.(*outputLoss); ok {
+			p.onDevice[i], p.metricLens[i] = true, 1
+			continue
+		}
 		d, ok := mt.(metrics.OnDevice)
 		var params ops.MetricParams
 		if ok {
-			params, ok = d.DeviceParams(yCols, p.outCols)
+			params, ok = d.DeviceParams(p.labelCols[h], p.outCols[h])
 		}
 		if !ok && distributed {
-			return fmt.Errorf("metric %s cannot be computed on the device for labels of %d and outputs of %d columns, and data-parallel training (WithStrategy) sums only the metrics the device computes", mt.Name(), yCols, p.outCols)
+			return fmt.Errorf("metric %s cannot be computed on the device for labels of %d and outputs of %d columns, and data-parallel training (WithStrategy) sums only the metrics the device computes", c.metricNames[i], p.labelCols[h], p.outCols[h])
 		}
 		if !ok {
-			host = true // Update reports what does not fit
+			host[h] = true // Update reports what does not fit
 			continue
 		}
-		sum, err := ops.MetricState(p.out, y, params)
+		sum, err := ops.MetricState(p.outs[h], ys[h], params)
 		if err != nil {
-			return fmt.Errorf("metric %s: %w", mt.Name(), err)
+			return fmt.Errorf("metric %s: %w", c.metricNames[i], err)
 		}
 		gorgonia.Read(sum, &p.metricReads[i])
 		p.onDevice[i] = true
 		p.metricLens[i] = sum.Shape().TotalSize()
 	}
-	if host {
-		gorgonia.Read(p.out, &p.outRead)
+	for h, on := range host {
+		if on {
+			gorgonia.Read(p.outs[h], &p.outReads[h])
+		}
 	}
 	return nil
 }
 
 // lossValue reads the loss the last run computed.
 func (p *program) lossValue() (float64, error) {
-	switch v := p.lossRead.(type) {
+	v, err := scalarValue(p.lossRead)
+	if err != nil {
+		return 0, fmt.Errorf("loss: %w", err)
+	}
+	return v, nil
+}
+
+// outputs reads output h's values the last run computed.
+func (p *program) outputs(h int) ([]float32, error) {
+	v, ok := p.outReads[h].(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("output value is a %T, want a tensor", p.outReads[h])
+	}
+	return v.Data().([]float32), nil
+}
+
+// scalarValue reads a scalar node's value.
+func scalarValue(v gorgonia.Value) (float64, error) {
+	switch v := v.(type) {
 	case *gorgonia.F32:
 		return float64(*v), nil
 	case *gorgonia.F64:
 		return float64(*v), nil
 	}
-	return 0, fmt.Errorf("loss value is a %T, want a scalar", p.lossRead)
-}
-
-// outputs reads the predictions the last run computed.
-func (p *program) outputs() ([]float32, error) {
-	v, ok := p.outRead.(*tensor.Dense)
-	if !ok {
-		return nil, fmt.Errorf("output value is a %T, want a tensor", p.outRead)
-	}
-	return v.Data().([]float32), nil
+	return 0, fmt.Errorf("value is a %T, want a scalar", v)
 }

@@ -200,9 +200,18 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 		buf[0] = float32(loss) * float32(rows)
 		off := 1
 		for i, mt := range c.metrics {
+			if _, ok := mt.(*outputLoss); ok { // the output's loss times its rows, as the loss
+				v, err := scalarValue(p.metricReads[i])
+				if err != nil {
+					return 0, fmt.Errorf("%s: %w", c.metricNames[i], err)
+				}
+				buf[off] = float32(v) * float32(rows)
+				off++
+				continue
+			}
 			v, ok := p.metricReads[i].(*tensor.Dense)
 			if !ok {
-				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", mt.Name(), p.metricReads[i])
+				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", c.metricNames[i], p.metricReads[i])
 			}
 			off += copy(buf[off:off+p.metricLens[i]], v.Data().([]float32))
 		}
@@ -217,6 +226,11 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 	}
 	off := 1
 	for i, mt := range c.metrics {
+		if o, ok := mt.(*outputLoss); ok {
+			o.mean.Add(float64(buf[off])/float64(global), float64(global))
+			off++
+			continue
+		}
 		if err := mt.(metrics.OnDevice).AddDeviceBatch(buf[off:off+p.metricLens[i]], global); err != nil {
 			return 0, err
 		}
@@ -300,9 +314,13 @@ func (m *Sequential) describe() string {
 		fmt.Fprintf(&b, "%s %v, ", w.name, w.value.Shape())
 	}
 	c := m.compiled
-	fmt.Fprintf(&b, "optimizer %T (learning rate %v), loss %s, metrics", c.optimizer, c.optimizer.LearningRate(), c.loss.Name())
-	for _, mt := range c.metrics {
-		fmt.Fprintf(&b, " %s", mt.Name())
+	fmt.Fprintf(&b, "optimizer %T (learning rate %v), loss", c.optimizer, c.optimizer.LearningRate())
+	for _, h := range c.heads {
+		fmt.Fprintf(&b, " %s %s×%v", h.name, h.loss.Name(), h.weight)
+	}
+	b.WriteString(", metrics")
+	for _, name := range c.metricNames {
+		fmt.Fprintf(&b, " %s", name)
 	}
 	return b.String()
 }

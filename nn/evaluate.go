@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/internal/formats/progbar"
@@ -88,7 +89,7 @@ func (m *Sequential) evaluate(ctx context.Context, ds data.Dataset, batchSize in
 	var lossMean metrics.Mean
 	n := ds.Len()
 	batchSize = min(batchSize, n)
-	labelCols := shapes.Size(ds.LabelShape())
+	labels := m.labelLayoutOf(ds)
 	idx := make([]int, 0, batchSize)
 	logs := make([]logEntry, 1+len(c.metrics))
 	for lo, step := 0, 1; lo < n; lo, step = lo+len(idx), step+1 {
@@ -98,14 +99,14 @@ func (m *Sequential) evaluate(ctx context.Context, ds data.Dataset, batchSize in
 			}
 		}
 		idx = batchIndices(idx, lo, min(batchSize, n-lo))
-		loss, err := m.evalShard(ds, idx, labelCols)
+		loss, err := m.evalShard(ds, idx, labels)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
 		lossMean.Add(loss, float64(len(idx)))
 		logs[0] = logEntry{Name: "loss", Value: lossMean.Result()}
 		for i, mt := range c.metrics {
-			logs[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
+			logs[1+i] = logEntry{Name: c.metricNames[i], Value: mt.Result()}
 		}
 		if bar != nil {
 			bar.Update(step, logs)
@@ -116,18 +117,18 @@ func (m *Sequential) evaluate(ctx context.Context, ds data.Dataset, batchSize in
 
 // evalShard evaluates the batch idx, or with a strategy this replica's
 // shard of it, summed over the replicas.
-func (m *Sequential) evalShard(ds data.Dataset, idx []int, labelCols int) (float64, error) {
+func (m *Sequential) evalShard(ds data.Dataset, idx []int, labels labelLayout) (float64, error) {
 	s := m.compiled.strategy
 	if s == nil {
-		return m.evalStep(ds, idx, labelCols, len(idx))
+		return m.evalStep(ds, idx, labels, len(idx))
 	}
 	mine := shard(idx, s.Rank(), s.Size())
 	if len(mine) > 0 {
-		return m.evalStep(ds, mine, labelCols, len(idx))
+		return m.evalStep(ds, mine, labels, len(idx))
 	}
 	// A batch smaller than the replicas leaves this one nothing: it adds
 	// zeros to the sums, with the state lengths of a program it never runs.
-	p, err := m.program(1, labelCols, modeEvaluate)
+	p, err := m.program(1, labels, modeEvaluate)
 	if err != nil {
 		return 0, err
 	}
@@ -146,6 +147,8 @@ func (m *Sequential) evalShard(ds data.Dataset, idx []int, labelCols int) (float
 //
 //	pred, err := model.Predict(ctx, inputs)
 //	classes := pred.Argmax()
+//
+// A model of several outputs has PredictOutputs instead.
 func (m *Sequential) Predict(ctx context.Context, inputs data.Inputs, opts ...Option) (*data.Predictions, error) {
 	out, err := m.PredictTensor(ctx, inputs, opts...)
 	if err != nil {
@@ -154,10 +157,39 @@ func (m *Sequential) Predict(ctx context.Context, inputs data.Inputs, opts ...Op
 	return data.TensorPredictions(out)
 }
 
+// PredictOutputs is Predict for a model of any number of outputs: one
+// Predictions per output, in the order of the model's outputs
+// (OutputNames), as Keras' predict returns a list of arrays.
+func (m *Sequential) PredictOutputs(ctx context.Context, inputs data.Inputs, opts ...Option) ([]*data.Predictions, error) {
+	outs, err := m.predictAll(ctx, inputs, opts)
+	if err != nil {
+		return nil, err
+	}
+	preds := make([]*data.Predictions, len(outs))
+	for i, out := range outs {
+		if preds[i], err = data.TensorPredictions(out); err != nil {
+			return nil, fmt.Errorf("predict: output %d: %w", i, err)
+		}
+	}
+	return preds, nil
+}
+
 // PredictTensor is Predict returning a gorgonia tensor of shape
 // (N, outputs...), as Keras' predict returns an array. It takes Predict's
 // options and returns its errors.
 func (m *Sequential) PredictTensor(ctx context.Context, inputs data.Inputs, opts ...Option) (*tensor.Dense, error) {
+	if m != nil && len(m.outShapes) > 1 {
+		return nil, fmt.Errorf("predict: model %q has %d outputs (%s): call PredictOutputs, which returns one set of predictions per output", m.name, len(m.outShapes), strings.Join(m.OutputNames(), ", "))
+	}
+	outs, err := m.predictAll(ctx, inputs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return outs[0], nil
+}
+
+// predictAll computes every output of the model for inputs.
+func (m *Sequential) predictAll(ctx context.Context, inputs data.Inputs, opts []Option) ([]*tensor.Dense, error) {
 	if m == nil {
 		return nil, fmt.Errorf("predict: %w", ErrNilModel)
 	}
@@ -179,21 +211,28 @@ func (m *Sequential) PredictTensor(ctx context.Context, inputs data.Inputs, opts
 		return nil, err
 	}
 	n := inputs.Len()
-	outCols := shapes.Size(m.outShape)
-	result := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(append([]int{n}, m.outShape...)...))
-	dst := result.Data().([]float32)
+	results := make([]*tensor.Dense, len(m.outShapes))
+	outCols := make([]int, len(m.outShapes))
+	for i, shape := range m.outShapes {
+		results[i] = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(append([]int{n}, shape...)...))
+		outCols[i] = shapes.Size(shape)
+	}
 	batchSize := min(cfg.batchSize, n)
 	idx := make([]int, 0, batchSize)
+	dsts := make([][]float32, len(results))
 	for lo := 0; lo < n; lo += len(idx) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("predict: stopped at sample %d of %d: %w", lo, n, err)
 		}
 		idx = batchIndices(idx, lo, min(batchSize, n-lo))
-		if err := m.predictStep(inputs, idx, dst[lo*outCols:(lo+len(idx))*outCols]); err != nil {
+		for i, r := range results {
+			dsts[i] = r.Data().([]float32)[lo*outCols[i] : (lo+len(idx))*outCols[i]]
+		}
+		if err := m.predictStep(inputs, idx, dsts); err != nil {
 			return nil, fmt.Errorf("predict: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
 	}
-	return result, nil
+	return results, nil
 }
 
 // batchIndices sets idx to the size indices from lo on.

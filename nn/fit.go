@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gokeras/gokeras/data"
@@ -349,6 +351,9 @@ func (m *Sequential) checkData(what string, in data.Inputs) error {
 		return fmt.Errorf("%s: the data's Len() is %d: a data.Dataset or data.Inputs must count its samples from 0", what, n)
 	}
 	sample := in.SampleShape()
+	if err := m.checkParts(what, in); err != nil {
+		return err
+	}
 	if !m.built {
 		if m.inputShape != nil && !shapes.Equal(m.inputShape, sample) {
 			return fmt.Errorf("%s: the model takes samples of shape %s but the data has samples of shape %s",
@@ -363,11 +368,47 @@ func (m *Sequential) checkData(what string, in data.Inputs) error {
 			what, shapes.String(m.inputShape), shapes.String(sample))
 	}
 	if ds, ok := in.(data.Dataset); ok && m.compiled != nil {
-		if err := m.compiled.loss.CheckLabels(ds.LabelShape(), m.outShape); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+		parts := data.LabelParts(ds)
+		if len(m.outShapes) > 1 && len(parts) != len(m.outShapes) {
+			return fmt.Errorf("%s: model %q has %d outputs (%s) but the data's labels have %d part(s): give one label per output, in order, with data.LabelTuple or data.FuncParts",
+				what, m.name, len(m.outShapes), strings.Join(m.OutputNames(), ", "), len(parts))
+		}
+		if len(m.outShapes) == 1 {
+			parts = [][]int{ds.LabelShape()}
+		}
+		for i, h := range m.compiled.heads {
+			if err := h.loss.CheckLabels(parts[i], m.outShapes[i]); err != nil {
+				return fmt.Errorf("%s: %s%w", what, headWhat(m.compiled.heads, i), err)
+			}
 		}
 	}
 	return nil
+}
+
+// checkParts checks that the data has a part for each of the model's
+// inputs, of the input's shape.
+func (m *Sequential) checkParts(what string, in data.Inputs) error {
+	parts := data.InputParts(in)
+	if m.inputParts == nil {
+		if len(parts) > 1 {
+			return fmt.Errorf("%s: the data's samples have %d parts (%s) but model %q has one input: give it samples of one shape, or make a model of %d inputs",
+				what, len(parts), partsText(parts), m.name, len(parts))
+		}
+		return nil
+	}
+	if len(parts) != len(m.inputParts) || !slices.EqualFunc(parts, m.inputParts, shapes.Equal) {
+		return fmt.Errorf("%s: model %q has %d inputs, of shapes %s, but the data's samples have %d part(s), of shapes %s: give one part per input, in order, with data.InputTuple or data.FuncParts",
+			what, m.name, len(m.inputParts), partsText(m.inputParts), len(parts), partsText(parts))
+	}
+	return nil
+}
+
+func partsText(parts [][]int) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = shapes.String(p)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Fit trains the model, like Keras' fit: Epochs(1), BatchSize(32),
@@ -462,12 +503,15 @@ func (m *Sequential) Fit(ctx context.Context, ds data.Dataset, opts ...Option) (
 		// that the progress line comes before the callbacks' messages.
 		cbs = append(callbackList{newProgbarLogger(cfg, n)}, cbs...)
 	}
+	if cfg.classWeight != nil && len(m.outShapes) > 1 {
+		return nil, fmt.Errorf("fit: ClassWeight is only supported for models of one output, as in Keras; model %q has %d: weigh its samples with SampleWeight", m.name, len(m.outShapes))
+	}
 	weigh, err := cfg.weigher(n, shapes.Size(ds.LabelShape()))
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	r := &fitRun{m: m, cfg: cfg, data: ds, validation: validation, steps: steps,
-		labelCols: shapes.Size(ds.LabelShape()), order: make([]int, n), callbacks: cbs, weigh: weigh}
+		labels: m.labelLayoutOf(ds), order: make([]int, n), callbacks: cbs, weigh: weigh}
 	return r.run(ctx)
 }
 
@@ -476,7 +520,8 @@ type fitRun struct {
 	m                *Sequential
 	cfg              runConfig
 	data, validation data.Dataset
-	steps, labelCols int
+	steps            int
+	labels           labelLayout
 	order            []int
 	callbacks        callbackList
 	hist             History

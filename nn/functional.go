@@ -157,82 +157,108 @@ func shapeText(list [][]int) string {
 	return s
 }
 
-// graph is a functional model's graph: its input and output, and its
+// graph is a functional model's graph: its inputs and outputs, and its
 // layer calls in an order where each comes after the calls it takes its
 // inputs from.
 type graph struct {
-	input, output *Tensor
-	calls         []*layerCall
+	inputs, outputs []*Tensor
+	calls           []*layerCall
 }
 
 // NewModel makes the model that computes outputs from inputs, as Keras'
 // Model(inputs, outputs) does: every layer applied on the way from the
 // inputs to the outputs is one of its layers, each once, in the order they
 // are first applied. Layers without names get Keras' automatic ones
-// (dense, dense_1, ...), counted per model.
+// (dense, dense_1, ...), counted per model, and inputs without names
+// input_1, input_2, ... in the order given.
+//
+// A model of several inputs trains on data whose samples have one part per
+// input, in the order of inputs (data.InputTuple, data.FuncParts); one of
+// several outputs on labels with one part per output (data.LabelTuple),
+// with a loss per output (Compile, LossFor, LossWeights) and logs named
+// after the outputs' layers as Keras names them (dense_1_loss,
+// dense_1_accuracy).
 //
 // It returns the first mistake made in making the tensors (see Tensor),
 // and refuses a graph that cannot be a model: an output that does not
 // come from the inputs (naming the input it needs), an input that no
-// output uses, a layer applied to tensors whose shapes need weights of
-// different shapes. A model of several inputs or outputs is not supported
-// yet.
+// output uses, an input or output given twice, a layer applied to tensors
+// whose shapes need weights of different shapes.
 func NewModel(inputs, outputs []*Tensor) (*Model, error) {
 	if len(inputs) == 0 || len(outputs) == 0 {
 		return nil, fmt.Errorf("nn.NewModel: %d input(s) and %d output(s) given: a model needs at least one of each", len(inputs), len(outputs))
 	}
-	if len(inputs) > 1 || len(outputs) > 1 {
-		return nil, fmt.Errorf("nn.NewModel: %d inputs and %d outputs given: a model of several inputs or outputs is not supported yet; give one of each", len(inputs), len(outputs))
-	}
-	in, out := inputs[0], outputs[0]
-	for _, t := range []*Tensor{in, out} {
+	for i, t := range slices.Concat(inputs, outputs) {
 		if err := t.Err(); err != nil {
-			return nil, fmt.Errorf("nn.NewModel: %w", err)
+			return nil, fmt.Errorf("nn.NewModel: %s: %w", ioWhat(i, len(inputs)), err)
 		}
 	}
-	if in.input == nil {
-		return nil, errors.New("nn.NewModel: the input is not a tensor nn.Input made: a model's inputs are where its data enters")
+	isInput := map[*Tensor]int{}
+	for i, in := range inputs {
+		if in.input == nil {
+			return nil, fmt.Errorf("nn.NewModel: input %d is not a tensor nn.Input made: a model's inputs are where its data enters", i)
+		}
+		if j, ok := isInput[in]; ok {
+			return nil, fmt.Errorf("nn.NewModel: inputs %d and %d are the same tensor: give each input once", j, i)
+		}
+		isInput[in] = i
 	}
-	// Walk back from the output: every call it needs, each after the
+	isOutput := map[*Tensor]int{}
+	for i, out := range outputs {
+		if j, ok := isOutput[out]; ok {
+			return nil, fmt.Errorf("nn.NewModel: outputs %d and %d are the same tensor: give each output once", j, i)
+		}
+		isOutput[out] = i
+		if out.from == nil {
+			return nil, fmt.Errorf("nn.NewModel: output %d is an input itself: apply at least one layer", i)
+		}
+	}
+	// Walk back from each output: every call it needs, each after the
 	// calls it needs (depth first, inputs in order).
-	g := &graph{input: in, output: out}
+	g := &graph{inputs: slices.Clone(inputs), outputs: slices.Clone(outputs)}
 	seen := map[*Tensor]bool{}
-	var visit func(t *Tensor) error
-	visit = func(t *Tensor) error {
+	var visit func(t *Tensor, output int) error
+	visit = func(t *Tensor, output int) error {
 		if seen[t] {
 			return nil
 		}
 		seen[t] = true
 		if t.from == nil {
-			if t != in {
-				return fmt.Errorf("nn.NewModel: graph disconnected: the output needs an input of shape %s that is not the model's input; give it to NewModel, or apply the layers to the model's input", shapes.String(t.shape))
+			if _, ok := isInput[t]; !ok {
+				return fmt.Errorf("nn.NewModel: graph disconnected: output %d needs an input of shape %s that is not one of the model's inputs; give it to NewModel, or apply the layers to the model's inputs", output, shapes.String(t.shape))
 			}
 			return nil
 		}
 		for _, x := range t.from.in {
-			if err := visit(x); err != nil {
+			if err := visit(x, output); err != nil {
 				return err
 			}
 		}
 		g.calls = append(g.calls, t.from)
 		return nil
 	}
-	if err := visit(out); err != nil {
-		return nil, err
+	for i, out := range outputs {
+		if err := visit(out, i); err != nil {
+			return nil, err
+		}
 	}
 	// The calls in the order they were made: the order Keras names the
 	// layers in and lists them (layer_1 made before layer_2), whatever
 	// order the walk found them.
 	slices.SortFunc(g.calls, func(a, b *layerCall) int { return cmp.Compare(a.seq, b.seq) })
-	if !seen[in] {
-		return nil, fmt.Errorf("nn.NewModel: the input of shape %s is not used by the output: the output must be computed from it", shapes.String(in.shape))
+	for i, in := range inputs {
+		if !seen[in] {
+			return nil, fmt.Errorf("nn.NewModel: input %d (shape %s) is not used by any output: every input must feed an output; drop it or apply layers to it", i, shapes.String(in.shape))
+		}
 	}
-	if out.from == nil {
-		return nil, errors.New("nn.NewModel: the output is the input itself: apply at least one layer")
-	}
-	m := &Sequential{name: "model", names: map[string]int{}, inputShape: slices.Clone(in.shape), graph: g}
-	if in.input.Name() == "" {
-		in.input.SetName("input_1") // Keras 2 numbers its inputs from 1
+	m := &Sequential{name: "model", names: map[string]int{}, graph: g}
+	m.setInputShapes()
+	ins := make([]layers.Layer, len(inputs))
+	for i, in := range inputs {
+		if in.input.Name() == "" {
+			in.input.SetName(fmt.Sprintf("input_%d", i+1)) // Keras 2 numbers its inputs from 1
+		}
+		ins[i] = in.input
 	}
 	// The layers, each once, in the order of their first call; the weights
 	// a layer's calls need must be the same.
@@ -252,10 +278,38 @@ func NewModel(inputs, outputs []*Tensor) (*Model, error) {
 		}
 		m.layers = append(m.layers, c.layer)
 	}
-	if err := layers.CheckNames(append([]layers.Layer{in.input}, m.layers...)); err != nil {
+	if err := layers.CheckNames(append(ins, m.layers...)); err != nil {
 		return nil, fmt.Errorf("nn.NewModel: %w", err)
 	}
 	return m, nil
+}
+
+// ioWhat names the i-th of NewModel's tensors, inputs then outputs.
+func ioWhat(i, inputs int) string {
+	if i < inputs {
+		return fmt.Sprintf("input %d", i)
+	}
+	return fmt.Sprintf("output %d", i-inputs)
+}
+
+// setInputShapes sets a functional model's input shapes from its graph:
+// with one input, the samples the data gives are that input's; with
+// several, each sample is the inputs' values one after another, a row of
+// their sizes' sum (data.InputTuple), which the model splits.
+func (m *Sequential) setInputShapes() {
+	g := m.graph
+	if len(g.inputs) == 1 {
+		m.inputShape = slices.Clone(g.inputs[0].shape)
+		m.inputParts = nil
+		return
+	}
+	m.inputParts = make([][]int, len(g.inputs))
+	total := 0
+	for i, in := range g.inputs {
+		m.inputParts[i] = slices.Clone(in.shape)
+		total += shapes.Size(in.shape)
+	}
+	m.inputShape = []int{total}
 }
 
 func sameWeights(a, b []layers.WeightShape) bool {

@@ -268,9 +268,11 @@ func fuzzWriteConfig(m *Sequential, doc *modelDocument, path string) ([]byte, er
 	d.Config.InputShape = doc.Config.InputShape
 	d.IncludeOptimizer = doc.IncludeOptimizer
 	if cc := doc.CompileConfig; cc != nil {
-		opt, loss, ms, err := compileSettings(cc, path)
-		if err != nil {
-			// LoadModel refuses it; the architecture still round-trips.
+		opt, loss, ms, outputs, err := compileSettings(cc, m.OutputNames(), path)
+		if err != nil || outputs != nil {
+			// LoadModel refuses it, or it is a model of several outputs,
+			// whose settings are options: the architecture still
+			// round-trips.
 			d.CompileConfig = cc
 		} else {
 			d.CompileConfig = &compileConfigDocument{Metrics: []metrics.Config{}}

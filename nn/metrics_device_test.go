@@ -73,8 +73,8 @@ func TestMetricsComputeOnTheDevice(t *testing.T) {
 					}
 				}
 				allDevice := !containsFalse(tt.onDevice)
-				if (p.outRead == nil) != allDevice {
-					t.Fatalf("outputs read back: %v, with every metric on the device: %v", p.outRead != nil, allDevice)
+				if (p.outReads[0] == nil) != allDevice {
+					t.Fatalf("outputs read back: %v, with every metric on the device: %v", p.outReads[0] != nil, allDevice)
 				}
 			}
 			preds, err := m.Predict(context.Background(), ds, BatchSize(16))

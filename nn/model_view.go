@@ -22,8 +22,12 @@ type ModelView struct {
 	// Name is the model's name.
 	Name string
 	// InputShape and OutputShape are the shapes of the model's input and
-	// output samples (no batch axis).
+	// output samples (no batch axis); for a model of several inputs or
+	// outputs, those of the first (InputShapes and OutputShapes hold all).
 	InputShape, OutputShape []int
+	// InputShapes and OutputShapes are the shapes of each of the model's
+	// inputs and outputs, in order.
+	InputShapes, OutputShapes [][]int
 	// Layers are the model's layers, each once, in the order of their
 	// first call (for a Sequential, the order of its stack).
 	Layers []LayerView
@@ -31,8 +35,12 @@ type ModelView struct {
 	// outputs it takes.
 	Calls []CallView
 	// Input and Output name the model's input tensor, which calls read,
-	// and its output tensor, the last call's Output.
+	// and its output tensor, a call's Output; for a model of several
+	// inputs or outputs, the first (Inputs and Outputs name all).
 	Input, Output string
+	// Inputs and Outputs name each of the model's inputs and outputs, in
+	// order.
+	Inputs, Outputs []string
 	// Functional reports whether the model is a functional one (NewModel)
 	// rather than a stack of layers.
 	Functional bool
@@ -110,16 +118,21 @@ func (m *Sequential) View(call string, fn func(ModelView) error) error {
 // view describes the built model: its layers and its graph of calls, read
 // through callGraph.
 func (m *Sequential) view() ModelView {
-	v := ModelView{Name: m.name, InputShape: slices.Clone(m.inputShape), OutputShape: slices.Clone(m.outShape), Input: sequentialInput, m: m}
-	input, calls := m.callGraph()
-	if m.graph != nil {
-		v.Functional = true
-		if input.input != nil {
-			v.Input = input.input.Name()
+	v := ModelView{Name: m.name, InputShapes: m.InputShapes(), OutputShapes: m.OutputShapes(), m: m}
+	inputs, calls := m.callGraph()
+	names := map[*Tensor]string{}
+	shapeOf := map[*Tensor][]int{}
+	v.Functional = m.graph != nil
+	for i, t := range inputs {
+		name := sequentialInput
+		if t.input != nil {
+			name = t.input.Name()
 		}
+		v.Inputs = append(v.Inputs, name)
+		names[t], shapeOf[t] = name, v.InputShapes[i]
 	}
-	names := map[*Tensor]string{input: v.Input}
-	shapeOf := map[*Tensor][]int{input: m.inputShape}
+	v.Input, v.InputShape = v.Inputs[0], slices.Clone(v.InputShapes[0])
+	v.OutputShape = slices.Clone(v.OutputShapes[0])
 	count := map[layers.Layer]int{}
 	for _, c := range calls {
 		cv := CallView{Layer: c.layer, Index: count[c.layer]}
@@ -140,8 +153,15 @@ func (m *Sequential) view() ModelView {
 			v.Layers = append(v.Layers, lv)
 		}
 		v.Calls = append(v.Calls, cv)
-		v.Output = cv.Output
 	}
+	outputs := []*Tensor{calls[len(calls)-1].out}
+	if m.graph != nil {
+		outputs = m.graph.outputs
+	}
+	for _, t := range outputs {
+		v.Outputs = append(v.Outputs, names[t])
+	}
+	v.Output = v.Outputs[0]
 	return v
 }
 

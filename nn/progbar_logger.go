@@ -34,9 +34,7 @@ func newProgbarLogger(cfg runConfig, samples int) *progbarLogger {
 // compiled, then their validation figures.
 func (p *progbarLogger) OnTrainBegin(Logs) error {
 	train := []string{"loss"}
-	for _, mt := range p.Model.compiled.metrics {
-		train = append(train, mt.Name())
-	}
+	train = append(train, p.Model.compiled.metricNames...)
 	p.names = train
 	for _, name := range train {
 		p.names = append(p.names, "val_"+name)

@@ -47,7 +47,7 @@ func (m *Sequential) builtPlan() weightPlan {
 // none.
 func (m *Sequential) describedPlan(path string, input []int) (weightPlan, error) {
 	if len(input) == 0 || slices.ContainsFunc(input, func(d int) bool { return d <= 0 }) {
-		return weightPlan{}, fmt.Errorf("the model config's input_shape %v is not a shape; %s", input, saveAgain)
+		return weightPlan{}, fmt.Errorf("%s: the model config's input_shape %v is not a shape; %s", path, input, saveAgain)
 	}
 	of, names, err := m.planWeights(path, input)
 	if err != nil {
@@ -70,8 +70,13 @@ func (m *Sequential) planWeights(path string, input []int) (map[string]planned, 
 	for i, l := range m.layers {
 		index[l] = i
 	}
-	in, calls := m.callGraph()
-	shapeOf := map[*Tensor][]int{in: input}
+	ins, calls := m.callGraph()
+	shapeOf := map[*Tensor][]int{ins[0]: input}
+	if len(ins) > 1 { // a functional model's inputs know their shapes
+		for _, t := range ins {
+			shapeOf[t] = t.shape
+		}
+	}
 	done := map[layers.Layer]bool{}
 	for _, c := range calls {
 		shapeList := make([][]int, len(c.in))

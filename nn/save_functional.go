@@ -197,16 +197,20 @@ func (d modelDocument) MarshalJSON() ([]byte, error) {
 // configs (doc.Config.Layers, in m's order), the document of m's graph.
 func (m *Sequential) functionalDocument(doc *modelDocument) error {
 	g := m.graph
-	inCfg, err := layers.ConfigOf(g.input.input)
-	if err != nil {
-		return fmt.Errorf("the input layer: %w", err)
-	}
 	trainable := true
 	fc := &functionalConfig{Name: m.name, Trainable: &trainable, Seed: doc.Config.Seed}
-	fc.Layers = append(fc.Layers, functionalLayer{ClassName: inCfg.ClassName, Config: inCfg.Config, Name: g.input.input.Name(), InboundNodes: []inboundNode{}})
 	// Each tensor by the call that outputs it; each layer's calls.
-	refs := map[*Tensor]tensorRef{g.input: {Layer: g.input.input.Name()}}
+	refs := map[*Tensor]tensorRef{}
+	for _, in := range g.inputs {
+		inCfg, err := layers.ConfigOf(in.input)
+		if err != nil {
+			return fmt.Errorf("input layer %q: %w", in.input.Name(), err)
+		}
+		fc.Layers = append(fc.Layers, functionalLayer{ClassName: inCfg.ClassName, Config: inCfg.Config, Name: in.input.Name(), InboundNodes: []inboundNode{}})
+		refs[in] = tensorRef{Layer: in.input.Name()}
+	}
 	nodes := map[layers.Layer][]inboundNode{}
+	var err error
 	for _, c := range g.calls {
 		ts := make([]json.RawMessage, len(c.in))
 		for i, t := range c.in {
@@ -227,11 +231,15 @@ func (m *Sequential) functionalDocument(doc *modelDocument) error {
 		c := doc.Config.Layers[i]
 		fc.Layers = append(fc.Layers, functionalLayer{ClassName: c.ClassName, Config: c.Config, Name: l.Name(), InboundNodes: nodes[l]})
 	}
-	fc.InputLayers = tensorRefs{refs[g.input]}
-	fc.OutputLayers = tensorRefs{refs[g.output]}
+	for _, in := range g.inputs {
+		fc.InputLayers = append(fc.InputLayers, refs[in])
+	}
+	for _, out := range g.outputs {
+		fc.OutputLayers = append(fc.OutputLayers, refs[out])
+	}
 	doc.FormatVersion = functionalFormatVersion
 	doc.ClassName = functionalClass
-	doc.Config.InputShape = slices.Clone(g.input.shape)
+	doc.Config.InputShape = slices.Clone(m.inputShape)
 	doc.functional = fc
 	return nil
 }
@@ -405,27 +413,32 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 	if len(fc.InputLayers) == 0 || len(fc.OutputLayers) == 0 {
 		return nil, damaged("input_layers names %d tensors and output_layers %d: a model has an input and an output", len(fc.InputLayers), len(fc.OutputLayers))
 	}
-	if len(fc.InputLayers) != 1 || len(fc.OutputLayers) != 1 {
-		return nil, fmt.Errorf("%s: model %q has %d inputs and %d outputs: a model of several inputs or outputs is not supported yet (update gokeras when it is)", path, fc.Name, len(fc.InputLayers), len(fc.OutputLayers))
+	var ins, outs []*Tensor
+	isInput := map[*Tensor]bool{}
+	for i, ref := range fc.InputLayers {
+		if e, ok := entries[ref.Layer]; ok && e.input == nil {
+			return nil, damaged("input_layers names layer %q, a %s, not an InputLayer", ref.Layer, e.layer.Type())
+		}
+		in, err := made(ref, fmt.Sprintf("input %d of input_layers", i), nil)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, in)
+		isInput[in] = true
 	}
-	inRef, outRef := fc.InputLayers[0], fc.OutputLayers[0]
-	if e, ok := entries[inRef.Layer]; ok && e.input == nil {
-		return nil, damaged("input_layers names layer %q, a %s, not an InputLayer", inRef.Layer, e.layer.Type())
+	for i, ref := range fc.OutputLayers {
+		out, err := made(ref, fmt.Sprintf("output %d of output_layers", i), nil)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, out)
 	}
-	in, err := made(inRef, "input_layers", nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := made(outRef, "output_layers", nil)
-	if err != nil {
-		return nil, err
-	}
-	// Every call, as Keras makes them all: a cycle off the output's path
+	// Every call, as Keras makes them all: a cycle off the outputs' paths
 	// is one too.
 	for _, name := range names {
 		e := entries[name]
-		if e.input != nil && e.input != in {
-			return nil, fmt.Errorf("%s: model %q has input layer %q besides its input %q: a model of several inputs is not supported yet (update gokeras when it is)", path, fc.Name, name, inRef.Layer)
+		if e.input != nil && !isInput[e.input] {
+			return nil, damaged("input layer %q is not one of the model's inputs (input_layers): every input layer is an input of the model", name)
 		}
 		for k := range e.outs {
 			if e.input == nil {
@@ -435,7 +448,7 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 			}
 		}
 	}
-	m, err := NewModel([]*Tensor{in}, []*Tensor{out})
+	m, err := NewModel(ins, outs)
 	if err != nil {
 		return nil, damaged("%v", err)
 	}
@@ -445,8 +458,8 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 	}
 	for _, name := range names {
 		for k, t := range entries[name].outs {
-			if !used[t] && t != in {
-				return nil, damaged("call %d of layer %q does not lead to the output %s: a model's config holds only the calls that compute its output", k, name, refText(outRef))
+			if !used[t] && !isInput[t] {
+				return nil, damaged("call %d of layer %q does not lead to an output: a model's config holds only the calls that compute its outputs", k, name)
 			}
 		}
 	}
@@ -456,7 +469,7 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 	if fc.Seed != nil {
 		m.SetSeed(*fc.Seed)
 	}
-	doc.Config = modelConfig{Name: m.name, InputShape: slices.Clone(in.shape), Seed: fc.Seed, Layers: []layers.Config{}}
+	doc.Config = modelConfig{Name: m.name, InputShape: slices.Clone(m.inputShape), Seed: fc.Seed, Layers: []layers.Config{}}
 	for _, l := range m.layers {
 		ld := entries[l.Name()].data
 		doc.Config.Layers = append(doc.Config.Layers, layers.Config{ClassName: ld.ClassName, Config: ld.Config})

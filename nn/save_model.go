@@ -58,11 +58,24 @@ type modelConfig struct {
 	Layers     []layers.Config `json:"layers"`
 }
 
-// compileConfigDocument holds what Compile was given, device aside.
+// compileConfigDocument holds what Compile was given, device aside. A
+// model of several outputs has Outputs instead of Loss and Metrics,
+// written as Keras 3 writes such a model's compile_config: "loss" a list
+// of each output's loss, "loss_weights" a list, "metrics" a list of each
+// output's list (see outputs.go).
 type compileConfigDocument struct {
 	Optimizer optim.Config     `json:"optimizer"`
 	Loss      losses.Config    `json:"loss"`
 	Metrics   []metrics.Config `json:"metrics"`
+	Outputs   *outputsConfig   `json:"-"`
+}
+
+// outputsConfig is the compile settings of each output of a model of
+// several.
+type outputsConfig struct {
+	Losses  []losses.Config
+	Weights []float64
+	Metrics [][]metrics.Config
 }
 
 // SaveOption adjusts Save.
@@ -205,13 +218,37 @@ func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
 	if cc.Optimizer, err = optim.ConfigOf(m.compiled.optimizer); err != nil {
 		return nil, fmt.Errorf("the optimizer: %w", err)
 	}
-	if cc.Loss, err = losses.ConfigOf(m.compiled.loss); err != nil {
-		return nil, fmt.Errorf("the loss: %w", err)
+	heads := m.compiled.heads
+	if len(heads) == 1 {
+		if cc.Loss, err = losses.ConfigOf(heads[0].loss); err != nil {
+			return nil, fmt.Errorf("the loss: %w", err)
+		}
+	} else {
+		cc.Outputs = &outputsConfig{Metrics: make([][]metrics.Config, len(heads))}
+		for i, h := range heads {
+			c, err := losses.ConfigOf(h.loss)
+			if err != nil {
+				return nil, fmt.Errorf("the loss of output %q: %w", h.name, err)
+			}
+			cc.Outputs.Losses = append(cc.Outputs.Losses, c)
+			cc.Outputs.Weights = append(cc.Outputs.Weights, h.weight)
+			cc.Outputs.Metrics[i] = []metrics.Config{}
+		}
 	}
+	n := 0 // metrics proper
 	for i, mt := range m.compiled.metrics {
+		if _, ok := mt.(*outputLoss); ok {
+			continue
+		}
+		n++
 		c, err := metrics.ConfigOf(mt)
 		if err != nil {
-			return nil, fmt.Errorf("metric %d: %w", i+1, err)
+			return nil, fmt.Errorf("metric %d (%s): %w", n, m.compiled.metricNames[i], err)
+		}
+		if cc.Outputs != nil {
+			h := m.compiled.metricOut[i]
+			cc.Outputs.Metrics[h] = append(cc.Outputs.Metrics[h], c)
+			continue
 		}
 		cc.Metrics = append(cc.Metrics, c)
 	}
@@ -275,9 +312,8 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // layer called once the calls it takes its inputs from are made) and is
 // refused, naming the layer and its call, when a call names a layer the
 // config does not have, a node or tensor index out of range, or tensors of
-// other shapes than their layers make; when calls form a cycle, or do not
-// lead to the output; and when the model has several inputs or outputs,
-// which gokeras does not support yet.
+// other shapes than their layers make; and when calls form a cycle, or do
+// not lead to an output.
 func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
 	return LoadModelContext(context.Background(), path, opts...)
 }
@@ -294,13 +330,18 @@ func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Se
 	// The file's config is read before its tensors, to bound them (see
 	// weightPlan.fits); the model it describes is then the one loaded.
 	var d described
+	var badConfig error // names the file itself
 	f, err := readAgreed(strategyOf(o.compileOptions), path, func(meta map[string]string, declared []safetensors.Declared) error {
 		var err error
 		if d, err = describe(meta, path); err != nil {
+			badConfig = err
 			return err
 		}
 		return d.plan.fits(meta, declared)
 	})
+	if badConfig != nil {
+		return nil, fmt.Errorf("load model: %w", badConfig)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -360,7 +401,7 @@ func loadModel(ctx context.Context, f *safetensors.File, path string, d describe
 		}
 		return m, nil
 	}
-	opt, loss, ms, err := compileSettings(doc.CompileConfig, path)
+	opt, loss, ms, outOpts, err := compileSettings(doc.CompileConfig, m.OutputNames(), path)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +413,7 @@ func loadModel(ctx context.Context, f *safetensors.File, path string, d describe
 		}
 		state = &st
 	}
-	if err := m.CompileContext(ctx, opt, loss, ms, o.compileOptions...); err != nil {
+	if err := m.CompileContext(ctx, opt, loss, ms, append(outOpts, o.compileOptions...)...); err != nil {
 		return nil, err
 	}
 	if state != nil {
@@ -512,26 +553,54 @@ func modelOf(doc *modelDocument, path string) (*Sequential, error) {
 }
 
 // compileSettings makes the optimizer, loss and metrics a model was
-// compiled with.
-func compileSettings(cc *compileConfigDocument, path string) (optim.Optimizer, losses.Loss, []metrics.Metric, error) {
+// compiled with, and for a model of several outputs (named outputs) the
+// options that give each output its loss, weight and metrics.
+func compileSettings(cc *compileConfigDocument, outputs []string, path string) (optim.Optimizer, losses.Loss, []metrics.Metric, []CompileOption, error) {
 	newer := "was the file written by a newer gokeras (then update gokeras), or edited (then save the model again)?"
 	opt, err := optim.FromConfig(cc.Optimizer)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: the optimizer: %w: %s", path, err, newer)
+		return nil, nil, nil, nil, fmt.Errorf("%s: the optimizer: %w: %s", path, err, newer)
 	}
-	loss, err := losses.FromConfig(cc.Loss)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: the loss: %w: %s", path, err, newer)
-	}
-	var ms []metrics.Metric
-	for i, c := range cc.Metrics {
-		mt, err := metrics.FromConfig(c)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: metric %d: %w: %s", path, i+1, err, newer)
+	metricsOf := func(cs []metrics.Config, what string) ([]metrics.Metric, error) {
+		var ms []metrics.Metric
+		for i, c := range cs {
+			mt, err := metrics.FromConfig(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %smetric %d: %w: %s", path, what, i+1, err, newer)
+			}
+			ms = append(ms, mt)
 		}
-		ms = append(ms, mt)
+		return ms, nil
 	}
-	return opt, loss, ms, nil
+	oc := cc.Outputs
+	if oc == nil {
+		if len(outputs) > 1 {
+			return nil, nil, nil, nil, fmt.Errorf("%s: the model has %d outputs but its compile settings have one loss: %s", path, len(outputs), saveAgain)
+		}
+		loss, err := losses.FromConfig(cc.Loss)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%s: the loss: %w: %s", path, err, newer)
+		}
+		ms, err := metricsOf(cc.Metrics, "")
+		return opt, loss, ms, nil, err
+	}
+	if len(oc.Losses) != len(outputs) || len(oc.Weights) != len(outputs) || len(oc.Metrics) != len(outputs) {
+		return nil, nil, nil, nil, fmt.Errorf("%s: the model has %d outputs but its compile settings have %d losses, %d loss weights and %d lists of metrics; %s",
+			path, len(outputs), len(oc.Losses), len(oc.Weights), len(oc.Metrics), saveAgain)
+	}
+	ls := make([]losses.Loss, len(outputs))
+	opts := []CompileOption{LossWeights(oc.Weights...)}
+	for i, name := range outputs {
+		if ls[i], err = losses.FromConfig(oc.Losses[i]); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%s: the loss of output %q: %w: %s", path, name, err, newer)
+		}
+		ms, err := metricsOf(oc.Metrics[i], fmt.Sprintf("output %q: ", name))
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		opts = append(opts, MetricsFor(name, ms...))
+	}
+	return opt, nil, nil, append(opts, OutputLosses(ls...)), nil
 }
 
 // ReadModelConfig returns the JSON document a model file holds (see

@@ -77,7 +77,7 @@ func modelDescription(t testing.TB, m *Sequential) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		loss, err := losses.ConfigOf(m.compiled.loss)
+		loss, err := losses.ConfigOf(m.compiled.heads[0].loss)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +404,7 @@ func TestSaveLoadModelLosses(t *testing.T) {
 			}
 			ds := saveData(t, 20, []int{4}, 0, 3, c.sparse, 3)
 			loaded := saveAndLoad(t, m)
-			if got := loaded.compiled.loss; got != c.loss {
+			if got := loaded.compiled.heads[0].loss; got != c.loss {
 				t.Errorf("loaded loss %#v, want %#v", got, c.loss)
 			}
 			checkSameModel(t, m, loaded, ds)

@@ -34,8 +34,15 @@ type Model struct {
 	name       string
 	layers     []layers.Layer
 	inputShape []int // set by an Input layer or Build; nil until known
-	outShape   []int
-	layerOut   [][]int // each layer's output sample shape, set by Build
+	// inputParts are the shapes of a model's inputs when it has several
+	// (NewModel): then inputShape is one flat row of all their values, as
+	// data.InputTuple gathers them. Nil for a model of one input.
+	inputParts [][]int
+	// outShape is the output's sample shape (set by Build), nil for a
+	// model of several outputs; outShapes has every output's.
+	outShape  []int
+	outShapes [][]int
+	layerOut  [][]int // each layer's output sample shape, set by Build
 	// graph is a functional model's graph (NewModel); nil for a stack of
 	// layers, whose graph is the chain of its layers (callGraph).
 	graph    *graph
@@ -291,6 +298,8 @@ func (m *Sequential) Layers() []layers.Layer {
 func (m *Sequential) Built() bool { return m != nil && m.built }
 
 // InputShape is the sample shape the model takes, nil before it is known.
+// For a model of several inputs it is one flat row holding all their
+// values, as data.InputTuple gathers them: InputShapes has each input's.
 func (m *Sequential) InputShape() []int {
 	if m == nil {
 		return nil
@@ -298,12 +307,64 @@ func (m *Sequential) InputShape() []int {
 	return append([]int(nil), m.inputShape...)
 }
 
-// OutputShape is the sample shape the model produces, nil before Build.
+// InputShapes are the sample shapes of the model's inputs, in order, nil
+// before they are known: one for a Sequential, one per nn.Input for a
+// functional model.
+func (m *Sequential) InputShapes() [][]int {
+	if m == nil || m.inputShape == nil {
+		return nil
+	}
+	if m.inputParts != nil {
+		return cloneShapes(m.inputParts)
+	}
+	return [][]int{slices.Clone(m.inputShape)}
+}
+
+// OutputShape is the sample shape the model produces, nil before Build
+// and for a model of several outputs (see OutputShapes).
 func (m *Sequential) OutputShape() []int {
 	if m == nil {
 		return nil
 	}
 	return append([]int(nil), m.outShape...)
+}
+
+// OutputShapes are the sample shapes of the model's outputs, in order,
+// nil before Build.
+func (m *Sequential) OutputShapes() [][]int {
+	if m == nil {
+		return nil
+	}
+	return cloneShapes(m.outShapes)
+}
+
+// OutputNames are the names of the model's outputs, in order, as Keras'
+// model.output_names: the name of the layer each comes from. A model of
+// several outputs names its logs after them (dense_1_loss). Nil before
+// the layers are named (a Sequential's last layer is named when added).
+func (m *Sequential) OutputNames() []string {
+	if m == nil || len(m.layers) == 0 {
+		return nil
+	}
+	if m.graph == nil {
+		return []string{m.layers[len(m.layers)-1].Name()}
+	}
+	names := make([]string, len(m.graph.outputs))
+	for i, t := range m.graph.outputs {
+		names[i] = t.from.layer.Name()
+	}
+	return names
+}
+
+func cloneShapes(list [][]int) [][]int {
+	if list == nil {
+		return nil
+	}
+	out := make([][]int, len(list))
+	for i, s := range list {
+		out[i] = slices.Clone(s)
+	}
+	return out
 }
 
 // Build creates the weights for samples of the given shape (no batch axis),
@@ -338,11 +399,17 @@ func (m *Sequential) Build(inputShape ...int) error {
 		seed = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6b657261732d696e)) // stream "keras-in"
-	input, calls := m.callGraph()
-	shapeOf := map[*Tensor][]int{input: slices.Clone(inputShape)}
+	inputs, calls := m.callGraph()
+	shapeOf := map[*Tensor][]int{}
+	if len(inputs) == 1 {
+		shapeOf[inputs[0]] = slices.Clone(inputShape)
+	} else {
+		for i, t := range inputs {
+			shapeOf[t] = slices.Clone(m.inputParts[i])
+		}
+	}
 	built := map[layers.Layer]bool{}
 	layerOut := make([][]int, 0, len(m.layers))
-	var shape []int
 	for _, c := range calls {
 		in := make([][]int, len(c.in))
 		for i, t := range c.in {
@@ -369,11 +436,21 @@ func (m *Sequential) Build(inputShape ...int) error {
 		}
 		built[c.layer] = true
 		shapeOf[c.out] = out
-		shape = out
 	}
 	m.layerOut = layerOut
 	m.inputShape = append([]int(nil), inputShape...)
-	m.outShape = shape
+	outputs := []*Tensor{calls[len(calls)-1].out} // a stack's: its last call's
+	if m.graph != nil {
+		outputs = m.graph.outputs
+	}
+	m.outShapes = make([][]int, len(outputs))
+	for i, t := range outputs {
+		m.outShapes[i] = shapeOf[t]
+	}
+	m.outShape = nil
+	if len(outputs) == 1 {
+		m.outShape = m.outShapes[0]
+	}
 	m.built = true
 	return nil
 }
@@ -397,12 +474,12 @@ func (m *Sequential) checkLayers() error {
 	return nil
 }
 
-// callGraph returns the model's graph: its input tensor and its layer
+// callGraph returns the model's graph: its input tensors and its layer
 // calls, each after the calls it takes its inputs from. A Sequential's is
-// the chain of its layers, made afresh at each call.
-func (m *Sequential) callGraph() (*Tensor, []*layerCall) {
+// the chain of its layers, made afresh at each call, from one input.
+func (m *Sequential) callGraph() ([]*Tensor, []*layerCall) {
 	if m.graph != nil {
-		return m.graph.input, m.graph.calls
+		return m.graph.inputs, m.graph.calls
 	}
 	input := &Tensor{shape: slices.Clone(m.inputShape)}
 	t := input
@@ -416,7 +493,7 @@ func (m *Sequential) callGraph() (*Tensor, []*layerCall) {
 		out.from = calls[i]
 		t = out
 	}
-	return input, calls
+	return []*Tensor{input}, calls
 }
 
 // ensureBuilt builds the model from its declared input shape, if any.
@@ -508,14 +585,19 @@ func (m *Sequential) functionalSummary(b *strings.Builder) {
 	g := m.graph
 	// Each tensor's name in the column: its layer, the layer's call that
 	// made it, and 0, the only output of a call.
-	names := map[*Tensor]string{g.input: g.input.input.Name() + "[0][0]"}
+	names := map[*Tensor]string{}
+	for _, in := range g.inputs {
+		names[in] = in.input.Name() + "[0][0]"
+	}
 	callsOf := map[layers.Layer][]*layerCall{}
 	for _, c := range g.calls {
 		names[c.out] = fmt.Sprintf("%s[%d][0]", c.layer.Name(), len(callsOf[c.layer]))
 		callsOf[c.layer] = append(callsOf[c.layer], c)
 	}
-	summaryRow(b, cols, fmt.Sprintf("%s (InputLayer)", g.input.input.Name()), "["+shapes.String(g.input.shape)+"]", "0", "[]")
-	summaryRow(b, cols, "", "", "", "")
+	for _, in := range g.inputs {
+		summaryRow(b, cols, fmt.Sprintf("%s (InputLayer)", in.input.Name()), "["+shapes.String(in.shape)+"]", "0", "[]")
+		summaryRow(b, cols, "", "", "", "")
+	}
 	for i, l := range m.layers {
 		var from []string
 		shape := shapes.String(m.layerOut[i])

@@ -72,7 +72,7 @@ func TestSGDLossesUnchanged(t *testing.T) {
 	if err := m.checkData("test", data); err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.program(32, 10, modeTrain)
+	p, err := m.program(32, labelLayout{cols: 10}, modeTrain)
 	if err != nil {
 		t.Fatal(err)
 	}

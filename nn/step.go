@@ -129,39 +129,64 @@ func (p *program) results(c *compiled, labels []float32, batch, global int) (flo
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, nil
 	}
-	var out []float32 // read when a metric computes on the host
 	for i, mt := range c.metrics {
+		if o, ok := mt.(*outputLoss); ok {
+			v, err := scalarValue(p.metricReads[i])
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", c.metricNames[i], err)
+			}
+			o.mean.Add(v, float64(batch))
+			continue
+		}
 		if p.onDevice[i] {
 			v, ok := p.metricReads[i].(*tensor.Dense)
 			if !ok {
-				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", mt.Name(), p.metricReads[i])
+				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", c.metricNames[i], p.metricReads[i])
 			}
 			if err := mt.(metrics.OnDevice).AddDeviceBatch(v.Data().([]float32), batch); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		if out == nil {
-			if out, err = p.outputs(); err != nil {
-				return 0, err
-			}
+		h := c.metricOut[i]
+		out, err := p.outputs(h)
+		if err != nil {
+			return 0, err
 		}
-		if err := mt.Update(labels, len(labels)/batch, out, p.outCols); err != nil {
+		ys := p.headLabels(labels, batch, h)
+		if err := mt.Update(ys, len(ys)/batch, out, p.outCols[h]); err != nil {
 			return 0, err
 		}
 	}
 	return loss, nil
 }
 
+// headLabels are output h's columns of a batch of batch rows of labels:
+// all of them for a model of one output.
+func (p *program) headLabels(labels []float32, batch, h int) []float32 {
+	if len(p.labelCols) < 2 {
+		return labels
+	}
+	off, cols, ld := 0, p.labelCols[h], len(labels)/batch
+	for _, c := range p.labelCols[:h] {
+		off += c
+	}
+	out := make([]float32, 0, batch*cols)
+	for r := range batch {
+		out = append(out, labels[r*ld+off:r*ld+off+cols]...)
+	}
+	return out
+}
+
 // evalStep computes the loss and updates the metrics for one batch: idx,
 // or with a strategy this replica's shard idx of a global batch of global
 // samples.
-func (m *Sequential) evalStep(ds data.Dataset, idx []int, labelCols, global int) (float64, error) {
-	p, err := m.program(len(idx), labelCols, modeEvaluate)
+func (m *Sequential) evalStep(ds data.Dataset, idx []int, labels labelLayout, global int) (float64, error) {
+	p, err := m.program(len(idx), labels, modeEvaluate)
 	if err != nil {
 		return 0, err
 	}
-	labels, err := p.gather(ds, idx)
+	ys, err := p.gather(ds, idx)
 	if err != nil {
 		return 0, err
 	}
@@ -169,7 +194,7 @@ func (m *Sequential) evalStep(ds data.Dataset, idx []int, labelCols, global int)
 	if err := p.run(); err != nil {
 		return 0, err
 	}
-	loss, err := p.results(m.compiled, labels, len(idx), global)
+	loss, err := p.results(m.compiled, ys, len(idx), global)
 	if err != nil {
 		return 0, err
 	}
@@ -179,8 +204,10 @@ func (m *Sequential) evalStep(ds data.Dataset, idx []int, labelCols, global int)
 	return loss, nil
 }
 
-func (m *Sequential) predictStep(inputs data.Inputs, idx []int, dst []float32) error {
-	p, err := m.program(len(idx), 0, modePredict)
+// predictStep writes the outputs for the samples at idx into dsts, one per
+// output.
+func (m *Sequential) predictStep(inputs data.Inputs, idx []int, dsts [][]float32) error {
+	p, err := m.program(len(idx), labelLayout{}, modePredict)
 	if err != nil {
 		return err
 	}
@@ -191,10 +218,12 @@ func (m *Sequential) predictStep(inputs data.Inputs, idx []int, dst []float32) e
 	if err := p.run(); err != nil {
 		return err
 	}
-	out, err := p.outputs()
-	if err != nil {
-		return err
+	for h, dst := range dsts {
+		out, err := p.outputs(h)
+		if err != nil {
+			return err
+		}
+		copy(dst, out)
 	}
-	copy(dst, out)
 	return nil
 }

@@ -123,7 +123,7 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 					idx := order[lo:min(lo+batch, samples)]
 					var loss [2]float64
 					for i, m := range models {
-						p, err := m.program(len(idx), labelCols, modeTrain)
+						p, err := m.program(len(idx), labelLayout{cols: labelCols}, modeTrain)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -170,7 +170,7 @@ func TestTrainsOnTheGraphMachine(t *testing.T) {
 			if err := m.checkData("test", ds); err != nil {
 				t.Fatal(err)
 			}
-			p, err := m.program(32, 10, modeTrain)
+			p, err := m.program(32, labelLayout{cols: 10}, modeTrain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +231,7 @@ func TestFlagshipMatchesTapeMachine(t *testing.T) {
 				idx := order[lo:min(lo+32, ds.Len())]
 				var loss [2]float64
 				for i, m := range models {
-					p, err := m.program(len(idx), 10, modeTrain)
+					p, err := m.program(len(idx), labelLayout{cols: 10}, modeTrain)
 					if err != nil {
 						t.Fatal(err)
 					}

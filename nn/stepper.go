@@ -88,7 +88,7 @@ func (s *stepper) step(step int) error {
 	if st := c.strategy; st != nil {
 		mine = shard(idx, st.Rank(), st.Size())
 	}
-	p, err := m.programFor(programKey{batch: len(mine), labelCols: r.labelCols, mode: modeTrain, weighted: r.weigh != nil})
+	p, err := m.programFor(programKey{batch: len(mine), labels: r.labels, mode: modeTrain, weighted: r.weigh != nil})
 	if err != nil {
 		s.abandon()
 		return fmt.Errorf("fit: %w", err)
@@ -183,7 +183,7 @@ func (s *stepper) endBatch(step, batch int, loss float64) error {
 	s.lossMean.Add(loss, float64(batch))
 	s.entries[0] = logEntry{Name: "loss", Value: s.lossMean.Result()}
 	for i, mt := range c.metrics {
-		s.entries[1+i] = logEntry{Name: mt.Name(), Value: mt.Result()}
+		s.entries[1+i] = logEntry{Name: c.metricNames[i], Value: mt.Result()}
 	}
 	if len(r.callbacks) > 0 {
 		logs := logsOf(s.entries)

@@ -269,3 +269,32 @@ func (p ConcatParams) clone() ConcatParams {
 	p.Shapes = shapes
 	return p
 }
+
+// ColumnsOf adds the node of part i of x's rows, x of shape (rows, Σ
+// cols): the cols[i] columns after the cols of the parts before it. A
+// model of several inputs (or outputs) splits a batch of its samples (or
+// labels), each row the parts' values one after another, with it. It is
+// the piece of a Concatenate of the parts that the Concatenate's gradient
+// takes, and has no gradient of its own: data needs none.
+func ColumnsOf(x *gorgonia.Node, cols []int, i int) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("columns: x has shape %v, want (rows, columns)", s)
+	}
+	if i < 0 || i >= len(cols) {
+		return nil, fmt.Errorf("columns: part %d of %d", i, len(cols))
+	}
+	p := ConcatParams{Axis: 1, Shapes: make([][]int, len(cols)), Piece: i}
+	total := 0
+	for k, c := range cols {
+		if c <= 0 {
+			return nil, fmt.Errorf("columns: part %d has %d columns", k, c)
+		}
+		p.Shapes[k] = []int{s[0], c}
+		total += c
+	}
+	if total != s[1] {
+		return nil, fmt.Errorf("columns: parts of %v columns do not make x's %d", cols, s[1])
+	}
+	return gorgonia.ApplyOp(concatGradOp{p: p}, x)
+}

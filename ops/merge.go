@@ -517,7 +517,8 @@ func (p ScaleParams) String() string {
 }
 
 // Scale adds the node of x·c, c a constant: its gradient is dy·c. The
-// product is of x and c rounded to x's dtype.
+// product is of x and c rounded to x's dtype. x may be a scalar (a loss,
+// weighted in a model of several outputs).
 func Scale(x *gorgonia.Node, c float64) (*gorgonia.Node, error) {
 	return scale(x, ScaleParams{Factor: c})
 }
@@ -535,9 +536,6 @@ func scale(x *gorgonia.Node, p ScaleParams) (*gorgonia.Node, error) {
 	if math.IsNaN(p.Factor) || math.IsInf(p.Factor, 0) {
 		return nil, fmt.Errorf("scale: the factor %v is not a finite number", p.Factor)
 	}
-	if x.Dims() == 0 {
-		return nil, fmt.Errorf("scale: the input must be a tensor, got shape %v", x.Shape())
-	}
 	return gorgonia.ApplyOp(scaleOp{p: p, dims: x.Dims()}, x)
 }
 
@@ -554,6 +552,9 @@ func (op scaleOp) Arity() int            { return 1 }
 
 func (op scaleOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
+	if op.dims == 0 { // a scalar
+		return hm.NewFnType(a, a)
+	}
 	t := gorgonia.TensorType{Dims: op.dims, Of: a}
 	return hm.NewFnType(t, t)
 }
@@ -567,6 +568,18 @@ func (op scaleOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op scaleOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dims == 0 && len(args) == 1 {
+		switch v := args[0].(type) {
+		case *gorgonia.F32:
+			out := []float32{0}
+			scaleValues(op.p, []float32{float32(*v)}, out)
+			return gorgonia.NewF32(out[0]), nil
+		case *gorgonia.F64:
+			out := []float64{0}
+			scaleValues(op.p, []float64{float64(*v)}, out)
+			return gorgonia.NewF64(out[0]), nil
+		}
+	}
 	x, err := denseArg(op, args, 0)
 	if err != nil {
 		return nil, err
