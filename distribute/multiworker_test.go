@@ -160,6 +160,8 @@ func TestMultiWorkerWorker(t *testing.T) {
 	case "fitfunctional":
 		mlpFunctional = true
 		workerFit(t, s)
+	case "fitseveral": // multi_io_test.go
+		workerFitSeveral(t, s)
 	case "mismatch":
 		workerMismatch(t, s)
 	case "files":

@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -322,5 +323,50 @@ func TestSeveralInputsAndOutputsErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A run of a model of two outputs interrupted mid-epoch and resumed from
+// its checkpoint ends with the weights of the run never interrupted.
+func TestTwoOutputsResumeExactly(t *testing.T) {
+	ds, _, _, _, _ := twoByTwoData(t, 100, 4) // 7 steps at batch 16
+	fit := func(ctx context.Context, m *nn.Model, opts ...nn.Option) (*nn.History, error) {
+		return m.Fit(ctx, ds, append([]nn.Option{nn.Epochs(3), nn.BatchSize(16), nn.Seed(7), nn.Verbose(0)}, opts...)...)
+	}
+	whole := twoByTwo(t)
+	compileTwoByTwo(t, whole)
+	defer whole.Close()
+	if _, err := fit(context.Background(), whole); err != nil {
+		t.Fatal(err)
+	}
+	want := weightsOf(t, whole)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := twoByTwo(t)
+	compileTwoByTwo(t, first)
+	defer first.Close()
+	_, err := fit(ctx, first, nn.Callbacks(&cancelAt{epoch: 1, batch: 3, cancel: cancel}))
+	var ie *nn.InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("interrupted Fit returned %v, want an *InterruptedError", err)
+	}
+	path := filepath.Join(t.TempDir(), "ck.safetensors")
+	if err := first.SaveCheckpoint(path, nn.Checkpoint{Epoch: ie.Epoch, Step: ie.Step}); err != nil {
+		t.Fatal(err)
+	}
+	resumed := twoByTwo(t)
+	resumed.SetSeed(99) // other initial weights: all must come from the checkpoint
+	compileTwoByTwo(t, resumed)
+	defer resumed.Close()
+	ck, err := resumed.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fit(context.Background(), resumed, nn.InitialEpoch(ck.Epoch), nn.InitialStep(ck.Step)); err != nil {
+		t.Fatal(err)
+	}
+	if got := weightsOf(t, resumed); !slices.Equal(got, want) {
+		t.Error("the resumed run ended with other weights than the uninterrupted one")
 	}
 }

@@ -200,6 +200,16 @@ func (op concatGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op concatGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op concatGradOp) Arity() int            { return 1 }
 
+// DiffWRT: the piece is not differentiated (no gradient of a gradient,
+// and ColumnsOf's data needs none); saying so lets an input's piece feed
+// a layer directly.
+func (op concatGradOp) DiffWRT(int) []bool { return []bool{false} }
+
+// SymDiff is never called: DiffWRT says there is nothing to differentiate.
+func (op concatGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, fmt.Errorf("%v: no gradient: it takes a piece of data or of a gradient", op)
+}
+
 func (op concatGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t := gorgonia.TensorType{Dims: len(op.p.Shapes[0]), Of: a}

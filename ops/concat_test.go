@@ -106,3 +106,26 @@ func TestConcatenateRefusesBadInputs(t *testing.T) {
 		t.Error("Info shares the op's shapes")
 	}
 }
+
+// ColumnsOf takes each part of rows of parts side by side, and refuses
+// parts that do not make the rows.
+func TestColumnsOf(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 5), gorgonia.WithName("x"))
+	rows := t64([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2, 5)
+	for i, want := range [][]float64{{1, 2, 6, 7}, {3, 4, 5, 8, 9, 10}} {
+		n, err := ColumnsOf(x, []int{2, 3}, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal([]int(n.Shape()), []int{2, []int{2, 3}[i]}) {
+			t.Errorf("part %d has shape %v", i, n.Shape())
+		}
+		sameFloats(t, fmt.Sprintf("part %d", i), run(t, n.Op(), rows), want)
+	}
+	for _, cols := range [][]int{{2, 2}, {5, 0}, {6}} {
+		if _, err := ColumnsOf(x, cols, 0); err == nil {
+			t.Errorf("ColumnsOf(x of 5 columns, %v) made a node", cols)
+		}
+	}
+}

@@ -257,3 +257,23 @@ func TestInspectMergeOps(t *testing.T) {
 		t.Errorf("Inspect: %+v", info)
 	}
 }
+
+// TestScaleOfScalarGradients: a scalar scaled, as a model of several
+// outputs weighs each output's loss, and its value.
+func TestScaleOfScalarGradients(t *testing.T) {
+	g := gorgonia.NewGraph()
+	rng := rand.New(rand.NewPCG(8, 8))
+	a := matrix(g, "a", tensor.Shape{3, 4}, randomData(rng, 12, 1))
+	cost, err := Scale(flatCost(t, g, rng, a), 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost.Dims() != 0 {
+		t.Fatalf("Scale of a scalar has shape %v", cost.Shape())
+	}
+	checkGradients(t, g, cost, a)
+	v, err := scaleOp{p: ScaleParams{Factor: 0.5}}.Do(gorgonia.NewF64(3))
+	if err != nil || float64(*v.(*gorgonia.F64)) != 1.5 {
+		t.Errorf("3·0.5 = %v, %v; want 1.5", v, err)
+	}
+}
