@@ -22,6 +22,13 @@
 // and a layer applied twice shares its weights. Model is the type of both
 // kinds; a Sequential is the special case of a stack.
 //
+// A functional model may have several inputs and outputs. Its data has one
+// part per input and one label part per output (data.InputTuple,
+// data.LabelTuple); it trains on the weighted sum of its outputs' losses
+// (LossFor, OutputLosses, LossWeights), counts metrics per output
+// (MetricsFor), logs them under Keras' names (dense_1_loss,
+// dense_1_accuracy) and predicts with PredictOutputs.
+//
 // # Graphs and devices
 //
 // Compile fixes the device: nn.OnDevice, else the device scope in the
