@@ -3,6 +3,7 @@ package nn_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -369,4 +370,58 @@ func TestTwoOutputsResumeExactly(t *testing.T) {
 	if got := weightsOf(t, resumed); !slices.Equal(got, want) {
 		t.Error("the resumed run ended with other weights than the uninterrupted one")
 	}
+}
+
+// A model of two inputs and two outputs: the data has a part per input and
+// per output, each output its loss, and the logs are named after the
+// outputs' layers.
+func ExampleLossFor() {
+	a, b := nn.Input(2), nn.Input(3)
+	x := nn.Apply(layers.Concatenate(-1), nn.Apply(layers.Dense(8, layers.ReLU), a), b)
+	class := nn.Apply(layers.Dense(2, layers.Softmax, layers.Named("class")), x)
+	value := nn.Apply(layers.Dense(1, layers.Named("value")), x)
+	model, err := nn.NewModel([]*nn.Tensor{a, b}, []*nn.Tensor{class, value})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	model.SetSeed(1)
+	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = model.Compile(sgd, nil, nil, nn.OnDevice("/CPU:0"),
+		nn.LossFor("class", losses.SparseCategoricalCrossentropy{}),
+		nn.LossFor("value", losses.MeanSquaredError{}),
+		nn.LossWeights(1, 0.5),
+		nn.MetricsFor("class", &metrics.SparseCategoricalAccuracy{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer model.Close()
+	as := [][]float32{{1, 0}, {0, 1}, {1, 1}, {0, 0}}
+	bs := [][]float32{{1, 2, 3}, {0, 1, 0}, {2, 2, 2}, {-1, 0, 1}}
+	ds, err := data.SliceData(data.InputTuple(data.Rows(as), data.Rows(bs)),
+		data.LabelTuple(data.Classes([]int{0, 1, 0, 1}, 2), data.Targets([]float32{6, 1, 6, 0})))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	hist, err := model.Fit(context.Background(), ds, nn.Epochs(2), nn.Verbose(0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(hist.Keys)
+	preds, err := model.PredictOutputs(context.Background(), ds)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(model.OutputNames(), preds[0].Shape(), preds[1].Shape())
+	// Output:
+	// [loss class_loss value_loss class_sparse_categorical_accuracy]
+	// [class value] [4 2] [4 1]
 }
