@@ -30,6 +30,14 @@
 // LabelParts give the shape of each part, for the model to cut a batch
 // into its inputs and its outputs' labels.
 //
+// ImageDatasetFromDirectory reads a folder of class folders of images
+// (BMP, GIF, JPEG, PNG), as Keras' image_dataset_from_directory: labels
+// from the folders' names, images resized to one size, a validation
+// subset held out with a seed:
+//
+//	train, err := data.ImageDatasetFromDirectory("flowers", data.ImageFolderOptions{
+//		ImageSize: [2]int{180, 180}, ValidationSplit: 0.2, Subset: "training", Seed: 123})
+//
 // Predictions are a model's outputs as plain Go values (Row, Rows, Argmax).
 //
 // Every constructor checks what it is given and returns an error naming
