@@ -38,6 +38,13 @@
 //	train, err := data.ImageDatasetFromDirectory("flowers", data.ImageFolderOptions{
 //		ImageSize: [2]int{180, 180}, ValidationSplit: 0.2, Subset: "training", Seed: 123})
 //
+// tf.data's transformations that suit data of random access are here too:
+// Map (a function of each sample, on several goroutines), Cache (each
+// sample kept in memory once gathered), Take, Skip and Repeat. Fit
+// shuffles and batches itself, and Prefetch gathers ahead:
+//
+//	ds, err := data.Map(images, []int{64, 64, 3}, nil, 0, crop) // then data.Prefetch(data.Cache(ds))
+//
 // Predictions are a model's outputs as plain Go values (Row, Rows, Argmax).
 //
 // Every constructor checks what it is given and returns an error naming
