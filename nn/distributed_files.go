@@ -137,11 +137,11 @@ func agreeOnFile(s Strategy, f *safetensors.File, readErr error, path string) er
 	return nil
 }
 
-// readAgreed reads the safetensors file at path, on every replica of s
-// (nil: this process alone), and checks that they all read the same.
-func readAgreed(s Strategy, path string, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
-	f, err := safetensors.ReadFileChecked(path, check)
-	if err := agreeOnFile(s, f, err, path); err != nil {
+// readAgreed reads the safetensors file src, on every replica of s (nil:
+// this process alone), and checks that they all read the same.
+func readAgreed(s Strategy, src fileSource, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+	f, err := src.read(check)
+	if err := agreeOnFile(s, f, err, src.name); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -195,7 +195,7 @@ func (m *Sequential) loadCheckpoint(path string) (Checkpoint, error) {
 	if !ok {
 		return Checkpoint{}, fmt.Errorf("optimizer %s cannot restore its state (it does not implement optim.Stateful)", m.compiled.optimizer.Name())
 	}
-	f, err := readAgreed(m.fileStrategy(), path, m.builtPlan().fits)
+	f, err := readAgreed(m.fileStrategy(), pathSource(path), m.builtPlan().fits)
 	if err != nil {
 		return Checkpoint{}, err
 	}

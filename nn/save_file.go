@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/safetensors"
@@ -43,6 +44,60 @@ const (
 	kindCheckpoint    = "checkpoint"
 	checkpointVersion = "1"
 )
+
+// fileSource is a file to read: at a path, in an fs.FS (an embed.FS), or
+// from a reader; name names it in errors.
+type fileSource struct {
+	name string
+	read func(check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error)
+}
+
+// pathSource is the file at path.
+func pathSource(path string) fileSource {
+	return fileSource{name: path, read: func(check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+		return safetensors.ReadFileChecked(path, check)
+	}}
+}
+
+// readerSource is the file r reads, all of it.
+func readerSource(r io.Reader, name string) fileSource {
+	return fileSource{name: name, read: func(check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+		if r == nil {
+			return nil, fmt.Errorf("%s: no reader given", name)
+		}
+		f, err := safetensors.ReadChecked(r, -1, check)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return f, nil
+	}}
+}
+
+// fsSource is the file name in fsys; its size bounds what is read.
+func fsSource(fsys fs.FS, name string) fileSource {
+	return fileSource{name: name, read: func(check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+		if fsys == nil {
+			return nil, fmt.Errorf("%s: no file system given", name)
+		}
+		f, err := fsys.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file (mode %v)", name, info.Mode())
+		}
+		file, err := safetensors.ReadChecked(f, info.Size(), check)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return file, nil
+	}}
+}
 
 // writeTensors writes a safetensors file atomically; wrap, when not nil,
 // wraps the file's writer (tests inject failures with it).

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,44 +149,83 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 			opt(&o)
 		}
 	}
-	if err := m.save(path, o); err != nil {
+	if !m.writesFiles() {
+		return nil // rank 0 writes (see distributed_files.go)
+	}
+	if err := atomicfile.Check(path); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	ts, meta, err := m.modelFile(o)
+	if err == nil {
+		err = m.writeTensors(path, ts, meta, nil)
+	}
+	if err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}
 	return nil
 }
 
-func (m *Sequential) save(path string, o saveOptions) error {
-	if !m.writesFiles() {
-		return nil // rank 0 writes (see distributed_files.go)
+// SaveTo writes what Save writes to w, for a model kept elsewhere than on
+// disk: sent over a network, or written once to be embedded in a program
+// (go:embed) and read with LoadModelFS. Unlike Save it cannot be atomic:
+// on an error, w may hold part of the file. It writes on every rank of a
+// strategy.
+func (m *Sequential) SaveTo(w io.Writer, opts ...SaveOption) error {
+	if m == nil {
+		return fmt.Errorf("save model: %w", ErrNilModel)
 	}
-	if err := atomicfile.Check(path); err != nil {
+	if w == nil {
+		return errors.New("save model: no writer given")
+	}
+	release, err := m.claim("save model", false)
+	if err != nil {
 		return err
 	}
+	defer release()
+	o := saveOptions{includeOptimizer: true}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	ts, meta, err := m.modelFile(o)
+	if err == nil {
+		err = safetensors.Write(w, ts, meta)
+	}
+	if err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	return nil
+}
+
+// modelFile is what a model file holds: the weights (and the optimizer's
+// state, if asked), and the metadata with the model's document.
+func (m *Sequential) modelFile(o saveOptions) ([]safetensors.Tensor, map[string]string, error) {
 	if err := m.ensureBuilt(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	doc, err := m.document(o.includeOptimizer)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	ts, err := m.weightTensors()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	meta := map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(doc.FormatVersion), metaModel: m.name}
 	if doc.IncludeOptimizer {
 		state, err := m.optimizerTensors(m.compiled.optimizer.(optim.Stateful), meta)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		ts = append(ts, state...)
 	}
 	js, err := json.Marshal(doc)
 	if err != nil {
-		return fmt.Errorf("writing the model's config as JSON: %w", err)
+		return nil, nil, fmt.Errorf("writing the model's config as JSON: %w", err)
 	}
 	meta[metaModelConfig] = string(js)
-	return m.writeTensors(path, ts, meta, nil)
+	return ts, meta, nil
 }
 
 // document describes the model: its architecture and, when compiled, its
@@ -321,6 +363,28 @@ func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
 // LoadModelContext is LoadModel whose Compile is CompileContext with ctx,
 // so that a device scope ctx carries (device.With) places the model.
 func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Sequential, error) {
+	return loadModelFrom(ctx, pathSource(path), opts)
+}
+
+// LoadModelFrom is LoadModel of the file r reads (all of it, into memory):
+// a model received over a network, say.
+func LoadModelFrom(r io.Reader, opts ...LoadOption) (*Sequential, error) {
+	return loadModelFrom(context.Background(), readerSource(r, "the model read"), opts)
+}
+
+// LoadModelFS is LoadModel of the file name in fsys, such as a model
+// embedded in the program:
+//
+//	//go:embed model.safetensors
+//	var files embed.FS
+//	model, err := nn.LoadModelFS(files, "model.safetensors")
+func LoadModelFS(fsys fs.FS, name string, opts ...LoadOption) (*Sequential, error) {
+	return loadModelFrom(context.Background(), fsSource(fsys, name), opts)
+}
+
+// loadModelFrom is LoadModelContext of src.
+func loadModelFrom(ctx context.Context, src fileSource, opts []LoadOption) (*Sequential, error) {
+	path := src.name
 	o := loadOptions{compile: true}
 	for _, opt := range opts {
 		if opt != nil {
@@ -331,7 +395,7 @@ func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Se
 	// weightPlan.fits); the model it describes is then the one loaded.
 	var d described
 	var badConfig error // names the file itself
-	f, err := readAgreed(strategyOf(o.compileOptions), path, func(meta map[string]string, declared []safetensors.Declared) error {
+	f, err := readAgreed(strategyOf(o.compileOptions), src, func(meta map[string]string, declared []safetensors.Declared) error {
 		var err error
 		if d, err = describe(meta, path); err != nil {
 			badConfig = err

@@ -1,7 +1,10 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 
 	"github.com/gokeras/gokeras/safetensors"
 )
@@ -33,12 +36,47 @@ func (m *Sequential) SaveWeights(path string) error {
 	if !m.writesFiles() {
 		return nil // rank 0 writes (see distributed_files.go)
 	}
-	meta := map[string]string{metaKind: kindWeights, metaVersion: checkpointVersion, metaModel: m.name}
-	ts, err := m.weightTensors()
+	ts, meta, err := m.weightsFile()
 	if err != nil {
 		return fmt.Errorf("save weights: %w", err)
 	}
 	if err := m.writeTensors(path, ts, meta, nil); err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	return nil
+}
+
+// weightsFile is what a weights file holds: the weights, and the metadata
+// that says what the file is.
+func (m *Sequential) weightsFile() ([]safetensors.Tensor, map[string]string, error) {
+	ts, err := m.weightTensors()
+	return ts, map[string]string{metaKind: kindWeights, metaVersion: checkpointVersion, metaModel: m.name}, err
+}
+
+// SaveWeightsTo writes what SaveWeights writes to w, for a file kept
+// elsewhere than on disk (sent over a network, embedded in a program).
+// Unlike SaveWeights it cannot be atomic: on an error, w may hold part of
+// the file. It writes on every rank of a strategy.
+func (m *Sequential) SaveWeightsTo(w io.Writer) error {
+	if m == nil {
+		return fmt.Errorf("save weights: %w", ErrNilModel)
+	}
+	if w == nil {
+		return errors.New("save weights: no writer given")
+	}
+	release, err := m.claim("save weights", false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := m.ensureBuilt(); err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	ts, meta, err := m.weightsFile()
+	if err != nil {
+		return fmt.Errorf("save weights: %w", err)
+	}
+	if err := safetensors.Write(w, ts, meta); err != nil {
 		return fmt.Errorf("save weights: %w", err)
 	}
 	return nil
@@ -75,6 +113,28 @@ func (m *Sequential) weightTensors() ([]safetensors.Tensor, error) {
 // SHA-256 of it) before any changes: a rank that could not read it, or
 // read other content than rank 0, makes every rank fail, naming it.
 func (m *Sequential) LoadWeights(path string) error {
+	return m.loadWeightsClaimed(pathSource(path))
+}
+
+// LoadWeightsFrom is LoadWeights of the file r reads (all of it, into
+// memory): a file received over a network, say.
+func (m *Sequential) LoadWeightsFrom(r io.Reader) error {
+	return m.loadWeightsClaimed(readerSource(r, "the weights read"))
+}
+
+// LoadWeightsFS is LoadWeights of the file name in fsys, such as weights
+// embedded in the program with go:embed:
+//
+//	//go:embed weights.safetensors
+//	var files embed.FS
+//	err := model.LoadWeightsFS(files, "weights.safetensors")
+func (m *Sequential) LoadWeightsFS(fsys fs.FS, name string) error {
+	return m.loadWeightsClaimed(fsSource(fsys, name))
+}
+
+// loadWeightsClaimed is LoadWeights of src: it claims the model, builds
+// it if need be, and loads.
+func (m *Sequential) loadWeightsClaimed(src fileSource) error {
 	if m == nil {
 		return fmt.Errorf("load weights: %w", ErrNilModel)
 	}
@@ -86,16 +146,21 @@ func (m *Sequential) LoadWeights(path string) error {
 	if err := m.ensureBuilt(); err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
+	return m.loadWeights(src)
+}
+
+// loadWeights reads the weights of src into the model, claimed and built.
+func (m *Sequential) loadWeights(src fileSource) error {
 	plan := m.builtPlan()
-	f, err := readAgreed(m.fileStrategy(), path, plan.fits)
+	f, err := readAgreed(m.fileStrategy(), src, plan.fits)
 	if err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
-	src, err := plan.check(f, path)
+	weights, err := plan.check(f, src.name)
 	if err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
-	if err := m.copyWeights(src); err != nil {
+	if err := m.copyWeights(weights); err != nil {
 		return fmt.Errorf("load weights: %w", err)
 	}
 	return nil

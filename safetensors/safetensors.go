@@ -215,9 +215,29 @@ func ReadFileChecked(path string, check func(metadata map[string]string, tensors
 		return nil, err
 	}
 	defer f.Close()
-	l, err := readLayout(f, size, true)
+	file, err := ReadChecked(f, size, check)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return file, nil
+}
+
+// ReadChecked is ReadFileChecked for a file read from r, of size bytes: an
+// embedded file (embed.FS), a network stream. The header is checked
+// against size, and check called, before any tensor's memory is
+// allocated. A negative size (unknown) reads all of r into memory first,
+// then checks the same. Errors do not name the file: the caller does.
+func ReadChecked(r io.Reader, size int64, check func(metadata map[string]string, tensors []Declared) error) (*File, error) {
+	if size < 0 {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		r, size = bytes.NewReader(data), int64(len(data))
+	}
+	l, err := readLayout(r, size, true)
+	if err != nil {
+		return nil, err
 	}
 	if check != nil {
 		declared := make([]Declared, len(l.entries))
@@ -225,14 +245,10 @@ func ReadFileChecked(path string, check func(metadata map[string]string, tensors
 			declared[i] = Declared{Name: e.name, Shape: slices.Clone(e.Shape), Values: l.counts[i]}
 		}
 		if err := check(l.meta, declared); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 	}
-	file, err := l.readTensors(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return file, nil
+	return l.readTensors(r)
 }
 
 // ReadMetadata reads only the header of the file at path and returns its
