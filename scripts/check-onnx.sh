@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports ten
+# scripts/onnx/export builds, trains for a few steps and exports eleven
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers, Reshape and global
 # poolings, one of GELU activations, an Embedding model, and two
 # functional models of shared layers: a convolution and a Dense applied
-# twice, a 1D convolution three times; one of every merge layer; and one of
-# ZeroPadding2D, Cropping2D, UpSampling2D, Identity and ReLU) and
-# writes their inputs and gokeras' Predict outputs; then
+# twice, a 1D convolution three times; one of every merge layer; one of
+# ZeroPadding2D, Cropping2D, UpSampling2D, Identity and ReLU; and one of
+# two inputs, an image and a vector, and two outputs, one of which, from a
+# convolution, the other reads) and writes their inputs and gokeras'
+# PredictOutputs outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
-#     runs each model, and every output must be within 1e-5 of Predict's,
-#     relative to max(1, |value|) (scripts/onnx/check.mjs);
+#     runs each model, fed by its graph's input names, and every output,
+#     by name, must be within 1e-5 of gokeras', relative to max(1,
+#     |value|) (scripts/onnx/check.mjs);
 #   - Debian's python3-onnx checks each file: onnx.checker.check_model
 #     with full_check (strict shape inference).
 # Prints a PASS or FAIL line per model and check; exits 1 if any fails.

@@ -234,19 +234,51 @@ func (b *builder) ChannelsLast(x string) string {
 	return out
 }
 
-// Finish makes x, the last layer's output of samples of the given shape,
-// the graph's output: channels last and named output. It returns the
-// graph, nodes and initializers, for its caller to name it and declare
-// its input and output.
-func (b *builder) Finish(x string, outputShape []int, output string) wire.Graph {
-	b.shape = append([]int(nil), outputShape...)
+// Finish makes xs, the values of the model's outputs, whose samples have
+// the given shapes, the graph's outputs, named names, in order: each is
+// moved to channels last, as gokeras holds it, and the node that writes
+// it has its output renamed, and every node that reads it its input (an
+// output may feed other layers: another output's, say). A value that no
+// node writes (an input passed through, as Dropout passes it) or that is
+// already an earlier output (two outputs that compute the same values) is
+// copied by an Identity node named after the output ("class/Identity").
+// It returns the graph, nodes and initializers, for its caller to name it
+// and declare its inputs and outputs.
+func (b *builder) Finish(xs []string, shapes [][]int, names []string) wire.Graph {
 	b.inputs, b.shapes = nil, nil
-	x = b.ChannelsLast(x)
-	if n := len(b.g.Nodes); n > 0 && b.g.Nodes[n-1].Outputs[0] == x {
-		b.g.Nodes[n-1].Outputs[0] = output
-	} else { // no node: the model passes its input through
-		b.prefix = output
-		b.g.Nodes = append(b.g.Nodes, wire.Node{Name: b.name("Identity"), OpType: "Identity", Inputs: []string{x}, Outputs: []string{output}})
+	rename := map[string]string{} // a value a node writes: the output it becomes
+	for i, x := range xs {
+		b.shape = append([]int(nil), shapes[i]...)
+		x = b.ChannelsLast(x)
+		if _, ok := rename[x]; !ok && b.writes(x) {
+			rename[x] = names[i]
+			continue
+		}
+		b.prefix = names[i]
+		b.g.Nodes = append(b.g.Nodes, wire.Node{Name: b.name("Identity"), OpType: "Identity", Inputs: []string{x}, Outputs: []string{names[i]}})
+	}
+	for k := range b.g.Nodes {
+		n := &b.g.Nodes[k]
+		for j, v := range n.Inputs {
+			if to, ok := rename[v]; ok {
+				n.Inputs[j] = to
+			}
+		}
+		for j, v := range n.Outputs {
+			if to, ok := rename[v]; ok {
+				n.Outputs[j] = to
+			}
+		}
 	}
 	return b.g
+}
+
+// writes reports whether a node of the graph writes the value x.
+func (b *builder) writes(x string) bool {
+	for _, n := range b.g.Nodes {
+		if slices.Contains(n.Outputs, x) {
+			return true
+		}
+	}
+	return false
 }

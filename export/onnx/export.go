@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	wire "github.com/gokeras/gokeras/internal/formats/onnx"
@@ -36,6 +37,21 @@ const call = "export ONNX"
 // values, as the gokeras model does). Its output, "output", is float32 of
 // shape (batch, the model's output shape), what Predict returns. The
 // batch dimension is symbolic ("batch").
+//
+// A model of several inputs or outputs (nn.NewModel) has one graph input
+// per model input and one graph output per model output, in the model's
+// order (InputShapes, OutputShapes, OutputNames), each of its own shape:
+// an input is named after its Input layer ("input_1", "input_2", as
+// NewModel numbers them), an output after the layer that computes it
+// (OutputNames: "class", "value"). A layer that computes two outputs (a
+// shared layer, applied twice) names the second as Keras 2 does,
+// "dense_1", then "dense_2", skipping a name the graph already has. This
+// holds for a model of one input and several outputs, or several inputs
+// and one output, too; only a model of one of each keeps "input" and
+// "output". The outputs hold what PredictOutputs returns; an output that
+// other layers read is still one value, which their nodes read, and one
+// whose layer passes a value through (Dropout of an input or of another
+// output) is an Identity node of it.
 //
 // Every layer of package layers is mapped, channels last as in Keras:
 // convolutions and poolings run on ONNX's channels-first layout between
@@ -144,9 +160,13 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 	for i, l := range v.Layers {
 		number[l.Layer] = i + 1
 	}
+	ins, outs := graphNames(v)
 	// Each call reads the values its input tensors are in the graph.
-	values := map[string]string{v.Input: inputName}
-	b := newBuilder(inputName, outputName)
+	values := map[string]string{}
+	for i, t := range v.Inputs {
+		values[t] = ins[i]
+	}
+	b := newBuilder(slices.Concat(ins, outs)...)
 	for _, c := range v.Calls {
 		in := make([]string, len(c.Inputs))
 		for j, t := range c.Inputs {
@@ -170,19 +190,27 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 		}
 		values[c.Output] = out
 	}
-	x, ok := values[v.Output]
-	if !ok {
-		return nil, fmt.Errorf("the model's output, tensor %q, is no call's output", v.Output)
+	xs := make([]string, len(v.Outputs))
+	for i, t := range v.Outputs {
+		x, ok := values[t]
+		if !ok {
+			return nil, fmt.Errorf("the model's output %d, tensor %q, is no call's output", i+1, t)
+		}
+		xs[i] = x
 	}
-	g := b.Finish(x, v.OutputShape, outputName)
+	g := b.Finish(xs, v.OutputShapes, outs)
 	g.Name = v.Name
 	kind := "Sequential"
 	if v.Functional {
 		kind = "functional"
 	}
 	g.DocString = fmt.Sprintf("The inference graph of the gokeras %s model %q, as its Predict computes it.", kind, v.Name)
-	g.Inputs = []wire.ValueInfo{valueInfo(inputName, v.InputShape)}
-	g.Outputs = []wire.ValueInfo{valueInfo(outputName, v.OutputShape)}
+	for i, name := range ins {
+		g.Inputs = append(g.Inputs, valueInfo(name, v.InputShapes[i]))
+	}
+	for i, name := range outs {
+		g.Outputs = append(g.Outputs, valueInfo(name, v.OutputShapes[i]))
+	}
 	model := &wire.Model{
 		IRVersion:       wire.IRVersion,
 		Opsets:          []wire.OpsetID{{Version: wire.OpsetVersion}},
@@ -198,6 +226,41 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 		return nil, tooLarge(v.Name, int64(size), "as an ONNX file")
 	}
 	return model, nil
+}
+
+// graphNames names the graph's inputs and outputs, in the model's order:
+// "input" and "output" for a model of one input and one output; for any
+// other, each input after its Input layer ("input_1", "input_2") and each
+// output after the layer that computes it ("class", "value"), as Keras'
+// input_names and output_names. Two outputs of one layer (a shared
+// layer's two calls) are told apart as Keras 2 does: the second is
+// "dense_1", the third "dense_2", each skipping a name the graph's
+// inputs or outputs already have.
+func graphNames(v nn.ModelView) (ins, outs []string) {
+	if len(v.Inputs) == 1 && len(v.Outputs) == 1 {
+		return []string{inputName}, []string{outputName}
+	}
+	ins = slices.Clone(v.Inputs)
+	used := map[string]bool{}
+	for _, name := range ins {
+		used[name] = true
+	}
+	layerOf := map[string]string{} // a call's output tensor: its layer's name
+	for _, c := range v.Calls {
+		layerOf[c.Output] = c.Layer.Name()
+	}
+	count := map[string]int{}
+	for _, t := range v.Outputs {
+		layer := layerOf[t]
+		name := layer
+		for used[name] {
+			count[layer]++
+			name = fmt.Sprintf("%s_%d", layer, count[layer])
+		}
+		used[name] = true
+		outs = append(outs, name)
+	}
+	return ins, outs
 }
 
 // layersPackage is the import path of package layers, whose layer types

@@ -83,11 +83,25 @@ func randomTargets(t *testing.T, m *nn.Sequential, n int) data.Dataset {
 	return ds
 }
 
-// checkGraph checks what every exported graph must be: IR version 8 and
-// opset 17, one float32 input and output with a symbolic batch and the
-// model's shapes, nodes in topological order each reading only what is
-// defined before it, unique names, and the last node writing "output".
+// checkGraph checks what every exported graph of a model of one input
+// and one output must be: IR version 8 and opset 17, one float32 input
+// and output, "input" and "output", with a symbolic batch and the model's
+// shapes, nodes in topological order each reading only what is defined
+// before it, unique names, and the last node writing "output".
 func checkGraph(t *testing.T, om *wire.Model, m *nn.Sequential) {
+	t.Helper()
+	checkGraphIO(t, om, m, []string{"input"}, []string{"output"})
+	if k := len(om.Graph.Nodes); k == 0 || om.Graph.Nodes[k-1].Outputs[0] != "output" {
+		t.Error(`the last node does not write "output"`)
+	}
+}
+
+// checkGraphIO checks what every exported graph must be: IR version 8 and
+// opset 17, float32 inputs and outputs of the given names, in order, with
+// a symbolic batch and the model's shapes, nodes in topological order each
+// reading only what is defined before it, unique names, and a node
+// writing each output.
+func checkGraphIO(t *testing.T, om *wire.Model, m *nn.Sequential, inputs, outputs []string) {
 	t.Helper()
 	if om.IRVersion != 8 || len(om.Opsets) != 1 || om.Opsets[0].Domain != "" || om.Opsets[0].Version != 17 {
 		t.Errorf("IR version %d, opsets %+v: want IR 8 and the default domain at 17", om.IRVersion, om.Opsets)
@@ -95,21 +109,26 @@ func checkGraph(t *testing.T, om *wire.Model, m *nn.Sequential) {
 	if om.ProducerName != "gokeras" || om.Graph.Name != m.Name() {
 		t.Errorf("producer %q, graph %q", om.ProducerName, om.Graph.Name)
 	}
-	value := func(what string, vs []wire.ValueInfo, name string, shape []int) {
-		if len(vs) != 1 {
-			t.Fatalf("%d graph %ss, want 1", len(vs), what)
+	values := func(what string, vs []wire.ValueInfo, names []string, shapes [][]int) {
+		if len(vs) != len(names) || len(shapes) != len(names) {
+			t.Fatalf("%d graph %ss and %d model shapes, want %d", len(vs), what, len(shapes), len(names))
 		}
-		want := []wire.Dim{{Param: "batch"}}
-		for _, d := range shape {
-			want = append(want, wire.Dim{Value: int64(d)})
-		}
-		if v := vs[0]; v.Name != name || v.ElemType != wire.Float || !slices.Equal(v.Dims, want) {
-			t.Errorf("graph %s %+v, want %q FLOAT %v", what, v, name, want)
+		for i, v := range vs {
+			want := []wire.Dim{{Param: "batch"}}
+			for _, d := range shapes[i] {
+				want = append(want, wire.Dim{Value: int64(d)})
+			}
+			if v.Name != names[i] || v.ElemType != wire.Float || !slices.Equal(v.Dims, want) {
+				t.Errorf("graph %s %d: %+v, want %q FLOAT %v", what, i, v, names[i], want)
+			}
 		}
 	}
-	value("input", om.Graph.Inputs, "input", m.InputShape())
-	value("output", om.Graph.Outputs, "output", m.OutputShape())
-	defined := map[string]bool{"input": true}
+	values("input", om.Graph.Inputs, inputs, m.InputShapes())
+	values("output", om.Graph.Outputs, outputs, m.OutputShapes())
+	defined := map[string]bool{}
+	for _, in := range inputs {
+		defined[in] = true
+	}
 	for _, init := range om.Graph.Initializers {
 		if defined[init.Name] {
 			t.Errorf("initializer %q defined twice", init.Name)
@@ -132,8 +151,10 @@ func checkGraph(t *testing.T, om *wire.Model, m *nn.Sequential) {
 		}
 		defined[n.Outputs[0]] = true
 	}
-	if k := len(om.Graph.Nodes); k == 0 || om.Graph.Nodes[k-1].Outputs[0] != "output" {
-		t.Error(`the last node does not write "output"`)
+	for _, out := range outputs {
+		if !defined[out] || slices.Contains(inputs, out) {
+			t.Errorf("no node writes the graph's output %q", out)
+		}
 	}
 }
 

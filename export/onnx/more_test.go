@@ -139,11 +139,23 @@ func TestExportONNXGELU(t *testing.T) {
 	}
 }
 
-// evaluate runs a graph of Gemm, Div, Erf, Add and Mul nodes, with scalar
-// or same-sized operands, on rows of cols inputs, in float64.
+// evaluate runs a graph of one input, "input", and one output, "output",
+// on rows of cols inputs, as evaluateGraph does.
 func evaluate(t *testing.T, om *wire.Model, x []float64, cols int) []float64 {
 	t.Helper()
-	vals := map[string][]float64{"input": x}
+	return evaluateGraph(t, om, map[string][]float64{"input": x}, len(x)/cols)["output"]
+}
+
+// evaluateGraph runs a graph of Gemm, Div, Erf, Add, Mul and Identity
+// nodes, with scalar or same-sized operands, on the given rows of its
+// inputs, named, in float64, and returns every value it computes (the
+// graph's outputs among them).
+func evaluateGraph(t *testing.T, om *wire.Model, inputs map[string][]float64, rows int) map[string][]float64 {
+	t.Helper()
+	vals := map[string][]float64{}
+	for name, x := range inputs {
+		vals[name] = x
+	}
 	for _, init := range om.Graph.Initializers {
 		v := make([]float64, len(init.Floats))
 		for i, f := range init.Floats {
@@ -151,7 +163,6 @@ func evaluate(t *testing.T, om *wire.Model, x []float64, cols int) []float64 {
 		}
 		vals[init.Name] = v
 	}
-	rows := len(x) / cols
 	elementwise := func(a, b []float64, f func(x, y float64) float64) []float64 {
 		out := make([]float64, max(len(a), len(b)))
 		for i := range out {
@@ -191,10 +202,12 @@ func evaluate(t *testing.T, om *wire.Model, x []float64, cols int) []float64 {
 			out = elementwise(in(0), in(1), func(x, y float64) float64 { return x * y })
 		case "Erf":
 			out = elementwise(in(0), []float64{0}, func(x, _ float64) float64 { return math.Erf(x) })
+		case "Identity":
+			out = in(0)
 		default:
 			t.Fatalf("evaluate: no %s", n.OpType)
 		}
 		vals[n.Outputs[0]] = out
 	}
-	return vals["output"]
+	return vals
 }

@@ -1,8 +1,10 @@
 // Runs each model of DIR/manifest.json (written by scripts/onnx/export)
-// in ONNX Runtime for Node.js on its inputs and compares the outputs with
-// gokeras' Predict outputs: every value must be within 1e-5 of gokeras',
-// relative to max(1, |gokeras' value|), so absolute below 1 and relative
-// above. Prints a PASS or FAIL line per model; exits 1 if any fails.
+// in ONNX Runtime for Node.js on its inputs, fed by their graph names, and
+// compares each of its outputs with gokeras' PredictOutputs output of that
+// name: the runtime must return the manifest's outputs, no more, and every
+// value must be within 1e-5 of gokeras', relative to max(1, |gokeras'
+// value|), so absolute below 1 and relative above. Prints a PASS or FAIL
+// line per model; exits 1 if any fails.
 //
 //   node scripts/onnx/check.mjs DIR
 import { readFileSync } from 'node:fs';
@@ -16,13 +18,13 @@ function floats(path) {
   return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 }
 
-async function check(dir, m) {
-  const session = await ort.InferenceSession.create(join(dir, m.onnx));
-  const x = new ort.Tensor('float32', floats(join(dir, m.input)), m.inputShape);
-  const want = floats(join(dir, m.output));
-  const got = (await session.run({ input: x })).output;
-  if (got.type !== 'float32' || got.dims.join(',') !== m.outputShape.join(',')) {
-    return `output ${got.type} of shape [${got.dims}], want float32 of shape [${m.outputShape}]`;
+// compare compares the runtime's output got with gokeras' values of the
+// manifest's output o; it returns a summary, or a string saying what
+// differs inside { fail }.
+function compare(dir, o, got) {
+  const want = floats(join(dir, o.file));
+  if (got.type !== 'float32' || got.dims.join(',') !== o.shape.join(',')) {
+    return { fail: `${o.name}: ${got.type} of shape [${got.dims}], want float32 of shape [${o.shape}]` };
   }
   let worst = 0, at = 0, maxAbs = 0;
   for (let i = 0; i < want.length; i++) {
@@ -33,9 +35,32 @@ async function check(dir, m) {
   }
   const summary = `${want.length} values, max |diff| ${maxAbs.toExponential(2)}, max |diff|/max(1,|y|) ${worst.toExponential(2)}`;
   if (!(worst <= tolerance)) {
-    return `${summary} > ${tolerance} at index ${at}: ONNX Runtime ${got.data[at]}, gokeras ${want[at]}`;
+    return { fail: `${o.name}: ${summary} > ${tolerance} at index ${at}: ONNX Runtime ${got.data[at]}, gokeras ${want[at]}` };
   }
   return { ok: summary };
+}
+
+async function check(dir, m) {
+  const session = await ort.InferenceSession.create(join(dir, m.onnx));
+  const feeds = {};
+  for (const x of m.inputs) {
+    feeds[x.name] = new ort.Tensor('float32', floats(join(dir, x.file)), x.shape);
+  }
+  // The graph's inputs and outputs, in order, are the manifest's.
+  const inNames = m.inputs.map((x) => x.name), outNames = m.outputs.map((o) => o.name);
+  if (session.inputNames.join(',') !== inNames.join(',') || session.outputNames.join(',') !== outNames.join(',')) {
+    return `the graph takes [${session.inputNames}] and returns [${session.outputNames}], want [${inNames}] and [${outNames}]`;
+  }
+  const results = await session.run(feeds);
+  const summaries = [];
+  for (const o of m.outputs) {
+    const r = compare(dir, o, results[o.name]);
+    if (r.fail) {
+      return r.fail;
+    }
+    summaries.push(m.outputs.length > 1 ? `${o.name}: ${r.ok}` : r.ok);
+  }
+  return { ok: summaries.join('; ') };
 }
 
 const dir = process.argv[2];

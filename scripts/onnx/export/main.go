@@ -5,9 +5,11 @@
 //
 //	go run ./scripts/onnx/export -out DIR
 //
-// For each model NAME it writes DIR/NAME.onnx, DIR/NAME.input.bin and
-// DIR/NAME.output.bin (float32, little-endian, row-major), and
-// DIR/manifest.json lists them with their shapes.
+// For each model NAME it writes DIR/NAME.onnx, and for each of the ONNX
+// graph's inputs and outputs, IO, DIR/NAME.IO.bin (float32, little-endian,
+// row-major): IO is "input" and "output" for a model of one input and one
+// output, the graph's names for others ("input_1", "class"). DIR/
+// manifest.json lists them with their graph names and shapes.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gokeras/gokeras/data"
@@ -35,12 +38,18 @@ import (
 
 // entry is one model of the manifest.
 type entry struct {
-	Name        string `json:"name"`
-	ONNX        string `json:"onnx"`
-	Input       string `json:"input"`
-	InputShape  []int  `json:"inputShape"`
-	Output      string `json:"output"`
-	OutputShape []int  `json:"outputShape"`
+	Name    string   `json:"name"`
+	ONNX    string   `json:"onnx"`
+	Inputs  []tensor `json:"inputs"`
+	Outputs []tensor `json:"outputs"`
+}
+
+// tensor is one of a model's inputs or outputs: its name in the ONNX
+// graph, the file of its values and their shape, batch first.
+type tensor struct {
+	Name  string `json:"name"`
+	File  string `json:"file"`
+	Shape []int  `json:"shape"`
 }
 
 // spec is a model to check: its layers (a Sequential of them) or a
@@ -50,7 +59,7 @@ type spec struct {
 	layers func() []layers.Layer
 	// model makes a functional model, where layers is nil.
 	model func() (*nn.Model, error)
-	// samples makes n samples of the model's input.
+	// samples makes n samples of one of the model's inputs.
 	samples func(rng *rand.Rand, n int, shape []int) data.Samples
 }
 
@@ -187,6 +196,17 @@ var specs = []spec{
 		out := nn.Apply(layers.Dense(4, layers.Softmax), v)
 		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
 	}, normals},
+	{"functional_two_by_two", nil, func() (*nn.Model, error) { // two inputs, two outputs, one of which the other reads: inputs input_1 and input_2, outputs class and mask
+		img, vec := nn.Input(10, 9, 3), nn.Input(6)
+		x := nn.Apply(layers.MaxPooling2D(), nn.Apply(layers.Conv2D(6, 3, layers.Padding("same"), layers.ReLU), img)) // channels first: (5, 4, 6)
+		m := nn.Apply(layers.Conv2D(1, 1, layers.Sigmoid), x)                                                         // (5, 4, 1)
+		mask := nn.Apply(layers.Flatten(layers.Named("mask")), m)                                                     // an output, channels last: (20)
+		gated := nn.Apply(layers.GlobalAveragePooling2D(), nn.Apply(layers.Multiply(), x, m))
+		v := nn.Apply(layers.Dense(8, layers.Tanh), vec)
+		h := nn.Apply(layers.Concatenate(-1), gated, mask, v)
+		class := nn.Apply(layers.Dense(4, layers.Softmax, layers.Named("class")), h)
+		return nn.NewModel([]*nn.Tensor{img, vec}, []*nn.Tensor{class, mask})
+	}, normals},
 }
 
 func main() {
@@ -213,7 +233,7 @@ func run(ctx context.Context, dir string, log io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("model %s: %w", s.name, err)
 		}
-		fmt.Fprintf(log, "exported %s: input %v, output %v (%.1fs)\n", s.name, e.InputShape, e.OutputShape, time.Since(start).Seconds())
+		fmt.Fprintf(log, "exported %s: inputs %s, outputs %s (%.1fs)\n", s.name, describe(e.Inputs), describe(e.Outputs), time.Since(start).Seconds())
 		manifest = append(manifest, e)
 	}
 	js, err := json.MarshalIndent(manifest, "", "  ")
@@ -248,17 +268,48 @@ func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error)
 		return entry{}, err
 	}
 	defer model.Close()
-	inShape, outShape := model.InputShape(), model.OutputShape()
+	inShapes, outShapes := model.InputShapes(), model.OutputShapes()
+	// samples makes n samples of the model's inputs, each sample's row
+	// holding its inputs one after another (data.InputTuple).
+	samples := func(n int) data.Samples {
+		parts := make([]data.Samples, len(inShapes))
+		for k, shape := range inShapes {
+			parts[k] = s.samples(rng, n, shape)
+		}
+		return data.InputTuple(parts...)
+	}
 
-	train := s.samples(rng, 96, inShape)
-	targets := make([][]float32, 96)
-	for i := range targets {
-		targets[i] = make([]float32, size(outShape))
-		for j := range targets[i] {
-			targets[i][j] = rng.Float32()
+	row := 0 // the values of a sample's inputs
+	for _, shape := range inShapes {
+		row += size(shape)
+	}
+	// Random targets of each output's shape, for samples gathered first.
+	const n = 96
+	trainIn, err := data.SliceInputs(samples(n))
+	if err != nil {
+		return entry{}, err
+	}
+	trainX, err := gatherAll(trainIn, row)
+	if err != nil {
+		return entry{}, err
+	}
+	targets := make([][]float32, len(outShapes))
+	for k, shape := range outShapes {
+		targets[k] = make([]float32, n*size(shape))
+		for i := range targets[k] {
+			targets[k][i] = rng.Float32()
 		}
 	}
-	ds, err := data.SliceData(train, data.TargetRows(targets))
+	ds, err := data.FuncParts(n, inShapes, outShapes, func(i int, x, y [][]float32) error {
+		at := i * row
+		for k := range x {
+			at += copy(x[k], trainX[at:])
+		}
+		for k := range y {
+			copy(y[k], targets[k][i*len(y[k]):])
+		}
+		return nil
+	})
 	if err != nil {
 		return entry{}, err
 	}
@@ -267,40 +318,85 @@ func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error)
 	}
 
 	// 37 samples: Predict's last batch is a partial one.
-	inputs, err := data.SliceInputs(s.samples(rng, 37, inShape))
+	inputs, err := data.SliceInputs(samples(37))
 	if err != nil {
 		return entry{}, err
 	}
-	pred, err := model.Predict(ctx, inputs)
+	preds, err := model.PredictOutputs(ctx, inputs)
 	if err != nil {
 		return entry{}, err
 	}
-	// The values the model's graph received: what the ONNX model takes.
-	x := make([]float32, inputs.Len()*size(inShape))
-	all := make([]int, inputs.Len())
-	for i := range all {
-		all[i] = i
-	}
-	if err := inputs.GatherInputs(all, x); err != nil {
+	// The values the model's graph received: what the ONNX model takes,
+	// each sample's row split into the inputs.
+	x, err := gatherAll(inputs, row)
+	if err != nil {
 		return entry{}, err
 	}
+	m := inputs.Len()
 
-	e := entry{Name: s.name, ONNX: s.name + ".onnx", Input: s.name + ".input.bin", Output: s.name + ".output.bin",
-		InputShape: append([]int{inputs.Len()}, inShape...), OutputShape: append([]int{inputs.Len()}, outShape...)}
+	e := entry{Name: s.name, ONNX: s.name + ".onnx"}
 	if err := onnx.ExportFile(model, filepath.Join(dir, e.ONNX)); err != nil {
 		return entry{}, err
 	}
-	if err := writeFloats(filepath.Join(dir, e.Input), x); err != nil {
-		return entry{}, err
+	// The graph's names: "input" and "output" for one of each, else the
+	// Input layers' names and the output layers' (package onnx's doc).
+	inNames, outNames := []string{"input"}, []string{"output"}
+	if len(inShapes) > 1 || len(outShapes) > 1 {
+		if err := model.View("list the inputs", func(v nn.ModelView) error {
+			inNames = slices.Clone(v.Inputs)
+			return nil
+		}); err != nil {
+			return entry{}, err
+		}
+		outNames = model.OutputNames()
 	}
-	y := pred.Values()
-	if err := informative(y); err != nil {
-		return entry{}, err
+	at := 0
+	for k, shape := range inShapes {
+		part := make([]float32, 0, m*size(shape))
+		for i := range m {
+			part = append(part, x[i*row+at:i*row+at+size(shape)]...)
+		}
+		at += size(shape)
+		t := tensor{Name: inNames[k], File: s.name + "." + inNames[k] + ".bin", Shape: append([]int{m}, shape...)}
+		if err := writeFloats(filepath.Join(dir, t.File), part); err != nil {
+			return entry{}, err
+		}
+		e.Inputs = append(e.Inputs, t)
 	}
-	if err := writeFloats(filepath.Join(dir, e.Output), y); err != nil {
-		return entry{}, err
+	for k, shape := range outShapes {
+		y := preds[k].Values()
+		if err := informative(y); err != nil {
+			return entry{}, fmt.Errorf("output %s: %w", outNames[k], err)
+		}
+		t := tensor{Name: outNames[k], File: s.name + "." + outNames[k] + ".bin", Shape: append([]int{m}, shape...)}
+		if err := writeFloats(filepath.Join(dir, t.File), y); err != nil {
+			return entry{}, err
+		}
+		e.Outputs = append(e.Outputs, t)
 	}
 	return e, nil
+}
+
+// gatherAll gathers every sample of in, of row values each.
+func gatherAll(in data.Inputs, row int) ([]float32, error) {
+	x := make([]float32, in.Len()*row)
+	all := make([]int, in.Len())
+	for i := range all {
+		all[i] = i
+	}
+	if err := in.GatherInputs(all, x); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// describe lists a model's inputs or outputs: names and shapes.
+func describe(ts []tensor) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s %v", t.Name, t.Shape))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // informative checks that outputs can tell a wrong graph from a right
