@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/gokeras/gokeras/internal/formats/configargs"
@@ -61,6 +62,19 @@ func Input(shape ...int) *Tensor {
 			t.err = fmt.Errorf("nn.Input: shape %v has a non-positive dimension", shape)
 		}
 	}
+	return t
+}
+
+// NamedInput is Input with a name, as keras.Input(shape, name=...): the
+// name of its InputLayer in Summary and saved files, and of the model's
+// input in an ONNX export of several inputs. Unnamed inputs are named
+// input_1, input_2, ... by NewModel.
+func NamedInput(name string, shape ...int) *Tensor {
+	t := Input(shape...)
+	if t.err == nil && (name == "" || strings.Contains(name, "/")) {
+		t.err = fmt.Errorf("nn.NamedInput: name %q: give a name without \"/\"", name)
+	}
+	t.input.SetName(name)
 	return t
 }
 

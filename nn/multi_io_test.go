@@ -425,3 +425,25 @@ func ExampleLossFor() {
 	// [loss class_loss value_loss class_sparse_categorical_accuracy]
 	// [class value] [4 2] [4 1]
 }
+
+// Inputs take their names from NamedInput, or input_1, input_2, ... in
+// the order given.
+func TestNamedInputs(t *testing.T) {
+	a, b := nn.NamedInput("title", 3), nn.Input(2)
+	m, err := nn.NewModel([]*nn.Tensor{a, b}, []*nn.Tensor{nn.Apply(layers.Dense(1), nn.Apply(layers.Concatenate(-1), a, b))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	if err := m.Summary(&sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"title (InputLayer)", "input_2 (InputLayer)", "['title[0][0]',", "'input_2[0][0]']"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("the summary has no %q:\n%s", want, sb.String())
+		}
+	}
+	if _, err := nn.NewModel([]*nn.Tensor{nn.NamedInput("a/b", 3)}, []*nn.Tensor{nn.Apply(layers.Dense(1), nn.NamedInput("a/b", 3))}); err == nil || !strings.Contains(err.Error(), "without") {
+		t.Errorf("a name with a slash: %v", err)
+	}
+}
