@@ -17,10 +17,12 @@ import (
 // Filepath is formatted as Keras formats it, with Python's str.format and
 // the epoch (1-based) and the epoch's figures: "ckpt-{epoch:02d}-{val_loss:.2f}.safetensors".
 // Files are safetensors (Keras writes HDF5 or its SavedModel), replaced
-// atomically. A full save (SaveWeightsOnly false, Keras' default) is a
-// checkpoint that nn.Sequential.LoadCheckpoint resumes from: weights,
-// optimizer state and the epoch; SaveWeightsOnly writes what
-// nn.Sequential.SaveWeights writes. Keras' save_freq in batches is not
+// atomically. A full save (SaveWeightsOnly false, Keras' default) is the
+// whole model, as Keras' model.save: what nn.LoadModel loads, the
+// optimizer's state with it, and the epoch (nn.AtCheckpoint), so that
+// nn.Model.LoadCheckpoint also resumes from it exactly; every layer, the
+// loss, the metrics and the optimizer must then have a config (those of
+// gokeras do). SaveWeightsOnly writes what nn.Model.SaveWeights writes. Keras' save_freq in batches is not
 // supported: a ModelCheckpoint saves once per epoch.
 type ModelCheckpoint struct {
 	nn.CallbackBase
@@ -104,7 +106,7 @@ func (mc *ModelCheckpoint) OnEpochEnd(epoch int, logs nn.Logs) error {
 	if mc.SaveWeightsOnly {
 		err = mc.Model.SaveWeights(path)
 	} else {
-		err = mc.Model.SaveCheckpoint(path, nn.Checkpoint{Epoch: epoch + 1, Metadata: mc.Metadata})
+		err = mc.Model.Save(path, nn.AtCheckpoint(nn.Checkpoint{Epoch: epoch + 1, Metadata: mc.Metadata}))
 	}
 	if err != nil {
 		return fmt.Errorf("ModelCheckpoint: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,31 @@ func TestModelCheckpointNamesAndSaves(t *testing.T) {
 		if ck.Epoch != e+1 || ck.Metadata["seed"] != "5" {
 			t.Errorf("%s: %+v, want epoch %d and the seed", path, ck, e+1)
 		}
+		// A whole model, as Keras' ModelCheckpoint saves: LoadModel
+		// loads it, with the model's weights after that epoch.
+		loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
+		if err != nil {
+			t.Fatalf("epoch %d: LoadModel: %v", e, err)
+		}
+		loaded.Close()
+	}
+	// The last one resumes: LoadCheckpoint into the model made in code
+	// gives its weights and optimizer state back.
+	last := filepath.Join(dir, fmt.Sprintf("ck-%02d-%.3f.safetensors", 2, hist.Get("val_loss")[1]))
+	other := tinyModel(t, 0.1)
+	ck, err := other.LoadCheckpoint(last)
+	if err != nil || ck.Epoch != 2 {
+		t.Fatalf("LoadCheckpoint of the last save: %+v, %v", ck, err)
+	}
+	a, _ := m.GetWeights()
+	b, _ := other.GetWeights()
+	for i := range a {
+		if !slices.Equal(a[i].Data().([]float32), b[i].Data().([]float32)) {
+			t.Errorf("weight %d differs after LoadCheckpoint", i)
+		}
+	}
+	if m.Optimizer().Iterations() != other.Optimizer().Iterations() {
+		t.Errorf("the optimizer's steps: %d after loading, %d saved", other.Optimizer().Iterations(), m.Optimizer().Iterations())
 	}
 
 	bad := callbacks.NewModelCheckpoint(filepath.Join(dir, "{val_los}.safetensors"))

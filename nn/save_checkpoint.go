@@ -60,6 +60,21 @@ func (m *Sequential) SaveCheckpoint(path string, ck Checkpoint) error {
 	return nil
 }
 
+// checkpointMeta writes where ck stands, and its user metadata, into meta.
+func checkpointMeta(ck Checkpoint, meta map[string]string) error {
+	if ck.Epoch < 0 || ck.Step < 0 {
+		return fmt.Errorf("epoch %d and step %d must not be negative", ck.Epoch, ck.Step)
+	}
+	for k, v := range ck.Metadata {
+		if strings.HasPrefix(k, metaPrefix) {
+			return fmt.Errorf("metadata key %q: keys beginning with %q are gokeras' own", k, metaPrefix)
+		}
+		meta[k] = v
+	}
+	meta[metaEpoch], meta[metaStep] = strconv.Itoa(ck.Epoch), strconv.Itoa(ck.Step)
+	return nil
+}
+
 func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Writer) io.Writer) error {
 	if m.compiled == nil {
 		return m.notCompiled()
@@ -67,8 +82,9 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 	if err := m.ensureBuilt(); err != nil {
 		return err
 	}
-	if ck.Epoch < 0 || ck.Step < 0 {
-		return fmt.Errorf("epoch %d and step %d must not be negative", ck.Epoch, ck.Step)
+	meta := map[string]string{}
+	if err := checkpointMeta(ck, meta); err != nil {
+		return err
 	}
 	opt, ok := m.compiled.optimizer.(optim.Stateful)
 	if !ok {
@@ -77,17 +93,7 @@ func (m *Sequential) saveCheckpoint(path string, ck Checkpoint, wrap func(io.Wri
 	if !m.writesFiles() {
 		return nil // rank 0 writes (see distributed_files.go)
 	}
-	meta := map[string]string{}
-	for k, v := range ck.Metadata {
-		if strings.HasPrefix(k, metaPrefix) {
-			return fmt.Errorf("metadata key %q: keys beginning with %q are gokeras' own", k, metaPrefix)
-		}
-		meta[k] = v
-	}
-	maps.Copy(meta, map[string]string{
-		metaKind: kindCheckpoint, metaVersion: checkpointVersion, metaModel: m.name,
-		metaEpoch: strconv.Itoa(ck.Epoch), metaStep: strconv.Itoa(ck.Step),
-	})
+	maps.Copy(meta, map[string]string{metaKind: kindCheckpoint, metaVersion: checkpointVersion, metaModel: m.name})
 	ts, err := m.weightTensors()
 	if err != nil {
 		return err
@@ -121,15 +127,22 @@ func ReadCheckpoint(path string) (Checkpoint, error) {
 func checkpointOf(meta map[string]string, path string) (Checkpoint, error) {
 	switch kind := meta[metaKind]; kind {
 	case kindCheckpoint:
+		if v := meta[metaVersion]; v != checkpointVersion {
+			return Checkpoint{}, fmt.Errorf("%s is a gokeras checkpoint of version %q; this gokeras reads version %s", path, v, checkpointVersion)
+		}
 	case kindWeights:
 		return Checkpoint{}, fmt.Errorf("%s holds weights only, no optimizer state or epoch: load it with LoadWeights (or train --resume needs a file written by --checkpoint)", path)
 	case kindModel:
-		return Checkpoint{}, fmt.Errorf("%s is a whole model written by Save, not a checkpoint: load it with nn.LoadModel, or its weights with LoadWeights", path)
+		// A whole model is a checkpoint too when Save recorded where
+		// training stood (AtCheckpoint: ModelCheckpoint's files).
+		if _, ok := meta[metaEpoch]; !ok {
+			return Checkpoint{}, fmt.Errorf("%s is a whole model written by Save, not a checkpoint (it says nowhere where training stood): load it with nn.LoadModel, or its weights with LoadWeights", path)
+		}
+		if meta[metaOptimizer] == "" {
+			return Checkpoint{}, fmt.Errorf("%s is a whole model without its optimizer's state: load it with nn.LoadModel, or its weights with LoadWeights", path)
+		}
 	default:
 		return Checkpoint{}, fmt.Errorf("%s is a safetensors file but not a gokeras checkpoint (no %q in its metadata)", path, metaKind)
-	}
-	if v := meta[metaVersion]; v != checkpointVersion {
-		return Checkpoint{}, fmt.Errorf("%s is a gokeras checkpoint of version %q; this gokeras reads version %s", path, v, checkpointVersion)
 	}
 	var ck Checkpoint
 	var err error

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,21 @@ type SaveOption func(*saveOptions)
 
 type saveOptions struct {
 	includeOptimizer bool
+	// at is where training stands, when the file is also a checkpoint
+	// (AtCheckpoint).
+	at *Checkpoint
+}
+
+// AtCheckpoint makes Save's file a checkpoint too: besides the whole
+// model, it records where training stands (ck's Epoch, Step and
+// Metadata, as SaveCheckpoint records them), so that LoadCheckpoint
+// resumes from it exactly as from SaveCheckpoint's file while LoadModel
+// still loads it. Keras' ModelCheckpoint saves whole models this way
+// (package callbacks' ModelCheckpoint does, unless SaveWeightsOnly). The
+// optimizer's state is written with it: IncludeOptimizer(false) is then
+// an error.
+func AtCheckpoint(ck Checkpoint) SaveOption {
+	return func(o *saveOptions) { o.at = &ck }
 }
 
 // IncludeOptimizer says whether Save writes the optimizer's state (its
@@ -212,7 +228,16 @@ func (m *Sequential) modelFile(o saveOptions) ([]safetensors.Tensor, map[string]
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(doc.FormatVersion), metaModel: m.name}
+	meta := map[string]string{}
+	if o.at != nil {
+		if !o.includeOptimizer {
+			return nil, nil, errors.New("AtCheckpoint needs the optimizer's state to resume from: drop IncludeOptimizer(false)")
+		}
+		if err := checkpointMeta(*o.at, meta); err != nil {
+			return nil, nil, err
+		}
+	}
+	maps.Copy(meta, map[string]string{metaKind: kindModel, metaVersion: strconv.Itoa(doc.FormatVersion), metaModel: m.name})
 	if doc.IncludeOptimizer {
 		state, err := m.optimizerTensors(m.compiled.optimizer.(optim.Stateful), meta)
 		if err != nil {
