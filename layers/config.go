@@ -113,6 +113,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Maximum":                mergeFromConfig(mergeMaximum),
 	"Minimum":                mergeFromConfig(mergeMinimum),
 	"Concatenate":            mergeFromConfig(mergeConcatenate),
+	"Dot":                    dotFromConfig,
 	"ZeroPadding2D":          zeroPaddingFromConfig,
 	"Cropping2D":             croppingFromConfig,
 	"UpSampling2D":           upSamplingFromConfig,

@@ -62,6 +62,8 @@ var configCases = []struct {
 	{Maximum(), []int{3}, `{"class_name":"Maximum","config":{"name":""}}`},
 	{Minimum(), []int{3}, `{"class_name":"Minimum","config":{"name":""}}`},
 	{Concatenate(-1), []int{2, 3}, `{"class_name":"Concatenate","config":{"axis":-1,"name":""}}`},
+	{Dot(-1, Normalize()), []int{2, 3}, `{"class_name":"Dot","config":{"axes":-1,"name":"","normalize":true}}`},
+	{DotAxes(2, 2, Named("att")), []int{2, 3}, `{"class_name":"Dot","config":{"axes":[2,2],"name":"att","normalize":false}}`},
 	{ZeroPadding2D(1, 0, 2, 3), []int{4, 5, 2}, `{"class_name":"ZeroPadding2D","config":{"data_format":"channels_last","name":"","padding":[[1,0],[2,3]]}}`},
 	{ZeroPadding2DSymmetric(1, 1, Named("pad")), []int{4, 5, 2}, `{"class_name":"ZeroPadding2D","config":{"data_format":"channels_last","name":"pad","padding":[[1,1],[1,1]]}}`},
 	{Cropping2D(1, 0, 2, 1), []int{4, 5, 2}, `{"class_name":"Cropping2D","config":{"cropping":[[1,0],[2,1]],"data_format":"channels_last","name":""}}`},

@@ -2,8 +2,8 @@
 // names, arguments and defaults: Input, Dense, Activation, Flatten and
 // Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
 // AveragePooling2D, their 1D and global forms); Dropout;
-// BatchNormalization and LayerNormalization; Embedding; the merge layers;
-// ZeroPadding2D, Cropping2D and UpSampling2D; Identity and ReLU (NewReLU);
+// BatchNormalization and LayerNormalization; Embedding; the merge layers
+// (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and UpSampling2D; Identity and ReLU (NewReLU);
 // and the activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
 // channels).
@@ -23,6 +23,8 @@
 //	layers.MaxPooling2D(layers.PoolSize(2), layers.Strides(2))
 //	layers.Dropout(0.25, layers.Seed(7))
 //	layers.BatchNormalization(layers.Momentum(0.9))
+//	layers.Dot(1, layers.Normalize()) // keras.layers.Dot(axes=1, normalize=True)
+//	layers.DotAxes(2, 1)              // keras.layers.Dot(axes=(2, 1))
 //
 // Every layer accepts the Option Named, Keras' name= argument; Input,
 // whose arguments are its shape, takes it with With:

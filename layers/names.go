@@ -16,6 +16,7 @@ type Option interface {
 	DropoutOption
 	NormOption
 	EmbeddingOption
+	DotOption
 	applyLayer(*named)
 }
 

@@ -23,6 +23,8 @@
 //     Concatenate joins tensors along an axis.
 //   - Pad2D, Crop2D and UpSample2D (nearest) resize images, channels last:
 //     Keras' ZeroPadding2D, Cropping2D and UpSampling2D.
+//   - BatchDot (each sample's product, a BatchMatMul) and L2Normalize are
+//     Keras' Dot layer, normalize=True its cosine similarity.
 //
 // gorgonia still builds the graph and its symbolic gradients (gorgonia.Grad
 // calls each op's SymDiff), so a model is one gorgonia graph whatever runs it.

@@ -88,6 +88,15 @@ const (
 	// OpUpSample2DGrad: input dy → the gradient of OpUpSample2D's input:
 	// each pixel's block of dy summed. Gradients only.
 	OpUpSample2DGrad
+	// OpBatchMatMul: inputs (a, b) → each sample's product op(a)·op(b),
+	// Info.BatchMatMul's (see BatchDot); also its own gradients.
+	OpBatchMatMul
+	// OpL2Normalize: input x → x divided by its L2 norm along
+	// Info.L2Norm.Axis (see L2Normalize).
+	OpL2Normalize
+	// OpL2NormalizeGrad: inputs (x, dy) → the gradient of OpL2Normalize's
+	// input. Gradients only.
+	OpL2NormalizeGrad
 )
 
 // Info describes one op of this package.
@@ -115,6 +124,9 @@ type Info struct {
 	Concat         ConcatParams   // OpConcat, OpConcatGrad
 	Pad2D          Pad2DParams    // OpPad2D, OpCrop2D
 	UpSample       UpSampleParams // OpUpSample2D, OpUpSample2DGrad
+
+	BatchMatMul BatchMatMulParams // OpBatchMatMul
+	L2Norm      L2NormParams      // OpL2Normalize, OpL2NormalizeGrad
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -181,6 +193,13 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 			return Info{Kind: OpUpSample2DGrad, UpSample: o.p}, true
 		}
 		return Info{Kind: OpUpSample2D, UpSample: o.p}, true
+	case batchMatMulOp:
+		return Info{Kind: OpBatchMatMul, BatchMatMul: o.p.clone()}, true
+	case l2NormOp:
+		if o.grad {
+			return Info{Kind: OpL2NormalizeGrad, L2Norm: o.p.clone()}, true
+		}
+		return Info{Kind: OpL2Normalize, L2Norm: o.p.clone()}, true
 	}
 	return Info{}, false
 }

@@ -221,6 +221,13 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.UpSampleForward(s.Op.UpSample, in(0), out(0)[:s.N])
 	case plan.UpSampleGrad:
 		ops.UpSampleBackward(s.Op.UpSample, in(0), out(0)[:s.N])
+	case plan.BatchMatMul:
+		p := s.Op.BatchMatMul
+		ops.BatchMatMulForward(p, in(0), in(1), out(0)[:p.Batch*p.M*p.N])
+	case plan.L2Normalize:
+		ops.L2NormalizeForward(s.Op.L2Norm, in(0), out(0)[:s.N])
+	case plan.L2NormalizeGrad:
+		ops.L2NormalizeBackward(s.Op.L2Norm, in(0), in(1), out(0)[:s.N])
 	default:
 		return fmt.Errorf("the CPU backend has no kernel for %v", s.Kind)
 	}

@@ -55,6 +55,9 @@ const (
 	kCrop2d          = "gk_crop2d"
 	kUpsample2d      = "gk_upsample2d"
 	kUpsample2dGrad  = "gk_upsample2d_grad"
+	kBatchMatmul     = "gk_batch_matmul"
+	kL2Normalize     = "gk_l2_normalize"
+	kL2NormalizeGrad = "gk_l2_normalize_grad"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -108,4 +111,7 @@ var kernelNames = []string{
 	kCrop2d,
 	kUpsample2d,
 	kUpsample2dGrad,
+	kBatchMatmul,
+	kL2Normalize,
+	kL2NormalizeGrad,
 }

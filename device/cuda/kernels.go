@@ -700,3 +700,30 @@ func (k *kernels) upSample(s gpuStream, p ops.UpSampleParams, grad bool, x, out 
 	return k.launch(s, name, elemGrid(m), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(sh[0]), intArg(sh[1]), intArg(sh[2]), intArg(sh[3]),
 		intArg(p.SizeH), intArg(p.SizeW))
 }
+
+// batchMatMul writes p's products of a and b into c: gk_batch_matmul over
+// c's values.
+func (k *kernels) batchMatMul(s gpuStream, p ops.BatchMatMulParams, a, b, c devicePtr) error {
+	n := p.Batch * max(p.M*p.N, p.M*p.K, p.K*p.N)
+	if err := fits32("a Dot layer's product", n); err != nil {
+		return err
+	}
+	m := p.Batch * p.M * p.N
+	return k.launch(s, kBatchMatmul, elemGrid(m), elemBlock, 0, ptrArg(a), ptrArg(b), ptrArg(c), intArg(p.Batch), intArg(p.M),
+		intArg(p.K), intArg(p.N), boolArg(p.TransA), boolArg(p.TransB))
+}
+
+// l2Normalize writes x normalized by p into out (dy 0: gk_l2_normalize),
+// or the gradient of x given dy, the output's (gk_l2_normalize_grad): a
+// thread per run of values normalized together.
+func (k *kernels) l2Normalize(s gpuStream, p ops.L2NormParams, x, dy, out devicePtr) error {
+	if err := fits32("L2 normalization", p.Outer()*p.Len()*p.Inner()); err != nil {
+		return err
+	}
+	runs := p.Outer() * p.Inner()
+	if dy == 0 {
+		return k.launch(s, kL2Normalize, elemGrid(runs), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(p.Outer()), intArg(p.Len()), intArg(p.Inner()))
+	}
+	return k.launch(s, kL2NormalizeGrad, elemGrid(runs), elemBlock, 0, ptrArg(x), ptrArg(dy), ptrArg(out), intArg(p.Outer()), intArg(p.Len()),
+		intArg(p.Inner()))
+}

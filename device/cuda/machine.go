@@ -508,6 +508,12 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.pad2d(st, s.Op.Pad2D, s.Kind == plan.Crop2D, in(0), out(0))
 	case plan.UpSample, plan.UpSampleGrad:
 		return k.upSample(st, s.Op.UpSample, s.Kind == plan.UpSampleGrad, in(0), out(0))
+	case plan.BatchMatMul:
+		return k.batchMatMul(st, s.Op.BatchMatMul, in(0), in(1), out(0))
+	case plan.L2Normalize:
+		return k.l2Normalize(st, s.Op.L2Norm, in(0), 0, out(0))
+	case plan.L2NormalizeGrad:
+		return k.l2Normalize(st, s.Op.L2Norm, in(0), in(1), out(0))
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

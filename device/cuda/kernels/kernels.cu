@@ -2,8 +2,9 @@
 //
 // Each kernel computes what an op of package ops computes on the CPU (see
 // the comment above it), in float32 with the same formulas, so that a model
-// trains to the same losses on either device. Matrix products go to cuBLAS;
-// everything else is here.
+// trains to the same losses on either device. Matrix products go to cuBLAS,
+// but for a Dot layer's per-sample products (gk_batch_matmul, summed in
+// double as the CPU sums them); everything else is here.
 //
 // Compiled by gen.sh (go generate ./device/cuda) to PTX for compute_75,
 // which the driver JIT-compiles for the GPU at hand (sm_75 and later), and
@@ -1970,5 +1971,80 @@ extern "C" __global__ void gk_upsample2d_grad(const float *dy, float *dx, int n,
 			for (int e = 0; e < sw; e++) s = __fadd_rn(s, row[(size_t)e * c]);
 		}
 		dx[o] = s;
+	}
+}
+
+// gk_batch_matmul: for each of batch samples, c = op(a)·op(b), a sample's
+// a m×k (stored k×m with trans_a), its b k×n (stored n×k with trans_b),
+// its c m×n: a Dot layer's batch_dot and its gradients
+// (ops.BatchMatMulForward). Each value of c sums its k products in
+// double, in order, then rounds: the CPU's bits. Any grid-stride launch.
+extern "C" __global__ void gk_batch_matmul(const float *a, const float *b, float *c, int batch, int m, int k, int n,
+		int trans_a, int trans_b) {
+	int ar = trans_a ? 1 : k, ac = trans_a ? m : 1;
+	int br = trans_b ? 1 : n, bc = trans_b ? k : 1;
+	GRID_STRIDE(o, batch * m * n) {
+		int j = o % n, i = (o / n) % m, s = o / n / m;
+		const float *as = a + (size_t)s * m * k + (size_t)i * ar;
+		const float *bs = b + (size_t)s * k * n + (size_t)j * bc;
+		double sum = 0.0;
+		for (int t = 0; t < k; t++) sum = __dadd_rn(sum, __dmul_rn((double)as[(size_t)t * ac], (double)bs[(size_t)t * br]));
+		c[o] = (float)sum;
+	}
+}
+
+// gk_l2_norm is √max(Σx², 1e-12) of the len values of x, stride apart,
+// the squares summed in double in order (ops' l2Norm); *normed says
+// whether Σx² reached 1e-12, so that the norm has a gradient.
+__device__ double gk_l2_norm(const float *x, int len, int stride, bool *normed) {
+	double s = 0.0;
+	for (int t = 0; t < len; t++) {
+		double v = x[(size_t)t * stride];
+		s = __dadd_rn(s, __dmul_rn(v, v));
+	}
+	*normed = s >= NORM_EPSILON_D;
+	return sqrt(gk_max_go(s, NORM_EPSILON_D));
+}
+
+// gk_l2_normalize: x, outer runs of len values inner apart (a tensor
+// normalized along an axis of size len, inner the product of the sizes
+// after it), each run divided by its gk_l2_norm into y: Keras' Dot with
+// normalize=True (ops.L2NormalizeForward, the same bits). A thread per
+// run; any grid-stride launch.
+extern "C" __global__ void gk_l2_normalize(const float *x, float *y, int outer, int len, int inner) {
+	GRID_STRIDE(r, outer * inner) {
+		size_t first = (size_t)(r / inner) * len * inner + r % inner;
+		bool normed;
+		double norm = gk_l2_norm(x + first, len, inner, &normed);
+		for (int t = 0; t < len; t++) {
+			size_t at = first + (size_t)t * inner;
+			y[at] = (float)__ddiv_rn((double)x[at], norm);
+		}
+	}
+}
+
+// gk_l2_normalize_grad: the gradient dx of gk_l2_normalize's input x
+// given its output's, dy: dy/ν - x·(Σ x·dy)/ν³ per run, ν its norm, or
+// dy/ν where Σx² fell below 1e-12; in double, in ops.L2NormalizeBackward's
+// order (the same bits). A thread per run; any grid-stride launch.
+extern "C" __global__ void gk_l2_normalize_grad(const float *x, const float *dy, float *dx, int outer, int len,
+		int inner) {
+	GRID_STRIDE(r, outer * inner) {
+		size_t first = (size_t)(r / inner) * len * inner + r % inner;
+		bool normed;
+		double norm = gk_l2_norm(x + first, len, inner, &normed);
+		double c = 0.0;
+		if (normed) {
+			double d = 0.0;
+			for (int t = 0; t < len; t++) {
+				size_t at = first + (size_t)t * inner;
+				d = __dadd_rn(d, __dmul_rn((double)x[at], (double)dy[at]));
+			}
+			c = __ddiv_rn(d, __dmul_rn(__dmul_rn(norm, norm), norm));
+		}
+		for (int t = 0; t < len; t++) {
+			size_t at = first + (size_t)t * inner;
+			dx[at] = (float)__dsub_rn(__ddiv_rn((double)dy[at], norm), __dmul_rn((double)x[at], c));
+		}
 	}
 }

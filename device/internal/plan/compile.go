@@ -212,6 +212,17 @@ const (
 	// block of In[0], the gradient of an UpSample's output, summed
 	// (ops.UpSampleBackward).
 	UpSampleGrad
+	// BatchMatMul: Out[0] = for each of Op.BatchMatMul.Batch samples,
+	// op(In[0])·op(In[1]), M×K by K×N, transposed as Op.BatchMatMul says
+	// (ops.BatchMatMulForward): a Dot layer's product and its gradients.
+	BatchMatMul
+	// L2Normalize: Out[0] (N values) = In[0] divided by its L2 norm along
+	// Op.L2Norm.Axis (ops.L2NormalizeForward).
+	L2Normalize
+	// L2NormalizeGrad: Out[0] (N values) = the gradient of an
+	// L2Normalize's input x = In[0] given its output's, dy = In[1]
+	// (ops.L2NormalizeBackward).
+	L2NormalizeGrad
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -221,7 +232,7 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
 	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
 	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad", Pad2D: "Pad2D", Crop2D: "Crop2D", UpSample: "UpSample",
-	UpSampleGrad: "UpSampleGrad"}
+	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -298,6 +309,10 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v -> %d values}", s.Op.Pad2D, s.N)
 	case UpSample, UpSampleGrad:
 		fmt.Fprintf(&b, "{%v -> %d values}", s.Op.UpSample, s.N)
+	case BatchMatMul:
+		fmt.Fprintf(&b, "{%v}", s.Op.BatchMatMul)
+	case L2Normalize, L2NormalizeGrad:
+		fmt.Fprintf(&b, "{%v, %d values}", s.Op.L2Norm, s.N)
 	case GlobalNorm:
 		fmt.Fprintf(&b, "{clip %v}", s.ClipNorm)
 	case Reduce, ReduceStart, ReduceWait:
@@ -668,6 +683,14 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		c.emit(Step{Kind: ConcatGrad, Op: info, Node: n, M: info.Concat.Rows(), N: info.Concat.Cols(info.Concat.Piece), In: in, Out: []int{out}})
 	case ops.OpPad2D, ops.OpCrop2D, ops.OpUpSample2D, ops.OpUpSample2DGrad:
 		kind := map[ops.OpKind]Kind{ops.OpPad2D: Pad2D, ops.OpCrop2D: Crop2D, ops.OpUpSample2D: UpSample, ops.OpUpSample2DGrad: UpSampleGrad}[info.Kind]
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
+	case ops.OpBatchMatMul:
+		p := info.BatchMatMul
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: BatchMatMul, Op: info, Node: n, M: p.M, K: p.K, N: p.N, In: in, Out: []int{out}})
+	case ops.OpL2Normalize, ops.OpL2NormalizeGrad:
+		kind := map[ops.OpKind]Kind{ops.OpL2Normalize: L2Normalize, ops.OpL2NormalizeGrad: L2NormalizeGrad}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	case ops.OpMetricState:

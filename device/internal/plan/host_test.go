@@ -273,6 +273,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.In()...))
 	case UpSampleGrad:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.Out()...))
+	case BatchMatMul:
+		p := s.Op.BatchMatMul
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...))
+	case L2Normalize:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.L2Norm.Shape...))
+	case L2NormalizeGrad:
+		sh := s.Op.L2Norm.Shape
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], sh...), h.dense(s.In[1], sh...))
 	default:
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}

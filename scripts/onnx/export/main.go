@@ -207,6 +207,21 @@ var specs = []spec{
 		class := nn.Apply(layers.Dense(4, layers.Softmax, layers.Named("class")), h)
 		return nn.NewModel([]*nn.Tensor{img, vec}, []*nn.Tensor{class, mask})
 	}, normals},
+	{"functional_dot", nil, func() (*nn.Model, error) { // Dot along every pair of axes, normalized or not, of inputs channels first and last
+		in := nn.Input(6, 4)
+		c := nn.Apply(layers.Conv1D(4, 3, layers.Padding("same"), layers.Tanh), in) // channels first: (6, 4)
+		r := nn.Apply(layers.Reshape([]int{4, 6}), c)
+		s := nn.Apply(layers.Dot(2, layers.Normalize()), c, in)        // (6, 6), cosines of rows
+		p := nn.Apply(layers.DotAxes(2, 1), c, r)                      // (6, 6)
+		q := nn.Apply(layers.DotAxes(1, 1), c, in)                     // (4, 4)
+		u := nn.Apply(layers.DotAxes(1, 2, layers.Normalize()), in, r) // (4, 4), cosines of columns with rows
+		f := nn.Apply(layers.Flatten(), in)
+		a, b := nn.Apply(layers.Dense(8, layers.Tanh), f), nn.Apply(layers.Dense(8), f)
+		v := nn.Apply(layers.Concatenate(-1), nn.Apply(layers.Dot(1, layers.Normalize()), a, b), nn.Apply(layers.Dot(-1), a, b),
+			nn.Apply(layers.Flatten(), s), nn.Apply(layers.Flatten(), p), nn.Apply(layers.Flatten(), q), nn.Apply(layers.Flatten(), u))
+		out := nn.Apply(layers.Dense(4, layers.Softmax), v)
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	}, normals},
 }
 
 func main() {
