@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/gokeras/gokeras/distribute"
+	"github.com/gokeras/gokeras/export/onnx"
 	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
@@ -24,6 +25,8 @@ import (
 type uxFlags struct {
 	save, checkpoint, resume, plot string
 	trace, throughput              bool
+	// saveModel and loadModel are --save-model and --load-model.
+	saveModel, loadModel string
 
 	// From --resume, set by prepare:
 	from    nn.Checkpoint
@@ -34,6 +37,8 @@ func (u *uxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.save, "save", "", "write the trained weights to this safetensors file at the end (names <layer>/kernel, <layer>/bias)")
 	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
 	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed and the learning rate come from the file, unless --seed or --lr is given)")
+	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph; any other name is a gokeras model file (safetensors, what nn.LoadModel and --load-model read)")
+	fs.StringVar(&u.loadModel, "load-model", "", "start from the whole model in this file (written by --save-model or nn.Model.Save, with its compile settings and optimizer state) instead of --model: train it on (--epochs), or only evaluate it (--epochs 0)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
 	fs.BoolVar(&u.throughput, "throughput", false, "add samples per second to each epoch's progress line")
@@ -141,7 +146,7 @@ func (u *uxFlags) prepare(cfg *config, stderr io.Writer) error {
 // the flags name, and that no two of them name the same file: a bad path
 // found only after training would lose the work.
 func (u *uxFlags) checkOutputs(more ...output) error {
-	outputs := append([]output{{"save", u.save}, {"checkpoint", u.checkpoint}, {"plot", u.plot}}, more...)
+	outputs := append([]output{{"save", u.save}, {"save-model", u.saveModel}, {"checkpoint", u.checkpoint}, {"plot", u.plot}}, more...)
 	for i, o := range outputs {
 		if o.path == "" {
 			continue
@@ -160,6 +165,9 @@ func (u *uxFlags) checkOutputs(more ...output) error {
 		}
 		if o.flag != "checkpoint" && u.resume != "" && sameFile(o.path, u.resume) {
 			return fmt.Errorf("--%s %s is the --resume checkpoint: writing it would replace the checkpoint; give --%s another file", o.flag, o.path, o.flag)
+		}
+		if u.loadModel != "" && o.flag != "save-model" && sameFile(o.path, u.loadModel) {
+			return fmt.Errorf("--%s %s is the --load-model file: writing it would replace the model; give --%s another file", o.flag, o.path, o.flag)
 		}
 	}
 	return nil
@@ -430,6 +438,9 @@ func shellQuote(s string) string {
 // weights (--save), the chart (--plot) and the text trace (--trace). It
 // says what it wrote on out, and writes the trace on stdout.
 func (u *uxFlags) afterFit(model *nn.Sequential, cp *checkpointer, out, stdout io.Writer) error {
+	if err := u.writeModel(model, out); err != nil {
+		return err
+	}
 	if u.save != "" {
 		if err := model.SaveWeights(u.save); err != nil {
 			return fmt.Errorf("--save: %w", err)
@@ -463,6 +474,7 @@ func (u *uxFlags) checkSpace(model *nn.Sequential, opt optim.Optimizer) error {
 		need             int64
 	}{
 		{"save", u.save, "the weights", weights},
+		{"save-model", u.saveModel, "the model and the optimizer's state", weights * int64(1+len(optim.SlotNames(opt)))},
 		{"checkpoint", u.checkpoint, "the weights and the optimizer's state", weights * int64(1+len(optim.SlotNames(opt)))},
 	} {
 		if f.path == "" {
@@ -479,3 +491,23 @@ func (u *uxFlags) checkSpace(model *nn.Sequential, opt optim.Optimizer) error {
 
 // megabytes writes a size in MB, as people read disk space.
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// writeModel writes --save-model: an ONNX export for a .onnx name, else
+// the whole model (nn.Model.Save, with the optimizer's state).
+func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
+	if u.saveModel == "" {
+		return nil
+	}
+	if strings.EqualFold(filepath.Ext(u.saveModel), ".onnx") {
+		if err := onnx.ExportFile(model, u.saveModel); err != nil {
+			return fmt.Errorf("--save-model: %w", err)
+		}
+		fmt.Fprintf(out, "Model exported to %s (ONNX)\n", u.saveModel)
+		return nil
+	}
+	if err := model.Save(u.saveModel); err != nil {
+		return fmt.Errorf("--save-model: %w", err)
+	}
+	fmt.Fprintf(out, "Model saved to %s\n", u.saveModel)
+	return nil
+}

@@ -198,8 +198,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	switch {
 	case models[strings.ToLower(c.model)] == nil:
 		return c, usagef("--model %q: want %s", c.model, modelNames)
-	case c.epochs <= 0:
-		return c, usagef("--epochs must be positive, got %d", c.epochs)
+	case c.epochs < 0 || (c.epochs == 0 && c.ux.loadModel == ""):
+		return c, usagef("--epochs must be positive, got %d (0, to evaluate only, needs --load-model)", c.epochs)
 	case c.batchSize <= 0:
 		return c, usagef("--batch-size must be positive, got %d", c.batchSize)
 	case c.stepsPerEpoch < 0:
@@ -232,6 +232,14 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, usagef("--validation and --validation-split exclude each other: validate on the test set or on part of the training set, not both")
 	case c.patience < 0:
 		return c, usagef("--early-stopping must not be negative, got %d (0 turns it off)", c.patience)
+	}
+	if c.ux.loadModel != "" {
+		// The file holds the model and how it trains.
+		for _, f := range []string{"model", "optimizer", "lr", "momentum", "nesterov", "clipnorm", "global-clipnorm", "clipvalue", "weight-decay", "lr-schedule", "resume", "benchmark"} {
+			if set[f] {
+				return c, usagef("--load-model and --%s exclude each other: the model file holds the model, its optimizer and its state", f)
+			}
+		}
 	}
 	if err := c.distributedFlags(); err != nil {
 		return c, err
@@ -365,13 +373,6 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	fmt.Fprintf(out, "x_test: (%d, 32, 32, 3) uint8, y_test: (%d, 1) uint8\n", data.Test.Len(), data.Test.Len())
 	printMath(out, spec)
 
-	model, err := newModel(cfg.model, cfg.seed)
-	if err != nil {
-		return err
-	}
-	if err := model.Summary(out); err != nil {
-		return err
-	}
 	compileOpts := []nn.CompileOption{nn.OnDevice(spec), nn.OverlapReduce(!cfg.reduceAfterBackward)}
 	if cfg.logPlacement {
 		compileOpts = append(compileOpts, nn.LogDevicePlacement(human))
@@ -379,10 +380,33 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if strategy != nil {
 		compileOpts = append(compileOpts, nn.WithStrategy(strategy))
 	}
-	if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, compileOpts...); err != nil {
-		return err
+	var model *nn.Model
+	if cfg.ux.loadModel != "" {
+		if model, err = nn.LoadModelContext(ctx, cfg.ux.loadModel, nn.CompileOptions(compileOpts...)); err != nil {
+			return fmt.Errorf("--load-model: %w", err)
+		}
+		if model.Optimizer() == nil {
+			model.Close()
+			return fmt.Errorf("--load-model %s: the model was saved without its compile settings: save it compiled", cfg.ux.loadModel)
+		}
+		opt = model.Optimizer()
+		defer model.Close()
+		if err := model.Summary(out); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Model loaded from %s\n", cfg.ux.loadModel)
+	} else {
+		if model, err = newModel(cfg.model, cfg.seed); err != nil {
+			return err
+		}
+		if err := model.Summary(out); err != nil {
+			return err
+		}
+		if err := model.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, compileOpts...); err != nil {
+			return err
+		}
+		defer model.Close()
 	}
-	defer model.Close()
 	resumeOpts, err := cfg.ux.restore(model, opt, cfg, out)
 	if err != nil {
 		return err
@@ -430,10 +454,14 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err := cfg.ux.checkSpace(model, opt); err != nil {
 		return err
 	}
-	if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
-		return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args, strategy)
-	}
-	if err := cfg.ux.afterFit(model, cp, out, human); err != nil {
+	if cfg.epochs > 0 {
+		if _, err := model.Fit(ctx, data.Train.OneHot(), fitOpts...); err != nil {
+			return cfg.ux.onFitError(err, stoppedBy(ctx), cp, cfg, args, strategy)
+		}
+		if err := cfg.ux.afterFit(model, cp, out, human); err != nil {
+			return err
+		}
+	} else if err := cfg.ux.writeModel(model, out); err != nil { // --epochs 0: evaluate only
 		return err
 	}
 	res, err := model.Evaluate(ctx, data.Test.OneHot(), nn.BatchSize(cfg.batchSize), nn.Verbose(cfg.verbose), nn.Output(out))

@@ -332,6 +332,9 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"--device=/CPU:0", "extra"}, `unexpected arguments ["extra"]`},
 		{[]string{"--epochs", "ten"}, `invalid value "ten" for --epochs`},
 		{[]string{"--no-such-flag"}, "unknown flag --no-such-flag"},
+		{[]string{"--load-model", "m.safetensors", "--optimizer", "adam"}, "--load-model and --optimizer exclude each other"},
+		{[]string{"--load-model", "m.safetensors", "--model", "cnn"}, "--load-model and --model exclude each other"},
+		{[]string{"--save-model", "m.safetensors", "--save", "m.safetensors"}, "both name m.safetensors"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := runTrain(t, tc.args...)
@@ -416,5 +419,46 @@ func TestTotalSteps(t *testing.T) {
 				t.Errorf("totalSteps = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// --save-model writes the whole model; --load-model --epochs 0 evaluates
+// it to the same test figures, --load-model trains it on, and a .onnx name
+// exports it.
+func TestTrainSaveAndLoadModel(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.safetensors")
+	common := []string{"--synthetic", "--synthetic-samples", "200", "--seed", "3", "--device=/CPU:0", "--verbose", "2"}
+	first := runTrain(t, append(common, "--epochs", "1", "--save-model", model)...)
+	if first.err != nil {
+		t.Fatalf("train --save-model: %v\n%s", first.err, first.stderr)
+	}
+	test := regexp.MustCompile(`(?m)^Test loss: .*$`)
+	saved := test.FindString(first.stdout)
+	if saved == "" || !strings.Contains(first.stdout, "Model saved to "+model) {
+		t.Fatalf("output:\n%s", first.stdout)
+	}
+	again := runTrain(t, append(common, "--epochs", "0", "--load-model", model)...)
+	if again.err != nil {
+		t.Fatalf("train --load-model --epochs 0: %v\n%s", again.err, again.stderr)
+	}
+	if got := test.FindString(again.stdout); got != saved {
+		t.Errorf("the loaded model evaluates to %q, the saved one to %q", got, saved)
+	}
+	onnxFile := filepath.Join(dir, "m.onnx")
+	on := runTrain(t, append(common, "--epochs", "1", "--load-model", model, "--save-model", onnxFile)...)
+	if on.err != nil {
+		t.Fatalf("train --load-model --save-model m.onnx: %v\n%s", on.err, on.stderr)
+	}
+	if info, err := os.Stat(onnxFile); err != nil || info.Size() < 1000 {
+		t.Errorf("the ONNX file: %v, %v", info, err)
+	}
+	if test.FindString(on.stdout) == saved {
+		t.Errorf("an epoch more of training left the test figures as they were: %q", saved)
+	}
+	missing := runTrain(t, append(common, "--epochs", "0", "--load-model", filepath.Join(dir, "none.safetensors"))...)
+	if missing.err == nil || !strings.Contains(missing.err.Error(), "--load-model") {
+		t.Errorf("a missing --load-model file: %v", missing.err)
 	}
 }
