@@ -16,6 +16,11 @@
 //   - input gradient, c = a·bᵀ: 12 weight rows × 32 batch columns,
 //     dot products along the weight rows.
 //
+// Convolutions computed as products (patches times kernel) have the
+// opposite shapes: tens of thousands of rows against a few dozen filters.
+// Those (Tall) go to the tall kernels of tall.go, which read the patches in
+// place against a tile as wide as the filters (16 to 64 columns).
+//
 // The work is split over GOMAXPROCS goroutines in chunks handed out as
 // they finish, so a core slowed by other work does not hold up the rest.
 //
@@ -58,6 +63,7 @@ type Workspace struct {
 	workers int
 	packed  []float32
 	scratch [][]float32 // one per worker
+	partial []float32   // the partial sums of a tall aᵀ·b
 }
 
 // NewWorkspace makes a workspace that computes with up to workers
@@ -84,6 +90,9 @@ func (ws *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []
 	}
 	if transA && transB {
 		return ErrUnsupported
+	}
+	if Tall(transA, transB, m, n, k) {
+		return matrix.Sgemm("avx512", ws.workers, ws.tallTN, ws.tallNT, ws.tallNN, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 	return matrix.Sgemm("avx512", ws.workers, ws.tn, ws.nt, ws.nn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -2,6 +2,7 @@ package avx512_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -121,6 +122,82 @@ func BenchmarkStepProducts(bm *testing.B) {
 					}
 					bm.ReportMetric(2*float64(p.m)*float64(p.n)*float64(p.k)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})
+			}
+		}
+	}
+}
+
+// The tall products (avx512.Tall: a convolution's, many rows of examples
+// against a few dozen filters) within the same bound, for every tile
+// (widths 16 to 64 and beyond), partial panels of columns, a last group of
+// rows that does not fill its tile, one and several parts of the depth,
+// padded strides, beta 0 over a c of NaN, one worker and two.
+func TestTallWithinRoundingBound(t *testing.T) {
+	if !avx512.Available() {
+		t.Skip("no AVX-512 on this CPU: the kernels do not run here (package blas tests the fallbacks)")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	tests := []struct {
+		ta, tb  bool
+		m, n, k int
+	}{
+		{false, false, 1024, 16, 27}, {false, false, 1031, 16, 144}, {false, false, 1025, 32, 17},
+		{false, false, 1027, 48, 5}, {false, false, 1029, 64, 33}, {false, false, 1033, 7, 9},
+		{false, false, 1030, 20, 3}, {false, false, 1100, 100, 70}, {false, false, 1035, 61, 1},
+		{false, true, 1024, 144, 16}, {false, true, 1031, 288, 32}, {false, true, 1037, 576, 64},
+		{false, true, 1029, 27, 16}, {false, true, 1026, 33, 5}, {false, true, 1050, 130, 3},
+		{true, false, 27, 16, 1031}, {true, false, 144, 16, 4097}, {true, false, 16, 32, 1024},
+		{true, false, 60, 64, 9000}, {true, false, 25, 20, 1500}, {true, false, 50, 49, 4100},
+		{true, false, 6, 64, 1030}, {true, false, 12, 61, 2000}, {true, false, 30, 3, 1200},
+	}
+	worst := 0.0
+	for _, s := range tests {
+		if !avx512.Tall(s.ta, s.tb, s.m, s.n, s.k) {
+			t.Fatalf("%+v is not a tall product", s)
+		}
+		for _, ab := range []struct{ alpha, beta float32 }{{1, 0}, {-0.01, 1}, {0.5, 0.9}} {
+			for _, pad := range []int{0, 3} {
+				for _, workers := range []int{1, 2} {
+					tc := gemmtest.NewCase(rng, s.ta, s.tb, s.m, s.n, s.k, ab.alpha, ab.beta, pad)
+					c := tc.Fresh()
+					if err := avx512.NewWorkspace(workers).Sgemm(tc.TransA, tc.TransB, tc.M, tc.N, tc.K, tc.Alpha, tc.A, tc.Lda, tc.B, tc.Ldb, tc.Beta, c, tc.Ldc); err != nil {
+						t.Fatalf("%v: %v", tc, err)
+					}
+					w, err := tc.CheckFloat32(c)
+					if err != nil {
+						t.Fatalf("workers %d: %v", workers, err)
+					}
+					worst = max(worst, w)
+				}
+			}
+		}
+	}
+	t.Logf("largest error: %.3g of the rounding-error bound", worst)
+}
+
+// A tall aᵀ·b gives the same bits on any number of workers: its depth is
+// reduced in fixed parts summed in order.
+func TestTallTNBitsIndependentOfWorkers(t *testing.T) {
+	if !avx512.Available() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, s := range []struct{ m, n, k int }{{144, 16, 20000}, {27, 32, 9000}, {288, 64, 5000}} {
+		tc := gemmtest.NewCase(rng, true, false, s.m, s.n, s.k, 1, 0, 0)
+		var first []float32
+		for _, workers := range []int{1, 2, 3, 8} {
+			c := tc.Fresh()
+			if err := avx512.NewWorkspace(workers).Sgemm(true, false, s.m, s.n, s.k, 1, tc.A, tc.Lda, tc.B, tc.Ldb, 0, c, tc.Ldc); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = c
+				continue
+			}
+			for i := range c {
+				if math.Float32bits(c[i]) != math.Float32bits(first[i]) {
+					t.Fatalf("%+v: %d workers give c[%d] = %v, one worker %v", s, workers, i, c[i], first[i])
+				}
 			}
 		}
 	}
