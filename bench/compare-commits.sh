@@ -8,8 +8,9 @@
 #   bench/record.sh house-speed -- bench/compare-commits.sh 76ab0d0 HEAD 3 mlp cnn
 #
 # Each run is train --device=/CPU:0 --synthetic --benchmark (50 steps after
-# 5 warm-up steps, batch 32, seed 1); the median ms/step of each run is
-# printed, then, per model and commit, the best and the median of the runs.
+# 5 warm-up steps, batch 32, seed 1; BATCH and STEPS change the batch size
+# and the timed steps); the median ms/step of each run is printed, then,
+# per model and commit, the best and the median of the runs.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 2 ] || { echo "usage: bench/compare-commits.sh OLD NEW [ROUNDS [MODELS...]]" >&2; exit 2; }
@@ -18,6 +19,9 @@ new=$(git -C "$repo" rev-parse --short "$2")
 rounds=${3:-3}
 shift $(($# < 3 ? $# : 3))
 models=${*:-mlp cnn}
+batch=${BATCH:-32}
+steps=${STEPS:-50}
+echo "batch $batch, $steps timed steps a run"
 dir=$(mktemp -d)
 cleanup() {
 	for c in "$old" "$new"; do git -C "$repo" worktree remove --force "$dir/src-$c" 2>/dev/null || true; done
@@ -31,7 +35,8 @@ done
 for m in $models; do
 	for r in $(seq "$rounds"); do
 		for c in "$old" "$new"; do
-			ms=$("$dir/train-$c" --device=/CPU:0 --synthetic --benchmark --model "$m" --seed 1 2>&1 |
+			ms=$("$dir/train-$c" --device=/CPU:0 --synthetic --benchmark --model "$m" --seed 1 \
+				--batch-size "$batch" --benchmark-steps "$steps" 2>&1 |
 				sed -n 's/^median \([0-9.]*\) ms\/step.*/\1/p')
 			echo "$m $c round $r: median ${ms:-?} ms/step"
 			echo "$m $c $ms" >>"$dir/all"
