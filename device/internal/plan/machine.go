@@ -167,6 +167,12 @@ type Machine struct {
 	// the others), which the started steps that use the second set of
 	// reads use too, when the backend is an InputUploader.
 	inputs2 []Mem
+	// arena holds the Temp buffers that share memory, as layout places
+	// them (lifetimes.go); layout is nil when none do, and unshared says
+	// that a check gave them memory of their own again.
+	arena    Mem
+	layout   *layout
+	unshared bool
 	// train caches the training steps of each kind of update.
 	train map[trainingKey][]Step
 	// slotMems holds, per learnable, the current step's slots.
@@ -258,9 +264,16 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 		m.reads[i] = make([]float32, max(r.Shape.TotalSize(), 1))
 	}
 	err = dev.Do(func() error {
+		placed, err := m.share()
+		if err != nil {
+			return err
+		}
 		for b, buf := range p.Buffers {
 			if buf.Role == Weight || buf.Role == State {
 				continue // shared: bound at each run
+			}
+			if placed != nil && placed[b] {
+				continue // in the arena
 			}
 			mem, err := dev.Alloc(buf.Elems)
 			if err != nil {
@@ -281,6 +294,9 @@ func New(p *Plan, be Backend, state *driver.State, slots SlotSource) (*Machine, 
 	})
 	if err != nil {
 		return nil, errors.Join(err, m.Close())
+	}
+	if Observe != nil {
+		Observe(m)
 	}
 	return m, nil
 }
@@ -379,6 +395,9 @@ func (m *Machine) trainingSteps(u optim.Update) ([]Step, error) {
 			if errors.Is(err, ErrNoGradients) {
 				err = fmt.Errorf("%w: %w", err, driver.ErrUpdateUnsupported)
 			}
+			return nil, err
+		}
+		if err := m.shareAgainst(steps); err != nil {
 			return nil, err
 		}
 		m.train[key] = steps
@@ -881,7 +900,7 @@ func (m *Machine) Close() error {
 	m.started = nil // the backend's Close waits for their work
 	err := m.dev.Do(func() error {
 		var errs []error
-		for _, mem := range append(m.own, m.inputs2...) {
+		for _, mem := range append(append(m.own, m.inputs2...), m.arena) {
 			if mem != nil {
 				errs = append(errs, m.dev.Free(mem))
 			}
