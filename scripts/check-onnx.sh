@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports twelve
+# scripts/onnx/export builds, trains for a few steps and exports thirteen
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers, Reshape and global
 # poolings, one of GELU activations, an Embedding model, and two
 # functional models of shared layers: a convolution and a Dense applied
-# twice, a 1D convolution three times; one of every merge layer; one of
+# twice, a 1D convolution three times; one of every merge layer, and one
+# of those but Subtract, which TensorFlow.js lacks; one of
 # ZeroPadding2D, Cropping2D, UpSampling2D, Identity and ReLU; one of two
 # inputs, an image and a vector, and two outputs, one of which, from a
 # convolution, the other reads; and one of Dot layers along every pair of
@@ -16,7 +17,12 @@
 #     by name, must be within 1e-5 of gokeras', relative to max(1,
 #     |value|) (scripts/onnx/check.mjs);
 #   - Debian's python3-onnx checks each file: onnx.checker.check_model
-#     with full_check (strict shape inference).
+#     with full_check (strict shape inference);
+#   - TensorFlow.js (@tensorflow/tfjs, its pure-JavaScript CPU backend,
+#     from the npm registry) loads each model's TF.js export (export/tfjs)
+#     with tf.loadLayersModel and its predictions must be within 1e-5 of
+#     gokeras' the same way (scripts/tfjs/check.mjs); a model TF.js cannot
+#     hold (a Subtract layer) is skipped, saying why.
 # Prints a PASS or FAIL line per model and check; exits 1 if any fails.
 #
 # What it needs and lacks, it installs: nodejs and npm (apt) when there is
@@ -91,6 +97,24 @@ go run ./scripts/onnx/export -out "$out"
 
 failed=0
 node "$ort_dir/check.mjs" "$out" || failed=1
+
+# TensorFlow.js, the version scripts/tfjs/package-lock.json pins.
+tfjs_dir=scripts/tfjs
+tfjs_installed() {
+  (cd "$tfjs_dir" && node -e '
+    const want = require("./package-lock.json").packages["node_modules/@tensorflow/tfjs"].version;
+    const have = require("./node_modules/@tensorflow/tfjs/package.json").version;
+    process.exit(want === have ? 0 : 1);' 2>/dev/null)
+}
+if ! tfjs_installed; then
+  echo "check-onnx: installing @tensorflow/tfjs into $tfjs_dir/node_modules (npm ci --ignore-scripts)"
+  if ! (cd "$tfjs_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+    echo "check-onnx: npm could not install @tensorflow/tfjs: is the npm registry ($(npm config get registry 2>/dev/null)) reachable? Set npm's registry or proxy, then run again" >&2
+    exit 1
+  fi
+fi
+echo "TensorFlow.js $(cd "$tfjs_dir" && node -p 'require("./node_modules/@tensorflow/tfjs/package.json").version') (tf.loadLayersModel, CPU backend)"
+node "$tfjs_dir/check.mjs" "$out" || failed=1
 
 "$python" - "$out"/*.onnx <<'EOF' || failed=1
 import os, sys

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gokeras/gokeras/distribute"
 	"github.com/gokeras/gokeras/export/onnx"
+	"github.com/gokeras/gokeras/export/tfjs"
 	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
@@ -37,7 +38,7 @@ func (u *uxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.save, "save", "", "write the trained weights to this safetensors file at the end (names <layer>/kernel, <layer>/bias)")
 	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
 	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed and the learning rate come from the file, unless --seed or --lr is given)")
-	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph; any other name is a gokeras model file (safetensors, what nn.LoadModel and --load-model read)")
+	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); any other name is a gokeras model file (safetensors, what nn.LoadModel and --load-model read)")
 	fs.StringVar(&u.loadModel, "load-model", "", "start from the whole model in this file (written by --save-model or nn.Model.Save, with its compile settings and optimizer state) instead of --model: train it on (--epochs), or only evaluate it (--epochs 0)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
@@ -149,6 +150,13 @@ func (u *uxFlags) checkOutputs(more ...output) error {
 	outputs := append([]output{{"save", u.save}, {"save-model", u.saveModel}, {"checkpoint", u.checkpoint}, {"plot", u.plot}}, more...)
 	for i, o := range outputs {
 		if o.path == "" {
+			continue
+		}
+		if o.flag == "save-model" && isTFJS(o.path) {
+			// A folder: its parent must exist.
+			if info, err := os.Stat(filepath.Dir(filepath.Clean(o.path))); err != nil || !info.IsDir() {
+				return fmt.Errorf("--save-model %s: the folder it goes in does not exist: make it first", o.path)
+			}
 			continue
 		}
 		if err := atomicfile.Check(o.path); err != nil {
@@ -498,6 +506,13 @@ func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 	if u.saveModel == "" {
 		return nil
 	}
+	if isTFJS(u.saveModel) {
+		if err := tfjs.Export(model, u.saveModel); err != nil {
+			return fmt.Errorf("--save-model: %w", err)
+		}
+		fmt.Fprintf(out, "Model exported to %s (TensorFlow.js: model.json and its shards)\n", u.saveModel)
+		return nil
+	}
 	if strings.EqualFold(filepath.Ext(u.saveModel), ".onnx") {
 		if err := onnx.ExportFile(model, u.saveModel); err != nil {
 			return fmt.Errorf("--save-model: %w", err)
@@ -510,4 +525,10 @@ func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Model saved to %s\n", u.saveModel)
 	return nil
+}
+
+// isTFJS says whether --save-model names a TensorFlow.js folder: a name
+// ending in .tfjs or in a slash.
+func isTFJS(path string) bool {
+	return strings.HasSuffix(path, "/") || strings.EqualFold(filepath.Ext(strings.TrimSuffix(path, "/")), ".tfjs")
 }

@@ -454,6 +454,14 @@ func TestTrainSaveAndLoadModel(t *testing.T) {
 	if info, err := os.Stat(onnxFile); err != nil || info.Size() < 1000 {
 		t.Errorf("the ONNX file: %v, %v", info, err)
 	}
+	web := filepath.Join(dir, "web.tfjs")
+	js := runTrain(t, append(common, "--epochs", "0", "--load-model", model, "--save-model", web)...)
+	if js.err != nil {
+		t.Fatalf("train --save-model web.tfjs: %v\n%s", js.err, js.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(web, "model.json")); err != nil {
+		t.Errorf("the TF.js folder: %v", err)
+	}
 	if test.FindString(on.stdout) == saved {
 		t.Errorf("an epoch more of training left the test figures as they were: %q", saved)
 	}

@@ -9,7 +9,11 @@
 // graph's inputs and outputs, IO, DIR/NAME.IO.bin (float32, little-endian,
 // row-major): IO is "input" and "output" for a model of one input and one
 // output, the graph's names for others ("input_1", "class"). DIR/
-// manifest.json lists them with their graph names and shapes.
+// manifest.json lists them with their graph names and shapes. It also
+// exports each model to TensorFlow.js' layers format (export/tfjs), into
+// the folder DIR/NAME.tfjs, which scripts/check-tfjs.sh loads with
+// TensorFlow.js and compares with the same outputs; the manifest names
+// the folder, or why TF.js refused the model.
 package main
 
 import (
@@ -30,6 +34,7 @@ import (
 
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/export/onnx"
+	"github.com/gokeras/gokeras/export/tfjs"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -38,8 +43,12 @@ import (
 
 // entry is one model of the manifest.
 type entry struct {
-	Name    string   `json:"name"`
-	ONNX    string   `json:"onnx"`
+	Name string `json:"name"`
+	ONNX string `json:"onnx"`
+	// TFJS is the folder of the model's TF.js export (export/tfjs), and
+	// TFJSRefused why there is none (a layer TensorFlow.js lacks).
+	TFJS        string   `json:"tfjs,omitempty"`
+	TFJSRefused string   `json:"tfjs_refused,omitempty"`
 	Inputs  []tensor `json:"inputs"`
 	Outputs []tensor `json:"outputs"`
 }
@@ -181,6 +190,19 @@ var specs = []spec{
 			nn.Apply(layers.Maximum(), a, b), nn.Apply(layers.Minimum(), a, b))
 		out := nn.Apply(layers.Dense(4, layers.Softmax), v)
 		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	}, normals},
+	{"functional_merges_tfjs", nil, func() (*nn.Model, error) { // the merges TensorFlow.js has (no Subtract), for its check
+		in := nn.Input(8, 8, 3)
+		x := nn.Apply(layers.Conv2D(6, 3, layers.Padding("same"), layers.ReLU), in)
+		y := nn.Apply(layers.BatchNormalization(), nn.Apply(layers.Conv2D(6, 3, layers.Padding("same")), x))
+		x = nn.Apply(layers.NewActivation(layers.ReLU), nn.Apply(layers.Add(), x, y))
+		gate := nn.Apply(layers.Conv2D(1, 1, layers.Sigmoid), x)
+		x = nn.Apply(layers.Concatenate(-1), x, nn.Apply(layers.Multiply(), x, gate))
+		x = nn.Apply(layers.Flatten(), nn.Apply(layers.MaxPooling2D(), x))
+		a := nn.Apply(layers.Dense(8, layers.Tanh), x)
+		b := nn.Apply(layers.Dense(8, layers.ReLU), x)
+		v := nn.Apply(layers.Concatenate(1), nn.Apply(layers.Average(), a, b), nn.Apply(layers.Maximum(), a, b), nn.Apply(layers.Minimum(), a, b))
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(4, layers.Softmax), v)})
 	}, normals},
 	{"functional_resize", nil, func() (*nn.Model, error) { // ZeroPadding2D, Cropping2D and UpSampling2D on either layout, Identity, ReLU
 		in := nn.Input(8, 8, 3)
@@ -352,6 +374,12 @@ func export(ctx context.Context, dir string, s spec, seed uint64) (entry, error)
 	e := entry{Name: s.name, ONNX: s.name + ".onnx"}
 	if err := onnx.ExportFile(model, filepath.Join(dir, e.ONNX)); err != nil {
 		return entry{}, err
+	}
+	// The TF.js export too (scripts/check-tfjs.sh checks it).
+	if err := tfjs.Export(model, filepath.Join(dir, s.name+".tfjs")); err != nil {
+		e.TFJSRefused = err.Error()
+	} else {
+		e.TFJS = s.name + ".tfjs"
 	}
 	// The graph's names: "input" and "output" for one of each, else the
 	// Input layers' names and the output layers' (package onnx's doc).

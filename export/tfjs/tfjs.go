@@ -1,0 +1,276 @@
+// Package tfjs writes a gokeras model in TensorFlow.js' layers format, the
+// format of tensorflowjs_converter's Keras output: a folder holding
+// model.json (the model's Keras topology and a manifest of its weights)
+// and the weights in binary shards. TensorFlow.js loads it with
+// tf.loadLayersModel, in a browser or in Node.js:
+//
+//	err := tfjs.Export(model, "web/model")
+//
+//	const model = await tf.loadLayersModel("model/model.json");
+//	model.predict(x);
+//
+// Export writes the topology as Keras 2 writes it (what TensorFlow.js
+// reads): a Sequential's layers after an InputLayer, or a functional
+// model's layers with their inbound nodes as nested lists. Each layer's
+// config is its Keras config (layers.ConfigOf), trainable and float32,
+// without its regularizers and Dropout's seed, which do not change
+// predictions and which TensorFlow.js reads otherwise (a seed beyond 2^53
+// would lose digits). TensorFlow.js has no Subtract layer: a model with
+// one is refused, naming it. Weights are named as gokeras and Keras name
+// them ("dense/kernel"), float32, in shards of at most 4 MB
+// (group1-shard1of2.bin, ...), as the converter writes them.
+package tfjs
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/nn"
+)
+
+// shardBytes is the most bytes a weights shard holds, as
+// tensorflowjs_converter's default.
+const shardBytes = 4 << 20
+
+// kerasVersion is the Keras version the topology says it is, the last
+// Keras 2: the form TensorFlow.js reads.
+const kerasVersion = "2.15.0"
+
+// Export writes the model to dir (made if it does not exist) as
+// dir/model.json and its weight shards, replacing files of those names
+// atomically. The model must be built (or declare its input shape); the
+// weights written are its current ones.
+func Export(m *nn.Model, dir string) error {
+	if m == nil {
+		return errors.New("export TF.js: no model (nil)")
+	}
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return fmt.Errorf("export TF.js: %s is a file: give a folder for model.json and its shards", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export TF.js: %w", err)
+	}
+	return m.View("export TF.js", func(v nn.ModelView) error {
+		doc, shards, err := modelOf(v)
+		if err != nil {
+			return fmt.Errorf("export TF.js: %w", err)
+		}
+		// The shards first: model.json names them.
+		for i, data := range shards {
+			path := filepath.Join(dir, shardName(i, len(shards)))
+			if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+				return fmt.Errorf("export TF.js: %w", err)
+			}
+		}
+		js, err := json.MarshalIndent(doc, "", " ")
+		if err != nil {
+			return fmt.Errorf("export TF.js: %w", err)
+		}
+		if err := atomicfile.Write(filepath.Join(dir, "model.json"), func(w io.Writer) error { _, err := w.Write(js); return err }); err != nil {
+			return fmt.Errorf("export TF.js: %w", err)
+		}
+		return nil
+	})
+}
+
+func shardName(i, n int) string { return fmt.Sprintf("group1-shard%dof%d.bin", i+1, n) }
+
+// modelJSON is model.json.
+type modelJSON struct {
+	Format          string          `json:"format"`
+	GeneratedBy     string          `json:"generatedBy"`
+	ConvertedBy     string          `json:"convertedBy"`
+	ModelTopology   topology        `json:"modelTopology"`
+	WeightsManifest []manifestGroup `json:"weightsManifest"`
+}
+
+type topology struct {
+	KerasVersion string      `json:"keras_version"`
+	Backend      string      `json:"backend"`
+	ModelConfig  layerConfig `json:"model_config"`
+}
+
+// layerConfig is a Keras 2 layer or model entry.
+type layerConfig struct {
+	ClassName    string         `json:"class_name"`
+	Config       map[string]any `json:"config"`
+	Name         string         `json:"name,omitempty"`
+	InboundNodes []any          `json:"inbound_nodes,omitempty"`
+}
+
+type manifestGroup struct {
+	Paths   []string         `json:"paths"`
+	Weights []manifestWeight `json:"weights"`
+}
+
+type manifestWeight struct {
+	Name  string `json:"name"`
+	Shape []int  `json:"shape"`
+	Dtype string `json:"dtype"`
+}
+
+// modelOf makes model.json and the shards of v.
+func modelOf(v nn.ModelView) (*modelJSON, [][]byte, error) {
+	if err := v.CheckFinite(); err != nil {
+		return nil, nil, err
+	}
+	cfgs := map[layers.Layer]map[string]any{}
+	for i, lv := range v.Layers {
+		c, err := layerEntry(lv)
+		if err != nil {
+			return nil, nil, fmt.Errorf("layer %d (%q): %w", i+1, lv.Layer.Name(), err)
+		}
+		cfgs[lv.Layer] = c
+	}
+	var model layerConfig
+	if v.Functional {
+		model = functional(v, cfgs)
+	} else {
+		model = sequential(v, cfgs)
+	}
+	version := "gokeras"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range append(bi.Deps, &bi.Main) {
+			if d != nil && d.Path == "github.com/gokeras/gokeras" && d.Version != "" {
+				version += " " + d.Version
+			}
+		}
+	}
+	doc := &modelJSON{
+		Format: "layers-model", GeneratedBy: "gokeras", ConvertedBy: version,
+		ModelTopology: topology{KerasVersion: kerasVersion, Backend: "tensorflow", ModelConfig: model},
+	}
+	// The weights, in the layers' order, cut into shards.
+	var all []byte
+	var weights []manifestWeight
+	for _, lv := range v.Layers {
+		for _, p := range lv.Layer.Params() {
+			weights = append(weights, manifestWeight{Name: lv.Layer.Name() + "/" + p.Name, Shape: p.Value.Shape().Clone(), Dtype: "float32"})
+			for _, x := range p.Value.Data().([]float32) {
+				all = binary.LittleEndian.AppendUint32(all, math.Float32bits(x))
+			}
+		}
+	}
+	var shards [][]byte
+	for len(all) > shardBytes {
+		shards, all = append(shards, all[:shardBytes]), all[shardBytes:]
+	}
+	shards = append(shards, all)
+	group := manifestGroup{Weights: weights}
+	if weights == nil {
+		group.Weights = []manifestWeight{}
+	}
+	for i := range shards {
+		group.Paths = append(group.Paths, shardName(i, len(shards)))
+	}
+	doc.WeightsManifest = []manifestGroup{group}
+	return doc, shards, nil
+}
+
+// layerEntry is a layer's config as TensorFlow.js reads it.
+func layerEntry(lv nn.LayerView) (map[string]any, error) {
+	l := lv.Layer
+	c, err := layers.ConfigOf(l)
+	if err != nil {
+		return nil, err
+	}
+	cfg := map[string]any{}
+	for k, v := range c.Config {
+		cfg[k] = v
+	}
+	switch c.ClassName {
+	case "Subtract":
+		return nil, errors.New("TensorFlow.js has no Subtract layer: export the model to ONNX instead, or write a - b as Add of a and b times -1")
+	case "Identity":
+		// TensorFlow.js has no Identity layer (its "Identity" is an
+		// initializer): a linear Activation passes the values as they are.
+		c.ClassName, cfg = "Activation", map[string]any{"activation": "linear"}
+	case "Reshape":
+		// TensorFlow.js leaves a -1 of the target shape unknown: give the
+		// shape the layer computes.
+		cfg["target_shape"] = anyInts(lv.OutputShape)
+	}
+	for _, k := range []string{"kernel_regularizer", "bias_regularizer", "activity_regularizer", "embeddings_regularizer",
+		"beta_regularizer", "gamma_regularizer"} {
+		if _, ok := cfg[k]; ok {
+			cfg[k] = nil
+		}
+	}
+	if c.ClassName == "Dropout" {
+		cfg["seed"] = nil
+	}
+	cfg["name"] = l.Name()
+	cfg["trainable"] = true
+	cfg["dtype"] = "float32"
+	return map[string]any{"class_name": c.ClassName, "config": cfg}, nil
+}
+
+// inputEntry is the InputLayer of an input of shape, named name.
+func inputEntry(name string, shape []int) map[string]any {
+	batch := append([]any{nil}, anyInts(shape)...)
+	return map[string]any{"class_name": "InputLayer", "config": map[string]any{
+		"batch_input_shape": batch, "dtype": "float32", "sparse": false, "ragged": false, "name": name}}
+}
+
+func anyInts(xs []int) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+// sequential is a Sequential's topology: an InputLayer, then its layers.
+func sequential(v nn.ModelView, cfgs map[layers.Layer]map[string]any) layerConfig {
+	list := []any{inputEntry(v.Name+"_input", v.InputShape)}
+	for _, lv := range v.Layers {
+		list = append(list, cfgs[lv.Layer])
+	}
+	return layerConfig{ClassName: "Sequential", Config: map[string]any{"name": v.Name, "layers": list}}
+}
+
+// functional is a functional model's topology, as Keras 2's
+// Functional.get_config writes it: each layer with its calls as inbound
+// nodes of [layer, node index, tensor index, kwargs] lists.
+func functional(v nn.ModelView, cfgs map[layers.Layer]map[string]any) layerConfig {
+	ref := map[string][]any{} // each tensor as [layer, node, tensor]
+	var list []any
+	for i, name := range v.Inputs {
+		ref[name] = []any{name, 0, 0}
+		e := inputEntry(name, v.InputShapes[i])
+		e["name"], e["inbound_nodes"] = name, []any{}
+		list = append(list, e)
+	}
+	nodes := map[layers.Layer][]any{}
+	for _, c := range v.Calls {
+		var args []any
+		for _, t := range c.Inputs {
+			args = append(args, append(append([]any{}, ref[t]...), map[string]any{}))
+		}
+		nodes[c.Layer] = append(nodes[c.Layer], args)
+		ref[c.Output] = []any{c.Layer.Name(), c.Index, 0}
+	}
+	for _, lv := range v.Layers {
+		e := cfgs[lv.Layer]
+		e["name"], e["inbound_nodes"] = lv.Layer.Name(), nodes[lv.Layer]
+		list = append(list, e)
+	}
+	var ins, outs []any
+	for _, name := range v.Inputs {
+		ins = append(ins, ref[name])
+	}
+	for _, name := range v.Outputs {
+		outs = append(outs, ref[name])
+	}
+	return layerConfig{ClassName: "Functional", Config: map[string]any{
+		"name": v.Name, "layers": list, "input_layers": ins, "output_layers": outs}}
+}
