@@ -119,6 +119,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"UpSampling2D":           upSamplingFromConfig,
 	"Identity":               identityFromConfig,
 	"ReLU":                   reluFromConfig,
+	"Rescaling":              rescalingFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

@@ -71,6 +71,7 @@ var configCases = []struct {
 	{UpSampling2D(2, 3), []int{4, 5, 2}, `{"class_name":"UpSampling2D","config":{"data_format":"channels_last","interpolation":"nearest","name":"","size":[2,3]}}`},
 	{Identity(Named("same")), []int{3}, `{"class_name":"Identity","config":{"name":"same"}}`},
 	{NewReLU(), []int{2, 3}, `{"class_name":"ReLU","config":{"max_value":null,"name":"","negative_slope":0,"threshold":0}}`},
+	{Rescaling(0.5, -1, Named("rs")), []int{4, 4, 3}, `{"class_name":"Rescaling","config":{"name":"rs","offset":-1,"scale":0.5}}`},
 }
 
 // TestConfigRoundTrips checks each layer's config, and that the layer
@@ -274,6 +275,7 @@ func TestFromConfigDefaults(t *testing.T) {
 		{Config{"Identity", nil}, Identity()},
 		{Config{"ReLU", map[string]any{"max_value": nil, "negative_slope": 0.0, "threshold": 0.0}}, NewReLU()},
 		{Config{"ReLU", nil}, NewReLU()},
+		{Config{"Rescaling", map[string]any{"scale": 1.0 / 255}}, Rescaling(1.0/255, 0)},
 	} {
 		got, err := FromConfig(c.config)
 		if err != nil {
@@ -321,6 +323,7 @@ func TestFromConfigErrors(t *testing.T) {
 			[]string{"bias_regularizer", `unknown regularizer class "L3"`}},
 		{Config{"Dense", map[string]any{"units": 2, "kernel_regularizer": Config{"L1", map[string]any{"l2": 1}}}},
 			[]string{"kernel_regularizer", `L1: unknown argument "l2"`}},
+		{Config{"Rescaling", map[string]any{"offset": 1}}, []string{`argument "scale" is missing`}},
 		{Config{"Conv2D", map[string]any{"kernel_size": []int{3}}}, []string{`argument "filters" is missing`}},
 		{Config{"Conv2D", map[string]any{"filters": 2}}, []string{`argument "kernel_size" is missing`}},
 		{Config{"Conv1D", map[string]any{"filters": 2, "kernel_size": []int{3, 3}}}, []string{"kernel_size [3 3]", "one per axis (1)"}},

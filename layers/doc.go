@@ -3,8 +3,9 @@
 // Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
 // AveragePooling2D, their 1D and global forms); Dropout;
 // BatchNormalization and LayerNormalization; Embedding; the merge layers
-// (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and UpSampling2D; Identity and ReLU (NewReLU);
-// and the activations and weight initializers they take. Images and sequences
+// (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
+// UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layer
+// Rescaling; and the activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
 // channels).
 //
@@ -25,6 +26,7 @@
 //	layers.BatchNormalization(layers.Momentum(0.9))
 //	layers.Dot(1, layers.Normalize()) // keras.layers.Dot(axes=1, normalize=True)
 //	layers.DotAxes(2, 1)              // keras.layers.Dot(axes=(2, 1))
+//	layers.Rescaling(1.0/255, 0)      // keras.layers.Rescaling(1/255)
 //
 // Every layer accepts the Option Named, Keras' name= argument; Input,
 // whose arguments are its shape, takes it with With:

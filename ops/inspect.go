@@ -67,7 +67,8 @@ const (
 	// along. Gradients only.
 	OpBinaryGrad
 	// OpScale: input x → x·Info.Scale.Factor, or x/Factor with
-	// Info.Scale.Divide (see Scale, DivideBy); also its own gradient.
+	// Info.Scale.Divide, plus Info.Scale.Offset (see Scale, DivideBy,
+	// Rescale); also its own gradient.
 	OpScale
 	// OpConcat: inputs x0..xn-1 → them joined along Info.Concat.Axis (see
 	// Concatenate).

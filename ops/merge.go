@@ -503,17 +503,24 @@ func binaryGrad[T float](kind BinaryKind, wrt int, l BroadcastLayout, a, b, dy, 
 }
 
 // ScaleParams describe a Scale op: x·Factor, or x/Factor with Divide (as
-// Keras' Average divides its sum by the count of its inputs).
+// Keras' Average divides its sum by the count of its inputs), plus Offset
+// (Keras' Rescaling: x·scale + offset, the product rounded before the
+// sum, as TensorFlow computes it).
 type ScaleParams struct {
 	Factor float64
 	Divide bool
+	Offset float64
 }
 
 func (p ScaleParams) String() string {
+	s := fmt.Sprintf("*%v", p.Factor)
 	if p.Divide {
-		return fmt.Sprintf("/%v", p.Factor)
+		s = fmt.Sprintf("/%v", p.Factor)
 	}
-	return fmt.Sprintf("*%v", p.Factor)
+	if p.Offset != 0 {
+		s += fmt.Sprintf("%+v", p.Offset)
+	}
+	return s
 }
 
 // Scale adds the node of x·c, c a constant: its gradient is dy·c. The
@@ -532,9 +539,21 @@ func DivideBy(x *gorgonia.Node, d float64) (*gorgonia.Node, error) {
 	return scale(x, ScaleParams{Factor: d, Divide: true})
 }
 
-func scale(x *gorgonia.Node, p ScaleParams) (*gorgonia.Node, error) {
+// Rescale adds the node of x·scale + offset, scale and offset constants,
+// Keras' Rescaling: the product is rounded to x's dtype before the offset
+// is added. Its gradient is dy·scale.
+func Rescale(x *gorgonia.Node, scale, offset float64) (*gorgonia.Node, error) {
+	return scaleNode(x, ScaleParams{Factor: scale, Offset: offset})
+}
+
+func scale(x *gorgonia.Node, p ScaleParams) (*gorgonia.Node, error) { return scaleNode(x, p) }
+
+func scaleNode(x *gorgonia.Node, p ScaleParams) (*gorgonia.Node, error) {
 	if math.IsNaN(p.Factor) || math.IsInf(p.Factor, 0) {
 		return nil, fmt.Errorf("scale: the factor %v is not a finite number", p.Factor)
+	}
+	if math.IsNaN(p.Offset) || math.IsInf(p.Offset, 0) {
+		return nil, fmt.Errorf("scale: the offset %v is not a finite number", p.Offset)
 	}
 	return gorgonia.ApplyOp(scaleOp{p: p, dims: x.Dims()}, x)
 }
@@ -596,10 +615,12 @@ func (op scaleOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 
 func (op scaleOp) DiffWRT(int) []bool { return []bool{true} }
 
-// SymDiff: the gradient of x·c is dy·c, of x/d dy/d (TensorFlow's RealDiv
-// gradient divides too).
+// SymDiff: the gradient of x·c (+ offset) is dy·c, of x/d dy/d
+// (TensorFlow's RealDiv gradient divides too).
 func (op scaleOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(op, grad)
+	g := op
+	g.p.Offset = 0
+	dx, err := gorgonia.ApplyOp(g, grad)
 	if err != nil {
 		return nil, fmt.Errorf("%v: gradient: %w", op, err)
 	}
@@ -607,16 +628,21 @@ func (op scaleOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 }
 
 func scaleValues[T float](p ScaleParams, x, out []T) {
-	c := T(p.Factor)
+	c, o := T(p.Factor), T(p.Offset)
 	x = x[:len(out)]
 	if p.Divide {
 		for i, v := range x {
 			out[i] = v / c
 		}
-		return
+	} else {
+		for i, v := range x {
+			out[i] = v * c
+		}
 	}
-	for i, v := range x {
-		out[i] = v * c
+	if o != 0 { // after the product is rounded: never fused into one
+		for i := range out {
+			out[i] += o
+		}
 	}
 }
 
@@ -648,6 +674,6 @@ func BinaryBackward(p BinaryParams, a, b, dy, out []float32) {
 	binaryGrad(p.Kind, p.Wrt, p.Layout(), a, b, dy, out[:n])
 }
 
-// ScaleForward writes x·p.Factor (x/p.Factor with p.Divide) into out, as
-// a Scale node's Do computes it, len(out) values.
+// ScaleForward writes x·p.Factor (x/p.Factor with p.Divide) + p.Offset
+// into out, as a Scale node's Do computes it, len(out) values.
 func ScaleForward(p ScaleParams, x, out []float32) { scaleValues(p, x, out) }

@@ -652,7 +652,8 @@ func (k *kernels) scaleTo(s gpuStream, p ops.ScaleParams, x, out devicePtr, n in
 	if err := fits32("scale", n); err != nil || n == 0 {
 		return err
 	}
-	return k.launch(s, kScaleTo, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(n), floatArg(float32(p.Factor)), boolArg(p.Divide))
+	return k.launch(s, kScaleTo, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(n), floatArg(float32(p.Factor)), boolArg(p.Divide),
+		floatArg(float32(p.Offset)))
 }
 
 // copyCols copies the rows×cols block at column srcOff of src (rows of

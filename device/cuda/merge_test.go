@@ -80,7 +80,7 @@ func TestMergeKernelsMatchCPU(t *testing.T) {
 	}
 	x := randn(rng, 70001, 3)
 	xd, out := h.upload(x), h.zeros(len(x))
-	for _, p := range []ops.ScaleParams{{Factor: 0.5}, {Factor: -1.5}, {Factor: 3, Divide: true}, {Factor: 7, Divide: true}} {
+	for _, p := range []ops.ScaleParams{{Factor: 0.5}, {Factor: -1.5}, {Factor: 3, Divide: true}, {Factor: 7, Divide: true}, {Factor: 1.0 / 127.5, Offset: -1}} {
 		want := make([]float32, len(x))
 		ops.ScaleForward(p, x, want)
 		h.do(func() error { return h.k.scaleTo(h.s, p, xd, out, len(x)) })

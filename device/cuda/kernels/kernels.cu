@@ -1901,9 +1901,13 @@ extern "C" __global__ void gk_binary_grad(int kind, int wrt, const float *a, con
 }
 
 // gk_scale_to: out = x·c, or x/c when divide (ops.ScaleForward: Keras'
-// Average divides), n values.
-extern "C" __global__ void gk_scale_to(const float *x, float *out, int n, float c, int divide) {
-	GRID_STRIDE(i, n) out[i] = divide ? __fdiv_rn(x[i], c) : __fmul_rn(x[i], c);
+// Average divides), plus offset when it is not 0 (Keras' Rescaling, the
+// product rounded first), n values.
+extern "C" __global__ void gk_scale_to(const float *x, float *out, int n, float c, int divide, float offset) {
+	GRID_STRIDE(i, n) {
+		float y = divide ? __fdiv_rn(x[i], c) : __fmul_rn(x[i], c);
+		out[i] = offset != 0.0f ? __fadd_rn(y, offset) : y;
+	}
 }
 
 // gk_copy_cols: the rows×cols block at column src_off of src, rows of

@@ -94,13 +94,13 @@ func TestBinaryKernels(t *testing.T) {
 func TestScaleToKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(32, 32))
 	x := randn(rng, 1001, 5)
-	for _, p := range []ops.ScaleParams{{Factor: 0.25}, {Factor: -3}, {Factor: 3, Divide: true}} {
+	for _, p := range []ops.ScaleParams{{Factor: 0.25}, {Factor: -3}, {Factor: 3, Divide: true}, {Factor: 1.0 / 255, Offset: -1}, {Factor: 3, Divide: true, Offset: 0.5}} {
 		want := make([]float32, len(x))
 		ops.ScaleForward(p, x, want)
 		for _, l := range launches {
 			out := make([]float32, len(x))
 			pin(t, x, out)
-			if err := LaunchKernel("gk_scale_to", l.Grid, l.Block, 0, []uint64{ptr(x), ptr(out), uint64(len(x)), f32(float32(p.Factor)), boolSlot(p.Divide)}); err != nil {
+			if err := LaunchKernel("gk_scale_to", l.Grid, l.Block, 0, []uint64{ptr(x), ptr(out), uint64(len(x)), f32(float32(p.Factor)), boolSlot(p.Divide), f32(float32(p.Offset))}); err != nil {
 				t.Fatal(err)
 			}
 			sameBits(t, fmt.Sprintf("scale %v, launch %v", p, l), out, want)

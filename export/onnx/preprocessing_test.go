@@ -1,0 +1,32 @@
+package onnx
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/nn"
+)
+
+// Rescaling maps to Mul by its scale and Add of its offset, scalar
+// initializers, in whichever layout its input has.
+func TestExportONNXRescaling(t *testing.T) {
+	m := functional(t, []int{4, 4, 3}, func(in *nn.Tensor) *nn.Tensor {
+		x := nn.Apply(layers.Rescaling(1.0/127.5, -1), in)
+		x = nn.Apply(layers.Conv2D(2, 3), x)
+		x = nn.Apply(layers.Rescaling(0.5, 0, layers.Named("half")), x)
+		return nn.Apply(layers.Dense(2), nn.Apply(layers.Flatten(), x))
+	})
+	m.SetSeed(2)
+	om := exportedONNX(t, m, true)
+	checkGraph(t, om, m)
+	want := []string{"Mul", "Add", "Transpose", "Conv", "Mul", "Add", "Transpose", "Flatten", "Gemm"}
+	if got := opTypes(om); !slices.Equal(got, want) {
+		t.Errorf("ops %v, want %v", got, want)
+	}
+	for name, v := range map[string]float32{"rescaling/scale": 1.0 / 127.5, "rescaling/offset": -1, "half/scale": 0.5, "half/offset": 0} {
+		if init := om.Graph.Initializer(name); init == nil || len(init.Dims) != 0 || !slices.Equal(init.Floats, []float32{v}) {
+			t.Errorf("initializer %s: %+v, want the scalar %v", name, init, v)
+		}
+	}
+}
