@@ -45,7 +45,7 @@ func TestTrainCommandLineExitStatusAndHelp(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "Usage: train [flags]\n", "", false},
 		{[]string{"-h"}, 0, "Usage: train [flags]\n", "", false},
-		{[]string{"--epochs", "0"}, 2, "", "train: --epochs must be positive, got 0\n" + hint, true},
+		{[]string{"--epochs", "0"}, 2, "", "train: --epochs must be positive, got 0 (0, to evaluate only, needs --load-model)\n" + hint, true},
 		{[]string{"--no-such-flag"}, 2, "", "train: unknown flag --no-such-flag\n" + hint, true},
 		{[]string{"--epochs", "ten"}, 2, "", "train: invalid value \"ten\" for --epochs: parse error\n" + hint, true},
 		{[]string{"--epochs"}, 2, "", "train: flag needs an argument: --epochs\n" + hint, true},
