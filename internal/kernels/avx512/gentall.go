@@ -46,7 +46,7 @@ func main() {
 		kernel(&b, "rows", t[0], t[1])
 		kernel(&b, "cols", t[0], t[1])
 	}
-	if err := os.WriteFile("tall_amd64.s", b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile("tall_amd64.s", append(bytes.TrimRight(b.Bytes(), "\n"), '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	// The Go declarations, for kernel_amd64.go's list to match.

@@ -2757,4 +2757,3 @@ cols6x64_a5:
 cols6x64_done:
 	VZEROUPPER
 	RET
-
