@@ -113,7 +113,10 @@ func BenchmarkConvProducts(bm *testing.B) {
 	impls := []struct {
 		name  string
 		sgemm sgemmFunc
-	}{{"avx512", ws.Sgemm}, {"wide", ws.SgemmWide}}
+	}{{"avx512", ws.Sgemm}, {"cached", func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+		defer avx512.SetTallStreamBytes(avx512.SetTallStreamBytes(1 << 62))
+		return ws.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}}, {"wide", ws.SgemmWide}}
 	if avx2.Available() {
 		impls = append(impls, struct {
 			name  string

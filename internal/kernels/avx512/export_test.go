@@ -11,3 +11,11 @@ func (ws *Workspace) SgemmWide(transA, transB bool, m, n, k int, alpha float32, 
 	}
 	return matrix.Sgemm("avx512", ws.workers, ws.tn, ws.nt, ws.nn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
+
+// SetTallStreamBytes sets the size of c from which a tall a·op(b) with
+// beta 0 streams its stores past the caches, and returns the old one.
+func SetTallStreamBytes(n int) int {
+	old := tallStreamBytes
+	tallStreamBytes = n
+	return old
+}

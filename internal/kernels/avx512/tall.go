@@ -35,16 +35,22 @@ type tallKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c
 // a·op(b) (r rows of a, read along their length) and cols for aᵀ·b (r
 // columns of a, read down their length).
 type tallTile struct {
-	r, v       int
-	rows, cols tallKernel
+	r, v               int
+	rows, cols, stream tallKernel
 }
 
 var tallTiles = [...]tallTile{
-	{24, 1, rows24x16, cols24x16},
-	{12, 2, rows12x32, cols12x32},
-	{8, 3, rows8x48, cols8x48},
-	{6, 4, rows6x64, cols6x64},
+	{24, 1, rows24x16, cols24x16, stream24x16},
+	{12, 2, rows12x32, cols12x32, stream12x32},
+	{8, 3, rows8x48, cols8x48, stream8x48},
+	{6, 4, rows6x64, cols6x64, stream6x64},
 }
+
+// tallStreamBytes is the size of c from which a tall a·op(b) with beta 0
+// stores it past the caches (the stream kernels): a patches' gradient too
+// large for them, which would otherwise be read from memory before it is
+// written.
+var tallStreamBytes = 8 << 20
 
 // tileFor picks the tile for a c of m rows and n columns: the one that
 // computes the fewest columns (n rounded up to a multiple of its width),
@@ -112,6 +118,10 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 	// step at most); the others find the rows in L1.
 	block := uintptr(t.r * lda * 4)
 	pfs := min(128, (block+uintptr(k)-1)/uintptr(k))
+	kernel := t.rows
+	if beta == 0 && m*n*4 >= tallStreamBytes && n%w == 0 && ldc%16 == 0 && uintptr(unsafe.Pointer(&c[0]))%64 == 0 {
+		kernel = t.stream
+	}
 	matrix.Parallel(workers, groups, 16, func(_, lo, hi int) {
 		for g := lo; g < hi; g++ {
 			i0, skip := g*t.r, 0
@@ -121,7 +131,7 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 			here := uintptr(unsafe.Pointer(&a[i0*lda]))
 			pf, step := here+block, pfs
 			for col := 0; col < n; col += w {
-				t.rows(k, &a[i0*lda], uintptr(lda*4), &b[col], uintptr(ldb*4), &c[i0*ldc+col], uintptr(ldc*4), skip, panelMasks(n-col), pf, step, alpha, beta)
+				kernel(k, &a[i0*lda], uintptr(lda*4), &b[col], uintptr(ldb*4), &c[i0*ldc+col], uintptr(ldc*4), skip, panelMasks(n-col), pf, step, alpha, beta)
 				pf, step = here, 0
 			}
 		}

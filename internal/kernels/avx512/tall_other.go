@@ -12,11 +12,19 @@ func cols24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func stream24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func rows12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
 func cols12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func stream12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -28,10 +36,18 @@ func cols8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func stream8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func rows6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
 func cols6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func stream6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
