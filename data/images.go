@@ -28,8 +28,11 @@ type ImageFolderOptions struct {
 	// Labels are the images' classes, one per file in the order of
 	// Files() without shuffling (the class folders sorted, then each
 	// folder's files sorted by path), as Keras' labels given as a list;
-	// nil infers them from the folders (Keras' labels="inferred"), the
-	// one way the files are found either way.
+	// nil infers them from the folders (Keras' labels="inferred"). Unlike
+	// Keras, the files are found in class folders either way (Keras then
+	// reads every image under dir), ClassNames still picks the folders,
+	// and "int" labels may exceed the count of folders; "categorical" and
+	// "binary" ones may not.
 	Labels []int
 	// LabelMode is "int" (the default: class indices, label shape ()),
 	// "categorical" (one-hot rows of len(ClassNames)) or "binary" (0 or 1,
@@ -360,7 +363,7 @@ func (f *ImageFolder) GatherInputs(indices []int, dst []float32) error {
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				errs[i] = f.load(f.files[indices[i]], dst[i*size:(i+1)*size])
+				errs[i] = f.loadSafely(f.files[indices[i]], dst[i*size:(i+1)*size])
 			}
 		})
 	}
@@ -370,6 +373,18 @@ func (f *ImageFolder) GatherInputs(indices []int, dst []float32) error {
 	close(next)
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// loadSafely is load, with a panic in a decoder (a file that crashes
+// it) turned into an error naming the file: a worker's panic would end
+// the program.
+func (f *ImageFolder) loadSafely(path string, dst []float32) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoding %s: the decoder failed: %v", path, r)
+		}
+	}()
+	return f.load(path, dst)
 }
 
 // load decodes one image and writes it resized into dst.
@@ -396,8 +411,8 @@ func (f *ImageFolder) load(path string, dst []float32) error {
 // ratio of height×width, as Keras' crop_to_aspect_ratio crops.
 func cropToAspect(b image.Rectangle, height, width int) image.Rectangle {
 	w, h := b.Dx(), b.Dy()
-	cw := min(w, int(float64(h)*float64(width)/float64(height)))
-	ch := min(h, int(float64(w)*float64(height)/float64(width)))
+	cw := max(1, min(w, int(float64(h)*float64(width)/float64(height))))
+	ch := max(1, min(h, int(float64(w)*float64(height)/float64(width))))
 	x0, y0 := b.Min.X+(w-cw)/2, b.Min.Y+(h-ch)/2
 	return image.Rect(x0, y0, x0+cw, y0+ch)
 }

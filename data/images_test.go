@@ -309,6 +309,7 @@ func TestCropToAspect(t *testing.T) {
 		{8, 4, 4, 4, image.Rect(2, 0, 6, 4)},
 		{4, 8, 4, 4, image.Rect(0, 2, 4, 6)},
 		{6, 4, 2, 3, image.Rect(0, 0, 6, 4)},
+		{10, 2, 256, 1, image.Rect(4, 0, 5, 2)}, // a crop under a pixel wide: one pixel, as Keras
 	} {
 		if got := cropToAspect(image.Rect(0, 0, c.w, c.h), c.th, c.tw); got != c.want {
 			t.Errorf("%d×%d to %d:%d: %v, want %v", c.w, c.h, c.tw, c.th, got, c.want)

@@ -22,7 +22,7 @@ type MapFunc func(i int, x, y, outX, outY []float32) error
 // Map makes the Dataset whose sample i is fn applied to sample i of ds, as
 // tf.data's map: decoding, resizing or any other preprocessing done as
 // each batch is gathered. sampleShape and labelShape are the new samples'
-// and labels' shapes; nil keeps ds's (and its parts). A batch's samples
+// and labels' shapes; nil keeps ds's (and its parts), each apart. A batch's samples
 // are mapped by up to workers goroutines at once (0: GOMAXPROCS), each
 // once, in no set order: fn must be safe to call concurrently and must
 // compute a sample from i, x and y alone, so that the result is the same
@@ -41,7 +41,7 @@ func Map(ds Dataset, sampleShape, labelShape []int, workers int, fn MapFunc) (Da
 		return nil, fmt.Errorf("data.Map: %d workers: give 0 (one per core) or more", workers)
 	}
 	m := &mapped{src: ds, workers: workers, fn: fn, sample: ds.SampleShape(), label: ds.LabelShape()}
-	m.keepParts = sampleShape == nil && labelShape == nil
+	m.keepInputParts, m.keepLabelParts = sampleShape == nil, labelShape == nil
 	if sampleShape != nil {
 		if len(sampleShape) == 0 || slices.ContainsFunc(sampleShape, func(d int) bool { return d <= 0 }) {
 			return nil, fmt.Errorf("data.Map: sample shape %v: give positive dimensions", sampleShape)
@@ -66,7 +66,9 @@ type mapped struct {
 	workers       int
 	fn            MapFunc
 	sample, label []int
-	keepParts     bool
+	// keepInputParts and keepLabelParts: the source's shapes, and so its
+	// parts, are kept.
+	keepInputParts, keepLabelParts bool
 
 	// The batch whose labels were mapped with its inputs, and those
 	// labels; the source's batch read for it.
@@ -83,14 +85,14 @@ func (m *mapped) LabelShape() []int  { return slices.Clone(m.label) }
 
 // InputParts and LabelParts are the source's when Map kept its shapes.
 func (m *mapped) InputParts() [][]int {
-	if !m.keepParts {
+	if !m.keepInputParts {
 		return nil
 	}
 	return inputParts(m.src)
 }
 
 func (m *mapped) LabelParts() [][]int {
-	if !m.keepParts {
+	if !m.keepLabelParts {
 		return nil
 	}
 	return labelParts(m.src)
@@ -117,7 +119,7 @@ func (m *mapped) run(indices []int, x, y []float32) error {
 	for range min(m.workers, n) {
 		wg.Go(func() {
 			for j := range next {
-				if err := m.fn(indices[j], m.srcX[j*sx:(j+1)*sx], m.srcY[j*sy:(j+1)*sy], x[j*ox:(j+1)*ox], y[j*oy:(j+1)*oy]); err != nil {
+				if err := m.call(indices[j], m.srcX[j*sx:(j+1)*sx], m.srcY[j*sy:(j+1)*sy], x[j*ox:(j+1)*ox], y[j*oy:(j+1)*oy]); err != nil {
 					errs[j] = fmt.Errorf("data.Map: sample %d: %w", indices[j], err)
 				}
 			}
@@ -129,6 +131,17 @@ func (m *mapped) run(indices []int, x, y []float32) error {
 	close(next)
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// call calls fn, a panic in it turned into an error: a worker's panic
+// would end the program.
+func (m *mapped) call(i int, x, y, outX, outY []float32) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the function panicked: %v", r)
+		}
+	}()
+	return m.fn(i, x, y, outX, outY)
 }
 
 func (m *mapped) GatherInputs(indices []int, dst []float32) error {

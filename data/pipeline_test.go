@@ -177,3 +177,31 @@ func mustTake(t *testing.T, ds Dataset, n int) Dataset {
 	}
 	return d
 }
+
+// Map keeps the parts of what it keeps: a new sample shape keeps the
+// label parts. A panicking function is an error naming the sample.
+func TestMapKeepsPartsApartAndRecovers(t *testing.T) {
+	several, _ := partsOf(t)
+	m, err := Map(several, []int{1}, nil, 2, func(i int, x, y, outX, outY []float32) error {
+		copy(outY, y)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !shapesEqual(LabelParts(m), LabelParts(several)) || len(InputParts(m)) != 1 {
+		t.Errorf("a new sample shape: input parts %v, label parts %v", InputParts(m), LabelParts(m))
+	}
+	bad, err := Map(six(t), nil, nil, 2, func(i int, x, y, outX, outY []float32) error {
+		if i == 2 {
+			panic("boom")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.GatherInputs([]int{0, 2}, make([]float32, 4)); err == nil || !strings.Contains(err.Error(), "sample 2: the function panicked: boom") {
+		t.Errorf("a panicking map: %v", err)
+	}
+}

@@ -135,7 +135,9 @@ type compiled struct {
 // A model of several outputs (NewModel) gives loss and ms to each output,
 // as Keras does with one loss and a list of metrics, unless LossFor,
 // OutputLosses or MetricsFor say otherwise; LossWeights weighs the
-// outputs' losses in the total.
+// outputs' losses in the total. An output's loss is its LossFor if given,
+// else its OutputLosses entry, else loss; its metrics are its MetricsFor
+// if given (Compile's ms then do not go to it), else ms.
 func (m *Sequential) Compile(opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts ...CompileOption) error {
 	return m.CompileContext(context.Background(), opt, loss, ms, opts...)
 }

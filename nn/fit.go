@@ -369,6 +369,10 @@ func (m *Sequential) checkData(what string, in data.Inputs) error {
 	}
 	if ds, ok := in.(data.Dataset); ok && m.compiled != nil {
 		parts := data.LabelParts(ds)
+		if len(m.outShapes) == 1 && len(parts) > 1 {
+			return fmt.Errorf("%s: the data's labels have %d parts (%s) but model %q has one output: give it labels of one shape, or make a model of %d outputs",
+				what, len(parts), partsText(parts), m.name, len(parts))
+		}
 		if len(m.outShapes) > 1 && len(parts) != len(m.outShapes) {
 			return fmt.Errorf("%s: model %q has %d outputs (%s) but the data's labels have %d part(s): give one label per output, in order, with data.LabelTuple or data.FuncParts",
 				what, m.name, len(m.outShapes), strings.Join(m.OutputNames(), ", "), len(parts))

@@ -447,3 +447,62 @@ func TestNamedInputs(t *testing.T) {
 		t.Errorf("a name with a slash: %v", err)
 	}
 }
+
+// Regressions a review found: a metric that cannot be copied for each
+// output is an error, not a panic; a one-output model's loss weight
+// survives Save and LoadModel; a one-output model refuses labels of
+// several parts.
+func TestOutputsReviewRegressions(t *testing.T) {
+	m := twoByTwo(t)
+	adam, err := optim.Get("adam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Compile(adam, losses.MeanSquaredError{}, []metrics.Metric{&metrics.BinaryAccuracy{Threshold: float32(math.NaN())}})
+	if err == nil || !strings.Contains(err.Error(), "copying metric") {
+		t.Errorf("a metric whose copy fails: %v", err)
+	}
+
+	one := nn.NewSequential(layers.Input(3), layers.Dense(1))
+	one.SetSeed(2)
+	sgd, err := optim.Get("sgd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := one.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0"), nn.LossWeights(10)); err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	ds, err := data.SliceData(data.Rows([][]float32{{1, 2, 3}, {4, 5, 6}}), data.Targets([]float32{1, -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := one.Evaluate(context.Background(), ds, nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w.safetensors")
+	if err := one.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	got, err := loaded.Evaluate(context.Background(), ds, nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["loss"] != want["loss"] {
+		t.Errorf("a loss weighted by 10: %v after loading, %v saved", got["loss"], want["loss"])
+	}
+
+	two, err := data.SliceData(data.Rows([][]float32{{1, 2, 3}, {4, 5, 6}}), data.LabelTuple(data.Targets([]float32{1, 2}), data.Targets([]float32{3, 4})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.Evaluate(context.Background(), two, nn.Verbose(0)); err == nil || !strings.Contains(err.Error(), "2 parts") {
+		t.Errorf("labels of two parts for one output: %v", err)
+	}
+}

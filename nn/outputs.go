@@ -193,9 +193,11 @@ func resolveHeads(names []string, loss losses.Loss, ms []metrics.Metric, cfg *co
 				if err != nil {
 					return nil, nil, nil, nil, fmt.Errorf("metric %s goes to each of %d outputs, which needs a copy of it per output: %w; give each output its own with MetricsFor", mt.Name(), len(heads), err)
 				}
-				if mt, err = metrics.FromConfig(c); err != nil {
+				copied, err := metrics.FromConfig(c)
+				if err != nil {
 					return nil, nil, nil, nil, fmt.Errorf("copying metric %s for output %q: %w", mt.Name(), h.name, err)
 				}
+				mt = copied
 			}
 			name := mt.Name()
 			if multi {

@@ -132,13 +132,19 @@ func IncludeOptimizer(include bool) SaveOption {
 //	                         output_layers; see save_functional.go),
 //	                         compile_config (optimizer, loss and metrics,
 //	                         as optim.ConfigOf, losses.ConfigOf and
-//	                         metrics.ConfigOf give them; null before
-//	                         Compile) and include_optimizer
+//	                         metrics.ConfigOf give them; for a model of
+//	                         several outputs, or one whose loss is
+//	                         weighted, Keras 3's lists: loss and
+//	                         loss_weights one per output, metrics a list
+//	                         per output; null before Compile) and
+//	                         include_optimizer
 //
 // and, unless IncludeOptimizer(false), the optimizer's state as a
 // checkpoint holds it (see SaveCheckpoint): its slots as tensors
 // "optimizer/<weight>/<slot>", and gokeras.optimizer,
-// gokeras.optimizer.iterations and gokeras.optimizer.learning_rate.
+// gokeras.optimizer.iterations and gokeras.optimizer.learning_rate; and
+// with AtCheckpoint, where training stands, as a checkpoint records it
+// (gokeras.epoch, gokeras.step and the checkpoint's own metadata).
 //
 // The model must be built, or declare its input shape. Every layer, the
 // loss, the metrics and the optimizer must be this module's (a type
@@ -286,7 +292,7 @@ func (m *Sequential) document(includeOptimizer bool) (*modelDocument, error) {
 		return nil, fmt.Errorf("the optimizer: %w", err)
 	}
 	heads := m.compiled.heads
-	if len(heads) == 1 {
+	if len(heads) == 1 && heads[0].weight == 1 {
 		if cc.Loss, err = losses.ConfigOf(heads[0].loss); err != nil {
 			return nil, fmt.Errorf("the loss: %w", err)
 		}
