@@ -3,6 +3,7 @@ package callbacks
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 
@@ -68,6 +69,13 @@ func (mc *ModelCheckpoint) OnTrainBegin(nn.Logs) error {
 	mc.best = mc.mon.worst()
 	if !math.IsNaN(mc.InitialValueThreshold) {
 		mc.best = mc.InitialValueThreshold
+	}
+	if !mc.SaveWeightsOnly && mc.Model != nil {
+		// A whole model needs a config of every layer, the loss, the
+		// metrics and the optimizer: find out now, not after an epoch.
+		if err := mc.Model.SaveTo(io.Discard, nn.IncludeOptimizer(false)); err != nil {
+			return fmt.Errorf("ModelCheckpoint: the model cannot be saved whole (%w): set SaveWeightsOnly, or use what has a config", err)
+		}
 	}
 	return nil
 }

@@ -11,7 +11,11 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/callbacks"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
 	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
 )
 
 func TestModelCheckpointNamesAndSaves(t *testing.T) {
@@ -104,5 +108,32 @@ func TestModelCheckpointSaveBestOnly(t *testing.T) {
 	}
 	if err := tinyModel(t, 0.1).LoadWeights(path); err != nil {
 		t.Errorf("SaveWeightsOnly should write a weights file: %v", err)
+	}
+}
+
+// ownMetric is a metric of the user's own: it has no config.
+type ownMetric struct{ metrics.Accuracy }
+
+func (ownMetric) Name() string { return "own" }
+
+// A model that cannot be saved whole (a metric without a config) fails
+// ModelCheckpoint at the start of Fit, before any epoch trains, and says
+// what to do.
+func TestModelCheckpointRefusesAnUnsavableModelAtOnce(t *testing.T) {
+	opt, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nn.NewSequential(layers.Input(4), layers.Dense(10, layers.Softmax))
+	if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&ownMetric{}}, nn.OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	mc := callbacks.NewModelCheckpoint(filepath.Join(t.TempDir(), "m.safetensors"))
+	_, err = m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(1), nn.Verbose(0), nn.Callbacks(mc))
+	if err == nil || !strings.Contains(err.Error(), "SaveWeightsOnly") {
+		t.Fatalf("Fit with an unsavable model: %v", err)
+	}
+	if m.Optimizer().Iterations() != 0 {
+		t.Errorf("%d steps trained before the error", m.Optimizer().Iterations())
 	}
 }

@@ -225,17 +225,18 @@ func ReadFileChecked(path string, check func(metadata map[string]string, tensors
 // ReadChecked is ReadFileChecked for a file read from r, of size bytes: an
 // embedded file (embed.FS), a network stream. The header is checked
 // against size, and check called, before any tensor's memory is
-// allocated. A negative size (unknown) reads all of r into memory first,
-// then checks the same. Errors do not name the file: the caller does.
+// allocated. With a negative size (a stream of unknown length) the header
+// (at most 100 MB) is read and checked the same, check called on what it
+// declares, then the tensors read, and nothing may follow them. Errors do
+// not name the file: the caller does.
 func ReadChecked(r io.Reader, size int64, check func(metadata map[string]string, tensors []Declared) error) (*File, error) {
+	var l *layout
+	var err error
 	if size < 0 {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
-		r, size = bytes.NewReader(data), int64(len(data))
+		l, err = readStreamLayout(r)
+	} else {
+		l, err = readLayout(r, size, true)
 	}
-	l, err := readLayout(r, size, true)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,50 @@ func ReadChecked(r io.Reader, size int64, check func(metadata map[string]string,
 			return nil, err
 		}
 	}
-	return l.readTensors(r)
+	f, err := l.readTensors(r)
+	if err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		// A stream's end is known only now: nothing may follow the data.
+		var one [1]byte
+		if n, _ := io.ReadFull(r, one[:]); n > 0 {
+			return nil, fmt.Errorf("%w: more bytes follow the tensors the header declares", ErrFormat)
+		}
+	}
+	return f, nil
+}
+
+// readStreamLayout reads a header from a stream of unknown length: the
+// length field (at most the 100 MB limit), the header, then checks that
+// the tensors tile the data they declare. Their data is not read: the
+// caller's check sees the declared sizes before any is allocated.
+func readStreamLayout(r io.Reader) (*layout, error) {
+	var prefix [8]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, fmt.Errorf("%w: reading the header length: %v (truncated?)", ErrFormat, err)
+	}
+	n := binary.LittleEndian.Uint64(prefix[:])
+	if n > maxHeader {
+		return nil, fmt.Errorf("%w: the header length field says %d bytes, more than the 100 MB limit: the file is corrupt or of another format", ErrFormat, n)
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(r, header); err != nil {
+		return nil, fmt.Errorf("%w: reading the %d-byte header: %v (truncated?)", ErrFormat, n, err)
+	}
+	meta, entries, err := parseHeader(header)
+	if err != nil {
+		return nil, err
+	}
+	var dataLen int64
+	for _, e := range entries {
+		dataLen = max(dataLen, e.DataOffsets[1])
+	}
+	l := &layout{meta: meta, entries: entries, counts: make([]int, len(entries))}
+	if err := l.check(dataLen, true); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // ReadMetadata reads only the header of the file at path and returns its

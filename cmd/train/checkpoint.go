@@ -153,9 +153,12 @@ func (u *uxFlags) checkOutputs(more ...output) error {
 			continue
 		}
 		if o.flag == "save-model" && isTFJS(o.path) {
-			// A folder: its parent must exist.
+			// A folder: its parent must exist, and it must be none but a folder.
 			if info, err := os.Stat(filepath.Dir(filepath.Clean(o.path))); err != nil || !info.IsDir() {
 				return fmt.Errorf("--save-model %s: the folder it goes in does not exist: make it first", o.path)
+			}
+			if info, err := os.Stat(o.path); err == nil && !info.IsDir() {
+				return fmt.Errorf("--save-model %s is a file: a TensorFlow.js model is a folder; give a folder name", o.path)
 			}
 			continue
 		}
@@ -531,4 +534,23 @@ func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 // ending in .tfjs or in a slash.
 func isTFJS(path string) bool {
 	return strings.HasSuffix(path, "/") || strings.EqualFold(filepath.Ext(strings.TrimSuffix(path, "/")), ".tfjs")
+}
+
+// checkModelExport checks, before training, that --save-model's format
+// can hold the model: an export that would fail at the end (a layer the
+// format lacks) fails now instead.
+func (u *uxFlags) checkModelExport(model *nn.Sequential) error {
+	switch {
+	case u.saveModel == "":
+		return nil
+	case isTFJS(u.saveModel):
+		if err := tfjs.Check(model); err != nil {
+			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
+		}
+	case strings.EqualFold(filepath.Ext(u.saveModel), ".onnx"):
+		if err := onnx.Export(model, io.Discard); err != nil {
+			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
+		}
+	}
+	return nil
 }

@@ -240,6 +240,17 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 				return c, usagef("--load-model and --%s exclude each other: the model file holds the model, its optimizer and its state", f)
 			}
 		}
+		if c.ux.checkpoint != "" {
+			// A --resume of it would need the model file as well.
+			return c, usagef("--load-model and --checkpoint exclude each other for now: save the run with --save-model, and go on from it with --load-model")
+		}
+	}
+	if c.epochs == 0 {
+		for _, f := range []string{"save", "checkpoint", "plot", "trace"} {
+			if set[f] {
+				return c, usagef("--epochs 0 only evaluates: --%s has nothing to write; drop it, or train for some epochs", f)
+			}
+		}
 	}
 	if err := c.distributedFlags(); err != nil {
 		return c, err
@@ -452,6 +463,9 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	fitOpts = append(fitOpts, resumeOpts...)
 	if err := cfg.ux.checkSpace(model, opt); err != nil {
+		return err
+	}
+	if err := cfg.ux.checkModelExport(model); err != nil {
 		return err
 	}
 	if cfg.epochs > 0 {

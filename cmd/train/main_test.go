@@ -335,6 +335,8 @@ func TestTrainFlagErrors(t *testing.T) {
 		{[]string{"--load-model", "m.safetensors", "--optimizer", "adam"}, "--load-model and --optimizer exclude each other"},
 		{[]string{"--load-model", "m.safetensors", "--model", "cnn"}, "--load-model and --model exclude each other"},
 		{[]string{"--save-model", "m.safetensors", "--save", "m.safetensors"}, "both name m.safetensors"},
+		{[]string{"--load-model", "m.safetensors", "--checkpoint", "ck.safetensors"}, "--load-model and --checkpoint exclude each other"},
+		{[]string{"--load-model", "m.safetensors", "--epochs", "0", "--plot", "p.png"}, "--epochs 0 only evaluates: --plot"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := runTrain(t, tc.args...)

@@ -120,11 +120,11 @@ func newHandler(model *nn.Model) http.Handler {
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			http.Error(w, `{"error": "the body is not {\"instances\": [[4 numbers], ...]}: `+jsonText(err.Error())+`"}`, http.StatusBadRequest)
+			httpError(w, `the body is not {"instances": [[4 numbers], ...]}: `+err.Error(), http.StatusBadRequest)
 			return
 		}
 		if len(req.Instances) == 0 {
-			http.Error(w, `{"error": "no instances given"}`, http.StatusBadRequest)
+			httpError(w, "no instances given", http.StatusBadRequest)
 			return
 		}
 		inputs, err := data.SliceInputs(data.Rows(req.Instances))
@@ -132,7 +132,7 @@ func newHandler(model *nn.Model) http.Handler {
 			err = fmt.Errorf("instances have %d values: give 4 (sepal length and width, petal length and width, in cm)", len(req.Instances[0]))
 		}
 		if err != nil {
-			http.Error(w, `{"error": "`+jsonText(err.Error())+`"}`, http.StatusBadRequest)
+			httpError(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		select {
@@ -143,18 +143,31 @@ func newHandler(model *nn.Model) http.Handler {
 		pred, err := model.Predict(r.Context(), inputs, nn.Verbose(0))
 		<-turn
 		if err != nil {
-			http.Error(w, `{"error": "`+jsonText(err.Error())+`"}`, http.StatusInternalServerError)
+			httpError(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		resp := predictResponse{Predictions: pred.Rows()}
 		for _, c := range pred.Argmax() {
 			resp.Classes = append(resp.Classes, species[c])
 		}
+		body, err := json.Marshal(resp)
+		if err != nil { // a prediction JSON cannot hold: NaN from huge inputs
+			httpError(w, "the model's predictions are not finite numbers: are the measurements in cm? ("+err.Error()+")", http.StatusUnprocessableEntity)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(resp)
+		w.Write(append(body, '\n'))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
+}
+
+// httpError answers with status and a JSON body {"error": msg}.
+func httpError(w http.ResponseWriter, msg string, status int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	io.WriteString(w, `{"error": "`+jsonText(msg)+`"}`+"\n")
 }
 
 // jsonText is s as the inside of a JSON string.

@@ -77,6 +77,7 @@ func TestServesTheEmbeddedModel(t *testing.T) {
 		{"three measurements", `{"instances": [[1, 2, 3]]}`, "give 4"},
 		{"ragged rows", `{"instances": [[1, 2, 3, 4], [1, 2]]}`, "row 1"},
 		{"another field", `{"inputs": [[1, 2, 3, 4]]}`, "unknown field"},
+		{"huge measurements", `{"instances": [[3e38, 3e38, 3e38, 3e38]]}`, "not finite"},
 	} {
 		resp, err := http.Post(srv.URL+"/v1/models/iris:predict", "application/json", strings.NewReader(c.body))
 		if err != nil {
@@ -84,8 +85,8 @@ func TestServesTheEmbeddedModel(t *testing.T) {
 		}
 		msg, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), c.want) {
-			t.Errorf("%s: %s %s, want 400 saying %q", c.name, resp.Status, msg, c.want)
+		if resp.StatusCode/100 != 4 || !strings.Contains(string(msg), c.want) || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %s %s (%s), want a JSON 4xx saying %q", c.name, resp.Status, msg, resp.Header.Get("Content-Type"), c.want)
 		}
 		var e map[string]string
 		if err := json.Unmarshal(msg, &e); err != nil {

@@ -26,13 +26,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 
-	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/nn"
 )
@@ -46,9 +44,12 @@ const shardBytes = 4 << 20
 const kerasVersion = "2.15.0"
 
 // Export writes the model to dir (made if it does not exist) as
-// dir/model.json and its weight shards, replacing files of those names
-// atomically. The model must be built (or declare its input shape); the
-// weights written are its current ones.
+// dir/model.json and its weight shards. The model must be built (or
+// declare its input shape); the weights written are its current ones.
+// Everything is checked and made before anything is written; the files
+// are written under temporary names and then renamed into place, model.json
+// last, and shards an earlier export left there that the new model.json
+// does not name are removed.
 func Export(m *nn.Model, dir string) error {
 	if m == nil {
 		return errors.New("export TF.js: no model (nil)")
@@ -56,26 +57,76 @@ func Export(m *nn.Model, dir string) error {
 	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
 		return fmt.Errorf("export TF.js: %s is a file: give a folder for model.json and its shards", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("export TF.js: %w", err)
-	}
 	return m.View("export TF.js", func(v nn.ModelView) error {
 		doc, shards, err := modelOf(v)
 		if err != nil {
 			return fmt.Errorf("export TF.js: %w", err)
 		}
-		// The shards first: model.json names them.
-		for i, data := range shards {
-			path := filepath.Join(dir, shardName(i, len(shards)))
-			if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-				return fmt.Errorf("export TF.js: %w", err)
-			}
-		}
 		js, err := json.MarshalIndent(doc, "", " ")
 		if err != nil {
 			return fmt.Errorf("export TF.js: %w", err)
 		}
-		if err := atomicfile.Write(filepath.Join(dir, "model.json"), func(w io.Writer) error { _, err := w.Write(js); return err }); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("export TF.js: %w", err)
+		}
+		files := map[string][]byte{"model.json": js}
+		names := []string{}
+		for i, data := range shards {
+			name := shardName(i, len(shards))
+			files[name], names = data, append(names, name)
+		}
+		names = append(names, "model.json") // renamed last
+		// Every file under a temporary name first: a full disk fails
+		// before any file of an earlier export is replaced.
+		tmp := map[string]string{}
+		defer func() {
+			for _, t := range tmp {
+				os.Remove(t)
+			}
+		}()
+		for _, name := range names {
+			f, err := os.CreateTemp(dir, ".tfjs-"+name+"-*")
+			if err != nil {
+				return fmt.Errorf("export TF.js: %w", err)
+			}
+			tmp[name] = f.Name()
+			_, err = f.Write(files[name])
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("export TF.js: writing %s: %w", filepath.Join(dir, name), err)
+			}
+		}
+		for _, name := range names {
+			if err := os.Rename(tmp[name], filepath.Join(dir, name)); err != nil {
+				return fmt.Errorf("export TF.js: %w", err)
+			}
+			delete(tmp, name)
+		}
+		// Shards of an earlier export of other sizes.
+		old, _ := filepath.Glob(filepath.Join(dir, "group*-shard*of*.bin"))
+		for _, path := range old {
+			if _, ours := files[filepath.Base(path)]; !ours {
+				os.Remove(path)
+			}
+		}
+		return nil
+	})
+}
+
+// Check returns the error Export would return for the model's layers (a
+// layer TensorFlow.js lacks, a weight that is not finite) without writing
+// anything: a program that exports after training checks before.
+func Check(m *nn.Model) error {
+	if m == nil {
+		return errors.New("export TF.js: no model (nil)")
+	}
+	return m.View("export TF.js", func(v nn.ModelView) error {
+		if _, _, err := modelOf(v); err != nil {
 			return fmt.Errorf("export TF.js: %w", err)
 		}
 		return nil

@@ -200,3 +200,50 @@ func TestExportFunctional(t *testing.T) {
 		t.Errorf("a file for the folder: %v", err)
 	}
 }
+
+// A second export of another size replaces the first whole: its shards,
+// and none of the first's left beside them; Check says what Export would
+// refuse, writing nothing.
+func TestExportReplacesAndChecks(t *testing.T) {
+	dir := t.TempDir()
+	big := nn.NewSequential(layers.Input(1100), layers.Dense(1000))
+	small := nn.NewSequential(layers.Input(4), layers.Dense(2))
+	for _, m := range []*nn.Model{big, small} {
+		m.SetSeed(1)
+		if err := m.Build(m.InputShape()...); err != nil {
+			t.Fatal(err)
+		}
+		if err := tfjs.Export(m, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"group1-shard1of1.bin", "model.json"}; !slices.Equal(names, want) {
+		t.Errorf("after two exports the folder holds %v, want %v", names, want)
+	}
+	c := nn.Input(3)
+	sub, err := nn.NewModel([]*nn.Tensor{c}, []*nn.Tensor{nn.Apply(layers.Subtract(), nn.Apply(layers.Dense(3), c), c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tfjs.Check(sub); err == nil || !strings.Contains(err.Error(), "Subtract") {
+		t.Errorf("Check of a Subtract: %v", err)
+	}
+	if err := tfjs.Check(small); err != nil {
+		t.Errorf("Check of a Dense: %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "none")
+	if err := tfjs.Export(sub, empty); err == nil {
+		t.Fatal("a Subtract exported")
+	}
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		t.Errorf("a refused export made its folder: %v", err)
+	}
+}
