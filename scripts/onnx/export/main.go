@@ -49,8 +49,8 @@ type entry struct {
 	// TFJSRefused why there is none (a layer TensorFlow.js lacks).
 	TFJS        string   `json:"tfjs,omitempty"`
 	TFJSRefused string   `json:"tfjs_refused,omitempty"`
-	Inputs  []tensor `json:"inputs"`
-	Outputs []tensor `json:"outputs"`
+	Inputs      []tensor `json:"inputs"`
+	Outputs     []tensor `json:"outputs"`
 }
 
 // tensor is one of a model's inputs or outputs: its name in the ONNX
