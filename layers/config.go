@@ -120,6 +120,8 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Identity":               identityFromConfig,
 	"ReLU":                   reluFromConfig,
 	"Rescaling":              rescalingFromConfig,
+	"RandomFlip":             randomFlipFromConfig,
+	"RandomTranslation":      randomTranslationFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

@@ -72,6 +72,12 @@ var configCases = []struct {
 	{Identity(Named("same")), []int{3}, `{"class_name":"Identity","config":{"name":"same"}}`},
 	{NewReLU(), []int{2, 3}, `{"class_name":"ReLU","config":{"max_value":null,"name":"","negative_slope":0,"threshold":0}}`},
 	{Rescaling(0.5, -1, Named("rs")), []int{4, 4, 3}, `{"class_name":"Rescaling","config":{"name":"rs","offset":-1,"scale":0.5}}`},
+	{RandomFlip("horizontal"), []int{4, 4, 3}, `{"class_name":"RandomFlip","config":{"mode":"horizontal","name":"","seed":null}}`},
+	{RandomFlip("horizontal_and_vertical", Seed(3), Named("flip")), []int{4, 4, 3}, `{"class_name":"RandomFlip","config":{"mode":"horizontal_and_vertical","name":"flip","seed":3}}`},
+	{RandomTranslation(0.1, 0.2, FillMode("constant"), FillValue(0.5), Seed(9), Named("shift")), []int{4, 4, 3},
+		`{"class_name":"RandomTranslation","config":{"fill_mode":"constant","fill_value":0.5,"height_factor":0.1,"interpolation":"bilinear","name":"shift","seed":9,"width_factor":0.2}}`},
+	{RandomTranslationRange([2]float64{-0.2, 0.3}, [2]float64{-0.1, 0.1}, Interpolation("nearest"), FillMode("wrap")), []int{4, 4, 3},
+		`{"class_name":"RandomTranslation","config":{"fill_mode":"wrap","fill_value":0,"height_factor":[-0.2,0.3],"interpolation":"nearest","name":"","seed":null,"width_factor":[-0.1,0.1]}}`},
 }
 
 // TestConfigRoundTrips checks each layer's config, and that the layer
@@ -276,6 +282,10 @@ func TestFromConfigDefaults(t *testing.T) {
 		{Config{"ReLU", map[string]any{"max_value": nil, "negative_slope": 0.0, "threshold": 0.0}}, NewReLU()},
 		{Config{"ReLU", nil}, NewReLU()},
 		{Config{"Rescaling", map[string]any{"scale": 1.0 / 255}}, Rescaling(1.0/255, 0)},
+		{Config{"RandomFlip", nil}, RandomFlip("horizontal_and_vertical")},
+		{Config{"RandomTranslation", map[string]any{"height_factor": 0.1, "width_factor": 0.2}}, RandomTranslation(0.1, 0.2)},
+		{Config{"RandomTranslation", map[string]any{"height_factor": []float64{-0.1, 0.1}, "width_factor": 0.2, "fill_mode": "nearest", "seed": nil}},
+			RandomTranslationRange([2]float64{-0.1, 0.1}, [2]float64{-0.2, 0.2}, FillMode("nearest"))},
 	} {
 		got, err := FromConfig(c.config)
 		if err != nil {
@@ -324,6 +334,13 @@ func TestFromConfigErrors(t *testing.T) {
 		{Config{"Dense", map[string]any{"units": 2, "kernel_regularizer": Config{"L1", map[string]any{"l2": 1}}}},
 			[]string{"kernel_regularizer", `L1: unknown argument "l2"`}},
 		{Config{"Rescaling", map[string]any{"offset": 1}}, []string{`argument "scale" is missing`}},
+		{Config{"RandomFlip", map[string]any{"mode": "diagonal"}}, []string{`mode "diagonal"`, `"horizontal_and_vertical"`}},
+		{Config{"RandomTranslation", map[string]any{"height_factor": 0.1}}, []string{`argument "width_factor" is missing`}},
+		{Config{"RandomTranslation", map[string]any{"height_factor": []float64{0.1, 0.2, 0.3}, "width_factor": 0}}, []string{`"height_factor" is [0.1,0.2,0.3]`, "a list of two"}},
+		{Config{"RandomTranslation", map[string]any{"height_factor": 1.5, "width_factor": 0}}, []string{"height_factor [-1.5 1.5]", "between -1 and 1"}},
+		{Config{"RandomTranslation", map[string]any{"height_factor": 0, "width_factor": -0.1}}, []string{"width_factor [0.1 -0.1]", "upper bound is less than the lower"}},
+		{Config{"RandomTranslation", map[string]any{"height_factor": 0, "width_factor": 0, "fill_mode": "mirror"}}, []string{`fill mode "mirror"`, `"reflect"`}},
+		{Config{"RandomTranslation", map[string]any{"height_factor": 0, "width_factor": 0, "interpolation": "bicubic"}}, []string{`interpolation "bicubic"`}},
 		{Config{"Conv2D", map[string]any{"kernel_size": []int{3}}}, []string{`argument "filters" is missing`}},
 		{Config{"Conv2D", map[string]any{"filters": 2}}, []string{`argument "kernel_size" is missing`}},
 		{Config{"Conv1D", map[string]any{"filters": 2, "kernel_size": []int{3, 3}}}, []string{"kernel_size [3 3]", "one per axis (1)"}},

@@ -5,7 +5,8 @@
 // BatchNormalization and LayerNormalization; Embedding; the merge layers
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
 // UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layer
-// Rescaling; and the activations and weight initializers they take. Images and sequences
+// Rescaling and the random augmentation layers RandomFlip and
+// RandomTranslation; and the activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
 // channels).
 //
@@ -27,6 +28,8 @@
 //	layers.Dot(1, layers.Normalize()) // keras.layers.Dot(axes=1, normalize=True)
 //	layers.DotAxes(2, 1)              // keras.layers.Dot(axes=(2, 1))
 //	layers.Rescaling(1.0/255, 0)      // keras.layers.Rescaling(1/255)
+//	layers.RandomFlip("horizontal")
+//	layers.RandomTranslation(0.1, 0.1, layers.FillMode("nearest"))
 //
 // Every layer accepts the Option Named, Keras' name= argument; Input,
 // whose arguments are its shape, takes it with With:
@@ -64,7 +67,9 @@
 // (Evaluate, Predict); Call sees which in Flow.Training. Dropout drops
 // units only in training, drawing them from a counter-based generator
 // keyed by its seed and the training step, so every device drops the same
-// ones. BatchNormalization uses the batch's statistics in training and its
+// ones; RandomFlip and RandomTranslation draw each image's transform the
+// same way, and take no gradient, so they come before any layer with
+// weights. BatchNormalization uses the batch's statistics in training and its
 // moving averages, non-trainable weights, in inference; its training graph
 // updates them (ops.MovingAverage), on the model's device, in each step.
 package layers

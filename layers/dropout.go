@@ -15,10 +15,18 @@ import (
 // Named.
 type DropoutOption interface{ applyDropout(*DropoutLayer) }
 
-// Seed fixes which units a Dropout layer drops at each training step,
-// Keras' seed argument. Without it the layer's key is drawn from the
-// model's seed when the model is built.
-func Seed(seed uint64) DropoutOption { return dropoutSeed(seed) }
+// SeedOption is Seed's option, which Dropout and the random augmentation
+// layers take.
+type SeedOption interface {
+	DropoutOption
+	AugmentOption
+}
+
+// Seed fixes which units a Dropout layer drops, or what a random
+// augmentation layer (RandomFlip, RandomTranslation) draws, at each
+// training step, Keras' seed argument. Without it the layer's key is
+// drawn from the model's seed when the model is built.
+func Seed(seed uint64) SeedOption { return dropoutSeed(seed) }
 
 type dropoutSeed uint64
 

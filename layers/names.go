@@ -17,6 +17,7 @@ type Option interface {
 	NormOption
 	EmbeddingOption
 	DotOption
+	AugmentOption
 	applyLayer(*named)
 }
 

@@ -98,6 +98,10 @@ const (
 	// OpL2NormalizeGrad: inputs (x, dy) → the gradient of OpL2Normalize's
 	// input. Gradients only.
 	OpL2NormalizeGrad
+	// OpImageTransform: inputs (images, step) → each image transformed by
+	// the map Info.Transform draws for it at the step (see
+	// ImageTransform). It has no gradient.
+	OpImageTransform
 )
 
 // Info describes one op of this package.
@@ -128,6 +132,7 @@ type Info struct {
 
 	BatchMatMul BatchMatMulParams // OpBatchMatMul
 	L2Norm      L2NormParams      // OpL2Normalize, OpL2NormalizeGrad
+	Transform   TransformParams   // OpImageTransform
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -201,6 +206,8 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 			return Info{Kind: OpL2NormalizeGrad, L2Norm: o.p.clone()}, true
 		}
 		return Info{Kind: OpL2Normalize, L2Norm: o.p.clone()}, true
+	case transformOp:
+		return Info{Kind: OpImageTransform, Transform: o.p}, true
 	}
 	return Info{}, false
 }

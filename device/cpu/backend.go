@@ -169,6 +169,8 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.PoolBackward(s.Op.Pool, s.Op.Window, in(0), in(1), in(2), out(0))
 	case plan.Dropout:
 		ops.DropoutForward(s.Op.Dropout, in(1), s.N, in(0)[:s.M], out(0)[:s.M])
+	case plan.ImageTransform:
+		ops.TransformForward(s.Op.Transform, in(1), s.M, in(0)[:s.N], out(0)[:s.N])
 	case plan.Norm:
 		args := make([][]float32, len(s.In))
 		for j := range args {

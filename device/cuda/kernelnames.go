@@ -36,6 +36,7 @@ const (
 	kPool            = "gk_pool"
 	kPoolGrad        = "gk_pool_grad"
 	kDropout         = "gk_dropout"
+	kImageTransform  = "gk_image_transform"
 	kNormColSums     = "gk_norm_col_sums"
 	kNormColFinish   = "gk_norm_col_finish"
 	kBatchNorm       = "gk_batch_norm"
@@ -92,6 +93,7 @@ var kernelNames = []string{
 	kPool,
 	kPoolGrad,
 	kDropout,
+	kImageTransform,
 	kNormColSums,
 	kNormColFinish,
 	kBatchNorm,

@@ -463,6 +463,24 @@ func (k *kernels) dropout(s gpuStream, x, step, y devicePtr, n, perRow int, p op
 		uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), uint64(p.Threshold()), floatArg(p.Scale()))
 }
 
+// imageTransform: y = each of the batch images x transformed by the map
+// p draws for it at the step and first row that step holds
+// (ops.TransformForward). One thread per output value.
+func (k *kernels) imageTransform(s gpuStream, x, step, y devicePtr, batch int, p ops.TransformParams) error {
+	n := batch * p.H * p.W * p.C
+	if err := fits32("image transform", n); err != nil || n == 0 {
+		return err
+	}
+	lo, hi := p.Height, p.Width
+	if p.Kind == ops.TransformZoom { // Keras draws zooms from (1+lower, 1+upper)
+		lo, hi = [2]float64{1 + lo[0], 1 + lo[1]}, [2]float64{1 + hi[0], 1 + hi[1]}
+	}
+	return k.launch(s, kImageTransform, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(batch), intArg(p.H), intArg(p.W),
+		intArg(p.C), ptrArg(step), uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), intArg(int(p.Kind)), boolArg(p.Horizontal),
+		boolArg(p.Vertical), floatArg(float32(lo[0])), floatArg(float32(lo[1])), floatArg(float32(hi[0])), floatArg(float32(hi[1])),
+		boolArg(p.KeepAspect), intArg(int(p.Interpolation)), intArg(int(p.Fill)), floatArg(float32(p.FillValue)))
+}
+
 // doubleArg is a double kernel parameter.
 func doubleArg(f float64) uint64 { return math.Float64bits(f) }
 

@@ -453,6 +453,8 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.poolGrad(st, in(0), in(1), in(2), out(0), s.Op.Pool, s.Op.Window)
 	case plan.Dropout:
 		return k.dropout(st, in(0), in(1), out(0), s.M, s.N, s.Op.Dropout)
+	case plan.ImageTransform:
+		return k.imageTransform(st, in(0), in(1), out(0), s.M, s.Op.Transform)
 	case plan.Norm:
 		args := make([]devicePtr, len(s.In))
 		for j := range args {

@@ -241,9 +241,11 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 	switch c.ClassName {
 	case "Subtract":
 		return nil, errors.New("TensorFlow.js has no Subtract layer: export the model to ONNX instead, or write a - b as Add of a and b times -1")
-	case "Identity":
+	case "Identity", "RandomFlip", "RandomTranslation":
 		// TensorFlow.js has no Identity layer (its "Identity" is an
-		// initializer): a linear Activation passes the values as they are.
+		// initializer): a linear Activation passes the values as they are,
+		// as Identity and, in inference, the random augmentation layers
+		// do.
 		c.ClassName, cfg = "Activation", map[string]any{"activation": "linear"}
 	case "Reshape":
 		// TensorFlow.js leaves a -1 of the target shape unknown: give the

@@ -1272,6 +1272,103 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, int per_r
 	}
 }
 
+// Image transforms, numbered as ops.TransformKind, ops.Interpolation and
+// ops.FillMode.
+#define TRANSFORM_FLIP 1
+#define TRANSFORM_TRANSLATION 2
+#define TRANSFORM_ZOOM 3
+#define INTERP_BILINEAR 1
+#define INTERP_NEAREST 2
+#define FILL_REFLECT 1
+#define FILL_WRAP 2
+#define FILL_CONSTANT 3
+#define FILL_NEAREST 4
+
+// gk_uniform24 is a random word's top 24 bits as a float in [0, 1), exact.
+__device__ __forceinline__ float gk_uniform24(unsigned int w) { return __fmul_rn((float)(w >> 8), 1.0f / 16777216.0f); }
+
+// gk_lerp is lo + u·(hi-lo), each operation rounded (ops' lerp).
+__device__ __forceinline__ float gk_lerp(float lo, float hi, float u) { return __fadd_rn(lo, __fmul_rn(u, __fsub_rn(hi, lo))); }
+
+// gk_map_coord maps a coordinate along an axis of n pixels into the image
+// as the fill mode says (ops' mapCoord, operation for operation).
+__device__ float gk_map_coord(float c, int n, int fill) {
+	float last = (float)(n - 1);
+	if (fill == FILL_CONSTANT) return c;
+	if (fill == FILL_REFLECT) {
+		if (n <= 1) return 0.0f;
+		float sz2 = (float)(2 * n);
+		if (c < 0.0f) {
+			c = __fadd_rn(__fmul_rn(sz2, (float)(long long)__fdiv_rn(-c, sz2)), c);
+			c = c < (float)(-n) ? __fadd_rn(c, sz2) : __fsub_rn(-c, 1.0f);
+		} else if (c > last) {
+			c = __fsub_rn(c, __fmul_rn(sz2, (float)(long long)__fdiv_rn(c, sz2)));
+			if (c >= (float)n) c = __fsub_rn(__fsub_rn(sz2, c), 1.0f);
+		}
+	} else if (fill == FILL_WRAP) {
+		if (n <= 1) return 0.0f;
+		float nf = (float)n;
+		if (c < 0.0f || c > last) c = __fsub_rn(c, __fmul_rn(nf, floorf(__fdiv_rn(c, nf))));
+	}
+	return fminf(fmaxf(c, 0.0f), last);
+}
+
+// gk_image_transform: y = each of the images x (batch×h×w×c, channels
+// last) transformed by the affine map drawn for it (ops.TransformForward:
+// ops.TransformParams.SampleTransform and ops.TransformImage, the same
+// operations rounded the same way). step holds the training step and the
+// first image's index in the step's global batch (ops.StepValues). One
+// thread per output value, each drawing its sample's map: Philox4x32-10
+// with counter (sample, step) and key (keyLo, keyHi).
+extern "C" __global__ void gk_image_transform(const float *x, float *y, int batch, int h, int w, int c, const float *step,
+		unsigned int keyLo, unsigned int keyHi, int kind, int horizontal, int vertical, float hLo, float hHi, float wLo,
+		float wHi, int keepAspect, int interp, int fill, float fillValue) {
+	unsigned long long st = (unsigned long long)step[1] << 24 | (unsigned long long)step[0];
+	unsigned long long first = (unsigned long long)step[3] << 24 | (unsigned long long)step[2];
+	long long per = (long long)h * w * c;
+	float hf = (float)h, wf = (float)w;
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < per * batch;
+			i += (long long)blockDim.x * gridDim.x) {
+		long long b = i / per;
+		int r = (int)(i % per);
+		int ch = r % c, ox = (r / c) % w, oy = r / (c * w);
+		unsigned long long sample = first + b;
+		unsigned int wd[4] = {(unsigned int)sample, (unsigned int)(sample >> 32), (unsigned int)st, (unsigned int)(st >> 32)};
+		gk_philox4x32(wd, keyLo, keyHi);
+		float a0 = 1.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 1.0f, a5 = 0.0f;
+		if (kind == TRANSFORM_FLIP) {
+			if (horizontal && (wd[0] >> 31)) { a0 = -1.0f; a2 = __fsub_rn(wf, 1.0f); }
+			if (vertical && (wd[1] >> 31)) { a4 = -1.0f; a5 = __fsub_rn(hf, 1.0f); }
+		} else if (kind == TRANSFORM_TRANSLATION) {
+			a2 = -__fmul_rn(gk_lerp(wLo, wHi, gk_uniform24(wd[1])), wf);
+			a5 = -__fmul_rn(gk_lerp(hLo, hHi, gk_uniform24(wd[0])), hf);
+		} else if (kind == TRANSFORM_ZOOM) {
+			float zy = gk_lerp(hLo, hHi, gk_uniform24(wd[0]));
+			float zx = keepAspect ? zy : gk_lerp(wLo, wHi, gk_uniform24(wd[1]));
+			a0 = zx; a4 = zy;
+			a2 = __fmul_rn(__fdiv_rn(__fsub_rn(wf, 1.0f), 2.0f), __fsub_rn(1.0f, zx));
+			a5 = __fmul_rn(__fdiv_rn(__fsub_rn(hf, 1.0f), 2.0f), __fsub_rn(1.0f, zy));
+		}
+		float fx = (float)ox, fy = (float)oy;
+		float inX = __fadd_rn(__fadd_rn(__fmul_rn(a0, fx), __fmul_rn(a1, fy)), a2);
+		float inY = __fadd_rn(__fadd_rn(__fmul_rn(a3, fx), __fmul_rn(a4, fy)), a5);
+		float mx = gk_map_coord(inX, w, fill), my = gk_map_coord(inY, h, fill);
+		const float *img = x + b * per;
+#define GK_READ(yy, xx) (((yy) >= 0.0f && (yy) < hf && (xx) >= 0.0f && (xx) < wf) ? img[((int)(yy) * w + (int)(xx)) * c + ch] : fillValue)
+		if (interp == INTERP_NEAREST) {
+			y[i] = GK_READ(roundf(my), roundf(mx));
+			continue;
+		}
+		float x0 = floorf(mx), y0 = floorf(my);
+		float x1 = __fadd_rn(x0, 1.0f), y1 = __fadd_rn(y0, 1.0f);
+		float wx0 = __fsub_rn(x1, mx), wx1 = __fsub_rn(mx, x0), wy0 = __fsub_rn(y1, my), wy1 = __fsub_rn(my, y0);
+		float top = __fadd_rn(__fmul_rn(wx0, GK_READ(y0, x0)), __fmul_rn(wx1, GK_READ(y0, x1)));
+		float bottom = __fadd_rn(__fmul_rn(wx0, GK_READ(y1, x0)), __fmul_rn(wx1, GK_READ(y1, x1)));
+		y[i] = __fadd_rn(__fmul_rn(wy0, top), __fmul_rn(wy1, bottom));
+#undef GK_READ
+	}
+}
+
 // Normalization kinds, numbered as ops.NormKind.
 #define NORM_COLUMN_MEAN 1
 #define NORM_COLUMN_VARIANCE 2

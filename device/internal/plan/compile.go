@@ -223,6 +223,10 @@ const (
 	// L2Normalize's input x = In[0] given its output's, dy = In[1]
 	// (ops.L2NormalizeBackward).
 	L2NormalizeGrad
+	// ImageTransform: Out[0] = the M images In[0] each transformed by the
+	// map Op.Transform draws for it at the step and first row held by
+	// In[1] (ops.StepValues; ops.TransformForward).
+	ImageTransform
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -232,7 +236,8 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	Add: "Add", Penalty: "Penalty", PenaltyGrad: "PenaltyGrad", GlobalNorm: "GlobalNorm", MetricState: "MetricState", Reduce: "Reduce",
 	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
 	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad", Pad2D: "Pad2D", Crop2D: "Crop2D", UpSample: "UpSample",
-	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad"}
+	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad",
+	ImageTransform: "ImageTransform"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -291,6 +296,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v %v}", s.Op.Pool, s.Op.Window)
 	case Dropout:
 		fmt.Fprintf(&b, "{rate %v, %d values}", s.Op.Dropout.Rate, s.M)
+	case ImageTransform:
+		fmt.Fprintf(&b, "{%v, %d images}", s.Op.Transform, s.M)
 	case Norm:
 		fmt.Fprintf(&b, "{%v %d×%d}", s.Op.Norm, s.M, s.N)
 	case Gather, ScatterAdd:
@@ -655,6 +662,12 @@ func (c *compiler) node(n *gorgonia.Node) error {
 			perRow = size / s[0]
 		}
 		c.emit(Step{Kind: Dropout, Op: info, Node: n, M: size, N: perRow, In: in, Out: []int{out}})
+	case ops.OpImageTransform:
+		if c.p.Buffers[in[1]].Elems != ops.StepValueCount {
+			return fmt.Errorf("node %q: the image transform's step input %q does not hold %d values", n.Name(), ch[1].Name(), ops.StepValueCount)
+		}
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: ImageTransform, Op: info, Node: n, M: shapeOf(0)[0], N: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	case ops.OpNorm:
 		rows, cols := matrix(shapeOf(0))
 		out := c.alloc(n, Temp)

@@ -221,6 +221,8 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			h.dense(s.In[1], w.Batch, w.OH, w.OW, w.C), h.dense(s.In[2], w.Batch, w.OH, w.OW, w.C))
 	case Dropout:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 2))
+	case ImageTransform:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 4))
 	case Norm:
 		// x and dy are M×N matrices, the rest vectors of N.
 		args := make([]gorgonia.Value, len(s.In))

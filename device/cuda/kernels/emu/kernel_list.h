@@ -37,6 +37,7 @@
 	K(gk_pool) \
 	K(gk_pool_grad) \
 	K(gk_dropout) \
+	K(gk_image_transform) \
 	K(gk_norm_col_sums) \
 	K(gk_norm_col_finish) \
 	K(gk_batch_norm) \

@@ -1,0 +1,446 @@
+package layers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/gokeras/gokeras/internal/formats/configargs"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+)
+
+// AugmentOption configures a random augmentation layer (RandomFlip,
+// RandomTranslation): Seed, FillMode, Interpolation, FillValue, or any
+// Option, such as Named.
+type AugmentOption interface{ applyAugment(*augmentation) }
+
+func (s dropoutSeed) applyAugment(a *augmentation) { a.seed, a.seeded = uint64(s), true }
+
+func (o nameOption) applyAugment(a *augmentation) { o.applyLayer(&a.named) }
+
+// FillMode says what RandomTranslation reads outside the image, Keras'
+// fill_mode: "reflect" (the default: d c b a | a b c d | d c b a), "wrap"
+// (a b c d | a b c d | a b c d), "constant" (k k k k | a b c d | k k k k,
+// k the FillValue) or "nearest" (a a a a | a b c d | d d d d).
+func FillMode(mode string) AugmentOption { return fillModeOption(mode) }
+
+type fillModeOption string
+
+func (o fillModeOption) applyAugment(a *augmentation) {
+	a.fillMode = string(o)
+	a.transformArgs = true
+}
+
+// Interpolation says how RandomTranslation reads between pixels, Keras'
+// interpolation: "bilinear" (the default) or "nearest".
+func Interpolation(method string) AugmentOption { return interpolationOption(method) }
+
+type interpolationOption string
+
+func (o interpolationOption) applyAugment(a *augmentation) {
+	a.interpolation = string(o)
+	a.transformArgs = true
+}
+
+// FillValue is the value RandomTranslation reads outside the image with
+// FillMode("constant"), Keras' fill_value (0 by default).
+func FillValue(v float64) AugmentOption { return fillValueOption(v) }
+
+type fillValueOption float64
+
+func (o fillValueOption) applyAugment(a *augmentation) {
+	a.fillValue = float64(o)
+	a.transformArgs = true
+}
+
+// augmentation is what the random augmentation layers share: a name, a
+// seed or the key drawn from the model's, and how they sample images.
+type augmentation struct {
+	named
+	seed          uint64
+	seeded        bool
+	key           uint64
+	fillMode      string
+	interpolation string
+	fillValue     float64
+	transformArgs bool // a fill mode, interpolation or fill value was given
+}
+
+func newAugmentation(opts []AugmentOption) augmentation {
+	a := augmentation{fillMode: "reflect", interpolation: "bilinear"}
+	for _, o := range opts {
+		if o != nil {
+			o.applyAugment(&a)
+		}
+	}
+	return a
+}
+
+// check checks the name, fill mode, interpolation and fill value, the
+// layer's what ("random translation layer").
+func (a *augmentation) check(what string) error {
+	if a.nameErr != nil {
+		return fmt.Errorf("%s: %w", what, a.nameErr)
+	}
+	if _, err := ops.ParseFillMode(a.fillMode); err != nil {
+		return fmt.Errorf("%s %q: %w", what, a.name, err)
+	}
+	if _, err := ops.ParseInterpolation(a.interpolation); err != nil {
+		return fmt.Errorf("%s %q: %w", what, a.name, err)
+	}
+	if math.IsNaN(a.fillValue) || math.IsInf(a.fillValue, 0) {
+		return fmt.Errorf("%s %q: the fill value %v is not a finite number", what, a.name, a.fillValue)
+	}
+	return nil
+}
+
+// plan is the random layers' shape rule: images (height, width,
+// channels) in and out; no weights.
+func (a *augmentation) plan(what string, inputShape []int) ([]int, []WeightShape, error) {
+	if len(inputShape) != 3 {
+		return nil, nil, fmt.Errorf("%s %q: the input must be images (height, width, channels), got samples of shape %s: reshape them, or put the layer where images flow",
+			what, a.name, shapes.String(inputShape))
+	}
+	return slices.Clone(inputShape), nil, nil
+}
+
+// build fixes the layer's key: its Seed, or one drawn from the model's.
+func (a *augmentation) build(rng *rand.Rand) {
+	a.key = a.seed
+	if !a.seeded {
+		a.key = rng.Uint64()
+	}
+}
+
+// UsesStep reports true: a random layer draws from the training step.
+func (a *augmentation) UsesStep() bool { return true }
+
+// Params returns nil: the random layers have no weights.
+func (a *augmentation) Params() []*Param { return nil }
+
+// ONNX adds nothing to an ONNX graph: the graph is Predict's, in which the
+// random layers pass their input through.
+func (a *augmentation) ONNX(_ ONNXGraph, in string) (string, error) { return in, nil }
+
+// errAugmentGrad is the error of a random layer whose input needs a
+// gradient.
+var errAugmentGrad = errors.New("its input depends on weights, and the random augmentation layers pass no gradient back " +
+	"(unlike Keras'): put them first in the model, before any layer with weights")
+
+// call adds the transform p to a training graph, and nothing to others.
+func (a *augmentation) call(what string, in Flow, p ops.TransformParams) (Flow, error) {
+	if !in.Training {
+		return in, nil
+	}
+	if in.NeedsGrad {
+		return Flow{}, fmt.Errorf("%s %q: %w", what, a.name, errAugmentGrad)
+	}
+	if in.Step == nil {
+		return Flow{}, fmt.Errorf("%s %q: %w", what, a.name, errNoStep)
+	}
+	fill, _ := ops.ParseFillMode(a.fillMode)
+	interp, _ := ops.ParseInterpolation(a.interpolation)
+	p.Fill, p.Interpolation, p.FillValue, p.Key = fill, interp, a.fillValue, a.key
+	out, err := ops.ImageTransform(in.Node, in.Step, p)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s %q: %w", what, a.name, err)
+	}
+	return Flow{Node: out}, nil
+}
+
+// configSeed is the seed a config records: the Seed given, or once the
+// layer is built the key it drew from the model's seed, or nil (Keras'
+// None) before.
+func (a *augmentation) configSeed() any {
+	switch {
+	case a.seeded:
+		return a.seed
+	case a.key != 0:
+		return a.key
+	}
+	return nil
+}
+
+// augmentArgs are the arguments the random layers' configs share.
+type augmentArgs struct {
+	baseArgs
+	Seed          *uint64  `json:"seed"`
+	FillMode      *string  `json:"fill_mode"`
+	Interpolation *string  `json:"interpolation"`
+	FillValue     *float64 `json:"fill_value"`
+}
+
+func (a augmentArgs) options() []AugmentOption {
+	var opts []AugmentOption
+	if a.Seed != nil {
+		opts = append(opts, Seed(*a.Seed))
+	}
+	if a.FillMode != nil {
+		opts = append(opts, FillMode(*a.FillMode))
+	}
+	if a.Interpolation != nil {
+		opts = append(opts, Interpolation(*a.Interpolation))
+	}
+	if a.FillValue != nil {
+		opts = append(opts, FillValue(*a.FillValue))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	return opts
+}
+
+// RandomFlipLayer mirrors each image left to right, top to bottom or
+// both, each with probability 1/2 per image, while the model trains, as
+// keras.layers.RandomFlip; in Evaluate and Predict it passes its input
+// through.
+type RandomFlipLayer struct {
+	augmentation
+	mode string
+}
+
+// RandomFlip makes a RandomFlip layer flipping along mode's axes:
+// "horizontal" (left to right), "vertical" (top to bottom) or
+// "horizontal_and_vertical" (each independently; Keras' default). Each
+// image's flips are drawn from the layer's key, the training step and the
+// image's index in the step's batch (Philox4x32-10, as Dropout), so every
+// device draws the same. It takes Seed and Named.
+func RandomFlip(mode string, opts ...AugmentOption) *RandomFlipLayer {
+	return &RandomFlipLayer{augmentation: newAugmentation(opts), mode: mode}
+}
+
+// Type returns "RandomFlip".
+func (l *RandomFlipLayer) Type() string { return "RandomFlip" }
+
+// Mode is the layer's mode.
+func (l *RandomFlipLayer) Mode() string { return l.mode }
+
+// CheckConfig checks the mode and the options.
+func (l *RandomFlipLayer) CheckConfig() error {
+	const what = "random flip layer"
+	if err := l.check(what); err != nil {
+		return err
+	}
+	if l.transformArgs {
+		return fmt.Errorf("%s %q: RandomFlip takes no fill mode, interpolation or fill value (it moves whole pixels): leave them out", what, l.name)
+	}
+	if _, _, err := l.axes(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (l *RandomFlipLayer) axes() (horizontal, vertical bool, err error) {
+	switch l.mode {
+	case "horizontal":
+		return true, false, nil
+	case "vertical":
+		return false, true, nil
+	case "horizontal_and_vertical":
+		return true, true, nil
+	}
+	return false, false, fmt.Errorf("random flip layer %q: mode %q: give \"horizontal\", \"vertical\" or \"horizontal_and_vertical\"", l.name, l.mode)
+}
+
+func (l *RandomFlipLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return l.augmentation.plan("random flip layer", inputShape)
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomFlipLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := l.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, _, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	l.build(rng)
+	return out, nil
+}
+
+// Call adds the random flips to a training graph (ops.ImageTransform),
+// and nothing to others.
+func (l *RandomFlipLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	h, v, err := l.axes()
+	if err != nil {
+		return Flow{}, err
+	}
+	return l.call("random flip layer", in, ops.TransformParams{Kind: ops.TransformFlip, Horizontal: h, Vertical: v})
+}
+
+// Config returns "RandomFlip" with name, mode and seed.
+func (l *RandomFlipLayer) Config() (Config, error) {
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name, "mode": l.mode, "seed": l.configSeed()}}, nil
+}
+
+func randomFlipFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		Mode string  `json:"mode"`
+		Seed *uint64 `json:"seed"`
+	}
+	a.Mode = "horizontal_and_vertical"
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	var opts []AugmentOption
+	if a.Seed != nil {
+		opts = append(opts, Seed(*a.Seed))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	return RandomFlip(a.Mode, opts...), nil
+}
+
+// RandomTranslationLayer shifts each image by a random fraction of its
+// height and of its width while the model trains, as
+// keras.layers.RandomTranslation; in Evaluate and Predict it passes its
+// input through.
+type RandomTranslationLayer struct {
+	augmentation
+	height, width [2]float64
+	pairs         bool // the factors were given as (lower, upper)
+}
+
+// RandomTranslation makes a RandomTranslation layer shifting each image
+// down by a fraction of its height drawn uniformly from
+// [-heightFactor, heightFactor], and right by a fraction of its width from
+// [-widthFactor, widthFactor], Keras' RandomTranslation(height_factor,
+// width_factor) with numbers; RandomTranslationRange takes Keras'
+// (lower, upper) pairs. Outside the image it reads as FillMode says
+// ("reflect" by default), between pixels as Interpolation says
+// ("bilinear"). Each image's shift is drawn from the layer's key, the
+// training step and the image's index in the step's batch (Philox4x32-10,
+// as Dropout), so every device draws the same.
+func RandomTranslation(heightFactor, widthFactor float64, opts ...AugmentOption) *RandomTranslationLayer {
+	return &RandomTranslationLayer{augmentation: newAugmentation(opts),
+		height: [2]float64{-heightFactor, heightFactor}, width: [2]float64{-widthFactor, widthFactor}}
+}
+
+// RandomTranslationRange is RandomTranslation with each factor a (lower,
+// upper) pair, Keras' height_factor=(-0.2, 0.3): shifts drawn uniformly
+// from [lower, upper), fractions of the size in [-1, 1].
+func RandomTranslationRange(height, width [2]float64, opts ...AugmentOption) *RandomTranslationLayer {
+	return &RandomTranslationLayer{augmentation: newAugmentation(opts), height: height, width: width, pairs: true}
+}
+
+// Type returns "RandomTranslation".
+func (l *RandomTranslationLayer) Type() string { return "RandomTranslation" }
+
+// Factors are the ranges the shifts are drawn from, (lower, upper)
+// fractions of the height and of the width.
+func (l *RandomTranslationLayer) Factors() (height, width [2]float64) { return l.height, l.width }
+
+// CheckConfig checks the factors and the options, with Keras' rules.
+func (l *RandomTranslationLayer) CheckConfig() error {
+	const what = "random translation layer"
+	if err := l.check(what); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		r    [2]float64
+	}{{"height_factor", l.height}, {"width_factor", l.width}} {
+		lo, hi := f.r[0], f.r[1]
+		switch {
+		case math.IsNaN(lo) || math.IsNaN(hi):
+			return fmt.Errorf("%s %q: %s %v is not a number", what, l.name, f.name, f.r)
+		case hi < lo:
+			return fmt.Errorf("%s %q: %s %v: the upper bound is less than the lower bound (a single factor must not be negative)", what, l.name, f.name, f.r)
+		case math.Abs(lo) > 1 || math.Abs(hi) > 1:
+			return fmt.Errorf("%s %q: %s %v: the factors must be between -1 and 1 (fractions of the image's size)", what, l.name, f.name, f.r)
+		}
+	}
+	return nil
+}
+
+func (l *RandomTranslationLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return l.augmentation.plan("random translation layer", inputShape)
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomTranslationLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := l.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, _, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	l.build(rng)
+	return out, nil
+}
+
+// Call adds the random shifts to a training graph (ops.ImageTransform),
+// and nothing to others.
+func (l *RandomTranslationLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	return l.call("random translation layer", in, ops.TransformParams{Kind: ops.TransformTranslation, Height: l.height, Width: l.width})
+}
+
+// factorConfig is a factor as Keras writes it: a number for (-f, f), else
+// the pair.
+func factorConfig(r [2]float64, pair bool) any {
+	if !pair && r[0] == -r[1] {
+		return r[1]
+	}
+	return []float64{r[0], r[1]}
+}
+
+// Config returns "RandomTranslation" with Keras' arguments: name,
+// height_factor and width_factor (numbers, or pairs), fill_mode,
+// interpolation, seed and fill_value.
+func (l *RandomTranslationLayer) Config() (Config, error) {
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name,
+		"height_factor": factorConfig(l.height, l.pairs), "width_factor": factorConfig(l.width, l.pairs),
+		"fill_mode": l.fillMode, "interpolation": l.interpolation, "seed": l.configSeed(), "fill_value": l.fillValue}}, nil
+}
+
+// factorArg reads a Keras factor: a number f for (-f, f), or a pair; the
+// bool says a pair.
+func factorArg(name string, raw json.RawMessage) ([2]float64, bool, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err == nil {
+		return [2]float64{-f, f}, false, nil
+	}
+	var r [2]float64
+	if err := json.Unmarshal(raw, &r); err != nil || !isPair(raw) {
+		return [2]float64{}, false, fmt.Errorf("argument %q is %s: give a number or a list of two, (lower, upper)", name, strings.TrimSpace(string(raw)))
+	}
+	return r, true, nil
+}
+
+func randomTranslationFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		augmentArgs
+		HeightFactor json.RawMessage `json:"height_factor"`
+		WidthFactor  json.RawMessage `json:"width_factor"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.HeightFactor) == 0 || string(a.HeightFactor) == "null" {
+		return nil, missing("height_factor")
+	}
+	if len(a.WidthFactor) == 0 || string(a.WidthFactor) == "null" {
+		return nil, missing("width_factor")
+	}
+	h, hp, err := factorArg("height_factor", a.HeightFactor)
+	if err != nil {
+		return nil, err
+	}
+	w, wp, err := factorArg("width_factor", a.WidthFactor)
+	if err != nil {
+		return nil, err
+	}
+	l := RandomTranslationRange(h, w, a.options()...)
+	l.pairs = hp || wp
+	return l, nil
+}

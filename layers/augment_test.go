@@ -1,0 +1,108 @@
+package layers
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// augmentGraph is a batch of images and a step node in a new graph.
+func augmentGraph(x []float32, shape []int, step uint64) (*gorgonia.Node, *gorgonia.Node) {
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(shape...), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(slices.Clone(x)))))
+	sv := ops.StepValues(step, 0)
+	st := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(4), gorgonia.WithName("step"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking(sv[:]))))
+	return xn, st
+}
+
+// TestAugmentationCalls: in a training graph RandomFlip and
+// RandomTranslation transform their images as ops draws for their key
+// (the Seed, else one drawn from the model's stream: two unseeded layers
+// draw differently); in an inference graph they add nothing; an input
+// that needs a gradient is refused, saying where to put them.
+func TestAugmentationCalls(t *testing.T) {
+	shape := []int{16, 5, 6, 2}
+	x := make([]float32, 16*5*6*2)
+	for i := range x {
+		x[i] = float32(i%23) * 0.5
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	flip, flip2 := RandomFlip("horizontal"), RandomFlip("horizontal")
+	shift := RandomTranslation(0.2, 0.3, Seed(5), FillMode("nearest"), Interpolation("nearest"))
+	for _, l := range []Layer{flip, flip2, shift} {
+		if _, err := l.Build(shape[1:], rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if shift.key != 5 || flip.key == flip2.key {
+		t.Fatalf("keys %d (Seed(5)), %d and %d (drawn)", shift.key, flip.key, flip2.key)
+	}
+	run := func(l Layer) []float32 {
+		t.Helper()
+		xn, st := augmentGraph(x, shape, 7)
+		out, err := l.Call(Flow{Node: xn, Training: true, Step: st}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.NeedsGrad {
+			t.Error("the output needs a gradient")
+		}
+		m := gorgonia.NewTapeMachine(xn.Graph())
+		defer m.Close()
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(out.Node.Value().Data().([]float32))
+	}
+	sv := ops.StepValues(7, 0)
+	for _, c := range []struct {
+		l Layer
+		p ops.TransformParams
+	}{
+		{flip, ops.TransformParams{Kind: ops.TransformFlip, Horizontal: true, Key: flip.key}},
+		{shift, ops.TransformParams{Kind: ops.TransformTranslation, Height: [2]float64{-0.2, 0.2}, Width: [2]float64{-0.3, 0.3}, Key: 5}},
+	} {
+		p := c.p
+		p.Interpolation, p.Fill = ops.InterpolationBilinear, ops.FillReflect
+		if c.l == shift {
+			p.Interpolation, p.Fill = ops.InterpolationNearest, ops.FillNearest
+		}
+		p.H, p.W, p.C = 5, 6, 2
+		want := make([]float32, len(x))
+		ops.TransformForward(p, sv[:], 16, x, want)
+		if got := run(c.l); !slices.Equal(got, want) {
+			t.Errorf("%s: the training graph's images are not ops.TransformForward's", c.l.Type())
+		}
+		if slices.Equal(want, x) {
+			t.Errorf("%s: no image changed", c.l.Type())
+		}
+	}
+	if slices.Equal(run(flip), run(flip2)) {
+		t.Error("two unseeded RandomFlip layers flip the same images")
+	}
+
+	for _, l := range []Layer{flip, shift} {
+		xn, st := augmentGraph(x, shape, 7)
+		out, err := l.Call(Flow{Node: xn}, nil)
+		if err != nil || out.Node != xn {
+			t.Errorf("%s in inference: %v, %v; want its input", l.Type(), out.Node, err)
+		}
+		_, err = l.Call(Flow{Node: xn, NeedsGrad: true, Training: true, Step: st}, nil)
+		if err == nil || !strings.Contains(err.Error(), "before any layer with weights") {
+			t.Errorf("%s after a layer with weights: %v", l.Type(), err)
+		}
+		if _, err := l.Build([]int{30}, rng); err == nil || !strings.Contains(err.Error(), "must be images (height, width, channels)") {
+			t.Errorf("%s of vectors: %v", l.Type(), err)
+		}
+	}
+	if err := RandomFlip("vertical", FillMode("constant")).CheckConfig(); err == nil || !strings.Contains(err.Error(), "takes no fill mode") {
+		t.Errorf("RandomFlip with a fill mode: %v", err)
+	}
+}

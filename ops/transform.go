@@ -1,0 +1,376 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"slices"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TransformKind is the family of the random geometric transforms an
+// ImageTransform op draws, one per sample: Keras' RandomFlip,
+// RandomTranslation and RandomZoom.
+type TransformKind int
+
+const (
+	// TransformFlip mirrors the image left to right (Horizontal) and top
+	// to bottom (Vertical), each with probability 1/2 per sample.
+	TransformFlip TransformKind = iota + 1
+	// TransformTranslation shifts the image down by a fraction of its
+	// height drawn uniformly from Height (lower, upper), and right by one
+	// of its width drawn from Width.
+	TransformTranslation
+	// TransformZoom scales the sampled region about the image's centre by
+	// 1+h down and 1+w across, h drawn from Height and w from Width (h
+	// for both with KeepAspect): a positive factor zooms out, as Keras'.
+	TransformZoom
+)
+
+var transformNames = [...]string{TransformFlip: "flip", TransformTranslation: "translation", TransformZoom: "zoom"}
+
+func (k TransformKind) String() string {
+	if k <= 0 || int(k) >= len(transformNames) {
+		return fmt.Sprintf("TransformKind(%d)", int(k))
+	}
+	return transformNames[k]
+}
+
+// Interpolation is how a transformed image reads its input between
+// pixels, TensorFlow's ImageProjectiveTransformV3 interpolation.
+type Interpolation int
+
+const (
+	// InterpolationBilinear weighs the four pixels around the point.
+	InterpolationBilinear Interpolation = iota + 1
+	// InterpolationNearest reads the pixel nearest the point, halves
+	// rounded away from zero.
+	InterpolationNearest
+)
+
+var interpolationNames = [...]string{InterpolationBilinear: "bilinear", InterpolationNearest: "nearest"}
+
+func (i Interpolation) String() string {
+	if i <= 0 || int(i) >= len(interpolationNames) {
+		return fmt.Sprintf("Interpolation(%d)", int(i))
+	}
+	return interpolationNames[i]
+}
+
+// ParseInterpolation reads Keras' interpolation argument: "bilinear" or
+// "nearest".
+func ParseInterpolation(s string) (Interpolation, error) {
+	for i, n := range interpolationNames {
+		if n != "" && n == s {
+			return Interpolation(i), nil
+		}
+	}
+	return 0, fmt.Errorf("interpolation %q: give \"bilinear\" or \"nearest\"", s)
+}
+
+// FillMode is what a transformed image reads outside its input,
+// TensorFlow's ImageProjectiveTransformV3 fill modes.
+type FillMode int
+
+const (
+	// FillReflect mirrors the image about its edges: d c b a | a b c d |
+	// d c b a.
+	FillReflect FillMode = iota + 1
+	// FillWrap repeats it: a b c d | a b c d | a b c d.
+	FillWrap
+	// FillConstant reads FillValue: k k k k | a b c d | k k k k.
+	FillConstant
+	// FillNearest repeats the edge pixel: a a a a | a b c d | d d d d.
+	FillNearest
+)
+
+var fillNames = [...]string{FillReflect: "reflect", FillWrap: "wrap", FillConstant: "constant", FillNearest: "nearest"}
+
+func (f FillMode) String() string {
+	if f <= 0 || int(f) >= len(fillNames) {
+		return fmt.Sprintf("FillMode(%d)", int(f))
+	}
+	return fillNames[f]
+}
+
+// ParseFillMode reads Keras' fill_mode argument: "reflect", "wrap",
+// "constant" or "nearest".
+func ParseFillMode(s string) (FillMode, error) {
+	for i, n := range fillNames {
+		if n != "" && n == s {
+			return FillMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("fill mode %q: give \"reflect\", \"wrap\", \"constant\" or \"nearest\"", s)
+}
+
+// TransformParams describe an ImageTransform op: which transforms it
+// draws, how it samples its input, and its key. H, W and C are the
+// images' height, width and channels (channels last).
+type TransformParams struct {
+	Kind                 TransformKind
+	Horizontal, Vertical bool       // TransformFlip
+	Height, Width        [2]float64 // TransformTranslation, TransformZoom: (lower, upper)
+	KeepAspect           bool       // TransformZoom: the width's factor is the height's
+	Interpolation        Interpolation
+	Fill                 FillMode
+	FillValue            float64
+	Key                  uint64
+	H, W, C              int
+}
+
+func (p TransformParams) String() string {
+	var what string
+	switch p.Kind {
+	case TransformFlip:
+		what = fmt.Sprintf("flip horizontal=%t vertical=%t", p.Horizontal, p.Vertical)
+	default:
+		what = fmt.Sprintf("%v height %v width %v", p.Kind, p.Height, p.Width)
+	}
+	return fmt.Sprintf("%s, %v, fill %v (%v), key %#x, %dx%dx%d", what, p.Interpolation, p.Fill, p.FillValue, p.Key, p.H, p.W, p.C)
+}
+
+// uniform24 is a random word's top 24 bits as a float32 in [0, 1), exact.
+func uniform24(w uint32) float32 { return float32(w>>8) * (1.0 / (1 << 24)) }
+
+// lerp is lo + u·(hi-lo), each operation rounded to float32.
+func lerp(r [2]float64, u float32) float32 {
+	lo, hi := float32(r[0]), float32(r[1])
+	return lo + float32(u*float32(hi-lo))
+}
+
+// SampleTransform is the affine map p draws for the sample of the given
+// index in the step's whole batch: an output pixel (x, y) reads the input
+// at (a[0]x + a[1]y + a[2], a[3]x + a[4]y + a[5]), as the first six of
+// TensorFlow's eight transform values. Its random words are Philox4x32-10
+// with counter (sample low and high 32 bits, step low and high 32 bits)
+// and key (Key low, high 32 bits); a word's top 24 bits make a uniform
+// u in [0, 1), and a flip is a word's top bit. Each value is computed in
+// float32, one rounding per operation (the CUDA kernel's _rn intrinsics).
+func (p TransformParams) SampleTransform(step, sample uint64) [6]float32 {
+	w := Philox4x32([4]uint32{uint32(sample), uint32(sample >> 32), uint32(step), uint32(step >> 32)},
+		[2]uint32{uint32(p.Key), uint32(p.Key >> 32)})
+	a := [6]float32{1, 0, 0, 0, 1, 0}
+	h, wd := float32(p.H), float32(p.W)
+	switch p.Kind {
+	case TransformFlip:
+		if p.Horizontal && w[0]>>31 != 0 {
+			a[0], a[2] = -1, wd-1
+		}
+		if p.Vertical && w[1]>>31 != 0 {
+			a[4], a[5] = -1, h-1
+		}
+	case TransformTranslation:
+		dy := float32(lerp(p.Height, uniform24(w[0])) * h)
+		dx := float32(lerp(p.Width, uniform24(w[1])) * wd)
+		a[2], a[5] = -dx, -dy
+	case TransformZoom:
+		// Keras draws a zoom from (1+lower, 1+upper).
+		zy := lerp([2]float64{1 + p.Height[0], 1 + p.Height[1]}, uniform24(w[0]))
+		zx := zy
+		if !p.KeepAspect {
+			zx = lerp([2]float64{1 + p.Width[0], 1 + p.Width[1]}, uniform24(w[1]))
+		}
+		a[0], a[4] = zx, zy
+		a[2] = float32(float32(float32(wd-1)/2) * float32(1-zx))
+		a[5] = float32(float32(float32(h-1)/2) * float32(1-zy))
+	}
+	return a
+}
+
+// mapCoord maps a coordinate along an axis of n pixels into the image as
+// the fill mode says (TensorFlow's map_coordinate), in float32: reflect
+// about the edges, wrap, or clamp; FillConstant leaves it, for the read
+// to give the fill value outside.
+func mapCoord(c float32, n int, fill FillMode) float32 {
+	last := float32(n - 1)
+	switch fill {
+	case FillReflect:
+		if n <= 1 {
+			return 0
+		}
+		sz2 := float32(2 * n)
+		if c < 0 {
+			c = float32(sz2*float32(int64(-c/sz2))) + c
+			if c < float32(-n) {
+				c += sz2
+			} else {
+				c = -c - 1
+			}
+		} else if c > last {
+			c -= float32(sz2 * float32(int64(c/sz2)))
+			if c >= float32(n) {
+				c = sz2 - c - 1
+			}
+		}
+	case FillWrap:
+		if n <= 1 {
+			return 0
+		}
+		nf := float32(n)
+		if c < 0 || c > last {
+			c -= float32(nf * float32(math.Floor(float64(float32(c/nf)))))
+		}
+	case FillConstant:
+		return c
+	}
+	return min(max(c, 0), last)
+}
+
+// TransformImage writes into y the image x (h×w×c, channels last)
+// sampled at the map a, as p's interpolation and fill mode say: the one
+// place the sampling is defined, which the CUDA kernel gk_image_transform
+// follows operation for operation.
+func TransformImage(p TransformParams, a [6]float32, x, y []float32) { transformImage(p, a, x, y) }
+
+func transformImage[T float](p TransformParams, a [6]float32, x, y []T) {
+	h, w, c := p.H, p.W, p.C
+	fill := T(float32(p.FillValue))
+	read := func(iy, ix float32, ch int) T {
+		if iy >= 0 && iy < float32(h) && ix >= 0 && ix < float32(w) {
+			return x[(int(iy)*w+int(ix))*c+ch]
+		}
+		return fill
+	}
+	for oy := range h {
+		for ox := range w {
+			fx, fy := float32(ox), float32(oy)
+			inX := float32(float32(a[0]*fx)+float32(a[1]*fy)) + a[2]
+			inY := float32(float32(a[3]*fx)+float32(a[4]*fy)) + a[5]
+			mx, my := mapCoord(inX, w, p.Fill), mapCoord(inY, h, p.Fill)
+			out := y[(oy*w+ox)*c : (oy*w+ox+1)*c]
+			if p.Interpolation == InterpolationNearest {
+				rx, ry := float32(math.Round(float64(mx))), float32(math.Round(float64(my)))
+				for ch := range out {
+					out[ch] = read(ry, rx, ch)
+				}
+				continue
+			}
+			x0, y0 := float32(math.Floor(float64(mx))), float32(math.Floor(float64(my)))
+			x1, y1 := x0+1, y0+1
+			wx0, wx1 := T(x1-mx), T(mx-x0)
+			wy0, wy1 := T(y1-my), T(my-y0)
+			for ch := range out {
+				top := T(wx0*read(y0, x0, ch)) + T(wx1*read(y0, x1, ch))
+				bottom := T(wx0*read(y1, x0, ch)) + T(wx1*read(y1, x1, ch))
+				out[ch] = T(wy0*top) + T(wy1*bottom)
+			}
+		}
+	}
+}
+
+// TransformForward writes into y the images x (batch of them) each
+// transformed by the map p draws for it (SampleTransform) at the step
+// and first row that stepValues hold (StepValues): the ImageTransform
+// node's Do and the CPU's kernel.
+func TransformForward(p TransformParams, stepValues []float32, batch int, x, y []float32) {
+	transformBatch(p, stepValues, batch, x, y)
+}
+
+func transformBatch[T float](p TransformParams, stepValues []float32, batch int, x, y []T) {
+	var v [4]float64
+	for i := range v {
+		v[i] = float64(stepValues[i])
+	}
+	step, first := stepOf(v, 1)
+	per := p.H * p.W * p.C
+	parallel(batch, per, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			a := p.SampleTransform(step, uint64(first+b))
+			transformImage(p, a, x[b*per:(b+1)*per], y[b*per:(b+1)*per])
+		}
+	})
+}
+
+// ImageTransform adds the node of the images x (batch, height, width,
+// channels) each transformed by a map p draws for it at the training step
+// held by step (StepValues): Keras' random geometric augmentations,
+// drawn from the sample's index in the step's whole batch, so every
+// device and every data-parallel replica draws the same. p.H, p.W and
+// p.C are taken from x. It has no gradient: x must not need one.
+func ImageTransform(x, step *gorgonia.Node, p TransformParams) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if len(s) != 4 {
+		return nil, fmt.Errorf("image transform: the input must be images (batch, height, width, channels), got shape %v", s)
+	}
+	if step.Shape().TotalSize() != StepValueCount {
+		return nil, fmt.Errorf("image transform: the step input must hold %d values (StepValues), got shape %v", StepValueCount, step.Shape())
+	}
+	if p.Interpolation != InterpolationBilinear && p.Interpolation != InterpolationNearest {
+		return nil, fmt.Errorf("image transform: unknown interpolation %v", p.Interpolation)
+	}
+	if p.Fill < FillReflect || p.Fill > FillNearest {
+		return nil, fmt.Errorf("image transform: unknown fill mode %v", p.Fill)
+	}
+	if p.Kind < TransformFlip || p.Kind > TransformZoom {
+		return nil, fmt.Errorf("image transform: unknown transform %v", p.Kind)
+	}
+	for _, v := range []float64{p.Height[0], p.Height[1], p.Width[0], p.Width[1], p.FillValue} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("image transform: %v: the factors and the fill value must be finite numbers", p)
+		}
+	}
+	p.H, p.W, p.C = s[1], s[2], s[3]
+	return gorgonia.ApplyOp(transformOp{p: p}, x, step)
+}
+
+type transformOp struct {
+	common
+	p TransformParams
+}
+
+func (op transformOp) String() string        { return fmt.Sprintf("ImageTransform{%v}", op.p) }
+func (op transformOp) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op transformOp) Hashcode() uint32      { return hashOf(op) }
+func (op transformOp) Arity() int            { return 2 }
+
+func (op transformOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t := gorgonia.TensorType{Dims: 4, Of: a}
+	return hm.NewFnType(t, gorgonia.TensorType{Dims: 1, Of: a}, t)
+}
+
+func (op transformOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(op, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (op transformOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := denseArg(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := denseArg(op, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	s := x.Shape()
+	if !slices.Equal([]int(s[1:]), []int{op.p.H, op.p.W, op.p.C}) || st.Shape().TotalSize() != StepValueCount {
+		return nil, fmt.Errorf("%v: inputs of shapes %v and %v", op, s, st.Shape())
+	}
+	var sv [StepValueCount]float32
+	for i := range sv {
+		e, _ := st.At(i)
+		sv[i] = float32(toFloat(e))
+	}
+	out := newLike(x.Dtype(), s.Clone()...)
+	switch od := out.Data().(type) {
+	case []float32:
+		transformBatch(op.p, sv[:], s[0], x.Data().([]float32), od)
+	case []float64:
+		transformBatch(op.p, sv[:], s[0], x.Data().([]float64), od)
+	}
+	return out, nil
+}
+
+func (op transformOp) DiffWRT(int) []bool { return []bool{false, false} }
+
+func (op transformOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, fmt.Errorf("%v has no gradient: random augmentation layers must come before any layer with weights", op)
+}

@@ -1,0 +1,206 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestTransformImageByHand: a row a b c d = 1 2 3 4 shifted by whole and
+// half pixels, in each fill mode and with each interpolation, against
+// images worked out by hand from TensorFlow's ImageProjectiveTransformV3
+// rules (the output pixel x reads the input at x - dx).
+func TestTransformImageByHand(t *testing.T) {
+	row := []float32{1, 2, 3, 4}
+	const k = 9 // the constant fill
+	for _, c := range []struct {
+		dx     float32
+		interp Interpolation
+		fill   FillMode
+		want   []float32
+	}{
+		{2, InterpolationNearest, FillReflect, []float32{2, 1, 1, 2}}, // b a | a b
+		{2, InterpolationNearest, FillWrap, []float32{3, 4, 1, 2}},    // c d | a b
+		{2, InterpolationNearest, FillConstant, []float32{k, k, 1, 2}},
+		{2, InterpolationNearest, FillNearest, []float32{1, 1, 1, 2}},
+		{-2, InterpolationNearest, FillReflect, []float32{3, 4, 4, 3}}, // c d | d c
+		{-2, InterpolationNearest, FillWrap, []float32{3, 4, 1, 2}},
+		{-2, InterpolationNearest, FillConstant, []float32{3, 4, k, k}},
+		{-2, InterpolationNearest, FillNearest, []float32{3, 4, 4, 4}},
+		{-5, InterpolationNearest, FillReflect, []float32{3, 2, 1, 1}}, // d c b a | a b c d: from 5
+		{-5, InterpolationNearest, FillWrap, []float32{2, 3, 4, 1}},
+		{2, InterpolationBilinear, FillReflect, []float32{2, 1, 1, 2}}, // whole pixels: no blending
+		{0.5, InterpolationBilinear, FillReflect, []float32{1, 1.5, 2.5, 3.5}},
+		{0.5, InterpolationBilinear, FillWrap, []float32{4, 1.5, 2.5, 3.5}},
+		{0.5, InterpolationBilinear, FillConstant, []float32{(k + 1) / 2.0, 1.5, 2.5, 3.5}},
+		{0.5, InterpolationBilinear, FillNearest, []float32{1, 1.5, 2.5, 3.5}},
+		{-0.25, InterpolationBilinear, FillConstant, []float32{1.25, 2.25, 3.25, 0.75*4 + 0.25*k}},
+		{0.5, InterpolationNearest, FillConstant, []float32{k, 2, 3, 4}}, // halves round away from zero
+		{-0.5, InterpolationNearest, FillConstant, []float32{2, 3, 4, k}},
+	} {
+		p := TransformParams{Interpolation: c.interp, Fill: c.fill, FillValue: k, H: 1, W: 4, C: 1}
+		got := make([]float32, 4)
+		TransformImage(p, [6]float32{1, 0, -c.dx, 0, 1, 0}, row, got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("shift %v, %v, fill %v: %v, want %v", c.dx, c.interp, c.fill, got, c.want)
+		}
+	}
+
+	// Both flips of a 2×3 image of two channels: out[y][x] = in[1-y][2-x].
+	img := []float32{1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6}
+	got := make([]float32, len(img))
+	p := TransformParams{Interpolation: InterpolationBilinear, Fill: FillReflect, H: 2, W: 3, C: 2}
+	TransformImage(p, [6]float32{-1, 0, 2, 0, -1, 1}, img, got)
+	if want := []float32{6, -6, 5, -5, 4, -4, 3, -3, 2, -2, 1, -1}; !slices.Equal(got, want) {
+		t.Errorf("both flips: %v, want %v", got, want)
+	}
+	// A zoom out by 2 about the centre of 1 2 3 4 5 reads x at 2x-2.
+	p = TransformParams{Kind: TransformZoom, Height: [2]float64{1, 1}, Width: [2]float64{1, 1}, Interpolation: InterpolationNearest,
+		Fill: FillConstant, FillValue: k, H: 1, W: 5, C: 1}
+	a := p.SampleTransform(3, 4)
+	if a != [6]float32{2, 0, -2, 0, 2, 0} {
+		t.Fatalf("zoom by 2 of a 1×5 image: map %v, want x' = 2x-2, y' = 2y", a)
+	}
+	got = make([]float32, 5)
+	TransformImage(p, a, []float32{1, 2, 3, 4, 5}, got)
+	if want := []float32{k, 1, 3, 5, k}; !slices.Equal(got, want) {
+		t.Errorf("zoom out by 2: %v, want %v", got, want)
+	}
+}
+
+// TestTransformDraws: over 10,000 samples RandomFlip's transform flips
+// each axis of half of them within 1%, independently; translations are
+// uniform over their range (mean, spread, bounds) and the two axes'
+// uncorrelated; another key or step draws otherwise, the same ones the
+// same.
+func TestTransformDraws(t *testing.T) {
+	const n = 10000
+	flip := TransformParams{Kind: TransformFlip, Horizontal: true, Vertical: true, Key: 77, H: 8, W: 8, C: 3}
+	var h, v, both int
+	for s := range uint64(n) {
+		a := flip.SampleTransform(5, s)
+		h += int((1 - a[0]) / 2)
+		v += int((1 - a[4]) / 2)
+		if a[0] == -1 && a[4] == -1 {
+			both++
+		}
+		if (a[0] == -1) != (a[2] == 7) || (a[4] == -1) != (a[5] == 7) {
+			t.Fatalf("sample %d: map %v is not a flip of an 8×8 image", s, a)
+		}
+	}
+	for what, c := range map[string][2]int{"horizontally": {h, n / 2}, "vertically": {v, n / 2}, "both ways": {both, n / 4}} {
+		if math.Abs(float64(c[0]-c[1])) > n/100 {
+			t.Errorf("%d of %d samples flipped %s, want %d within 1%%", c[0], n, what, c[1])
+		}
+	}
+
+	tr := TransformParams{Kind: TransformTranslation, Height: [2]float64{-0.2, 0.3}, Width: [2]float64{-0.1, 0.1}, Key: 3, H: 10, W: 20, C: 1}
+	var sy, syy, sx, sxx, sxy float64
+	minY, maxY := math.Inf(1), math.Inf(-1)
+	for s := range uint64(n) {
+		a := tr.SampleTransform(9, s)
+		fy, fx := -float64(a[5])/10, -float64(a[2])/20
+		sy, syy, sx, sxx, sxy = sy+fy, syy+fy*fy, sx+fx, sxx+fx*fx, sxy+fx*fy
+		minY, maxY = min(minY, fy), max(maxY, fy)
+		if fx < -0.1 || fx >= 0.1+1e-7 {
+			t.Fatalf("sample %d: width shift %v outside [-0.1, 0.1)", s, fx)
+		}
+	}
+	meanY, meanX := sy/n, sx/n
+	sdY, sdX := math.Sqrt(syy/n-meanY*meanY), math.Sqrt(sxx/n-meanX*meanX)
+	corr := (sxy/n - meanX*meanY) / (sdX * sdY)
+	if math.Abs(meanY-0.05) > 0.005 || math.Abs(sdY-0.5/math.Sqrt(12)) > 0.005 || minY < -0.2 || maxY > 0.3 || minY > -0.199 || maxY < 0.299 {
+		t.Errorf("height shifts: mean %.4f, sd %.4f, range [%.4f, %.4f]; want uniform on [-0.2, 0.3): mean 0.05, sd %.4f", meanY, sdY, minY, maxY, 0.5/math.Sqrt(12))
+	}
+	if math.Abs(meanX) > 0.002 || math.Abs(sdX-0.2/math.Sqrt(12)) > 0.002 {
+		t.Errorf("width shifts: mean %.4f, sd %.4f; want uniform on [-0.1, 0.1): mean 0, sd %.4f", meanX, sdX, 0.2/math.Sqrt(12))
+	}
+	if math.Abs(corr) > 0.03 {
+		t.Errorf("the height and width shifts correlate: %.3f", corr)
+	}
+
+	same, otherKey, otherStep := 0, 0, 0
+	for s := range uint64(1000) {
+		a := tr.SampleTransform(9, s)
+		if a == tr.SampleTransform(9, s) {
+			same++
+		}
+		k := tr
+		k.Key = 4
+		if a == k.SampleTransform(9, s) {
+			otherKey++
+		}
+		if a == tr.SampleTransform(10, s) {
+			otherStep++
+		}
+	}
+	if same != 1000 || otherKey > 5 || otherStep > 5 {
+		t.Errorf("of 1000 samples' maps, %d are drawn again the same, %d the same with another key, %d at another step", same, otherKey, otherStep)
+	}
+}
+
+// TestImageTransformNode: the node's Do on a batch is TransformForward
+// with the step's values; a shard given its first row (StepValues)
+// draws what the whole batch draws for those samples, as a data-parallel
+// replica does; and the node has no gradient.
+func TestImageTransformNode(t *testing.T) {
+	const b, h, w, c = 8, 5, 6, 3
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, b*h*w*c)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for _, p := range []TransformParams{
+		{Kind: TransformFlip, Horizontal: true, Interpolation: InterpolationNearest, Fill: FillReflect, Key: 1},
+		{Kind: TransformTranslation, Height: [2]float64{-0.3, 0.3}, Width: [2]float64{-0.4, 0.2}, Interpolation: InterpolationBilinear, Fill: FillReflect, Key: 2},
+		{Kind: TransformTranslation, Height: [2]float64{0.1, 0.5}, Width: [2]float64{-1, 1}, Interpolation: InterpolationBilinear, Fill: FillConstant, FillValue: 0.5, Key: 2},
+		{Kind: TransformZoom, Height: [2]float64{-0.3, 0.4}, KeepAspect: true, Interpolation: InterpolationBilinear, Fill: FillWrap, Key: 5},
+	} {
+		t.Run(fmt.Sprint(p.Kind, p.Fill), func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			xn := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(b, h, w, c), gorgonia.WithValue(tensor.New(tensor.WithShape(b, h, w, c), tensor.WithBacking(slices.Clone(x)))))
+			sv := StepValues(1<<30+7, 0)
+			st := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(4), gorgonia.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking(sv[:]))))
+			y, err := ImageTransform(xn, st, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := gorgonia.NewTapeMachine(g)
+			defer m.Close()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			got := y.Value().Data().([]float32)
+			p.H, p.W, p.C = h, w, c
+			want := make([]float32, len(x))
+			TransformForward(p, sv[:], b, x, want)
+			if !slices.Equal(got, want) {
+				t.Fatal("the node's value is not TransformForward's")
+			}
+			if slices.Equal(got, x) {
+				t.Fatal("no image was transformed")
+			}
+			per := h * w * c
+			shard := make([]float32, 5*per)
+			sv3 := StepValues(1<<30+7, 3)
+			TransformForward(p, sv3[:], 5, x[3*per:], shard)
+			if !slices.Equal(shard, want[3*per:]) {
+				t.Error("a shard from row 3 draws otherwise than the whole batch")
+			}
+			if _, err := y.Op().(gorgonia.SDOp).SymDiff(gorgonia.Nodes{xn, st}, y, y); err == nil {
+				t.Error("the image transform has a gradient")
+			}
+		})
+	}
+	g := gorgonia.NewGraph()
+	flat := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 3))
+	st := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(4))
+	if _, err := ImageTransform(flat, st, TransformParams{Kind: TransformFlip, Interpolation: InterpolationNearest, Fill: FillReflect}); err == nil {
+		t.Error("an image transform of a matrix was made")
+	}
+}
