@@ -21,7 +21,11 @@ import (
 // For 32×32×3 images and 10 classes, ResNetV1(20, ...) has 274,442
 // parameters, 1,376 of them BatchNormalization's moving statistics.
 // Keras trains it with Adam (lr 1e-3) and a step schedule.
-func ResNetV1(depth int, inputShape []int, classes int) (*nn.Model, error) {
+//
+// The layers first, if any, are applied to the input before the network,
+// in order: preprocessing and augmentation (Rescaling, RandomFlip,
+// RandomTranslation), as Keras puts them in front of a model.
+func ResNetV1(depth int, inputShape []int, classes int, first ...layers.Layer) (*nn.Model, error) {
 	if depth < 8 || (depth-2)%6 != 0 {
 		return nil, fmt.Errorf("ResNetV1: depth %d: want 6n+2 with n >= 1 (20, 32, 44, 56, 110)", depth)
 	}
@@ -30,7 +34,11 @@ func ResNetV1(depth int, inputShape []int, classes int) (*nn.Model, error) {
 	}
 	blocks := (depth - 2) / 6
 	in := nn.Input(inputShape...)
-	x := resnetLayer(in, 16, 3, 1, true, true)
+	x := in
+	for _, l := range first {
+		x = nn.Apply(l, x)
+	}
+	x = resnetLayer(x, 16, 3, 1, true, true)
 	filters := 16
 	for stack := range 3 {
 		for block := range blocks {

@@ -130,7 +130,7 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 		return fmt.Errorf("--benchmark: %d steps of --batch-size %d need more than %d generated samples: lower --batch-size or --benchmark-steps", total, cfg.batchSize, maxSamples)
 	}
 	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
-	model, err := newModel(cfg.model, cfg.seed)
+	model, err := newModel(cfg.model, cfg.seed, cfg.augment)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestBenchmarkMode(t *testing.T) {
 
 func TestBenchmarkArithmetic(t *testing.T) {
 	built := func(name string) *nn.Sequential {
-		m, err := newModel(name, 1)
+		m, err := newModel(name, 1, false)
 		if err != nil {
 			t.Fatal(err)
 		}

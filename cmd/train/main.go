@@ -99,6 +99,7 @@ type config struct {
 	// GOKERAS_PIPELINE=0 and GOKERAS_REDUCE_OVERLAP=0 (see the package doc).
 	serialSteps, reduceAfterBackward bool
 	model                            string
+	augment                          bool
 	clipNorm                         float64
 	globalClipNorm                   float64
 	clipValue                        float64
@@ -151,6 +152,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.softPlacement, "soft-placement", false, "fall back to /CPU:0 with a warning when the device does not exist")
 	fs.BoolVar(&c.logPlacement, "log-device-placement", false, "print the device of every variable and op")
 	fs.StringVar(&c.model, "model", "mlp", "model to train: mlp (Flatten, Dense(3000, relu), Dense(1000, relu), Dense(10, sigmoid)), cnn (Keras' cifar10_cnn example: 4 convolutions, 2 max poolings, dropout, Dense(512, relu), Dense(10, softmax)) or resnet20 (Keras' cifar10_resnet example: ResNet-20 v1, a functional model of residual blocks)")
+	fs.BoolVar(&c.augment, "augment", false, "augment the training images on the device, as Keras' cifar10_cnn and cifar10_resnet examples do with ImageDataGenerator(width_shift_range=0.1, height_shift_range=0.1, horizontal_flip=True, fill_mode=\"nearest\"): "+
+		"RandomFlip(\"horizontal\") and RandomTranslation(0.1, 0.1, fill_mode=\"nearest\") first in the model (not the layers' default \"reflect\" fill), active in training only; evaluation, Predict and the saved model see the images as they are")
 	fs.IntVar(&c.epochs, "epochs", 10, "epochs to train")
 	fs.IntVar(&c.batchSize, "batch-size", 32, "samples per step")
 	fs.IntVar(&c.stepsPerEpoch, "steps-per-epoch", 0, "end each epoch after this many steps (Keras' steps_per_epoch; 0: the whole training set)")
@@ -235,7 +238,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	if c.ux.loadModel != "" {
 		// The file holds the model and how it trains.
-		for _, f := range []string{"model", "optimizer", "lr", "momentum", "nesterov", "clipnorm", "global-clipnorm", "clipvalue", "weight-decay", "lr-schedule", "resume", "benchmark"} {
+		for _, f := range []string{"model", "augment", "optimizer", "lr", "momentum", "nesterov", "clipnorm", "global-clipnorm", "clipvalue", "weight-decay", "lr-schedule", "resume", "benchmark"} {
 			if set[f] {
 				return c, usagef("--load-model and --%s exclude each other: the model file holds the model, its optimizer and its state", f)
 			}
@@ -407,7 +410,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		}
 		fmt.Fprintf(out, "Model loaded from %s\n", cfg.ux.loadModel)
 	} else {
-		if model, err = newModel(cfg.model, cfg.seed); err != nil {
+		if model, err = newModel(cfg.model, cfg.seed, cfg.augment); err != nil {
 			return err
 		}
 		if err := model.Summary(out); err != nil {
