@@ -80,6 +80,15 @@ func TestMultiWorkerFitWithDropoutMatchesOneProcess(t *testing.T) {
 	jobOK(t, mpirun, 2, "fitdropout")
 }
 
+// With RandomFlip and RandomTranslation too: each replica transforms the
+// images of its shard as one process transforms them in the whole batch
+// (each image's map drawn from its index in the global batch), so two
+// processes still train what one does.
+func TestMultiWorkerFitWithAugmentationMatchesOneProcess(t *testing.T) {
+	mpirun := mpitest.Need(t)
+	jobOK(t, mpirun, 2, "fitaugment")
+}
+
 // Replicas given different batch sizes refuse to start, naming it.
 func TestMultiWorkerRefusesDifferentRuns(t *testing.T) {
 	mpirun := mpitest.Need(t)
@@ -160,6 +169,9 @@ func TestMultiWorkerWorker(t *testing.T) {
 	case "fitfunctional":
 		mlpFunctional = true
 		workerFit(t, s)
+	case "fitaugment":
+		mlpAugment = true
+		workerFit(t, s)
 	case "fitseveral": // multi_io_test.go
 		workerFitSeveral(t, s)
 	case "mismatch":
@@ -221,12 +233,20 @@ var (
 	// mlpFunctional makes mlp a functional model of the same input and
 	// output, with a residual block, a shared layer and a Concatenate.
 	mlpFunctional = false
+	// mlpAugment puts the features, as 4×5 images, through RandomFlip and
+	// RandomTranslation first.
+	mlpAugment = false
 )
 
 // mlp is Input(20) -> Dense(64, relu) [-> Dropout] -> Dense(10, softmax),
 // compiled with opt on mlpDevice, with the strategy when s is not nil.
 func mlp(t *testing.T, opt optim.Optimizer, s nn.Strategy) *nn.Sequential {
-	ls := []layers.Layer{layers.Input(20), layers.Dense(64, layers.ReLU)}
+	ls := []layers.Layer{layers.Input(20)}
+	if mlpAugment {
+		ls = append(ls, layers.Reshape([]int{4, 5, 1}), layers.RandomFlip("horizontal_and_vertical"),
+			layers.RandomTranslation(0.3, 0.3), layers.Flatten())
+	}
+	ls = append(ls, layers.Dense(64, layers.ReLU))
 	if mlpDropout != 0 {
 		ls = append(ls, layers.Dropout(mlpDropout))
 	}
