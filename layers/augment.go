@@ -16,7 +16,7 @@ import (
 )
 
 // AugmentOption configures a random augmentation layer (RandomFlip,
-// RandomTranslation): Seed, FillMode, Interpolation, FillValue, or any
+// RandomTranslation, RandomZoom): Seed, FillMode, Interpolation, FillValue, or any
 // Option, such as Named.
 type AugmentOption interface{ applyAugment(*augmentation) }
 
@@ -24,10 +24,11 @@ func (s dropoutSeed) applyAugment(a *augmentation) { a.seed, a.seeded = uint64(s
 
 func (o nameOption) applyAugment(a *augmentation) { o.applyLayer(&a.named) }
 
-// FillMode says what RandomTranslation reads outside the image, Keras'
-// fill_mode: "reflect" (the default: d c b a | a b c d | d c b a), "wrap"
-// (a b c d | a b c d | a b c d), "constant" (k k k k | a b c d | k k k k,
-// k the FillValue) or "nearest" (a a a a | a b c d | d d d d).
+// FillMode says what RandomTranslation and RandomZoom read outside the
+// image, Keras' fill_mode: "reflect" (the default: d c b a | a b c d |
+// d c b a), "wrap" (a b c d | a b c d | a b c d), "constant" (k k k k |
+// a b c d | k k k k, k the FillValue) or "nearest" (a a a a | a b c d |
+// d d d d).
 func FillMode(mode string) AugmentOption { return fillModeOption(mode) }
 
 type fillModeOption string
@@ -37,7 +38,8 @@ func (o fillModeOption) applyAugment(a *augmentation) {
 	a.transformArgs = true
 }
 
-// Interpolation says how RandomTranslation reads between pixels, Keras'
+// Interpolation says how RandomTranslation and RandomZoom read between
+// pixels, Keras'
 // interpolation: "bilinear" (the default) or "nearest".
 func Interpolation(method string) AugmentOption { return interpolationOption(method) }
 
@@ -48,7 +50,8 @@ func (o interpolationOption) applyAugment(a *augmentation) {
 	a.transformArgs = true
 }
 
-// FillValue is the value RandomTranslation reads outside the image with
+// FillValue is the value RandomTranslation and RandomZoom read outside
+// the image with
 // FillMode("constant"), Keras' fill_value (0 by default).
 func FillValue(v float64) AugmentOption { return fillValueOption(v) }
 
@@ -441,6 +444,134 @@ func randomTranslationFromConfig(args map[string]any) (Layer, error) {
 		return nil, err
 	}
 	l := RandomTranslationRange(h, w, a.options()...)
+	l.pairs = hp || wp
+	return l, nil
+}
+
+// RandomZoomLayer zooms each image in or out by a random factor while the
+// model trains, as keras.layers.RandomZoom; in Evaluate and Predict it
+// passes its input through.
+type RandomZoomLayer struct {
+	augmentation
+	height, width [2]float64
+	keepAspect    bool // Keras' width_factor None: the width zooms as the height
+	pairs         bool // the factors were given as (lower, upper)
+}
+
+// RandomZoom makes a RandomZoom layer scaling the region each image is
+// read from about its centre by 1+z, z drawn uniformly from
+// [-heightFactor, heightFactor], across as down (Keras'
+// RandomZoom(height_factor) with width_factor None): a positive z zooms
+// out, a negative one in. RandomZoomRange takes Keras' (lower, upper)
+// pairs and a width factor of its own. FillMode ("reflect" by default),
+// Interpolation ("bilinear"), FillValue and Seed as RandomTranslation's;
+// drawn as RandomTranslation's are.
+func RandomZoom(heightFactor float64, opts ...AugmentOption) *RandomZoomLayer {
+	h := [2]float64{-heightFactor, heightFactor}
+	return &RandomZoomLayer{augmentation: newAugmentation(opts), height: h, width: h, keepAspect: true}
+}
+
+// RandomZoomRange is RandomZoom with (lower, upper) pairs and a width
+// factor drawn apart from the height's, Keras' height_factor=(-0.3,
+// -0.1), width_factor=(-0.2, 0.2).
+func RandomZoomRange(height, width [2]float64, opts ...AugmentOption) *RandomZoomLayer {
+	return &RandomZoomLayer{augmentation: newAugmentation(opts), height: height, width: width, pairs: true}
+}
+
+// Type returns "RandomZoom".
+func (l *RandomZoomLayer) Type() string { return "RandomZoom" }
+
+// Factors are the ranges the zooms are drawn from, (lower, upper), and
+// whether the width zooms as the height (Keras' width_factor None).
+func (l *RandomZoomLayer) Factors() (height, width [2]float64, sameAcross bool) {
+	return l.height, l.width, l.keepAspect
+}
+
+// CheckConfig checks the factors and the options, with Keras' rules.
+func (l *RandomZoomLayer) CheckConfig() error {
+	const what = "random zoom layer"
+	if err := l.check(what); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		r    [2]float64
+	}{{"height_factor", l.height}, {"width_factor", l.width}} {
+		lo, hi := f.r[0], f.r[1]
+		switch {
+		case math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(hi, 0):
+			return fmt.Errorf("%s %q: %s %v is not a finite number", what, l.name, f.name, f.r)
+		case hi < lo:
+			return fmt.Errorf("%s %q: %s %v: the upper bound is less than the lower bound (a single factor must not be negative)", what, l.name, f.name, f.r)
+		case lo < -1:
+			return fmt.Errorf("%s %q: %s %v: the factors must be at least -1 (a zoom of 1+factor)", what, l.name, f.name, f.r)
+		}
+	}
+	return nil
+}
+
+func (l *RandomZoomLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return l.augmentation.plan("random zoom layer", inputShape)
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomZoomLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := l.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, _, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	l.build(rng)
+	return out, nil
+}
+
+// Call adds the random zooms to a training graph (ops.ImageTransform),
+// and nothing to others.
+func (l *RandomZoomLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	return l.call("random zoom layer", in, ops.TransformParams{Kind: ops.TransformZoom, Height: l.height, Width: l.width, KeepAspect: l.keepAspect})
+}
+
+// Config returns "RandomZoom" with Keras' arguments: name, height_factor
+// and width_factor (numbers, pairs, or for the width null: as the
+// height), fill_mode, interpolation, seed and fill_value.
+func (l *RandomZoomLayer) Config() (Config, error) {
+	var width any
+	if !l.keepAspect {
+		width = factorConfig(l.width, l.pairs)
+	}
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name,
+		"height_factor": factorConfig(l.height, l.pairs), "width_factor": width,
+		"fill_mode": l.fillMode, "interpolation": l.interpolation, "seed": l.configSeed(), "fill_value": l.fillValue}}, nil
+}
+
+func randomZoomFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		augmentArgs
+		HeightFactor json.RawMessage `json:"height_factor"`
+		WidthFactor  json.RawMessage `json:"width_factor"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.HeightFactor) == 0 || string(a.HeightFactor) == "null" {
+		return nil, missing("height_factor")
+	}
+	h, hp, err := factorArg("height_factor", a.HeightFactor)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.WidthFactor) == 0 || string(a.WidthFactor) == "null" {
+		l := RandomZoomRange(h, h, a.options()...)
+		l.keepAspect, l.pairs = true, hp
+		return l, nil
+	}
+	w, wp, err := factorArg("width_factor", a.WidthFactor)
+	if err != nil {
+		return nil, err
+	}
+	l := RandomZoomRange(h, w, a.options()...)
 	l.pairs = hp || wp
 	return l, nil
 }

@@ -36,7 +36,8 @@ func TestAugmentationCalls(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	flip, flip2 := RandomFlip("horizontal"), RandomFlip("horizontal")
 	shift := RandomTranslation(0.2, 0.3, Seed(5), FillMode("nearest"), Interpolation("nearest"))
-	for _, l := range []Layer{flip, flip2, shift} {
+	zoom := RandomZoom(0.4, FillMode("constant"), FillValue(-1))
+	for _, l := range []Layer{flip, flip2, shift, zoom} {
 		if _, err := l.Build(shape[1:], rng); err != nil {
 			t.Fatal(err)
 		}
@@ -67,12 +68,17 @@ func TestAugmentationCalls(t *testing.T) {
 		p ops.TransformParams
 	}{
 		{flip, ops.TransformParams{Kind: ops.TransformFlip, Horizontal: true, Key: flip.key}},
-		{shift, ops.TransformParams{Kind: ops.TransformTranslation, Height: [2]float64{-0.2, 0.2}, Width: [2]float64{-0.3, 0.3}, Key: 5}},
+		{shift, ops.TransformParams{Kind: ops.TransformTranslation, Height: [2]float64{-0.2, 0.2}, Width: [2]float64{-0.3, 0.3}, Key: 5,
+			Interpolation: ops.InterpolationNearest, Fill: ops.FillNearest}},
+		{zoom, ops.TransformParams{Kind: ops.TransformZoom, Height: [2]float64{-0.4, 0.4}, Width: [2]float64{-0.4, 0.4}, KeepAspect: true,
+			Key: zoom.key, Fill: ops.FillConstant, FillValue: -1}},
 	} {
 		p := c.p
-		p.Interpolation, p.Fill = ops.InterpolationBilinear, ops.FillReflect
-		if c.l == shift {
-			p.Interpolation, p.Fill = ops.InterpolationNearest, ops.FillNearest
+		if p.Interpolation == 0 {
+			p.Interpolation = ops.InterpolationBilinear
+		}
+		if p.Fill == 0 {
+			p.Fill = ops.FillReflect
 		}
 		p.H, p.W, p.C = 5, 6, 2
 		want := make([]float32, len(x))
@@ -88,7 +94,7 @@ func TestAugmentationCalls(t *testing.T) {
 		t.Error("two unseeded RandomFlip layers flip the same images")
 	}
 
-	for _, l := range []Layer{flip, shift} {
+	for _, l := range []Layer{flip, shift, zoom} {
 		xn, st := augmentGraph(x, shape, 7)
 		out, err := l.Call(Flow{Node: xn}, nil)
 		if err != nil || out.Node != xn {

@@ -122,6 +122,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Rescaling":              rescalingFromConfig,
 	"RandomFlip":             randomFlipFromConfig,
 	"RandomTranslation":      randomTranslationFromConfig,
+	"RandomZoom":             randomZoomFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

@@ -78,6 +78,10 @@ var configCases = []struct {
 		`{"class_name":"RandomTranslation","config":{"fill_mode":"constant","fill_value":0.5,"height_factor":0.1,"interpolation":"bilinear","name":"shift","seed":9,"width_factor":0.2}}`},
 	{RandomTranslationRange([2]float64{-0.2, 0.3}, [2]float64{-0.1, 0.1}, Interpolation("nearest"), FillMode("wrap")), []int{4, 4, 3},
 		`{"class_name":"RandomTranslation","config":{"fill_mode":"wrap","fill_value":0,"height_factor":[-0.2,0.3],"interpolation":"nearest","name":"","seed":null,"width_factor":[-0.1,0.1]}}`},
+	{RandomZoom(0.2, Seed(4)), []int{4, 4, 3},
+		`{"class_name":"RandomZoom","config":{"fill_mode":"reflect","fill_value":0,"height_factor":0.2,"interpolation":"bilinear","name":"","seed":4,"width_factor":null}}`},
+	{RandomZoomRange([2]float64{-0.3, -0.1}, [2]float64{-0.2, 0.2}, FillMode("constant"), Named("zoom")), []int{4, 4, 3},
+		`{"class_name":"RandomZoom","config":{"fill_mode":"constant","fill_value":0,"height_factor":[-0.3,-0.1],"interpolation":"bilinear","name":"zoom","seed":null,"width_factor":[-0.2,0.2]}}`},
 }
 
 // TestConfigRoundTrips checks each layer's config, and that the layer
@@ -283,6 +287,12 @@ func TestFromConfigDefaults(t *testing.T) {
 		{Config{"ReLU", nil}, NewReLU()},
 		{Config{"Rescaling", map[string]any{"scale": 1.0 / 255}}, Rescaling(1.0/255, 0)},
 		{Config{"RandomFlip", nil}, RandomFlip("horizontal_and_vertical")},
+		{Config{"RandomZoom", map[string]any{"height_factor": 0.1}}, RandomZoom(0.1)},
+		{Config{"RandomZoom", map[string]any{"height_factor": []float64{-0.3, 0.2}, "width_factor": nil}}, func() Layer {
+			l := RandomZoomRange([2]float64{-0.3, 0.2}, [2]float64{-0.3, 0.2})
+			l.keepAspect = true
+			return l
+		}()},
 		{Config{"RandomTranslation", map[string]any{"height_factor": 0.1, "width_factor": 0.2}}, RandomTranslation(0.1, 0.2)},
 		{Config{"RandomTranslation", map[string]any{"height_factor": []float64{-0.1, 0.1}, "width_factor": 0.2, "fill_mode": "nearest", "seed": nil}},
 			RandomTranslationRange([2]float64{-0.1, 0.1}, [2]float64{-0.2, 0.2}, FillMode("nearest"))},
@@ -335,6 +345,9 @@ func TestFromConfigErrors(t *testing.T) {
 			[]string{"kernel_regularizer", `L1: unknown argument "l2"`}},
 		{Config{"Rescaling", map[string]any{"offset": 1}}, []string{`argument "scale" is missing`}},
 		{Config{"RandomFlip", map[string]any{"mode": "diagonal"}}, []string{`mode "diagonal"`, `"horizontal_and_vertical"`}},
+		{Config{"RandomZoom", map[string]any{"width_factor": 0.1}}, []string{`argument "height_factor" is missing`}},
+		{Config{"RandomZoom", map[string]any{"height_factor": []float64{-1.5, 0}}}, []string{"height_factor [-1.5 0]", "at least -1"}},
+		{Config{"RandomZoom", map[string]any{"height_factor": 0.1, "width_factor": []float64{0.3, 0.2}}}, []string{"width_factor [0.3 0.2]", "upper bound is less"}},
 		{Config{"RandomTranslation", map[string]any{"height_factor": 0.1}}, []string{`argument "width_factor" is missing`}},
 		{Config{"RandomTranslation", map[string]any{"height_factor": []float64{0.1, 0.2, 0.3}, "width_factor": 0}}, []string{`"height_factor" is [0.1,0.2,0.3]`, "a list of two"}},
 		{Config{"RandomTranslation", map[string]any{"height_factor": 1.5, "width_factor": 0}}, []string{"height_factor [-1.5 1.5]", "between -1 and 1"}},

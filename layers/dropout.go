@@ -23,9 +23,9 @@ type SeedOption interface {
 }
 
 // Seed fixes which units a Dropout layer drops, or what a random
-// augmentation layer (RandomFlip, RandomTranslation) draws, at each
-// training step, Keras' seed argument. Without it the layer's key is
-// drawn from the model's seed when the model is built.
+// augmentation layer (RandomFlip, RandomTranslation, RandomZoom) draws,
+// at each training step, Keras' seed argument. Without it the layer's key
+// is drawn from the model's seed when the model is built.
 func Seed(seed uint64) SeedOption { return dropoutSeed(seed) }
 
 type dropoutSeed uint64

@@ -124,6 +124,29 @@ func TestTransformDraws(t *testing.T) {
 		t.Errorf("the height and width shifts correlate: %.3f", corr)
 	}
 
+	// Zooms: 1+z with z uniform on [-0.3, 0.5), the same across and down
+	// with KeepAspect, else drawn apart.
+	zoom := TransformParams{Kind: TransformZoom, Height: [2]float64{-0.3, 0.5}, Width: [2]float64{-0.1, 0.1}, Key: 8, H: 9, W: 9, C: 1}
+	var sz, apart float64
+	for s := range uint64(n) {
+		a := zoom.SampleTransform(2, s)
+		if a[4] < 0.7 || a[4] >= 1.5 || a[0] < 0.9 || a[0] >= 1.1 || a[5] != float32(4*float32(1-a[4])) {
+			t.Fatalf("sample %d: zoom map %v outside the ranges or not about the centre", s, a)
+		}
+		sz += float64(a[4])
+		k := zoom
+		k.KeepAspect = true
+		if b := k.SampleTransform(2, s); b[0] != b[4] || b[4] != a[4] {
+			t.Fatalf("sample %d: KeepAspect zooms %v, %v; want the height's, %v, across and down", s, b[0], b[4], a[4])
+		}
+		if a[0] != a[4] {
+			apart++
+		}
+	}
+	if mean := sz / n; math.Abs(mean-1.1) > 0.01 || apart < n-10 {
+		t.Errorf("zooms down: mean %.4f, want 1.1; %v of %d drawn apart across", mean, apart, n)
+	}
+
 	same, otherKey, otherStep := 0, 0, 0
 	for s := range uint64(1000) {
 		a := tr.SampleTransform(9, s)
