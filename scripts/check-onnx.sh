@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports thirteen
+# scripts/onnx/export builds, trains for a few steps and exports fourteen
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers, Reshape and global
 # poolings, one of GELU activations, an Embedding model, and two
@@ -10,7 +10,8 @@
 # ZeroPadding2D, Cropping2D, UpSampling2D, Identity and ReLU; one of two
 # inputs, an image and a vector, and two outputs, one of which, from a
 # convolution, the other reads; and one of Dot layers along every pair of
-# axes, normalized or not) and writes their inputs and gokeras'
+# axes, normalized or not; and one of RandomFlip, RandomTranslation,
+# RandomZoom and Rescaling) and writes their inputs and gokeras'
 # PredictOutputs outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, fed by its graph's input names, and every output,
