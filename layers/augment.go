@@ -16,7 +16,7 @@ import (
 )
 
 // AugmentOption configures a random augmentation layer (RandomFlip,
-// RandomTranslation, RandomZoom): Seed, FillMode, Interpolation, FillValue, or any
+// RandomTranslation, RandomZoom, RandomRotation): Seed, FillMode, Interpolation, FillValue, or any
 // Option, such as Named.
 type AugmentOption interface{ applyAugment(*augmentation) }
 
@@ -573,5 +573,106 @@ func randomZoomFromConfig(args map[string]any) (Layer, error) {
 	}
 	l := RandomZoomRange(h, w, a.options()...)
 	l.pairs = hp || wp
+	return l, nil
+}
+
+// RandomRotationLayer turns each image about its centre by a random
+// angle while the model trains, as keras.layers.RandomRotation; in
+// Evaluate and Predict it passes its input through.
+type RandomRotationLayer struct {
+	augmentation
+	factor [2]float64
+	pair   bool // the factor was given as (lower, upper)
+}
+
+// RandomRotation makes a RandomRotation layer turning each image by an
+// angle drawn uniformly from [-factor, factor] turns (fractions of 2π;
+// positive counter-clockwise), Keras' RandomRotation(factor);
+// RandomRotationRange takes Keras' (lower, upper) pair. FillMode
+// ("reflect" by default), Interpolation ("bilinear"), FillValue and Seed
+// as RandomTranslation's; drawn as RandomTranslation's are. The sine and
+// cosine are computed the same way on every device (ops.SinCos).
+func RandomRotation(factor float64, opts ...AugmentOption) *RandomRotationLayer {
+	return &RandomRotationLayer{augmentation: newAugmentation(opts), factor: [2]float64{-factor, factor}}
+}
+
+// RandomRotationRange is RandomRotation with a (lower, upper) pair of
+// turns, Keras' factor=(-0.2, 0.3).
+func RandomRotationRange(factor [2]float64, opts ...AugmentOption) *RandomRotationLayer {
+	return &RandomRotationLayer{augmentation: newAugmentation(opts), factor: factor, pair: true}
+}
+
+// Type returns "RandomRotation".
+func (l *RandomRotationLayer) Type() string { return "RandomRotation" }
+
+// Factor is the range the angles are drawn from, (lower, upper) turns.
+func (l *RandomRotationLayer) Factor() [2]float64 { return l.factor }
+
+// CheckConfig checks the factor and the options, with Keras' rule (upper
+// at least lower), and that the angles stay within two turns.
+func (l *RandomRotationLayer) CheckConfig() error {
+	const what = "random rotation layer"
+	if err := l.check(what); err != nil {
+		return err
+	}
+	lo, hi := l.factor[0], l.factor[1]
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return fmt.Errorf("%s %q: factor %v is not a number", what, l.name, l.factor)
+	case hi < lo:
+		return fmt.Errorf("%s %q: factor %v: the upper bound is less than the lower bound (a single factor must not be negative)", what, l.name, l.factor)
+	case math.Abs(lo) > 2 || math.Abs(hi) > 2:
+		return fmt.Errorf("%s %q: factor %v: give turns between -2 and 2 (a turn is 1)", what, l.name, l.factor)
+	}
+	return nil
+}
+
+func (l *RandomRotationLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return l.augmentation.plan("random rotation layer", inputShape)
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomRotationLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := l.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, _, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	l.build(rng)
+	return out, nil
+}
+
+// Call adds the random rotations to a training graph
+// (ops.ImageTransform), and nothing to others.
+func (l *RandomRotationLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	return l.call("random rotation layer", in, ops.TransformParams{Kind: ops.TransformRotation, Height: l.factor})
+}
+
+// Config returns "RandomRotation" with Keras' arguments: name, factor (a
+// number, or a pair), fill_mode, interpolation, seed and fill_value.
+func (l *RandomRotationLayer) Config() (Config, error) {
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name, "factor": factorConfig(l.factor, l.pair),
+		"fill_mode": l.fillMode, "interpolation": l.interpolation, "seed": l.configSeed(), "fill_value": l.fillValue}}, nil
+}
+
+func randomRotationFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		augmentArgs
+		Factor json.RawMessage `json:"factor"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.Factor) == 0 || string(a.Factor) == "null" {
+		return nil, missing("factor")
+	}
+	f, pair, err := factorArg("factor", a.Factor)
+	if err != nil {
+		return nil, err
+	}
+	l := RandomRotationRange(f, a.options()...)
+	l.pair = pair
 	return l, nil
 }

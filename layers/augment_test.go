@@ -37,7 +37,8 @@ func TestAugmentationCalls(t *testing.T) {
 	flip, flip2 := RandomFlip("horizontal"), RandomFlip("horizontal")
 	shift := RandomTranslation(0.2, 0.3, Seed(5), FillMode("nearest"), Interpolation("nearest"))
 	zoom := RandomZoom(0.4, FillMode("constant"), FillValue(-1))
-	for _, l := range []Layer{flip, flip2, shift, zoom} {
+	turn := RandomRotation(0.3, FillMode("wrap"))
+	for _, l := range []Layer{flip, flip2, shift, zoom, turn} {
 		if _, err := l.Build(shape[1:], rng); err != nil {
 			t.Fatal(err)
 		}
@@ -72,6 +73,7 @@ func TestAugmentationCalls(t *testing.T) {
 			Interpolation: ops.InterpolationNearest, Fill: ops.FillNearest}},
 		{zoom, ops.TransformParams{Kind: ops.TransformZoom, Height: [2]float64{-0.4, 0.4}, Width: [2]float64{-0.4, 0.4}, KeepAspect: true,
 			Key: zoom.key, Fill: ops.FillConstant, FillValue: -1}},
+		{turn, ops.TransformParams{Kind: ops.TransformRotation, Height: [2]float64{-0.3, 0.3}, Key: turn.key, Fill: ops.FillWrap}},
 	} {
 		p := c.p
 		if p.Interpolation == 0 {
@@ -94,7 +96,7 @@ func TestAugmentationCalls(t *testing.T) {
 		t.Error("two unseeded RandomFlip layers flip the same images")
 	}
 
-	for _, l := range []Layer{flip, shift, zoom} {
+	for _, l := range []Layer{flip, shift, zoom, turn} {
 		xn, st := augmentGraph(x, shape, 7)
 		out, err := l.Call(Flow{Node: xn}, nil)
 		if err != nil || out.Node != xn {

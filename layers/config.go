@@ -123,6 +123,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"RandomFlip":             randomFlipFromConfig,
 	"RandomTranslation":      randomTranslationFromConfig,
 	"RandomZoom":             randomZoomFromConfig,
+	"RandomRotation":         randomRotationFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

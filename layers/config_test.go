@@ -78,6 +78,10 @@ var configCases = []struct {
 		`{"class_name":"RandomTranslation","config":{"fill_mode":"constant","fill_value":0.5,"height_factor":0.1,"interpolation":"bilinear","name":"shift","seed":9,"width_factor":0.2}}`},
 	{RandomTranslationRange([2]float64{-0.2, 0.3}, [2]float64{-0.1, 0.1}, Interpolation("nearest"), FillMode("wrap")), []int{4, 4, 3},
 		`{"class_name":"RandomTranslation","config":{"fill_mode":"wrap","fill_value":0,"height_factor":[-0.2,0.3],"interpolation":"nearest","name":"","seed":null,"width_factor":[-0.1,0.1]}}`},
+	{RandomRotation(0.1, Seed(8), Interpolation("nearest")), []int{4, 4, 3},
+		`{"class_name":"RandomRotation","config":{"factor":0.1,"fill_mode":"reflect","fill_value":0,"interpolation":"nearest","name":"","seed":8}}`},
+	{RandomRotationRange([2]float64{-0.2, 0.3}, FillMode("constant"), FillValue(1)), []int{4, 4, 3},
+		`{"class_name":"RandomRotation","config":{"factor":[-0.2,0.3],"fill_mode":"constant","fill_value":1,"interpolation":"bilinear","name":"","seed":null}}`},
 	{RandomZoom(0.2, Seed(4)), []int{4, 4, 3},
 		`{"class_name":"RandomZoom","config":{"fill_mode":"reflect","fill_value":0,"height_factor":0.2,"interpolation":"bilinear","name":"","seed":4,"width_factor":null}}`},
 	{RandomZoomRange([2]float64{-0.3, -0.1}, [2]float64{-0.2, 0.2}, FillMode("constant"), Named("zoom")), []int{4, 4, 3},
@@ -288,6 +292,7 @@ func TestFromConfigDefaults(t *testing.T) {
 		{Config{"Rescaling", map[string]any{"scale": 1.0 / 255}}, Rescaling(1.0/255, 0)},
 		{Config{"RandomFlip", nil}, RandomFlip("horizontal_and_vertical")},
 		{Config{"RandomZoom", map[string]any{"height_factor": 0.1}}, RandomZoom(0.1)},
+		{Config{"RandomRotation", map[string]any{"factor": 0.2}}, RandomRotation(0.2)},
 		{Config{"RandomZoom", map[string]any{"height_factor": []float64{-0.3, 0.2}, "width_factor": nil}}, func() Layer {
 			l := RandomZoomRange([2]float64{-0.3, 0.2}, [2]float64{-0.3, 0.2})
 			l.keepAspect = true
@@ -346,6 +351,8 @@ func TestFromConfigErrors(t *testing.T) {
 		{Config{"Rescaling", map[string]any{"offset": 1}}, []string{`argument "scale" is missing`}},
 		{Config{"RandomFlip", map[string]any{"mode": "diagonal"}}, []string{`mode "diagonal"`, `"horizontal_and_vertical"`}},
 		{Config{"RandomZoom", map[string]any{"width_factor": 0.1}}, []string{`argument "height_factor" is missing`}},
+		{Config{"RandomRotation", nil}, []string{`argument "factor" is missing`}},
+		{Config{"RandomRotation", map[string]any{"factor": -0.1}}, []string{"factor [0.1 -0.1]", "upper bound is less"}},
 		{Config{"RandomZoom", map[string]any{"height_factor": []float64{-1.5, 0}}}, []string{"height_factor [-1.5 0]", "at least -1"}},
 		{Config{"RandomZoom", map[string]any{"height_factor": 0.1, "width_factor": []float64{0.3, 0.2}}}, []string{"width_factor [0.3 0.2]", "upper bound is less"}},
 		{Config{"RandomTranslation", map[string]any{"height_factor": 0.1}}, []string{`argument "width_factor" is missing`}},

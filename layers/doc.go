@@ -6,9 +6,9 @@
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
 // UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layer
 // Rescaling and the random augmentation layers RandomFlip,
-// RandomTranslation and RandomZoom; and the activations and weight
-// initializers they take. Images and sequences are channels last: (None,
-// height, width, channels), (None, steps, channels).
+// RandomTranslation, RandomZoom and RandomRotation; and the activations
+// and weight initializers they take. Images and sequences are channels
+// last: (None, height, width, channels), (None, steps, channels).
 //
 // # Making layers
 //
@@ -67,10 +67,10 @@
 // (Evaluate, Predict); Call sees which in Flow.Training. Dropout drops
 // units only in training, drawing them from a counter-based generator
 // keyed by its seed and the training step, so every device drops the same
-// ones; RandomFlip, RandomTranslation and RandomZoom draw each image's
-// transform the same way, and take no gradient, so they come before any
-// layer with weights. BatchNormalization uses the batch's statistics in
-// training and its moving averages, non-trainable weights, in inference;
-// its training graph updates them (ops.MovingAverage), on the model's
-// device, in each step.
+// ones; the random augmentation layers (RandomFlip and the others) draw
+// each image's transform the same way, and take no gradient, so they come
+// before any layer with weights. BatchNormalization uses the batch's
+// statistics in training and its moving averages, non-trainable weights,
+// in inference; its training graph updates them (ops.MovingAverage), on
+// the model's device, in each step.
 package layers

@@ -28,9 +28,14 @@ const (
 	// 1+h down and 1+w across, h drawn from Height and w from Width (h
 	// for both with KeepAspect): a positive factor zooms out, as Keras'.
 	TransformZoom
+	// TransformRotation turns the image about its centre by an angle
+	// drawn uniformly from Height (lower, upper), fractions of a full
+	// turn: counter-clockwise for positive angles, as Keras'.
+	TransformRotation
 )
 
-var transformNames = [...]string{TransformFlip: "flip", TransformTranslation: "translation", TransformZoom: "zoom"}
+var transformNames = [...]string{TransformFlip: "flip", TransformTranslation: "translation", TransformZoom: "zoom",
+	TransformRotation: "rotation"}
 
 func (k TransformKind) String() string {
 	if k <= 0 || int(k) >= len(transformNames) {
@@ -113,7 +118,7 @@ func ParseFillMode(s string) (FillMode, error) {
 type TransformParams struct {
 	Kind                 TransformKind
 	Horizontal, Vertical bool       // TransformFlip
-	Height, Width        [2]float64 // TransformTranslation, TransformZoom: (lower, upper)
+	Height, Width        [2]float64 // TransformTranslation, TransformZoom, TransformRotation (Height): (lower, upper)
 	KeepAspect           bool       // TransformZoom: the width's factor is the height's
 	Interpolation        Interpolation
 	Fill                 FillMode
@@ -177,8 +182,40 @@ func (p TransformParams) SampleTransform(step, sample uint64) [6]float32 {
 		a[0], a[4] = zx, zy
 		a[2] = float32(float32(float32(wd-1)/2) * float32(1-zx))
 		a[5] = float32(float32(float32(h-1)/2) * float32(1-zy))
+	case TransformRotation:
+		// Keras draws the angle from (2π·lower, 2π·upper).
+		theta := lerp([2]float64{2 * math.Pi * p.Height[0], 2 * math.Pi * p.Height[1]}, uniform24(w[0]))
+		s64, c64 := SinCos(float64(theta))
+		s, c := float32(s64), float32(c64)
+		w1, h1 := wd-1, h-1
+		a[0], a[1], a[3], a[4] = c, -s, s, c
+		a[2] = float32(w1-float32(float32(c*w1)-float32(s*h1))) / 2
+		a[5] = float32(h1-float32(float32(s*w1)+float32(c*h1))) / 2
 	}
 	return a
+}
+
+// SinCos returns sin x and cos x for |x| up to a few turns, computed with
+// +, -, × and ÷ only, each rounded to float64 (no fused multiply-add): x
+// is reduced to [-π, π] by a whole number of turns, then summed as 24
+// terms of each Taylor series. The CUDA kernel's gk_sincos does the same
+// operations, so the CPU and the GPU rotate by the same bits, which their
+// math libraries' sin and cos do not promise. Within 2e-15 of math.Sin
+// and math.Cos for |x| up to 13 (two turns): far below the float32 the
+// rotation is computed in.
+func SinCos(x float64) (sin, cos float64) {
+	const twoPi = 2 * math.Pi
+	k := math.Round(float64(x / twoPi))
+	x = float64(x - float64(k*twoPi))
+	x2 := float64(x * x)
+	st, ct := x, 1.0 // the series' current terms
+	sin, cos = st, ct
+	for n := 1; n <= 24; n++ {
+		st = float64(float64(st*-x2) / float64((2*n)*(2*n+1)))
+		ct = float64(float64(ct*-x2) / float64((2*n-1)*(2*n)))
+		sin, cos = float64(sin+st), float64(cos+ct)
+	}
+	return sin, cos
 }
 
 // mapCoord maps a coordinate along an axis of n pixels into the image as
@@ -305,7 +342,7 @@ func ImageTransform(x, step *gorgonia.Node, p TransformParams) (*gorgonia.Node, 
 	if p.Fill < FillReflect || p.Fill > FillNearest {
 		return nil, fmt.Errorf("image transform: unknown fill mode %v", p.Fill)
 	}
-	if p.Kind < TransformFlip || p.Kind > TransformZoom {
+	if p.Kind < TransformFlip || p.Kind > TransformRotation {
 		return nil, fmt.Errorf("image transform: unknown transform %v", p.Kind)
 	}
 	for _, v := range []float64{p.Height[0], p.Height[1], p.Width[0], p.Width[1], p.FillValue} {

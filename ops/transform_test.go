@@ -227,3 +227,50 @@ func TestImageTransformNode(t *testing.T) {
 		t.Error("an image transform of a matrix was made")
 	}
 }
+
+// TestRotation: SinCos against the math package's within 4e-16 over
+// several turns; a quarter turn (nearest) of a 3×3 image turns it
+// counter-clockwise, as Keras' RandomRotation(0.25) does; angles are
+// uniform over their range.
+func TestRotation(t *testing.T) {
+	for x := -13.0; x <= 13; x += 0.001 {
+		s, c := SinCos(x)
+		if math.Abs(s-math.Sin(x)) > 2e-15 || math.Abs(c-math.Cos(x)) > 2e-15 {
+			t.Fatalf("SinCos(%v) = %v, %v; math: %v, %v", x, s, c, math.Sin(x), math.Cos(x))
+		}
+	}
+	p := TransformParams{Kind: TransformRotation, Height: [2]float64{0.25, 0.25}, Interpolation: InterpolationNearest, Fill: FillConstant, H: 3, W: 3, C: 1}
+	a := p.SampleTransform(1, 1)
+	got := make([]float32, 9)
+	TransformImage(p, a, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}, got)
+	if want := []float32{3, 6, 9, 2, 5, 8, 1, 4, 7}; !slices.Equal(got, want) {
+		t.Errorf("a quarter turn of 1..9: %v (map %v), want %v", got, a, want)
+	}
+	// A half turn of a 2×3 image with bilinear sampling: cos π and sin π
+	// are -1 and about 1e-7 in float32, so each pixel reads within 1e-6
+	// of its mirror image's.
+	p = TransformParams{Kind: TransformRotation, Height: [2]float64{0.5, 0.5}, Interpolation: InterpolationBilinear, Fill: FillReflect, H: 2, W: 3, C: 1}
+	got = make([]float32, 6)
+	TransformImage(p, p.SampleTransform(1, 1), []float32{1, 2, 3, 4, 5, 6}, got)
+	for i, want := range []float32{6, 5, 4, 3, 2, 1} {
+		if math.Abs(float64(got[i]-want)) > 1e-5 {
+			t.Errorf("a half turn of [[1 2 3] [4 5 6]]: %v", got)
+			break
+		}
+	}
+	rot := TransformParams{Kind: TransformRotation, Height: [2]float64{-0.1, 0.2}, Key: 6, H: 8, W: 8, C: 1}
+	const n = 10000
+	var sum, sq float64
+	for s := range uint64(n) {
+		a := rot.SampleTransform(4, s)
+		turn := math.Atan2(float64(a[3]), float64(a[0])) / (2 * math.Pi)
+		if turn < -0.1-1e-6 || turn > 0.2+1e-6 || a[1] != -a[3] || a[0] != a[4] {
+			t.Fatalf("sample %d: map %v is no rotation within [-0.1, 0.2) turns", s, a)
+		}
+		sum, sq = sum+turn, sq+turn*turn
+	}
+	mean := sum / n
+	if sd := math.Sqrt(sq/n - mean*mean); math.Abs(mean-0.05) > 0.003 || math.Abs(sd-0.3/math.Sqrt(12)) > 0.003 {
+		t.Errorf("turns: mean %.4f, sd %.4f; want uniform on [-0.1, 0.2): 0.05, %.4f", mean, sd, 0.3/math.Sqrt(12))
+	}
+}

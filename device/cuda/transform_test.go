@@ -27,6 +27,8 @@ func TestImageTransformMatchesCPU(t *testing.T) {
 		{Kind: ops.TransformTranslation, Height: [2]float64{-0.4, 0.2}, Width: [2]float64{-0.3, 0.3}, Interpolation: ops.InterpolationNearest, Fill: ops.FillConstant, FillValue: 0.25, Key: 4},
 		{Kind: ops.TransformTranslation, Height: [2]float64{-0.4, 0.2}, Width: [2]float64{-0.3, 0.3}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillNearest, Key: 5},
 		{Kind: ops.TransformZoom, Height: [2]float64{-0.3, 0.5}, Width: [2]float64{-0.2, 0.2}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillConstant, Key: 6},
+		{Kind: ops.TransformRotation, Height: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 7},
+		{Kind: ops.TransformRotation, Height: [2]float64{-0.2, 0.2}, Interpolation: ops.InterpolationNearest, Fill: ops.FillNearest, Key: 8},
 	} {
 		p.H, p.W, p.C = ih, iw, c
 		for _, sv := range [][4]float32{ops.StepValues(1<<33+5, 0), ops.StepValues(2, 1<<24+3)} {

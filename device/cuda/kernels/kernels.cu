@@ -1277,6 +1277,7 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, int per_r
 #define TRANSFORM_FLIP 1
 #define TRANSFORM_TRANSLATION 2
 #define TRANSFORM_ZOOM 3
+#define TRANSFORM_ROTATION 4
 #define INTERP_BILINEAR 1
 #define INTERP_NEAREST 2
 #define FILL_REFLECT 1
@@ -1289,6 +1290,25 @@ __device__ __forceinline__ float gk_uniform24(unsigned int w) { return __fmul_rn
 
 // gk_lerp is lo + u·(hi-lo), each operation rounded (ops' lerp).
 __device__ __forceinline__ float gk_lerp(float lo, float hi, float u) { return __fadd_rn(lo, __fmul_rn(u, __fsub_rn(hi, lo))); }
+
+// gk_sincos is sin x and cos x as ops.SinCos computes them: x reduced by
+// whole turns, then 24 terms of each Taylor series, every operation
+// rounded (the _rn intrinsics), for the CPU's bits.
+__device__ void gk_sincos(double x, double *s, double *c) {
+	const double twoPi = 6.283185307179586;
+	double k = round(__ddiv_rn(x, twoPi));
+	x = __dsub_rn(x, __dmul_rn(k, twoPi));
+	double x2 = __dmul_rn(x, x);
+	double st = x, ct = 1.0, sn = st, cs = ct;
+	for (int n = 1; n <= 24; n++) {
+		st = __ddiv_rn(__dmul_rn(st, -x2), (double)((2 * n) * (2 * n + 1)));
+		ct = __ddiv_rn(__dmul_rn(ct, -x2), (double)((2 * n - 1) * (2 * n)));
+		sn = __dadd_rn(sn, st);
+		cs = __dadd_rn(cs, ct);
+	}
+	*s = sn;
+	*c = cs;
+}
 
 // gk_map_coord maps a coordinate along an axis of n pixels into the image
 // as the fill mode says (ops' mapCoord, operation for operation).
@@ -1348,6 +1368,14 @@ extern "C" __global__ void gk_image_transform(const float *x, float *y, int batc
 			a0 = zx; a4 = zy;
 			a2 = __fmul_rn(__fdiv_rn(__fsub_rn(wf, 1.0f), 2.0f), __fsub_rn(1.0f, zx));
 			a5 = __fmul_rn(__fdiv_rn(__fsub_rn(hf, 1.0f), 2.0f), __fsub_rn(1.0f, zy));
+		} else if (kind == TRANSFORM_ROTATION) {
+			float theta = gk_lerp(hLo, hHi, gk_uniform24(wd[0]));
+			double s64, c64;
+			gk_sincos((double)theta, &s64, &c64);
+			float s = (float)s64, c = (float)c64, w1 = __fsub_rn(wf, 1.0f), h1 = __fsub_rn(hf, 1.0f);
+			a0 = c; a1 = -s; a3 = s; a4 = c;
+			a2 = __fdiv_rn(__fsub_rn(w1, __fsub_rn(__fmul_rn(c, w1), __fmul_rn(s, h1))), 2.0f);
+			a5 = __fdiv_rn(__fsub_rn(h1, __fadd_rn(__fmul_rn(s, w1), __fmul_rn(c, h1))), 2.0f);
 		}
 		float fx = (float)ox, fy = (float)oy;
 		float inX = __fadd_rn(__fadd_rn(__fmul_rn(a0, fx), __fmul_rn(a1, fy)), a2);

@@ -4,6 +4,7 @@ package emu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -24,14 +25,20 @@ var transformCases = []ops.TransformParams{
 	{Kind: ops.TransformTranslation, Height: [2]float64{-1, 1}, Width: [2]float64{-1, 1}, Interpolation: ops.InterpolationNearest, Fill: ops.FillReflect, Key: 8},
 	{Kind: ops.TransformZoom, Height: [2]float64{-0.5, 0.8}, Width: [2]float64{-0.2, 0.3}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 9},
 	{Kind: ops.TransformZoom, Height: [2]float64{-0.4, 0.4}, KeepAspect: true, Interpolation: ops.InterpolationNearest, Fill: ops.FillConstant, FillValue: 1, Key: 10},
+	{Kind: ops.TransformRotation, Height: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 11},
+	{Kind: ops.TransformRotation, Height: [2]float64{-0.1, 0.3}, Interpolation: ops.InterpolationNearest, Fill: ops.FillWrap, Key: 12},
+	{Kind: ops.TransformRotation, Height: [2]float64{-2, 2}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillConstant, FillValue: 3, Key: 13},
 }
 
 // transformArgs are gk_image_transform's arguments for p, as the CUDA
 // machine's launcher passes them.
 func transformArgs(x, y, step []float32, batch int, p ops.TransformParams) []uint64 {
 	lo, hi := p.Height, p.Width
-	if p.Kind == ops.TransformZoom {
+	switch p.Kind {
+	case ops.TransformZoom:
 		lo, hi = [2]float64{1 + lo[0], 1 + lo[1]}, [2]float64{1 + hi[0], 1 + hi[1]}
+	case ops.TransformRotation:
+		lo = [2]float64{2 * math.Pi * lo[0], 2 * math.Pi * lo[1]}
 	}
 	return []uint64{ptr(x), ptr(y), uint64(batch), uint64(p.H), uint64(p.W), uint64(p.C), ptr(step),
 		uint64(uint32(p.Key)), uint64(uint32(p.Key >> 32)), uint64(p.Kind), boolSlot(p.Horizontal), boolSlot(p.Vertical),
