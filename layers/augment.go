@@ -16,7 +16,7 @@ import (
 )
 
 // AugmentOption configures a random augmentation layer (RandomFlip,
-// RandomTranslation, RandomZoom, RandomRotation): Seed, FillMode, Interpolation, FillValue, or any
+// RandomTranslation, RandomZoom, RandomRotation, RandomBrightness): Seed, FillMode, Interpolation, FillValue, or any
 // Option, such as Named.
 type AugmentOption interface{ applyAugment(*augmentation) }
 
@@ -73,6 +73,8 @@ type augmentation struct {
 	interpolation string
 	fillValue     float64
 	transformArgs bool // a fill mode, interpolation or fill value was given
+	valueRange    [2]float64
+	valueRangeSet bool // RandomBrightness's value range was given
 }
 
 func newAugmentation(opts []AugmentOption) augmentation {
@@ -86,8 +88,9 @@ func newAugmentation(opts []AugmentOption) augmentation {
 }
 
 // check checks the name, fill mode, interpolation and fill value, the
-// layer's what ("random translation layer").
-func (a *augmentation) check(what string) error {
+// layer's what ("random translation layer"), and that only a layer that
+// takes one (RandomBrightness) was given a value range.
+func (a *augmentation) check(what string, takesRange bool) error {
 	if a.nameErr != nil {
 		return fmt.Errorf("%s: %w", what, a.nameErr)
 	}
@@ -99,6 +102,9 @@ func (a *augmentation) check(what string) error {
 	}
 	if math.IsNaN(a.fillValue) || math.IsInf(a.fillValue, 0) {
 		return fmt.Errorf("%s %q: the fill value %v is not a finite number", what, a.name, a.fillValue)
+	}
+	if a.valueRangeSet && !takesRange {
+		return fmt.Errorf("%s %q: only RandomBrightness takes a value range: leave it out", what, a.name)
 	}
 	return nil
 }
@@ -227,7 +233,7 @@ func (l *RandomFlipLayer) Mode() string { return l.mode }
 // CheckConfig checks the mode and the options.
 func (l *RandomFlipLayer) CheckConfig() error {
 	const what = "random flip layer"
-	if err := l.check(what); err != nil {
+	if err := l.check(what, false); err != nil {
 		return err
 	}
 	if l.transformArgs {
@@ -345,7 +351,7 @@ func (l *RandomTranslationLayer) Factors() (height, width [2]float64) { return l
 // CheckConfig checks the factors and the options, with Keras' rules.
 func (l *RandomTranslationLayer) CheckConfig() error {
 	const what = "random translation layer"
-	if err := l.check(what); err != nil {
+	if err := l.check(what, false); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -490,7 +496,7 @@ func (l *RandomZoomLayer) Factors() (height, width [2]float64, sameAcross bool) 
 // CheckConfig checks the factors and the options, with Keras' rules.
 func (l *RandomZoomLayer) CheckConfig() error {
 	const what = "random zoom layer"
-	if err := l.check(what); err != nil {
+	if err := l.check(what, false); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -612,7 +618,7 @@ func (l *RandomRotationLayer) Factor() [2]float64 { return l.factor }
 // at least lower), and that the angles stay within two turns.
 func (l *RandomRotationLayer) CheckConfig() error {
 	const what = "random rotation layer"
-	if err := l.check(what); err != nil {
+	if err := l.check(what, false); err != nil {
 		return err
 	}
 	lo, hi := l.factor[0], l.factor[1]
@@ -673,6 +679,143 @@ func randomRotationFromConfig(args map[string]any) (Layer, error) {
 		return nil, err
 	}
 	l := RandomRotationRange(f, a.options()...)
+	l.pair = pair
+	return l, nil
+}
+
+// ValueRange is the range of the values RandomBrightness takes and
+// clips its output to, Keras' value_range ((0, 255) by default).
+func ValueRange(low, high float64) AugmentOption { return valueRangeOption{low, high} }
+
+type valueRangeOption [2]float64
+
+func (o valueRangeOption) applyAugment(a *augmentation) { a.valueRange, a.valueRangeSet = o, true }
+
+// RandomBrightnessLayer adds a random amount to every value of each image
+// while the model trains, as keras.layers.RandomBrightness; in Evaluate
+// and Predict it passes its input through.
+type RandomBrightnessLayer struct {
+	augmentation
+	factor [2]float64
+	pair   bool
+}
+
+// RandomBrightness makes a RandomBrightness layer adding to each image
+// one delta, a fraction drawn uniformly from [-factor, factor] of the
+// ValueRange's width ((0, 255) unless given), and clipping the values to
+// the range, Keras' RandomBrightness(factor, value_range, seed);
+// RandomBrightnessRange takes Keras' (lower, upper) pair. It takes
+// ValueRange, Seed and Named; drawn as the other random layers draw.
+func RandomBrightness(factor float64, opts ...AugmentOption) *RandomBrightnessLayer {
+	return &RandomBrightnessLayer{augmentation: newBrightness(opts), factor: [2]float64{-factor, factor}}
+}
+
+// RandomBrightnessRange is RandomBrightness with a (lower, upper) pair,
+// Keras' factor=(-0.2, 0.3).
+func RandomBrightnessRange(factor [2]float64, opts ...AugmentOption) *RandomBrightnessLayer {
+	return &RandomBrightnessLayer{augmentation: newBrightness(opts), factor: factor, pair: true}
+}
+
+func newBrightness(opts []AugmentOption) augmentation {
+	a := newAugmentation(opts)
+	if !a.valueRangeSet {
+		a.valueRange = [2]float64{0, 255}
+	}
+	return a
+}
+
+// Type returns "RandomBrightness".
+func (l *RandomBrightnessLayer) Type() string { return "RandomBrightness" }
+
+// Factor is the range the deltas are drawn from, (lower, upper)
+// fractions of the value range; Range is the value range.
+func (l *RandomBrightnessLayer) Factor() [2]float64 { return l.factor }
+
+// Range is the value range the output is clipped to.
+func (l *RandomBrightnessLayer) Range() [2]float64 { return l.valueRange }
+
+// CheckConfig checks the factor and the value range, with Keras' rules.
+func (l *RandomBrightnessLayer) CheckConfig() error {
+	const what = "random brightness layer"
+	if err := l.check(what, true); err != nil {
+		return err
+	}
+	if l.transformArgs {
+		return fmt.Errorf("%s %q: RandomBrightness takes no fill mode, interpolation or fill value (it moves no pixel): leave them out", what, l.name)
+	}
+	lo, hi := l.factor[0], l.factor[1]
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return fmt.Errorf("%s %q: factor %v is not a number", what, l.name, l.factor)
+	case hi < lo:
+		return fmt.Errorf("%s %q: factor %v: the upper bound is less than the lower bound (a single factor must not be negative)", what, l.name, l.factor)
+	case math.Abs(lo) > 1 || math.Abs(hi) > 1:
+		return fmt.Errorf("%s %q: factor %v: the factors must be between -1 and 1 (fractions of the value range)", what, l.name, l.factor)
+	}
+	if r := l.valueRange; !(r[0] < r[1]) || math.IsInf(r[0], 0) || math.IsInf(r[1], 0) {
+		return fmt.Errorf("%s %q: value range %v: give finite (low, high) with low < high, such as (0, 255) or (0, 1)", what, l.name, r)
+	}
+	return nil
+}
+
+func (l *RandomBrightnessLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return l.augmentation.plan("random brightness layer", inputShape)
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomBrightnessLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := l.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, _, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	l.build(rng)
+	return out, nil
+}
+
+// Call adds the random brightness changes to a training graph
+// (ops.ImageTransform), and nothing to others.
+func (l *RandomBrightnessLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	return l.call("random brightness layer", in, ops.TransformParams{Kind: ops.TransformBrightness, Height: l.factor, ValueRange: l.valueRange})
+}
+
+// Config returns "RandomBrightness" with Keras' arguments: name, factor
+// (a number, or a pair), value_range and seed.
+func (l *RandomBrightnessLayer) Config() (Config, error) {
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name, "factor": factorConfig(l.factor, l.pair),
+		"value_range": []float64{l.valueRange[0], l.valueRange[1]}, "seed": l.configSeed()}}, nil
+}
+
+func randomBrightnessFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		Factor     json.RawMessage `json:"factor"`
+		ValueRange *[2]float64     `json:"value_range"`
+		Seed       *uint64         `json:"seed"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.Factor) == 0 || string(a.Factor) == "null" {
+		return nil, missing("factor")
+	}
+	f, pair, err := factorArg("factor", a.Factor)
+	if err != nil {
+		return nil, err
+	}
+	var opts []AugmentOption
+	if a.ValueRange != nil {
+		opts = append(opts, ValueRange(a.ValueRange[0], a.ValueRange[1]))
+	}
+	if a.Seed != nil {
+		opts = append(opts, Seed(*a.Seed))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	l := RandomBrightnessRange(f, opts...)
 	l.pair = pair
 	return l, nil
 }

@@ -38,7 +38,8 @@ func TestAugmentationCalls(t *testing.T) {
 	shift := RandomTranslation(0.2, 0.3, Seed(5), FillMode("nearest"), Interpolation("nearest"))
 	zoom := RandomZoom(0.4, FillMode("constant"), FillValue(-1))
 	turn := RandomRotation(0.3, FillMode("wrap"))
-	for _, l := range []Layer{flip, flip2, shift, zoom, turn} {
+	light := RandomBrightness(0.2, ValueRange(0, 8))
+	for _, l := range []Layer{flip, flip2, shift, zoom, turn, light} {
 		if _, err := l.Build(shape[1:], rng); err != nil {
 			t.Fatal(err)
 		}
@@ -74,6 +75,7 @@ func TestAugmentationCalls(t *testing.T) {
 		{zoom, ops.TransformParams{Kind: ops.TransformZoom, Height: [2]float64{-0.4, 0.4}, Width: [2]float64{-0.4, 0.4}, KeepAspect: true,
 			Key: zoom.key, Fill: ops.FillConstant, FillValue: -1}},
 		{turn, ops.TransformParams{Kind: ops.TransformRotation, Height: [2]float64{-0.3, 0.3}, Key: turn.key, Fill: ops.FillWrap}},
+		{light, ops.TransformParams{Kind: ops.TransformBrightness, Height: [2]float64{-0.2, 0.2}, ValueRange: [2]float64{0, 8}, Key: light.key}},
 	} {
 		p := c.p
 		if p.Interpolation == 0 {
@@ -96,7 +98,7 @@ func TestAugmentationCalls(t *testing.T) {
 		t.Error("two unseeded RandomFlip layers flip the same images")
 	}
 
-	for _, l := range []Layer{flip, shift, zoom, turn} {
+	for _, l := range []Layer{flip, shift, zoom, turn, light} {
 		xn, st := augmentGraph(x, shape, 7)
 		out, err := l.Call(Flow{Node: xn}, nil)
 		if err != nil || out.Node != xn {
@@ -112,5 +114,11 @@ func TestAugmentationCalls(t *testing.T) {
 	}
 	if err := RandomFlip("vertical", FillMode("constant")).CheckConfig(); err == nil || !strings.Contains(err.Error(), "takes no fill mode") {
 		t.Errorf("RandomFlip with a fill mode: %v", err)
+	}
+	if err := RandomBrightness(0.1, FillMode("constant")).CheckConfig(); err == nil || !strings.Contains(err.Error(), "takes no fill mode") {
+		t.Errorf("RandomBrightness with a fill mode: %v", err)
+	}
+	if err := RandomZoom(0.1, ValueRange(0, 1)).CheckConfig(); err == nil || !strings.Contains(err.Error(), "only RandomBrightness takes a value range") {
+		t.Errorf("RandomZoom with a value range: %v", err)
 	}
 }

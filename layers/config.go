@@ -124,6 +124,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"RandomTranslation":      randomTranslationFromConfig,
 	"RandomZoom":             randomZoomFromConfig,
 	"RandomRotation":         randomRotationFromConfig,
+	"RandomBrightness":       randomBrightnessFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

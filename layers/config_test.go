@@ -82,6 +82,10 @@ var configCases = []struct {
 		`{"class_name":"RandomRotation","config":{"factor":0.1,"fill_mode":"reflect","fill_value":0,"interpolation":"nearest","name":"","seed":8}}`},
 	{RandomRotationRange([2]float64{-0.2, 0.3}, FillMode("constant"), FillValue(1)), []int{4, 4, 3},
 		`{"class_name":"RandomRotation","config":{"factor":[-0.2,0.3],"fill_mode":"constant","fill_value":1,"interpolation":"bilinear","name":"","seed":null}}`},
+	{RandomBrightness(0.2, Seed(2)), []int{4, 4, 3},
+		`{"class_name":"RandomBrightness","config":{"factor":0.2,"name":"","seed":2,"value_range":[0,255]}}`},
+	{RandomBrightnessRange([2]float64{-0.1, 0.3}, ValueRange(-1, 1), Named("light")), []int{4, 4, 3},
+		`{"class_name":"RandomBrightness","config":{"factor":[-0.1,0.3],"name":"light","seed":null,"value_range":[-1,1]}}`},
 	{RandomZoom(0.2, Seed(4)), []int{4, 4, 3},
 		`{"class_name":"RandomZoom","config":{"fill_mode":"reflect","fill_value":0,"height_factor":0.2,"interpolation":"bilinear","name":"","seed":4,"width_factor":null}}`},
 	{RandomZoomRange([2]float64{-0.3, -0.1}, [2]float64{-0.2, 0.2}, FillMode("constant"), Named("zoom")), []int{4, 4, 3},
@@ -293,6 +297,8 @@ func TestFromConfigDefaults(t *testing.T) {
 		{Config{"RandomFlip", nil}, RandomFlip("horizontal_and_vertical")},
 		{Config{"RandomZoom", map[string]any{"height_factor": 0.1}}, RandomZoom(0.1)},
 		{Config{"RandomRotation", map[string]any{"factor": 0.2}}, RandomRotation(0.2)},
+		{Config{"RandomBrightness", map[string]any{"factor": 0.2}}, RandomBrightness(0.2)},
+		{Config{"RandomBrightness", map[string]any{"factor": 0.2, "value_range": []float64{0, 1}}}, RandomBrightness(0.2, ValueRange(0, 1))},
 		{Config{"RandomZoom", map[string]any{"height_factor": []float64{-0.3, 0.2}, "width_factor": nil}}, func() Layer {
 			l := RandomZoomRange([2]float64{-0.3, 0.2}, [2]float64{-0.3, 0.2})
 			l.keepAspect = true
@@ -352,6 +358,8 @@ func TestFromConfigErrors(t *testing.T) {
 		{Config{"RandomFlip", map[string]any{"mode": "diagonal"}}, []string{`mode "diagonal"`, `"horizontal_and_vertical"`}},
 		{Config{"RandomZoom", map[string]any{"width_factor": 0.1}}, []string{`argument "height_factor" is missing`}},
 		{Config{"RandomRotation", nil}, []string{`argument "factor" is missing`}},
+		{Config{"RandomBrightness", map[string]any{"factor": 1.5}}, []string{"factor [-1.5 1.5]", "between -1 and 1"}},
+		{Config{"RandomBrightness", map[string]any{"factor": 0.1, "value_range": []float64{1, 0}}}, []string{"value range [1 0]", "low < high"}},
 		{Config{"RandomRotation", map[string]any{"factor": -0.1}}, []string{"factor [0.1 -0.1]", "upper bound is less"}},
 		{Config{"RandomZoom", map[string]any{"height_factor": []float64{-1.5, 0}}}, []string{"height_factor [-1.5 0]", "at least -1"}},
 		{Config{"RandomZoom", map[string]any{"height_factor": 0.1, "width_factor": []float64{0.3, 0.2}}}, []string{"width_factor [0.3 0.2]", "upper bound is less"}},

@@ -6,9 +6,10 @@
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
 // UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layer
 // Rescaling and the random augmentation layers RandomFlip,
-// RandomTranslation, RandomZoom and RandomRotation; and the activations
-// and weight initializers they take. Images and sequences are channels
-// last: (None, height, width, channels), (None, steps, channels).
+// RandomTranslation, RandomZoom, RandomRotation and RandomBrightness; and
+// the activations and weight initializers they take. Images and sequences
+// are channels last: (None, height, width, channels), (None, steps,
+// channels).
 //
 // # Making layers
 //

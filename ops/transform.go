@@ -32,10 +32,15 @@ const (
 	// drawn uniformly from Height (lower, upper), fractions of a full
 	// turn: counter-clockwise for positive angles, as Keras'.
 	TransformRotation
+	// TransformBrightness moves no pixel: it adds to every value of the
+	// image one delta, a fraction drawn uniformly from Height (lower,
+	// upper) of ValueRange's width, and clips the sums to ValueRange, as
+	// Keras' RandomBrightness.
+	TransformBrightness
 )
 
 var transformNames = [...]string{TransformFlip: "flip", TransformTranslation: "translation", TransformZoom: "zoom",
-	TransformRotation: "rotation"}
+	TransformRotation: "rotation", TransformBrightness: "brightness"}
 
 func (k TransformKind) String() string {
 	if k <= 0 || int(k) >= len(transformNames) {
@@ -118,7 +123,8 @@ func ParseFillMode(s string) (FillMode, error) {
 type TransformParams struct {
 	Kind                 TransformKind
 	Horizontal, Vertical bool       // TransformFlip
-	Height, Width        [2]float64 // TransformTranslation, TransformZoom, TransformRotation (Height): (lower, upper)
+	Height, Width        [2]float64 // TransformTranslation, TransformZoom, TransformRotation and TransformBrightness (Height): (lower, upper)
+	ValueRange           [2]float64 // TransformBrightness: the values' range, (0, 255) in Keras
 	KeepAspect           bool       // TransformZoom: the width's factor is the height's
 	Interpolation        Interpolation
 	Fill                 FillMode
@@ -316,10 +322,33 @@ func transformBatch[T float](p TransformParams, stepValues []float32, batch int,
 	per := p.H * p.W * p.C
 	parallel(batch, per, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
+			if p.Kind == TransformBrightness {
+				brighten(p, p.SampleDelta(step, uint64(first+b)), x[b*per:(b+1)*per], y[b*per:(b+1)*per])
+				continue
+			}
 			a := p.SampleTransform(step, uint64(first+b))
 			transformImage(p, a, x[b*per:(b+1)*per], y[b*per:(b+1)*per])
 		}
 	})
+}
+
+// SampleDelta is the value a TransformBrightness adds to the image of the
+// given index in the step's whole batch: u from the random words' first
+// (as SampleTransform's), the fraction lerp(Height, u) of ValueRange's
+// width, each operation rounded to float32.
+func (p TransformParams) SampleDelta(step, sample uint64) float32 {
+	w := Philox4x32([4]uint32{uint32(sample), uint32(sample >> 32), uint32(step), uint32(step >> 32)},
+		[2]uint32{uint32(p.Key), uint32(p.Key >> 32)})
+	lo, hi := float32(p.ValueRange[0]), float32(p.ValueRange[1])
+	return float32(lerp(p.Height, uniform24(w[0])) * float32(hi-lo))
+}
+
+// brighten writes x + delta, clipped to p.ValueRange, into y.
+func brighten[T float](p TransformParams, delta float32, x, y []T) {
+	lo, hi, d := T(float32(p.ValueRange[0])), T(float32(p.ValueRange[1])), T(delta)
+	for i, v := range x {
+		y[i] = min(max(v+d, lo), hi)
+	}
 }
 
 // ImageTransform adds the node of the images x (batch, height, width,
@@ -342,10 +371,13 @@ func ImageTransform(x, step *gorgonia.Node, p TransformParams) (*gorgonia.Node, 
 	if p.Fill < FillReflect || p.Fill > FillNearest {
 		return nil, fmt.Errorf("image transform: unknown fill mode %v", p.Fill)
 	}
-	if p.Kind < TransformFlip || p.Kind > TransformRotation {
+	if p.Kind < TransformFlip || p.Kind > TransformBrightness {
 		return nil, fmt.Errorf("image transform: unknown transform %v", p.Kind)
 	}
-	for _, v := range []float64{p.Height[0], p.Height[1], p.Width[0], p.Width[1], p.FillValue} {
+	if p.Kind == TransformBrightness && !(p.ValueRange[0] < p.ValueRange[1]) {
+		return nil, fmt.Errorf("image transform: %v: the value range must be (low, high) with low < high", p)
+	}
+	for _, v := range []float64{p.Height[0], p.Height[1], p.Width[0], p.Width[1], p.FillValue, p.ValueRange[0], p.ValueRange[1]} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("image transform: %v: the factors and the fill value must be finite numbers", p)
 		}

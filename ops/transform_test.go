@@ -274,3 +274,37 @@ func TestRotation(t *testing.T) {
 		t.Errorf("turns: mean %.4f, sd %.4f; want uniform on [-0.1, 0.2): 0.05, %.4f", mean, sd, 0.3/math.Sqrt(12))
 	}
 }
+
+// TestBrightness: a brightness adds one delta to every value of an image,
+// a fraction of the value range drawn uniformly, and clips to the range;
+// the node's Do and the host kernel agree.
+func TestBrightness(t *testing.T) {
+	p := TransformParams{Kind: TransformBrightness, Height: [2]float64{-0.2, 0.3}, ValueRange: [2]float64{0, 255}, Key: 5, H: 2, W: 2, C: 1}
+	const n = 10000
+	var sum float64
+	for s := range uint64(n) {
+		d := float64(p.SampleDelta(3, s)) / 255
+		if d < -0.2-1e-6 || d > 0.3+1e-6 {
+			t.Fatalf("sample %d: delta %v of the range, outside [-0.2, 0.3)", s, d)
+		}
+		sum += d
+	}
+	if mean := sum / n; math.Abs(mean-0.05) > 0.003 {
+		t.Errorf("deltas: mean %.4f of the range, want 0.05", mean)
+	}
+	x := []float32{0, 100, 250, 255, 10, 20, 30, 40}
+	sv := StepValues(3, 0)
+	y := make([]float32, len(x))
+	TransformForward(p, sv[:], 2, x, y)
+	for b := range 2 {
+		d := p.SampleDelta(3, uint64(b))
+		for i, v := range x[b*4 : b*4+4] {
+			if want := min(max(v+d, 0), 255); y[b*4+i] != want {
+				t.Fatalf("image %d value %v with delta %v: %v, want %v", b, v, d, y[b*4+i], want)
+			}
+		}
+	}
+	if p.SampleDelta(3, 0) == p.SampleDelta(3, 1) {
+		t.Error("two images got the same delta")
+	}
+}

@@ -11,7 +11,7 @@
 # inputs, an image and a vector, and two outputs, one of which, from a
 # convolution, the other reads; and one of Dot layers along every pair of
 # axes, normalized or not; and one of RandomFlip, RandomTranslation,
-# RandomZoom, RandomRotation and Rescaling) and writes their inputs and gokeras'
+# RandomZoom, RandomRotation, RandomBrightness and Rescaling) and writes their inputs and gokeras'
 # PredictOutputs outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, fed by its graph's input names, and every output,

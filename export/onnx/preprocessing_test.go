@@ -10,14 +10,15 @@ import (
 
 // Rescaling maps to Mul by its scale and Add of its offset, scalar
 // initializers, in whichever layout its input has; RandomFlip and
-// RandomTranslation, RandomZoom and RandomRotation, identity in Predict,
-// add nothing.
+// RandomTranslation, RandomZoom, RandomRotation and RandomBrightness,
+// identity in Predict, add nothing.
 func TestExportONNXRescaling(t *testing.T) {
 	m := functional(t, []int{4, 4, 3}, func(in *nn.Tensor) *nn.Tensor {
 		x := nn.Apply(layers.RandomFlip("horizontal"), in)
 		x = nn.Apply(layers.RandomTranslation(0.1, 0.1), x)
 		x = nn.Apply(layers.RandomZoom(0.2), x)
 		x = nn.Apply(layers.RandomRotation(0.1), x)
+		x = nn.Apply(layers.RandomBrightness(0.1), x)
 		x = nn.Apply(layers.Rescaling(1.0/127.5, -1), x)
 		x = nn.Apply(layers.Conv2D(2, 3), x)
 		x = nn.Apply(layers.Rescaling(0.5, 0, layers.Named("half")), x)

@@ -1278,6 +1278,7 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, int per_r
 #define TRANSFORM_TRANSLATION 2
 #define TRANSFORM_ZOOM 3
 #define TRANSFORM_ROTATION 4
+#define TRANSFORM_BRIGHTNESS 5
 #define INTERP_BILINEAR 1
 #define INTERP_NEAREST 2
 #define FILL_REFLECT 1
@@ -1339,7 +1340,9 @@ __device__ float gk_map_coord(float c, int n, int fill) {
 // operations rounded the same way). step holds the training step and the
 // first image's index in the step's global batch (ops.StepValues). One
 // thread per output value, each drawing its sample's map: Philox4x32-10
-// with counter (sample, step) and key (keyLo, keyHi).
+// with counter (sample, step) and key (keyLo, keyHi). For
+// TRANSFORM_BRIGHTNESS (ops.TransformParams.SampleDelta), wLo and wHi are
+// the value range: y = x + delta clipped to it.
 extern "C" __global__ void gk_image_transform(const float *x, float *y, int batch, int h, int w, int c, const float *step,
 		unsigned int keyLo, unsigned int keyHi, int kind, int horizontal, int vertical, float hLo, float hHi, float wLo,
 		float wHi, int keepAspect, int interp, int fill, float fillValue) {
@@ -1355,6 +1358,11 @@ extern "C" __global__ void gk_image_transform(const float *x, float *y, int batc
 		unsigned long long sample = first + b;
 		unsigned int wd[4] = {(unsigned int)sample, (unsigned int)(sample >> 32), (unsigned int)st, (unsigned int)(st >> 32)};
 		gk_philox4x32(wd, keyLo, keyHi);
+		if (kind == TRANSFORM_BRIGHTNESS) {
+			float delta = __fmul_rn(gk_lerp(hLo, hHi, gk_uniform24(wd[0])), __fsub_rn(wHi, wLo));
+			y[i] = fminf(fmaxf(__fadd_rn(x[i], delta), wLo), wHi);
+			continue;
+		}
 		float a0 = 1.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 1.0f, a5 = 0.0f;
 		if (kind == TRANSFORM_FLIP) {
 			if (horizontal && (wd[0] >> 31)) { a0 = -1.0f; a2 = __fsub_rn(wf, 1.0f); }

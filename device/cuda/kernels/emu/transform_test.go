@@ -28,6 +28,8 @@ var transformCases = []ops.TransformParams{
 	{Kind: ops.TransformRotation, Height: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 11},
 	{Kind: ops.TransformRotation, Height: [2]float64{-0.1, 0.3}, Interpolation: ops.InterpolationNearest, Fill: ops.FillWrap, Key: 12},
 	{Kind: ops.TransformRotation, Height: [2]float64{-2, 2}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillConstant, FillValue: 3, Key: 13},
+	{Kind: ops.TransformBrightness, Height: [2]float64{-0.5, 0.5}, ValueRange: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 14},
+	{Kind: ops.TransformBrightness, Height: [2]float64{0.1, 0.3}, ValueRange: [2]float64{0, 255}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 15},
 }
 
 // transformArgs are gk_image_transform's arguments for p, as the CUDA
@@ -39,6 +41,8 @@ func transformArgs(x, y, step []float32, batch int, p ops.TransformParams) []uin
 		lo, hi = [2]float64{1 + lo[0], 1 + lo[1]}, [2]float64{1 + hi[0], 1 + hi[1]}
 	case ops.TransformRotation:
 		lo = [2]float64{2 * math.Pi * lo[0], 2 * math.Pi * lo[1]}
+	case ops.TransformBrightness:
+		hi = p.ValueRange
 	}
 	return []uint64{ptr(x), ptr(y), uint64(batch), uint64(p.H), uint64(p.W), uint64(p.C), ptr(step),
 		uint64(uint32(p.Key)), uint64(uint32(p.Key >> 32)), uint64(p.Kind), boolSlot(p.Horizontal), boolSlot(p.Vertical),
