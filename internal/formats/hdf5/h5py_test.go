@@ -2,6 +2,7 @@ package hdf5
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,16 @@ func keraslike() *Writer {
 	g.Group("flatten").Attr("weight_names", []string{})
 	g.Dataset("scalar", nil, []float32{7}).Attr("count", int64(-3)).Attr("lr", 0.01).Attr("xs", []float32{1, 2})
 	g.Dataset("empty", []int{0, 4}, nil)
+	many := r.Group("many") // more links than libhdf5 keeps compact by default
+	for i := range 20 {
+		many.Group(fmt.Sprintf("l%02d", i)).Attr("i", int64(i))
+	}
+	many.Group(strings.Repeat("n", 300))
+	big := make([]float32, 3000)
+	for i := range big {
+		big[i] = float32(i) * 0.5
+	}
+	many.Dataset("big", []int{10, 20, 15}, big)
 	return w
 }
 
@@ -78,6 +89,9 @@ s = g["scalar"]
 assert s.shape == () and s[()] == 7
 assert s.attrs["count"] == -3 and s.attrs["lr"] == 0.01 and list(s.attrs["xs"]) == [1, 2]
 assert g["empty"].shape == (0, 4)
+m = f["many"]
+assert len(m) == 22 and m["l07"].attrs["i"] == 7 and ("n" * 300) in m, list(m)
+assert (m["big"][()].ravel() == np.arange(3000, dtype=np.float32) * 0.5).all()
 print("ok")
 `
 	out, err := exec.Command(py, "-c", script, path).CombinedOutput()
