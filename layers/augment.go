@@ -127,6 +127,20 @@ func (a *augmentation) build(rng *rand.Rand) {
 	}
 }
 
+// checkAndBuild is every random layer's Build: its arguments (check),
+// then its input shape (plan), then its key.
+func (a *augmentation) checkAndBuild(check func() error, plan func([]int) ([]int, []WeightShape, error), inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := check(); err != nil {
+		return nil, err
+	}
+	out, _, err := plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	a.build(rng)
+	return out, nil
+}
+
 // UsesStep reports true: a random layer draws from the training step.
 func (a *augmentation) UsesStep() bool { return true }
 
@@ -263,15 +277,7 @@ func (l *RandomFlipLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 
 // Build checks the layer and fixes its key.
 func (l *RandomFlipLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.build(rng)
-	return out, nil
+	return l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
 }
 
 // Call adds the random flips to a training graph (ops.ImageTransform),
@@ -377,15 +383,7 @@ func (l *RandomTranslationLayer) plan(inputShape []int) ([]int, []WeightShape, e
 
 // Build checks the layer and fixes its key.
 func (l *RandomTranslationLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.build(rng)
-	return out, nil
+	return l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
 }
 
 // Call adds the random shifts to a training graph (ops.ImageTransform),
@@ -522,15 +520,7 @@ func (l *RandomZoomLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 
 // Build checks the layer and fixes its key.
 func (l *RandomZoomLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.build(rng)
-	return out, nil
+	return l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
 }
 
 // Call adds the random zooms to a training graph (ops.ImageTransform),
@@ -639,15 +629,7 @@ func (l *RandomRotationLayer) plan(inputShape []int) ([]int, []WeightShape, erro
 
 // Build checks the layer and fixes its key.
 func (l *RandomRotationLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.build(rng)
-	return out, nil
+	return l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
 }
 
 // Call adds the random rotations to a training graph
@@ -764,15 +746,7 @@ func (l *RandomBrightnessLayer) plan(inputShape []int) ([]int, []WeightShape, er
 
 // Build checks the layer and fixes its key.
 func (l *RandomBrightnessLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.build(rng)
-	return out, nil
+	return l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
 }
 
 // Call adds the random brightness changes to a training graph
