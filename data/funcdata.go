@@ -127,10 +127,41 @@ type funcData struct {
 	gather func(i int, x, y [][]float32) error
 
 	mu      sync.Mutex
-	idx     []int     // the batch whose labels were made with its inputs
-	labels  []float32 // those labels
-	scratch []float32 // inputs made, and dropped, by GatherLabels
+	held    heldLabels // the labels made with the last batch's inputs
+	scratch []float32  // inputs made, and dropped, by GatherLabels
 	xs, ys  [][]float32
+}
+
+// heldLabels are the labels of a batch made with its inputs, kept for the
+// GatherLabels that follows (Fit gathers a batch's inputs, then its
+// labels), so that a Dataset that makes both at once (FuncData, Map)
+// makes each sample once.
+type heldLabels struct {
+	idx    []int     // the batch held; none while its labels are made
+	labels []float32 // its labels
+}
+
+// start forgets the batch held and returns n zeroed values for the labels
+// of the next one, which keep then records.
+func (h *heldLabels) start(n int) []float32 {
+	h.idx = h.idx[:0]
+	h.labels = slices.Grow(h.labels[:0], n)[:n]
+	clear(h.labels)
+	return h.labels
+}
+
+// keep records that the labels start returned are those of indices.
+func (h *heldLabels) keep(indices []int) { h.idx = append(h.idx[:0], indices...) }
+
+// take copies the labels held into dst when they are those of indices,
+// and forgets them either way: it reports whether it copied.
+func (h *heldLabels) take(indices []int, dst []float32) bool {
+	ok := len(indices) > 0 && slices.Equal(indices, h.idx)
+	if ok {
+		copy(dst, h.labels)
+	}
+	h.idx = h.idx[:0]
+	return ok
 }
 
 // partLayout is where each part of a sample's row lies.
@@ -192,18 +223,16 @@ func (f *funcData) GatherInputs(indices []int, dst []float32) error {
 	if err := checkGather(indices, dst, f.n, xSize); err != nil {
 		return err
 	}
-	f.idx = f.idx[:0]
-	f.labels = slices.Grow(f.labels[:0], len(indices)*ySize)[:len(indices)*ySize]
+	labels := f.held.start(len(indices) * ySize)
 	clear(dst)
-	clear(f.labels)
 	for k, i := range indices {
 		f.xs = f.x.split(dst[k*xSize:(k+1)*xSize], f.xs)
-		f.ys = f.y.split(f.labels[k*ySize:(k+1)*ySize], f.ys)
+		f.ys = f.y.split(labels[k*ySize:(k+1)*ySize], f.ys)
 		if err := f.gather(i, f.xs, f.ys); err != nil {
 			return fmt.Errorf("sample %d: %w", i, err)
 		}
 	}
-	f.idx = append(f.idx, indices...)
+	f.held.keep(indices)
 	return nil
 }
 
@@ -216,12 +245,9 @@ func (f *funcData) GatherLabels(indices []int, dst []float32) error {
 	if err := checkGather(indices, dst, f.n, ySize); err != nil {
 		return err
 	}
-	if len(indices) > 0 && slices.Equal(indices, f.idx) {
-		copy(dst, f.labels)
-		f.idx = f.idx[:0]
+	if f.held.take(indices, dst) {
 		return nil
 	}
-	f.idx = f.idx[:0]
 	f.scratch = slices.Grow(f.scratch[:0], xSize)[:xSize]
 	clear(dst)
 	for k, i := range indices {

@@ -70,10 +70,9 @@ type mapped struct {
 	// parts, are kept.
 	keepInputParts, keepLabelParts bool
 
-	// The batch whose labels were mapped with its inputs, and those
-	// labels; the source's batch read for it.
-	idx       []int
-	labels    []float32
+	// held are the labels mapped with the last batch's inputs; srcX and
+	// srcY the source's batch read for it.
+	held      heldLabels
 	srcX      []float32
 	srcY      []float32
 	discarded []float32
@@ -148,12 +147,10 @@ func (m *mapped) GatherInputs(indices []int, dst []float32) error {
 	if err := checkGather(indices, dst, m.Len(), shapes.Size(m.sample)); err != nil {
 		return err
 	}
-	m.labels = grow(m.labels, len(indices)*shapes.Size(m.label))
-	m.idx = m.idx[:0]
-	if err := m.run(indices, dst, m.labels); err != nil {
+	if err := m.run(indices, dst, m.held.start(len(indices)*shapes.Size(m.label))); err != nil {
 		return err
 	}
-	m.idx = append(m.idx, indices...)
+	m.held.keep(indices)
 	return nil
 }
 
@@ -161,8 +158,7 @@ func (m *mapped) GatherLabels(indices []int, dst []float32) error {
 	if err := checkGather(indices, dst, m.Len(), shapes.Size(m.label)); err != nil {
 		return err
 	}
-	if slices.Equal(indices, m.idx) {
-		copy(dst, m.labels)
+	if m.held.take(indices, dst) {
 		return nil
 	}
 	m.discarded = grow(m.discarded, len(indices)*shapes.Size(m.sample))
