@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/chewxy/hm"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
 	mat "github.com/gokeras/gokeras/internal/kernels/matrix"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -289,9 +290,13 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 		columnBlocks(false, rows, cols, func(lo, hi int) {
 			var acc [normBlock]float64
 			sum := acc[:hi-lo]
+			done := 0
+			if xf, ok := asFloat32(x); ok {
+				done = avx512.ColumnSums(xf[lo:], cols, rows, hi-lo, sum)
+			}
 			for r := 0; r < rows; r++ {
-				for j, v := range x[r*cols+lo : r*cols+hi] {
-					sum[j] += float64(v)
+				for j, v := range x[r*cols+lo+done : r*cols+hi] {
+					sum[done+j] += float64(v)
 				}
 			}
 			for j := range sum {
@@ -306,10 +311,14 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			for j := range m {
 				m[j] = float64(mean[lo+j])
 			}
+			done := 0
+			if xf, ok := asFloat32(x); ok {
+				done = avx512.ColumnSquares(xf[lo:], cols, rows, hi-lo, m, sum)
+			}
 			for r := 0; r < rows; r++ {
-				for j, v := range x[r*cols+lo : r*cols+hi] {
-					d := float64(v) - m[j]
-					sum[j] += d * d
+				for j, v := range x[r*cols+lo+done : r*cols+hi] {
+					d := float64(v) - m[done+j]
+					sum[done+j] += d * d
 				}
 			}
 			for j := range sum {
@@ -325,10 +334,15 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			s := float64(gamma[c]) * rstdOf(variance[c], p.Epsilon)
 			scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
 		}
+		done := 0
+		if xf, ok := asFloat32(x); ok {
+			done = avx512.ScaleShiftRows(xf, any(out).([]float32), cols, rows, cols,
+				any(scale).([]float32), any(shift).([]float32))
+		}
 		for r := 0; r < rows; r++ {
 			o := out[r*cols : (r+1)*cols]
-			for c, v := range x[r*cols : (r+1)*cols] {
-				o[c] = v*scale[c] + shift[c]
+			for c := done; c < cols; c++ {
+				o[c] = x[r*cols+c]*scale[c] + shift[c]
 			}
 		}
 	case BatchNormGrad:
@@ -349,9 +363,14 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 				var a, b [normBlock]float64
 				sd, sdx := a[:hi-lo], b[:hi-lo]
 				m, r := mc[lo:hi], rs[lo:hi]
+				done := 0
+				if xf, ok := asFloat32(x); ok {
+					done = avx512.ColumnGradSums(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, r, sd, sdx)
+				}
 				for row := 0; row < rows; row++ {
 					xs := x[row*cols+lo : row*cols+hi]
-					for j, g := range dy[row*cols+lo : row*cols+hi] {
+					for j := done; j < hi-lo; j++ {
+						g := dy[row*cols+lo+j]
 						xhat := (float64(xs[j]) - m[j]) * r[j]
 						sd[j] += float64(g)
 						sdx[j] += float64(g) * xhat
@@ -361,10 +380,18 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 				copy(sumDyXhat[lo:hi], sdx)
 			})
 		}
+		k := avx512.NormGrad{Mean: mc, Rstd: rs, GammaRstd: gr, SumDy: sumDy, SumDyXhat: sumDyXhat, N: n,
+			BatchStats: p.BatchStats}
 		parallel(rows, cols, func(lo, hi int) {
+			done := 0
+			if xf, ok := asFloat32(x); ok {
+				done = avx512.NormGradRows(xf[lo*cols:], any(dy).([]float32)[lo*cols:], any(out).([]float32)[lo*cols:],
+					cols, hi-lo, cols, &k)
+			}
 			for r := lo; r < hi; r++ {
 				o, xs := out[r*cols:(r+1)*cols], x[r*cols:(r+1)*cols]
-				for c, g := range dy[r*cols : (r+1)*cols] {
+				for c := done; c < cols; c++ {
+					g := dy[r*cols+c]
 					v := float64(g)
 					if p.BatchStats {
 						xhat := (float64(xs[c]) - mc[c]) * rs[c]
@@ -382,10 +409,14 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			for j := range m {
 				m[j], rs[j] = float64(mean[lo+j]), rstdOf(variance[lo+j], p.Epsilon)
 			}
+			done := 0
+			if xf, ok := asFloat32(x); ok {
+				done = avx512.ColumnGammaGrad(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, rs, sum)
+			}
 			for r := 0; r < rows; r++ {
 				xs := x[r*cols+lo : r*cols+hi]
-				for j, g := range dy[r*cols+lo : r*cols+hi] {
-					sum[j] += float64(g) * (float64(xs[j]) - m[j]) * rs[j]
+				for j := done; j < hi-lo; j++ {
+					sum[j] += float64(dy[r*cols+lo+j]) * (float64(xs[j]) - m[j]) * rs[j]
 				}
 			}
 			for j := range sum {
@@ -395,6 +426,14 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
 		layerNorm(kind, p.Epsilon, rows, cols, in, out)
 	}
+}
+
+// asFloat32 returns s as a []float32 when T is float32: the AVX-512
+// kernels (package avx512) take float32 matrices and do the same float64
+// arithmetic as the Go code here, giving its bits.
+func asFloat32[T float](s []T) ([]float32, bool) {
+	f, ok := any(s).([]float32)
+	return f, ok
 }
 
 // rstdOf is 1/√(v+ε), in float64.
@@ -420,7 +459,10 @@ func columnBlocks(split bool, rows, cols int, body func(lo, hi int)) {
 	if split && cols > 4 && rows*cols >= 1<<15 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	mat.Parallel(workers, cols, max(4, cols/(4*workers)), func(_, lo, hi int) {
+	// The cores take whole groups of 8 columns, the AVX-512 kernels' width.
+	groups := (cols + 7) / 8
+	mat.Parallel(workers, groups, max(1, groups/(4*workers)), func(_, lo, hi int) {
+		lo, hi = 8*lo, min(cols, 8*hi)
 		for b := lo; b < hi; b += normBlock {
 			body(b, min(hi, b+normBlock))
 		}

@@ -15,3 +15,21 @@ func dot12x32(n int, w *float32, ldw uintptr, bt *float32, tile *float32)
 
 //go:noescape
 func maskPositive(x, v, out *float32, n int)
+
+//go:noescape
+func columnSums(x *float32, ld uintptr, rows, groups int, sum *float64)
+
+//go:noescape
+func columnSquares(x *float32, ld uintptr, rows, groups int, mean, sum *float64)
+
+//go:noescape
+func columnGradSums(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, sumDy, sumDyXhat *float64)
+
+//go:noescape
+func columnGammaGrad(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, sum *float64)
+
+//go:noescape
+func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32)
+
+//go:noescape
+func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *normGradArgs)

@@ -17,3 +17,27 @@ func dot12x32(n int, w *float32, ldw uintptr, bt *float32, tile *float32) {
 func maskPositive(x, v, out *float32, n int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func columnSums(x *float32, ld uintptr, rows, groups int, sum *float64) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func columnSquares(x *float32, ld uintptr, rows, groups int, mean, sum *float64) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func columnGradSums(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, sumDy, sumDyXhat *float64) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func columnGammaGrad(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, sum *float64) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *normGradArgs) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
