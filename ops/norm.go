@@ -446,9 +446,10 @@ const normBlock = 64
 
 // columnBlocks runs body over blocks of at most normBlock columns; with
 // split, on every core when rows·cols is large enough to pay for the
-// goroutines. The blocks are handed out as the cores finish, at least 4
-// columns each (every block reads all the rows), so that a core the
-// machine gives late to this process does not hold the others up.
+// goroutines. The blocks are handed out as the cores finish, whole groups
+// of 8 columns (the AVX-512 kernels' width; every block reads all the
+// rows), so that a core the machine gives late to this process does not
+// hold the others up.
 //
 // Only the passes with enough arithmetic per value (the gradients) split:
 // on the shared 2-core machine of bench/results/bn-speed-2026-11-27.txt
