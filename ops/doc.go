@@ -19,7 +19,8 @@
 //     Keras losses, and for cross-entropies after a sigmoid or softmax it
 //     works from the logits, as TensorFlow does; Penalty is a regularizer's.
 //   - Binary (Add, Subtract, Multiply, Maximum, Minimum) and Scale (DivideBy)
-//     are Keras' merge layers, inputs broadcast along axes of size 1;
+//     are Keras' merge layers, inputs broadcast along axes of size 1
+//     (Binary's Divide is Normalization's);
 //     Concatenate joins tensors along an axis.
 //   - Pad2D, Crop2D and UpSample2D (nearest) resize images, channels last:
 //     Keras' ZeroPadding2D, Cropping2D and UpSampling2D.

@@ -12,7 +12,8 @@ import (
 
 // BinaryKind is an elementwise operation on two tensors: what Keras' merge
 // layers Add, Subtract, Multiply, Maximum and Minimum compute (n inputs are
-// a chain of binary ops; Average is an Add chain, then Scale).
+// a chain of binary ops; Average is an Add chain, then Scale), and the
+// division Keras' Normalization divides by its standard deviations with.
 type BinaryKind int
 
 const (
@@ -28,10 +29,13 @@ const (
 	// BinaryMinimum: a where a ≤ b, else b (NaN where either is NaN); dy
 	// goes to a where a ≤ b, to b where a > b.
 	BinaryMinimum
+	// BinaryDivide: a/b; gradients (dy/b, dy·((-a/b)/b)), TensorFlow's
+	// RealDiv gradient (math_grad.py, _RealDivGrad).
+	BinaryDivide
 )
 
 var binaryNames = [...]string{BinaryAdd: "add", BinarySubtract: "subtract", BinaryMultiply: "multiply",
-	BinaryMaximum: "maximum", BinaryMinimum: "minimum"}
+	BinaryMaximum: "maximum", BinaryMinimum: "minimum", BinaryDivide: "divide"}
 
 func (k BinaryKind) String() string {
 	if k <= 0 || int(k) >= len(binaryNames) {
@@ -183,6 +187,9 @@ func Maximum(a, b *gorgonia.Node) (*gorgonia.Node, error) { return Binary(Binary
 
 // Minimum adds the node of the elementwise minimum of a and b (see Binary).
 func Minimum(a, b *gorgonia.Node) (*gorgonia.Node, error) { return Binary(BinaryMinimum, a, b) }
+
+// Divide adds the node of a/b, elementwise (see Binary).
+func Divide(a, b *gorgonia.Node) (*gorgonia.Node, error) { return Binary(BinaryDivide, a, b) }
 
 func shapeString(s []int) string { return fmt.Sprint(s) }
 
@@ -380,6 +387,8 @@ func apply[T float](kind BinaryKind, a, b T) T {
 			return a
 		}
 		return b
+	case BinaryDivide:
+		return a / b
 	}
 	return T(math.NaN())
 }
@@ -414,6 +423,11 @@ func gradTerm[T float](kind BinaryKind, wrt int, a, b, dy T) T {
 			return dy
 		}
 		return 0
+	case BinaryDivide:
+		if wrt == 1 {
+			return dy * ((-a / b) / b)
+		}
+		return dy / b
 	}
 	return T(math.NaN())
 }

@@ -32,7 +32,7 @@ func flatCost(t *testing.T, g *gorgonia.ExprGraph, rng *rand.Rand, y *gorgonia.N
 	return cost
 }
 
-var binaryKinds = []BinaryKind{BinaryAdd, BinarySubtract, BinaryMultiply, BinaryMaximum, BinaryMinimum}
+var binaryKinds = []BinaryKind{BinaryAdd, BinarySubtract, BinaryMultiply, BinaryMaximum, BinaryMinimum, BinaryDivide}
 
 // broadcastCases are the pairs of shapes the binary ops are checked on:
 // equal shapes, and each input broadcast along one or more axes, on
@@ -136,6 +136,7 @@ func TestBinaryValues(t *testing.T) {
 	a, b := []float64{1, 2, 3, math.NaN()}, []float64{1, 0, 5, 2}
 	dy := []float64{10, 20, 30, 40}
 	nan := math.NaN()
+	q := func(a, b float64) float64 { return a / b } // rounded at run time, as the op divides
 	cases := []struct {
 		kind      BinaryKind
 		y, da, db []float64
@@ -147,6 +148,9 @@ func TestBinaryValues(t *testing.T) {
 		{BinaryMaximum, []float64{1, 2, 5, nan}, []float64{10, 20, 0, 0}, []float64{0, 0, 30, 40}},
 		// a ≤ b: 1≤1, not 2≤0, 3≤5, not NaN≤2.
 		{BinaryMinimum, []float64{1, 0, 3, nan}, []float64{10, 0, 30, 0}, []float64{0, 20, 0, 40}},
+		// a/b, dy/b and dy·(-a/b)/b: 1/1, 2/0 = +Inf (its gradients ±Inf),
+		// 3/5 = 0.6, NaN; 30·(-3/5)/5 = -3.6.
+		{BinaryDivide, []float64{1, math.Inf(1), 0.6, nan}, []float64{10, math.Inf(1), 6, 20}, []float64{-10, math.Inf(-1), 30 * q(q(-3, 5), 5), nan}},
 	}
 	for _, c := range cases {
 		p := BinaryParams{Kind: c.kind, A: []int{2, 2}, B: []int{2, 2}}
@@ -176,6 +180,9 @@ func TestBinaryValues(t *testing.T) {
 		// a ≥ b: row 0: 1≥1 (a tie), not 1≥2, not 1≥3; row 1: never.
 		{BinaryMaximum, []float64{1, 2, 3, 4, 5, 6}, []float64{1, 0}, []float64{0, 10, 100, 2, 20, 200}},
 		{BinaryMinimum, []float64{1, 1, 1, 2, 2, 2}, []float64{111, 222}, []float64{0, 0, 0, 0, 0, 0}},
+		// da[r] = Σ_c dy[r,c]/b[r,c]; db = dy·(-a[r]/b)/b.
+		{BinaryDivide, []float64{1, q(1, 2), q(1, 3), q(2, 4), q(2, 5), q(2, 6)}, []float64{1 + q(10, 2) + q(100, 3), q(2, 4) + q(20, 5) + q(200, 6)},
+			[]float64{-1, 10 * q(q(-1, 2), 2), 100 * q(q(-1, 3), 3), 2 * q(q(-2, 4), 4), 20 * q(q(-2, 5), 5), 200 * q(q(-2, 6), 6)}},
 	}
 	for _, c := range bcast {
 		p := BinaryParams{Kind: c.kind, A: []int{2, 1}, B: []int{2, 3}}

@@ -56,7 +56,7 @@ func TestMergeKernelsMatchCPU(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(21, 21))
 	for _, shapes := range mergeShapes {
-		for _, kind := range []ops.BinaryKind{ops.BinaryAdd, ops.BinarySubtract, ops.BinaryMultiply, ops.BinaryMaximum, ops.BinaryMinimum} {
+		for _, kind := range []ops.BinaryKind{ops.BinaryAdd, ops.BinarySubtract, ops.BinaryMultiply, ops.BinaryMaximum, ops.BinaryMinimum, ops.BinaryDivide} {
 			p := ops.BinaryParams{Kind: kind, A: shapes[0], B: shapes[1]}
 			what := fmt.Sprintf("%v of %v and %v", kind, p.A, p.B)
 			a, b := mergeInputs(rng, p)

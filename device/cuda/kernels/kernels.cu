@@ -1937,8 +1937,8 @@ struct gk_bcast {
 	const gk_bcast l = {nd, {d0, d1, d2, d3, d4, d5}, {a0, a1, a2, a3, a4, a5}, {b0, b1, b2, b3, b4, b5}}
 
 // gk_binary_value is ops' apply: kind is an ops.BinaryKind (add 1,
-// subtract 2, multiply 3, maximum 4, minimum 5); maximum and minimum give
-// a NaN of either input.
+// subtract 2, multiply 3, maximum 4, minimum 5, divide 6); maximum and
+// minimum give a NaN of either input.
 __device__ __forceinline__ float gk_binary_value(int kind, float a, float b) {
 	switch (kind) {
 	case 1: return __fadd_rn(a, b);
@@ -1946,6 +1946,7 @@ __device__ __forceinline__ float gk_binary_value(int kind, float a, float b) {
 	case 3: return __fmul_rn(a, b);
 	case 4: return (a != a || a >= b) ? a : b;
 	case 5: return (a != a || a <= b) ? a : b;
+	case 6: return __fdiv_rn(a, b);
 	}
 	return NAN;
 }
@@ -1964,6 +1965,7 @@ __device__ __forceinline__ float gk_binary_term(int kind, int wrt, float a, floa
 		bool mask = kind == 4 ? a >= b : a <= b;
 		return mask == (wrt == 0) ? dy : 0.0f;
 	}
+	case 6: return wrt ? __fmul_rn(dy, __fdiv_rn(__fdiv_rn(-a, b), b)) : __fdiv_rn(dy, b);
 	}
 	return NAN;
 }

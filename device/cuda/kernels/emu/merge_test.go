@@ -60,7 +60,7 @@ func TestBinaryKernels(t *testing.T) {
 		return n
 	}
 	for _, sh := range shapes {
-		for _, kind := range []ops.BinaryKind{ops.BinaryAdd, ops.BinarySubtract, ops.BinaryMultiply, ops.BinaryMaximum, ops.BinaryMinimum} {
+		for _, kind := range []ops.BinaryKind{ops.BinaryAdd, ops.BinarySubtract, ops.BinaryMultiply, ops.BinaryMaximum, ops.BinaryMinimum, ops.BinaryDivide} {
 			p := ops.BinaryParams{Kind: kind, A: sh[0], B: sh[1]}
 			what := fmt.Sprintf("%v of %v and %v", kind, p.A, p.B)
 			a, b := randn(rng, size(p.A), 1), randn(rng, size(p.B), 1)
