@@ -120,6 +120,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Identity":               identityFromConfig,
 	"ReLU":                   reluFromConfig,
 	"Rescaling":              rescalingFromConfig,
+	"Normalization":          normalizationFromConfig,
 	"RandomFlip":             randomFlipFromConfig,
 	"RandomTranslation":      randomTranslationFromConfig,
 	"RandomZoom":             randomZoomFromConfig,

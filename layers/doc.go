@@ -4,8 +4,9 @@
 // AveragePooling2D, their 1D and global forms); Dropout;
 // BatchNormalization and LayerNormalization; Embedding; the merge layers
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
-// UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layer
-// Rescaling and the random augmentation layers RandomFlip,
+// UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layers
+// Rescaling and Normalization (with Adapt) and the random augmentation
+// layers RandomFlip,
 // RandomTranslation, RandomZoom, RandomRotation and RandomBrightness; and
 // the activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
@@ -29,6 +30,7 @@
 //	layers.Dot(1, layers.Normalize()) // keras.layers.Dot(axes=1, normalize=True)
 //	layers.DotAxes(2, 1)              // keras.layers.Dot(axes=(2, 1))
 //	layers.Rescaling(1.0/255, 0)      // keras.layers.Rescaling(1/255)
+//	layers.Normalization()            // then norm.Adapt(ds, 0), as Keras' adapt
 //	layers.RandomFlip("horizontal")
 //	layers.RandomTranslation(0.1, 0.1, layers.FillMode("nearest"))
 //

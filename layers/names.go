@@ -18,6 +18,7 @@ type Option interface {
 	EmbeddingOption
 	DotOption
 	AugmentOption
+	NormalizationOption
 	applyLayer(*named)
 }
 

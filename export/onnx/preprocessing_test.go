@@ -37,3 +37,36 @@ func TestExportONNXRescaling(t *testing.T) {
 		}
 	}
 }
+
+// Normalization maps to Sub of its mean and Div by max(√variance, 1e-7)
+// (inverted: Mul, then Add), initializers of the statistics broadcast
+// against the input channels last: after a convolution, whose output the
+// graph holds channels first, a Transpose comes first.
+func TestExportONNXNormalization(t *testing.T) {
+	m := functional(t, []int{4, 4, 3}, func(in *nn.Tensor) *nn.Tensor {
+		x := nn.Apply(layers.Normalization(layers.MeanVariance([]float64{1, 2, 3}, []float64{4, 1, 0.25})), in)
+		x = nn.Apply(layers.Conv2D(2, 3), x)
+		x = nn.Apply(layers.Normalization(layers.NormalizationAxis(1, 2), layers.MeanVariance([]float64{0.5}, []float64{9}), layers.Invert(),
+			layers.Named("back")), x)
+		return nn.Apply(layers.Dense(2), nn.Apply(layers.Flatten(), x))
+	})
+	om := exportedONNX(t, m, true)
+	checkGraph(t, om, m)
+	want := []string{"Sub", "Div", "Transpose", "Conv", "Transpose", "Mul", "Add", "Flatten", "Gemm"}
+	if got := opTypes(om); !slices.Equal(got, want) {
+		t.Errorf("ops %v, want %v", got, want)
+	}
+	for name, w := range map[string]struct {
+		dims   []int64
+		values []float32
+	}{
+		"normalization/mean": {[]int64{1, 1, 3}, []float32{1, 2, 3}},
+		"normalization/std":  {[]int64{1, 1, 3}, []float32{2, 1, 0.5}},
+		"back/mean":          {[]int64{2, 2, 1}, []float32{0.5, 0.5, 0.5, 0.5}},
+		"back/std":           {[]int64{2, 2, 1}, []float32{3, 3, 3, 3}},
+	} {
+		if init := om.Graph.Initializer(name); init == nil || !slices.Equal(init.Dims, w.dims) || !slices.Equal(init.Floats, w.values) {
+			t.Errorf("initializer %s: %+v, want dims %v values %v", name, init, w.dims, w.values)
+		}
+	}
+}

@@ -241,6 +241,8 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 	switch c.ClassName {
 	case "Subtract":
 		return nil, errors.New("TensorFlow.js has no Subtract layer: export the model to ONNX instead, or write a - b as Add of a and b times -1")
+	case "Normalization":
+		return nil, errors.New("TensorFlow.js has no Normalization layer: export the model to ONNX instead")
 	case "Identity", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness":
 		// TensorFlow.js has no Identity layer (its "Identity" is an
 		// initializer): a linear Activation passes the values as they are,
