@@ -312,6 +312,11 @@ func (u Update) apply(w, g []float32, slots [][]float32) {
 		plain := u
 		plain.WeightDecay = 0
 		d := float32(u.WeightDecay * u.LearningRate)
+		if !u.scalarOnly {
+			// AdamW: both in one pass where a vector kernel does it.
+			done := u.adamDecayVector(w, g, slots, d)
+			w, g, slots = w[done:], g[done:len(w)], tails(slots, done)
+		}
 		const block = 4096
 		for lo := 0; lo < len(w); lo += block {
 			hi := min(len(w), lo+block)

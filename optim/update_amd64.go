@@ -19,6 +19,23 @@ func adamAVX2(w, grad, m, v *float32, n int, lrT, b1, c1, b2, c2, eps float32)
 //go:noescape
 func decayAVX2(w *float32, n int, d float32)
 
+//go:noescape
+func adamDecayAVX2(w, grad, m, v *float32, n int, lrT, b1, c1, b2, c2, eps, d float32)
+
+// adamDecayVector applies decoupled weight decay w -= w·d and then Adam
+// (not AMSGrad) in one pass, to the longest prefix of w that is a whole
+// number of vectors, and returns its length: AdamW without a second pass
+// over the weights, with the bits of decay then apply.
+func (u Update) adamDecayVector(w, g []float32, slots [][]float32, d float32) int {
+	n := len(w) &^ 7
+	if !haveVector || n == 0 || u.Rule != RuleAdam || u.AMSGrad {
+		return 0
+	}
+	b1, c1, b2, c2 := u.Betas()
+	adamDecayAVX2(&w[0], &g[0], &slots[0][0], &slots[1][0], n, u.AdamRate(), b1, c1, b2, c2, float32(u.Epsilon), d)
+	return n
+}
+
 // decayVector applies decoupled weight decay w -= w·d to the longest
 // prefix of w that is a whole number of vectors and returns its length.
 func decayVector(w []float32, d float32) int {

@@ -102,6 +102,53 @@ adamdone:
 	VZEROUPPER
 	RET
 
+// func adamDecayAVX2(w, grad, m, v *float32, n int, lrT, b1, c1, b2, c2, eps, d float32)
+// Decoupled weight decay w -= w·d, then Adam: decayAVX2 and adamAVX2 in one
+// pass over the weights (AdamW).
+TEXT ·adamDecayAVX2(SB), NOSPLIT, $0-68
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ m+16(FP), R8
+	MOVQ v+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSS lrT+40(FP), Y10
+	VBROADCASTSS b1+44(FP), Y11
+	VBROADCASTSS c1+48(FP), Y12
+	VBROADCASTSS b2+52(FP), Y13
+	VBROADCASTSS c2+56(FP), Y14
+	VBROADCASTSS eps+60(FP), Y15
+	VBROADCASTSS d+64(FP), Y9
+	XORQ AX, AX
+adamwloop:
+	CMPQ AX, CX
+	JGE adamwdone
+	VMOVUPS (SI)(AX*4), Y0      // g
+	VMOVUPS (R8)(AX*4), Y1
+	VMULPS Y11, Y1, Y1          // β1·m
+	VMULPS Y12, Y0, Y2          // (1-β1)·g
+	VADDPS Y2, Y1, Y1           // m
+	VMOVUPS Y1, (R8)(AX*4)
+	VMOVUPS (R9)(AX*4), Y3
+	VMULPS Y13, Y3, Y3          // β2·v
+	VMULPS Y14, Y0, Y4          // (1-β2)·g
+	VMULPS Y0, Y4, Y4           // (1-β2)·g·g
+	VADDPS Y4, Y3, Y3           // v
+	VMOVUPS Y3, (R9)(AX*4)
+	VSQRTPS Y3, Y5
+	VADDPS Y15, Y5, Y5          // √v + ε
+	VMULPS Y10, Y1, Y6          // lr_t·m
+	VDIVPS Y5, Y6, Y6           // lr_t·m / (√v + ε)
+	VMOVUPS (DI)(AX*4), Y7
+	VMULPS Y9, Y7, Y8           // w·d
+	VSUBPS Y8, Y7, Y7           // w - w·d
+	VSUBPS Y6, Y7, Y7
+	VMOVUPS Y7, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP adamwloop
+adamwdone:
+	VZEROUPPER
+	RET
+
 // func rmspropAVX2(w, grad, r *float32, n int, lr, rho, c, eps float32)
 // RMSprop without momentum and not centered.
 TEXT ·rmspropAVX2(SB), NOSPLIT, $0-48
