@@ -30,7 +30,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MEDIAN = re.compile(r"median (\d+\.\d+) ms/step")
+MEDIAN = re.compile(r"median (\d+\.\d+) ms/(?:step|batch)")
 
 
 def training_flops(products):
@@ -49,19 +49,34 @@ assert FLOPS_PER_SAMPLE == training_flops([(1, 3072, 3000), (1, 3000, 1000), (1,
 # positions x kh·kw·cin x cout): conv 32 same on 32x32, conv 32 valid on
 # 32x32 (30x30 out), pool to 15x15, conv 64 same, conv 64 valid (13x13 out),
 # pool to 6x6, Dense(2304, 512), Dense(512, 10): 122,677,248 FLOPs.
-CNN_FLOPS_PER_SAMPLE = training_flops([
+CNN_PRODUCTS = [
     (32 * 32, 3 * 3 * 3, 32), (30 * 30, 3 * 3 * 32, 32),
     (15 * 15, 3 * 3 * 32, 64), (13 * 13, 3 * 3 * 64, 64),
     (1, 6 * 6 * 64, 512), (1, 512, 10),
-])
+]
+CNN_FLOPS_PER_SAMPLE = training_flops(CNN_PRODUCTS)
 # ResNet-20 (Keras' cifar10_resnet v1) per sample: its 21 convolutions as
 # im2col products, the two 1x1 shortcut projections included, and the
 # Dense(64, 10): 243,994,368 FLOPs.
-RESNET20_FLOPS_PER_SAMPLE = training_flops(
+RESNET20_PRODUCTS = (
     [(32 * 32, 3 * 3 * 3, 16)] + [(32 * 32, 3 * 3 * 16, 16)] * 6 +
     [(16 * 16, 3 * 3 * 16, 32), (16 * 16, 3 * 3 * 32, 32), (16 * 16, 16, 32)] + [(16 * 16, 3 * 3 * 32, 32)] * 4 +
     [(8 * 8, 3 * 3 * 32, 64), (8 * 8, 3 * 3 * 64, 64), (8 * 8, 32, 64)] + [(8 * 8, 3 * 3 * 64, 64)] * 4 +
     [(1, 64, 10)])
+RESNET20_FLOPS_PER_SAMPLE = training_flops(RESNET20_PRODUCTS)
+MLP_PRODUCTS = [(1, 3072, 3000), (1, 3000, 1000), (1, 1000, 10)]
+
+
+def forward_flops(products):
+    """Arithmetic of one inference (forward) pass per sample: each layer's
+    forward product, 2·M·K·N."""
+    return sum(2 * m * k * n for m, k, n in products)
+
+
+# FLOPs per sample of a training step and of an inference pass.
+FLOPS = {"mlp": (FLOPS_PER_SAMPLE, forward_flops(MLP_PRODUCTS)),
+         "cnn": (CNN_FLOPS_PER_SAMPLE, forward_flops(CNN_PRODUCTS)),
+         "resnet20": (RESNET20_FLOPS_PER_SAMPLE, forward_flops(RESNET20_PRODUCTS))}
 # What each --model times: the PyTorch twin, the extra train flags, the
 # FLOPs, and the twin's settings tried each round besides the thread
 # settings (its fastest counts): ResNet-20 in PyTorch's default memory
@@ -117,14 +132,15 @@ TORCH_UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 def torch_cmd(a, device, batch, threads, steps=None, warmup=None, optimizer="sgd", extra=()):
     cmd = [a.python, os.path.join(HERE, MODELS[a.model][0]), "--device", device, "--batch-size", str(batch),
            "--steps", str(steps or a.steps), "--warmup", str(a.warmup if warmup is None else warmup),
-           "--threads", str(threads), "--optimizer", optimizer] + list(extra)
+           "--threads", str(threads), "--optimizer", optimizer] + list(extra) + (["--inference"] if a.inference else [])
     return cmd + ["--tf32"] if a.tf32 and device == "cuda" else cmd
 
 
 def go_cmd(a, device, batch, steps=None, warmup=None, optimizer="sgd"):
     return [a.train, "--benchmark", f"--device={GO_DEVICE[device]}", "--batch-size", str(batch),
             "--benchmark-steps", str(steps or a.steps),
-            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"] + MODELS[a.model][1] + GO_OPTIMIZER[optimizer]
+            "--benchmark-warmup", str(a.warmup if warmup is None else warmup), "--seed", "1"] + MODELS[a.model][1] + \
+        GO_OPTIMIZER[optimizer] + (["--benchmark-inference"] if a.inference else [])
 
 
 def torch_env(extra):
@@ -145,8 +161,8 @@ def time_pair(a, device, batch, optimizer="sgd"):
             names.append(" ".join([f"{threads} thread(s)"] + args))
     ms, _ = median_of(go_cmd(a, device, batch, optimizer=optimizer))
     if a.verbose:
-        print(f"  {LABEL[device]} batch {batch} {optimizer}: PyTorch {tries} ms/step ({', '.join(names)}), "
-              f"gokeras {ms} ms/step", file=sys.stderr)
+        print(f"  {LABEL[device]} batch {batch} {optimizer}: PyTorch {tries} ms/{'batch' if a.inference else 'step'} "
+              f"({', '.join(names)}), gokeras {ms} ms/{'batch' if a.inference else 'step'}", file=sys.stderr)
     return min(tries), ms
 
 
@@ -165,6 +181,9 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5, help="untimed steps before the timed ones, each run")
+    p.add_argument("--inference", action="store_true",
+                   help="time inference instead of training steps: train --benchmark --benchmark-inference (Predict, one "
+                        "batch at a time) against the twin's --inference (eval mode, torch.no_grad()); ms/batch")
     p.add_argument("--tf32", action="store_true", help="allow TF32 in PyTorch on cuda (reported; gokeras stays FP32)")
     p.add_argument("--verbose", action="store_true", help="print every run's median on standard error")
     p.add_argument("--pause", type=float, default=5.0,
@@ -183,7 +202,9 @@ def main():
 
     if a.model != "mlp" and "--model" not in run([a.train, "--help"]):
         sys.exit(f"{a.train} has no --model flag: rebuild it from a checkout whose cmd/train has --model {a.model}")
-    flops = MODELS[a.model][2]
+    flops = FLOPS[a.model][1 if a.inference else 0]
+    if a.inference and a.model == "mlp":
+        p.error("--inference: the MLP twin (bench/torch_mlp.py) has no inference mode; use --model cnn or resnet20")
 
     # One short run per device first: it fails fast on a train built without
     # CUDA or a torch without it, and names what computes the products.
@@ -197,10 +218,13 @@ def main():
         else:
             first = run(torch_cmd(a, d, 32, os.cpu_count(), steps=1, warmup=0)).splitlines()[0]
             print(f"GPU: {first.split(', ', 1)[-1]} in PyTorch; gokeras: cuBLAS SGEMM in FP32, no TF32")
-    print(f"model: {a.model}, {flops / 1e6:.1f} MFLOP per sample per training step")
-    print(f"{a.rounds} rounds of {a.steps} timed steps each ({a.warmup} warm-up), PyTorch and gokeras alternating; "
-          f"s/epoch = median x the steps of a {EPOCH}-sample epoch\n")
-    print(f"{'device':<6}  {'optimizer':<9}  {'batch':>5}  {'PyTorch ms/step':>15}  {'gokeras ms/step':>15}  {'speed-up':>8}  "
+    unit = "batch" if a.inference else "step"
+    what = "inference pass (forward products)" if a.inference else "training step"
+    print(f"model: {a.model}, {flops / 1e6:.1f} MFLOP per sample per {what}")
+    units = "batches" if a.inference else "steps"
+    print(f"{a.rounds} rounds of {a.steps} timed {units} each ({a.warmup} warm-up), PyTorch and gokeras alternating; "
+          f"s/epoch = median x the {units} of a {EPOCH}-sample epoch\n")
+    print(f"{'device':<6}  {'optimizer':<9}  {'batch':>5}  {'PyTorch ms/' + unit:>16}  {'gokeras ms/' + unit:>16}  {'speed-up':>8}  "
           f"{'gokeras GFLOP/s':>15}  {'PyTorch s/epoch':>15}  {'gokeras s/epoch':>15}")
     sys.stdout.flush()
     results = {}
@@ -212,7 +236,7 @@ def main():
                 t = statistics.median(r[0] for r in runs)
                 g = statistics.median(r[1] for r in runs)
                 results[d, batch, opt] = t, g
-                print(f"{LABEL[d]:<6}  {opt:<9}  {batch:>5}  {t:>15.2f}  {g:>15.2f}  {t / g:>7.2f}x  "
+                print(f"{LABEL[d]:<6}  {opt:<9}  {batch:>5}  {t:>16.2f}  {g:>16.2f}  {t / g:>7.2f}x  "
                       f"{flops * batch / g / 1e6:>15.1f}  {t * steps / 1e3:>15.2f}  {g * steps / 1e3:>15.2f}")
                 sys.stdout.flush()
     if len(devices) == 2:

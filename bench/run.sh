@@ -11,6 +11,8 @@
 #                                # (any --optimizer of train, and momentum; Keras'
 #                                # defaults on both sides, bench/torch_mlp.py's OPTIMIZERS)
 #   VERBOSE=0 bench/run.sh       # without every run's median (printed by default)
+#   MODEL=cnn INFERENCE=1 BATCH_SIZES=128 bench/run.sh   # inference: Predict one batch at a
+#                                # time against torch.no_grad() in eval mode, ms/batch
 #
 # Every run is recorded: bench/record.sh writes the table, every run's median
 # and a header naming the machine (CPU model and flags, the kernels gokeras
@@ -29,12 +31,15 @@
 set -eu
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-mlp} BATCH_SIZES=${BATCH_SIZES:-32,256} OPTIMIZERS=${OPTIMIZERS:-sgd} ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-50}
+INFERENCE=${INFERENCE:-0}
+case $INFERENCE in 0) inference= ;; *) INFERENCE=1 inference=--inference ;; esac
 case ${VERBOSE:-1} in 0) VERBOSE=0 verbose= ;; *) VERBOSE=1 verbose=--verbose ;; esac
 if [ "${RESULTS:-}" != - ]; then
 	name=${RESULTS:-$MODEL-$(echo "$OPTIMIZERS" | tr , -)-b$(echo "$BATCH_SIZES" | tr , -)}
+	[ "$INFERENCE" = 1 ] && name=${RESULTS:-$MODEL-inference-b$(echo "$BATCH_SIZES" | tr , -)}
 	# The command record.sh names is the whole run, every setting spelled out.
 	exec bench/record.sh "$name" -- env RESULTS=- MODEL="$MODEL" BATCH_SIZES="$BATCH_SIZES" OPTIMIZERS="$OPTIMIZERS" \
-		ROUNDS="$ROUNDS" STEPS="$STEPS" VERBOSE="$VERBOSE" bench/run.sh
+		ROUNDS="$ROUNDS" STEPS="$STEPS" VERBOSE="$VERBOSE" INFERENCE="$INFERENCE" bench/run.sh
 fi
 PY=/usr/bin/python3
 if ! "$PY" -c 'import torch' 2>/dev/null || ! ldconfig -p | grep -q 'libopenblas.so.0'; then
@@ -46,4 +51,4 @@ BIN=$(mktemp -d)/train
 trap 'rm -rf "$(dirname "$BIN")"' EXIT
 go build -o "$BIN" ./cmd/train
 "$PY" bench/compare.py --train "$BIN" --python "$PY" --model "$MODEL" \
-	--batch-sizes "$BATCH_SIZES" --optimizers "$OPTIMIZERS" --rounds "$ROUNDS" --steps "$STEPS" $verbose
+	--batch-sizes "$BATCH_SIZES" --optimizers "$OPTIMIZERS" --rounds "$ROUNDS" --steps "$STEPS" $verbose $inference

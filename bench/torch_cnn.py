@@ -22,8 +22,13 @@ input rows (bench/parity_cnn.py applies it when loading gokeras' weights).
 On cuda, TF32 is off for matrix products and cuDNN unless --tf32 is given,
 and each step is timed between two torch.cuda.synchronize() calls.
 
+With --inference it times inference instead, as `train --benchmark
+--benchmark-inference` does: the model in eval mode (dropout off) under
+torch.no_grad(), one batch at a time, from the batch's uint8 images in host
+memory to its softmax probabilities there.
+
 Prints "torch VERSION, DEVICE" (and ", TF32 on|off" on cuda), then
-"median X ms/step (p10 A, p90 B)".
+"median X ms/step (p10 A, p90 B)", or "ms/batch" with --inference.
 """
 import argparse
 import os
@@ -84,6 +89,8 @@ def main(build=None, doc=__doc__):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matrix products and convolutions on cuda (off by default)")
+    p.add_argument("--inference", action="store_true",
+                   help="time no_grad forward passes in eval mode, to probabilities in host memory, instead of training steps")
     p.add_argument("--channels-last", action="store_true",
                    help="keep the model's weights and each batch in channels-last memory (torch.channels_last)")
     a = p.parse_args()
@@ -119,6 +126,21 @@ def main(build=None, doc=__doc__):
     loss_fn = torch.nn.CrossEntropyLoss()
     order = torch.randperm(n)
     times = []
+    if a.inference:
+        model.eval()
+        with torch.no_grad():
+            for step in range(a.steps + a.warmup):
+                sync()
+                t0 = time.perf_counter()
+                idx = order[step * a.batch_size:(step + 1) * a.batch_size]
+                x = images[idx].to(dev).permute(0, 3, 1, 2).contiguous(memory_format=fmt).to(torch.float32).div_(255)
+                torch.softmax(model(x), 1).cpu().numpy()
+                sync()
+                times.append(time.perf_counter() - t0)
+        t = sorted(times[a.warmup:])
+        q = lambda f: t[min(len(t) - 1, int(f * len(t)))] * 1e3
+        print(f"median {q(0.5):.2f} ms/batch (p10 {q(0.1):.2f}, p90 {q(0.9):.2f})")
+        return
     for step in range(a.steps + a.warmup):
         sync()
         t0 = time.perf_counter()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/blas"
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/datasets/cifar10"
 	"github.com/gokeras/gokeras/device"
 	"github.com/gokeras/gokeras/layers"
@@ -22,6 +23,7 @@ import (
 // the --model on generated data instead of training it.
 type benchFlags struct {
 	on            bool
+	inference     bool
 	steps, warmup int
 }
 
@@ -29,6 +31,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.on, "benchmark", false, "time training steps of the model on --synthetic data and print ms/step (median), steps/s, samples/s and GFLOP/s instead of training; with --distributed, of the whole job at the global --batch-size (a step takes the slowest rank's time), printed by rank 0")
 	fs.IntVar(&b.steps, "benchmark-steps", 50, "steps --benchmark times, after the warm-up")
 	fs.IntVar(&b.warmup, "benchmark-warmup", 5, "steps --benchmark runs before timing")
+	fs.BoolVar(&b.inference, "benchmark-inference", false, "with --benchmark, time inference instead of training: Predict on one batch at a time, each call's time from the batch's images to the probabilities in host memory")
 }
 
 // printMath says, on the CPU, what computes the matrix products.
@@ -67,8 +70,21 @@ func (s *stepTimer) OnTrainBatchEnd(int, nn.Logs) error {
 // 2·positions·inputs·outputs each, a convolution's positions being those
 // of its output.
 func trainingFLOPs(model *nn.Sequential, batch int) float64 {
+	return productFLOPs(model, batch, 2, 3)
+}
+
+// inferenceFLOPs is the arithmetic of the forward pass of a built model
+// at a batch size: each Dense and convolution layer's forward product.
+func inferenceFLOPs(model *nn.Sequential, batch int) float64 {
+	return productFLOPs(model, batch, 1, 1)
+}
+
+// productFLOPs counts first products of 2·positions·inputs·outputs for the
+// first Dense or convolution layer of model, and then products for each
+// of the others.
+func productFLOPs(model *nn.Sequential, batch int, first, then float64) float64 {
 	var total float64
-	products := 2.0
+	products := first
 	for _, l := range model.Layers() {
 		positions := 1
 		switch l := l.(type) {
@@ -83,7 +99,7 @@ func trainingFLOPs(model *nn.Sequential, batch int) float64 {
 		}
 		kernel := l.Params()[0].Size()
 		total += products * 2 * float64(batch) * float64(positions) * float64(kernel)
-		products = 3
+		products = then
 	}
 	return total
 }
@@ -129,7 +145,7 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	if total > maxSamples || cfg.batchSize > maxSamples/total {
 		return fmt.Errorf("--benchmark: %d steps of --batch-size %d need more than %d generated samples: lower --batch-size or --benchmark-steps", total, cfg.batchSize, maxSamples)
 	}
-	data := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
+	ds := cifar10.Synthetic(total*cfg.batchSize, 0, cfg.seed)
 	model, err := newModel(cfg.model, cfg.seed, cfg.augment)
 	if err != nil {
 		return err
@@ -147,11 +163,17 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 		return err
 	}
 	defer model.Close()
-	timer := &stepTimer{}
 	printMath(stdout, spec)
+	if b.inference && s != nil {
+		return fmt.Errorf("--benchmark-inference times Predict in one process: drop --distributed")
+	}
+	if b.inference {
+		return benchmarkInference(ctx, cfg, model, ds.Train.OneHot(), where, stdout)
+	}
+	timer := &stepTimer{}
 	fmt.Fprintf(stdout, "Benchmark: %s model, %d steps at batch size %d (after %d warm-up steps), %s lr %g, %s\n",
 		cfg.model, b.steps, cfg.batchSize, b.warmup, opt.Name(), opt.LearningRate(), where)
-	if _, err := model.Fit(ctx, data.Train.OneHot(), nn.Epochs(1), nn.BatchSize(cfg.batchSize), nn.StepsPerEpoch(total),
+	if _, err := model.Fit(ctx, ds.Train.OneHot(), nn.Epochs(1), nn.BatchSize(cfg.batchSize), nn.StepsPerEpoch(total),
 		nn.Seed(cfg.seed), nn.Verbose(0), nn.Callbacks(timer), nn.PipelineSteps(!cfg.serialSteps)); err != nil {
 		return err
 	}
@@ -163,6 +185,39 @@ func runBenchmark(ctx context.Context, cfg config, spec device.Spec, opt optim.O
 	epoch := time.Duration(float64(r.median) * float64((50000+cfg.batchSize-1)/cfg.batchSize))
 	fmt.Fprintf(stdout, "median %.2f ms/step (p10 %.2f, p90 %.2f) - %.1f steps/s - %.0f samples/s - %.1f GFLOP/s - %.1f s per 50000-sample epoch\n",
 		ms(r.median), ms(r.p10), ms(r.p90), r.stepsPerSec, float64(cfg.batchSize)/r.median.Seconds(), r.gflops, epoch.Seconds())
+	return nil
+}
+
+// benchmarkInference times --benchmark-steps calls of Predict, each on one
+// batch of --batch-size images of images, after --benchmark-warmup calls,
+// and prints the median and what follows from it. A call's time runs from
+// the batch's uint8 images in host memory to its probabilities there, as
+// a user's Predict on a batch takes; on a GPU that includes the copies.
+func benchmarkInference(ctx context.Context, cfg config, model *nn.Model, images data.Dataset, where string, stdout io.Writer) error {
+	b := cfg.bench
+	fmt.Fprintf(stdout, "Benchmark: %s model, inference: Predict on %d batches of size %d (after %d warm-up batches), %s\n",
+		cfg.model, b.steps, cfg.batchSize, b.warmup, where)
+	var times []time.Duration
+	for i := range b.warmup + b.steps {
+		rest, err := data.Skip(images, i*cfg.batchSize)
+		if err != nil {
+			return fmt.Errorf("--benchmark-inference: batch %d: %w", i, err)
+		}
+		batch, err := data.Take(rest, cfg.batchSize)
+		if err != nil {
+			return fmt.Errorf("--benchmark-inference: batch %d: %w", i, err)
+		}
+		start := time.Now()
+		if _, err := model.Predict(ctx, batch, nn.BatchSize(cfg.batchSize), nn.Verbose(0)); err != nil {
+			return fmt.Errorf("--benchmark-inference: %w", err)
+		}
+		if i >= b.warmup {
+			times = append(times, time.Since(start))
+		}
+	}
+	r := summarize(times, inferenceFLOPs(model, cfg.batchSize))
+	fmt.Fprintf(stdout, "median %.2f ms/batch (p10 %.2f, p90 %.2f) - %.1f batches/s - %.0f samples/s - %.1f GFLOP/s\n",
+		ms(r.median), ms(r.p10), ms(r.p90), r.stepsPerSec, float64(cfg.batchSize)/r.median.Seconds(), r.gflops)
 	return nil
 }
 

@@ -45,6 +45,34 @@ func TestBenchmarkMode(t *testing.T) {
 	}
 }
 
+// --benchmark-inference times Predict one batch at a time and prints its
+// own figures; it needs --benchmark.
+func TestBenchmarkInference(t *testing.T) {
+	r := runTrain(t, "--benchmark", "--benchmark-inference", "--benchmark-steps", "3", "--benchmark-warmup", "1",
+		"--batch-size", "4", "--device=/CPU:0", "--seed", "1")
+	if r.err != nil {
+		t.Fatalf("train --benchmark --benchmark-inference: %v\n%s", r.err, r.stderr)
+	}
+	lines := r.lines()
+	patterns := []*regexp.Regexp{
+		deviceLine,
+		regexp.MustCompile(`^BLAS: \S`),
+		regexp.MustCompile(`^Benchmark: mlp model, inference: Predict on 3 batches of size 4 \(after 1 warm-up batches\), /CPU:0$`),
+		regexp.MustCompile(`^median \d+\.\d\d ms/batch \(p10 \d+\.\d\d, p90 \d+\.\d\d\) - \d+\.\d batches/s - \d+ samples/s - \d+\.\d GFLOP/s$`),
+	}
+	if len(lines) != len(patterns) {
+		t.Fatalf("output has %d lines, want %d:\n%s", len(lines), len(patterns), r.stdout)
+	}
+	for i, p := range patterns {
+		if !p.MatchString(lines[i]) {
+			t.Errorf("line %q does not match %s", lines[i], p)
+		}
+	}
+	if r := runTrain(t, "--benchmark-inference", "--device=/CPU:0"); r.err == nil || !strings.Contains(r.err.Error(), "add --benchmark") {
+		t.Errorf("--benchmark-inference alone: error %v, want one asking for --benchmark", r.err)
+	}
+}
+
 func TestBenchmarkArithmetic(t *testing.T) {
 	built := func(name string) *nn.Sequential {
 		m, err := newModel(name, 1, false)
@@ -72,6 +100,11 @@ func TestBenchmarkArithmetic(t *testing.T) {
 		3*2*2304*512.0 + 3*2*512*10.0
 	if got := trainingFLOPs(built("cnn"), 1); got != cnn {
 		t.Errorf("CNN at batch 1: %v FLOPs, want %v", got, cnn)
+	}
+	// Inference: each layer's forward product only.
+	cnnForward := 2*32*32*27*32.0 + 2*30*30*288*32.0 + 2*15*15*288*64.0 + 2*13*13*576*64.0 + 2*2304*512.0 + 2*512*10.0
+	if got := inferenceFLOPs(built("cnn"), 128); got != 128*cnnForward {
+		t.Errorf("CNN inference at batch 128: %v FLOPs, want %v", got, 128*cnnForward)
 	}
 	var times []time.Duration
 	for i := 10; i >= 1; i-- { // 10 ms down to 1 ms

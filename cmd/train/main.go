@@ -235,6 +235,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, usagef("--validation and --validation-split exclude each other: validate on the test set or on part of the training set, not both")
 	case c.patience < 0:
 		return c, usagef("--early-stopping must not be negative, got %d (0 turns it off)", c.patience)
+	case c.bench.inference && !c.bench.on:
+		return c, usagef("--benchmark-inference changes what --benchmark times: add --benchmark")
 	}
 	if c.ux.loadModel != "" {
 		// The file holds the model and how it trains.
