@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -190,11 +191,7 @@ func pool[T float](kind PoolKind, w Window, x, y []T) {
 							}
 							in := img[(ih*w.W+iw)*w.C:][:w.C]
 							if kind == MaxPool {
-								for c, v := range in {
-									if v > out[c] {
-										out[c] = v
-									}
-								}
+								maxInto(out, in)
 							} else {
 								for c, v := range in {
 									out[c] += v
@@ -252,7 +249,9 @@ func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T) {
 							offs = append(offs, (ih*w.W+iw)*w.C)
 						}
 					}
-					for c, mc := range y[at:][:w.C] {
+					done := maxPoolBack(dimg, img, y[at:][:w.C], g, offs)
+					for c := done; c < w.C; c++ {
+						mc := y[at+c]
 						for _, px := range offs {
 							if img[px+c] == mc {
 								dimg[px+c] += g[c]
@@ -264,4 +263,29 @@ func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T) {
 			}
 		}
 	})
+}
+
+// maxInto sets out[c] to in[c] where in[c] is greater (a NaN never wins,
+// a NaN in out stays): with the AVX2 kernel for float32, the same bits as
+// the loop, without a branch a value.
+func maxInto[T float](out, in []T) {
+	if o, ok := any(out).([]float32); ok {
+		avx2.MaxInto(o, any(in).([]float32))
+		return
+	}
+	for c, v := range in {
+		if v > out[c] {
+			out[c] = v
+		}
+	}
+}
+
+// maxPoolBack does poolBack's work for one max-pooling window on the
+// channels the AVX2 kernel takes (float32, whole vectors), the same bits
+// as the loop, and returns how many it did.
+func maxPoolBack[T float](dimg, img, y, g []T, offs []int) int {
+	if d, ok := any(dimg).([]float32); ok {
+		return avx2.MaxPoolBack(d, any(img).([]float32), any(y).([]float32), any(g).([]float32), offs)
+	}
+	return 0
 }

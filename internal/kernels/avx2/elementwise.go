@@ -36,3 +36,43 @@ func AddTo(dst, src []float32) {
 		dst[i] += src[i]
 	}
 }
+
+// MaxInto sets dst[i] to src[i] where src[i] > dst[i], value by value: a
+// NaN in src never replaces dst[i], a NaN in dst[i] stays, and of two
+// zeros dst[i] keeps its own sign. It is max pooling's step, the same bits
+// with or without the kernel (VMAXPS returns its second operand, dst[i],
+// unless the first is greater).
+func MaxInto(dst, src []float32) {
+	n := len(src)
+	dst = dst[:n]
+	done := 0
+	if haveKernels && n >= 8 {
+		done = n &^ 7
+		maxInto(&dst[0], &src[0], done)
+	}
+	for i := done; i < n; i++ {
+		if src[i] > dst[i] {
+			dst[i] = src[i]
+		}
+	}
+}
+
+// MaxPoolBack is max pooling's gradient for one window: for each channel c
+// of the first len(y) &^ 7, it adds g[c] to dimg[off+c] at the first off of
+// offs (the window's positions, in order) where img[off+c] == y[c] (the
+// window's maximum; a NaN matches nothing). It returns how many channels
+// it did, 0 without the kernel; the caller does the rest. The same bits as
+// the loop that tries the positions in order.
+func MaxPoolBack(dimg, img, y, g []float32, offs []int) int {
+	c := len(y) &^ 7
+	if !haveKernels || c == 0 || len(offs) == 0 || len(g) < c {
+		return 0
+	}
+	for _, off := range offs {
+		if off < 0 || off+c > len(img) || off+c > len(dimg) {
+			return 0 // out of range: the caller's loop reports it
+		}
+	}
+	maxPoolBack(&dimg[0], &img[0], &y[0], &g[0], &offs[0], len(offs), c)
+	return c
+}

@@ -49,3 +49,28 @@ func TestAddToAddsEachValueOnce(t *testing.T) {
 		}
 	}
 }
+
+// MaxInto keeps Go's comparison: src wins only where it is greater, so a
+// NaN in src never wins, a NaN in dst stays, and a zero keeps its sign.
+func TestMaxIntoKeepsTheComparison(t *testing.T) {
+	nan, negZero := float32(math.NaN()), float32(math.Copysign(0, -1))
+	pairs := [][2]float32{{1, 2}, {2, 1}, {-1, -1}, {nan, 1}, {1, nan}, {nan, nan}, {0, negZero}, {negZero, 0},
+		{float32(math.Inf(-1)), -3}, {5, float32(math.Inf(1))}, {-2, -7}, {3.5, 3.25}}
+	for _, n := range []int{0, 1, 7, 8, 9, 33, 100} {
+		dst, src, want := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range dst {
+			p := pairs[(i*5)%len(pairs)]
+			dst[i], src[i] = p[0], p[1]
+			want[i] = p[0]
+			if p[1] > p[0] {
+				want[i] = p[1]
+			}
+		}
+		MaxInto(dst, src)
+		for i := range dst {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: dst[%d] = %v (bits %#x), want %v (bits %#x)", n, i, dst[i], math.Float32bits(dst[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+	}
+}

@@ -21,3 +21,9 @@ func dot6x16(n int, w *float32, ldw uintptr, bt *float32, tile *float32)
 
 //go:noescape
 func gemm6x16(kc int, a *float32, ars, aps uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfs uintptr, alpha, beta float32)
+
+//go:noescape
+func maxInto(dst, src *float32, n int)
+
+//go:noescape
+func maxPoolBack(dimg, img, y, grad *float32, offs *int, noffs, c int)

@@ -229,6 +229,72 @@ adddone:
 	VZEROUPPER
 	RET
 
+// func maxInto(dst, src *float32, n int)
+//
+// dst[i] = src[i] where src[i] > dst[i], for i < n, a multiple of 8:
+// VMAXPS's second operand (dst) wins ties, zeros of either sign and NaNs.
+TEXT ·maxInto(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+maxloop:
+	CMPQ AX, CX
+	JGE maxdone
+	VMOVUPS (SI)(AX*4), Y1
+	VMAXPS (DI)(AX*4), Y1, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP maxloop
+maxdone:
+	VZEROUPPER
+	RET
+
+// func maxPoolBack(dimg, img, y, grad *float32, offs *int, noffs, c int)
+//
+// For each channel j < c (a multiple of 8): dimg[off+j] += grad[j] at the
+// first off of offs[:noffs] where img[off+j] == y[j]. Y3 holds the
+// channels still looking for their maximum; a blend keeps dimg where a
+// channel does not take the gradient (no add of zero, which could turn
+// -0 into +0).
+TEXT ·maxPoolBack(SB), NOSPLIT, $0-56
+	MOVQ dimg+0(FP), DI
+	MOVQ img+8(FP), SI
+	MOVQ y+16(FP), R8
+	MOVQ grad+24(FP), R9
+	MOVQ offs+32(FP), R10
+	MOVQ noffs+40(FP), R11
+	MOVQ c+48(FP), CX
+	XORQ AX, AX
+	VPCMPEQD Y15, Y15, Y15
+mpbgroup:
+	CMPQ AX, CX
+	JGE mpbdone
+	VMOVUPS (R8)(AX*4), Y1
+	VMOVUPS (R9)(AX*4), Y2
+	VMOVAPS Y15, Y3
+	XORQ BX, BX
+mpbpos:
+	CMPQ BX, R11
+	JGE mpbnext
+	MOVQ (R10)(BX*8), DX
+	ADDQ AX, DX
+	VCMPPS $0, (SI)(DX*4), Y1, Y4 // img == y, false for NaN
+	VANDPS Y3, Y4, Y4             // and still looking
+	VANDNPS Y3, Y4, Y3            // found: no longer looking
+	VMOVUPS (DI)(DX*4), Y5
+	VADDPS Y2, Y5, Y6
+	VBLENDVPS Y4, Y6, Y5, Y5      // dimg + g where found, else dimg
+	VMOVUPS Y5, (DI)(DX*4)
+	INCQ BX
+	JMP mpbpos
+mpbnext:
+	ADDQ $8, AX
+	JMP mpbgroup
+mpbdone:
+	VZEROUPPER
+	RET
+
 // One row of gemm6x16's epilogue with beta ≠ 0: c = alpha·acc + beta·c.
 #define ROW2AB(r0, r1) \
 	VMULPS      Y12, r0, r0; \
