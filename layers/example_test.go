@@ -43,11 +43,14 @@ func ExampleNamed() {
 func ExampleGetActivation() {
 	act, err := layers.GetActivation("relu")
 	fmt.Println(act, err)
-	_, err = layers.GetActivation("swish")
+	act, err = layers.GetActivation("silu")
+	fmt.Println(act, err)
+	_, err = layers.GetActivation("mish")
 	fmt.Println(err)
 	// Output:
 	// relu <nil>
-	// unknown activation "swish": known activations are linear, relu, sigmoid, tanh, softmax, gelu
+	// swish <nil>
+	// unknown activation "mish": known activations are linear, relu, sigmoid, tanh, softmax, gelu, gelu_approximate, swish, elu, selu, softplus, softsign, hard_sigmoid, exponential, leaky_relu
 }
 
 // A small convolutional network: Keras' layer names, output shapes and

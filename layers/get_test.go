@@ -8,6 +8,8 @@ import (
 // TestGetActivationRoundTrips looks up every activation by its Keras name,
 // in any case, and checks that an unknown name lists the known ones.
 func TestGetActivationRoundTrips(t *testing.T) {
+	activations := []Activation{Linear, ReLU, Sigmoid, Tanh, Softmax, GELU, GELUApproximate, Swish, ELU, SELU,
+		Softplus, Softsign, HardSigmoid, Exponential, LeakyReLU}
 	for _, a := range activations {
 		for _, name := range []string{a.String(), strings.ToUpper(a.String()), " " + a.String() + " "} {
 			got, err := GetActivation(name)
@@ -19,11 +21,14 @@ func TestGetActivationRoundTrips(t *testing.T) {
 	if got, err := GetActivation(""); err != nil || got != Linear {
 		t.Errorf(`GetActivation("") = %v, %v; want linear, as Keras' None`, got, err)
 	}
-	_, err := GetActivation("swish")
-	if err == nil {
-		t.Fatal(`GetActivation("swish") found one`)
+	if got, err := GetActivation("SiLU"); err != nil || got != Swish {
+		t.Errorf(`GetActivation("SiLU") = %v, %v; want swish, Keras 3's name for it`, got, err)
 	}
-	for _, want := range []string{`"swish"`, "linear, relu, sigmoid, tanh, softmax"} {
+	_, err := GetActivation("mish")
+	if err == nil {
+		t.Fatal(`GetActivation("mish") found one`)
+	}
+	for _, want := range []string{`"mish"`, "linear, relu, sigmoid, tanh, softmax, gelu, gelu_approximate, swish, elu, selu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

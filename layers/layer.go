@@ -3,7 +3,6 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
@@ -100,37 +99,49 @@ func (n *named) nameError() error { return n.nameErr }
 // its own with NewActivation.
 type Activation struct{ act ops.Activation }
 
-// The activations, by their Keras names.
+// The activations, by their Keras names (see package ops for each one's
+// formula and where Keras 2 and 3 differ).
 var (
 	Linear  = Activation{ops.Linear}
 	ReLU    = Activation{ops.ReLU}
 	Sigmoid = Activation{ops.Sigmoid}
 	Tanh    = Activation{ops.Tanh}
 	Softmax = Activation{ops.Softmax}
-	GELU    = Activation{ops.GELU}
+	// GELU is Keras' gelu with approximate=False.
+	GELU = Activation{ops.GELU}
+	// GELUApproximate is Keras' gelu with approximate=True (the tanh
+	// form), named "gelu_approximate": Keras has no name for it.
+	GELUApproximate = Activation{ops.GELUApproximate}
+	// Swish is x·sigmoid(x): Keras 2's "swish", Keras 3's "silu".
+	Swish = Activation{ops.Swish}
+	// ELU is "elu" with alpha 1; the ELU layer (NewELU) takes another.
+	ELU = Activation{ops.ELU}
+	// SELU is "selu", with Keras' constants.
+	SELU     = Activation{ops.SELU}
+	Softplus = Activation{ops.Softplus}
+	Softsign = Activation{ops.Softsign}
+	// HardSigmoid is Keras 2's "hard_sigmoid", clip(0.2·x + 0.5, 0, 1)
+	// (Keras 3's is clip(x/6 + 0.5, 0, 1)).
+	HardSigmoid = Activation{ops.HardSigmoid}
+	Exponential = Activation{ops.Exponential}
+	// LeakyReLU is "leaky_relu" with alpha 0.2 (tf.nn.leaky_relu's and
+	// Keras 3's default); the LeakyReLU layer (NewLeakyReLU) defaults to
+	// Keras 2's 0.3.
+	LeakyReLU = Activation{ops.LeakyReLU}
 )
-
-// activations lists every activation GetActivation knows, in the order its
-// error names them.
-var activations = []Activation{Linear, ReLU, Sigmoid, Tanh, Softmax, GELU}
 
 // GetActivation finds an activation by its Keras name, as
 // keras.activations.get does: "linear", "relu", "sigmoid", "tanh",
-// "softmax" or "gelu", in any case. The empty string is Linear, as
-// Keras' None is.
+// "softmax", "gelu", "gelu_approximate", "swish" (or Keras 3's "silu"),
+// "elu", "selu", "softplus", "softsign", "hard_sigmoid", "exponential" or
+// "leaky_relu", in any case. The empty string is Linear, as Keras' None
+// is.
 func GetActivation(name string) (Activation, error) {
-	key := strings.ToLower(strings.TrimSpace(name))
-	if key == "" {
-		return Linear, nil
+	act, err := ops.ParseActivation(name)
+	if err != nil {
+		return Activation{}, err
 	}
-	names := make([]string, len(activations))
-	for i, a := range activations {
-		if a.String() == key {
-			return a, nil
-		}
-		names[i] = a.String()
-	}
-	return Activation{}, fmt.Errorf("unknown activation %q: known activations are %s", name, strings.Join(names, ", "))
+	return Activation{act}, nil
 }
 
 // String returns the Keras name of the activation.

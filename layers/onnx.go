@@ -90,7 +90,14 @@ const onnxInt64 = 7
 // onnx adds the activation to an ONNX graph, on x; softmax works on the
 // channels, as Keras' on the last axis.
 func (a Activation) onnx(b ONNXGraph, x string) (string, error) {
-	switch a.act {
+	return onnxActivation(b, x, a.act, ops.DefaultAlpha(a.act))
+}
+
+// onnxActivation adds act to an ONNX graph, on x, with the alpha of ELU
+// or LeakyReLU: operator set 17's own operator where it has one, else
+// written out.
+func onnxActivation(b ONNXGraph, x string, act ops.Activation, alpha float64) (string, error) {
+	switch act {
 	case ops.Linear:
 		return x, nil
 	case ops.ReLU:
@@ -113,8 +120,34 @@ func (a Activation) onnx(b ONNXGraph, x string) (string, error) {
 		p := b.Apply("Add", e, []string{b.Weight("one", nil, []float32{1})})
 		m := b.Apply("Mul", x, []string{p})
 		return b.Apply("Mul", m, []string{b.Weight("half", nil, []float32{0.5})}), nil
+	case ops.GELUApproximate:
+		// The tanh form, written out: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+		x3 := b.Apply("Mul", b.Apply("Mul", x, []string{x}), []string{x})
+		inner := b.Apply("Add", x, []string{b.Apply("Mul", x3, []string{b.Weight("gelu_cubic", nil, []float32{0.044715})})})
+		t := b.Apply("Tanh", b.Apply("Mul", inner, []string{b.Weight("sqrt_2_over_pi", nil, []float32{math.Sqrt2 / math.SqrtPi})}), nil)
+		p := b.Apply("Add", t, []string{b.Weight("one", nil, []float32{1})})
+		m := b.Apply("Mul", x, []string{p})
+		return b.Apply("Mul", m, []string{b.Weight("half", nil, []float32{0.5})}), nil
+	case ops.Swish:
+		return b.Apply("Mul", x, []string{b.Apply("Sigmoid", x, nil)}), nil
+	case ops.ELU:
+		return b.Apply("Elu", x, nil, floatAttr("alpha", float32(alpha))), nil
+	case ops.SELU:
+		return b.Apply("Selu", x, nil, floatAttr("alpha", ops.SELUAlpha), floatAttr("gamma", ops.SELUScale)), nil
+	case ops.Softplus:
+		return b.Apply("Softplus", x, nil), nil
+	case ops.Softsign:
+		return b.Apply("Softsign", x, nil), nil
+	case ops.HardSigmoid:
+		// ONNX's HardSigmoid is max(0, min(1, alpha·x + beta)): Keras 2's
+		// with alpha 0.2 and beta 0.5.
+		return b.Apply("HardSigmoid", x, nil, floatAttr("alpha", 0.2), floatAttr("beta", 0.5)), nil
+	case ops.Exponential:
+		return b.Apply("Exp", x, nil), nil
+	case ops.LeakyReLU:
+		return b.Apply("LeakyRelu", x, nil, floatAttr("alpha", float32(alpha))), nil
 	}
-	return "", fmt.Errorf("activation %q has no ONNX mapping yet: package export/onnx maps linear, relu, sigmoid, softmax, tanh and gelu", a)
+	return "", fmt.Errorf("activation %v has no ONNX mapping", act)
 }
 
 // onnxPads returns ONNX's pads for a window on samples of shape in

@@ -93,7 +93,7 @@ func TestUnknownNamesListTheKnownOnes(t *testing.T) {
 	}{
 		{"loss", func() error { _, err := losses.Get("hinge_loss"); return err }, "categorical_crossentropy"},
 		{"optimizer", func() error { _, err := optim.Get("lion"); return err }, "sgd, adam, adamw, rmsprop"},
-		{"activation", func() error { _, err := layers.GetActivation("swish"); return err }, "relu"},
+		{"activation", func() error { _, err := layers.GetActivation("mish"); return err }, "relu"},
 		{"metric", func() error { _, err := metrics.Get("mape"); return err }, "accuracy"},
 		{"initializer", func() error { _, err := layers.GetInitializer("orthogonal"); return err }, "glorot_uniform"},
 	}

@@ -6,7 +6,11 @@
 // ops of this package:
 //
 //   - Affine computes x·W + b, the linear part of a dense layer.
-//   - Activate applies linear, relu, sigmoid, tanh, softmax or gelu.
+//   - Activate applies an activation by its Keras name: linear, relu,
+//     sigmoid, tanh, softmax, gelu (exact, and gelu_approximate, the tanh
+//     form), swish (Keras 3's silu), elu, selu, softplus, softsign,
+//     hard_sigmoid (Keras 2's), exponential or leaky_relu; ActivateWith
+//     gives ELU and LeakyReLU another alpha.
 //   - Flatten and Reshape give values another shape.
 //   - Patches gathers every window position of images into a row (im2col):
 //     a convolution is Patches then Affine with the kernel as a matrix.

@@ -108,6 +108,7 @@ const (
 type Info struct {
 	Kind           OpKind
 	Activation     Activation // OpActivation, OpActivationGrad
+	Alpha          float64    // OpActivation, OpActivationGrad: ELU's or LeakyReLU's alpha, else 0
 	Loss           LossKind   // OpLoss, OpLossGrad
 	LossParams     LossParams // OpLoss, OpLossGrad
 	Weighted       bool       // OpLoss, OpLossGrad: with sample weights
@@ -146,9 +147,9 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 	case sumRowsOp:
 		return Info{Kind: OpSumRows}, true
 	case activationOp:
-		return Info{Kind: OpActivation, Activation: o.act}, true
+		return Info{Kind: OpActivation, Activation: o.act, Alpha: o.alpha}, true
 	case activationGradOp:
-		return Info{Kind: OpActivationGrad, Activation: o.act}, true
+		return Info{Kind: OpActivationGrad, Activation: o.act, Alpha: o.alpha}, true
 	case reshapeOp:
 		return Info{Kind: OpReshape, InputGrad: o.inputGrad, From: append([]int(nil), o.from...), To: append([]int(nil), o.to...)}, true
 	case lossOp:

@@ -20,23 +20,24 @@ func init() {
 // graphs themselves (see Inspect) and must compute exactly what Do computes.
 
 // ActivationForward writes act(x) into y; cols is the row length softmax
-// works on. It is what an Activate node's Do computes.
-func ActivationForward(act Activation, cols int, x, y []float32) {
+// works on, alpha ELU's or LeakyReLU's (Info.Alpha; ignored by the other
+// activations). It is what an Activate node's Do computes.
+func ActivationForward(act Activation, alpha float64, cols int, x, y []float32) {
 	if act == ReLU {
 		maskPositive(x, x, y)
 		return
 	}
-	activate(act, cols, x, y)
+	activate(act, alpha, cols, x, y)
 }
 
 // ActivationBackward writes dx given x, y = act(x) and the gradient dy of
 // y, as the gradient op of Activate does. ReLU has no gradient where x ≤ 0.
-func ActivationBackward(act Activation, cols int, x, y, dy, dx []float32) {
+func ActivationBackward(act Activation, alpha float64, cols int, x, y, dy, dx []float32) {
 	if act == ReLU {
 		maskPositive(x, dy, dx)
 		return
 	}
-	activateGrad(act, cols, x, y, dy, dx)
+	activateGrad(act, alpha, cols, x, y, dy, dx)
 }
 
 // LossValue returns the batch mean of the loss of rows×cols predictions

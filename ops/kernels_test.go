@@ -33,21 +33,22 @@ type point struct{ x, dy, y, dx float64 }
 func TestActivationsAgainstKnownValues(t *testing.T) {
 	cases := []struct {
 		act    Activation
+		alpha  float64 // ELU's and LeakyReLU's
 		exact  bool
 		points []point
 	}{
-		{Linear, true, []point{
+		{Linear, 0, true, []point{
 			{2.5, 3, 2.5, 3}, {0, -1, 0, -1}, {negZ, 2, negZ, 2}, {nan, 1, nan, 1},
 			{bigPos, 0.5, bigPos, 0.5}, {-bigPos, -0.5, -bigPos, -0.5}, {inf, 1, inf, 1},
 		}},
-		{ReLU, true, []point{
+		{ReLU, 0, true, []point{
 			// No gradient where x ≤ 0, as TensorFlow's ReluGrad; ReLU(NaN)
 			// is 0 here, and -0 becomes +0.
 			{2.5, 3, 2.5, 3}, {-3, 3, 0, 0}, {0, 1, 0, 0}, {negZ, 1, 0, 0}, {nan, 1, 0, 0},
 			{bigPos, -2, bigPos, -2}, {-bigPos, 1, 0, 0}, {inf, 1, inf, 1}, {-inf, 1, 0, 0},
 			{float64(math.SmallestNonzeroFloat32), 1, float64(math.SmallestNonzeroFloat32), 1},
 		}},
-		{Sigmoid, false, []point{
+		{Sigmoid, 0, false, []point{
 			{0, 1, 0.5, 0.25}, {negZ, 1, 0.5, 0.25},
 			{1, 1, 0.7310585786300049, 0.19661193324148188},
 			{-2, -2, 0.11920292202211755, -2 * 0.10499358540350652},
@@ -57,7 +58,7 @@ func TestActivationsAgainstKnownValues(t *testing.T) {
 			{bigPos, 1, 1, 0}, {-bigPos, 1, 0, 0}, {inf, 1, 1, 0}, {-inf, 1, 0, 0},
 			{nan, 1, nan, nan},
 		}},
-		{Tanh, false, []point{
+		{Tanh, 0, false, []point{
 			{0, 1, 0, 1}, {negZ, 1, negZ, 1},
 			{0.5, 1, 0.46211715726000974, 0.7864477329659275},
 			{-1, 2, -0.7615941559557649, 2 * 0.4199743416140261},
@@ -68,7 +69,7 @@ func TestActivationsAgainstKnownValues(t *testing.T) {
 		// x·Φ(x) and Φ(x) + x·φ(x), from Φ(x) = erfc(-x/√2)/2 and
 		// φ(x) = e^{-x²/2}/√(2π) (Python's math.erfc, to double
 		// precision): GELU(1) = 0.8413447, GELU(-1) = -0.15865526.
-		{GELU, false, []point{
+		{GELU, 0, false, []point{
 			{0, 1, 0, 0.5}, {negZ, 1, negZ, 0.5},
 			{1, 1, 0.8413447460685429, 1.0833154705876864},
 			{-1, 2, -0.15865525393145707, 2 * -0.08331547058768629},
@@ -82,6 +83,88 @@ func TestActivationsAgainstKnownValues(t *testing.T) {
 			{bigPos, 1, bigPos, 1}, {-bigPos, 1, negZ, 0}, {inf, 1, inf, 1}, {-inf, 1, negZ, 0},
 			{nan, 1, nan, nan},
 		}},
+		// The values and derivatives below are Python's math (float64) on
+		// the closed forms: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))),
+		// x·σ(x), expm1, Keras' SELU constants, log1p(eˣ), x/(1+|x|),
+		// clip(0.2·x + 0.5, 0, 1), eˣ and max(x, αx).
+		{GELUApproximate, 0, false, []point{
+			{0, 1, 0, 0.5}, {negZ, 1, negZ, 0.5},
+			{1, 1, 0.8411919906082768, 1.0829640838457826}, {-1, 2, -0.15880800939172324, -0.1659281676915651},
+			{2, -1, 1.954597694087775, -1.0860992566236183}, {0.5, 1, 0.34571400982514394, 0.8673699035346424},
+			{-0.5, 1, -0.15428599017485606, 0.13263009646535764}, {-3, 1, -0.0036373920817729943, -0.011584166630969516},
+			{3, 0.5, 2.996362607918227, 0.5057920833154848}, {-10, 1, negZ, 0},
+			{bigPos, 1, bigPos, 1}, {-bigPos, 1, negZ, 0}, {inf, 1, inf, 1}, {-inf, 1, negZ, 0},
+			{nan, 1, nan, nan},
+		}},
+		{Swish, 0, false, []point{
+			{0, 1, 0, 0.5}, {negZ, 1, negZ, 0.5},
+			{1, 1, 0.7310585786300049, 0.9276705118714867}, {-1, 2, -0.2689414213699951, 0.1446589762570265},
+			{2, -1, 1.7615941559557646, -1.0907842487848955}, {0.5, 1, 0.3112296656009273, 0.7399611873026518},
+			{-0.5, 1, -0.18877033439907273, 0.26003881269734824}, {-3, 1, -0.14227761953270035, -0.08810410601516962},
+			{3, 0.5, 2.8577223804673, 0.5440520530075847}, {-10, 1, -0.00045397868702434395, -0.0004085602086570823},
+			{bigPos, 1, bigPos, 1}, {-bigPos, 1, negZ, 0}, {inf, 1, inf, 1}, {-inf, 1, negZ, 0},
+			{nan, 1, nan, nan},
+		}},
+		{ELU, 1, false, []point{
+			{0, 1, 0, 1}, {negZ, 1, negZ, 1},
+			{1, 1, 1, 1}, {-1, 2, -0.6321205588285577, 0.7357588823428847}, {2, -1, 2, -1},
+			{-0.5, 1, -0.3934693402873666, 0.6065306597126334}, {-3, 1, -0.950212931632136, 0.049787068367863944},
+			{-10, 1, -0.9999546000702375, 4.5399929762484854e-05},
+			{bigPos, 1, bigPos, 1}, {-bigPos, 1, -1, 0}, {inf, 1, inf, 1}, {-inf, 1, -1, 0},
+			{nan, 1, nan, nan},
+		}},
+		{ELU, 0.5, false, []point{
+			{0, 1, 0, 0.5}, {1, 1, 1, 1}, {-1, 2, -0.31606027941427883, 0.36787944117144233},
+			{-3, 1, -0.475106465816068, 0.024893534183931972}, {-bigPos, 1, -0.5, 0}, {nan, 1, nan, nan},
+		}},
+		{SELU, 0, false, []point{
+			{0, 1, 0, 1.0507009873554805}, {negZ, 1, negZ, 1.0507009873554805},
+			{1, 1, 1.0507009873554805, 1.0507009873554805}, {-1, 2, -1.1113307378125625, 1.293537206069628},
+			{2, -1, 2.101401974710961, -1.0507009873554805}, {-0.5, 1, -0.6917581878028713, 1.0663411530445053},
+			{-3, 1, -1.6705687287671118, 0.08753061208026487}, {-10, 1, -1.7580195232607867, 7.981758658994182e-05},
+			{bigPos, 1, 1.0507009873554805 * bigPos, 1.0507009873554805}, {-bigPos, 1, -1.7580993408473766, 0},
+			{inf, 1, inf, 1.0507009873554805}, {-inf, 1, -1.7580993408473766, 0},
+			{nan, 1, nan, nan},
+		}},
+		{Softplus, 0, false, []point{
+			{0, 1, math.Ln2, 0.5}, {negZ, 1, math.Ln2, 0.5},
+			{1, 1, 1.3132616875182228, 0.7310585786300049}, {-1, 2, 0.31326168751822286, 0.5378828427399902},
+			{2, -1, 2.1269280110429727, -0.8807970779778823}, {-3, 1, 0.04858735157374206, 0.04742587317756679},
+			{3, 0.5, 3.048587351573742, 0.4762870634112167}, {-10, 1, 4.539889921686465e-05, 4.5397868702434395e-05},
+			{bigPos, 1, bigPos, 1}, {-bigPos, 1, 0, 0}, {inf, 1, inf, 1}, {-inf, 1, 0, 0},
+			{nan, 1, nan, nan},
+		}},
+		{Softsign, 0, false, []point{
+			{0, 1, 0, 1}, {negZ, 1, negZ, 1},
+			{1, 1, 0.5, 0.25}, {-1, 2, -0.5, 0.5}, {2, -1, 0.6666666666666666, -0.1111111111111111},
+			{-3, 1, -0.75, 0.0625}, {-10, 1, -0.9090909090909091, 0.008264462809917356},
+			{bigPos, 1, 1, 0}, {-bigPos, 1, -1, 0}, {inf, 1, 1, 0}, {-inf, 1, -1, 0},
+			{nan, 1, nan, nan},
+		}},
+		// Keras 2's clip(0.2·x + 0.5, 0, 1): its gradient passes at the
+		// bounds ±2.5 and for NaN, as clip_by_value's.
+		{HardSigmoid, 0, false, []point{
+			{0, 1, 0.5, 0.2}, {1, 1, 0.7, 0.2}, {-1, 2, 0.3, 0.4}, {2, -1, 0.9, -0.2},
+			{2.5, 1, 1, 0.2}, {-2.5, 1, 0, 0.2}, {3, 0.5, 1, 0}, {-3, 1, 0, 0},
+			{bigPos, 1, 1, 0}, {-bigPos, 1, 0, 0}, {inf, 1, 1, 0}, {-inf, 1, 0, 0},
+			{nan, 1, nan, 0.2},
+		}},
+		{Exponential, 0, false, []point{
+			{0, 1, 1, 1}, {negZ, 1, 1, 1},
+			{1, 1, 2.718281828459045, 2.718281828459045}, {-1, 2, 0.36787944117144233, 0.7357588823428847},
+			{2, -1, 7.38905609893065, -7.38905609893065}, {3, 0.5, 20.085536923187668, 10.042768461593834},
+			{-10, 1, 4.5399929762484854e-05, 4.5399929762484854e-05},
+			{bigPos, 1, inf, inf}, {-bigPos, 1, 0, 0}, {inf, 1, inf, inf}, {-inf, 1, 0, 0},
+			{nan, 1, nan, nan},
+		}},
+		// alpha where x ≤ 0, as TensorFlow's LeakyReluGrad (NaN included).
+		{LeakyReLU, 0.2, false, []point{
+			{0, 1, 0, 0.2}, {negZ, 1, negZ, 0.2},
+			{1, 1, 1, 1}, {-1, 2, -0.2, 0.4}, {-3, 1, -0.6000000000000001, 0.2}, {-10, 1, -2, 0.2},
+			{bigPos, 1, bigPos, 1}, {-bigPos, 1, -0.2 * bigPos, 0.2}, {inf, 1, inf, 1}, {-inf, 1, -inf, 0.2},
+			{nan, 1, nan, 0.2},
+		}},
+		{LeakyReLU, 0.3, false, []point{{2, 1, 2, 1}, {-1, 2, -0.3, 0.6}, {-3, -1, -0.9, -0.3}}},
 	}
 	for _, tc := range cases {
 		var x, dy, wantY, wantDx []float64
@@ -91,7 +174,7 @@ func TestActivationsAgainstKnownValues(t *testing.T) {
 			}
 		}
 		y := make([]float32, len(x))
-		ActivationForward(tc.act, len(x), to32(x), y)
+		ActivationForward(tc.act, tc.alpha, len(x), to32(x), y)
 		check(t, tc.act.String(), x, y, wantY, func(want float64) float64 {
 			if tc.exact {
 				return 0
@@ -100,7 +183,7 @@ func TestActivationsAgainstKnownValues(t *testing.T) {
 		})
 		// The gradient from the exact y, rounded as a machine holds it.
 		dx := make([]float32, len(x))
-		ActivationBackward(tc.act, len(x), to32(x), to32(wantY), to32(dy), dx)
+		ActivationBackward(tc.act, tc.alpha, len(x), to32(x), to32(wantY), to32(dy), dx)
 		for i := range dx {
 			tol := 0.0
 			if !tc.exact {
@@ -134,10 +217,10 @@ func TestSoftmaxAgainstKnownValues(t *testing.T) {
 	}
 	check1 := func(name string, cols int, x, wantY, dy, wantDx []float64) {
 		y := make([]float32, len(x))
-		ActivationForward(Softmax, cols, to32(x), y)
+		ActivationForward(Softmax, 0, cols, to32(x), y)
 		check(t, "softmax "+name, x, y, wantY, func(want float64) float64 { return 4 * u * math.Abs(want) })
 		dx := make([]float32, len(x))
-		ActivationBackward(Softmax, cols, to32(x), to32(wantY), to32(dy), dx)
+		ActivationBackward(Softmax, 0, cols, to32(x), to32(wantY), to32(dy), dx)
 		for i := range dx {
 			row := dy[i/cols*cols : i/cols*cols+cols]
 			tol := 8*u*math.Abs(wantDx[i]) + 4*u*slices.MaxFunc(row, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
@@ -170,12 +253,12 @@ func TestReLUKernelMatchesOp(t *testing.T) {
 	}
 	x[0], x[1], x[2] = 0, float32(math.Copysign(0, -1)), float32(math.NaN())
 	want, got := make([]float32, len(x)), make([]float32, len(x))
-	activate(ReLU, cols, x, want)
-	ActivationForward(ReLU, cols, x, got)
+	activate(ReLU, 0, cols, x, want)
+	ActivationForward(ReLU, 0, cols, x, got)
 	sameBits(t, "relu", got, want)
 	wantDx, gotDx := make([]float32, len(x)), make([]float32, len(x))
-	activateGrad(ReLU, cols, x, want, dy, wantDx)
-	ActivationBackward(ReLU, cols, x, got, dy, gotDx)
+	activateGrad(ReLU, 0, cols, x, want, dy, wantDx)
+	ActivationBackward(ReLU, 0, cols, x, got, dy, gotDx)
 	sameBits(t, "relu gradient", gotDx, wantDx)
 }
 

@@ -80,7 +80,8 @@ func checkGradients(t *testing.T, g *gorgonia.ExprGraph, cost *gorgonia.Node, wr
 func TestGradientsOfLayersAndLosses(t *testing.T) {
 	const batch, in, out = 4, 5, 3
 	type build func(g *gorgonia.ExprGraph, rng *rand.Rand) (cost *gorgonia.Node, wrt []*gorgonia.Node, err error)
-	dense := func(act Activation, loss LossKind, usePre bool, bias bool) build {
+	var dense func(act Activation, loss LossKind, usePre bool, bias bool) build
+	denseAlpha := func(act Activation, alpha float64, loss LossKind, usePre bool, bias bool) build {
 		return func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error) {
 			x := matrix(g, "x", tensor.Shape{batch, in}, randomData(rng, batch*in, 1))
 			w := matrix(g, "w", tensor.Shape{in, out}, randomData(rng, in*out, 1))
@@ -94,7 +95,7 @@ func TestGradientsOfLayersAndLosses(t *testing.T) {
 			if err != nil {
 				return nil, nil, err
 			}
-			y, err := Activate(act, z)
+			y, err := ActivateWith(act, alpha, z)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -107,6 +108,9 @@ func TestGradientsOfLayersAndLosses(t *testing.T) {
 			cost, err := Loss(loss, pred, tn)
 			return cost, wrt, err
 		}
+	}
+	dense = func(act Activation, loss LossKind, usePre bool, bias bool) build {
+		return denseAlpha(act, DefaultAlpha(act), loss, usePre, bias)
 	}
 	flatten := func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, []*gorgonia.Node, error) {
 		x := matrix(g, "x", tensor.Shape{batch, 2, 3}, randomData(rng, batch*6, 1))
@@ -132,6 +136,17 @@ func TestGradientsOfLayersAndLosses(t *testing.T) {
 		{"relu+mse", dense(ReLU, MeanSquaredError, false, true)},
 		{"tanh+mse", dense(Tanh, MeanSquaredError, false, true)},
 		{"gelu+mse", dense(GELU, MeanSquaredError, false, true)},
+		{"gelu_approximate+mse", dense(GELUApproximate, MeanSquaredError, false, true)},
+		{"swish+mse", dense(Swish, MeanSquaredError, false, true)},
+		{"elu+mse", dense(ELU, MeanSquaredError, false, true)},
+		{"elu alpha 0.5+mse", denseAlpha(ELU, 0.5, MeanSquaredError, false, true)},
+		{"selu+mse", dense(SELU, MeanSquaredError, false, true)},
+		{"softplus+mse", dense(Softplus, MeanSquaredError, false, true)},
+		{"softsign+mse", dense(Softsign, MeanSquaredError, false, true)},
+		{"hard_sigmoid+mse", dense(HardSigmoid, MeanSquaredError, false, true)},
+		{"exponential+mse", dense(Exponential, MeanSquaredError, false, true)},
+		{"leaky_relu+mse", dense(LeakyReLU, MeanSquaredError, false, true)},
+		{"leaky_relu alpha 0.3+mse", denseAlpha(LeakyReLU, 0.3, MeanSquaredError, false, true)},
 		{"sigmoid+binary_crossentropy", dense(Sigmoid, BinaryCrossentropy, false, true)},
 		{"softmax+categorical_crossentropy", dense(Softmax, CategoricalCrossentropy, false, true)},
 		{"sigmoid+categorical_crossentropy (normalise path)", dense(Sigmoid, CategoricalCrossentropy, false, true)},
@@ -275,7 +290,7 @@ func TestActivationValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := make([]float64, 3)
-		activate(tc.act, 3, x, got)
+		activate(tc.act, DefaultAlpha(tc.act), 3, x, got)
 		for i := range got {
 			if math.Abs(got[i]-tc.want[i]) > 1e-15 {
 				t.Errorf("%v(%v) = %v, want %v", tc.act, x, got, tc.want)
@@ -283,8 +298,16 @@ func TestActivationValues(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ParseActivation("swish"); err == nil {
+	if _, err := ParseActivation("mish"); err == nil {
 		t.Error("ParseActivation accepted an unknown name")
+	}
+	if a, err := ParseActivation("silu"); a != Swish || err != nil {
+		t.Errorf(`ParseActivation("silu") = %v, %v; want swish`, a, err)
+	}
+	for a := Linear; a <= LeakyReLU; a++ {
+		if got, err := ParseActivation(a.String()); got != a || err != nil {
+			t.Errorf("ParseActivation(%q) = %v, %v; want %v", a.String(), got, err, a)
+		}
 	}
 	if a, err := ParseActivation("GELU"); a != GELU || err != nil {
 		t.Errorf(`ParseActivation("GELU") = %v, %v; want gelu`, a, err)

@@ -125,15 +125,15 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			copy(out(0), x)
 		}
 		if s.Out[1] != plan.None {
-			ops.ActivationForward(s.Op.Activation, s.N, x[:s.M*s.N], out(1))
+			ops.ActivationForward(s.Op.Activation, s.Op.Alpha, s.N, x[:s.M*s.N], out(1))
 		}
 	case plan.Softmax:
-		ops.ActivationForward(ops.Softmax, s.N, in(0)[:s.M*s.N], out(0))
+		ops.ActivationForward(ops.Softmax, 0, s.N, in(0)[:s.M*s.N], out(0))
 	case plan.ActGrad:
-		ops.ActivationBackward(s.Op.Activation, s.N, in(0)[:s.M*s.N], in(1), in(2), out(0))
+		ops.ActivationBackward(s.Op.Activation, s.Op.Alpha, s.N, in(0)[:s.M*s.N], in(1), in(2), out(0))
 	case plan.SoftmaxGrad:
 		y := in(0)[:s.M*s.N]
-		ops.ActivationBackward(ops.Softmax, s.N, y, y, in(1), out(0))
+		ops.ActivationBackward(ops.Softmax, 0, s.N, y, y, in(1), out(0))
 	case plan.SumRows:
 		o := out(0)
 		clear(o)

@@ -70,14 +70,15 @@ func rowBlock(cols int) int {
 }
 
 // biasAct: v = x + b (b may be 0: no bias); z = v and y = act(v) where
-// given (non-zero). Elementwise activations only.
-func (k *kernels) biasAct(s gpuStream, x, b, z, y devicePtr, rows, cols int, act ops.Activation) error {
+// given (non-zero); alpha is ELU's or LeakyReLU's (ops.Info.Alpha).
+// Elementwise activations only.
+func (k *kernels) biasAct(s gpuStream, x, b, z, y devicePtr, rows, cols int, act ops.Activation, alpha float64) error {
 	n := rows * cols
 	if n == 0 {
 		return nil
 	}
 	return k.launch(s, kBiasAct, elemGrid(n), elemBlock, 0,
-		ptrArg(x), ptrArg(b), ptrArg(z), ptrArg(y), intArg(rows), intArg(cols), intArg(int(act)))
+		ptrArg(x), ptrArg(b), ptrArg(z), ptrArg(y), intArg(rows), intArg(cols), intArg(int(act)), floatArg(float32(alpha)))
 }
 
 func (k *kernels) softmax(s gpuStream, x, y devicePtr, rows, cols int) error {
@@ -88,12 +89,12 @@ func (k *kernels) softmax(s gpuStream, x, y devicePtr, rows, cols int) error {
 	return k.launch(s, kSoftmaxRows, min(rows, 65535), b, b*4, ptrArg(x), ptrArg(y), intArg(rows), intArg(cols))
 }
 
-func (k *kernels) actGrad(s gpuStream, x, y, dy, dx devicePtr, n int, act ops.Activation) error {
+func (k *kernels) actGrad(s gpuStream, x, y, dy, dx devicePtr, n int, act ops.Activation, alpha float64) error {
 	if n == 0 {
 		return nil
 	}
 	return k.launch(s, kActGrad, elemGrid(n), elemBlock, 0,
-		ptrArg(x), ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(n), intArg(int(act)))
+		ptrArg(x), ptrArg(y), ptrArg(dy), ptrArg(dx), intArg(n), intArg(int(act)), floatArg(float32(alpha)))
 }
 
 func (k *kernels) softmaxGrad(s gpuStream, y, dy, dx devicePtr, rows, cols int) error {

@@ -183,11 +183,12 @@ func TestBiasActMatchesCPU(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(2, 2))
 	rows, cols := 9, 37
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
+	for _, act := range opstest.ElementwiseActivations() {
 		x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
-		x[0], x[1] = 80, -80 // sigmoid, tanh and gelu saturate without overflow
+		x[0], x[1] = 80, -80 // the saturating activations saturate without overflow
 		z, y := h.zeros(rows*cols), h.zeros(rows*cols)
-		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), h.upload(b), z, y, rows, cols, act) })
+		alpha := ops.DefaultAlpha(act)
+		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), h.upload(b), z, y, rows, cols, act, alpha) })
 		wantZ := make([]float32, len(x))
 		for i := range x {
 			wantZ[i] = x[i] + b[i%cols]
@@ -197,7 +198,7 @@ func TestBiasActMatchesCPU(t *testing.T) {
 		sameValues(t, act.String()+" y", h.download(y, len(x)), opstest.MustRun(t, op, dense(wantZ, rows, cols)), kernelTol)
 		// No bias, y only: the standalone activation.
 		y2 := h.zeros(rows * cols)
-		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), 0, 0, y2, rows, cols, act) })
+		h.do(func() error { return h.k.biasAct(h.s, h.upload(x), 0, 0, y2, rows, cols, act, alpha) })
 		sameValues(t, act.String()+" alone", h.download(y2, len(x)), opstest.MustRun(t, op, dense(x, rows, cols)), kernelTol)
 	}
 }
@@ -227,13 +228,17 @@ func TestActGradMatchesCPU(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(4, 4))
 	rows, cols := 5, 33
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
+	for _, act := range opstest.ElementwiseActivations() {
 		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
 		x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
-		x[3] = 0 // relu passes no gradient at 0
+		x[3] = 0               // relu passes no gradient at 0
+		x[4], x[5] = 2.5, -2.5 // hard_sigmoid's gradient passes at the bounds
 		y := opstest.MustRun(t, o.Activation, dense(x, rows, cols))
 		dx := h.zeros(rows * cols)
-		h.do(func() error { return h.k.actGrad(h.s, h.upload(x), h.upload(y), h.upload(dy), dx, rows*cols, act) })
+		alpha := ops.DefaultAlpha(act)
+		h.do(func() error {
+			return h.k.actGrad(h.s, h.upload(x), h.upload(y), h.upload(dy), dx, rows*cols, act, alpha)
+		})
 		want := opstest.MustRun(t, o.ActivationGrad, dense(x, rows, cols), dense(y, rows, cols), dense(dy, rows, cols))
 		sameValues(t, act.String()+" gradient", h.download(dx, rows*cols), want, kernelTol)
 	}

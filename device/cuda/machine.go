@@ -411,11 +411,11 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.Gemm:
 		return gemm(b.blas, s.Op.TransA, s.Op.TransB, s.M, s.N, s.K, 1, in(0), in(1), 0, out(0))
 	case plan.BiasAct:
-		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Op.Activation)
+		return k.biasAct(st, in(0), in(1), out(0), out(1), s.M, s.N, s.Op.Activation, s.Op.Alpha)
 	case plan.Softmax:
 		return k.softmax(st, in(0), out(0), s.M, s.N)
 	case plan.ActGrad:
-		return k.actGrad(st, in(0), in(1), in(2), out(0), s.M*s.N, s.Op.Activation)
+		return k.actGrad(st, in(0), in(1), in(2), out(0), s.M*s.N, s.Op.Activation, s.Op.Alpha)
 	case plan.SoftmaxGrad:
 		return k.softmaxGrad(st, in(0), in(1), out(0), s.M, s.N)
 	case plan.SumRows:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,6 +140,60 @@ func TestExportONNXGELU(t *testing.T) {
 	}
 }
 
+// Every activation but softmax, each in a Dense layer: the graph computes
+// what Predict does, with ONNX's own operator where operator set 17 has
+// one.
+func TestExportONNXActivations(t *testing.T) {
+	cases := []struct {
+		act layers.Activation
+		ops []string
+	}{
+		{layers.GELUApproximate, []string{"Mul", "Mul", "Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"}},
+		{layers.Swish, []string{"Sigmoid", "Mul"}},
+		{layers.ELU, []string{"Elu"}},
+		{layers.SELU, []string{"Selu"}},
+		{layers.Softplus, []string{"Softplus"}},
+		{layers.Softsign, []string{"Softsign"}},
+		{layers.HardSigmoid, []string{"HardSigmoid"}},
+		{layers.Exponential, []string{"Exp"}},
+		{layers.LeakyReLU, []string{"LeakyRelu"}},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, 6*3)
+	for i := range x {
+		x[i] = float32(4*rng.Float64() - 2)
+	}
+	x64 := make([]float64, len(x))
+	for i, v := range x {
+		x64[i] = float64(v)
+	}
+	for _, tc := range cases {
+		t.Run(tc.act.String(), func(t *testing.T) {
+			m := nn.NewSequential(layers.Input(3), layers.Dense(4, tc.act, layers.KernelInitializer(layers.RandomNormal(0, 1))))
+			m.SetSeed(5)
+			om := exportedONNX(t, m, false)
+			checkGraph(t, om, m)
+			if got := opTypes(om); !slices.Equal(got[1:], tc.ops) {
+				t.Errorf("ops %v, want Gemm then %v", got, tc.ops)
+			}
+			inputs, err := data.SliceInputs(data.Flat(x, 3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred, err := m.Predict(context.Background(), inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := evaluate(t, om, x64, 3)
+			for i, w := range pred.Values() {
+				if math.Abs(got[i]-float64(w)) > 1e-5*math.Max(1, math.Abs(float64(w))) {
+					t.Errorf("output %d: the graph computes %v, Predict %v", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
 // evaluate runs a graph of one input, "input", and one output, "output",
 // on rows of cols inputs, as evaluateGraph does.
 func evaluate(t *testing.T, om *wire.Model, x []float64, cols int) []float64 {
@@ -179,6 +234,18 @@ func evaluateGraph(t *testing.T, om *wire.Model, inputs map[string][]float64, ro
 	}
 	for _, n := range om.Graph.Nodes {
 		in := func(i int) []float64 { return vals[n.Inputs[i]] }
+		// attr is the node's float attribute, or ONNX's default for it.
+		attr := func(name string, def float64) float64 {
+			for _, a := range n.Attributes {
+				if a.Name == name {
+					return float64(a.F)
+				}
+			}
+			return def
+		}
+		unary := func(f func(x float64) float64) []float64 {
+			return elementwise(in(0), []float64{0}, func(x, _ float64) float64 { return f(x) })
+		}
 		var out []float64
 		switch n.OpType {
 		case "Gemm":
@@ -201,7 +268,46 @@ func evaluateGraph(t *testing.T, om *wire.Model, inputs map[string][]float64, ro
 		case "Mul":
 			out = elementwise(in(0), in(1), func(x, y float64) float64 { return x * y })
 		case "Erf":
-			out = elementwise(in(0), []float64{0}, func(x, _ float64) float64 { return math.Erf(x) })
+			out = unary(math.Erf)
+		// The activations, as the ONNX operators' documentation defines
+		// them, with its default attributes.
+		case "Tanh":
+			out = unary(math.Tanh)
+		case "Sigmoid":
+			out = unary(func(x float64) float64 { return 1 / (1 + math.Exp(-x)) })
+		case "Exp":
+			out = unary(math.Exp)
+		case "Elu":
+			alpha := attr("alpha", 1)
+			out = unary(func(x float64) float64 {
+				if x < 0 {
+					return alpha * (math.Exp(x) - 1)
+				}
+				return x
+			})
+		case "Selu":
+			alpha, gamma := attr("alpha", 1.67326319217681884765625), attr("gamma", 1.05070102214813232421875)
+			out = unary(func(x float64) float64 {
+				if x <= 0 {
+					return gamma * (alpha*math.Exp(x) - alpha)
+				}
+				return gamma * x
+			})
+		case "Softplus":
+			out = unary(func(x float64) float64 { return math.Log(math.Exp(x) + 1) })
+		case "Softsign":
+			out = unary(func(x float64) float64 { return x / (1 + math.Abs(x)) })
+		case "HardSigmoid":
+			alpha, beta := attr("alpha", 0.2), attr("beta", 0.5)
+			out = unary(func(x float64) float64 { return math.Max(0, math.Min(1, alpha*x+beta)) })
+		case "LeakyRelu":
+			alpha := attr("alpha", 0.01)
+			out = unary(func(x float64) float64 {
+				if x < 0 {
+					return alpha * x
+				}
+				return x
+			})
 		case "Identity":
 			out = in(0)
 		default:

@@ -227,6 +227,12 @@ func modelOf(v nn.ModelView) (*modelJSON, [][]byte, error) {
 	return doc, shards, nil
 }
 
+// tfjsLacks are the activations of package layers that TensorFlow.js
+// cannot load by name (it has elu, selu, softplus, softsign, hardSigmoid,
+// swish and gelu, but no exponential, leaky_relu or approximate gelu under
+// a name gokeras writes).
+var tfjsLacks = map[string]bool{"exponential": true, "leaky_relu": true, "gelu_approximate": true}
+
 // layerEntry is a layer's config as TensorFlow.js reads it.
 func layerEntry(lv nn.LayerView) (map[string]any, error) {
 	l := lv.Layer
@@ -237,6 +243,9 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 	cfg := map[string]any{}
 	for k, v := range c.Config {
 		cfg[k] = v
+	}
+	if act, ok := cfg["activation"].(string); ok && tfjsLacks[act] {
+		return nil, fmt.Errorf("layer %q: TensorFlow.js has no %s activation: export the model to ONNX instead", l.Name(), act)
 	}
 	switch c.ClassName {
 	case "Subtract":

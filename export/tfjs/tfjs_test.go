@@ -192,6 +192,12 @@ func TestExportFunctional(t *testing.T) {
 	if err := tfjs.Export(sub, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no Subtract layer") {
 		t.Errorf("a Subtract: %v", err)
 	}
+	for _, act := range []layers.Activation{layers.Exponential, layers.LeakyReLU, layers.GELUApproximate} {
+		e := nn.NewSequential(layers.Input(3), layers.Dense(2, act))
+		if err := tfjs.Export(e, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no "+act.String()+" activation") {
+			t.Errorf("a Dense with activation %v: %v", act, err)
+		}
+	}
 	file := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -46,6 +46,21 @@
 #define ACT_TANH 3
 #define ACT_SOFTMAX 4
 #define ACT_GELU 5
+#define ACT_GELU_APPROXIMATE 6
+#define ACT_SWISH 7
+#define ACT_ELU 8
+#define ACT_SELU 9
+#define ACT_SOFTPLUS 10
+#define ACT_SOFTSIGN 11
+#define ACT_HARD_SIGMOID 12
+#define ACT_EXPONENTIAL 13
+#define ACT_LEAKY_RELU 14
+
+// Keras' SELU constants, as ops.SELUAlpha and ops.SELUScale.
+#define SELU_ALPHA 1.6732632423543772848170429916717f
+#define SELU_SCALE 1.0507009873554804934193349852946f
+// √(2/π), the tanh form of GELU's scale (ops' geluApproxC).
+#define GELU_APPROX_C 0.7978845608028654f
 
 // Losses, numbered as ops.LossKind.
 #define LOSS_SOFTMAX_CE 0
@@ -91,13 +106,97 @@ __device__ __forceinline__ float gk_gelu_grad(float v) {
 	return d == 0.0f ? p : p + v * d;
 }
 
-__device__ __forceinline__ float gk_act(int act, float v) {
+// GELU's tanh form (Keras' approximate=True), as ops' geluApprox: a zero
+// of v's sign where 1 + tanh is 0.
+__device__ __forceinline__ float gk_gelu_approx(float v) {
+	float p = 1.0f + tanhf(GELU_APPROX_C * (v + 0.044715f * v * v * v));
+	return p == 0.0f ? copysignf(0.0f, v) : 0.5f * v * p;
+}
+
+// Its derivative, as ops' geluApproxGrad: 0.5·(1 + t) where 1 - t² is 0.
+__device__ __forceinline__ float gk_gelu_approx_grad(float v) {
+	float t = tanhf(GELU_APPROX_C * (v + 0.044715f * v * v * v));
+	float s = 1.0f - t * t;
+	if (s == 0.0f) return 0.5f * (1.0f + t);
+	return 0.5f * (1.0f + t) + 0.5f * v * s * GELU_APPROX_C * (1.0f + 3.0f * 0.044715f * v * v);
+}
+
+// swish, v·sigmoid(v), as ops' swish: a zero of v's sign where the sigmoid
+// is 0.
+__device__ __forceinline__ float gk_swish(float v) {
+	float s = gk_sigmoid(v);
+	return s == 0.0f ? copysignf(0.0f, v) : v * s;
+}
+
+// Its derivative s·(1 + v·(1 - s)), as ops' swishGrad: s where s is 0 or 1.
+__device__ __forceinline__ float gk_swish_grad(float v) {
+	float s = gk_sigmoid(v);
+	if (s == 0.0f || s == 1.0f) return s;
+	return s * (1.0f + v * (1.0f - s));
+}
+
+// gk_hard_sigmoid_arg is 0.2·v + 0.5, hard_sigmoid's line, rounded after
+// the product as ops computes it: a fused multiply-add would put -2.5's
+// just below 0 and stop its gradient, which clip_by_value passes.
+__device__ __forceinline__ float gk_hard_sigmoid_arg(float v) { return __fadd_rn(__fmul_rn(0.2f, v), 0.5f); }
+
+// gk_max_go is Go's math.Max: NaN if either is NaN (CUDA's fmax returns
+// the other), +0 over -0.
+__device__ __forceinline__ double gk_max_go(double a, double b) {
+	if (isnan(a) || isnan(b)) return NAN;
+	if (a == 0.0 && b == 0.0) return signbit(a) ? b : a;
+	return a > b ? a : b;
+}
+
+// gk_softplus is ops' softplus, log(1 + exp(z)) computed stably: the
+// softplus activation and the log-cosh loss.
+__device__ __forceinline__ double gk_softplus(double z) { return gk_max_go(z, 0.0) + log1p(exp(-fabs(z))); }
+
+// gk_act is ops' activateOne (and the loops before it) for one value;
+// alpha is ELU's or LeakyReLU's.
+__device__ __forceinline__ float gk_act(int act, float alpha, float v) {
 	switch (act) {
 	case ACT_RELU: return v > 0.0f ? v : 0.0f;
 	case ACT_SIGMOID: return gk_sigmoid(v);
 	case ACT_TANH: return tanhf(v);
 	case ACT_GELU: return gk_gelu(v);
+	case ACT_GELU_APPROXIMATE: return gk_gelu_approx(v);
+	case ACT_SWISH: return gk_swish(v);
+	case ACT_ELU: return v > 0.0f ? v : alpha * expm1f(v);
+	case ACT_SELU: return v >= 0.0f ? SELU_SCALE * v : SELU_SCALE * SELU_ALPHA * expm1f(v);
+	case ACT_SOFTPLUS: return (float)gk_softplus((double)v);
+	case ACT_SOFTSIGN: return isinf(v) ? copysignf(1.0f, v) : v / (1.0f + fabsf(v));
+	case ACT_HARD_SIGMOID: {
+		float p = gk_hard_sigmoid_arg(v);
+		return p < 0.0f ? 0.0f : (p > 1.0f ? 1.0f : p);
+	}
+	case ACT_EXPONENTIAL: return expf(v);
+	case ACT_LEAKY_RELU: return v > 0.0f ? v : alpha * v;
 	default: return v;
+	}
+}
+
+// gk_act_deriv is ops' activateOneGrad: act'(v), given y = act(v), for
+// the activations after softmax.
+__device__ __forceinline__ float gk_act_deriv(int act, float alpha, float v, float y) {
+	switch (act) {
+	case ACT_GELU: return gk_gelu_grad(v);
+	case ACT_GELU_APPROXIMATE: return gk_gelu_approx_grad(v);
+	case ACT_SWISH: return gk_swish_grad(v);
+	case ACT_ELU: return v > 0.0f ? 1.0f : alpha * expf(v);
+	case ACT_SELU: return v >= 0.0f ? SELU_SCALE : SELU_SCALE * SELU_ALPHA * expf(v);
+	case ACT_SOFTPLUS: return gk_sigmoid(v);
+	case ACT_SOFTSIGN: {
+		float d = 1.0f + fabsf(v);
+		return 1.0f / (d * d);
+	}
+	case ACT_HARD_SIGMOID: {
+		float p = gk_hard_sigmoid_arg(v);
+		return (p < 0.0f || p > 1.0f) ? 0.0f : 0.2f;
+	}
+	case ACT_EXPONENTIAL: return y;
+	case ACT_LEAKY_RELU: return v > 0.0f ? 1.0f : alpha;
+	default: return 1.0f;
 	}
 }
 
@@ -105,12 +204,12 @@ __device__ __forceinline__ float gk_act(int act, float v) {
 // z = v and y = act(v), each only if not NULL. x and z may be the same.
 // Affine's bias (ops.Affine after the cuBLAS product), Activate for the
 // elementwise activations, and the two fused.
-extern "C" __global__ void gk_bias_act(const float *x, const float *b, float *z, float *y, int rows, int cols, int act) {
+extern "C" __global__ void gk_bias_act(const float *x, const float *b, float *z, float *y, int rows, int cols, int act, float alpha) {
 	GRID_STRIDE(i, rows * cols) {
 		float v = x[i];
 		if (b) v += b[i % cols];
 		if (z) z[i] = v;
-		if (y) y[i] = gk_act(act, v);
+		if (y) y[i] = gk_act(act, alpha, v);
 	}
 }
 
@@ -165,15 +264,15 @@ extern "C" __global__ void gk_softmax_rows(const float *x, float *y, int rows, i
 // gk_act_grad: dx = act'(x) · dy for the elementwise activations, given
 // x, y = act(x) and dy (ops' activateGrad). ReLU passes no gradient where
 // x <= 0, as TensorFlow's ReluGrad.
-extern "C" __global__ void gk_act_grad(const float *x, const float *y, const float *dy, float *dx, int n, int act) {
+extern "C" __global__ void gk_act_grad(const float *x, const float *y, const float *dy, float *dx, int n, int act, float alpha) {
 	GRID_STRIDE(i, n) {
 		float g = dy[i];
 		switch (act) {
+		case ACT_LINEAR: break;
 		case ACT_RELU: g = x[i] > 0.0f ? g : 0.0f; break;
 		case ACT_SIGMOID: g = g * y[i] * (1.0f - y[i]); break;
 		case ACT_TANH: g = g * (1.0f - y[i] * y[i]); break;
-		case ACT_GELU: g = g * gk_gelu_grad(x[i]); break;
-		default: break;
+		default: g = g * gk_act_deriv(act, alpha, x[i], y[i]); break;
 		}
 		dx[i] = g;
 	}
@@ -260,14 +359,6 @@ __device__ __forceinline__ double gk_clip_to(double v, double lo, double hi, boo
 
 __device__ __forceinline__ double gk_clip(double v, bool *inside) { return gk_clip_to(v, EPSILON_D, 1.0 - EPSILON_D, inside); }
 
-// gk_max_go is Go's math.Max: NaN if either is NaN (CUDA's fmax returns
-// the other), +0 over -0.
-__device__ __forceinline__ double gk_max_go(double a, double b) {
-	if (isnan(a) || isnan(b)) return NAN;
-	if (a == 0.0 && b == 0.0) return signbit(a) ? b : a;
-	return a > b ? a : b;
-}
-
 // gk_sign is the derivative TensorFlow gives |x| (ops' sign): -1, 0 or 1.
 __device__ __forceinline__ double gk_sign(double x) {
 	if (x > 0.0) return 1.0;
@@ -280,9 +371,6 @@ __device__ __forceinline__ double gk_sigmoid_d(double v) {
 	double e = exp(v);
 	return e / (1.0 + e);
 }
-
-// gk_softplus is ops' softplus, log(1 + exp(z)) computed stably.
-__device__ __forceinline__ double gk_softplus(double z) { return gk_max_go(z, 0.0) + log1p(exp(-fabs(z))); }
 
 // gk_class reads a sparse target: a whole number in [0, cols), else -1.
 __device__ __forceinline__ int gk_class(float v, int cols) {

@@ -192,6 +192,13 @@ func LossInputs(rnd func() float64, norm func() float64, intn func(int) int, kin
 	return p, y, cols
 }
 
+// ElementwiseActivations lists all of package ops' activations but softmax,
+// which works on rows: those the BiasAct and ActGrad kernels compute.
+func ElementwiseActivations() []ops.Activation {
+	return []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU, ops.GELUApproximate, ops.Swish,
+		ops.ELU, ops.SELU, ops.Softplus, ops.Softsign, ops.HardSigmoid, ops.Exponential, ops.LeakyReLU}
+}
+
 // LossKinds lists all of package ops' losses.
 func LossKinds() []ops.LossKind {
 	return []ops.LossKind{ops.SoftmaxCrossEntropy, ops.SparseSoftmaxCrossEntropy, ops.SigmoidCrossEntropy,

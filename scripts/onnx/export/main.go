@@ -148,6 +148,17 @@ var specs = []spec{
 		return []layers.Layer{layers.Input(6, 5, 3), layers.Conv2D(4, 3, layers.Padding("same"), layers.GELU),
 			layers.Flatten(), layers.Dense(16, layers.GELU), layers.NewActivation(layers.GELU), layers.Dense(3)}
 	}, nil, normals},
+	{"activations", func() []layers.Layer { // every other activation, channels first and last; TF.js lacks some
+		return []layers.Layer{layers.Input(5, 5, 3), layers.Conv2D(4, 3, layers.Padding("same"), layers.GELUApproximate),
+			layers.NewActivation(layers.LeakyReLU), layers.Flatten(), layers.Dense(12, layers.Swish), layers.Dense(12, layers.ELU),
+			layers.Dense(12, layers.SELU), layers.Dense(12, layers.Softplus), layers.Dense(12, layers.Softsign),
+			layers.Dense(12, layers.HardSigmoid), layers.Dense(3, layers.Exponential)}
+	}, nil, normals},
+	{"activations_tfjs", func() []layers.Layer { // the activations TF.js has, for its check
+		return []layers.Layer{layers.Input(8), layers.Dense(12, layers.Swish), layers.Dense(12, layers.ELU),
+			layers.Dense(12, layers.SELU), layers.Dense(12, layers.Softplus), layers.Dense(12, layers.Softsign),
+			layers.NewActivation(layers.HardSigmoid), layers.Dense(3)}
+	}, nil, normals},
 	{"embedding", func() []layers.Layer {
 		return []layers.Layer{layers.Input(12), layers.Embedding(50, 8),
 			layers.BatchNormalization(), layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),

@@ -265,14 +265,14 @@ static void direct(const char *name, void (*k)(A...), int grid, int block, V... 
 #define DIRECT(k, ...) direct(#k, k, __VA_ARGS__)
 
 extern "C" {
-void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act) {
-	DIRECT(gk_bias_act, g, b, x, bias, z, y, rows, cols, act);
+void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act, float alpha) {
+	DIRECT(gk_bias_act, g, b, x, bias, z, y, rows, cols, act, alpha);
 }
 void emu_softmax_rows(int g, int b, const float *x, float *y, int rows, int cols) {
 	DIRECT(gk_softmax_rows, g, b, x, y, rows, cols);
 }
-void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act) {
-	DIRECT(gk_act_grad, g, b, x, y, dy, dx, n, act);
+void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act, float alpha) {
+	DIRECT(gk_act_grad, g, b, x, y, dy, dx, n, act, alpha);
 }
 void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float *dx, int rows, int cols) {
 	DIRECT(gk_softmax_grad_rows, g, b, y, dy, dx, rows, cols);

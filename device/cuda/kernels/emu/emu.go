@@ -85,9 +85,9 @@ package emu
 // int emu_cpu_ok(void);
 // void emu_set_race(void *direct, uint64_t seed);
 // int emu_take_race(char *buf, size_t n);
-// void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act);
+// void emu_bias_act(int g, int b, const float *x, const float *bias, float *z, float *y, int rows, int cols, int act, float alpha);
 // void emu_softmax_rows(int g, int b, const float *x, float *y, int rows, int cols);
-// void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act);
+// void emu_act_grad(int g, int b, const float *x, const float *y, const float *dy, float *dx, int n, int act, float alpha);
 // void emu_softmax_grad_rows(int g, int b, const float *y, const float *dy, float *dx, int rows, int cols);
 // void emu_sum_rows(int g, int b, const float *a, float *out, int rows, int cols);
 // void emu_zero_one_labels(int b, const float *y, int n, int *flag);
@@ -207,9 +207,9 @@ func f(s []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&s[0]))
 }
 
-func BiasAct(l Launch, x, b, z, y []float32, rows, cols, act int) {
+func BiasAct(l Launch, x, b, z, y []float32, rows, cols, act int, alpha float32) {
 	typed(func() {
-		C.emu_bias_act(C.int(l.Grid), C.int(l.Block), f(x), f(b), f(z), f(y), C.int(rows), C.int(cols), C.int(act))
+		C.emu_bias_act(C.int(l.Grid), C.int(l.Block), f(x), f(b), f(z), f(y), C.int(rows), C.int(cols), C.int(act), C.float(alpha))
 	})
 }
 
@@ -217,9 +217,9 @@ func SoftmaxRows(l Launch, x, y []float32, rows, cols int) {
 	typed(func() { C.emu_softmax_rows(C.int(l.Grid), C.int(l.Block), f(x), f(y), C.int(rows), C.int(cols)) })
 }
 
-func ActGrad(l Launch, x, y, dy, dx []float32, act int) {
+func ActGrad(l Launch, x, y, dy, dx []float32, act int, alpha float32) {
 	typed(func() {
-		C.emu_act_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(len(dx)), C.int(act))
+		C.emu_act_grad(C.int(l.Grid), C.int(l.Block), f(x), f(y), f(dy), f(dx), C.int(len(dx)), C.int(act), C.float(alpha))
 	})
 }
 

@@ -40,13 +40,14 @@ const tol = 1e-5
 func TestBiasAct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	rows, cols := 7, 45
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
+	for _, act := range opstest.ElementwiseActivations() {
 		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
+		alpha := float32(ops.DefaultAlpha(act))
 		for _, l := range launches {
 			x, b := randn(rng, rows*cols, 3), randn(rng, cols, 1)
 			x[0], x[1] = 80, -80
 			z, y := make([]float32, len(x)), make([]float32, len(x))
-			BiasAct(l, x, b, z, y, rows, cols, int(act))
+			BiasAct(l, x, b, z, y, rows, cols, int(act), alpha)
 			wantZ := make([]float32, len(x))
 			for i := range x {
 				wantZ[i] = x[i] + b[i%cols]
@@ -54,10 +55,10 @@ func TestBiasAct(t *testing.T) {
 			check(t, act.String()+" z", z, wantZ, 0)
 			check(t, act.String()+" y", y, opstest.MustRun(t, o.Activation, opstest.Dense(wantZ, rows, cols)), tol)
 			y2 := make([]float32, len(x))
-			BiasAct(l, x, nil, nil, y2, rows, cols, int(act))
+			BiasAct(l, x, nil, nil, y2, rows, cols, int(act), alpha)
 			check(t, act.String()+" without bias", y2, opstest.MustRun(t, o.Activation, opstest.Dense(x, rows, cols)), tol)
 			inPlace := append([]float32(nil), x...)
-			BiasAct(l, inPlace, b, inPlace, nil, rows, cols, int(ops.Linear))
+			BiasAct(l, inPlace, b, inPlace, nil, rows, cols, int(ops.Linear), 0)
 			check(t, "bias in place", inPlace, wantZ, 0)
 		}
 	}
@@ -86,14 +87,16 @@ func TestSoftmaxAndGradient(t *testing.T) {
 func TestActGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	rows, cols := 5, 31
-	for _, act := range []ops.Activation{ops.Linear, ops.ReLU, ops.Sigmoid, ops.Tanh, ops.GELU} {
+	for _, act := range opstest.ElementwiseActivations() {
 		o := opstest.MustBuild(t, act, ops.MeanSquaredError, rows, cols)
+		alpha := float32(ops.DefaultAlpha(act))
 		for _, l := range launches {
 			x, dy := randn(rng, rows*cols, 2), randn(rng, rows*cols, 1)
 			x[3] = 0
+			x[4], x[5] = 2.5, -2.5
 			y := opstest.MustRun(t, o.Activation, opstest.Dense(x, rows, cols))
 			dx := make([]float32, len(x))
-			ActGrad(l, x, y, dy, dx, int(act))
+			ActGrad(l, x, y, dy, dx, int(act), alpha)
 			want := opstest.MustRun(t, o.ActivationGrad, opstest.Dense(x, rows, cols), opstest.Dense(y, rows, cols), opstest.Dense(dy, rows, cols))
 			check(t, act.String()+" gradient", dx, want, tol)
 		}
