@@ -130,7 +130,7 @@ func checkpointOf(meta map[string]string, path string) (Checkpoint, error) {
 		if v := meta[metaVersion]; v != checkpointVersion {
 			return Checkpoint{}, fmt.Errorf("%s is a gokeras checkpoint of version %q; this gokeras reads version %s", path, v, checkpointVersion)
 		}
-	case kindWeights:
+	case kindWeights, kindKeras:
 		return Checkpoint{}, fmt.Errorf("%s holds weights only, no optimizer state or epoch: load it with LoadWeights (or train --resume needs a file written by --checkpoint)", path)
 	case kindModel:
 		// A whole model is a checkpoint too when Save recorded where

@@ -55,6 +55,12 @@ type fileSource struct {
 // pathSource is the file at path.
 func pathSource(path string) fileSource {
 	return fileSource{name: path, read: func(check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+		if f, ok, err := openKerasPath(path, check); ok {
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return f, nil
+		}
 		return safetensors.ReadFileChecked(path, check)
 	}}
 }
@@ -64,6 +70,17 @@ func readerSource(r io.Reader, name string) fileSource {
 	return fileSource{name: name, read: func(check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
 		if r == nil {
 			return nil, fmt.Errorf("%s: no reader given", name)
+		}
+		isHDF5, r, err := sniffHDF5(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if isHDF5 {
+			f, err := readKerasReader(r, -1, check)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return f, nil
 		}
 		f, err := safetensors.ReadChecked(r, -1, check)
 		if err != nil {
@@ -91,7 +108,21 @@ func fsSource(fsys fs.FS, name string) fileSource {
 		if !info.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s is not a regular file (mode %v)", name, info.Mode())
 		}
-		file, err := safetensors.ReadChecked(f, info.Size(), check)
+		isHDF5, r, err := sniffHDF5(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if isHDF5 {
+			if ra, ok := f.(io.ReaderAt); ok {
+				r = io.NewSectionReader(ra, 0, info.Size())
+			}
+			file, err := readKerasReader(r, info.Size(), check)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return file, nil
+		}
+		file, err := safetensors.ReadChecked(r, info.Size(), check)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

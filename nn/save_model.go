@@ -554,6 +554,8 @@ func readDocument(meta map[string]string, path string) (*modelDocument, error) {
 		return nil, fmt.Errorf("%s holds weights only (SaveWeights wrote it), not a whole model: make the model in code and call LoadWeights, or write the file with Save", path)
 	case kindCheckpoint:
 		return nil, fmt.Errorf("%s is a training checkpoint (SaveCheckpoint wrote it), not a whole model: make and compile the model in code and call LoadCheckpoint, or write the file with Save", path)
+	case kindKeras:
+		return nil, fmt.Errorf("%s is a Keras HDF5 file: gokeras reads its weights (LoadWeights, into a model made in code with the same layers) but not yet a Keras model's config", path)
 	default:
 		return nil, fmt.Errorf("%s is a safetensors file but not a gokeras model (its metadata has no %s %q): write one with Save", path, metaKind, kindModel)
 	}

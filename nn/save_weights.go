@@ -14,6 +14,13 @@ import (
 // "<layer>/kernel" or "<layer>/bias", a kernel has Keras' shape (inputs,
 // units), so Python reads them with safetensors.numpy.load_file(path).
 //
+// A path ending in ".weights.h5" gets Keras 3's weights file instead (what
+// model.save_weights writes there, and Keras 3's load_weights reads: each
+// layer's variables under layers/<class name>[_n]/vars/<i>), and any other
+// ".h5" (or ".hdf5") Keras 2's (layer_names and weight_names, as
+// tf.keras 2's save_weights writes it). LoadWeights reads both, and the
+// files Keras writes.
+//
 // Weights that hold a NaN or an infinity (training diverged) are not
 // written: the error names the first such tensor, and any file at path is
 // left as it was.
@@ -35,6 +42,12 @@ func (m *Sequential) SaveWeights(path string) error {
 	}
 	if !m.writesFiles() {
 		return nil // rank 0 writes (see distributed_files.go)
+	}
+	if layout, ok := isKerasWeightsPath(path); ok {
+		if err := m.saveKerasWeights(path, layout); err != nil {
+			return fmt.Errorf("save weights: %w", err)
+		}
+		return nil
 	}
 	ts, meta, err := m.weightsFile()
 	if err != nil {
@@ -102,7 +115,11 @@ func (m *Sequential) weightTensors() ([]safetensors.Tensor, error) {
 
 // LoadWeights reads weights that SaveWeights (or SaveCheckpoint, whose
 // optimizer state it ignores) wrote to path, matching tensors to layers by
-// name. The model must be built, or declare its input shape; the file must
+// name; or a Keras HDF5 weights file (told by its content, not its name):
+// Keras 3's .weights.h5 (its variables matched by class and position, as
+// Keras 3 does), Keras 2's .h5 weights or whole-model file (its weights
+// matched layer by layer in order, as Keras 2's load_weights does; the
+// rest of a whole-model file is not read). The model must be built, or declare its input shape; the file must
 // hold every weight of the model, of the same shape, with finite values
 // only (no NaN, no infinity), and no weight the model lacks. Nothing
 // changes unless all of it checks out. The file's header is checked
@@ -155,6 +172,11 @@ func (m *Sequential) loadWeights(src fileSource) error {
 	f, err := readAgreed(m.fileStrategy(), src, plan.fits)
 	if err != nil {
 		return fmt.Errorf("load weights: %w", err)
+	}
+	if f.Metadata[metaKind] == kindKeras {
+		if f.Tensors, err = m.kerasTensors(f, src.name); err != nil {
+			return fmt.Errorf("load weights: %w", err)
+		}
 	}
 	weights, err := plan.check(f, src.name)
 	if err != nil {

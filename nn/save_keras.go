@@ -1,0 +1,383 @@
+package nn
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gokeras/gokeras/internal/formats/hdf5"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
+	"github.com/gokeras/gokeras/internal/sys/atomicfile"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/safetensors"
+)
+
+// Keras' HDF5 weights files, both ways.
+//
+// Keras 3 (model.save_weights("x.weights.h5"), and the model.weights.h5
+// inside a .keras archive) keeps each layer's variables under
+// layers/<name>/vars/<i>: <name> is the snake-case class name, numbered
+// per class in the order of model.layers (dense, dense_1, conv2d, ...:
+// not the layer's own name), and <i> counts the layer's trainable, then
+// its non-trainable variables, in the order the layer made them. Other
+// groups (the optimizer's, metrics') are not weights and are skipped.
+//
+// Keras 2 (model.save_weights("x.h5"), and the model_weights group of a
+// model.save("x.h5") file) lists the layers in the root attribute
+// layer_names; each layer's group lists its weights in the attribute
+// weight_names ("dense/kernel:0", ...), each a dataset at that path in the
+// group. Keras 2 loads them by position (its by_name=False): the n-th
+// layer that has weights in the file gives the n-th layer of the model
+// that has weights its values, in order; so does gokeras.
+//
+// A file read here becomes a safetensors.File whose tensors are renamed to
+// the model's "<layer>/<weight>" names (kerasTensors) before the one check
+// of weightPlan, so its errors and the strategy's agreement on the file
+// are those of gokeras' own files.
+
+// The metadata of a Keras file read into a safetensors.File.
+const (
+	kindKeras       = "keras-hdf5" // metaKind of a Keras HDF5 weights file
+	metaKerasLayout = metaPrefix + "keras.layout"
+	kerasLayout3    = "3" // layers/<name>/vars/<i>
+	kerasLayout2    = "2" // layer_names, weight_names
+	// kerasWeightSep joins a Keras 2 file's layer and weight index in the
+	// tensor names before renaming: no layer name holds it.
+	kerasWeightSep = "\x00"
+)
+
+// hdf5Signature starts every HDF5 file (at offset 0 in Keras' files).
+const hdf5Signature = "\x89HDF\r\n\x1a\n"
+
+// isKerasWeightsPath says whether SaveWeights writes path in Keras' HDF5
+// format: ".weights.h5" is Keras 3's (the only name Keras 3's
+// save_weights takes), any other ".h5" Keras 2's.
+func isKerasWeightsPath(path string) (layout string, ok bool) {
+	switch p := strings.ToLower(path); {
+	case strings.HasSuffix(p, ".weights.h5"):
+		return kerasLayout3, true
+	case strings.HasSuffix(p, ".h5"), strings.HasSuffix(p, ".hdf5"):
+		return kerasLayout2, true
+	}
+	return "", false
+}
+
+// kerasNames gives, for each layer of m with weights, the group Keras 3
+// keeps its variables in: the snake-case class name, numbered per class in
+// layer order (Keras 3's saving_lib names containers' members so, by
+// class, not by the layers' own names).
+func (m *Sequential) kerasNames() map[layers.Layer]string {
+	used := map[string]int{}
+	names := map[layers.Layer]string{}
+	for _, l := range m.layers {
+		base := snakeCase(l.Type())
+		name := base
+		if n, ok := used[base]; ok {
+			used[base] = n + 1
+			name = fmt.Sprintf("%s_%d", base, n+1)
+		} else {
+			used[base] = 0
+		}
+		names[l] = name
+	}
+	return names
+}
+
+// writeKerasWeights writes the model's weights to w as Keras' save_weights
+// does, in the layout given (kerasLayout3 or kerasLayout2).
+func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
+	if err := m.syncWeights(); err != nil {
+		return err
+	}
+	f := hdf5.NewWriter()
+	root := f.Root()
+	if layout == kerasLayout2 {
+		root.Attr("backend", "tensorflow").Attr("keras_version", keras2Version)
+		var names []string
+		for _, l := range m.layers {
+			names = append(names, l.Name())
+		}
+		root.Attr("layer_names", names)
+		for _, l := range m.layers {
+			g := root.Group(l.Name())
+			var wn []string
+			for _, p := range l.Params() {
+				wn = append(wn, l.Name()+"/"+p.Name+":0")
+			}
+			g.Attr("weight_names", wn)
+			for _, p := range l.Params() {
+				if err := m.kerasDataset(g.Group(l.Name()), p.Name+":0", l, p); err != nil {
+					return err
+				}
+			}
+		}
+	} else {
+		names := m.kerasNames()
+		ls := root.Group("layers")
+		for _, l := range m.layers {
+			if len(l.Params()) == 0 {
+				continue
+			}
+			vars := ls.Group(names[l]).Group("vars")
+			for i, p := range l.Params() {
+				if err := m.kerasDataset(vars, strconv.Itoa(i), l, p); err != nil {
+					return err
+				}
+			}
+		}
+		root.Group("vars")
+	}
+	_, err := f.WriteTo(w)
+	return err
+}
+
+// keras2Version is the Keras version the Keras 2 files gokeras writes
+// name: the last Keras 2 release, whose loader reads them.
+const keras2Version = "2.15.0"
+
+// kerasDataset adds the weight p of layer l as the dataset name of g,
+// refusing values that are not finite as every gokeras file does.
+func (m *Sequential) kerasDataset(g *hdf5.Node, name string, l layers.Layer, p *layers.Param) error {
+	data := p.Value.Data().([]float32)
+	if i := firstNonFinite(data); i >= 0 {
+		return m.diverged("weight "+l.Name()+"/"+p.Name, data[i], i)
+	}
+	g.Dataset(name, p.Value.Shape().Clone(), data)
+	return nil
+}
+
+// saveKerasWeights is SaveWeights for a path in Keras' format.
+func (m *Sequential) saveKerasWeights(path, layout string) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return m.writeKerasWeights(w, layout) })
+}
+
+// readKerasFile reads a Keras HDF5 weights file (of size bytes, from r)
+// into a safetensors.File holding its weights under their places in the
+// file; check sees them, as declared, before their values are read.
+func readKerasFile(r io.ReaderAt, size int64, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+	f, err := hdf5.Read(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("reading it as a Keras weights file: %w", err)
+	}
+	type found struct {
+		name string
+		d    *hdf5.Dataset
+	}
+	var all []found
+	root := f.Root()
+	meta := map[string]string{metaKind: kindKeras}
+	weightsGroup := root
+	if g, err := root.Group("model_weights"); err == nil {
+		weightsGroup = g // Keras 2's whole-model file: its weights
+	}
+	switch {
+	case hasGroup(root, "layers") || hasGroup(root, "_layer_checkpoint_dependencies"):
+		meta[metaKerasLayout] = kerasLayout3
+		top := "layers"
+		if !hasGroup(root, top) {
+			top = "_layer_checkpoint_dependencies" // Keras 2.13's name for it
+		}
+		g, _ := root.Group(top)
+		for _, name := range g.Names() {
+			vars, err := g.Group(name + "/vars")
+			if err != nil {
+				continue // a layer without variables, or not a layer's group
+			}
+			n := len(vars.Names())
+			for i := range n {
+				d, err := vars.Dataset(strconv.Itoa(i))
+				if err != nil {
+					return nil, fmt.Errorf("%s/%s/vars holds %d members, not the datasets 0 to %d Keras 3 writes: %w", top, name, n, n-1, err)
+				}
+				all = append(all, found{"layers/" + name + "/vars/" + strconv.Itoa(i), d})
+			}
+		}
+	case slices.Contains(weightsGroup.AttrNames(), "layer_names"):
+		meta[metaKerasLayout] = kerasLayout2
+		names, err := kerasStrings(weightsGroup, "layer_names")
+		if err != nil {
+			return nil, err
+		}
+		for _, layer := range names {
+			g, err := weightsGroup.Group(layer)
+			if err != nil {
+				return nil, fmt.Errorf("layer_names lists %q but the file has no group for it: %w", layer, err)
+			}
+			wn, err := kerasStrings(g, "weight_names")
+			if err != nil {
+				return nil, err
+			}
+			for i, w := range wn {
+				d, err := g.Dataset(w)
+				if err != nil {
+					return nil, fmt.Errorf("layer %q lists weight %q but the file has no dataset for it: %w", layer, w, err)
+				}
+				all = append(all, found{layer + kerasWeightSep + strconv.Itoa(i), d})
+			}
+		}
+	default:
+		return nil, errors.New("an HDF5 file, but not Keras weights: it has neither Keras 3's layers group nor Keras 2's layer_names attribute")
+	}
+	declared := make([]safetensors.Declared, len(all))
+	for i, w := range all {
+		declared[i] = safetensors.Declared{Name: w.name, Shape: w.d.Shape(), Values: shapes.Size(w.d.Shape())}
+	}
+	if check != nil {
+		if err := check(meta, declared); err != nil {
+			return nil, err
+		}
+	}
+	out := &safetensors.File{Metadata: meta}
+	for _, w := range all {
+		v, err := w.d.Float32()
+		if err != nil {
+			return nil, err
+		}
+		out.Tensors = append(out.Tensors, safetensors.Tensor{Name: w.name, Shape: w.d.Shape(), Data: v})
+	}
+	return out, nil
+}
+
+// kerasStrings reads the string list attribute name of g, which Keras
+// splits into name0, name1, ... when it is longer than an HDF5 header
+// holds.
+func kerasStrings(g *hdf5.Group, name string) ([]string, error) {
+	if slices.Contains(g.AttrNames(), name) {
+		return g.AttrStrings(name)
+	}
+	var all []string
+	for i := 0; slices.Contains(g.AttrNames(), name+strconv.Itoa(i)); i++ {
+		part, err := g.AttrStrings(name + strconv.Itoa(i))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, part...)
+	}
+	if all == nil && !slices.Contains(g.AttrNames(), name+"0") {
+		return nil, fmt.Errorf("%s has no attribute %q: not a Keras 2 weights file", g.Name(), name)
+	}
+	return all, nil
+}
+
+func hasGroup(g *hdf5.Group, name string) bool {
+	_, err := g.Group(name)
+	return err == nil
+}
+
+// kerasTensors renames the tensors of a Keras file read by readKerasFile
+// to the model's weights, "<layer>/<weight>", matching as Keras' loader of
+// that layout does; what does not match is an error naming both sides.
+func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetensors.Tensor, error) {
+	var withWeights []layers.Layer
+	for _, l := range m.layers {
+		if len(l.Params()) > 0 {
+			withWeights = append(withWeights, l)
+		}
+	}
+	renamed := make([]safetensors.Tensor, 0, len(f.Tensors))
+	if f.Metadata[metaKerasLayout] == kerasLayout3 {
+		names := m.kerasNames()
+		byPlace := map[string]string{}
+		var want []string
+		for _, l := range withWeights {
+			for i, p := range l.Params() {
+				place := "layers/" + names[l] + "/vars/" + strconv.Itoa(i)
+				byPlace[place] = l.Name() + "/" + p.Name
+				want = append(want, place)
+			}
+		}
+		for _, t := range f.Tensors {
+			name, ok := byPlace[t.Name]
+			if !ok {
+				return nil, fmt.Errorf("%s holds %s, a variable of no layer of model %q (Keras 3 names a layer's variables by its class, numbered in layer order; the model's are %s): was the file saved from another model?",
+					path, t.Name, m.name, strings.Join(want, ", "))
+			}
+			t.Name = name
+			renamed = append(renamed, t)
+		}
+		return renamed, nil
+	}
+	// Keras 2: the file's layers that have weights, in order, to the
+	// model's, in order.
+	var fileLayers []string
+	perLayer := map[string][]safetensors.Tensor{}
+	for _, t := range f.Tensors {
+		layer, _, _ := strings.Cut(t.Name, kerasWeightSep)
+		if len(perLayer[layer]) == 0 {
+			fileLayers = append(fileLayers, layer)
+		}
+		perLayer[layer] = append(perLayer[layer], t)
+	}
+	if len(fileLayers) != len(withWeights) {
+		return nil, fmt.Errorf("%s holds weights for %d layers (%s) but model %q has %d layers with weights: Keras 2 files load layer by layer, in order, into a model of the same layers",
+			path, len(fileLayers), strings.Join(fileLayers, ", "), m.name, len(withWeights))
+	}
+	for i, layer := range fileLayers {
+		l := withWeights[i]
+		ts := perLayer[layer]
+		if len(ts) != len(l.Params()) {
+			return nil, fmt.Errorf("%s: layer %q of the file has %d weights, but layer %q (%s), the model's layer with weights number %d, has %d",
+				path, layer, len(ts), l.Name(), l.Type(), i+1, len(l.Params()))
+		}
+		for j, p := range l.Params() {
+			t := ts[j]
+			t.Name = l.Name() + "/" + p.Name
+			renamed = append(renamed, t)
+		}
+	}
+	return renamed, nil
+}
+
+// sniffHDF5 says whether the file r reads starts as an HDF5 file, and
+// returns a reader that still reads all of it.
+func sniffHDF5(r io.Reader) (bool, io.Reader, error) {
+	br := bufio.NewReader(r)
+	head, err := br.Peek(len(hdf5Signature))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, br, err
+	}
+	return string(head) == hdf5Signature, br, nil
+}
+
+// readKerasReader is readKerasFile of everything r reads (HDF5 needs
+// random access: the file is read into memory); limit, when positive,
+// bounds it.
+func readKerasReader(r io.Reader, limit int64, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+	if ra, ok := r.(io.ReaderAt); ok && limit > 0 {
+		return readKerasFile(ra, limit, check)
+	}
+	var buf bytes.Buffer
+	if limit > 0 {
+		r = io.LimitReader(r, limit)
+	}
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return readKerasFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()), check)
+}
+
+// openKerasPath reads path as a Keras HDF5 file when it is one: ok false
+// means it is not HDF5 (and nothing was read into memory).
+func openKerasPath(path string, check func(map[string]string, []safetensors.Declared) error) (f *safetensors.File, ok bool, err error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, false, nil // the safetensors reader reports it
+	}
+	defer file.Close()
+	var head [len(hdf5Signature)]byte
+	if n, _ := io.ReadFull(file, head[:]); n < len(head) || string(head[:]) != hdf5Signature {
+		return nil, false, nil
+	}
+	info, err := file.Stat()
+	if err != nil {
+		return nil, true, err
+	}
+	f, err = readKerasFile(file, info.Size(), check)
+	return f, true, err
+}
