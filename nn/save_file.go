@@ -71,12 +71,12 @@ func readerSource(r io.Reader, name string) fileSource {
 		if r == nil {
 			return nil, fmt.Errorf("%s: no reader given", name)
 		}
-		isHDF5, r, err := sniffHDF5(r)
+		kind, r, err := sniffKeras(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if isHDF5 {
-			f, err := readKerasReader(r, -1, check)
+		if kind != notKeras {
+			f, err := readKerasReader(kind, r, -1, check)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
@@ -108,15 +108,15 @@ func fsSource(fsys fs.FS, name string) fileSource {
 		if !info.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s is not a regular file (mode %v)", name, info.Mode())
 		}
-		isHDF5, r, err := sniffHDF5(f)
+		kind, r, err := sniffKeras(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if isHDF5 {
+		if kind != notKeras {
 			if ra, ok := f.(io.ReaderAt); ok {
 				r = io.NewSectionReader(ra, 0, info.Size())
 			}
-			file, err := readKerasReader(r, info.Size(), check)
+			file, err := readKerasReader(kind, r, info.Size(), check)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}

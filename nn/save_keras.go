@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"errors"
@@ -334,36 +335,111 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 	return renamed, nil
 }
 
-// sniffHDF5 says whether the file r reads starts as an HDF5 file, and
+// The kinds of Keras file sniffKeras tells apart by their first bytes.
+const (
+	notKeras     = iota
+	kerasHDF5    // an HDF5 file: .weights.h5, .h5
+	kerasArchive // a zip archive: .keras
+)
+
+// zipSignature starts a zip archive's first local file header.
+const zipSignature = "PK\x03\x04"
+
+// sniffKeras says what kind of file r reads from its first bytes, and
 // returns a reader that still reads all of it.
-func sniffHDF5(r io.Reader) (bool, io.Reader, error) {
+func sniffKeras(r io.Reader) (int, io.Reader, error) {
 	br := bufio.NewReader(r)
 	head, err := br.Peek(len(hdf5Signature))
 	if err != nil && !errors.Is(err, io.EOF) {
-		return false, br, err
+		return notKeras, br, err
 	}
-	return string(head) == hdf5Signature, br, nil
+	return kerasKind(head), br, nil
 }
 
-// readKerasReader is readKerasFile of everything r reads (HDF5 needs
-// random access: the file is read into memory); limit, when positive,
-// bounds it.
-func readKerasReader(r io.Reader, limit int64, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
-	if ra, ok := r.(io.ReaderAt); ok && limit > 0 {
-		return readKerasFile(ra, limit, check)
+func kerasKind(head []byte) int {
+	switch {
+	case bytes.HasPrefix(head, []byte(hdf5Signature)):
+		return kerasHDF5
+	case bytes.HasPrefix(head, []byte(zipSignature)):
+		return kerasArchive
 	}
-	var buf bytes.Buffer
-	if limit > 0 {
-		r = io.LimitReader(r, limit)
-	}
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return readKerasFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()), check)
+	return notKeras
 }
 
-// openKerasPath reads path as a Keras HDF5 file when it is one: ok false
-// means it is not HDF5 (and nothing was read into memory).
+// readKerasReader is readKerasFile of everything r reads, a file of the
+// given kind (HDF5 and zip need random access: what is not an
+// io.ReaderAt is read into memory); size, when positive, is its size.
+func readKerasReader(kind int, r io.Reader, size int64, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+	ra, ok := r.(io.ReaderAt)
+	if !ok || size <= 0 {
+		var buf bytes.Buffer
+		if size > 0 {
+			r = io.LimitReader(r, size)
+		}
+		if _, err := buf.ReadFrom(r); err != nil {
+			return nil, err
+		}
+		ra, size = bytes.NewReader(buf.Bytes()), int64(buf.Len())
+	}
+	if kind == kerasArchive {
+		return readKerasArchive(ra, size, check)
+	}
+	return readKerasFile(ra, size, check)
+}
+
+// kerasArchiveWeights is the weights file inside a Keras 3 .keras archive.
+const kerasArchiveWeights = "model.weights.h5"
+
+// maxKerasWeights bounds the weights file read out of a .keras archive
+// into memory: its declared size is checked before anything is inflated,
+// and what is inflated stops there whatever the archive claims.
+const maxKerasWeights = 16 << 30
+
+// readKerasArchive reads the weights of a Keras 3 .keras archive (a zip of
+// config.json, metadata.json and model.weights.h5) of size bytes. The
+// model's config is not read: the weights go into a model made in code.
+func readKerasArchive(r io.ReaderAt, size int64, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+	z, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("reading it as a Keras .keras archive: %w", err)
+	}
+	var entry *zip.File
+	var names []string
+	for _, f := range z.File {
+		names = append(names, f.Name)
+		if f.Name == kerasArchiveWeights {
+			entry = f
+		}
+	}
+	if entry == nil {
+		return nil, fmt.Errorf("a zip archive without %s (it holds %s): not a Keras 3 .keras file, or one whose weights are sharded or in .npz, which gokeras does not read",
+			kerasArchiveWeights, strings.Join(names, ", "))
+	}
+	if entry.UncompressedSize64 > maxKerasWeights {
+		return nil, fmt.Errorf("its %s declares %d bytes, more than the %d gokeras reads into memory: damaged, or not a model gokeras can hold", kerasArchiveWeights, entry.UncompressedSize64, int64(maxKerasWeights))
+	}
+	rc, err := entry.Open()
+	if err != nil {
+		return nil, fmt.Errorf("opening %s in the archive: %w", kerasArchiveWeights, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, int64(entry.UncompressedSize64)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s in the archive: %w", kerasArchiveWeights, err)
+	}
+	if uint64(len(data)) != entry.UncompressedSize64 {
+		return nil, fmt.Errorf("%s in the archive inflates to more bytes than its declared %d: the archive is damaged", kerasArchiveWeights, entry.UncompressedSize64)
+	}
+	f, err := readKerasFile(bytes.NewReader(data), int64(len(data)), check)
+	if err != nil {
+		return nil, fmt.Errorf("%s in the archive: %w", kerasArchiveWeights, err)
+	}
+	return f, nil
+}
+
+// openKerasPath reads path as a Keras file (HDF5 weights, or a .keras
+// archive) when it is one: ok false means it is neither, and nothing was
+// read but its first bytes.
 func openKerasPath(path string, check func(map[string]string, []safetensors.Declared) error) (f *safetensors.File, ok bool, err error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -371,13 +447,15 @@ func openKerasPath(path string, check func(map[string]string, []safetensors.Decl
 	}
 	defer file.Close()
 	var head [len(hdf5Signature)]byte
-	if n, _ := io.ReadFull(file, head[:]); n < len(head) || string(head[:]) != hdf5Signature {
+	n, _ := io.ReadFull(file, head[:])
+	kind := kerasKind(head[:n])
+	if kind == notKeras {
 		return nil, false, nil
 	}
 	info, err := file.Stat()
 	if err != nil {
 		return nil, true, err
 	}
-	f, err = readKerasFile(file, info.Size(), check)
+	f, err = readKerasReader(kind, file, info.Size(), check)
 	return f, true, err
 }

@@ -1,7 +1,9 @@
 package nn_test
 
 import (
+	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,8 +14,11 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
+	"gorgonia.org/tensor"
 )
 
 // kerasCNN is Input(6, 6, 3) → Conv2D(4, 3, relu) → BatchNormalization →
@@ -337,4 +342,134 @@ else:
 			t.Errorf("Keras %s layout: loaded weights differ from what h5py wrote", layout)
 		}
 	}
+}
+
+// A .keras archive Keras 3.15 wrote (testdata/keras/README.md): its weights
+// load into the same layers made in Go, and the model then computes what
+// the weights give by hand.
+func TestLoadWeightsOfAKerasArchive(t *testing.T) {
+	path := filepath.Join("testdata", "keras", "pre_pr22362_nested_container.keras")
+	m := nn.NewSequential(layers.Input(4), layers.Dense(4, layers.WithoutBias()), layers.Dense(4, layers.WithoutBias()),
+		layers.Dense(4, layers.WithoutBias()), layers.Dense(2))
+	if err := m.Build(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadWeights(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := m.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fills := []float32{0.1, 0.2, 0.3, 0.5, 0}
+	for i, w := range ws {
+		for j, v := range w.Data().([]float32) {
+			if v != fills[i] {
+				t.Fatalf("weight %d value %d is %v, want %v as Keras wrote it", i, j, v, fills[i])
+			}
+		}
+	}
+	// x = (1, 2, 3, 4): each layer sums its inputs times its fill:
+	// 0.1·10 = 1, then 0.2·4·1 = 0.8, 0.3·4·0.8 = 0.96, 0.5·4·0.96 = 1.92.
+	x, err := data.TensorInputs(tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]float32{1, 2, 3, 4})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Predict(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range p.Values() {
+		if math.Abs(float64(v)-1.92) > 1e-6 {
+			t.Errorf("prediction %d is %v, want 1.92", i, v)
+		}
+	}
+	// Damaged archives are refused with what is wrong, not a panic.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{
+		"truncated":  raw[:len(raw)/2],
+		"no weights": zipOf(t, map[string]string{"config.json": "{}", "metadata.json": "{}"}),
+	} {
+		m2 := nn.NewSequential(layers.Input(4), layers.Dense(2))
+		if err := m2.Build(4); err != nil {
+			t.Fatal(err)
+		}
+		if err := m2.LoadWeightsFrom(bytes.NewReader(bad)); err == nil {
+			t.Errorf("%s archive: loaded", name)
+		} else {
+			t.Logf("%s archive: %v", name, err)
+		}
+	}
+}
+
+func zipOf(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for _, name := range slices.Sorted(mapKeys(files)) {
+		w, err := z.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(files[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzKerasWeights feeds LoadWeightsFrom damaged Keras files (HDF5 weights
+// in both layouts, .keras archives): never a panic; a refused file leaves
+// the weights as they were, an accepted one leaves them finite.
+func FuzzKerasWeights(f *testing.F) {
+	newModel := func(t testing.TB) *nn.Sequential {
+		m := nn.NewSequential(layers.Input(4), layers.Dense(4, layers.WithoutBias()), layers.Dense(4, layers.WithoutBias()),
+			layers.Dense(4, layers.WithoutBias()), layers.Dense(2))
+		if err := m.Build(4); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	seed := newModel(f)
+	dir := f.TempDir()
+	for _, name := range []string{"s.weights.h5", "s.h5"} {
+		path := filepath.Join(dir, name)
+		if err := seed.SaveWeights(path); err != nil {
+			f.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "keras", "pre_pr22362_nested_container.keras"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	m := newModel(f)
+	f.Fuzz(func(t *testing.T, file []byte) {
+		before := flatWeights(t, m)
+		if err := m.LoadWeightsFrom(bytes.NewReader(file)); err != nil {
+			if !slices.Equal(flatWeights(t, m), before) {
+				t.Fatalf("a refused file (%v) changed the weights", err)
+			}
+			return
+		}
+		for i, v := range flatWeights(t, m) {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("an accepted file gave weight value %d = %v", i, v)
+			}
+		}
+	})
 }

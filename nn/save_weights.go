@@ -119,7 +119,8 @@ func (m *Sequential) weightTensors() ([]safetensors.Tensor, error) {
 // Keras 3's .weights.h5 (its variables matched by class and position, as
 // Keras 3 does), Keras 2's .h5 weights or whole-model file (its weights
 // matched layer by layer in order, as Keras 2's load_weights does; the
-// rest of a whole-model file is not read). The model must be built, or declare its input shape; the file must
+// rest of a whole-model file is not read), or the weights of a Keras 3
+// .keras archive (its model.weights.h5; its config.json is not read). The model must be built, or declare its input shape; the file must
 // hold every weight of the model, of the same shape, with finite values
 // only (no NaN, no infinity), and no weight the model lacks. Nothing
 // changes unless all of it checks out. The file's header is checked
