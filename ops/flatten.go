@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"slices"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -30,7 +31,9 @@ func Reshape(x *gorgonia.Node, to []int, inputGrad bool) (*gorgonia.Node, error)
 			return nil, fmt.Errorf("reshape: shape %v has a non-positive dimension", target)
 		}
 	}
-	if target.Eq(x.Shape()) {
+	// The same shape, axis for axis (tensor.Shape.Eq would take (4) for
+	// (1, 4), a vector for a row, and leave the axis out).
+	if slices.Equal(target, x.Shape()) {
 		return x, nil
 	}
 	return gorgonia.ApplyOp(reshapeOp{from: x.Shape().Clone(), to: target, inputGrad: inputGrad}, x)

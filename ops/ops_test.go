@@ -348,3 +348,20 @@ func TestInspectNamesEveryOpOfAModelGraph(t *testing.T) {
 		}
 	}
 }
+
+// Reshape gives the shape asked for, axis for axis: a vector of 4 becomes a
+// row (1, 4), which tensor.Shape.Eq would take for the vector itself.
+func TestReshapeAddsAnAxisOfOne(t *testing.T) {
+	g := gorgonia.NewGraph()
+	v := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(4), gorgonia.WithName("v"))
+	r, err := Reshape(v, []int{1, 4}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Shape(); len(got) != 2 || got[0] != 1 || got[1] != 4 {
+		t.Errorf("Reshape of (4) to (1, 4) has shape %v", got)
+	}
+	if same, err := Reshape(v, []int{4}, true); err != nil || same != v {
+		t.Errorf("Reshape to its own shape: %v, %v; want the node itself", same, err)
+	}
+}
