@@ -4,7 +4,8 @@
 // AveragePooling2D, their 1D and global forms); Dropout;
 // BatchNormalization and LayerNormalization; Embedding; the merge layers
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
-// UpSampling2D; Identity and ReLU (NewReLU); the preprocessing layers
+// UpSampling2D; Identity and the activation layers ReLU, LeakyReLU, ELU
+// and PReLU (NewReLU, NewLeakyReLU, NewELU, NewPReLU); the preprocessing layers
 // Rescaling and Normalization (with Adapt) and the random augmentation
 // layers RandomFlip,
 // RandomTranslation, RandomZoom, RandomRotation and RandomBrightness; and

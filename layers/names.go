@@ -19,6 +19,7 @@ type Option interface {
 	DotOption
 	AugmentOption
 	NormalizationOption
+	PReLUOption
 	applyLayer(*named)
 }
 

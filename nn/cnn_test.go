@@ -63,12 +63,38 @@ func TestSummaryOfTheKerasCIFAR10CNN(t *testing.T) {
 	}
 }
 
+// PReLU's parameters are its alpha's, as Keras counts them: the sample's
+// values, but one per channel with shared_axes [1, 2]; LeakyReLU and ELU
+// have none.
+func TestSummaryOfTheAdvancedActivations(t *testing.T) {
+	m := NewSequential(layers.Input(6, 5, 3), layers.NewPReLU(layers.SharedAxes(1, 2)), layers.NewPReLU(),
+		layers.NewLeakyReLU(0.3), layers.NewELU(1), layers.Flatten(), layers.Dense(2), layers.NewPReLU())
+	var b bytes.Buffer
+	if err := m.Summary(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		" p_re_lu (PReLU)             (None, 6, 5, 3)           3         \n",
+		" p_re_lu_1 (PReLU)           (None, 6, 5, 3)           90        \n",
+		" leaky_re_lu (LeakyReLU)     (None, 6, 5, 3)           0         \n",
+		" elu (ELU)                   (None, 6, 5, 3)           0         \n",
+		" p_re_lu_2 (PReLU)           (None, 2)                 2         \n",
+		"Total params: 277", "Trainable params: 277",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestKerasLayerNames(t *testing.T) {
 	for typ, want := range map[string]string{
 		"Dense": "dense", "Conv2D": "conv2d", "Conv1D": "conv1d", "MaxPooling2D": "max_pooling2d",
 		"GlobalAveragePooling2D": "global_average_pooling2d", "BatchNormalization": "batch_normalization",
 		"InputLayer": "input_layer", "Dropout": "dropout", "ZeroPadding2D": "zero_padding2d", "Cropping2D": "cropping2d",
 		"UpSampling2D": "up_sampling2d", "Identity": "identity", "ReLU": "re_lu",
+		"LeakyReLU": "leaky_re_lu", "ELU": "elu", "PReLU": "p_re_lu",
 	} {
 		if got := snakeCase(typ); got != want {
 			t.Errorf("snakeCase(%q) = %q, want %q", typ, got, want)

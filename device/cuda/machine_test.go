@@ -217,6 +217,23 @@ func regularizedModel(out layers.Activation) *nn.Sequential {
 		layers.Dense(10, out))
 }
 
+// activationsModel has every activation of issue 30 in it: the
+// approximate GELU after a convolution, PReLU with one alpha per channel
+// (a regularized weight, broadcast over the batch and the image), swish,
+// the LeakyReLU and ELU layers with alphas of their own, SELU, softplus,
+// softsign and exponential; the output's activation is out.
+func activationsModel(out layers.Activation) *nn.Sequential {
+	return nn.NewSequential(layers.Input(32, 32, 3),
+		layers.Conv2D(4, 3, layers.Padding("same"), layers.GELUApproximate),
+		layers.NewPReLU(layers.SharedAxes(1, 2), layers.AlphaInitializer(layers.RandomNormal(0.25, 0.1)),
+			layers.AlphaRegularizer(layers.L2(0.01))),
+		layers.MaxPooling2D(), layers.Flatten(),
+		layers.Dense(32, layers.Swish), layers.NewLeakyReLU(0.3),
+		layers.Dense(16, layers.SELU), layers.NewELU(0.5),
+		layers.Dense(16, layers.Softplus), layers.Dense(16, layers.Softsign), layers.NewActivation(layers.Exponential),
+		layers.Dense(10, out))
+}
+
 // sequences is n samples of 6 indices in [0, 20) whose class (one-hot,
 // 10 columns) they reveal, and one sample whose index at position bad (if
 // not negative) is 20.
@@ -288,6 +305,10 @@ func TestTrainingMatchesCPU(t *testing.T) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
 		}, 10, nil, nil},
 		{"gelu+mse/sgd", mlpModel, layers.GELU, losses.MeanSquaredError{}, func() (optim.Optimizer, error) {
+			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
+		}, 10, nil, nil},
+		// Every other activation, the LeakyReLU, ELU and PReLU layers.
+		{"activations+hard_sigmoid+mse/sgd", activationsModel, layers.HardSigmoid, losses.MeanSquaredError{}, func() (optim.Optimizer, error) {
 			return optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
 		}, 10, nil, nil},
 		// Conv2D same + relu, max pooling, dropout: the image kernels,

@@ -194,6 +194,60 @@ func TestExportONNXActivations(t *testing.T) {
 	}
 }
 
+// The LeakyReLU, ELU and PReLU layers: ONNX's LeakyRelu and Elu with the
+// layers' alphas, PRelu with alpha as its slope (channels last), computing
+// what Predict does.
+func TestExportONNXAdvancedActivationLayers(t *testing.T) {
+	m := nn.NewSequential(layers.Input(3), layers.Dense(4, layers.KernelInitializer(layers.RandomNormal(0, 1))),
+		layers.NewPReLU(layers.AlphaInitializer(layers.RandomNormal(0.3, 0.2))), layers.NewLeakyReLU(0.1),
+		layers.Dense(4, layers.KernelInitializer(layers.RandomNormal(0, 1))), layers.NewELU(0.5))
+	m.SetSeed(6)
+	om := exportedONNX(t, m, false)
+	checkGraph(t, om, m)
+	if got, want := opTypes(om), []string{"Gemm", "PRelu", "LeakyRelu", "Gemm", "Elu"}; !slices.Equal(got, want) {
+		t.Fatalf("ops %v, want %v", got, want)
+	}
+	for _, n := range om.Graph.Nodes {
+		if n.OpType == "LeakyRelu" || n.OpType == "Elu" {
+			if len(n.Attributes) != 1 || n.Attributes[0].Name != "alpha" {
+				t.Errorf("%s's attributes %+v, want alpha", n.OpType, n.Attributes)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, 8*3)
+	x64 := make([]float64, len(x))
+	for i := range x {
+		x[i] = float32(4*rng.Float64() - 2)
+		x64[i] = float64(x[i])
+	}
+	inputs, err := data.SliceInputs(data.Flat(x, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := m.Predict(context.Background(), inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := evaluate(t, om, x64, 3)
+	for i, w := range pred.Values() {
+		if math.Abs(got[i]-float64(w)) > 1e-5*math.Max(1, math.Abs(float64(w))) {
+			t.Errorf("output %d: the graph computes %v, Predict %v", i, got[i], w)
+		}
+	}
+
+	// After a convolution, PRelu takes its input channels last, as alpha
+	// (1, 1, channels) is.
+	c := nn.NewSequential(layers.Input(3, 3, 2), layers.Conv2D(2, 1), layers.NewPReLU(layers.SharedAxes(1, 2)))
+	om = exportedONNX(t, c, false)
+	if got, want := opTypes(om), []string{"Transpose", "Conv", "Transpose", "PRelu"}; !slices.Equal(got, want) {
+		t.Errorf("ops %v, want %v", got, want)
+	}
+	if a := om.Graph.Initializer("p_re_lu/alpha"); a == nil || !slices.Equal(a.Dims, []int64{1, 1, 2}) {
+		t.Errorf("alpha's initializer %+v, want dims [1 1 2]", a)
+	}
+}
+
 // evaluate runs a graph of one input, "input", and one output, "output",
 // on rows of cols inputs, as evaluateGraph does.
 func evaluate(t *testing.T, om *wire.Model, x []float64, cols int) []float64 {
@@ -300,6 +354,17 @@ func evaluateGraph(t *testing.T, om *wire.Model, inputs map[string][]float64, ro
 		case "HardSigmoid":
 			alpha, beta := attr("alpha", 0.2), attr("beta", 0.5)
 			out = unary(func(x float64) float64 { return math.Max(0, math.Min(1, alpha*x+beta)) })
+		case "PRelu":
+			// The slope holds the sample's trailing values: it repeats
+			// along the batch.
+			slope := in(1)
+			out = make([]float64, len(in(0)))
+			for i, x := range in(0) {
+				out[i] = x
+				if x < 0 {
+					out[i] = slope[i%len(slope)] * x
+				}
+			}
 		case "LeakyRelu":
 			alpha := attr("alpha", 0.01)
 			out = unary(func(x float64) float64 {

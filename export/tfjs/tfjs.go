@@ -245,7 +245,7 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		cfg[k] = v
 	}
 	if act, ok := cfg["activation"].(string); ok && tfjsLacks[act] {
-		return nil, fmt.Errorf("layer %q: TensorFlow.js has no %s activation: export the model to ONNX instead", l.Name(), act)
+		return nil, fmt.Errorf("TensorFlow.js has no %s activation: export the model to ONNX instead", act)
 	}
 	switch c.ClassName {
 	case "Subtract":
@@ -264,7 +264,7 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		cfg["target_shape"] = anyInts(lv.OutputShape)
 	}
 	for _, k := range []string{"kernel_regularizer", "bias_regularizer", "activity_regularizer", "embeddings_regularizer",
-		"beta_regularizer", "gamma_regularizer"} {
+		"beta_regularizer", "gamma_regularizer", "alpha_regularizer"} {
 		if _, ok := cfg[k]; ok {
 			cfg[k] = nil
 		}

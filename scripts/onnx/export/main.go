@@ -150,12 +150,14 @@ var specs = []spec{
 	}, nil, normals},
 	{"activations", func() []layers.Layer { // every other activation, channels first and last; TF.js lacks some
 		return []layers.Layer{layers.Input(5, 5, 3), layers.Conv2D(4, 3, layers.Padding("same"), layers.GELUApproximate),
-			layers.NewActivation(layers.LeakyReLU), layers.Flatten(), layers.Dense(12, layers.Swish), layers.Dense(12, layers.ELU),
+			layers.NewActivation(layers.LeakyReLU), layers.NewPReLU(layers.SharedAxes(1, 2), layers.AlphaInitializer(layers.RandomNormal(0.2, 0.1))),
+			layers.Flatten(), layers.Dense(12, layers.Swish), layers.NewLeakyReLU(0.3), layers.Dense(12, layers.ELU), layers.NewELU(0.5),
 			layers.Dense(12, layers.SELU), layers.Dense(12, layers.Softplus), layers.Dense(12, layers.Softsign),
 			layers.Dense(12, layers.HardSigmoid), layers.Dense(3, layers.Exponential)}
 	}, nil, normals},
-	{"activations_tfjs", func() []layers.Layer { // the activations TF.js has, for its check
-		return []layers.Layer{layers.Input(8), layers.Dense(12, layers.Swish), layers.Dense(12, layers.ELU),
+	{"activations_tfjs", func() []layers.Layer { // the activations and activation layers TF.js has, for its check
+		return []layers.Layer{layers.Input(8), layers.Dense(12, layers.Swish), layers.NewLeakyReLU(0.3),
+			layers.NewPReLU(layers.AlphaInitializer(layers.RandomNormal(0.2, 0.1))), layers.Dense(12, layers.ELU), layers.NewELU(0.5),
 			layers.Dense(12, layers.SELU), layers.Dense(12, layers.Softplus), layers.Dense(12, layers.Softsign),
 			layers.NewActivation(layers.HardSigmoid), layers.Dense(3)}
 	}, nil, normals},
