@@ -258,6 +258,10 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		// as Identity and, in inference, the random augmentation layers
 		// do.
 		c.ClassName, cfg = "Activation", map[string]any{"activation": "linear"}
+	case "ELU":
+		if a, ok := cfg["alpha"].(float64); ok && a != 1 {
+			return nil, fmt.Errorf("TensorFlow.js' ELU layer takes alpha 1 only, this one has %v: export the model to ONNX instead", a)
+		}
 	case "Reshape":
 		// TensorFlow.js leaves a -1 of the target shape unknown: give the
 		// shape the layer computes.

@@ -192,6 +192,12 @@ func TestExportFunctional(t *testing.T) {
 	if err := tfjs.Export(sub, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no Subtract layer") {
 		t.Errorf("a Subtract: %v", err)
 	}
+	if err := tfjs.Export(nn.NewSequential(layers.Input(3), layers.NewELU(0.5)), t.TempDir()); err == nil || !strings.Contains(err.Error(), "alpha 1 only") {
+		t.Errorf("an ELU layer of alpha 0.5: %v", err)
+	}
+	if err := tfjs.Export(nn.NewSequential(layers.Input(3), layers.NewELU(1)), t.TempDir()); err != nil {
+		t.Errorf("an ELU layer of alpha 1: %v", err)
+	}
 	for _, act := range []layers.Activation{layers.Exponential, layers.LeakyReLU, layers.GELUApproximate} {
 		e := nn.NewSequential(layers.Input(3), layers.Dense(2, act))
 		if err := tfjs.Export(e, t.TempDir()); err == nil || !strings.Contains(err.Error(), "no "+act.String()+" activation") {

@@ -157,7 +157,7 @@ var specs = []spec{
 	}, nil, normals},
 	{"activations_tfjs", func() []layers.Layer { // the activations and activation layers TF.js has, for its check
 		return []layers.Layer{layers.Input(8), layers.Dense(12, layers.Swish), layers.NewLeakyReLU(0.3),
-			layers.NewPReLU(layers.AlphaInitializer(layers.RandomNormal(0.2, 0.1))), layers.Dense(12, layers.ELU), layers.NewELU(0.5),
+			layers.NewPReLU(layers.AlphaInitializer(layers.RandomNormal(0.2, 0.1))), layers.Dense(12, layers.ELU), layers.NewELU(1),
 			layers.Dense(12, layers.SELU), layers.Dense(12, layers.Softplus), layers.Dense(12, layers.Softsign),
 			layers.NewActivation(layers.HardSigmoid), layers.Dense(3)}
 	}, nil, normals},
