@@ -66,4 +66,34 @@ func TestActivationLayersSaveAndLoad(t *testing.T) {
 			t.Errorf("%s: the loaded model predicts %v, the saved one %v", name, got.Values(), want.Values())
 		}
 	}
+	// The weights alone, in Keras 3's and Keras 2's HDF5 layouts, into a
+	// model made again in Go (PReLU's alpha among them).
+	for _, name := range []string{"m.weights.h5", "w.h5"} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := m.SaveWeights(path); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		again := nn.NewSequential(layers.Input(4, 3, 2), layers.Conv2D(4, 2, layers.Swish),
+			layers.NewPReLU(layers.SharedAxes(1, 2)),
+			layers.Flatten(), layers.Dense(8, layers.GELUApproximate), layers.NewLeakyReLU(0.1), layers.Dense(8, layers.SELU),
+			layers.NewELU(0.5), layers.Dense(10, layers.HardSigmoid))
+		sgd2, err := optim.NewSGD(optim.SGDConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Compile(sgd2, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.LoadWeights(path); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := again.Predict(ctx, inputs)
+		again.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(got.Values(), want.Values()) {
+			t.Errorf("%s: the model with the loaded weights predicts %v, the saved one %v", name, got.Values(), want.Values())
+		}
+	}
 }
