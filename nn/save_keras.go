@@ -247,10 +247,24 @@ func readKerasFile(r io.ReaderAt, size int64, check func(map[string]string, []sa
 
 // kerasStrings reads the string list attribute name of g, which Keras
 // splits into name0, name1, ... when it is longer than an HDF5 header
-// holds.
+// holds. An empty list is what Keras 2 writes as np.asarray([]) for a
+// layer without weights: an empty array of float64, not of strings.
 func kerasStrings(g *hdf5.Group, name string) ([]string, error) {
 	if slices.Contains(g.AttrNames(), name) {
-		return g.AttrStrings(name)
+		s, err := g.AttrStrings(name)
+		if err != nil {
+			switch v, _ := g.Attr(name); v := v.(type) {
+			case []float64:
+				if len(v) == 0 {
+					return nil, nil
+				}
+			case []int64:
+				if len(v) == 0 {
+					return nil, nil
+				}
+			}
+		}
+		return s, err
 	}
 	var all []string
 	for i := 0; slices.Contains(g.AttrNames(), name+strconv.Itoa(i)); i++ {

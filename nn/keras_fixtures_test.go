@@ -1,0 +1,301 @@
+package nn_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/nn"
+	"gorgonia.org/tensor"
+)
+
+// Files Keras wrote, taken from public repositories (testdata/keras/README.md
+// gives each one's origin and license): gokeras loads their weights into
+// the same layers made in Go, and its predictions are those a numpy forward
+// pass computes from the file on its own.
+
+// kerasReference is that forward pass. It reads the model's layers from the
+// file's model_config attribute (a Keras 2 whole-model file) or from the
+// architecture JSON given beside a weights file, and each layer's weights by
+// their Keras names (kernel, bias, gamma, beta, moving_mean,
+// moving_variance) under the layer's own name: not by position, as gokeras
+// matches them. It prints the predictions, flat, as JSON.
+const kerasReference = `
+import h5py, json, sys
+import numpy as np
+
+path, config_path, shape = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+x = np.array(json.loads(sys.argv[4]), dtype=np.float64).reshape(shape)
+f = h5py.File(path, "r")
+if config_path:
+    with open(config_path) as c:
+        config = json.load(c)
+else:
+    raw = f.attrs["model_config"]
+    config = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+group = f["model_weights"] if "model_weights" in f else f
+
+def text(s):
+    return s.decode() if isinstance(s, bytes) else str(s)
+
+def weights(name):
+    g = group[name]
+    out = {}
+    for w in g.attrs["weight_names"]:
+        w = text(w)
+        out[w.split("/")[-1].split(":")[0]] = np.array(g[w], dtype=np.float64)
+    return out
+
+def activation(name, v):
+    if name == "linear":
+        return v
+    if name == "relu":
+        return np.maximum(v, 0)
+    if name == "tanh":
+        return np.tanh(v)
+    if name == "softmax":
+        e = np.exp(v - v.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    raise SystemExit("activation " + name + " not in the reference")
+
+def conv2d(v, kernel, strides, padding):
+    n, h, w, _ = v.shape
+    kh, kw, _, filters = kernel.shape
+    sh, sw = strides
+    if padding == "same":
+        oh, ow = -(-h // sh), -(-w // sw)
+        ph, pw = max((oh - 1) * sh + kh - h, 0), max((ow - 1) * sw + kw - w, 0)
+        v = np.pad(v, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
+    else:
+        oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    out = np.zeros((n, oh, ow, filters))
+    for i in range(oh):
+        for j in range(ow):
+            patch = v[:, i * sh:i * sh + kh, j * sw:j * sw + kw, :]
+            out[:, i, j, :] = np.tensordot(patch, kernel, axes=([1, 2, 3], [0, 1, 2]))
+    return out
+
+cfg = config["config"]
+model_layers = cfg["layers"] if isinstance(cfg, dict) else cfg
+previous = None
+for layer in model_layers:
+    kind, c = layer["class_name"], layer["config"]
+    inbound = layer.get("inbound_nodes")
+    if inbound and previous is not None and inbound[0][0][0] != previous:
+        raise SystemExit("not a chain of layers: " + c["name"])
+    previous = c["name"]
+    if kind in ("InputLayer", "Dropout"):
+        continue
+    if kind == "Flatten":
+        x = x.reshape(x.shape[0], -1)
+    elif kind == "Activation":
+        x = activation(c["activation"], x)
+    elif kind == "Dense":
+        w = weights(c["name"])
+        x = x @ w["kernel"] + (w["bias"] if c["use_bias"] else 0)
+        x = activation(c["activation"], x)
+    elif kind == "Conv2D":
+        if c["data_format"] != "channels_last" or c["dilation_rate"] not in ([1, 1], (1, 1)):
+            raise SystemExit("Conv2D options not in the reference")
+        w = weights(c["name"])
+        x = conv2d(x, w["kernel"], c["strides"], c["padding"]) + (w["bias"] if c["use_bias"] else 0)
+        x = activation(c["activation"], x)
+    elif kind == "BatchNormalization":
+        if c["axis"] not in (-1, [len(x.shape) - 1], len(x.shape) - 1):
+            raise SystemExit("BatchNormalization axis not in the reference")
+        w = weights(c["name"])
+        x = (x - w["moving_mean"]) / np.sqrt(w["moving_variance"] + c["epsilon"])
+        if c["scale"]:
+            x = x * w["gamma"]
+        if c["center"]:
+            x = x + w["beta"]
+    else:
+        raise SystemExit("layer " + kind + " not in the reference")
+print(json.dumps([float(v) for v in x.reshape(-1)]))
+`
+
+// kerasFixture is a file Keras wrote and the same model made in Go.
+type kerasFixture struct {
+	file   string // under testdata/keras
+	config string // the architecture JSON beside a weights file; "" for a whole-model file
+	input  []int  // one example's shape
+	model  func() *nn.Sequential
+	// swap names two weights (indices in GetWeights' order) of the same
+	// shape, or one weight twice for its values in reverse order: the
+	// control, loaded so, must predict otherwise.
+	swap [2]int
+}
+
+var kerasFixtures = []kerasFixture{
+	{
+		// Keras 2.11's whole-model HDF5 file, though named .keras:
+		// Dense(4) → relu → Dense(2) → relu.
+		file:  "hls4ml_mlp_streaming.keras",
+		input: []int{8},
+		model: func() *nn.Sequential {
+			return nn.NewSequential(layers.Input(8), layers.Dense(4), layers.NewActivation(layers.ReLU),
+				layers.Dense(2), layers.NewActivation(layers.ReLU))
+		},
+		swap: [2]int{0, 0}, // no two weights alike: the first kernel's values reversed
+	},
+	{
+		// Keras 2.0.8's weights file: three Dense → BatchNormalization
+		// (epsilon 1e-6) → relu blocks, then Dense(5) → BatchNormalization
+		// → softmax.
+		file:   "KERAS_3layer_batch_norm_weights.h5",
+		config: "KERAS_3layer_batch_norm.json",
+		input:  []int{16},
+		model: func() *nn.Sequential {
+			bn := func() layers.Layer { return layers.BatchNormalization(layers.Epsilon(1e-6)) }
+			return nn.NewSequential(layers.Input(16),
+				layers.Dense(64), bn(), layers.NewActivation(layers.ReLU),
+				layers.Dense(32), bn(), layers.NewActivation(layers.ReLU),
+				layers.Dense(32), bn(), layers.NewActivation(layers.ReLU),
+				layers.Dense(5), bn(), layers.NewActivation(layers.Softmax))
+		},
+		swap: [2]int{4, 5}, // bn1's moving mean and moving variance
+	},
+	{
+		// Keras 2.0.6's weights file of a functional model on 25×25×1
+		// images: BatchNormalization → Conv2D(5, 3, strides 3, same, relu)
+		// → Dropout → BatchNormalization → Conv2D(2, 5, strides 2, same,
+		// relu) → Dropout → Flatten → Dense(10, relu) → Dropout →
+		// Dense(5, softmax).
+		file:   "jetTagger_Conv2D_Small.h5",
+		config: "jetTagger_Conv2D_Small.json",
+		input:  []int{25, 25, 1},
+		model: func() *nn.Sequential {
+			return nn.NewSequential(layers.Input(25, 25, 1),
+				layers.BatchNormalization(),
+				layers.Conv2D(5, 3, layers.Strides(3), layers.Padding("same"), layers.ReLU),
+				layers.Dropout(0.25),
+				layers.BatchNormalization(),
+				layers.Conv2D(2, 5, layers.Strides(2), layers.Padding("same"), layers.ReLU),
+				layers.Dropout(0.25),
+				layers.Flatten(),
+				layers.Dense(10, layers.ReLU),
+				layers.Dropout(0.25),
+				layers.Dense(5, layers.Softmax))
+		},
+		swap: [2]int{8, 9}, // the second BatchNormalization's gamma and beta
+	},
+}
+
+// kerasFixtureInputs makes n examples of the given shape, spread over about
+// [-2, 2], none alike.
+func kerasFixtureInputs(n int, shape []int) []float32 {
+	size := n
+	for _, d := range shape {
+		size *= d
+	}
+	x := make([]float32, size)
+	for i := range x {
+		x[i] = float32(2 * math.Sin(0.7*float64(i)+0.3*float64(i*i%17)))
+	}
+	return x
+}
+
+func TestKerasFixturesPredictAsNumpy(t *testing.T) {
+	py := h5pyPython(t)
+	for _, fx := range kerasFixtures {
+		t.Run(fx.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "keras", fx.file)
+			config := ""
+			if fx.config != "" {
+				config = filepath.Join("testdata", "keras", fx.config)
+			}
+			const n = 4
+			x := kerasFixtureInputs(n, fx.input)
+			shape := append([]int{n}, fx.input...)
+			shapeJSON, err := json.Marshal(shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xJSON, err := json.Marshal(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []float64
+			if err := json.Unmarshal(runPython(t, py, kerasReference, path, config, string(shapeJSON), string(xJSON)), &want); err != nil {
+				t.Fatal(err)
+			}
+
+			m := fx.model()
+			if err := m.Build(fx.input...); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.LoadWeights(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			predict := func() []float32 {
+				t.Helper()
+				in, err := data.TensorInputs(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), x...))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := m.Predict(context.Background(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.Values()
+			}
+			got := predict()
+			if len(got) != len(want) {
+				t.Fatalf("%d predictions, numpy computes %d", len(got), len(want))
+			}
+			for i := range want {
+				if !closeToNumpy(got[i], want[i]) {
+					t.Errorf("prediction %d is %v, numpy computes %v from the file", i, got[i], want[i])
+				}
+			}
+			t.Logf("predictions %v", got)
+
+			// The control: the same weights, two of them swapped, predict
+			// otherwise, so that the check above would catch a loader that
+			// put a weight in the wrong place.
+			ws, err := m.GetWeights()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := fx.swap[0], fx.swap[1]
+			if !slices.Equal(ws[a].Shape(), ws[b].Shape()) {
+				t.Fatalf("the control swaps weights %d %v and %d %v: not the same shape", a, ws[a].Shape(), b, ws[b].Shape())
+			}
+			if a == b {
+				slices.Reverse(ws[a].Data().([]float32))
+			} else {
+				ws[a], ws[b] = ws[b], ws[a]
+			}
+			if err := m.SetWeights(ws); err != nil {
+				t.Fatal(err)
+			}
+			differ := 0
+			for i, v := range predict() {
+				if !closeToNumpy(v, want[i]) {
+					differ++
+				}
+			}
+			if differ == 0 {
+				t.Errorf("with weights %d and %d swapped the predictions still match numpy's: the check proves nothing", a, b)
+			} else {
+				t.Logf("control: with weights %d and %d swapped, %d of %d predictions differ from numpy's", a, b, differ, len(want))
+			}
+		})
+	}
+}
+
+// closeToNumpy says whether a float32 prediction is within 1e-5 of numpy's
+// float64 one, relative (absolute below 1e-2, where a relative bound asks
+// more than float32 sums of a few hundred terms give).
+func closeToNumpy(got float32, want float64) bool {
+	return math.Abs(float64(got)-want) <= 1e-5*math.Max(math.Abs(want), 1e-2)
+}
