@@ -161,7 +161,7 @@ func (m *Sequential) saveKerasWeights(path, layout string) error {
 // readKerasFile reads a Keras HDF5 weights file (of size bytes, from r)
 // into a safetensors.File holding its weights under their places in the
 // file; check sees them, as declared, before their values are read.
-func readKerasFile(r io.ReaderAt, size int64, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
+func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[string]string, []safetensors.Declared) error) (*safetensors.File, error) {
 	f, err := hdf5.Read(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("reading it as a Keras weights file: %w", err)
@@ -173,6 +173,16 @@ func readKerasFile(r io.ReaderAt, size int64, check func(map[string]string, []sa
 	var all []found
 	root := f.Root()
 	meta := map[string]string{metaKind: kindKeras}
+	if config != "" {
+		meta[metaKerasConfig] = config
+	} else if slices.Contains(root.AttrNames(), "model_config") {
+		// Keras 2's whole-model file: its architecture.
+		c, err := root.AttrString("model_config")
+		if err != nil {
+			return nil, fmt.Errorf("its model_config attribute: %w", err)
+		}
+		meta[metaKerasConfig] = c
+	}
 	weightsGroup := root
 	if g, err := root.Group("model_weights"); err == nil {
 		weightsGroup = g // Keras 2's whole-model file: its weights
@@ -398,7 +408,7 @@ func readKerasReader(kind int, r io.Reader, size int64, check func(map[string]st
 	if kind == kerasArchive {
 		return readKerasArchive(ra, size, check)
 	}
-	return readKerasFile(ra, size, check)
+	return readKerasFile(ra, size, "", check)
 }
 
 // kerasArchiveWeights is the weights file inside a Keras 3 .keras archive.
@@ -417,12 +427,15 @@ func readKerasArchive(r io.ReaderAt, size int64, check func(map[string]string, [
 	if err != nil {
 		return nil, fmt.Errorf("reading it as a Keras .keras archive: %w", err)
 	}
-	var entry *zip.File
+	var entry, config *zip.File
 	var names []string
 	for _, f := range z.File {
 		names = append(names, f.Name)
-		if f.Name == kerasArchiveWeights {
+		switch f.Name {
+		case kerasArchiveWeights:
 			entry = f
+		case kerasArchiveConfig:
+			config = f
 		}
 	}
 	if entry == nil {
@@ -444,11 +457,43 @@ func readKerasArchive(r io.ReaderAt, size int64, check func(map[string]string, [
 	if uint64(len(data)) != entry.UncompressedSize64 {
 		return nil, fmt.Errorf("%s in the archive inflates to more bytes than its declared %d: the archive is damaged", kerasArchiveWeights, entry.UncompressedSize64)
 	}
-	f, err := readKerasFile(bytes.NewReader(data), int64(len(data)), check)
+	js, err := readArchiveConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	f, err := readKerasFile(bytes.NewReader(data), int64(len(data)), js, check)
 	if err != nil {
 		return nil, fmt.Errorf("%s in the archive: %w", kerasArchiveWeights, err)
 	}
 	return f, nil
+}
+
+// kerasArchiveConfig is the model's config inside a .keras archive, and
+// maxKerasConfig the most of it gokeras reads.
+const (
+	kerasArchiveConfig = "config.json"
+	maxKerasConfig     = 64 << 20
+)
+
+// readArchiveConfig reads a .keras archive's config.json, "" when it has
+// none.
+func readArchiveConfig(f *zip.File) (string, error) {
+	if f == nil {
+		return "", nil
+	}
+	if f.UncompressedSize64 > maxKerasConfig {
+		return "", fmt.Errorf("its %s declares %d bytes, more than a model config takes (%d): the archive is damaged", kerasArchiveConfig, f.UncompressedSize64, maxKerasConfig)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return "", fmt.Errorf("opening %s in the archive: %w", kerasArchiveConfig, err)
+	}
+	defer rc.Close()
+	js, err := io.ReadAll(io.LimitReader(rc, maxKerasConfig))
+	if err != nil {
+		return "", fmt.Errorf("reading %s in the archive: %w", kerasArchiveConfig, err)
+	}
+	return string(js), nil
 }
 
 // openKerasPath reads path as a Keras file (HDF5 weights, or a .keras

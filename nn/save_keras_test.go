@@ -24,7 +24,7 @@ import (
 // kerasCNN is Input(6, 6, 3) → Conv2D(4, 3, relu) → BatchNormalization →
 // Flatten → Dense(5, relu) → Dense(3, softmax): weights of three kinds,
 // two Dense layers to number, a layer without weights between.
-func kerasCNN(t *testing.T, seed uint64) *nn.Sequential {
+func kerasCNN(t testing.TB, seed uint64) *nn.Sequential {
 	t.Helper()
 	m := nn.NewSequential(layers.Input(6, 6, 3), layers.Conv2D(4, 3, layers.ReLU), layers.BatchNormalization(),
 		layers.Flatten(), layers.Dense(5, layers.ReLU), layers.Dense(3, layers.Softmax))
@@ -131,7 +131,7 @@ func TestKerasWeightsOfAnotherModel(t *testing.T) {
 	}
 	// A Keras file is weights only: LoadModel says so.
 	path := filepath.Join(dir, "o.weights.h5")
-	if _, err := nn.LoadModel(path); err == nil || !strings.Contains(err.Error(), "Keras HDF5 file") {
+	if _, err := nn.LoadModel(path); err == nil || !strings.Contains(err.Error(), "Keras weights file, without the model's config") {
 		t.Errorf("LoadModel of a Keras weights file: error %v, want one naming the kind of file", err)
 	}
 }
@@ -427,9 +427,10 @@ func zipOf(t *testing.T, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-// FuzzKerasWeights feeds LoadWeightsFrom damaged Keras files (HDF5 weights
-// in both layouts, .keras archives): never a panic; a refused file leaves
-// the weights as they were, an accepted one leaves them finite.
+// FuzzKerasWeights feeds LoadWeightsFrom and LoadModelFrom damaged Keras
+// files (HDF5 weights in both layouts, Keras 2 model files, .keras
+// archives): never a panic; a refused file leaves the weights as they were,
+// an accepted one gives finite weights.
 func FuzzKerasWeights(f *testing.F) {
 	newModel := func(t testing.TB) *nn.Sequential {
 		m := nn.NewSequential(layers.Input(4), layers.Dense(4, layers.WithoutBias()), layers.Dense(4, layers.WithoutBias()),
@@ -457,8 +458,26 @@ func FuzzKerasWeights(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(raw)
+	// Whole Keras models: a Keras 2 .h5 model file and a .keras archive,
+	// which LoadModelFrom reads.
+	cnn := kerasCNN(f, 1)
+	layersJSON := keras2LayerConfigs(`"data_format": "channels_last", `)
+	for name, config := range map[string]string{"m.h5": keras2ModelConfig(layersJSON), "m.keras": keras3Config(f, layersJSON)} {
+		raw, err := os.ReadFile(kerasFileOf(f, cnn, name, config))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
 	m := newModel(f)
 	f.Fuzz(func(t *testing.T, file []byte) {
+		if loaded, err := nn.LoadModelFrom(bytes.NewReader(file)); err == nil {
+			for i, v := range flatWeights(t, loaded) {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("LoadModelFrom accepted a file with weight value %d = %v", i, v)
+				}
+			}
+		}
 		before := flatWeights(t, m)
 		if err := m.LoadWeightsFrom(bytes.NewReader(file)); err != nil {
 			if !slices.Equal(flatWeights(t, m), before) {

@@ -387,6 +387,18 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // config does not have, a node or tensor index out of range, or tensors of
 // other shapes than their layers make; and when calls form a cycle, or do
 // not lead to an output.
+//
+// LoadModel also reads Keras' own model files, told by their content: a
+// Keras 2 .h5 model file (model.save("m.h5"): its model_config and
+// model_weights) and a Keras 3 .keras archive (its config.json and
+// model.weights.h5), for Sequential models of the layers gokeras has. The
+// model comes back built, with the file's weights, and not compiled (the
+// file's training settings are not read: compile it before Fit, Evaluate
+// or Predict). A Keras setting gokeras cannot honour (channels_first data,
+// a constraint, a mixed-precision policy, a custom or unknown layer, a
+// functional or subclassed model) is an error naming the layer, the
+// argument and its value: nothing is skipped silently. Initializers in the
+// config are not read: the weights come from the file.
 func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
 	return LoadModelContext(context.Background(), path, opts...)
 }
@@ -461,6 +473,9 @@ type described struct {
 // describe reads the model a file's metadata describes, refusing a config
 // that describes none.
 func describe(meta map[string]string, path string) (described, error) {
+	if meta[metaKind] == kindKeras {
+		return describeKeras(meta, path)
+	}
 	doc, err := readDocument(meta, path)
 	if err != nil {
 		return described{}, err
@@ -479,6 +494,9 @@ func describe(meta map[string]string, path string) (described, error) {
 // loadModel makes the model f, read from path, describes (d).
 func loadModel(ctx context.Context, f *safetensors.File, path string, d described, o loadOptions) (*Sequential, error) {
 	doc, m := d.doc, d.m
+	if f.Metadata[metaKind] == kindKeras {
+		return m.loadKerasWeights(f, path, doc.Config.InputShape)
+	}
 	src, err := m.buildChecked(f, path, doc.Config.InputShape, d.plan)
 	if err != nil {
 		return nil, err
@@ -555,7 +573,7 @@ func readDocument(meta map[string]string, path string) (*modelDocument, error) {
 	case kindCheckpoint:
 		return nil, fmt.Errorf("%s is a training checkpoint (SaveCheckpoint wrote it), not a whole model: make and compile the model in code and call LoadCheckpoint, or write the file with Save", path)
 	case kindKeras:
-		return nil, fmt.Errorf("%s is a Keras HDF5 file: gokeras reads its weights (LoadWeights, into a model made in code with the same layers) but not yet a Keras model's config", path)
+		return nil, fmt.Errorf("%s is a Keras file, not a gokeras model file: LoadModel reads it (and LoadWeights its weights)", path)
 	default:
 		return nil, fmt.Errorf("%s is a safetensors file but not a gokeras model (its metadata has no %s %q): write one with Save", path, metaKind, kindModel)
 	}
