@@ -75,9 +75,9 @@ func kerasModelOf(js []byte, path string) (*Sequential, []int, error) {
 	switch top.ClassName {
 	case "Sequential":
 	case "Functional", "Model":
-		return nil, nil, fmt.Errorf("%s holds a Keras functional model: gokeras reads Keras Sequential models' configs so far; make the model in Go (nn.NewModel) and load the file's weights with LoadWeights", path)
+		return kerasFunctionalOf(top.Config, path)
 	default:
-		return nil, nil, fmt.Errorf("%s holds a Keras model of class %q (a subclassed model, whose code Keras needs too): gokeras reads Keras Sequential models' configs; make the model in Go and load the file's weights with LoadWeights", path, top.ClassName)
+		return nil, nil, fmt.Errorf("%s holds a Keras model of class %q (a subclassed model, whose code Keras needs too): gokeras reads Keras Sequential and functional models' configs; make the model in Go and load the file's weights with LoadWeights", path, top.ClassName)
 	}
 	var seq struct {
 		Name   string                       `json:"name"`
@@ -102,7 +102,7 @@ func kerasModelOf(js []byte, path string) (*Sequential, []int, error) {
 	}
 	shape := input
 	for i, entry := range seq.Layers {
-		l, in, err := kerasLayer(entry, shape)
+		l, _, in, err := kerasLayer(entry, shape)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: Keras layer %d of model %q: %w", path, i+1, m.name, err)
 		}
@@ -137,21 +137,21 @@ func kerasModelOf(js []byte, path string) (*Sequential, []int, error) {
 // whose input has the sample shape in (nil when not known yet). It returns
 // the input shape the entry declares, if any, and a nil layer for an
 // InputLayer.
-func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, []int, error) {
+func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, layers.Config, []int, error) {
 	var class string
 	if err := json.Unmarshal(entry["class_name"], &class); err != nil || class == "" {
-		return nil, nil, errors.New("no class_name")
+		return nil, layers.Config{}, nil, errors.New("no class_name")
 	}
 	var registered *string
 	if raw, ok := entry["registered_name"]; ok {
 		_ = json.Unmarshal(raw, &registered)
 	}
 	if registered != nil && *registered != "" && *registered != class && !strings.HasPrefix(*registered, "keras") {
-		return nil, nil, fmt.Errorf("layer class %q (registered as %q) is a custom layer, whose Python code Keras needs to load it too: gokeras has no such layer", class, *registered)
+		return nil, layers.Config{}, nil, fmt.Errorf("layer class %q (registered as %q) is a custom layer, whose Python code Keras needs to load it too: gokeras has no such layer", class, *registered)
 	}
 	var cfg map[string]any
 	if err := decodeNumbers(entry["config"], &cfg); err != nil {
-		return nil, nil, fmt.Errorf("%s: config: %v", class, err)
+		return nil, layers.Config{}, nil, fmt.Errorf("%s: config: %v", class, err)
 	}
 	name, _ := cfg["name"].(string)
 	what := fmt.Sprintf("%s layer %q", class, name)
@@ -162,7 +162,7 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, []int
 			list, _ := v.([]any)
 			s, err := kerasShape(list)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %s: %w", what, key, err)
+				return nil, layers.Config{}, nil, fmt.Errorf("%s: %s: %w", what, key, err)
 			}
 			declared = s
 			delete(cfg, key)
@@ -170,15 +170,23 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, []int
 	}
 	if class == "InputLayer" {
 		if declared == nil {
-			return nil, nil, fmt.Errorf("%s declares no batch_shape", what)
+			return nil, layers.Config{}, nil, fmt.Errorf("%s declares no batch_shape", what)
 		}
-		return nil, declared, checkDType(what, cfg["dtype"])
+		in := layers.Input(declared...)
+		if name != "" {
+			in.SetName(name)
+		}
+		c, err := layers.ConfigOf(in)
+		if err != nil {
+			return nil, layers.Config{}, nil, err
+		}
+		return nil, c, declared, checkDType(what, cfg["dtype"])
 	}
 	if declared != nil {
 		in = declared
 	}
 	if err := checkDType(what, cfg["dtype"]); err != nil {
-		return nil, nil, err
+		return nil, layers.Config{}, nil, err
 	}
 	delete(cfg, "dtype")
 	for key, v := range cfg {
@@ -200,31 +208,91 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, []int
 	if ax, ok := cfg["axis"]; ok && (class == "BatchNormalization" || class == "LayerNormalization") {
 		last, err := lastAxis(ax, in)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", what, err)
+			return nil, layers.Config{}, nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if last {
 			cfg["axis"] = -1.0
 		}
 	}
 	for {
-		l, err := layers.FromConfig(layers.Config{ClassName: class, Config: cfg})
+		c := layers.Config{ClassName: class, Config: cfg}
+		l, err := layers.FromConfig(c)
 		if err == nil {
-			return l, declared, nil
+			return l, c, declared, nil
 		}
 		key, unknown := unknownArgument(err)
 		if !unknown {
-			return nil, nil, err
+			return nil, layers.Config{}, nil, err
 		}
 		want, known := kerasDefaults[key]
 		if !known && (strings.HasSuffix(key, "_regularizer") || strings.HasSuffix(key, "_constraint")) {
 			known, want = true, nil // none: what gokeras' layer does
 		}
 		if !known || !sameJSON(cfg[key], want) {
-			return nil, nil, fmt.Errorf("%s: Keras argument %s = %s has no gokeras equivalent (gokeras' %s does what Keras does with its default, %s)",
+			return nil, layers.Config{}, nil, fmt.Errorf("%s: Keras argument %s = %s has no gokeras equivalent (gokeras' %s does what Keras does with its default, %s)",
 				what, key, jsonOf(cfg[key]), class, kerasDefaultText(known, want))
 		}
 		delete(cfg, key)
 	}
+}
+
+// kerasFunctionalOf makes the functional model a Keras 3 functional config
+// describes: each layer's config read as kerasLayer reads it, and the
+// graph made again by functionalModelOf, which checks it as it checks
+// gokeras' own files (Keras 3 writes the same inbound nodes). Keras 2's
+// nodes, which do not record the tensors' shapes, are refused.
+func kerasFunctionalOf(js []byte, path string) (*Sequential, []int, error) {
+	var raw struct {
+		Name         string                       `json:"name"`
+		Layers       []map[string]json.RawMessage `json:"layers"`
+		InputLayers  json.RawMessage              `json:"input_layers"`
+		OutputLayers json.RawMessage              `json:"output_layers"`
+	}
+	if err := decodeNumbers(js, &raw); err != nil {
+		return nil, nil, fmt.Errorf("%s: its Keras functional config is not one gokeras reads: %v", path, err)
+	}
+	type layerDoc struct {
+		ClassName    string          `json:"class_name"`
+		Config       map[string]any  `json:"config"`
+		Name         string          `json:"name"`
+		InboundNodes json.RawMessage `json:"inbound_nodes"`
+	}
+	doc := struct {
+		Name         string          `json:"name"`
+		Layers       []layerDoc      `json:"layers"`
+		InputLayers  json.RawMessage `json:"input_layers"`
+		OutputLayers json.RawMessage `json:"output_layers"`
+	}{Name: raw.Name, InputLayers: raw.InputLayers, OutputLayers: raw.OutputLayers}
+	for i, entry := range raw.Layers {
+		var name string
+		_ = json.Unmarshal(entry["name"], &name)
+		nodes := entry["inbound_nodes"]
+		if n := bytes.TrimSpace(nodes); bytes.HasPrefix(n, []byte("[[")) {
+			return nil, nil, fmt.Errorf("%s: layer %q of Keras functional model %q has Keras 2's inbound nodes, which do not record the tensors' shapes: gokeras reads Keras 3's functional configs; make the model in Go (nn.NewModel) and load the file's weights with LoadWeights", path, name, raw.Name)
+		}
+		_, c, _, err := kerasLayer(entry, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: Keras layer %d (%q) of model %q: %w", path, i+1, name, raw.Name, err)
+		}
+		if len(nodes) == 0 {
+			nodes = json.RawMessage("[]")
+		}
+		doc.Layers = append(doc.Layers, layerDoc{c.ClassName, c.Config, name, nodes})
+	}
+	gjs, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var fc functionalConfig
+	if err := decodeStrict(gjs, &fc); err != nil {
+		return nil, nil, fmt.Errorf("%s: its Keras functional config is not one gokeras reads: %v", path, err)
+	}
+	md := &modelDocument{ClassName: functionalClass, functional: &fc, Config: modelConfig{Name: fc.Name}}
+	m, err := functionalModelOf(md, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, md.Config.InputShape, nil
 }
 
 // checkDType accepts a layer's dtype when it is float32, as a name or a

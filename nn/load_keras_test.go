@@ -225,8 +225,11 @@ func TestLoadModelRefusesWhatKerasFilesSayGokerasCannotDo(t *testing.T) {
 			[]string{"MyNoise", "custom layer"}},
 		{"unknown class", keras2ModelConfig(withLayer(5, `{"class_name": "GaussianNoise", "config": {"name": "noise", "stddev": 0.1}}`)),
 			[]string{"GaussianNoise"}},
-		{"functional", `{"class_name": "Functional", "config": {"name": "model", "layers": []}}`,
-			[]string{"functional", "LoadWeights"}},
+		{"Keras 2 functional", `{"class_name": "Functional", "config": {"name": "model", "layers": [` +
+			`{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "dtype": "float32", "name": "input_1"}, "name": "input_1", "inbound_nodes": []}, ` +
+			`{"class_name": "Dense", "config": {"name": "d", "units": 2}, "name": "d", "inbound_nodes": [[["input_1", 0, 0, {}]]]}], ` +
+			`"input_layers": [["input_1", 0, 0]], "output_layers": [["d", 0, 0]]}}`,
+			[]string{`layer "d"`, "Keras 2's inbound nodes", "LoadWeights"}},
 		{"subclassed", `{"class_name": "MyModel", "config": {"name": "my_model"}}`,
 			[]string{`"MyModel"`, "subclassed"}},
 		{"channels_first batch normalization", keras2ModelConfig(withLayer(2, strings.Replace(base[2], `"axis": [3]`, `"axis": [1]`, 1))),
@@ -251,5 +254,66 @@ func TestLoadModelRefusesWhatKerasFilesSayGokerasCannotDo(t *testing.T) {
 	_, err := nn.LoadModel(filepath.Join("testdata", "keras", "pre_pr22362_nested_container.keras"))
 	if err == nil || !strings.Contains(err.Error(), "NestedDenseModel") {
 		t.Errorf("a subclassed Keras model: error %v, want one naming its class", err)
+	}
+}
+
+// keras3Functional is kerasCNN's layers as a Keras 3 functional config:
+// each layer's name and inbound nodes, its input a keras tensor with the
+// shape and history Keras records.
+func keras3Functional(t testing.TB, kwargs string) string {
+	t.Helper()
+	var seq map[string]any
+	if err := json.Unmarshal([]byte(keras3Config(t, keras2LayerConfigs(`"data_format": "channels_last", `))), &seq); err != nil {
+		t.Fatal(err)
+	}
+	entries := seq["config"].(map[string]any)["layers"].([]any)
+	shapes := [][]any{{nil, 6, 6, 3}, {nil, 4, 4, 4}, {nil, 4, 4, 4}, {nil, 64}, {nil, 5}, {nil, 5}}
+	var ls []any
+	prev := ""
+	for i, e := range entries {
+		entry := e.(map[string]any)
+		name := entry["config"].(map[string]any)["name"].(string)
+		entry["name"] = name
+		entry["inbound_nodes"] = []any{}
+		if i > 0 {
+			var kw map[string]any
+			if err := json.Unmarshal([]byte(kwargs), &kw); err != nil {
+				t.Fatal(err)
+			}
+			entry["inbound_nodes"] = []any{map[string]any{
+				"args": []any{map[string]any{"class_name": "__keras_tensor__", "config": map[string]any{
+					"shape": shapes[i-1], "dtype": "float32", "keras_history": []any{prev, 0, 0}}}},
+				"kwargs": kw}}
+		}
+		prev = name
+		ls = append(ls, entry)
+	}
+	doc := map[string]any{"module": "keras", "class_name": "Functional", "registered_name": "Functional",
+		"config": map[string]any{"name": "functional", "trainable": true, "layers": ls,
+			"input_layers": []any{"conv2d_input", 0, 0}, "output_layers": []any{prev, 0, 0}}}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(js)
+}
+
+// LoadModel makes a Keras 3 functional model again from its .keras file:
+// the graph from the inbound nodes, the weights by class and position.
+func TestLoadModelOfAKerasFunctionalArchive(t *testing.T) {
+	want := kerasCNN(t, 1)
+	path := kerasFileOf(t, want, "f.keras", keras3Functional(t, `{}`))
+	got, err := nn.LoadModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := got.OutputNames(); len(names) != 1 || names[0] != "dense_1" {
+		t.Errorf("outputs %v, want [dense_1]", names)
+	}
+	sameWeights(t, got, want)
+	// A call with keyword arguments gokeras' layers do not take.
+	path = kerasFileOf(t, want, "k.keras", keras3Functional(t, `{"training": true}`))
+	if _, err := nn.LoadModel(path); err == nil || !strings.Contains(err.Error(), "keyword arguments (training)") {
+		t.Errorf("a call with training=True: error %v, want one naming the argument", err)
 	}
 }
