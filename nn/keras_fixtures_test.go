@@ -106,6 +106,21 @@ for layer in model_layers:
         w = weights(c["name"])
         x = conv2d(x, w["kernel"], c["strides"], c["padding"]) + (w["bias"] if c["use_bias"] else 0)
         x = activation(c["activation"], x)
+    elif kind == "ReLU":
+        if c.get("max_value") is not None or c.get("negative_slope", 0) != 0 or c.get("threshold", 0) != 0:
+            raise SystemExit("ReLU options not in the reference")
+        x = np.maximum(x, 0)
+    elif kind in ("MaxPooling2D", "AveragePooling2D"):
+        if c["padding"] != "valid" or c["data_format"] != "channels_last":
+            raise SystemExit(kind + " options not in the reference")
+        (ph, pw), (sh, sw) = c["pool_size"], c["strides"]
+        oh, ow = (x.shape[1] - ph) // sh + 1, (x.shape[2] - pw) // sw + 1
+        pooled = np.zeros((x.shape[0], oh, ow, x.shape[3]))
+        for i in range(oh):
+            for j in range(ow):
+                window = x[:, i * sh:i * sh + ph, j * sw:j * sw + pw, :]
+                pooled[:, i, j, :] = window.max(axis=(1, 2)) if kind == "MaxPooling2D" else window.mean(axis=(1, 2))
+        x = pooled
     elif kind == "BatchNormalization":
         if c["axis"] not in (-1, [len(x.shape) - 1], len(x.shape) - 1):
             raise SystemExit("BatchNormalization axis not in the reference")
@@ -125,6 +140,7 @@ type kerasFixture struct {
 	file   string // under testdata/keras
 	config string // the architecture JSON beside a weights file; "" for a whole-model file
 	input  []int  // one example's shape
+	images bool   // inputs in [0, 1], as pixels; else in [-2, 2]
 	model  func() *nn.Sequential
 	// swap names two weights (indices in GetWeights' order) of the same
 	// shape, or one weight twice for its values in reverse order: the
@@ -185,18 +201,41 @@ var kerasFixtures = []kerasFixture{
 		},
 		swap: [2]int{8, 9}, // the second BatchNormalization's gamma and beta
 	},
+	{
+		// Keras 2.10's whole-model file of a functional model on 28×28×1
+		// images, with its optimizer's weights: Conv2D(4, 3, no bias) →
+		// BatchNormalization → Activation(relu) → MaxPooling2D →
+		// Conv2D(8, 3, strides 2) → ReLU → AveragePooling2D → Flatten →
+		// Dense(10, softmax).
+		file:   "keras2circom_model.h5",
+		input:  []int{28, 28, 1},
+		images: true,
+		model: func() *nn.Sequential {
+			return nn.NewSequential(layers.Input(28, 28, 1),
+				layers.Conv2D(4, 3, layers.WithoutBias()),
+				layers.BatchNormalization(),
+				layers.NewActivation(layers.ReLU),
+				layers.MaxPooling2D(),
+				layers.Conv2D(8, 3, layers.Strides(2)),
+				layers.NewReLU(),
+				layers.AveragePooling2D(),
+				layers.Flatten(),
+				layers.Dense(10, layers.Softmax))
+		},
+		swap: [2]int{3, 4}, // BatchNormalization's moving mean and moving variance
+	},
 }
 
-// kerasFixtureInputs makes n examples of the given shape, spread over about
-// [-2, 2], none alike.
-func kerasFixtureInputs(n int, shape []int) []float32 {
+// kerasFixtureInputs makes n examples of the given shape, spread over
+// [lo, hi], none alike.
+func kerasFixtureInputs(n int, shape []int, lo, hi float64) []float32 {
 	size := n
 	for _, d := range shape {
 		size *= d
 	}
 	x := make([]float32, size)
 	for i := range x {
-		x[i] = float32(2 * math.Sin(0.7*float64(i)+0.3*float64(i*i%17)))
+		x[i] = float32(lo + (hi-lo)*(1+math.Sin(0.7*float64(i)+0.3*float64(i*i%17)))/2)
 	}
 	return x
 }
@@ -211,7 +250,11 @@ func TestKerasFixturesPredictAsNumpy(t *testing.T) {
 				config = filepath.Join("testdata", "keras", fx.config)
 			}
 			const n = 4
-			x := kerasFixtureInputs(n, fx.input)
+			lo, hi := -2.0, 2.0
+			if fx.images {
+				lo, hi = 0, 1
+			}
+			x := kerasFixtureInputs(n, fx.input, lo, hi)
 			shape := append([]int{n}, fx.input...)
 			shapeJSON, err := json.Marshal(shape)
 			if err != nil {
