@@ -3,6 +3,7 @@ package nn_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -21,36 +22,70 @@ import (
 // pass computes from the file on its own.
 
 // kerasReference is that forward pass. It reads the model's layers from the
-// file's model_config attribute (a Keras 2 whole-model file) or from the
-// architecture JSON given beside a weights file, and each layer's weights by
-// their Keras names (kernel, bias, gamma, beta, moving_mean,
-// moving_variance) under the layer's own name: not by position, as gokeras
-// matches them. It prints the predictions, flat, as JSON.
+// file's model_config attribute (a Keras 2 whole-model file), from the
+// architecture JSON given beside a Keras 2 weights file, or from the
+// config.json of a Keras 3 .keras archive. A Keras 2 file's weights it
+// reads by their Keras names (kernel, bias, gamma, beta, moving_mean,
+// moving_variance) under the layer's own name, not by position as gokeras
+// matches them; a Keras 3 file's, which have no names, from the group
+// Keras 3 names for the layer's class, in the order Keras makes them. It
+// prints the predictions, flat, as JSON.
 const kerasReference = `
-import h5py, json, sys
+import h5py, io, json, re, sys, zipfile
 import numpy as np
 
 path, config_path, shape = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 x = np.array(json.loads(sys.argv[4]), dtype=np.float64).reshape(shape)
-f = h5py.File(path, "r")
-if config_path:
-    with open(config_path) as c:
-        config = json.load(c)
+keras3 = zipfile.is_zipfile(path)
+if keras3:
+    # A Keras 3 .keras archive: config.json and model.weights.h5.
+    with zipfile.ZipFile(path) as z:
+        config = json.loads(z.read("config.json"))
+        f = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
 else:
-    raw = f.attrs["model_config"]
-    config = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+    f = h5py.File(path, "r")
+    if config_path:
+        with open(config_path) as c:
+            config = json.load(c)
+    else:
+        raw = f.attrs["model_config"]
+        config = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
 group = f["model_weights"] if "model_weights" in f else f
+cfg = config["config"]
+model_layers = cfg["layers"] if isinstance(cfg, dict) else cfg
 
 def text(s):
     return s.decode() if isinstance(s, bytes) else str(s)
 
-def weights(name):
-    g = group[name]
-    out = {}
-    for w in g.attrs["weight_names"]:
-        w = text(w)
-        out[w.split("/")[-1].split(":")[0]] = np.array(g[w], dtype=np.float64)
-    return out
+# Keras 3 keeps a layer's variables under layers/<snake-case class>[_n]/vars,
+# numbered per class in the order of model.layers (the Input layer not one).
+keras3_group, seen = {}, {}
+for layer in model_layers:
+    if layer["class_name"] == "InputLayer":
+        continue
+    snake = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", layer["class_name"])).lower()
+    n = seen.get(snake, 0)
+    seen[snake] = n + 1
+    keras3_group[layer["config"]["name"]] = snake if n == 0 else snake + "_" + str(n)
+
+def weights(kind, c):
+    if not keras3:
+        # Keras 2: the datasets weight_names lists, by their names.
+        g = group[c["name"]]
+        out = {}
+        for w in g.attrs["weight_names"]:
+            w = text(w)
+            out[w.split("/")[-1].split(":")[0]] = np.array(g[w], dtype=np.float64)
+        return out
+    # Keras 3: vars/<i>, in the order the layer makes its variables.
+    if kind == "BatchNormalization":
+        names = (["gamma"] if c["scale"] else []) + (["beta"] if c["center"] else []) + ["moving_mean", "moving_variance"]
+    else:
+        names = ["kernel"] + (["bias"] if c["use_bias"] else [])
+    g = f["layers"][keras3_group[c["name"]]]["vars"]
+    if len(g) != len(names):
+        raise SystemExit(c["name"] + ": " + str(len(g)) + " variables, want " + str(names))
+    return {name: np.array(g[str(i)], dtype=np.float64) for i, name in enumerate(names)}
 
 def activation(name, v):
     if name == "linear":
@@ -81,13 +116,11 @@ def conv2d(v, kernel, strides, padding):
             out[:, i, j, :] = np.tensordot(patch, kernel, axes=([1, 2, 3], [0, 1, 2]))
     return out
 
-cfg = config["config"]
-model_layers = cfg["layers"] if isinstance(cfg, dict) else cfg
 previous = None
 for layer in model_layers:
     kind, c = layer["class_name"], layer["config"]
     inbound = layer.get("inbound_nodes")
-    if inbound and previous is not None and inbound[0][0][0] != previous:
+    if inbound and isinstance(inbound[0], list) and previous is not None and inbound[0][0][0] != previous:
         raise SystemExit("not a chain of layers: " + c["name"])
     previous = c["name"]
     if kind in ("InputLayer", "Dropout"):
@@ -97,15 +130,18 @@ for layer in model_layers:
     elif kind == "Activation":
         x = activation(c["activation"], x)
     elif kind == "Dense":
-        w = weights(c["name"])
+        w = weights(kind, c)
         x = x @ w["kernel"] + (w["bias"] if c["use_bias"] else 0)
         x = activation(c["activation"], x)
     elif kind == "Conv2D":
         if c["data_format"] != "channels_last" or c["dilation_rate"] not in ([1, 1], (1, 1)):
             raise SystemExit("Conv2D options not in the reference")
-        w = weights(c["name"])
+        w = weights(kind, c)
         x = conv2d(x, w["kernel"], c["strides"], c["padding"]) + (w["bias"] if c["use_bias"] else 0)
         x = activation(c["activation"], x)
+    elif kind == "LeakyReLU":
+        slope = c["negative_slope"] if "negative_slope" in c else c["alpha"]
+        x = np.where(x >= 0, x, slope * x)
     elif kind == "ReLU":
         if c.get("max_value") is not None or c.get("negative_slope", 0) != 0 or c.get("threshold", 0) != 0:
             raise SystemExit("ReLU options not in the reference")
@@ -124,7 +160,7 @@ for layer in model_layers:
     elif kind == "BatchNormalization":
         if c["axis"] not in (-1, [len(x.shape) - 1], len(x.shape) - 1):
             raise SystemExit("BatchNormalization axis not in the reference")
-        w = weights(c["name"])
+        w = weights(kind, c)
         x = (x - w["moving_mean"]) / np.sqrt(w["moving_variance"] + c["epsilon"])
         if c["scale"]:
             x = x * w["gamma"]
@@ -138,7 +174,7 @@ print(json.dumps([float(v) for v in x.reshape(-1)]))
 // kerasFixture is a file Keras wrote and the same model made in Go.
 type kerasFixture struct {
 	file   string // under testdata/keras
-	config string // the architecture JSON beside a weights file; "" for a whole-model file
+	config string // the architecture JSON beside a Keras 2 weights file; "" for a whole-model file
 	input  []int  // one example's shape
 	images bool   // inputs in [0, 1], as pixels; else in [-2, 2]
 	model  func() *nn.Sequential
@@ -223,6 +259,21 @@ var kerasFixtures = []kerasFixture{
 				layers.Dense(10, layers.Softmax))
 		},
 		swap: [2]int{3, 4}, // BatchNormalization's moving mean and moving variance
+	},
+	{
+		// Keras 3.9's .keras archive of a Sequential on 2 inputs:
+		// Dense(128, relu) → Dropout(0.2) → Dense(64) → LeakyReLU(0.2) →
+		// Dense(32) → LeakyReLU(0.2) → Dense(2).
+		file:  "flownet_final_model.keras",
+		input: []int{2},
+		model: func() *nn.Sequential {
+			return nn.NewSequential(layers.Input(2),
+				layers.Dense(128, layers.ReLU), layers.Dropout(0.2),
+				layers.Dense(64), layers.NewLeakyReLU(0.2),
+				layers.Dense(32), layers.NewLeakyReLU(0.2),
+				layers.Dense(2))
+		},
+		swap: [2]int{2, 2}, // no two weights alike: the second kernel's values reversed
 	},
 }
 
@@ -313,8 +364,10 @@ func TestKerasFixturesPredictAsNumpy(t *testing.T) {
 			if !slices.Equal(ws[a].Shape(), ws[b].Shape()) {
 				t.Fatalf("the control swaps weights %d %v and %d %v: not the same shape", a, ws[a].Shape(), b, ws[b].Shape())
 			}
+			control := fmt.Sprintf("weights %d and %d swapped", a, b)
 			if a == b {
 				slices.Reverse(ws[a].Data().([]float32))
+				control = fmt.Sprintf("weight %d's values reversed", a)
 			} else {
 				ws[a], ws[b] = ws[b], ws[a]
 			}
@@ -328,9 +381,9 @@ func TestKerasFixturesPredictAsNumpy(t *testing.T) {
 				}
 			}
 			if differ == 0 {
-				t.Errorf("with weights %d and %d swapped the predictions still match numpy's: the check proves nothing", a, b)
+				t.Errorf("with %s the predictions still match numpy's: the check proves nothing", control)
 			} else {
-				t.Logf("control: with weights %d and %d swapped, %d of %d predictions differ from numpy's", a, b, differ, len(want))
+				t.Logf("control: with %s, %d of %d predictions differ from numpy's", control, differ, len(want))
 			}
 		})
 	}
