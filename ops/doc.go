@@ -27,7 +27,10 @@
 //     (Binary's Divide is Normalization's);
 //     Concatenate joins tensors along an axis.
 //   - Pad2D, Crop2D and UpSample2D (nearest) resize images, channels last:
-//     Keras' ZeroPadding2D, Cropping2D and UpSampling2D.
+//     Keras' ZeroPadding2D, Cropping2D and UpSampling2D; Resize resizes a
+//     box of each image as tf.image.resize does (bilinear or nearest,
+//     half-pixel centres, no antialiasing): Keras' Resizing and
+//     CenterCrop. Resize has no gradient.
 //   - BatchDot (each sample's product, a BatchMatMul) and L2Normalize are
 //     Keras' Dot layer, normalize=True its cosine similarity.
 //   - Rescale (x·scale + offset) is Keras' Rescaling; ImageTransform

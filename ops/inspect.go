@@ -102,6 +102,9 @@ const (
 	// the map Info.Transform draws for it at the step (see
 	// ImageTransform). It has no gradient.
 	OpImageTransform
+	// OpResize: images x → a box of each resized (see Resize). It has no
+	// gradient.
+	OpResize
 )
 
 // Info describes one op of this package.
@@ -134,6 +137,7 @@ type Info struct {
 	BatchMatMul BatchMatMulParams // OpBatchMatMul
 	L2Norm      L2NormParams      // OpL2Normalize, OpL2NormalizeGrad
 	Transform   TransformParams   // OpImageTransform
+	Resize      ResizeParams      // OpResize
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -209,6 +213,8 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpL2Normalize, L2Norm: o.p.clone()}, true
 	case transformOp:
 		return Info{Kind: OpImageTransform, Transform: o.p}, true
+	case resizeOp:
+		return Info{Kind: OpResize, Resize: o.p}, true
 	}
 	return Info{}, false
 }

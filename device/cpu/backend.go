@@ -223,6 +223,8 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.UpSampleForward(s.Op.UpSample, in(0), out(0)[:s.N])
 	case plan.UpSampleGrad:
 		ops.UpSampleBackward(s.Op.UpSample, in(0), out(0)[:s.N])
+	case plan.Resize:
+		ops.ResizeForward(s.Op.Resize, in(0), out(0)[:s.N])
 	case plan.BatchMatMul:
 		p := s.Op.BatchMatMul
 		ops.BatchMatMulForward(p, in(0), in(1), out(0)[:p.Batch*p.M*p.N])

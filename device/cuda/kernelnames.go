@@ -56,6 +56,7 @@ const (
 	kCrop2d          = "gk_crop2d"
 	kUpsample2d      = "gk_upsample2d"
 	kUpsample2dGrad  = "gk_upsample2d_grad"
+	kResize          = "gk_resize"
 	kBatchMatmul     = "gk_batch_matmul"
 	kL2Normalize     = "gk_l2_normalize"
 	kL2NormalizeGrad = "gk_l2_normalize_grad"
@@ -113,6 +114,7 @@ var kernelNames = []string{
 	kCrop2d,
 	kUpsample2d,
 	kUpsample2dGrad,
+	kResize,
 	kBatchMatmul,
 	kL2Normalize,
 	kL2NormalizeGrad,

@@ -726,6 +726,20 @@ func (k *kernels) upSample(s gpuStream, p ops.UpSampleParams, grad bool, x, out 
 		intArg(p.SizeH), intArg(p.SizeW))
 }
 
+// resize writes the box p says of each of the images x, resized, into
+// out: gk_resize over the output's values.
+func (k *kernels) resize(s gpuStream, p ops.ResizeParams, x, out devicePtr) error {
+	o := p.Out()
+	n := max(o[0]*o[1]*o[2]*o[3], p.Shape[0]*p.Shape[1]*p.Shape[2]*p.Shape[3])
+	if err := fits32("resizing", n); err != nil {
+		return err
+	}
+	sh := p.Shape
+	return k.launch(s, kResize, elemGrid(o[0]*o[1]*o[2]*o[3]), elemBlock, 0, ptrArg(x), ptrArg(out), intArg(sh[0]), intArg(sh[1]), intArg(sh[2]),
+		intArg(sh[3]), intArg(p.Top), intArg(p.Left), intArg(p.BoxH), intArg(p.BoxW), intArg(p.OutH), intArg(p.OutW),
+		boolArg(p.Interpolation == ops.InterpolationNearest))
+}
+
 // batchMatMul writes p's products of a and b into c: gk_batch_matmul over
 // c's values.
 func (k *kernels) batchMatMul(s gpuStream, p ops.BatchMatMulParams, a, b, c devicePtr) error {

@@ -50,6 +50,17 @@ func TestResizeKernelsMatchCPU(t *testing.T) {
 		h.do(func() error { return h.k.upSample(h.s, p, true, ddy, out) })
 		bitIdentical(t, fmt.Sprintf("upsample's gradient %v", p), h.download(out, len(x)), wantDx)
 	}
+	for _, p := range []ops.ResizeParams{
+		{Shape: [4]int{3, 9, 7, 3}, Top: 1, Left: 0, BoxH: 8, BoxW: 7, OutH: 5, OutW: 11, Interpolation: ops.InterpolationBilinear},
+		{Shape: [4]int{16, 32, 32, 3}, Top: 0, Left: 0, BoxH: 32, BoxW: 32, OutH: 24, OutW: 40, Interpolation: ops.InterpolationNearest},
+	} {
+		x := randn(rng, size(p.In()), 1)
+		want := make([]float32, size(p.Out()))
+		ops.ResizeForward(p, x, want)
+		dx, out := h.upload(x), h.zeros(len(want))
+		h.do(func() error { return h.k.resize(h.s, p, dx, out) })
+		bitIdentical(t, fmt.Sprintf("resize %v", p), h.download(out, len(want)), want)
+	}
 }
 
 // TestResizeGraphTrainsAsOnCPU trains opstest.ResizeGraph (Pad2D,

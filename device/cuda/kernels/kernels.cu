@@ -2201,6 +2201,50 @@ extern "C" __global__ void gk_upsample2d_grad(const float *dy, float *dx, int n,
 	}
 }
 
+// gk_resize_coord is ops.ResizeCoord: where output row (or column) i of
+// out reads an axis of in pixels, TensorFlow's half-pixel scaler in
+// float.
+__device__ __forceinline__ void gk_resize_coord(int i, int in, int out, int nearest, int *lo, int *hi, float *frac) {
+	float scale = __fdiv_rn((float)in, (float)out);
+	float c = __fadd_rn((float)i, 0.5f);
+	if (nearest) {
+		*lo = max(min((int)floorf(__fmul_rn(c, scale)), in - 1), 0);
+		*hi = *lo;
+		*frac = 0.0f;
+		return;
+	}
+	float v = __fsub_rn(__fmul_rn(c, scale), 0.5f);
+	float fl = floorf(v);
+	*lo = max((int)fl, 0);
+	*hi = min((int)ceilf(v), in - 1);
+	*frac = __fsub_rn(v, fl);
+}
+
+// gk_resize: the box of bh×bw pixels from row top and column left of each
+// of the images x (n×h×w×c) resized to oh×ow into y, as tf.image.resize
+// without antialiasing (ops.ResizeForward, the same operations rounded
+// the same way): Keras' Resizing and CenterCrop. Any grid-stride launch.
+extern "C" __global__ void gk_resize(const float *x, float *y, int n, int h, int w, int c, int top, int left, int bh, int bw,
+		int oh, int ow, int nearest) {
+	GRID_STRIDE(o, n * oh * ow * c) {
+		int k = o % c, ox = (o / c) % ow, oy = (o / c / ow) % oh, b = o / c / ow / oh;
+		int y0, y1, x0, x1;
+		float fy, fx;
+		gk_resize_coord(oy, bh, oh, nearest, &y0, &y1, &fy);
+		gk_resize_coord(ox, bw, ow, nearest, &x0, &x1, &fx);
+		const float *img = x + (size_t)b * h * w * c;
+		const float *r0 = img + (size_t)(y0 + top) * w * c, *r1 = img + (size_t)(y1 + top) * w * c;
+		size_t c0 = (size_t)(x0 + left) * c + k, c1 = (size_t)(x1 + left) * c + k;
+		if (nearest) {
+			y[o] = r0[c0];
+			continue;
+		}
+		float t = __fadd_rn(r0[c0], __fmul_rn(__fsub_rn(r0[c1], r0[c0]), fx));
+		float bt = __fadd_rn(r1[c0], __fmul_rn(__fsub_rn(r1[c1], r1[c0]), fx));
+		y[o] = __fadd_rn(t, __fmul_rn(__fsub_rn(bt, t), fy));
+	}
+}
+
 // gk_batch_matmul: for each of batch samples, c = op(a)·op(b), a sample's
 // a m×k (stored k×m with trans_a), its b k×n (stored n×k with trans_b),
 // its c m×n: a Dot layer's batch_dot and its gradients

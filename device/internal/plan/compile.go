@@ -227,6 +227,9 @@ const (
 	// map Op.Transform draws for it at the step and first row held by
 	// In[1] (ops.StepValues; ops.TransformForward).
 	ImageTransform
+	// Resize: Out[0] (N values, Op.Resize.Out()) = a box of each of the
+	// images In[0] resized (ops.ResizeForward).
+	Resize
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -237,7 +240,7 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
 	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad", Pad2D: "Pad2D", Crop2D: "Crop2D", UpSample: "UpSample",
 	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad",
-	ImageTransform: "ImageTransform"}
+	ImageTransform: "ImageTransform", Resize: "Resize"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -694,8 +697,9 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpConcatGrad:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: ConcatGrad, Op: info, Node: n, M: info.Concat.Rows(), N: info.Concat.Cols(info.Concat.Piece), In: in, Out: []int{out}})
-	case ops.OpPad2D, ops.OpCrop2D, ops.OpUpSample2D, ops.OpUpSample2DGrad:
-		kind := map[ops.OpKind]Kind{ops.OpPad2D: Pad2D, ops.OpCrop2D: Crop2D, ops.OpUpSample2D: UpSample, ops.OpUpSample2DGrad: UpSampleGrad}[info.Kind]
+	case ops.OpPad2D, ops.OpCrop2D, ops.OpUpSample2D, ops.OpUpSample2DGrad, ops.OpResize:
+		kind := map[ops.OpKind]Kind{ops.OpPad2D: Pad2D, ops.OpCrop2D: Crop2D, ops.OpUpSample2D: UpSample, ops.OpUpSample2DGrad: UpSampleGrad,
+			ops.OpResize: Resize}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	case ops.OpBatchMatMul:

@@ -275,6 +275,8 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.In()...))
 	case UpSampleGrad:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.Out()...))
+	case Resize:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Resize.In()...))
 	case BatchMatMul:
 		p := s.Op.BatchMatMul
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...))

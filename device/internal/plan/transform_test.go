@@ -57,3 +57,47 @@ func TestImageTransformStep(t *testing.T) {
 		t.Errorf("the plan's images differ from TransformForward's")
 	}
 }
+
+// TestResizeStep: a resize compiles to one Resize step of the output's
+// values, whose run on the host backend (the op's Do) gives
+// ResizeForward's images.
+func TestResizeStep(t *testing.T) {
+	const b, h, w, c = 3, 5, 6, 2
+	x := make([]float32, b*h*w*c)
+	for i := range x {
+		x[i] = float32(i%13) - 6
+	}
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(b, h, w, c), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(b, h, w, c), tensor.WithBacking(slices.Clone(x)))))
+	p := ops.ResizeParams{Top: 1, Left: 1, BoxH: 4, BoxW: 4, OutH: 3, OutW: 7, Interpolation: ops.InterpolationBilinear}
+	y, err := ops.Resize(xn, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got gorgonia.Value
+	gorgonia.Read(y, &got)
+	pl, err := Compile(g, nil, Capabilities{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []Step
+	for _, s := range pl.Steps {
+		if s.Kind == Resize {
+			steps = append(steps, s)
+		}
+	}
+	if len(steps) != 1 || steps[0].N != b*3*7*c {
+		t.Fatalf("steps %v: want one Resize of %d values", pl.Steps, b*3*7*c)
+	}
+	m := hostMachine(t, g, nil)
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	p.Shape = [4]int{b, h, w, c}
+	want := make([]float32, b*3*7*c)
+	ops.ResizeForward(p, x, want)
+	if got == nil || !slices.Equal(got.Data().([]float32), want) {
+		t.Errorf("the plan's images differ from ResizeForward's")
+	}
+}

@@ -57,6 +57,7 @@
 	K(gk_crop2d) \
 	K(gk_upsample2d) \
 	K(gk_upsample2d_grad) \
+	K(gk_resize) \
 	K(gk_batch_matmul) \
 	K(gk_l2_normalize) \
 	K(gk_l2_normalize_grad)

@@ -11,7 +11,8 @@ import (
 )
 
 // TestResizeKernels: gk_pad2d, gk_crop2d, gk_upsample2d and
-// gk_upsample2d_grad give ops' host kernels' bits under every launch.
+// gk_upsample2d_grad and gk_resize give ops' host kernels' bits under
+// every launch.
 func TestResizeKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 34))
 	size := func(s []int) int { return s[0] * s[1] * s[2] * s[3] }
@@ -64,6 +65,27 @@ func TestResizeKernels(t *testing.T) {
 			dx := make([]float32, len(x))
 			run(l, "gk_upsample2d_grad", dy, dx, args...)
 			sameBits(t, fmt.Sprintf("upsample's gradient %v, launch %v", p, l), dx, wantDx)
+		}
+	}
+	// gk_resize: bilinear and nearest, shrinking, growing, a box.
+	for _, p := range []ops.ResizeParams{
+		{Shape: [4]int{2, 4, 4, 3}, BoxH: 4, BoxW: 4, OutH: 3, OutW: 5, Interpolation: ops.InterpolationBilinear},
+		{Shape: [4]int{2, 4, 4, 3}, BoxH: 4, BoxW: 4, OutH: 3, OutW: 5, Interpolation: ops.InterpolationNearest},
+		{Shape: [4]int{1, 7, 5, 2}, Top: 2, Left: 1, BoxH: 3, BoxW: 4, OutH: 9, OutW: 7, Interpolation: ops.InterpolationBilinear},
+		{Shape: [4]int{1, 7, 5, 2}, Top: 2, Left: 1, BoxH: 3, BoxW: 4, OutH: 9, OutW: 7, Interpolation: ops.InterpolationNearest},
+	} {
+		x := randn(rng, size(p.In()), 1)
+		want := make([]float32, size(p.Out()))
+		ops.ResizeForward(p, x, want)
+		nearest := 0
+		if p.Interpolation == ops.InterpolationNearest {
+			nearest = 1
+		}
+		args := []int{p.Shape[0], p.Shape[1], p.Shape[2], p.Shape[3], p.Top, p.Left, p.BoxH, p.BoxW, p.OutH, p.OutW, nearest}
+		for _, l := range launches {
+			out := make([]float32, len(want))
+			run(l, "gk_resize", x, out, args...)
+			sameBits(t, fmt.Sprintf("resize %v, launch %v", p, l), out, want)
 		}
 	}
 }
