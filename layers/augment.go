@@ -38,10 +38,9 @@ func (o fillModeOption) applyAugment(a *augmentation) {
 	a.transformArgs = true
 }
 
-// Interpolation says how RandomTranslation and RandomZoom read between
-// pixels, Keras'
-// interpolation: "bilinear" (the default) or "nearest".
-func Interpolation(method string) AugmentOption { return interpolationOption(method) }
+// Interpolation says how the random layers and Resizing read between
+// pixels, Keras' interpolation: "bilinear" (the default) or "nearest".
+func Interpolation(method string) InterpolationOption { return interpolationOption(method) }
 
 type interpolationOption string
 

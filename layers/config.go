@@ -124,6 +124,8 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"PReLU":                  preluFromConfig,
 	"Rescaling":              rescalingFromConfig,
 	"Normalization":          normalizationFromConfig,
+	"Resizing":               resizingFromConfig,
+	"CenterCrop":             centerCropFromConfig,
 	"RandomFlip":             randomFlipFromConfig,
 	"RandomTranslation":      randomTranslationFromConfig,
 	"RandomZoom":             randomZoomFromConfig,

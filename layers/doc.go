@@ -6,8 +6,8 @@
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
 // UpSampling2D; Identity and the activation layers ReLU, LeakyReLU, ELU
 // and PReLU (NewReLU, NewLeakyReLU, NewELU, NewPReLU); the preprocessing layers
-// Rescaling and Normalization (with Adapt) and the random augmentation
-// layers RandomFlip,
+// Rescaling, Normalization (with Adapt), Resizing and CenterCrop and the
+// random augmentation layers RandomFlip,
 // RandomTranslation, RandomZoom, RandomRotation and RandomBrightness; and
 // the activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
@@ -32,6 +32,8 @@
 //	layers.DotAxes(2, 1)              // keras.layers.Dot(axes=(2, 1))
 //	layers.Rescaling(1.0/255, 0)      // keras.layers.Rescaling(1/255)
 //	layers.Normalization()            // then norm.Adapt(ds, 0), as Keras' adapt
+//	layers.Resizing(64, 64, layers.CropToAspectRatio())
+//	layers.CenterCrop(28, 28)
 //	layers.RandomFlip("horizontal")
 //	layers.RandomTranslation(0.1, 0.1, layers.FillMode("nearest"))
 //

@@ -20,6 +20,7 @@ type Option interface {
 	AugmentOption
 	NormalizationOption
 	PReLUOption
+	ResizingOption
 	applyLayer(*named)
 }
 

@@ -157,13 +157,13 @@ func TestNormalizationAdapt(t *testing.T) {
 }
 
 // predict runs m on /CPU:0 over ds and returns its outputs.
-func predict(t *testing.T, m *nn.Sequential, ds data.Dataset) []float32 {
+func predict(t *testing.T, m *nn.Sequential, ds data.Inputs) []float32 {
 	t.Helper()
 	defer m.Close()
 	return predictOn(t, m, ds, "/CPU:0")
 }
 
-func predictOn(t *testing.T, m *nn.Sequential, ds data.Dataset, dev string) []float32 {
+func predictOn(t *testing.T, m *nn.Sequential, ds data.Inputs, dev string) []float32 {
 	t.Helper()
 	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
 	if err != nil {

@@ -66,7 +66,7 @@ type ONNXGraph interface {
 }
 
 // ONNXAttr is an attribute of an ONNX node: its name, and a value that is
-// an int64, a []int64 or a float32.
+// an int64, a []int64, a float32 or a string.
 type ONNXAttr struct {
 	name  string
 	value any
@@ -75,13 +75,14 @@ type ONNXAttr struct {
 // Name is the attribute's name.
 func (a ONNXAttr) Name() string { return a.name }
 
-// Value is the attribute's value: an int64, a []int64 or a float32 (nil
-// for the zero ONNXAttr).
+// Value is the attribute's value: an int64, a []int64, a float32 or a
+// string (nil for the zero ONNXAttr).
 func (a ONNXAttr) Value() any { return a.value }
 
 func intAttr(name string, v int64) ONNXAttr     { return ONNXAttr{name, v} }
 func intsAttr(name string, v ...int64) ONNXAttr { return ONNXAttr{name, append([]int64(nil), v...)} }
 func floatAttr(name string, v float32) ONNXAttr { return ONNXAttr{name, v} }
+func stringAttr(name, v string) ONNXAttr        { return ONNXAttr{name, v} }
 
 // onnxInt64 is ONNX's TensorProto.INT64, the type Embedding casts its
 // indices to.

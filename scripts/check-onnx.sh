@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports seventeen
+# scripts/onnx/export builds, trains for a few steps and exports eighteen
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers, Reshape and global
 # poolings, one of GELU activations, two of the other activations (one
@@ -13,7 +13,8 @@
 # convolution, the other reads; and one of Dot layers along every pair of
 # axes, normalized or not; and one of RandomFlip, RandomTranslation,
 # RandomZoom, RandomRotation, RandomBrightness and Rescaling; and one of
-# Normalization layers, which TensorFlow.js lacks) and writes their inputs and gokeras'
+# Normalization layers, which TensorFlow.js lacks; and one of Resizing and
+# CenterCrop, whose TF.js export is refused) and writes their inputs and gokeras'
 # PredictOutputs outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, fed by its graph's input names, and every output,

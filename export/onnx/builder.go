@@ -120,6 +120,8 @@ func (b *builder) attributes(attrs []layers.ONNXAttr) []wire.Attribute {
 			out = append(out, wire.IntsAttr(a.Name(), v...))
 		case float32:
 			out = append(out, wire.FloatAttr(a.Name(), v))
+		case string:
+			out = append(out, wire.StringAttr(a.Name(), v))
 		default:
 			if b.err == nil {
 				b.err = fmt.Errorf("an ONNX attribute %q of no value", a.Name())

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -67,6 +68,52 @@ func TestExportONNXNormalization(t *testing.T) {
 	} {
 		if init := om.Graph.Initializer(name); init == nil || !slices.Equal(init.Dims, w.dims) || !slices.Equal(init.Floats, w.values) {
 			t.Errorf("initializer %s: %+v, want dims %v values %v", name, init, w.dims, w.values)
+		}
+	}
+}
+
+// Resizing and CenterCrop map to Slice of their box and, when they
+// resize, Resize on the images channels first to sizes made of the
+// input's batch and channels and the layer's size, with the attributes
+// that read where tf.image.resize reads; a crop alone is a Slice in the
+// layout its input has.
+func TestExportONNXResizing(t *testing.T) {
+	m := functional(t, []int{9, 7, 3}, func(in *nn.Tensor) *nn.Tensor {
+		x := nn.Apply(layers.CenterCrop(12, 6), in) // smaller: the centre 9×4 box resized
+		x = nn.Apply(layers.Resizing(5, 5, layers.Interpolation("nearest")), x)
+		x = nn.Apply(layers.Conv2D(2, 3), x)
+		x = nn.Apply(layers.CenterCrop(2, 2, layers.Named("crop")), x)
+		return nn.Apply(layers.Dense(2), nn.Apply(layers.Flatten(), x))
+	})
+	om := exportedONNX(t, m, true)
+	checkGraph(t, om, m)
+	want := []string{"Transpose", "Slice", "Shape", "Slice", "Concat", "Resize", "Shape", "Slice", "Concat", "Resize", "Conv", "Slice",
+		"Transpose", "Flatten", "Gemm"}
+	if got := opTypes(om); !slices.Equal(got, want) {
+		t.Fatalf("ops %v, want %v", got, want)
+	}
+	var resizes []map[string]string
+	for _, n := range om.Graph.Nodes {
+		if n.OpType != "Resize" {
+			continue
+		}
+		attrs := map[string]string{}
+		for _, a := range n.Attributes {
+			attrs[a.Name] = a.S
+		}
+		resizes = append(resizes, attrs)
+		if len(n.Inputs) != 4 || n.Inputs[1] != "" || n.Inputs[2] != "" {
+			t.Errorf("Resize reads %q: want the images, no roi, no scales, and sizes", n.Inputs)
+		}
+	}
+	if w := []map[string]string{{"mode": "linear", "coordinate_transformation_mode": "half_pixel"},
+		{"mode": "nearest", "coordinate_transformation_mode": "tf_half_pixel_for_nn", "nearest_mode": "floor"}}; !reflect.DeepEqual(resizes, w) {
+		t.Errorf("Resize attributes %v, want %v", resizes, w)
+	}
+	for name, want := range map[string][]int64{"center_crop/starts": {0, 1}, "center_crop/ends": {9, 5}, "center_crop/size": {12, 6},
+		"resizing/size": {5, 5}, "crop/starts": {0, 0}, "crop/ends": {2, 2}} {
+		if init := om.Graph.Initializer(name); init == nil || !slices.Equal(init.Int64s, want) {
+			t.Errorf("initializer %s: %+v, want %v", name, init, want)
 		}
 	}
 }

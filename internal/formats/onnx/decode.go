@@ -114,8 +114,8 @@ func (a *Attribute) decodeField(f protowire.Field) error {
 		var t int64
 		err := varint(f, "AttributeProto.type", &t)
 		a.Type = AttributeType(t)
-		if err == nil && a.Type != AttrFloat && a.Type != AttrInt && a.Type != AttrInts {
-			err = fmt.Errorf("attribute %q: type %d is not one this package reads (FLOAT, INT or INTS)", a.Name, t)
+		if err == nil && a.Type != AttrFloat && a.Type != AttrInt && a.Type != AttrString && a.Type != AttrInts {
+			err = fmt.Errorf("attribute %q: type %d is not one this package reads (FLOAT, INT, STRING or INTS)", a.Name, t)
 		}
 		return err
 	case attrF:
@@ -125,6 +125,8 @@ func (a *Attribute) decodeField(f protowire.Field) error {
 		a.F = math.Float32frombits(uint32(f.Num))
 	case attrI:
 		return varint(f, "AttributeProto.i", &a.I)
+	case attrS:
+		return str(f, "AttributeProto.s", &a.S)
 	case attrInts:
 		vs, err := f.Varints("AttributeProto.ints")
 		for _, v := range vs {

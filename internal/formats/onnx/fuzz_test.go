@@ -97,7 +97,7 @@ func fillsDims(t Tensor) error {
 func untypedAttribute(m *Model) bool {
 	for _, n := range m.Graph.Nodes {
 		for _, a := range n.Attributes {
-			if a.Type != AttrFloat && a.Type != AttrInt && a.Type != AttrInts {
+			if a.Type != AttrFloat && a.Type != AttrInt && a.Type != AttrString && a.Type != AttrInts {
 				return true
 			}
 		}
@@ -122,6 +122,8 @@ func canonical(m *Model) string {
 				fmt.Fprintf(&b, "\t%q float %#x\n", a.Name, math.Float32bits(a.F))
 			case AttrInt:
 				fmt.Fprintf(&b, "\t%q int %d\n", a.Name, a.I)
+			case AttrString:
+				fmt.Fprintf(&b, "\t%q string %q\n", a.Name, a.S)
 			default:
 				fmt.Fprintf(&b, "\t%q type %d ints %d\n", a.Name, a.Type, a.Ints)
 			}

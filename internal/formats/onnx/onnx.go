@@ -85,18 +85,20 @@ type AttributeType int32
 
 // The attribute types gokeras writes.
 const (
-	AttrFloat AttributeType = 1
-	AttrInt   AttributeType = 2
-	AttrInts  AttributeType = 7
+	AttrFloat  AttributeType = 1
+	AttrInt    AttributeType = 2
+	AttrString AttributeType = 3
+	AttrInts   AttributeType = 7
 )
 
-// Attribute is an AttributeProto holding a float, an int or a list of
-// ints, as Type says.
+// Attribute is an AttributeProto holding a float, an int, a string or a
+// list of ints, as Type says.
 type Attribute struct {
 	Name string
 	Type AttributeType
 	F    float32
 	I    int64
+	S    string
 	Ints []int64
 }
 
@@ -107,6 +109,9 @@ func FloatAttr(name string, v float32) Attribute {
 
 // IntAttr makes an int attribute.
 func IntAttr(name string, v int64) Attribute { return Attribute{Name: name, Type: AttrInt, I: v} }
+
+// StringAttr makes a string attribute (Resize's mode, say).
+func StringAttr(name, v string) Attribute { return Attribute{Name: name, Type: AttrString, S: v} }
 
 // IntsAttr makes an attribute of a list of ints.
 func IntsAttr(name string, vs ...int64) Attribute {
@@ -166,6 +171,7 @@ const (
 	attrName = 1
 	attrF    = 2
 	attrI    = 3
+	attrS    = 4
 	attrInts = 8
 	attrType = 20
 
@@ -287,6 +293,8 @@ func (a *Attribute) marshal() ([]byte, error) {
 		b = protowire.AppendFloat(b, attrF, a.F)
 	case AttrInt:
 		b = protowire.AppendVarint(b, attrI, uint64(a.I))
+	case AttrString:
+		b = protowire.AppendString(b, attrS, a.S)
 	case AttrInts:
 		for _, v := range a.Ints {
 			b = protowire.AppendVarint(b, attrInts, uint64(v))

@@ -28,7 +28,7 @@ func sample() *Model {
 				{Name: "bn", OpType: "BatchNormalization", Inputs: []string{"h", "s", "b", "m", "v"}, Outputs: []string{"n"},
 					Attributes: []Attribute{FloatAttr("epsilon", 1e-3)}},
 				{Name: "pool", OpType: "AveragePool", Inputs: []string{"n"}, Outputs: []string{"output"},
-					Attributes: []Attribute{IntsAttr("pads", 0, 1, 0, 1), IntAttr("count_include_pad", 0), IntAttr("axis", -1)}},
+					Attributes: []Attribute{IntsAttr("pads", 0, 1, 0, 1), IntAttr("count_include_pad", 0), IntAttr("axis", -1), StringAttr("auto_pad", "NOTSET")}},
 			},
 			Initializers: []Tensor{
 				{Name: "dense/kernel", DataType: Float, Dims: []int64{2, 3}, Floats: []float32{1, -2, 3.5, 0, float32(math.Inf(1)), 1e-30}},
@@ -165,7 +165,7 @@ func TestWriteRefuses(t *testing.T) {
 		{"negative dimension", func(m *Model) { m.Graph.Initializers[1].Dims = []int64{-3} }, "negative dimension"},
 		{"another data type", func(m *Model) { m.Graph.Initializers[1].DataType = 11 }, "DataType(11) is not one gokeras writes"},
 		{"no opset", func(m *Model) { m.Opsets = nil }, "no operator set"},
-		{"attribute type", func(m *Model) { m.Graph.Nodes[1].Attributes[0].Type = 3 }, `node "bn": attribute "epsilon": type 3`},
+		{"attribute type", func(m *Model) { m.Graph.Nodes[1].Attributes[0].Type = 4 }, `node "bn": attribute "epsilon": type 4`},
 	}
 	for _, tc := range tests {
 		m := sample()
@@ -230,12 +230,12 @@ func TestDecodeErrors(t *testing.T) {
 			tb = protowire.AppendBytes(tb, tensorRawData, []byte{0, 0, 0, 0})
 			return protowire.AppendBytes(nil, modelGraph, protowire.AppendBytes(nil, graphInitializer, tb))
 		}(), "1 values for dimensions [2]"},
-		{"string attribute", func() []byte {
+		{"tensor attribute", func() []byte {
 			ab := protowire.AppendString(nil, attrName, "auto_pad")
-			ab = protowire.AppendVarint(ab, attrType, 3)
+			ab = protowire.AppendVarint(ab, attrType, 4)
 			nb := protowire.AppendBytes(nil, nodeAttribute, ab)
 			return protowire.AppendBytes(nil, modelGraph, protowire.AppendBytes(nil, graphNode, nb))
-		}(), `attribute "auto_pad": type 3`},
+		}(), `attribute "auto_pad": type 4`},
 	}
 	for _, tc := range tests {
 		if _, err := Decode(tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -263,6 +263,11 @@ var specs = []spec{
 			layers.RandomBrightness(0.1, layers.ValueRange(-5, 5)), layers.Rescaling(1.0/127.5, -1),
 			layers.Conv2D(4, 3, layers.ReLU), layers.Rescaling(0.5, 0.25), layers.Flatten(), layers.Dense(3, layers.Softmax)}
 	}, nil, normals},
+	{"resizing", func() []layers.Layer { // Resizing (cropped to its aspect, bilinear; nearest) and CenterCrop (resizing a smaller image; cropping after a convolution): Slice, Resize
+		return []layers.Layer{layers.Input(10, 9, 3), layers.Resizing(8, 12, layers.CropToAspectRatio()), layers.CenterCrop(10, 5),
+			layers.Resizing(6, 7, layers.Interpolation("nearest")), layers.Conv2D(4, 3, layers.ReLU), layers.CenterCrop(3, 3),
+			layers.Flatten(), layers.Dense(3, layers.Softmax)}
+	}, nil, normals},
 	{"normalization", func() []layers.Layer { // Normalization given its statistics (Sub, Div) and inverted after a convolution (Mul, Add), channels first; TF.js has none
 		return []layers.Layer{layers.Input(10, 9, 3), layers.Normalization(layers.MeanVariance([]float64{0.1, -0.2, 0.3}, []float64{4, 2, 9})),
 			layers.Conv2D(4, 3, layers.ReLU), layers.Normalization(layers.NormalizationAxis(1, 2), layers.MeanVariance([]float64{0.5}, []float64{0.0625}), layers.Invert()),
