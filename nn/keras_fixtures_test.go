@@ -178,6 +178,10 @@ type kerasFixture struct {
 	input  []int  // one example's shape
 	images bool   // inputs in [0, 1], as pixels; else in [-2, 2]
 	model  func() *nn.Sequential
+	// sums holds the sum of each weight's values, in GetWeights' order, as
+	// h5py reads them from the file (by their Keras names in a Keras 2
+	// file): checked without python.
+	sums []float64
 	// swap names two weights (indices in GetWeights' order) of the same
 	// shape, or one weight twice for its values in reverse order: the
 	// control, loaded so, must predict otherwise.
@@ -195,6 +199,7 @@ var kerasFixtures = []kerasFixture{
 				layers.Dense(2), layers.NewActivation(layers.ReLU))
 		},
 		swap: [2]int{0, 0}, // no two weights alike: the first kernel's values reversed
+		sums: []float64{2.274139255285263, 0, -1.5265896320343018, 0},
 	},
 	{
 		// Keras 2.0.8's weights file: three Dense → BatchNormalization
@@ -212,6 +217,10 @@ var kerasFixtures = []kerasFixture{
 				layers.Dense(5), bn(), layers.NewActivation(layers.Softmax))
 		},
 		swap: [2]int{4, 5}, // bn1's moving mean and moving variance
+		sums: []float64{-7.8305237424265215, -0.1435700541951519, 63.09012085199356, 3.6281001614406705, -0.1799050655317842, 34.974318102002144,
+			-1.8629450132941656, 0.11649281826248625, 31.81270581483841, 0.8528751791454852, -0.6536662802100182, 5.464245196431875,
+			-6.6302022207164555, 0.016879667586181313, 31.527203917503357, -0.2542901386041194, -2.3764791879802942, 5.182906087487936,
+			0.13458067322790157, -0.04817292559891939, 10.104764103889465, 0.004257095046341419, 0.17848382471129298, 0.8459318205714226},
 	},
 	{
 		// Keras 2.0.6's weights file of a functional model on 25×25×1
@@ -236,6 +245,9 @@ var kerasFixtures = []kerasFixture{
 				layers.Dense(5, layers.Softmax))
 		},
 		swap: [2]int{8, 9}, // the second BatchNormalization's gamma and beta
+		sums: []float64{1.4794021844863892, 0.09424030035734177, 1.6611230373382568, 728.785888671875,
+			2.3312498601153493, 0.0006846796022728086, 5.8014527559280396, 0.4619710110127926, 0.6169683635234833, 10.534493803977966,
+			-1.9830588508048095, 0.17023957148194313, -122.55236036579299, 2.59030550904572, -8.339427603408694, -0.024973571300506592},
 	},
 	{
 		// Keras 2.10's whole-model file of a functional model on 28×28×1
@@ -259,6 +271,8 @@ var kerasFixtures = []kerasFixture{
 				layers.Dense(10, layers.Softmax))
 		},
 		swap: [2]int{3, 4}, // BatchNormalization's moving mean and moving variance
+		sums: []float64{0.5079157250002027, 7.6736061573028564, 0.27773001976311207, 0.0715214773081243, 0.2516510672867298,
+			5.6237475466914475, 1.8310345709323883, -28.82985445120721, 0.17034889396745712},
 	},
 	{
 		// Keras 3.9's .keras archive of a Sequential on 2 inputs:
@@ -274,6 +288,8 @@ var kerasFixtures = []kerasFixture{
 				layers.Dense(2))
 		},
 		swap: [2]int{2, 2}, // no two weights alike: the second kernel's values reversed
+		sums: []float64{-42.9487799606286, -20.34185863379389, -239.2584146002264, 3.1739387521520257, -8.938430374990276,
+			0.4007784260902554, 0.04693840350955725, 0.3207348957657814},
 	},
 }
 
@@ -289,6 +305,38 @@ func kerasFixtureInputs(n int, shape []int, lo, hi float64) []float32 {
 		x[i] = float32(lo + (hi-lo)*(1+math.Sin(0.7*float64(i)+0.3*float64(i*i%17)))/2)
 	}
 	return x
+}
+
+// Each file loads, without python: every weight of the model made in Go
+// gets the values the file holds for it (their sums as h5py reads them).
+func TestKerasFixturesLoad(t *testing.T) {
+	for _, fx := range kerasFixtures {
+		t.Run(fx.file, func(t *testing.T) {
+			m := fx.model()
+			if err := m.Build(fx.input...); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.LoadWeights(filepath.Join("testdata", "keras", fx.file)); err != nil {
+				t.Fatal(err)
+			}
+			ws, err := m.GetWeights()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ws) != len(fx.sums) {
+				t.Fatalf("%d weights, the file holds %d", len(ws), len(fx.sums))
+			}
+			for i, w := range ws {
+				sum := 0.0
+				for _, v := range w.Data().([]float32) {
+					sum += float64(v)
+				}
+				if math.Abs(sum-fx.sums[i]) > 1e-9*math.Max(1, math.Abs(fx.sums[i])) {
+					t.Errorf("weight %d %v sums to %v, the file's to %v", i, w.Shape(), sum, fx.sums[i])
+				}
+			}
+		})
+	}
 }
 
 func TestKerasFixturesPredictAsNumpy(t *testing.T) {
