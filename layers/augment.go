@@ -16,7 +16,8 @@ import (
 )
 
 // AugmentOption configures a random augmentation layer (RandomFlip,
-// RandomTranslation, RandomZoom, RandomRotation, RandomBrightness): Seed, FillMode, Interpolation, FillValue, or any
+// RandomTranslation, RandomZoom, RandomRotation, RandomBrightness,
+// RandomContrast): Seed, FillMode, Interpolation, FillValue, or any
 // Option, such as Named.
 type AugmentOption interface{ applyAugment(*augmentation) }
 
@@ -791,4 +792,109 @@ func randomBrightnessFromConfig(args map[string]any) (Layer, error) {
 	l := RandomBrightnessRange(f, opts...)
 	l.pair = pair
 	return l, nil
+}
+
+// RandomContrastLayer scales the contrast of each image by a random
+// factor while the model trains, like keras.layers.RandomContrast:
+// each channel about its mean over the image, (x - mean)·factor + mean,
+// then clipped to (0, 255). In Evaluate and Predict it passes its input
+// through.
+type RandomContrastLayer struct {
+	augmentation
+	factor [2]float64 // Keras' (lower, upper): factors from [1-lower, 1+upper]
+	pair   bool
+}
+
+// RandomContrast makes a RandomContrast layer scaling each image's
+// contrast by a factor drawn uniformly from [1-factor, 1+factor], Keras'
+// RandomContrast(factor, seed=None) (factor in [0, 1]); the values are
+// clipped to (0, 255) as Keras 2 clips them. It takes Seed and Named;
+// drawn as the other random layers draw, one factor per image (Keras 2
+// draws one per batch; Keras 3 one per image).
+func RandomContrast(factor float64, opts ...AugmentOption) *RandomContrastLayer {
+	return &RandomContrastLayer{augmentation: newAugmentation(opts), factor: [2]float64{factor, factor}}
+}
+
+// RandomContrastRange is RandomContrast with Keras' pair factor=(lower,
+// upper): factors from [1-lower, 1+upper].
+func RandomContrastRange(factor [2]float64, opts ...AugmentOption) *RandomContrastLayer {
+	return &RandomContrastLayer{augmentation: newAugmentation(opts), factor: factor, pair: true}
+}
+
+// Type returns "RandomContrast".
+func (l *RandomContrastLayer) Type() string { return "RandomContrast" }
+
+// Factor is Keras' (lower, upper): the factors are drawn from [1-lower,
+// 1+upper].
+func (l *RandomContrastLayer) Factor() [2]float64 { return l.factor }
+
+// CheckConfig checks the factor with Keras' rules.
+func (l *RandomContrastLayer) CheckConfig() error {
+	const what = "random contrast layer"
+	if err := l.check(what, false); err != nil {
+		return err
+	}
+	if l.transformArgs {
+		return fmt.Errorf("%s %q: RandomContrast takes no fill mode, interpolation or fill value (it moves no pixel): leave them out", what, l.name)
+	}
+	lo, hi := l.factor[0], l.factor[1]
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(hi, 0) || lo < 0 || hi < 0 || lo > 1 {
+		return fmt.Errorf("%s %q: factor %v: Keras' factors must not be negative, and the lower one not above 1 (contrast factors from [1-lower, 1+upper])", what, l.name, l.factor)
+	}
+	return nil
+}
+
+func (l *RandomContrastLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	return l.augmentation.plan("random contrast layer", inputShape)
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomContrastLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	return l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
+}
+
+// Call adds the random contrast changes to a training graph
+// (ops.ImageTransform), and nothing to others.
+func (l *RandomContrastLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	return l.call("random contrast layer", in, ops.TransformParams{Kind: ops.TransformContrast, Height: l.factor, ValueRange: [2]float64{0, 255}})
+}
+
+// Config returns "RandomContrast" with Keras' arguments: name, factor (a
+// number, or a pair) and seed.
+func (l *RandomContrastLayer) Config() (Config, error) {
+	var factor any = l.factor[0]
+	if l.pair || l.factor[0] != l.factor[1] {
+		factor = []float64{l.factor[0], l.factor[1]}
+	}
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name, "factor": factor, "seed": l.configSeed()}}, nil
+}
+
+func randomContrastFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		Factor json.RawMessage `json:"factor"`
+		Seed   *uint64         `json:"seed"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.Factor) == 0 || string(a.Factor) == "null" {
+		return nil, missing("factor")
+	}
+	var opts []AugmentOption
+	if a.Seed != nil {
+		opts = append(opts, Seed(*a.Seed))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	var f float64
+	if err := json.Unmarshal(a.Factor, &f); err == nil {
+		return RandomContrast(f, opts...), nil
+	}
+	var pair [2]float64
+	if err := json.Unmarshal(a.Factor, &pair); err != nil || !isPair(a.Factor) {
+		return nil, fmt.Errorf("argument \"factor\" is %s: want a number or a pair (lower, upper)", a.Factor)
+	}
+	return RandomContrastRange(pair, opts...), nil
 }

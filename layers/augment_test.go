@@ -39,7 +39,8 @@ func TestAugmentationCalls(t *testing.T) {
 	zoom := RandomZoom(0.4, FillMode("constant"), FillValue(-1))
 	turn := RandomRotation(0.3, FillMode("wrap"))
 	light := RandomBrightness(0.2, ValueRange(0, 8))
-	for _, l := range []Layer{flip, flip2, shift, zoom, turn, light} {
+	sharp := RandomContrastRange([2]float64{0.5, 1})
+	for _, l := range []Layer{flip, flip2, shift, zoom, turn, light, sharp} {
 		if _, err := l.Build(shape[1:], rng); err != nil {
 			t.Fatal(err)
 		}
@@ -76,6 +77,7 @@ func TestAugmentationCalls(t *testing.T) {
 			Key: zoom.key, Fill: ops.FillConstant, FillValue: -1}},
 		{turn, ops.TransformParams{Kind: ops.TransformRotation, Height: [2]float64{-0.3, 0.3}, Key: turn.key, Fill: ops.FillWrap}},
 		{light, ops.TransformParams{Kind: ops.TransformBrightness, Height: [2]float64{-0.2, 0.2}, ValueRange: [2]float64{0, 8}, Key: light.key}},
+		{sharp, ops.TransformParams{Kind: ops.TransformContrast, Height: [2]float64{0.5, 1}, ValueRange: [2]float64{0, 255}, Key: sharp.key}},
 	} {
 		p := c.p
 		if p.Interpolation == 0 {
@@ -98,7 +100,7 @@ func TestAugmentationCalls(t *testing.T) {
 		t.Error("two unseeded RandomFlip layers flip the same images")
 	}
 
-	for _, l := range []Layer{flip, shift, zoom, turn, light} {
+	for _, l := range []Layer{flip, shift, zoom, turn, light, sharp} {
 		xn, st := augmentGraph(x, shape, 7)
 		out, err := l.Call(Flow{Node: xn}, nil)
 		if err != nil || out.Node != xn {
@@ -117,6 +119,12 @@ func TestAugmentationCalls(t *testing.T) {
 	}
 	if err := RandomBrightness(0.1, FillMode("constant")).CheckConfig(); err == nil || !strings.Contains(err.Error(), "takes no fill mode") {
 		t.Errorf("RandomBrightness with a fill mode: %v", err)
+	}
+	if err := RandomContrast(0.1, Interpolation("nearest")).CheckConfig(); err == nil || !strings.Contains(err.Error(), "takes no fill mode") {
+		t.Errorf("RandomContrast with an interpolation: %v", err)
+	}
+	if err := RandomContrast(0.1, ValueRange(0, 1)).CheckConfig(); err == nil || !strings.Contains(err.Error(), "only RandomBrightness takes a value range") {
+		t.Errorf("RandomContrast with a value range: %v", err)
 	}
 	if err := RandomZoom(0.1, ValueRange(0, 1)).CheckConfig(); err == nil || !strings.Contains(err.Error(), "only RandomBrightness takes a value range") {
 		t.Errorf("RandomZoom with a value range: %v", err)

@@ -131,6 +131,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"RandomZoom":             randomZoomFromConfig,
 	"RandomRotation":         randomRotationFromConfig,
 	"RandomBrightness":       randomBrightnessFromConfig,
+	"RandomContrast":         randomContrastFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

@@ -7,9 +7,9 @@
 // UpSampling2D; Identity and the activation layers ReLU, LeakyReLU, ELU
 // and PReLU (NewReLU, NewLeakyReLU, NewELU, NewPReLU); the preprocessing layers
 // Rescaling, Normalization (with Adapt), Resizing and CenterCrop and the
-// random augmentation layers RandomFlip,
-// RandomTranslation, RandomZoom, RandomRotation and RandomBrightness; and
-// the activations and weight initializers they take. Images and sequences
+// random augmentation layers RandomFlip, RandomTranslation, RandomZoom,
+// RandomRotation, RandomBrightness and RandomContrast; and the
+// activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
 // channels).
 //

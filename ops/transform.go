@@ -11,9 +11,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TransformKind is the family of the random geometric transforms an
-// ImageTransform op draws, one per sample: Keras' RandomFlip,
-// RandomTranslation and RandomZoom.
+// TransformKind is the family of the random transforms an ImageTransform
+// op draws, one per sample: Keras' RandomFlip, RandomTranslation,
+// RandomZoom, RandomRotation, RandomBrightness and RandomContrast.
 type TransformKind int
 
 const (
@@ -37,10 +37,16 @@ const (
 	// upper) of ValueRange's width, and clips the sums to ValueRange, as
 	// Keras' RandomBrightness.
 	TransformBrightness
+	// TransformContrast moves no pixel: it scales each channel of the
+	// image about its mean over the image by one factor drawn uniformly
+	// from Height (lower, upper), (x - mean)·factor + mean, and clips the
+	// results to ValueRange, as Keras' RandomContrast (tf.image's
+	// adjust_contrast, then a clip to (0, 255)).
+	TransformContrast
 )
 
 var transformNames = [...]string{TransformFlip: "flip", TransformTranslation: "translation", TransformZoom: "zoom",
-	TransformRotation: "rotation", TransformBrightness: "brightness"}
+	TransformRotation: "rotation", TransformBrightness: "brightness", TransformContrast: "contrast"}
 
 func (k TransformKind) String() string {
 	if k <= 0 || int(k) >= len(transformNames) {
@@ -123,8 +129,8 @@ func ParseFillMode(s string) (FillMode, error) {
 type TransformParams struct {
 	Kind                 TransformKind
 	Horizontal, Vertical bool       // TransformFlip
-	Height, Width        [2]float64 // TransformTranslation, TransformZoom, TransformRotation and TransformBrightness (Height): (lower, upper)
-	ValueRange           [2]float64 // TransformBrightness: the values' range, (0, 255) in Keras
+	Height, Width        [2]float64 // TransformTranslation, TransformZoom, TransformRotation, TransformBrightness and TransformContrast (Height): (lower, upper)
+	ValueRange           [2]float64 // TransformBrightness and TransformContrast: the values' range, (0, 255) in Keras
 	KeepAspect           bool       // TransformZoom: the width's factor is the height's
 	Interpolation        Interpolation
 	Fill                 FillMode
@@ -322,8 +328,12 @@ func transformBatch[T float](p TransformParams, stepValues []float32, batch int,
 	per := p.H * p.W * p.C
 	parallel(batch, per, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			if p.Kind == TransformBrightness {
+			switch p.Kind {
+			case TransformBrightness:
 				brighten(p, p.SampleDelta(step, uint64(first+b)), x[b*per:(b+1)*per], y[b*per:(b+1)*per])
+				continue
+			case TransformContrast:
+				contrast(p, p.SampleDelta(step, uint64(first+b)), x[b*per:(b+1)*per], y[b*per:(b+1)*per])
 				continue
 			}
 			a := p.SampleTransform(step, uint64(first+b))
@@ -335,12 +345,38 @@ func transformBatch[T float](p TransformParams, stepValues []float32, batch int,
 // SampleDelta is the value a TransformBrightness adds to the image of the
 // given index in the step's whole batch: u from the random words' first
 // (as SampleTransform's), the fraction lerp(Height, u) of ValueRange's
-// width, each operation rounded to float32.
+// width, each operation rounded to float32. For a TransformContrast it is
+// the factor the image's contrast is scaled by: lerp((1-lower, 1+upper),
+// u), Keras' range.
 func (p TransformParams) SampleDelta(step, sample uint64) float32 {
 	w := Philox4x32([4]uint32{uint32(sample), uint32(sample >> 32), uint32(step), uint32(step >> 32)},
 		[2]uint32{uint32(p.Key), uint32(p.Key >> 32)})
+	if p.Kind == TransformContrast {
+		return lerp([2]float64{1 - p.Height[0], 1 + p.Height[1]}, uniform24(w[0]))
+	}
 	lo, hi := float32(p.ValueRange[0]), float32(p.ValueRange[1])
 	return float32(lerp(p.Height, uniform24(w[0])) * float32(hi-lo))
+}
+
+// contrast writes into y the image x (p.H×p.W×p.C) with each channel
+// scaled about its mean by factor, clipped to p.ValueRange: the mean the
+// sum of the channel's values in double, in the image's order, divided
+// by their count and rounded to float32 (as gk_image_transform computes
+// it), then (x - mean)·factor + mean, each operation rounded.
+func contrast[T float](p TransformParams, factor float32, x, y []T) {
+	lo, hi, f := T(float32(p.ValueRange[0])), T(float32(p.ValueRange[1])), T(factor)
+	n := p.H * p.W
+	for ch := range p.C {
+		var sum float64
+		for i := range n {
+			sum += float64(x[i*p.C+ch])
+		}
+		mean := T(float32(sum / float64(n)))
+		for i := range n {
+			v := T(T(x[i*p.C+ch]-mean)*f) + mean
+			y[i*p.C+ch] = min(max(v, lo), hi)
+		}
+	}
 }
 
 // brighten writes x + delta, clipped to p.ValueRange, into y.
@@ -371,10 +407,10 @@ func ImageTransform(x, step *gorgonia.Node, p TransformParams) (*gorgonia.Node, 
 	if p.Fill < FillReflect || p.Fill > FillNearest {
 		return nil, fmt.Errorf("image transform: unknown fill mode %v", p.Fill)
 	}
-	if p.Kind < TransformFlip || p.Kind > TransformBrightness {
+	if p.Kind < TransformFlip || p.Kind > TransformContrast {
 		return nil, fmt.Errorf("image transform: unknown transform %v", p.Kind)
 	}
-	if p.Kind == TransformBrightness && !(p.ValueRange[0] < p.ValueRange[1]) {
+	if (p.Kind == TransformBrightness || p.Kind == TransformContrast) && !(p.ValueRange[0] < p.ValueRange[1]) {
 		return nil, fmt.Errorf("image transform: %v: the value range must be (low, high) with low < high", p)
 	}
 	for _, v := range []float64{p.Height[0], p.Height[1], p.Width[0], p.Width[1], p.FillValue, p.ValueRange[0], p.ValueRange[1]} {

@@ -308,3 +308,46 @@ func TestBrightness(t *testing.T) {
 		t.Error("two images got the same delta")
 	}
 }
+
+// TestContrast: a contrast draws its factors uniformly from [1-lower,
+// 1+upper], one per image, and scales each channel about its mean over
+// the image, clipping to the value range: values worked out by hand for a
+// fixed factor, and the host kernel against them.
+func TestContrast(t *testing.T) {
+	p := TransformParams{Kind: TransformContrast, Height: [2]float64{0.2, 0.5}, ValueRange: [2]float64{0, 255}, Key: 6, H: 2, W: 2, C: 2}
+	const n = 10000
+	var sum, sq float64
+	for s := range uint64(n) {
+		f := float64(p.SampleDelta(4, s))
+		if f < 0.8-1e-6 || f > 1.5+1e-6 {
+			t.Fatalf("sample %d: factor %v, outside [0.8, 1.5)", s, f)
+		}
+		sum, sq = sum+f, sq+f*f
+	}
+	mean := sum / n
+	if sd := math.Sqrt(sq/n - mean*mean); math.Abs(mean-1.15) > 0.005 || math.Abs(sd-0.7/math.Sqrt(12)) > 0.005 {
+		t.Errorf("factors: mean %.4f, sd %.4f; want uniform on [0.8, 1.5): 1.15, %.4f", mean, sd, 0.7/math.Sqrt(12))
+	}
+	// Channel 0 holds 10, 20, 30, 40 (mean 25), channel 1 0, 0, 250, 250
+	// (mean 125): with factor 2, channel 0 becomes (x-25)·2+25 = -5 (clipped
+	// to 0), 15, 35, 55; channel 1 -125 (0) and 375 (255).
+	x := []float32{10, 0, 20, 0, 30, 250, 40, 250}
+	y := make([]float32, len(x))
+	contrast(p, 2, x, y)
+	if want := []float32{0, 0, 15, 0, 35, 255, 55, 255}; !slices.Equal(y, want) {
+		t.Errorf("contrast 2: %v, want %v", y, want)
+	}
+	sv := StepValues(4, 0)
+	got := make([]float32, 2*len(x))
+	TransformForward(p, sv[:], 2, append(slices.Clone(x), x...), got)
+	for b := range 2 {
+		want := make([]float32, len(x))
+		contrast(p, p.SampleDelta(4, uint64(b)), x, want)
+		if !slices.Equal(got[b*len(x):(b+1)*len(x)], want) {
+			t.Errorf("image %d: %v, want %v", b, got[b*len(x):(b+1)*len(x)], want)
+		}
+	}
+	if p.SampleDelta(4, 0) == p.SampleDelta(4, 1) {
+		t.Error("two images got the same factor")
+	}
+}

@@ -12,7 +12,8 @@
 # inputs, an image and a vector, and two outputs, one of which, from a
 # convolution, the other reads; and one of Dot layers along every pair of
 # axes, normalized or not; and one of RandomFlip, RandomTranslation,
-# RandomZoom, RandomRotation, RandomBrightness and Rescaling; and one of
+# RandomZoom, RandomRotation, RandomBrightness, RandomContrast and
+# Rescaling; and one of
 # Normalization layers, which TensorFlow.js lacks; and one of Resizing and
 # CenterCrop, whose TF.js export is refused) and writes their inputs and gokeras'
 # PredictOutputs outputs; then

@@ -480,6 +480,8 @@ func (k *kernels) imageTransform(s gpuStream, x, step, y devicePtr, batch int, p
 		lo = [2]float64{2 * math.Pi * lo[0], 2 * math.Pi * lo[1]}
 	case ops.TransformBrightness: // the width's slots carry the value range
 		hi = p.ValueRange
+	case ops.TransformContrast: // factors from (1-lower, 1+upper); the value range as brightness
+		lo, hi = [2]float64{1 - lo[0], 1 + lo[1]}, p.ValueRange
 	}
 	return k.launch(s, kImageTransform, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(batch), intArg(p.H), intArg(p.W),
 		intArg(p.C), ptrArg(step), uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), intArg(int(p.Kind)), boolArg(p.Horizontal),

@@ -11,7 +11,8 @@ import (
 
 // Rescaling maps to Mul by its scale and Add of its offset, scalar
 // initializers, in whichever layout its input has; RandomFlip and
-// RandomTranslation, RandomZoom, RandomRotation and RandomBrightness,
+// RandomTranslation, RandomZoom, RandomRotation, RandomBrightness and
+// RandomContrast,
 // identity in Predict, add nothing.
 func TestExportONNXRescaling(t *testing.T) {
 	m := functional(t, []int{4, 4, 3}, func(in *nn.Tensor) *nn.Tensor {
@@ -20,6 +21,7 @@ func TestExportONNXRescaling(t *testing.T) {
 		x = nn.Apply(layers.RandomZoom(0.2), x)
 		x = nn.Apply(layers.RandomRotation(0.1), x)
 		x = nn.Apply(layers.RandomBrightness(0.1), x)
+		x = nn.Apply(layers.RandomContrast(0.2), x)
 		x = nn.Apply(layers.Rescaling(1.0/127.5, -1), x)
 		x = nn.Apply(layers.Conv2D(2, 3), x)
 		x = nn.Apply(layers.Rescaling(0.5, 0, layers.Named("half")), x)

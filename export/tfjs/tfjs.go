@@ -254,7 +254,7 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		return nil, errors.New("TensorFlow.js has no Normalization layer: export the model to ONNX instead")
 	case "Resizing", "CenterCrop":
 		return nil, fmt.Errorf("the TensorFlow.js export of %s layers is not supported yet: export the model to ONNX instead", c.ClassName)
-	case "Identity", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness":
+	case "Identity", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness", "RandomContrast":
 		// TensorFlow.js has no Identity layer (its "Identity" is an
 		// initializer): a linear Activation passes the values as they are,
 		// as Identity and, in inference, the random augmentation layers

@@ -1367,6 +1367,7 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, int per_r
 #define TRANSFORM_ZOOM 3
 #define TRANSFORM_ROTATION 4
 #define TRANSFORM_BRIGHTNESS 5
+#define TRANSFORM_CONTRAST 6
 #define INTERP_BILINEAR 1
 #define INTERP_NEAREST 2
 #define FILL_REFLECT 1
@@ -1430,7 +1431,10 @@ __device__ float gk_map_coord(float c, int n, int fill) {
 // thread per output value, each drawing its sample's map: Philox4x32-10
 // with counter (sample, step) and key (keyLo, keyHi). For
 // TRANSFORM_BRIGHTNESS (ops.TransformParams.SampleDelta), wLo and wHi are
-// the value range: y = x + delta clipped to it.
+// the value range: y = x + delta clipped to it. For TRANSFORM_CONTRAST
+// (ops' contrast), hLo and hHi are the factor's range (1-lower, 1+upper)
+// and wLo and wHi the value range: each thread sums its channel of the
+// image for the mean.
 extern "C" __global__ void gk_image_transform(const float *x, float *y, int batch, int h, int w, int c, const float *step,
 		unsigned int keyLo, unsigned int keyHi, int kind, int horizontal, int vertical, float hLo, float hHi, float wLo,
 		float wHi, int keepAspect, int interp, int fill, float fillValue) {
@@ -1446,6 +1450,18 @@ extern "C" __global__ void gk_image_transform(const float *x, float *y, int batc
 		unsigned long long sample = first + b;
 		unsigned int wd[4] = {(unsigned int)sample, (unsigned int)(sample >> 32), (unsigned int)st, (unsigned int)(st >> 32)};
 		gk_philox4x32(wd, keyLo, keyHi);
+		if (kind == TRANSFORM_CONTRAST) {
+			// The channel's mean over the image, summed in double in the
+			// image's order (ops' contrast), then the factor about it.
+			const float *img = x + b * per;
+			double sum = 0.0;
+			for (int p = 0; p < h * w; p++) sum = __dadd_rn(sum, (double)img[(long long)p * c + ch]);
+			float mean = (float)__ddiv_rn(sum, (double)(h * w));
+			float f = gk_lerp(hLo, hHi, gk_uniform24(wd[0]));
+			float v = __fadd_rn(__fmul_rn(__fsub_rn(x[i], mean), f), mean);
+			y[i] = fminf(fmaxf(v, wLo), wHi);
+			continue;
+		}
 		if (kind == TRANSFORM_BRIGHTNESS) {
 			float delta = __fmul_rn(gk_lerp(hLo, hHi, gk_uniform24(wd[0])), __fsub_rn(wHi, wLo));
 			y[i] = fminf(fmaxf(__fadd_rn(x[i], delta), wLo), wHi);

@@ -260,7 +260,7 @@ var specs = []spec{
 	{"preprocessing", func() []layers.Layer { // the random layers (trained through, then left out) and Rescaling (Mul, Add) on either layout
 		return []layers.Layer{layers.Input(10, 9, 3), layers.RandomFlip("horizontal_and_vertical"), layers.RandomTranslation(0.2, 0.1),
 			layers.RandomZoom(0.2, layers.FillMode("constant")), layers.RandomRotation(0.1),
-			layers.RandomBrightness(0.1, layers.ValueRange(-5, 5)), layers.Rescaling(1.0/127.5, -1),
+			layers.RandomBrightness(0.1, layers.ValueRange(-5, 5)), layers.RandomContrast(0.3), layers.Rescaling(1.0/127.5, -1),
 			layers.Conv2D(4, 3, layers.ReLU), layers.Rescaling(0.5, 0.25), layers.Flatten(), layers.Dense(3, layers.Softmax)}
 	}, nil, normals},
 	{"resizing", func() []layers.Layer { // Resizing (cropped to its aspect, bilinear; nearest) and CenterCrop (resizing a smaller image; cropping after a convolution): Slice, Resize

@@ -30,6 +30,7 @@ var transformCases = []ops.TransformParams{
 	{Kind: ops.TransformRotation, Height: [2]float64{-2, 2}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillConstant, FillValue: 3, Key: 13},
 	{Kind: ops.TransformBrightness, Height: [2]float64{-0.5, 0.5}, ValueRange: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 14},
 	{Kind: ops.TransformBrightness, Height: [2]float64{0.1, 0.3}, ValueRange: [2]float64{0, 255}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 15},
+	{Kind: ops.TransformContrast, Height: [2]float64{0.5, 2}, ValueRange: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 16},
 }
 
 // transformArgs are gk_image_transform's arguments for p, as the CUDA
@@ -43,6 +44,8 @@ func transformArgs(x, y, step []float32, batch int, p ops.TransformParams) []uin
 		lo = [2]float64{2 * math.Pi * lo[0], 2 * math.Pi * lo[1]}
 	case ops.TransformBrightness:
 		hi = p.ValueRange
+	case ops.TransformContrast:
+		lo, hi = [2]float64{1 - lo[0], 1 + lo[1]}, p.ValueRange
 	}
 	return []uint64{ptr(x), ptr(y), uint64(batch), uint64(p.H), uint64(p.W), uint64(p.C), ptr(step),
 		uint64(uint32(p.Key)), uint64(uint32(p.Key >> 32)), uint64(p.Kind), boolSlot(p.Horizontal), boolSlot(p.Vertical),
