@@ -70,6 +70,11 @@ func (mc *ModelCheckpoint) OnTrainBegin(nn.Logs) error {
 	if !math.IsNaN(mc.InitialValueThreshold) {
 		mc.best = mc.InitialValueThreshold
 	}
+	if !mc.SaveWeightsOnly {
+		if err := nn.CheckModelPath(mc.Filepath); err != nil {
+			return fmt.Errorf("ModelCheckpoint: %w (or set SaveWeightsOnly: weights go to Keras' HDF5 files)", err)
+		}
+	}
 	if !mc.SaveWeightsOnly && mc.Model != nil {
 		// A whole model needs a config of every layer, the loss, the
 		// metrics and the optimizer: find out now, not after an epoch.

@@ -137,3 +137,47 @@ func TestModelCheckpointRefusesAnUnsavableModelAtOnce(t *testing.T) {
 		t.Errorf("%d steps trained before the error", m.Optimizer().Iterations())
 	}
 }
+
+// A Keras user's "model.h5" checkpoint: whole-model saves there are refused
+// before the first step (Save writes no Keras model files); with
+// SaveWeightsOnly the weights go to Keras 2's HDF5 file, which LoadWeights
+// reads back.
+func TestModelCheckpointKerasNames(t *testing.T) {
+	newModel := func() *nn.Sequential {
+		opt, err := optim.NewSGD(optim.SGDConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nn.NewSequential(layers.Input(4), layers.Dense(10, layers.Softmax))
+		if err := m.Compile(opt, losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	dir := t.TempDir()
+	m := newModel()
+	mc := callbacks.NewModelCheckpoint(filepath.Join(dir, "model.h5"))
+	_, err := m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(1), nn.Verbose(0), nn.Callbacks(mc))
+	if err == nil || !strings.Contains(err.Error(), "SaveWeightsOnly") {
+		t.Fatalf("Fit with a whole-model checkpoint to model.h5: %v", err)
+	}
+	if m.Optimizer().Iterations() != 0 {
+		t.Errorf("%d steps trained before the error", m.Optimizer().Iterations())
+	}
+	mc = callbacks.NewModelCheckpoint(filepath.Join(dir, "model.h5"))
+	mc.SaveWeightsOnly = true
+	if _, err := m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(1), nn.Verbose(0), nn.Callbacks(mc)); err != nil {
+		t.Fatal(err)
+	}
+	other := newModel()
+	if err := other.LoadWeights(filepath.Join(dir, "model.h5")); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.GetWeights()
+	b, _ := other.GetWeights()
+	for i := range a {
+		if !slices.Equal(a[i].Data().([]float32), b[i].Data().([]float32)) {
+			t.Fatalf("weight %d differs after the round trip through model.h5", i)
+		}
+	}
+}

@@ -330,7 +330,7 @@ func TestNormalizationInAModel(t *testing.T) {
 	if loss := h.Get("loss"); !(loss[len(loss)-1] < 0.5*loss[0]) {
 		t.Errorf("loss %v after 10 epochs from %v: the model did not learn through Normalization", loss[len(loss)-1], loss[0])
 	}
-	for _, ext := range []string{".keras", ".h5", ".safetensors"} {
+	for _, ext := range []string{".safetensors"} {
 		path := filepath.Join(t.TempDir(), "normalization"+ext)
 		if err := tm.Save(path); err != nil {
 			t.Fatal(err)

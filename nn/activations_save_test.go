@@ -48,7 +48,7 @@ func TestActivationLayersSaveAndLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"m.keras", "m.h5", "m.safetensors"} {
+	for _, name := range []string{"m.safetensors"} {
 		path := filepath.Join(t.TempDir(), name)
 		if err := m.Save(path); err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -492,3 +492,23 @@ func FuzzKerasWeights(f *testing.F) {
 		}
 	})
 }
+
+// Save writes gokeras' format: it refuses the names of Keras' model files,
+// writing nothing, rather than give Keras users a file Keras cannot read.
+func TestSaveRefusesKerasNames(t *testing.T) {
+	m := kerasCNN(t, 1)
+	dir := t.TempDir()
+	for _, name := range []string{"m.keras", "m.h5", "M.HDF5", "m.weights.h5"} {
+		path := filepath.Join(dir, name)
+		err := m.Save(path)
+		if err == nil || !strings.Contains(err.Error(), "SaveWeights") {
+			t.Errorf("Save(%s): error %v, want one pointing to SaveWeights", name, err)
+		}
+		if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+			t.Errorf("Save(%s) wrote a file", name)
+		}
+	}
+	if err := m.Save(filepath.Join(dir, "m.safetensors")); err != nil {
+		t.Error(err)
+	}
+}

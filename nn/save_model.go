@@ -154,6 +154,9 @@ func IncludeOptimizer(include bool) SaveOption {
 // holding a NaN or an infinity are not written, as SaveWeights refuses
 // them.
 //
+// A path ending in .keras, .h5 or .hdf5 is refused: those names are
+// Keras' own formats, which Save does not write (LoadModel reads them).
+//
 // Under a strategy (WithStrategy) rank 0 writes the file; on the other
 // ranks Save returns nil and writes nothing, without waiting for rank 0.
 func (m *Sequential) Save(path string, opts ...SaveOption) error {
@@ -171,6 +174,9 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 			opt(&o)
 		}
 	}
+	if err := CheckModelPath(path); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
 	if !m.writesFiles() {
 		return nil // rank 0 writes (see distributed_files.go)
 	}
@@ -183,6 +189,18 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 	}
 	if err != nil {
 		return fmt.Errorf("save model: %w", err)
+	}
+	return nil
+}
+
+// CheckModelPath returns the error Save gives for path by its name alone:
+// Save refuses the names of Keras' own model files (.keras, .h5, .hdf5),
+// as it writes gokeras' safetensors format, which Keras cannot load, and a
+// file so named would say otherwise. Callers that save later (a
+// checkpoint callback) check their path with it before training starts.
+func CheckModelPath(path string) error {
+	if _, keras := isKerasWeightsPath(path); keras || strings.HasSuffix(strings.ToLower(path), ".keras") {
+		return fmt.Errorf("%s: Save writes gokeras' model format (safetensors with the model's config), not Keras' .keras or .h5 files: name it .safetensors; to hand the weights to Keras, use SaveWeights with a .weights.h5 (Keras 3) or .h5 (Keras 2) name", path)
 	}
 	return nil
 }

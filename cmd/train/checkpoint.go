@@ -35,10 +35,10 @@ type uxFlags struct {
 }
 
 func (u *uxFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&u.save, "save", "", "write the trained weights to this safetensors file at the end (names <layer>/kernel, <layer>/bias)")
+	fs.StringVar(&u.save, "save", "", "write the trained weights to this file at the end: safetensors (names <layer>/kernel, <layer>/bias), or Keras' HDF5 weights for a name ending in .weights.h5 (Keras 3) or .h5 (Keras 2)")
 	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
 	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed and the learning rate come from the file, unless --seed or --lr is given)")
-	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); any other name is a gokeras model file (safetensors, what nn.LoadModel and --load-model read)")
+	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); any other name is a gokeras model file (safetensors, what nn.LoadModel and --load-model read; .keras and .h5 names are refused: Keras cannot read it)")
 	fs.StringVar(&u.loadModel, "load-model", "", "start from the whole model in this file (written by --save-model or nn.Model.Save, with its compile settings and optimizer state) instead of --model: train it on (--epochs), or only evaluate it (--epochs 0)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
@@ -550,6 +550,10 @@ func (u *uxFlags) checkModelExport(model *nn.Sequential) error {
 	case strings.EqualFold(filepath.Ext(u.saveModel), ".onnx"):
 		if err := onnx.Export(model, io.Discard); err != nil {
 			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
+		}
+	default:
+		if err := nn.CheckModelPath(u.saveModel); err != nil {
+			return fmt.Errorf("--save-model: %w (--save FILE.weights.h5 writes the weights for Keras)", err)
 		}
 	}
 	return nil
