@@ -443,3 +443,68 @@ func TestKerasFixturesPredictAsNumpy(t *testing.T) {
 func closeToNumpy(got float32, want float64) bool {
 	return math.Abs(float64(got)-want) <= 1e-5*math.Max(math.Abs(want), 1e-2)
 }
+
+// The whole-model files among the fixtures (Keras 2 .h5 model files, a
+// Keras 3 .keras archive) load with LoadModel alone, their architecture
+// read from the file: the same layers as made in Go, and the predictions
+// numpy computes from the file.
+func TestLoadModelOfKerasFixturesPredictsAsNumpy(t *testing.T) {
+	py := h5pyPython(t)
+	for _, fx := range kerasFixtures {
+		if fx.config != "" {
+			continue // a weights file beside its JSON: no model in the file
+		}
+		t.Run(fx.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "keras", fx.file)
+			m, err := nn.LoadModel(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, l := range m.Layers() {
+				got = append(got, l.Type())
+			}
+			for _, l := range fx.model().Layers() {
+				want = append(want, l.Type())
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("layers %v, want %v", got, want)
+			}
+			if !slices.Equal(m.InputShape(), fx.input) {
+				t.Fatalf("input shape %v, want %v", m.InputShape(), fx.input)
+			}
+			if err := m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			const n = 4
+			lo, hi := -2.0, 2.0
+			if fx.images {
+				lo, hi = 0, 1
+			}
+			x := kerasFixtureInputs(n, fx.input, lo, hi)
+			shape := append([]int{n}, fx.input...)
+			shapeJSON, _ := json.Marshal(shape)
+			xJSON, _ := json.Marshal(x)
+			var ref []float64
+			if err := json.Unmarshal(runPython(t, py, kerasReference, path, "", string(shapeJSON), string(xJSON)), &ref); err != nil {
+				t.Fatal(err)
+			}
+			in, err := data.TensorInputs(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := m.Predict(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Values()) != len(ref) {
+				t.Fatalf("%d predictions, numpy computes %d", len(p.Values()), len(ref))
+			}
+			for i, v := range p.Values() {
+				if !closeToNumpy(v, ref[i]) {
+					t.Errorf("prediction %d is %v, numpy computes %v from the file", i, v, ref[i])
+				}
+			}
+		})
+	}
+}

@@ -236,11 +236,11 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, layer
 	}
 }
 
-// kerasFunctionalOf makes the functional model a Keras 3 functional config
+// kerasFunctionalOf makes the functional model a Keras functional config
 // describes: each layer's config read as kerasLayer reads it, and the
 // graph made again by functionalModelOf, which checks it as it checks
-// gokeras' own files (Keras 3 writes the same inbound nodes). Keras 2's
-// nodes, which do not record the tensors' shapes, are refused.
+// gokeras' own files (Keras 3 writes the same inbound nodes; Keras 2's are
+// rewritten so, without the shapes they do not record).
 func kerasFunctionalOf(js []byte, path string) (*Sequential, []int, error) {
 	var raw struct {
 		Name         string                       `json:"name"`
@@ -263,16 +263,44 @@ func kerasFunctionalOf(js []byte, path string) (*Sequential, []int, error) {
 		InputLayers  json.RawMessage `json:"input_layers"`
 		OutputLayers json.RawMessage `json:"output_layers"`
 	}{Name: raw.Name, InputLayers: raw.InputLayers, OutputLayers: raw.OutputLayers}
+	shapes := map[string][]int{} // each layer's output, as far as known
 	for i, entry := range raw.Layers {
 		var name string
 		_ = json.Unmarshal(entry["name"], &name)
 		nodes := entry["inbound_nodes"]
 		if n := bytes.TrimSpace(nodes); bytes.HasPrefix(n, []byte("[[")) {
-			return nil, nil, fmt.Errorf("%s: layer %q of Keras functional model %q has Keras 2's inbound nodes, which do not record the tensors' shapes: gokeras reads Keras 3's functional configs; make the model in Go (nn.NewModel) and load the file's weights with LoadWeights", path, name, raw.Name)
+			var err error
+			if nodes, err = keras3Nodes(n); err != nil {
+				return nil, nil, fmt.Errorf("%s: layer %q of Keras functional model %q: inbound nodes: %w", path, name, raw.Name, err)
+			}
 		}
-		_, c, _, err := kerasLayer(entry, nil)
+		// The input's shape, where the layers before have given it: a
+		// normalization's axis is read against it.
+		var ins [][]int
+		for _, from := range firstCallInputs(nodes) {
+			if s, ok := shapes[from]; ok {
+				ins = append(ins, s)
+			}
+		}
+		var in []int
+		if len(ins) > 0 {
+			in = ins[0]
+		}
+		l, c, declared, err := kerasLayer(entry, in)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: Keras layer %d (%q) of model %q: %w", path, i+1, name, raw.Name, err)
+		}
+		switch mi, multi := l.(layers.MultiInputLayer); {
+		case declared != nil && l == nil:
+			shapes[name] = declared
+		case multi && len(ins) > 1:
+			if out, err := mi.PlanInputs(ins); err == nil {
+				shapes[name] = out
+			}
+		case l != nil && in != nil:
+			if out, _, err := layers.PlanBuild(l, in); err == nil {
+				shapes[name] = out
+			}
 		}
 		if len(nodes) == 0 {
 			nodes = json.RawMessage("[]")
@@ -293,6 +321,106 @@ func kerasFunctionalOf(js []byte, path string) (*Sequential, []int, error) {
 		return nil, nil, err
 	}
 	return m, md.Config.InputShape, nil
+}
+
+// firstCallInputs names the layers whose outputs the first of a layer's
+// calls (Keras 3 inbound nodes) takes, nil when it cannot tell.
+func firstCallInputs(nodes json.RawMessage) []string {
+	type tensor struct {
+		Config struct {
+			KerasHistory []json.RawMessage `json:"keras_history"`
+		} `json:"config"`
+	}
+	var calls []struct {
+		Args []json.RawMessage `json:"args"`
+	}
+	if json.Unmarshal(nodes, &calls) != nil || len(calls) == 0 || len(calls[0].Args) == 0 {
+		return nil
+	}
+	var ts []tensor
+	arg := bytes.TrimSpace(calls[0].Args[0])
+	if bytes.HasPrefix(arg, []byte("[")) {
+		if json.Unmarshal(arg, &ts) != nil {
+			return nil
+		}
+	} else {
+		var t tensor
+		if json.Unmarshal(arg, &t) != nil {
+			return nil
+		}
+		ts = []tensor{t}
+	}
+	var names []string
+	for _, t := range ts {
+		var name string
+		if len(t.Config.KerasHistory) == 0 || json.Unmarshal(t.Config.KerasHistory[0], &name) != nil {
+			return nil
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// keras3Nodes rewrites a layer's Keras 2 inbound nodes ([[["dense", 0, 0,
+// {}], ...], ...]: each call a list of its input tensors, with keyword
+// arguments) as Keras 3 writes them: each call's args one keras tensor,
+// or a list of them for several inputs, and its kwargs. Keras 2 records
+// no shapes: the tensors have none, and the graph's shapes are those its
+// layers make.
+func keras3Nodes(js []byte) (json.RawMessage, error) {
+	var calls [][][]json.RawMessage
+	if err := decodeNumbers(js, &calls); err != nil {
+		return nil, fmt.Errorf("not Keras 2's [[[layer, node, tensor, kwargs], ...], ...]: %v", err)
+	}
+	type tensor struct {
+		ClassName string `json:"class_name"`
+		Config    struct {
+			Shape        []*int          `json:"shape"`
+			Dtype        string          `json:"dtype"`
+			KerasHistory json.RawMessage `json:"keras_history"`
+		} `json:"config"`
+	}
+	type node struct {
+		Args   []any                      `json:"args"`
+		Kwargs map[string]json.RawMessage `json:"kwargs"`
+	}
+	var out []node
+	for _, call := range calls {
+		n := node{Kwargs: map[string]json.RawMessage{}}
+		var ins []tensor
+		for _, in := range call {
+			if len(in) != 3 && len(in) != 4 {
+				return nil, fmt.Errorf("an input %s is not [layer, node, tensor, kwargs]", jsonOf(in))
+			}
+			var t tensor
+			t.ClassName, t.Config.Dtype = kerasTensorClass, tensorDtype
+			history, err := json.Marshal(in[:3])
+			if err != nil {
+				return nil, err
+			}
+			t.Config.KerasHistory = history
+			ins = append(ins, t)
+			if len(in) == 4 {
+				var kw map[string]json.RawMessage
+				if err := json.Unmarshal(in[3], &kw); err != nil {
+					return nil, fmt.Errorf("the keyword arguments %s are not an object", in[3])
+				}
+				for k, v := range kw {
+					n.Kwargs[k] = v
+				}
+			}
+		}
+		switch len(ins) {
+		case 0:
+			return nil, errors.New("a call without inputs")
+		case 1:
+			n.Args = []any{ins[0]}
+		default:
+			n.Args = []any{ins}
+		}
+		out = append(out, n)
+	}
+	return json.Marshal(out)
 }
 
 // checkDType accepts a layer's dtype when it is float32, as a name or a

@@ -3,15 +3,21 @@ package nn_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/internal/formats/hdf5"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
+	"gorgonia.org/tensor"
 )
 
 // The Keras configs below are written the way Keras 2.15 (model_config of
@@ -225,11 +231,6 @@ func TestLoadModelRefusesWhatKerasFilesSayGokerasCannotDo(t *testing.T) {
 			[]string{"MyNoise", "custom layer"}},
 		{"unknown class", keras2ModelConfig(withLayer(5, `{"class_name": "GaussianNoise", "config": {"name": "noise", "stddev": 0.1}}`)),
 			[]string{"GaussianNoise"}},
-		{"Keras 2 functional", `{"class_name": "Functional", "config": {"name": "model", "layers": [` +
-			`{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "dtype": "float32", "name": "input_1"}, "name": "input_1", "inbound_nodes": []}, ` +
-			`{"class_name": "Dense", "config": {"name": "d", "units": 2}, "name": "d", "inbound_nodes": [[["input_1", 0, 0, {}]]]}], ` +
-			`"input_layers": [["input_1", 0, 0]], "output_layers": [["d", 0, 0]]}}`,
-			[]string{`layer "d"`, "Keras 2's inbound nodes", "LoadWeights"}},
 		{"subclassed", `{"class_name": "MyModel", "config": {"name": "my_model"}}`,
 			[]string{`"MyModel"`, "subclassed"}},
 		{"channels_first batch normalization", keras2ModelConfig(withLayer(2, strings.Replace(base[2], `"axis": [3]`, `"axis": [1]`, 1))),
@@ -315,5 +316,66 @@ func TestLoadModelOfAKerasFunctionalArchive(t *testing.T) {
 	path = kerasFileOf(t, want, "k.keras", keras3Functional(t, `{"training": true}`))
 	if _, err := nn.LoadModel(path); err == nil || !strings.Contains(err.Error(), "keyword arguments (training)") {
 		t.Errorf("a call with training=True: error %v, want one naming the argument", err)
+	}
+}
+
+// A Keras 2 functional config with two branches merged by Add: the
+// inbound nodes rewritten as Keras 3's (a merge takes a list), the graph
+// and weights those of the same model made in Go.
+func TestLoadModelOfAKeras2FunctionalFile(t *testing.T) {
+	in := nn.NamedInput("input_1", 4)
+	a := nn.Apply(layers.Dense(3, layers.Named("a")), in)
+	b := nn.Apply(layers.Dense(3, layers.Named("b"), layers.ReLU), in)
+	sum := nn.Apply(layers.Add(layers.Named("add")), a, b)
+	out := nn.Apply(layers.Dense(2, layers.Named("out"), layers.Softmax), sum)
+	want, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := want.Build(4); err != nil {
+		t.Fatal(err)
+	}
+	dense := func(name string, units int, act, inbound string) string {
+		return `{"class_name": "Dense", "name": "` + name + `", "config": {"name": "` + name + `", "trainable": true, "dtype": "float32", "units": ` +
+			fmt.Sprint(units) + `, "activation": "` + act + `", "use_bias": true, "kernel_initializer": ` + keras2Init("GlorotUniform") +
+			`, "bias_initializer": ` + keras2Init("Zeros") + `, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, ` +
+			`"kernel_constraint": null, "bias_constraint": null}, "inbound_nodes": [[` + inbound + `]]}`
+	}
+	config := `{"class_name": "Functional", "config": {"name": "model", "layers": [` +
+		`{"class_name": "InputLayer", "name": "input_1", "config": {"batch_input_shape": [null, 4], "dtype": "float32", "sparse": false, "ragged": false, "name": "input_1"}, "inbound_nodes": []}, ` +
+		dense("a", 3, "linear", `["input_1", 0, 0, {}]`) + `, ` + dense("b", 3, "relu", `["input_1", 0, 0, {}]`) + `, ` +
+		`{"class_name": "Add", "name": "add", "config": {"name": "add", "trainable": true, "dtype": "float32"}, "inbound_nodes": [[["a", 0, 0, {}], ["b", 0, 0, {}]]]}, ` +
+		dense("out", 2, "softmax", `["add", 0, 0, {}]`) +
+		`], "input_layers": [["input_1", 0, 0]], "output_layers": [["out", 0, 0]]}, "keras_version": "2.15.0", "backend": "tensorflow"}`
+	path := kerasFileOf(t, want, "f.h5", config)
+	got, err := nn.LoadModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, l := range got.Layers() {
+		types = append(types, l.Type()+":"+l.Name())
+	}
+	t.Log(types)
+	sameWeights(t, got, want)
+	for _, m := range []*nn.Sequential{want, got} {
+		if err := m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := data.TensorInputs(tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float32{1, -2, 0.5, 3, -1, 0, 2, 1})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := want.Predict(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := got.Predict(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pw.Values(), pg.Values()) {
+		t.Errorf("predictions %v, the model made in Go gives %v", pg.Values(), pw.Values())
 	}
 }

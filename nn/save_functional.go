@@ -381,7 +381,9 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 			if err != nil {
 				return nil, err
 			}
-			if want := batchShape(t.shape); !slices.EqualFunc(kt.Config.Shape, want, sameDim) {
+			// Keras 2's configs record no shapes (kerasFunctionalOf): the
+			// layers' own then stand.
+			if want := batchShape(t.shape); kt.Config.Shape != nil && !slices.EqualFunc(kt.Config.Shape, want, sameDim) {
 				return nil, damaged("%s is declared of shape %s, but %s outputs %s", what, dimsText(kt.Config.Shape), refText(kt.Config.KerasHistory), dimsText(want))
 			}
 			ins[i] = t

@@ -48,9 +48,11 @@ const (
 	metaKerasLayout = metaPrefix + "keras.layout"
 	kerasLayout3    = "3" // layers/<name>/vars/<i>
 	kerasLayout2    = "2" // layer_names, weight_names
-	// kerasWeightSep joins a Keras 2 file's layer and weight index in the
-	// tensor names before renaming: no layer name holds it.
-	kerasWeightSep = "\x00"
+	// metaKerasGroup is the group a Keras 2 file keeps its layers in:
+	// "model_weights/" in a whole-model file, "" in a weights file. A
+	// tensor's name before renaming is its dataset's path, the layer's
+	// name first after the group.
+	metaKerasGroup = metaPrefix + "keras.group"
 )
 
 // hdf5Signature starts every HDF5 file (at offset 0 in Keras' files).
@@ -211,6 +213,11 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 		}
 	case slices.Contains(weightsGroup.AttrNames(), "layer_names"):
 		meta[metaKerasLayout] = kerasLayout2
+		prefix := ""
+		if weightsGroup != root {
+			prefix = "model_weights/"
+		}
+		meta[metaKerasGroup] = prefix
 		names, err := kerasStrings(weightsGroup, "layer_names")
 		if err != nil {
 			return nil, err
@@ -224,12 +231,12 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 			if err != nil {
 				return nil, err
 			}
-			for i, w := range wn {
+			for _, w := range wn {
 				d, err := g.Dataset(w)
 				if err != nil {
 					return nil, fmt.Errorf("layer %q lists weight %q but the file has no dataset for it: %w", layer, w, err)
 				}
-				all = append(all, found{layer + kerasWeightSep + strconv.Itoa(i), d})
+				all = append(all, found{prefix + layer + "/" + w, d})
 			}
 		}
 	default:
@@ -333,7 +340,7 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 	var fileLayers []string
 	perLayer := map[string][]safetensors.Tensor{}
 	for _, t := range f.Tensors {
-		layer, _, _ := strings.Cut(t.Name, kerasWeightSep)
+		layer, _, _ := strings.Cut(strings.TrimPrefix(t.Name, f.Metadata[metaKerasGroup]), "/")
 		if len(perLayer[layer]) == 0 {
 			fileLayers = append(fileLayers, layer)
 		}

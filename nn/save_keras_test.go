@@ -323,7 +323,7 @@ else:
         names = ["conv2d_7", "batch_normalization_2", "flatten", "dense_3", "dense_4"]
         g.attrs["layer_names"] = np.array([n.encode() for n in names])
         g.attrs["backend"] = b"tensorflow"
-        g.create_group("flatten").attrs["weight_names"] = np.array([], dtype="S1")
+        g.create_group("flatten").attrs["weight_names"] = np.array([])  # Keras 2 writes an empty list as float64
         for (_, _, ws, arrs), name in zip(layers, [n for n in names if n != "flatten"]):
             lg = g.create_group(name)
             lg.attrs["weight_names"] = np.array([(name + "/" + w + ":0").encode() for w in ws])

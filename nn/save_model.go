@@ -409,13 +409,13 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // LoadModel also reads Keras' own model files, told by their content: a
 // Keras 2 .h5 model file (model.save("m.h5"): its model_config and
 // model_weights) and a Keras 3 .keras archive (its config.json and
-// model.weights.h5), for Sequential models, and functional models in Keras
-// 3's config, of the layers gokeras has. The
+// model.weights.h5), for Sequential and functional models of the layers
+// gokeras has. The
 // model comes back built, with the file's weights, and not compiled (the
 // file's training settings are not read: compile it before Fit, Evaluate
 // or Predict). A Keras setting gokeras cannot honour (channels_first data,
 // a constraint, a mixed-precision policy, a custom or unknown layer, a
-// subclassed model, Keras 2's functional config) is an error naming the layer, the
+// subclassed model) is an error naming the layer, the
 // argument and its value: nothing is skipped silently. Initializers in the
 // config are not read: the weights come from the file.
 func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
