@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -406,6 +407,12 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // other shapes than their layers make; and when calls form a cycle, or do
 // not lead to an output.
 //
+// LoadModel also reads TensorFlow.js layers models: path a folder holding
+// model.json and its weight shards, or the model.json itself (what
+// tf.LayersModel.save, the tensorflowjs converter and package export/tfjs
+// write), its topology read as a Keras model config (below) and its
+// float32 weights matched by name; built, not compiled.
+//
 // LoadModel also reads Keras' own model files, told by their content: a
 // Keras 2 .h5 model file (model.save("m.h5"): its model_config and
 // model_weights) and a Keras 3 .keras archive (its config.json and
@@ -425,7 +432,25 @@ func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
 // LoadModelContext is LoadModel whose Compile is CompileContext with ctx,
 // so that a device scope ctx carries (device.With) places the model.
 func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Sequential, error) {
+	if fsys, name, ok := tfjsModelPath(path); ok {
+		return loadTFJSModel(fsys, name, path, opts)
+	}
 	return loadModelFrom(ctx, pathSource(path), opts)
+}
+
+// loadTFJSModel is LoadModel of a TensorFlow.js layers model.
+func loadTFJSModel(fsys fs.FS, name, where string, opts []LoadOption) (*Sequential, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	m, err := loadTFJS(fsys, name, where, strategyOf(o.compileOptions))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	return m, nil
 }
 
 // LoadModelFrom is LoadModel of the file r reads (all of it, into memory):
@@ -441,6 +466,13 @@ func LoadModelFrom(r io.Reader, opts ...LoadOption) (*Sequential, error) {
 //	var files embed.FS
 //	model, err := nn.LoadModelFS(files, "model.safetensors")
 func LoadModelFS(fsys fs.FS, name string, opts ...LoadOption) (*Sequential, error) {
+	if fsys != nil {
+		if _, err := fs.Stat(fsys, path.Join(name, tfjsModelFile)); err == nil {
+			return loadTFJSModel(fsys, path.Join(name, tfjsModelFile), name, opts)
+		} else if info, err := fs.Stat(fsys, name); err == nil && !info.IsDir() && strings.EqualFold(path.Ext(name), ".json") {
+			return loadTFJSModel(fsys, name, name, opts)
+		}
+	}
 	return loadModelFrom(context.Background(), fsSource(fsys, name), opts)
 }
 

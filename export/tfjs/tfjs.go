@@ -19,6 +19,9 @@
 // one is refused, naming it. Weights are named as gokeras and Keras name
 // them ("dense/kernel"), float32, in shards of at most 4 MB
 // (group1-shard1of2.bin, ...), as the converter writes them.
+//
+// nn.LoadModel reads such a folder back (and the models TensorFlow.js
+// saves): nn.LoadModel("web/model").
 package tfjs
 
 import (
