@@ -17,7 +17,7 @@ import (
 
 // AugmentOption configures a random augmentation layer (RandomFlip,
 // RandomTranslation, RandomZoom, RandomRotation, RandomBrightness,
-// RandomContrast): Seed, FillMode, Interpolation, FillValue, or any
+// RandomContrast, RandomCrop): Seed, FillMode, Interpolation, FillValue, or any
 // Option, such as Named.
 type AugmentOption interface{ applyAugment(*augmentation) }
 
@@ -897,4 +897,136 @@ func randomContrastFromConfig(args map[string]any) (Layer, error) {
 		return nil, fmt.Errorf("argument \"factor\" is %s: want a number or a pair (lower, upper)", a.Factor)
 	}
 	return RandomContrastRange(pair, opts...), nil
+}
+
+// RandomCropLayer crops a random window of each image while the model
+// trains, like keras.layers.RandomCrop: (None, h, w, c) becomes (None,
+// height, width, c). In Evaluate and Predict, and for images smaller than
+// the window, it resizes instead, as Keras 2 does (smart_resize: the
+// largest box of the image's centre with the window's aspect ratio,
+// bilinear).
+type RandomCropLayer struct {
+	augmentation
+	height, width int
+	in            [3]int
+}
+
+// RandomCrop makes a RandomCrop layer of windows height×width, Keras'
+// RandomCrop(height, width, seed=None); it takes Seed and Named. Each
+// image's window is drawn uniformly among the whole-pixel positions (as
+// the other random layers draw: one per image, where Keras 2 draws one
+// window per batch).
+func RandomCrop(height, width int, opts ...AugmentOption) *RandomCropLayer {
+	a := newAugmentation(opts)
+	// The windows lie on whole pixels: nearest reads them exactly (the
+	// options that would change these are refused).
+	a.interpolation, a.fillMode = "nearest", "constant"
+	return &RandomCropLayer{augmentation: a, height: height, width: width}
+}
+
+// Type returns "RandomCrop".
+func (l *RandomCropLayer) Type() string { return "RandomCrop" }
+
+// Size returns the window's height and width.
+func (l *RandomCropLayer) Size() (height, width int) { return l.height, l.width }
+
+// CheckConfig checks the name, the size and the options.
+func (l *RandomCropLayer) CheckConfig() error {
+	const what = "random crop layer"
+	if err := l.check(what, false); err != nil {
+		return err
+	}
+	if l.transformArgs {
+		return fmt.Errorf("%s %q: RandomCrop takes no fill mode, interpolation or fill value: leave them out", what, l.name)
+	}
+	if l.height < 1 || l.width < 1 {
+		return fmt.Errorf("%s %q: size %d×%d: the height and the width must be 1 or more", what, l.name, l.height, l.width)
+	}
+	return nil
+}
+
+func (l *RandomCropLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	if _, _, err := l.augmentation.plan("random crop layer", inputShape); err != nil {
+		return nil, nil, err
+	}
+	return []int{l.height, l.width, inputShape[2]}, nil, nil
+}
+
+// Build checks the layer and fixes its key.
+func (l *RandomCropLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	out, err := l.checkAndBuild(l.CheckConfig, l.plan, inputShape, rng)
+	if err == nil {
+		l.in = [3]int(inputShape)
+	}
+	return out, err
+}
+
+// resizeParams is what the layer does outside training, and to images
+// smaller than its window: Keras' smart_resize.
+func (l *RandomCropLayer) resizeParams() ops.ResizeParams {
+	p := ops.ResizeParams{OutH: l.height, OutW: l.width, Interpolation: ops.InterpolationBilinear}
+	p.Top, p.Left, p.BoxH, p.BoxW = smartResizeBox(l.in[0], l.in[1], l.height, l.width)
+	return p
+}
+
+// Call adds the random windows to a training graph (ops.ImageTransform
+// shifting each image by its window's offsets, then Crop2D), and the
+// resizing (ops.Resize) to others and for images smaller than the
+// window.
+func (l *RandomCropLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
+	const what = "random crop layer"
+	dh, dw := l.in[0]-l.height, l.in[1]-l.width
+	if !in.Training || dh < 0 || dw < 0 {
+		return resize(fmt.Sprintf("%s %q", what, l.name), in, l.in, l.resizeParams())
+	}
+	if dh == 0 && dw == 0 {
+		return in, nil
+	}
+	shifted, err := l.call(what, in, ops.TransformParams{Kind: ops.TransformCrop, CropH: l.height, CropW: l.width})
+	if err != nil {
+		return Flow{}, err
+	}
+	x, err := ops.Crop2D(shifted.Node, 0, dh, 0, dw)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s %q: %w", what, l.name, err)
+	}
+	return Flow{Node: x}, nil
+}
+
+// Config returns "RandomCrop" with Keras' arguments: name, height, width
+// and seed.
+func (l *RandomCropLayer) Config() (Config, error) {
+	return Config{ClassName: l.Type(), Config: map[string]any{"name": l.name, "height": l.height, "width": l.width, "seed": l.configSeed()}}, nil
+}
+
+func randomCropFromConfig(args map[string]any) (Layer, error) {
+	var a struct {
+		baseArgs
+		Height *int    `json:"height"`
+		Width  *int    `json:"width"`
+		Seed   *uint64 `json:"seed"`
+	}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.Height == nil {
+		return nil, missing("height")
+	}
+	if a.Width == nil {
+		return nil, missing("width")
+	}
+	var opts []AugmentOption
+	if a.Seed != nil {
+		opts = append(opts, Seed(*a.Seed))
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	return RandomCrop(*a.Height, *a.Width, opts...), nil
+}
+
+// ONNX adds what the layer does in Predict, the resizing, to an ONNX
+// graph (onnxResize).
+func (l *RandomCropLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	return onnxResize(b, in, l.in, l.resizeParams())
 }

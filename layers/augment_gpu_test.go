@@ -37,3 +37,19 @@ func TestAugmentationTrainsAsOnCPU(t *testing.T) {
 		t.Errorf("losses %v with augmentation on /CPU:0, %v without on /GPU:0: the control does not part", lc, lp)
 	}
 }
+
+// TestRandomCropTrainsAsOnCPU: a CNN after RandomCrop and RandomContrast
+// trains on /GPU:0 to the losses it trains to on /CPU:0 (within 1e-5):
+// both devices draw the same windows and factors.
+func TestRandomCropTrainsAsOnCPU(t *testing.T) {
+	ds, _ := augmentImages(t, 64)
+	cpu, gpu := cropCNN("/CPU:0"), cropCNN("/GPU:0")
+	defer cpu.Close()
+	defer gpu.Close()
+	lc, lg := fitLosses(t, cpu, ds, 3), fitLosses(t, gpu, ds, 3)
+	for i := range lc {
+		if len(lc) != len(lg) || math.Abs(lc[i]-lg[i]) > 1e-5*math.Max(1, math.Abs(lc[i])) {
+			t.Fatalf("losses %v on /CPU:0, %v on /GPU:0", lc, lg)
+		}
+	}
+}

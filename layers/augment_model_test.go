@@ -161,3 +161,66 @@ func TestAugmentationInAModel(t *testing.T) {
 		t.Errorf("RandomFlip after Conv2D: Fit's error %v", err)
 	}
 }
+
+// cropCNN is a small CNN after RandomCrop(5, 5) and RandomContrast on
+// the images of augmentImages, compiled for device.
+func cropCNN(device string) *nn.Sequential {
+	m := nn.NewSequential(layers.Input(6, 6, 3), layers.RandomCrop(5, 5), layers.RandomContrast(0.3), layers.Conv2D(4, 3, layers.ReLU),
+		layers.Flatten(), layers.Dense(2, layers.Softmax))
+	m.SetSeed(12)
+	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
+	if err != nil {
+		panic(err)
+	}
+	if err := m.Compile(sgd, losses.CategoricalCrossentropy{}, nil, nn.OnDevice(device)); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// TestRandomCropInAModel: a CNN after RandomCrop and RandomContrast
+// trains (the loss falls), the same again for the same seed; Predict sees
+// the images resized to the window (Keras 2's inference), Summary the
+// window's shape; a saved model loads with the layers and predicts the
+// same.
+func TestRandomCropInAModel(t *testing.T) {
+	ctx := context.Background()
+	ds, _ := augmentImages(t, 64)
+	a, b := cropCNN("/CPU:0"), cropCNN("/CPU:0")
+	defer a.Close()
+	defer b.Close()
+	la, lb := fitLosses(t, a, ds, 4), fitLosses(t, b, ds, 4)
+	if !slices.Equal(la, lb) {
+		t.Errorf("one seed trains to losses %v and %v", la, lb)
+	}
+	if !(la[len(la)-1] < la[0]) {
+		t.Errorf("losses %v: the model did not learn", la)
+	}
+	var summary strings.Builder
+	if err := a.Summary(&summary); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary.String(), "random_crop (RandomCrop)") || !strings.Contains(summary.String(), "(None, 5, 5, 3)") {
+		t.Errorf("Summary:\n%s", summary.String())
+	}
+	path := filepath.Join(t.TempDir(), "crop.keras")
+	if err := a.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	want, err := a.PredictTensor(ctx, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := loaded.PredictTensor(ctx, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(want.Data().([]float32), got.Data().([]float32)) {
+		t.Error("the loaded model predicts otherwise")
+	}
+}

@@ -130,3 +130,72 @@ func TestAugmentationCalls(t *testing.T) {
 		t.Errorf("RandomZoom with a value range: %v", err)
 	}
 }
+
+// TestRandomCropCalls: in a training graph RandomCrop takes each image's
+// window at the offsets ops draws for its key (the shifted image's
+// top-left window); in an inference graph, and for images smaller than
+// the window, it resizes them as Keras 2's smart_resize (ops.Resize of
+// the centre box with the window's aspect); a window of the image's size
+// passes it through; an input that needs a gradient is refused.
+func TestRandomCropCalls(t *testing.T) {
+	shape := []int{4, 5, 6, 2}
+	x := make([]float32, 4*5*6*2)
+	for i := range x {
+		x[i] = float32(i%29) * 0.5
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	crop := RandomCrop(3, 4, Seed(3))
+	if _, err := crop.Build(shape[1:], rng); err != nil {
+		t.Fatal(err)
+	}
+	run := func(training bool) []float32 {
+		t.Helper()
+		xn, st := augmentGraph(x, shape, 9)
+		out, err := crop.Call(Flow{Node: xn, Training: training, Step: st}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Node.Shape(), []int{4, 3, 4, 2}) {
+			t.Fatalf("output shape %v", out.Node.Shape())
+		}
+		m := gorgonia.NewTapeMachine(xn.Graph())
+		defer m.Close()
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(out.Node.Value().Data().([]float32))
+	}
+	p := ops.TransformParams{Kind: ops.TransformCrop, CropH: 3, CropW: 4, Interpolation: ops.InterpolationNearest, Fill: ops.FillConstant, Key: 3, H: 5, W: 6, C: 2}
+	sv := ops.StepValues(9, 0)
+	shifted := make([]float32, len(x))
+	ops.TransformForward(p, sv[:], 4, x, shifted)
+	want := make([]float32, 4*3*4*2)
+	ops.Crop2DForward(ops.Pad2DParams{Shape: [4]int{4, 3, 4, 2}, Bottom: 2, Right: 2}, shifted, want)
+	if got := run(true); !slices.Equal(got, want) {
+		t.Errorf("training: %v, want the windows %v", got, want)
+	}
+	// Inference: the centre 4×6 box (aspect 3:4; rows 0 to 3) resized to
+	// 3×4.
+	resized := make([]float32, len(want))
+	ops.ResizeForward(ops.ResizeParams{Shape: [4]int{4, 5, 6, 2}, BoxH: 4, BoxW: 6, OutH: 3, OutW: 4, Interpolation: ops.InterpolationBilinear}, x, resized)
+	if got := run(false); !slices.Equal(got, resized) {
+		t.Errorf("inference: %v, want the resized images %v", got, resized)
+	}
+	xn, st := augmentGraph(x, shape, 9)
+	if _, err := crop.Call(Flow{Node: xn, NeedsGrad: true, Training: true, Step: st}, nil); err == nil || !strings.Contains(err.Error(), "before any layer with weights") {
+		t.Errorf("after a layer with weights: %v", err)
+	}
+	same := RandomCrop(5, 6)
+	if _, err := same.Build(shape[1:], rng); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := same.Call(Flow{Node: xn, Training: true, Step: st}, nil); err != nil || out.Node != xn {
+		t.Errorf("a window of the image's size: %v, %v; want its input", out.Node, err)
+	}
+	if err := RandomCrop(3, 4, FillMode("constant")).CheckConfig(); err == nil || !strings.Contains(err.Error(), "takes no fill mode") {
+		t.Errorf("RandomCrop with a fill mode: %v", err)
+	}
+	if err := RandomCrop(0, 4).CheckConfig(); err == nil || !strings.Contains(err.Error(), "1 or more") {
+		t.Errorf("RandomCrop(0, 4): %v", err)
+	}
+}

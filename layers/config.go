@@ -132,6 +132,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"RandomRotation":         randomRotationFromConfig,
 	"RandomBrightness":       randomBrightnessFromConfig,
 	"RandomContrast":         randomContrastFromConfig,
+	"RandomCrop":             randomCropFromConfig,
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

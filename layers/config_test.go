@@ -108,6 +108,7 @@ var configCases = []struct {
 		`{"class_name":"RandomRotation","config":{"factor":0.1,"fill_mode":"reflect","fill_value":0,"interpolation":"nearest","name":"","seed":8}}`},
 	{RandomRotationRange([2]float64{-0.2, 0.3}, FillMode("constant"), FillValue(1)), []int{4, 4, 3},
 		`{"class_name":"RandomRotation","config":{"factor":[-0.2,0.3],"fill_mode":"constant","fill_value":1,"interpolation":"bilinear","name":"","seed":null}}`},
+	{RandomCrop(2, 3, Seed(4), Named("win")), []int{4, 4, 3}, `{"class_name":"RandomCrop","config":{"height":2,"name":"win","seed":4,"width":3}}`},
 	{RandomContrast(0.2, Seed(2)), []int{4, 4, 3}, `{"class_name":"RandomContrast","config":{"factor":0.2,"name":"","seed":2}}`},
 	{RandomContrastRange([2]float64{0.1, 0.3}, Named("c")), []int{4, 4, 3}, `{"class_name":"RandomContrast","config":{"factor":[0.1,0.3],"name":"c","seed":null}}`},
 	{RandomBrightness(0.2, Seed(2)), []int{4, 4, 3},

@@ -8,7 +8,7 @@
 // and PReLU (NewReLU, NewLeakyReLU, NewELU, NewPReLU); the preprocessing layers
 // Rescaling, Normalization (with Adapt), Resizing and CenterCrop and the
 // random augmentation layers RandomFlip, RandomTranslation, RandomZoom,
-// RandomRotation, RandomBrightness and RandomContrast; and the
+// RandomRotation, RandomBrightness, RandomContrast and RandomCrop; and the
 // activations and weight initializers they take. Images and sequences
 // are channels last: (None, height, width, channels), (None, steps,
 // channels).

@@ -37,8 +37,9 @@
 //     samples each image at an affine map drawn for it from the step and
 //     its place in the batch (Philox4x32-10, as Dropout), with TensorFlow's
 //     fill modes and interpolations: flips, translations, zooms and
-//     rotations, and (moving no pixel) brightness and contrast changes,
-//     Keras' random augmentation layers. It has no gradient.
+//     rotations, random windows' shifts, and (moving no pixel) brightness
+//     and contrast changes, Keras' random augmentation layers. It has no
+//     gradient.
 //
 // gorgonia still builds the graph and its symbolic gradients (gorgonia.Grad
 // calls each op's SymDiff), so a model is one gorgonia graph whatever runs it.

@@ -13,7 +13,8 @@ import (
 
 // TransformKind is the family of the random transforms an ImageTransform
 // op draws, one per sample: Keras' RandomFlip, RandomTranslation,
-// RandomZoom, RandomRotation, RandomBrightness and RandomContrast.
+// RandomZoom, RandomRotation, RandomBrightness, RandomContrast and
+// RandomCrop.
 type TransformKind int
 
 const (
@@ -43,10 +44,15 @@ const (
 	// results to ValueRange, as Keras' RandomContrast (tf.image's
 	// adjust_contrast, then a clip to (0, 255)).
 	TransformContrast
+	// TransformCrop shifts the image up by a whole number of rows drawn
+	// uniformly from 0 to H-CropH and left by one of columns from 0 to
+	// W-CropW, so that its top-left CropH×CropW pixels are a random
+	// window of it (Keras' RandomCrop then crops them, with Crop2D).
+	TransformCrop
 )
 
 var transformNames = [...]string{TransformFlip: "flip", TransformTranslation: "translation", TransformZoom: "zoom",
-	TransformRotation: "rotation", TransformBrightness: "brightness", TransformContrast: "contrast"}
+	TransformRotation: "rotation", TransformBrightness: "brightness", TransformContrast: "contrast", TransformCrop: "crop"}
 
 func (k TransformKind) String() string {
 	if k <= 0 || int(k) >= len(transformNames) {
@@ -132,6 +138,7 @@ type TransformParams struct {
 	Height, Width        [2]float64 // TransformTranslation, TransformZoom, TransformRotation, TransformBrightness and TransformContrast (Height): (lower, upper)
 	ValueRange           [2]float64 // TransformBrightness and TransformContrast: the values' range, (0, 255) in Keras
 	KeepAspect           bool       // TransformZoom: the width's factor is the height's
+	CropH, CropW         int        // TransformCrop: the window's size
 	Interpolation        Interpolation
 	Fill                 FillMode
 	FillValue            float64
@@ -144,6 +151,8 @@ func (p TransformParams) String() string {
 	switch p.Kind {
 	case TransformFlip:
 		what = fmt.Sprintf("flip horizontal=%t vertical=%t", p.Horizontal, p.Vertical)
+	case TransformCrop:
+		what = fmt.Sprintf("crop %dx%d", p.CropH, p.CropW)
 	default:
 		what = fmt.Sprintf("%v height %v width %v", p.Kind, p.Height, p.Width)
 	}
@@ -203,8 +212,18 @@ func (p TransformParams) SampleTransform(step, sample uint64) [6]float32 {
 		a[0], a[1], a[3], a[4] = c, -s, s, c
 		a[2] = float32(w1-float32(float32(c*w1)-float32(s*h1))) / 2
 		a[5] = float32(h1-float32(float32(s*w1)+float32(c*h1))) / 2
+	case TransformCrop:
+		a[5] = cropOffset(uniform24(w[0]), p.H-p.CropH+1)
+		a[2] = cropOffset(uniform24(w[1]), p.W-p.CropW+1)
 	}
 	return a
+}
+
+// cropOffset is a whole number drawn uniformly from 0 to n-1 with u:
+// floor(u·n) in float32, at most n-1.
+func cropOffset(u float32, n int) float32 {
+	nf := float32(n)
+	return min(float32(math.Floor(float64(float32(u*nf)))), nf-1)
 }
 
 // SinCos returns sin x and cos x for |x| up to a few turns, computed with
@@ -407,7 +426,7 @@ func ImageTransform(x, step *gorgonia.Node, p TransformParams) (*gorgonia.Node, 
 	if p.Fill < FillReflect || p.Fill > FillNearest {
 		return nil, fmt.Errorf("image transform: unknown fill mode %v", p.Fill)
 	}
-	if p.Kind < TransformFlip || p.Kind > TransformContrast {
+	if p.Kind < TransformFlip || p.Kind > TransformCrop {
 		return nil, fmt.Errorf("image transform: unknown transform %v", p.Kind)
 	}
 	if (p.Kind == TransformBrightness || p.Kind == TransformContrast) && !(p.ValueRange[0] < p.ValueRange[1]) {
@@ -419,6 +438,9 @@ func ImageTransform(x, step *gorgonia.Node, p TransformParams) (*gorgonia.Node, 
 		}
 	}
 	p.H, p.W, p.C = s[1], s[2], s[3]
+	if p.Kind == TransformCrop && (p.CropH < 1 || p.CropW < 1 || p.CropH > p.H || p.CropW > p.W) {
+		return nil, fmt.Errorf("image transform: %v: the window must fit in the images", p)
+	}
 	return gorgonia.ApplyOp(transformOp{p: p}, x, step)
 }
 

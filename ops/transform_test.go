@@ -351,3 +351,54 @@ func TestContrast(t *testing.T) {
 		t.Error("two images got the same factor")
 	}
 }
+
+// TestCropOffsets: a crop's offsets are whole numbers drawn uniformly
+// from 0 to H-CropH and 0 to W-CropW (each count within 5% of its share
+// over 20,000 images), and the shifted image's top-left window is the
+// input's window at those offsets, exactly.
+func TestCropOffsets(t *testing.T) {
+	p := TransformParams{Kind: TransformCrop, CropH: 3, CropW: 6, Interpolation: InterpolationNearest, Fill: FillConstant, Key: 8, H: 7, W: 9, C: 2}
+	const n = 20000
+	var rows [5]int
+	var cols [4]int
+	for s := range uint64(n) {
+		a := p.SampleTransform(5, s)
+		dy, dx := a[5], a[2]
+		if dy != float32(int(dy)) || dx != float32(int(dx)) || dy < 0 || dy > 4 || dx < 0 || dx > 3 || a[0] != 1 || a[4] != 1 || a[1] != 0 || a[3] != 0 {
+			t.Fatalf("sample %d: map %v: want a shift by whole rows in [0, 4] and columns in [0, 3]", s, a)
+		}
+		rows[int(dy)]++
+		cols[int(dx)]++
+	}
+	for i, c := range rows {
+		if math.Abs(float64(c)-n/5) > 0.05*n/5 {
+			t.Errorf("row offset %d drawn %d times of %d, want about %d", i, c, n, n/5)
+		}
+	}
+	for i, c := range cols {
+		if math.Abs(float64(c)-n/4) > 0.05*n/4 {
+			t.Errorf("column offset %d drawn %d times of %d, want about %d", i, c, n, n/4)
+		}
+	}
+	x := make([]float32, 3*7*9*2)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	y := make([]float32, len(x))
+	sv := StepValues(5, 0)
+	TransformForward(p, sv[:], 3, x, y)
+	for b := range 3 {
+		a := p.SampleTransform(5, uint64(b))
+		dy, dx := int(a[5]), int(a[2])
+		for r := range p.CropH {
+			for c := range p.CropW {
+				for ch := range 2 {
+					got, want := y[((b*7+r)*9+c)*2+ch], x[((b*7+r+dy)*9+c+dx)*2+ch]
+					if got != want {
+						t.Fatalf("image %d (offsets %d, %d): window pixel (%d, %d, %d) is %v, want %v", b, dy, dx, r, c, ch, got, want)
+					}
+				}
+			}
+		}
+	}
+}

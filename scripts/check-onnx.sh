@@ -14,8 +14,8 @@
 # axes, normalized or not; and one of RandomFlip, RandomTranslation,
 # RandomZoom, RandomRotation, RandomBrightness, RandomContrast and
 # Rescaling; and one of
-# Normalization layers, which TensorFlow.js lacks; and one of Resizing and
-# CenterCrop, whose TF.js export is refused) and writes their inputs and gokeras'
+# Normalization layers, which TensorFlow.js lacks; and one of RandomCrop,
+# Resizing and CenterCrop, whose TF.js export is refused) and writes their inputs and gokeras'
 # PredictOutputs outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, fed by its graph's input names, and every output,

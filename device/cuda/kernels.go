@@ -482,6 +482,8 @@ func (k *kernels) imageTransform(s gpuStream, x, step, y devicePtr, batch int, p
 		hi = p.ValueRange
 	case ops.TransformContrast: // factors from (1-lower, 1+upper); the value range as brightness
 		lo, hi = [2]float64{1 - lo[0], 1 + lo[1]}, p.ValueRange
+	case ops.TransformCrop: // the offsets' counts, H-CropH+1 and W-CropW+1
+		lo, hi = [2]float64{float64(p.H - p.CropH + 1), 0}, [2]float64{float64(p.W - p.CropW + 1), 0}
 	}
 	return k.launch(s, kImageTransform, elemGrid(n), elemBlock, 0, ptrArg(x), ptrArg(y), intArg(batch), intArg(p.H), intArg(p.W),
 		intArg(p.C), ptrArg(step), uint64(uint32(p.Key)), uint64(uint32(p.Key>>32)), intArg(int(p.Kind)), boolArg(p.Horizontal),

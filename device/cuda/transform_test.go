@@ -31,6 +31,7 @@ func TestImageTransformMatchesCPU(t *testing.T) {
 		{Kind: ops.TransformRotation, Height: [2]float64{-0.2, 0.2}, Interpolation: ops.InterpolationNearest, Fill: ops.FillNearest, Key: 8},
 		{Kind: ops.TransformBrightness, Height: [2]float64{-0.4, 0.4}, ValueRange: [2]float64{-1.5, 1.5}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 9},
 		{Kind: ops.TransformContrast, Height: [2]float64{0.7, 1.5}, ValueRange: [2]float64{-1.5, 1.5}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 10},
+		{Kind: ops.TransformCrop, CropH: 3, CropW: 2, Interpolation: ops.InterpolationNearest, Fill: ops.FillConstant, Key: 11},
 	} {
 		p.H, p.W, p.C = ih, iw, c
 		for _, sv := range [][4]float32{ops.StepValues(1<<33+5, 0), ops.StepValues(2, 1<<24+3)} {

@@ -119,3 +119,22 @@ func TestExportONNXResizing(t *testing.T) {
 		}
 	}
 }
+
+// RandomCrop exports what it does in Predict, Keras 2's resizing of the
+// centre box with the window's aspect: Slice, then Resize.
+func TestExportONNXRandomCrop(t *testing.T) {
+	m := functional(t, []int{9, 7, 3}, func(in *nn.Tensor) *nn.Tensor {
+		return nn.Apply(layers.Dense(2), nn.Apply(layers.Flatten(), nn.Apply(layers.RandomCrop(6, 6), in)))
+	})
+	om := exportedONNX(t, m, true)
+	checkGraph(t, om, m)
+	want := []string{"Transpose", "Slice", "Shape", "Slice", "Concat", "Resize", "Transpose", "Flatten", "Gemm"}
+	if got := opTypes(om); !slices.Equal(got, want) {
+		t.Fatalf("ops %v, want %v", got, want)
+	}
+	for name, want := range map[string][]int64{"random_crop/starts": {1, 0}, "random_crop/ends": {8, 7}, "random_crop/size": {6, 6}} {
+		if init := om.Graph.Initializer(name); init == nil || !slices.Equal(init.Int64s, want) {
+			t.Errorf("initializer %s: %+v, want %v", name, init, want)
+		}
+	}
+}

@@ -255,7 +255,7 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		return nil, errors.New("TensorFlow.js has no Subtract layer: export the model to ONNX instead, or write a - b as Add of a and b times -1")
 	case "Normalization":
 		return nil, errors.New("TensorFlow.js has no Normalization layer: export the model to ONNX instead")
-	case "Resizing", "CenterCrop":
+	case "Resizing", "CenterCrop", "RandomCrop":
 		return nil, fmt.Errorf("the TensorFlow.js export of %s layers is not supported yet: export the model to ONNX instead", c.ClassName)
 	case "Identity", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness", "RandomContrast":
 		// TensorFlow.js has no Identity layer (its "Identity" is an

@@ -1368,6 +1368,7 @@ extern "C" __global__ void gk_dropout(const float *x, float *y, int n, int per_r
 #define TRANSFORM_ROTATION 4
 #define TRANSFORM_BRIGHTNESS 5
 #define TRANSFORM_CONTRAST 6
+#define TRANSFORM_CROP 7
 #define INTERP_BILINEAR 1
 #define INTERP_NEAREST 2
 #define FILL_REFLECT 1
@@ -1434,7 +1435,8 @@ __device__ float gk_map_coord(float c, int n, int fill) {
 // the value range: y = x + delta clipped to it. For TRANSFORM_CONTRAST
 // (ops' contrast), hLo and hHi are the factor's range (1-lower, 1+upper)
 // and wLo and wHi the value range: each thread sums its channel of the
-// image for the mean.
+// image for the mean. For TRANSFORM_CROP, hLo and wLo are the counts of
+// the offsets drawn, H-CropH+1 and W-CropW+1.
 extern "C" __global__ void gk_image_transform(const float *x, float *y, int batch, int h, int w, int c, const float *step,
 		unsigned int keyLo, unsigned int keyHi, int kind, int horizontal, int vertical, float hLo, float hHi, float wLo,
 		float wHi, int keepAspect, int interp, int fill, float fillValue) {
@@ -1488,6 +1490,10 @@ extern "C" __global__ void gk_image_transform(const float *x, float *y, int batc
 			a0 = c; a1 = -s; a3 = s; a4 = c;
 			a2 = __fdiv_rn(__fsub_rn(w1, __fsub_rn(__fmul_rn(c, w1), __fmul_rn(s, h1))), 2.0f);
 			a5 = __fdiv_rn(__fsub_rn(h1, __fadd_rn(__fmul_rn(s, w1), __fmul_rn(c, h1))), 2.0f);
+		} else if (kind == TRANSFORM_CROP) {
+			// ops' cropOffset: floor(u·n), at most n-1; hLo and wLo hold n.
+			a5 = fminf(floorf(__fmul_rn(gk_uniform24(wd[0]), hLo)), __fsub_rn(hLo, 1.0f));
+			a2 = fminf(floorf(__fmul_rn(gk_uniform24(wd[1]), wLo)), __fsub_rn(wLo, 1.0f));
 		}
 		float fx = (float)ox, fy = (float)oy;
 		float inX = __fadd_rn(__fadd_rn(__fmul_rn(a0, fx), __fmul_rn(a1, fy)), a2);

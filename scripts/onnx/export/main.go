@@ -263,8 +263,8 @@ var specs = []spec{
 			layers.RandomBrightness(0.1, layers.ValueRange(-5, 5)), layers.RandomContrast(0.3), layers.Rescaling(1.0/127.5, -1),
 			layers.Conv2D(4, 3, layers.ReLU), layers.Rescaling(0.5, 0.25), layers.Flatten(), layers.Dense(3, layers.Softmax)}
 	}, nil, normals},
-	{"resizing", func() []layers.Layer { // Resizing (cropped to its aspect, bilinear; nearest) and CenterCrop (resizing a smaller image; cropping after a convolution): Slice, Resize
-		return []layers.Layer{layers.Input(10, 9, 3), layers.Resizing(8, 12, layers.CropToAspectRatio()), layers.CenterCrop(10, 5),
+	{"resizing", func() []layers.Layer { // RandomCrop (trained through, exported as its resizing), Resizing (cropped to its aspect, bilinear; nearest) and CenterCrop (resizing a smaller image; cropping after a convolution): Slice, Resize
+		return []layers.Layer{layers.Input(10, 9, 3), layers.RandomCrop(9, 9), layers.Resizing(8, 12, layers.CropToAspectRatio()), layers.CenterCrop(10, 5),
 			layers.Resizing(6, 7, layers.Interpolation("nearest")), layers.Conv2D(4, 3, layers.ReLU), layers.CenterCrop(3, 3),
 			layers.Flatten(), layers.Dense(3, layers.Softmax)}
 	}, nil, normals},

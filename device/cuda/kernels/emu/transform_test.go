@@ -31,6 +31,7 @@ var transformCases = []ops.TransformParams{
 	{Kind: ops.TransformBrightness, Height: [2]float64{-0.5, 0.5}, ValueRange: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 14},
 	{Kind: ops.TransformBrightness, Height: [2]float64{0.1, 0.3}, ValueRange: [2]float64{0, 255}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 15},
 	{Kind: ops.TransformContrast, Height: [2]float64{0.5, 2}, ValueRange: [2]float64{-1, 1}, Interpolation: ops.InterpolationBilinear, Fill: ops.FillReflect, Key: 16},
+	{Kind: ops.TransformCrop, CropH: 1, CropW: 4, Interpolation: ops.InterpolationNearest, Fill: ops.FillConstant, Key: 17},
 }
 
 // transformArgs are gk_image_transform's arguments for p, as the CUDA
@@ -46,6 +47,8 @@ func transformArgs(x, y, step []float32, batch int, p ops.TransformParams) []uin
 		hi = p.ValueRange
 	case ops.TransformContrast:
 		lo, hi = [2]float64{1 - lo[0], 1 + lo[1]}, p.ValueRange
+	case ops.TransformCrop:
+		lo, hi = [2]float64{float64(p.H - p.CropH + 1), 0}, [2]float64{float64(p.W - p.CropW + 1), 0}
 	}
 	return []uint64{ptr(x), ptr(y), uint64(batch), uint64(p.H), uint64(p.W), uint64(p.C), ptr(step),
 		uint64(uint32(p.Key)), uint64(uint32(p.Key >> 32)), uint64(p.Kind), boolSlot(p.Horizontal), boolSlot(p.Vertical),
