@@ -203,7 +203,7 @@ func TestRandomCropInAModel(t *testing.T) {
 	if !strings.Contains(summary.String(), "random_crop (RandomCrop)") || !strings.Contains(summary.String(), "(None, 5, 5, 3)") {
 		t.Errorf("Summary:\n%s", summary.String())
 	}
-	path := filepath.Join(t.TempDir(), "crop.keras")
+	path := filepath.Join(t.TempDir(), "crop.safetensors")
 	if err := a.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func TestResizingAndCenterCropValues(t *testing.T) {
 // TestResizingInAModel: Summary shows the resized shapes; CenterCrop
 // passes the gradient (a crop after a convolution trains); Resizing after
 // a layer with weights is refused, saying to put it first; a model of
-// both saves and loads (.keras) predicting the same.
+// both saves and loads (gokeras' .safetensors) predicting the same.
 func TestResizingInAModel(t *testing.T) {
 	ctx := context.Background()
 	_, x := normData(t, 32, 9, 7, 2)
@@ -129,7 +129,7 @@ func TestResizingInAModel(t *testing.T) {
 	if loss := h.Get("loss"); !(loss[len(loss)-1] < loss[0]) {
 		t.Errorf("losses %v: the model did not learn through CenterCrop", loss)
 	}
-	path := filepath.Join(t.TempDir(), "resizing.keras")
+	path := filepath.Join(t.TempDir(), "resizing.safetensors")
 	if err := m.Save(path); err != nil {
 		t.Fatal(err)
 	}
