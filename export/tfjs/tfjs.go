@@ -256,7 +256,11 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 	case "Normalization":
 		return nil, errors.New("TensorFlow.js has no Normalization layer: export the model to ONNX instead")
 	case "Resizing", "CenterCrop", "RandomCrop":
-		return nil, fmt.Errorf("the TensorFlow.js export of %s layers is not supported yet: export the model to ONNX instead", c.ClassName)
+		// TensorFlow.js' Resizing resizes with align_corners (not Keras'
+		// half-pixel centres), its CenterCrop resizes a smaller image
+		// without cropping it to the aspect first, and it has no
+		// RandomCrop: it would not predict what the model predicts.
+		return nil, fmt.Errorf("TensorFlow.js' layers do not resize images as Keras' %s does (its Resizing aligns corners): export the model to ONNX instead", c.ClassName)
 	case "Identity", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness", "RandomContrast":
 		// TensorFlow.js has no Identity layer (its "Identity" is an
 		// initializer): a linear Activation passes the values as they are,
