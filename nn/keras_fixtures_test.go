@@ -508,3 +508,99 @@ func TestLoadModelOfKerasFixturesPredictsAsNumpy(t *testing.T) {
 		})
 	}
 }
+
+// LoadModel compiles a Keras file's model with the file's training
+// settings, as Keras' load_model does: keras2circom's with Adam (its
+// learning rate and betas as Keras wrote them), categorical cross-entropy
+// and Keras 2's "acc"; FlowNet's (Keras 3) with Adam and mean squared
+// error; hls4ml's file names no loss and stays uncompiled, as every model
+// does with LoadCompiled(false). The loss Evaluate reports is the one the
+// file names, computed here from Predict's output.
+func TestLoadModelCompilesAsTheKerasFileSays(t *testing.T) {
+	dir := filepath.Join("testdata", "keras")
+	tests := []struct {
+		file    string
+		input   []int
+		outputs int
+		opt     string
+		metric  string // "" for none
+		loss    func(p, y []float32) float64
+	}{
+		{"keras2circom_model.h5", []int{28, 28, 1}, 10, "Adam", "acc", func(p, y []float32) float64 {
+			var sum float64
+			for i := range p {
+				if y[i] == 1 {
+					sum -= math.Log(float64(p[i]))
+				}
+			}
+			return sum
+		}},
+		{"flownet_final_model.keras", []int{2}, 2, "Adam", "", func(p, y []float32) float64 {
+			var sum float64
+			for i := range p {
+				d := float64(p[i]) - float64(y[i])
+				sum += d * d / 2 // a mean over the 2 outputs
+			}
+			return sum
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			m, err := nn.LoadModel(filepath.Join(dir, tc.file), nn.CompileOptions(nn.OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := m.Optimizer()
+			if opt == nil {
+				t.Fatal("not compiled")
+			}
+			if opt.Name() != tc.opt || math.Abs(opt.LearningRate()-0.001) > 1e-9 {
+				t.Errorf("optimizer %s, learning rate %v; want %s, 0.001", opt.Name(), opt.LearningRate(), tc.opt)
+			}
+			const n = 3
+			x := kerasFixtureInputs(n, tc.input, 0, 1)
+			y := make([]float32, n*tc.outputs)
+			for i := 0; i < n; i++ {
+				y[i*tc.outputs+i%tc.outputs] = 1
+			}
+			shape := append([]int{n}, tc.input...)
+			ds, err := data.TensorData(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x)),
+				tensor.New(tensor.WithShape(n, tc.outputs), tensor.WithBacking(y)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, err := m.Evaluate(context.Background(), ds, nn.Verbose(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := m.Predict(context.Background(), ds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.loss(p.Values(), y) / n
+			if math.Abs(logs["loss"]-want) > 1e-5*math.Max(1, want) {
+				t.Errorf("Evaluate's loss %v, the file's loss of Predict's output %v", logs["loss"], want)
+			}
+			if _, ok := logs[tc.metric]; tc.metric != "" && !ok {
+				t.Errorf("logs %v have no %q", logs, tc.metric)
+			}
+			if tc.metric == "" && len(logs) != 1 {
+				t.Errorf("logs %v: want the loss alone", logs)
+			}
+		})
+	}
+	m, err := nn.LoadModel(filepath.Join(dir, "hls4ml_mlp_streaming.keras"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Optimizer() != nil {
+		t.Error("a file that names no loss: compiled")
+	}
+	m, err = nn.LoadModel(filepath.Join(dir, "keras2circom_model.h5"), nn.LoadCompiled(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Optimizer() != nil {
+		t.Error("LoadCompiled(false): compiled")
+	}
+}

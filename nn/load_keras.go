@@ -2,6 +2,7 @@ package nn
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -565,12 +566,35 @@ func describeKeras(meta map[string]string, path string) (described, error) {
 		return described{}, err
 	}
 	doc := &modelDocument{ClassName: "Sequential", Config: modelConfig{Name: m.name, InputShape: input}}
-	return described{doc, m, plan}, nil
+	compile := meta[metaKerasCompile] // Keras 2's training_config
+	var top struct {
+		CompileConfig json.RawMessage `json:"compile_config"`
+	}
+	if json.Unmarshal([]byte(js), &top) == nil && !isNull(top.CompileConfig) {
+		compile = string(top.CompileConfig) // Keras 3's, beside the config
+	}
+	return described{doc: doc, m: m, plan: plan, kerasCompile: compile}, nil
+}
+
+// compileKeras compiles m, loaded from a Keras or TensorFlow.js file, with
+// the file's training settings (JSON), as Keras' load_model does: unless
+// told not to (LoadCompiled(false)), and when they name a loss.
+func (m *Sequential) compileKeras(ctx context.Context, settings, where string, o loadOptions) (*Sequential, error) {
+	if settings == "" || !o.compile {
+		return m, nil
+	}
+	opt, loss, ms, ok, err := kerasCompile(settings, where)
+	if err != nil || !ok {
+		return m, err
+	}
+	if err := m.CompileContext(ctx, opt, loss, ms, o.compileOptions...); err != nil {
+		return nil, fmt.Errorf("%s: compiling with its training settings: %w", where, err)
+	}
+	return m, nil
 }
 
 // loadKerasWeights builds m, made from a Keras file's config, for input
-// and copies the file's weights in: not compiled (the file's training
-// settings are not read; compile the model before Fit or Predict).
+// and copies the file's weights in (compileKeras compiles it after).
 func (m *Sequential) loadKerasWeights(f *safetensors.File, path string, input []int) (*Sequential, error) {
 	if err := m.Build(input...); err != nil {
 		return nil, fmt.Errorf("%s: building the Keras model: %w", path, err)

@@ -33,8 +33,11 @@ const maxTFJSJSON = 64 << 20
 
 // tfjsManifest is model.json as LoadModel reads it.
 type tfjsManifest struct {
-	Format          string          `json:"format"`
-	ModelTopology   json.RawMessage `json:"modelTopology"`
+	Format        string          `json:"format"`
+	ModelTopology json.RawMessage `json:"modelTopology"`
+	// TrainingConfig: a compiled model's settings, as Keras 2 writes
+	// them (tf.LayersModel.save includes them).
+	TrainingConfig  json.RawMessage `json:"trainingConfig"`
 	WeightsManifest []struct {
 		Paths   []string `json:"paths"`
 		Weights []struct {
@@ -67,43 +70,44 @@ func tfjsModelPath(p string) (fs.FS, string, bool) {
 }
 
 // loadTFJS makes the model of the TensorFlow.js model.json name in fsys
-// (its shards beside it), built, with its weights, not compiled; where
-// names it in errors.
-func loadTFJS(fsys fs.FS, name, where string, s Strategy) (*Sequential, error) {
-	f, m, input, err := readTFJS(fsys, name, where)
+// (its shards beside it), built, with its weights, and its training
+// settings (JSON, "" for none) for compileKeras; where names it in errors.
+func loadTFJS(fsys fs.FS, name, where string, s Strategy) (*Sequential, string, error) {
+	f, m, input, training, err := readTFJS(fsys, name, where)
 	if err := agreeOnFile(s, f, err, where); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := m.Build(input...); err != nil {
-		return nil, fmt.Errorf("%s: building the TensorFlow.js model: %w", where, err)
+		return nil, "", fmt.Errorf("%s: building the TensorFlow.js model: %w", where, err)
 	}
 	src, err := m.builtPlan().check(f, where)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := m.copyWeights(src); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return m, nil
+	return m, training, nil
 }
 
 // readTFJS reads a TensorFlow.js model: the model its topology describes,
-// not built, its input shape, and its weights by name, checked against the
-// model's sizes before the shards are read.
-func readTFJS(fsys fs.FS, name, where string) (*safetensors.File, *Sequential, []int, error) {
+// not built, its input shape, its training settings (JSON, "" for none),
+// and its weights by name, checked against the model's sizes before the
+// shards are read.
+func readTFJS(fsys fs.FS, name, where string) (f *safetensors.File, m *Sequential, input []int, training string, err error) {
 	js, err := readBounded(fsys, name, maxTFJSJSON)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", where, err)
+		return nil, nil, nil, "", fmt.Errorf("%s: %w", where, err)
 	}
 	var doc tfjsManifest
 	if err := json.Unmarshal(js, &doc); err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: not a TensorFlow.js model.json: %v", where, err)
+		return nil, nil, nil, "", fmt.Errorf("%s: not a TensorFlow.js model.json: %v", where, err)
 	}
 	if doc.Format != "" && doc.Format != "layers-model" {
-		return nil, nil, nil, fmt.Errorf("%s is a TensorFlow.js %s, not a layers model: gokeras reads layers models (tf.LayersModel.save, or the converter's keras output)", where, doc.Format)
+		return nil, nil, nil, "", fmt.Errorf("%s is a TensorFlow.js %s, not a layers model: gokeras reads layers models (tf.LayersModel.save, or the converter's keras output)", where, doc.Format)
 	}
 	if len(doc.ModelTopology) == 0 {
-		return nil, nil, nil, fmt.Errorf("%s has no modelTopology: not a TensorFlow.js layers model", where)
+		return nil, nil, nil, "", fmt.Errorf("%s has no modelTopology: not a TensorFlow.js layers model", where)
 	}
 	// The converter nests the Keras config in model_config; TensorFlow.js'
 	// own save writes it as the topology itself.
@@ -114,30 +118,30 @@ func readTFJS(fsys fs.FS, name, where string) (*safetensors.File, *Sequential, [
 	if json.Unmarshal(topology, &nested) == nil && len(nested.ModelConfig) > 0 {
 		topology = nested.ModelConfig
 	}
-	m, input, err := kerasModelOf(topology, where)
+	m, input, err = kerasModelOf(topology, where)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	plan, err := m.describedPlan(where, input)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	var declared []safetensors.Declared
 	for _, g := range doc.WeightsManifest {
 		for _, w := range g.Weights {
 			switch {
 			case w.Dtype != "float32":
-				return nil, nil, nil, fmt.Errorf("%s: weight %q is %s: gokeras reads float32 weights", where, w.Name, w.Dtype)
+				return nil, nil, nil, "", fmt.Errorf("%s: weight %q is %s: gokeras reads float32 weights", where, w.Name, w.Dtype)
 			case len(w.Quantization) > 0 && string(w.Quantization) != "null":
-				return nil, nil, nil, fmt.Errorf("%s: weight %q is quantized: convert the model without quantization", where, w.Name)
+				return nil, nil, nil, "", fmt.Errorf("%s: weight %q is quantized: convert the model without quantization", where, w.Name)
 			}
 			declared = append(declared, safetensors.Declared{Name: w.Name, Shape: w.Shape, Values: shapes.Size(w.Shape)})
 		}
 	}
 	if err := plan.fits(nil, declared); err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", where, err)
+		return nil, nil, nil, "", fmt.Errorf("%s: %w", where, err)
 	}
-	f := &safetensors.File{Metadata: map[string]string{}}
+	f = &safetensors.File{Metadata: map[string]string{}}
 	dir := path.Dir(name)
 	for gi, g := range doc.WeightsManifest {
 		want := 0
@@ -147,16 +151,16 @@ func readTFJS(fsys fs.FS, name, where string) (*safetensors.File, *Sequential, [
 		var data []byte
 		for _, p := range g.Paths {
 			if strings.Contains(p, "..") || path.IsAbs(p) {
-				return nil, nil, nil, fmt.Errorf("%s: weight shard %q is not a file beside model.json", where, p)
+				return nil, nil, nil, "", fmt.Errorf("%s: weight shard %q is not a file beside model.json", where, p)
 			}
 			part, err := readBounded(fsys, path.Join(dir, p), int64(want-len(data)))
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%s: weight shard %s: %w", where, p, err)
+				return nil, nil, nil, "", fmt.Errorf("%s: weight shard %s: %w", where, p, err)
 			}
 			data = append(data, part...)
 		}
 		if len(data) != want {
-			return nil, nil, nil, fmt.Errorf("%s: the shards of weight group %d hold %d bytes, but its weights take %d: a shard is missing or damaged", where, gi+1, len(data), want)
+			return nil, nil, nil, "", fmt.Errorf("%s: the shards of weight group %d hold %d bytes, but its weights take %d: a shard is missing or damaged", where, gi+1, len(data), want)
 		}
 		for _, w := range g.Weights {
 			n := shapes.Size(w.Shape)
@@ -168,7 +172,10 @@ func readTFJS(fsys fs.FS, name, where string) (*safetensors.File, *Sequential, [
 			f.Tensors = append(f.Tensors, safetensors.Tensor{Name: w.Name, Shape: w.Shape, Data: v})
 		}
 	}
-	return f, m, input, nil
+	if !isNull(doc.TrainingConfig) {
+		training = string(doc.TrainingConfig)
+	}
+	return f, m, input, training, nil
 }
 
 // readBounded reads the file name of fsys, refusing one larger than limit

@@ -184,6 +184,11 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 			return nil, fmt.Errorf("its model_config attribute: %w", err)
 		}
 		meta[metaKerasConfig] = c
+		if slices.Contains(root.AttrNames(), "training_config") {
+			if t, err := root.AttrString("training_config"); err == nil {
+				meta[metaKerasCompile] = t
+			}
+		}
 	}
 	weightsGroup := root
 	if g, err := root.Group("model_weights"); err == nil {

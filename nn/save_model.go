@@ -411,16 +411,21 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // model.json and its weight shards, or the model.json itself (what
 // tf.LayersModel.save, the tensorflowjs converter and package export/tfjs
 // write), its topology read as a Keras model config (below) and its
-// float32 weights matched by name; built, not compiled.
+// float32 weights matched by name; compiled as a Keras file is.
 //
 // LoadModel also reads Keras' own model files, told by their content: a
 // Keras 2 .h5 model file (model.save("m.h5"): its model_config and
 // model_weights) and a Keras 3 .keras archive (its config.json and
 // model.weights.h5), for Sequential and functional models of the layers
-// gokeras has. The
-// model comes back built, with the file's weights, and not compiled (the
-// file's training settings are not read: compile it before Fit, Evaluate
-// or Predict). A Keras setting gokeras cannot honour (channels_first data,
+// gokeras has. The model comes back built, with the file's weights, and
+// compiled with the file's training settings (Keras 3's compile_config,
+// Keras 2's training_config) as Keras' load_model compiles it, unless
+// LoadCompiled(false): their optimizer (its state is not read: training
+// goes on from fresh slots), loss and metrics; a file that names no loss
+// leaves the model uncompiled, and settings gokeras cannot follow (a loss
+// per output, weighted metrics, an exponential moving average of the
+// weights) are an error that says to load it uncompiled. A Keras setting
+// gokeras cannot honour (channels_first data,
 // a constraint, a mixed-precision policy, a custom or unknown layer, a
 // subclassed model) is an error naming the layer, the
 // argument and its value: nothing is skipped silently. Initializers in the
@@ -433,20 +438,23 @@ func LoadModel(path string, opts ...LoadOption) (*Sequential, error) {
 // so that a device scope ctx carries (device.With) places the model.
 func LoadModelContext(ctx context.Context, path string, opts ...LoadOption) (*Sequential, error) {
 	if fsys, name, ok := tfjsModelPath(path); ok {
-		return loadTFJSModel(fsys, name, path, opts)
+		return loadTFJSModel(ctx, fsys, name, path, opts)
 	}
 	return loadModelFrom(ctx, pathSource(path), opts)
 }
 
 // loadTFJSModel is LoadModel of a TensorFlow.js layers model.
-func loadTFJSModel(fsys fs.FS, name, where string, opts []LoadOption) (*Sequential, error) {
-	var o loadOptions
+func loadTFJSModel(ctx context.Context, fsys fs.FS, name, where string, opts []LoadOption) (*Sequential, error) {
+	o := loadOptions{compile: true}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	m, err := loadTFJS(fsys, name, where, strategyOf(o.compileOptions))
+	m, training, err := loadTFJS(fsys, name, where, strategyOf(o.compileOptions))
+	if err == nil {
+		m, err = m.compileKeras(ctx, training, where, o)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -468,9 +476,9 @@ func LoadModelFrom(r io.Reader, opts ...LoadOption) (*Sequential, error) {
 func LoadModelFS(fsys fs.FS, name string, opts ...LoadOption) (*Sequential, error) {
 	if fsys != nil {
 		if _, err := fs.Stat(fsys, path.Join(name, tfjsModelFile)); err == nil {
-			return loadTFJSModel(fsys, path.Join(name, tfjsModelFile), name, opts)
+			return loadTFJSModel(context.Background(), fsys, path.Join(name, tfjsModelFile), name, opts)
 		} else if info, err := fs.Stat(fsys, name); err == nil && !info.IsDir() && strings.EqualFold(path.Ext(name), ".json") {
-			return loadTFJSModel(fsys, name, name, opts)
+			return loadTFJSModel(context.Background(), fsys, name, name, opts)
 		}
 	}
 	return loadModelFrom(context.Background(), fsSource(fsys, name), opts)
@@ -519,6 +527,9 @@ type described struct {
 	doc  *modelDocument
 	m    *Sequential
 	plan weightPlan
+	// kerasCompile is a Keras file's training settings (JSON), "" for
+	// none or for a gokeras file.
+	kerasCompile string
 }
 
 // describe reads the model a file's metadata describes, refusing a config
@@ -539,14 +550,17 @@ func describe(meta map[string]string, path string) (described, error) {
 	if err != nil {
 		return described{}, err
 	}
-	return described{doc, m, plan}, nil
+	return described{doc: doc, m: m, plan: plan}, nil
 }
 
 // loadModel makes the model f, read from path, describes (d).
 func loadModel(ctx context.Context, f *safetensors.File, path string, d described, o loadOptions) (*Sequential, error) {
 	doc, m := d.doc, d.m
 	if f.Metadata[metaKind] == kindKeras {
-		return m.loadKerasWeights(f, path, doc.Config.InputShape)
+		if _, err := m.loadKerasWeights(f, path, doc.Config.InputShape); err != nil {
+			return nil, err
+		}
+		return m.compileKeras(ctx, d.kerasCompile, path, o)
 	}
 	src, err := m.buildChecked(f, path, doc.Config.InputShape, d.plan)
 	if err != nil {

@@ -403,7 +403,7 @@ func train(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		}
 		if model.Optimizer() == nil {
 			model.Close()
-			return fmt.Errorf("--load-model %s: the file holds no compile settings gokeras reads (a gokeras model saved uncompiled, or a Keras file, whose training settings are not read yet): save it compiled from gokeras", cfg.ux.loadModel)
+			return fmt.Errorf("--load-model %s: the file holds no compile settings gokeras reads (a gokeras model saved uncompiled, or a Keras file that names no loss): save it compiled", cfg.ux.loadModel)
 		}
 		opt = model.Optimizer()
 		defer model.Close()

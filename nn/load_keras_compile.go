@@ -1,0 +1,253 @@
+package nn
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// Keras files' training settings: Keras 3's compile_config (beside the
+// model's config in a .keras archive's config.json) and Keras 2's
+// training_config attribute of an .h5 model file. LoadModel compiles the
+// model with them, as Keras' load_model does, when they name an optimizer
+// and a loss gokeras has; read as the layers are (kerasLayer): Keras'
+// extra arguments accepted at their defaults, anything else an error
+// naming it. The optimizer's state in the file is not read: training goes
+// on from fresh slots (Adam's moments at zero).
+
+// metaKerasCompile holds, in a Keras file read by readKerasFile, the JSON
+// of its training settings.
+const metaKerasCompile = metaPrefix + "keras.compile"
+
+// kerasOptimizerDefaults are arguments of Keras' optimizer configs that
+// gokeras' optimizers do not take, with the values that mean what gokeras
+// does; anyDefault accepts every value (a setting without effect here).
+var kerasOptimizerDefaults = map[string]any{
+	"name":                        anyDefault,
+	"use_ema":                     false,
+	"ema_momentum":                anyDefault, // read only with use_ema
+	"ema_overwrite_frequency":     anyDefault,
+	"loss_scale_factor":           nil,
+	"gradient_accumulation_steps": nil,
+	"jit_compile":                 anyDefault,
+	"is_legacy_optimizer":         false,
+	"decay":                       0.0,
+	"weight_decay":                nil,
+}
+
+// kerasLossDefaults are the arguments of Keras' loss configs gokeras'
+// losses do not take, at their values that mean what gokeras does.
+var kerasLossDefaults = map[string]any{
+	"name":      anyDefault,
+	"reduction": anyDefault, // checked by kerasReduction
+	"dtype":     nil,
+	"axis":      -1.0,
+}
+
+// anyDefault marks an argument accepted whatever its value.
+var anyDefault = &struct{}{}
+
+// kerasTrainingConfig is both files' training settings, as far as read.
+type kerasTrainingConfig struct {
+	Optimizer       json.RawMessage `json:"optimizer"`        // Keras 3
+	OptimizerConfig json.RawMessage `json:"optimizer_config"` // Keras 2
+	Loss            json.RawMessage `json:"loss"`
+	Metrics         json.RawMessage `json:"metrics"`
+	WeightedMetrics json.RawMessage `json:"weighted_metrics"`
+	LossWeights     json.RawMessage `json:"loss_weights"`
+}
+
+// kerasCompile reads training settings (JSON). ok is false when they name
+// no loss (Keras compiles without one; gokeras needs one): the model then
+// stays uncompiled.
+func kerasCompile(js, where string) (opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, ok bool, err error) {
+	var tc kerasTrainingConfig
+	if err := decodeNumbers([]byte(js), &tc); err != nil {
+		return nil, nil, nil, false, fmt.Errorf("%s: its training settings are not valid JSON: %v", where, err)
+	}
+	if isNull(tc.Loss) {
+		return nil, nil, nil, false, nil
+	}
+	fix := "load it with nn.LoadCompiled(false) and compile it yourself"
+	for name, v := range map[string]json.RawMessage{"weighted_metrics": tc.WeightedMetrics, "loss_weights": tc.LossWeights} {
+		if !isNull(v) {
+			return nil, nil, nil, false, fmt.Errorf("%s: its training settings have %s %s, which gokeras does not read from Keras files: %s", where, name, v, fix)
+		}
+	}
+	optJSON := tc.Optimizer
+	if isNull(optJSON) {
+		optJSON = tc.OptimizerConfig
+	}
+	if opt, err = kerasOptimizer(optJSON); err != nil {
+		return nil, nil, nil, false, fmt.Errorf("%s: the optimizer of its training settings: %w: %s", where, err, fix)
+	}
+	if loss, err = kerasLoss(tc.Loss); err != nil {
+		return nil, nil, nil, false, fmt.Errorf("%s: the loss of its training settings: %w: %s", where, err, fix)
+	}
+	if ms, err = kerasMetrics(tc.Metrics); err != nil {
+		return nil, nil, nil, false, fmt.Errorf("%s: the metrics of its training settings: %w: %s", where, err, fix)
+	}
+	return opt, loss, ms, true, nil
+}
+
+// kerasOptimizer reads an optimizer: a name ("adam") or a serialized one.
+func kerasOptimizer(js json.RawMessage) (optim.Optimizer, error) {
+	if isNull(js) {
+		return nil, fmt.Errorf("none given")
+	}
+	var name string
+	if json.Unmarshal(js, &name) == nil {
+		return optim.Get(name)
+	}
+	class, cfg, err := kerasSerialized(js)
+	if err != nil {
+		return nil, err
+	}
+	// Keras 2.11's optimizers are registered as "Custom>Adam".
+	class = strings.TrimPrefix(class, "Custom>")
+	if useEMA, _ := cfg["use_ema"].(bool); useEMA {
+		return nil, fmt.Errorf("%s with use_ema true: gokeras keeps no moving average of the weights", class)
+	}
+	if wd, ok := number(cfg["weight_decay"]); ok && wd == 0 && class != "AdamW" {
+		delete(cfg, "weight_decay") // Keras 3 writes 0 or null for none
+	}
+	var o optim.Optimizer
+	err = withoutDefaults(cfg, kerasOptimizerDefaults, class, func() (err error) {
+		o, err = optim.FromConfig(optim.Config{ClassName: class, Config: cfg})
+		return err
+	})
+	return o, err
+}
+
+// kerasLoss reads a loss: a name or a serialized one.
+func kerasLoss(js json.RawMessage) (losses.Loss, error) {
+	var name string
+	if json.Unmarshal(js, &name) == nil {
+		return losses.Get(name)
+	}
+	if b := strings.TrimSpace(string(js)); strings.HasPrefix(b, "[") || (strings.HasPrefix(b, "{") && !strings.Contains(b, `"class_name"`)) {
+		return nil, fmt.Errorf("%s is a loss per output, which gokeras does not read from Keras files", js)
+	}
+	class, cfg, err := kerasSerialized(js)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := cfg["reduction"]; ok {
+		if s, _ := r.(string); s != "auto" && s != "sum_over_batch_size" {
+			return nil, fmt.Errorf("%s with reduction %s: gokeras' losses take the batch mean (sum_over_batch_size)", class, jsonOf(r))
+		}
+	}
+	if class == "LossFunctionWrapper" {
+		// Keras 3 wraps a function given by name: {"fn": "mse", ...}.
+		if fn, ok := cfg["fn"].(string); ok {
+			return losses.Get(fn)
+		}
+	}
+	var l losses.Loss
+	err = withoutDefaults(cfg, kerasLossDefaults, class, func() (err error) {
+		l, err = losses.FromConfig(losses.Config{ClassName: class, Config: cfg})
+		return err
+	})
+	return l, err
+}
+
+// kerasMetrics reads the metrics: a list of names or serialized metrics,
+// or Keras 2's list of one such list per output (one output here).
+func kerasMetrics(js json.RawMessage) ([]metrics.Metric, error) {
+	if isNull(js) {
+		return nil, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(js, &list); err != nil {
+		return nil, fmt.Errorf("%s is not a list of metrics", js)
+	}
+	if len(list) == 1 && strings.HasPrefix(strings.TrimSpace(string(list[0])), "[") {
+		if err := json.Unmarshal(list[0], &list); err != nil {
+			return nil, fmt.Errorf("%s is not a list of metrics", js)
+		}
+	}
+	var ms []metrics.Metric
+	for _, item := range list {
+		m, err := kerasMetric(item)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
+}
+
+func kerasMetric(js json.RawMessage) (metrics.Metric, error) {
+	var name string
+	if json.Unmarshal(js, &name) == nil {
+		return metrics.Get(name)
+	}
+	class, cfg, err := kerasSerialized(js)
+	if err != nil {
+		return nil, err
+	}
+	if class == "MeanMetricWrapper" {
+		// A function given by name, reported under the metric's name
+		// ("acc" for categorical_accuracy, in Keras 2).
+		fn, _ := cfg["fn"].(string)
+		name, _ := cfg["name"].(string)
+		if m, err := metrics.Get(name); err == nil && name != "" {
+			if _, err := metrics.Get(fn); err == nil {
+				return m, nil
+			}
+		}
+		return metrics.Get(fn)
+	}
+	var m metrics.Metric
+	err = withoutDefaults(cfg, map[string]any{"name": anyDefault, "dtype": anyDefault}, class, func() (err error) {
+		m, err = metrics.FromConfig(metrics.Config{ClassName: class, Config: cfg})
+		return err
+	})
+	return m, err
+}
+
+// kerasSerialized reads a serialized Keras object: its class and config,
+// Keras 3's module and registered_name left out.
+func kerasSerialized(js json.RawMessage) (string, map[string]any, error) {
+	var obj struct {
+		ClassName string         `json:"class_name"`
+		Config    map[string]any `json:"config"`
+	}
+	if err := decodeNumbers(js, &obj); err != nil || obj.ClassName == "" {
+		return "", nil, fmt.Errorf("%s is neither a name nor a serialized Keras object", js)
+	}
+	if obj.Config == nil {
+		obj.Config = map[string]any{}
+	}
+	return obj.ClassName, obj.Config, nil
+}
+
+// withoutDefaults calls make until it succeeds, dropping from cfg each
+// argument it does not know whose value is the one defaults gives (or any
+// value, for anyDefault); any other unknown argument is the error.
+func withoutDefaults(cfg map[string]any, defaults map[string]any, class string, make func() error) error {
+	for {
+		err := make()
+		if err == nil {
+			return nil
+		}
+		key, unknown := unknownArgument(err)
+		if !unknown {
+			return err
+		}
+		want, known := defaults[key]
+		if !known || (want != anyDefault && !sameJSON(cfg[key], want)) {
+			return fmt.Errorf("%s argument %s = %s has no gokeras equivalent", class, key, jsonOf(cfg[key]))
+		}
+		delete(cfg, key)
+	}
+}
+
+func isNull(js json.RawMessage) bool {
+	s := strings.TrimSpace(string(js))
+	return s == "" || s == "null"
+}
