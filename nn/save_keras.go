@@ -321,11 +321,13 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 	if f.Metadata[metaKerasLayout] == kerasLayout3 {
 		names := m.kerasNames()
 		byPlace := map[string]string{}
+		shapeOf := map[string][]int{}
 		var want []string
 		for _, l := range withWeights {
 			for i, p := range l.Params() {
 				place := "layers/" + names[l] + "/vars/" + strconv.Itoa(i)
 				byPlace[place] = l.Name() + "/" + p.Name
+				shapeOf[l.Name()+"/"+p.Name] = p.Value.Shape().Clone()
 				want = append(want, place)
 			}
 		}
@@ -336,7 +338,7 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 					path, t.Name, m.name, strings.Join(want, ", "))
 			}
 			t.Name = name
-			renamed = append(renamed, t)
+			renamed = append(renamed, scalarAsVector(t, shapeOf[name]))
 		}
 		return renamed, nil
 	}
@@ -365,7 +367,7 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 		for j, p := range l.Params() {
 			t := ts[j]
 			t.Name = l.Name() + "/" + p.Name
-			renamed = append(renamed, t)
+			renamed = append(renamed, scalarAsVector(t, p.Value.Shape()))
 		}
 	}
 	return renamed, nil
@@ -380,6 +382,17 @@ const (
 
 // zipSignature starts a zip archive's first local file header.
 const zipSignature = "PK\x03\x04"
+
+// scalarAsVector gives a scalar tensor of a Keras file the shape (1) when
+// that is the shape of the weight it goes to: Keras keeps some counters
+// as scalars (Normalization's count, an int64) that gokeras holds as
+// vectors of one value.
+func scalarAsVector(t safetensors.Tensor, want []int) safetensors.Tensor {
+	if len(t.Shape) == 0 && len(t.Data) == 1 && len(want) == 1 && want[0] == 1 {
+		t.Shape = []int{1}
+	}
+	return t
+}
 
 // sniffKeras says what kind of file r reads from its first bytes, and
 // returns a reader that still reads all of it.

@@ -512,3 +512,33 @@ func TestSaveRefusesKerasNames(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Keras keeps Normalization's count as an int64 scalar; gokeras as a
+// float32 vector of one: a Keras 3 file of a model with one loads.
+func TestLoadWeightsOfANormalizationKerasWrote(t *testing.T) {
+	py := h5pyPython(t)
+	path := filepath.Join(t.TempDir(), "n.weights.h5")
+	runPython(t, py, `
+import h5py, sys
+import numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    v = f.create_group("layers/normalization/vars")
+    v.create_dataset("0", data=np.array([1, 2, 3], np.float32))
+    v.create_dataset("1", data=np.array([4, 5, 6], np.float32))
+    v.create_dataset("2", data=np.int64(40))
+    d = f.create_group("layers/dense/vars")
+    d.create_dataset("0", data=np.arange(6, dtype=np.float32).reshape(3, 2))
+    d.create_dataset("1", data=np.array([0.5, -0.5], np.float32))
+`, path)
+	m := nn.NewSequential(layers.Input(3), layers.Normalization(), layers.Dense(2))
+	if err := m.Build(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadWeights(path); err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1, 2, 3, 4, 5, 6, 40, 0, 1, 2, 3, 4, 5, 0.5, -0.5}
+	if got := flatWeights(t, m); !slices.Equal(got, want) {
+		t.Errorf("weights %v, want %v", got, want)
+	}
+}
