@@ -106,4 +106,16 @@
 // tensor (or optimizer slot) and the index of the first; SaveWeights and
 // SaveCheckpoint refuse to write one (training diverged: lower the learning
 // rate). Files are checked before they are read: see package safetensors.
+//
+// # Keras and TensorFlow.js files
+//
+// Save writes gokeras' own format (safetensors with the model's config);
+// SaveWeights writes Keras' HDF5 weights files for a .weights.h5 (Keras 3)
+// or .h5 (Keras 2) name. LoadWeights reads those and the weights of Keras'
+// .keras archives and .h5 model files; LoadModel makes the model of a
+// Keras .keras or .h5 file, or of a TensorFlow.js layers model, and
+// compiles it with the file's training settings:
+//
+//	model, err := nn.LoadModel("trained.keras")  // or "trained.h5", or a TF.js folder
+//	err = model.SaveWeights("tuned.weights.h5") // Keras 3's model.load_weights reads it
 package nn
