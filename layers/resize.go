@@ -91,6 +91,21 @@ func images(what string, inputShape []int) ([3]int, error) {
 	return [3]int(inputShape), nil
 }
 
+// buildImages is the Build of a layer of images without weights: check
+// its arguments, then the input shape against its shape rule (plan), and
+// keep the input's image shape in in.
+func buildImages(check func() error, plan func([]int) ([]int, []WeightShape, error), in *[3]int, inputShape []int) ([]int, error) {
+	if err := check(); err != nil {
+		return nil, err
+	}
+	out, _, err := plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	*in = [3]int(inputShape)
+	return out, nil
+}
+
 // imageNode returns a Flow's value as images (batch, h, w, c).
 func imageNode(in Flow, img [3]int) (*gorgonia.Node, error) {
 	if in.Node.Dims() == 4 {
@@ -124,15 +139,7 @@ func (l *ZeroPadding2DLayer) plan(inputShape []int) ([]int, []WeightShape, error
 
 // Build checks the input shape and returns the padded shape.
 func (l *ZeroPadding2DLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.in = [3]int(inputShape)
-	return out, nil
+	return buildImages(l.CheckConfig, l.plan, &l.in, inputShape)
 }
 
 // Params returns nil: ZeroPadding2D has no weights.
@@ -221,15 +228,7 @@ func (l *Cropping2DLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 
 // Build checks the input shape and returns the cropped shape.
 func (l *Cropping2DLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.in = [3]int(inputShape)
-	return out, nil
+	return buildImages(l.CheckConfig, l.plan, &l.in, inputShape)
 }
 
 // Params returns nil: Cropping2D has no weights.
@@ -339,15 +338,7 @@ func (l *UpSampling2DLayer) plan(inputShape []int) ([]int, []WeightShape, error)
 
 // Build checks the input shape and returns the upsampled shape.
 func (l *UpSampling2DLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.in = [3]int(inputShape)
-	return out, nil
+	return buildImages(l.CheckConfig, l.plan, &l.in, inputShape)
 }
 
 // Params returns nil: UpSampling2D has no weights.

@@ -98,15 +98,7 @@ func (l *ResizingLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 // Build checks the arguments and the input shape, and returns the
 // resized shape.
 func (l *ResizingLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.in = [3]int(inputShape)
-	return out, nil
+	return buildImages(l.CheckConfig, l.plan, &l.in, inputShape)
 }
 
 // Params returns nil: Resizing has no weights.
@@ -245,15 +237,7 @@ func (l *CenterCropLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 // Build checks the arguments and the input shape, and returns the
 // cropped shape.
 func (l *CenterCropLayer) Build(inputShape []int, _ *rand.Rand) ([]int, error) {
-	if err := l.CheckConfig(); err != nil {
-		return nil, err
-	}
-	out, _, err := l.plan(inputShape)
-	if err != nil {
-		return nil, err
-	}
-	l.in = [3]int(inputShape)
-	return out, nil
+	return buildImages(l.CheckConfig, l.plan, &l.in, inputShape)
 }
 
 // Params returns nil: CenterCrop has no weights.

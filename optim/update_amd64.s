@@ -60,6 +60,26 @@ momdone:
 	VZEROUPPER
 	RET
 
+// Adam's moments for 8 weights at AX: m and v updated in place, Y6 =
+// lr_t·m / (√v + ε), the step adamAVX2 and adamDecayAVX2 subtract.
+#define ADAMSTEP \
+	VMOVUPS (SI)(AX*4), Y0; \
+	VMOVUPS (R8)(AX*4), Y1; \
+	VMULPS Y11, Y1, Y1; \
+	VMULPS Y12, Y0, Y2; \
+	VADDPS Y2, Y1, Y1; \
+	VMOVUPS Y1, (R8)(AX*4); \
+	VMOVUPS (R9)(AX*4), Y3; \
+	VMULPS Y13, Y3, Y3; \
+	VMULPS Y14, Y0, Y4; \
+	VMULPS Y0, Y4, Y4; \
+	VADDPS Y4, Y3, Y3; \
+	VMOVUPS Y3, (R9)(AX*4); \
+	VSQRTPS Y3, Y5; \
+	VADDPS Y15, Y5, Y5; \
+	VMULPS Y10, Y1, Y6; \
+	VDIVPS Y5, Y6, Y6
+
 // func adamAVX2(w, grad, m, v *float32, n int, lrT, b1, c1, b2, c2, eps float32)
 TEXT ·adamAVX2(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), DI
@@ -77,22 +97,7 @@ TEXT ·adamAVX2(SB), NOSPLIT, $0-64
 adamloop:
 	CMPQ AX, CX
 	JGE adamdone
-	VMOVUPS (SI)(AX*4), Y0      // g
-	VMOVUPS (R8)(AX*4), Y1
-	VMULPS Y11, Y1, Y1          // β1·m
-	VMULPS Y12, Y0, Y2          // (1-β1)·g
-	VADDPS Y2, Y1, Y1           // m
-	VMOVUPS Y1, (R8)(AX*4)
-	VMOVUPS (R9)(AX*4), Y3
-	VMULPS Y13, Y3, Y3          // β2·v
-	VMULPS Y14, Y0, Y4          // (1-β2)·g
-	VMULPS Y0, Y4, Y4           // (1-β2)·g·g
-	VADDPS Y4, Y3, Y3           // v
-	VMOVUPS Y3, (R9)(AX*4)
-	VSQRTPS Y3, Y5
-	VADDPS Y15, Y5, Y5          // √v + ε
-	VMULPS Y10, Y1, Y6          // lr_t·m
-	VDIVPS Y5, Y6, Y6           // lr_t·m / (√v + ε)
+	ADAMSTEP                    // β1·m + (1-β1)·g, β2·v + (1-β2)·g·g, lr_t·m / (√v + ε)
 	VMOVUPS (DI)(AX*4), Y7
 	VSUBPS Y6, Y7, Y7
 	VMOVUPS Y7, (DI)(AX*4)
@@ -122,22 +127,7 @@ TEXT ·adamDecayAVX2(SB), NOSPLIT, $0-68
 adamwloop:
 	CMPQ AX, CX
 	JGE adamwdone
-	VMOVUPS (SI)(AX*4), Y0      // g
-	VMOVUPS (R8)(AX*4), Y1
-	VMULPS Y11, Y1, Y1          // β1·m
-	VMULPS Y12, Y0, Y2          // (1-β1)·g
-	VADDPS Y2, Y1, Y1           // m
-	VMOVUPS Y1, (R8)(AX*4)
-	VMOVUPS (R9)(AX*4), Y3
-	VMULPS Y13, Y3, Y3          // β2·v
-	VMULPS Y14, Y0, Y4          // (1-β2)·g
-	VMULPS Y0, Y4, Y4           // (1-β2)·g·g
-	VADDPS Y4, Y3, Y3           // v
-	VMOVUPS Y3, (R9)(AX*4)
-	VSQRTPS Y3, Y5
-	VADDPS Y15, Y5, Y5          // √v + ε
-	VMULPS Y10, Y1, Y6          // lr_t·m
-	VDIVPS Y5, Y6, Y6           // lr_t·m / (√v + ε)
+	ADAMSTEP                    // β1·m + (1-β1)·g, β2·v + (1-β2)·g·g, lr_t·m / (√v + ε)
 	VMOVUPS (DI)(AX*4), Y7
 	VMULPS Y9, Y7, Y8           // w·d
 	VSUBPS Y8, Y7, Y7           // w - w·d

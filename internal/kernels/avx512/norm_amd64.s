@@ -234,6 +234,21 @@ ssdone:
 	VZEROUPPER
 	RET
 
+// One group of 8 columns of normGradRows with batch statistics, n
+// applied by SCALE: VDIVPD by n, or VMULPD by 1/n where that is exact.
+#define NORMGRAD8(SCALE) \
+	VCVTPS2PD (SI)(AX*4), Z1; \
+	VSUBPD    (R10)(AX*8), Z1, Z1; \
+	VMULPD    (R11)(AX*8), Z1, Z1; \
+	VMULPD    (R15)(AX*8), Z1, Z1; \
+	VADDPD    (R13)(AX*8), Z1, Z1; \
+	SCALE     Z7, Z1, Z1; \
+	VCVTPS2PD (BX)(AX*4), Z2; \
+	VSUBPD    Z1, Z2, Z2; \
+	VMULPD    (R12)(AX*8), Z2, Z2; \
+	VCVTPD2PS Z2, Y2; \
+	VMOVUPS   Y2, (DI)(AX*4)
+
 // func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *GradConstants)
 //
 // out[r][j] = float32(gr[j]·v) for r < rows, j < 8·groups, where
@@ -272,17 +287,7 @@ ngrow:
 	MOVQ R9, CX
 
 ngcol:
-	VCVTPS2PD (SI)(AX*4), Z1
-	VSUBPD    (R10)(AX*8), Z1, Z1
-	VMULPD    (R11)(AX*8), Z1, Z1
-	VMULPD    (R15)(AX*8), Z1, Z1
-	VADDPD    (R13)(AX*8), Z1, Z1
-	VDIVPD    Z7, Z1, Z1
-	VCVTPS2PD (BX)(AX*4), Z2
-	VSUBPD    Z1, Z2, Z2
-	VMULPD    (R12)(AX*8), Z2, Z2
-	VCVTPD2PS Z2, Y2
-	VMOVUPS   Y2, (DI)(AX*4)
+	NORMGRAD8(VDIVPD)
 	ADDQ      $8, AX
 	DECQ      CX
 	JNZ       ngcol
@@ -298,17 +303,7 @@ ngrecrow:
 	MOVQ R9, CX
 
 ngreccol:
-	VCVTPS2PD (SI)(AX*4), Z1
-	VSUBPD    (R10)(AX*8), Z1, Z1
-	VMULPD    (R11)(AX*8), Z1, Z1
-	VMULPD    (R15)(AX*8), Z1, Z1
-	VADDPD    (R13)(AX*8), Z1, Z1
-	VMULPD    Z7, Z1, Z1
-	VCVTPS2PD (BX)(AX*4), Z2
-	VSUBPD    Z1, Z2, Z2
-	VMULPD    (R12)(AX*8), Z2, Z2
-	VCVTPD2PS Z2, Y2
-	VMOVUPS   Y2, (DI)(AX*4)
+	NORMGRAD8(VMULPD)
 	ADDQ      $8, AX
 	DECQ      CX
 	JNZ       ngreccol
