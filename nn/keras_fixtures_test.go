@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -602,5 +603,74 @@ func TestLoadModelCompilesAsTheKerasFileSays(t *testing.T) {
 	}
 	if m.Optimizer() != nil {
 		t.Error("LoadCompiled(false): compiled")
+	}
+}
+
+// The architecture JSON beside a weights file (Keras 2.0's model.to_json():
+// functional "Model" configs) makes the model with ModelFromJSON, as
+// model_from_json does in Keras; with the file's weights loaded it predicts
+// what numpy computes, and has the layers made in Go.
+func TestModelFromJSONOfKerasFixtures(t *testing.T) {
+	py := h5pyPython(t)
+	for _, fx := range kerasFixtures {
+		if fx.config == "" {
+			continue
+		}
+		t.Run(fx.config, func(t *testing.T) {
+			config := filepath.Join("testdata", "keras", fx.config)
+			path := filepath.Join("testdata", "keras", fx.file)
+			js, err := os.ReadFile(config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := nn.ModelFromJSON(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, l := range m.Layers() {
+				if l.Type() != "InputLayer" {
+					got = append(got, l.Type())
+				}
+			}
+			for _, l := range fx.model().Layers() {
+				want = append(want, l.Type())
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("layers %v, want %v", got, want)
+			}
+			if err := m.LoadWeights(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(newSGD(t, 0.1), losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			const n = 4
+			lo, hi := -2.0, 2.0
+			if fx.images {
+				lo, hi = 0, 1
+			}
+			x := kerasFixtureInputs(n, fx.input, lo, hi)
+			shape := append([]int{n}, fx.input...)
+			shapeJSON, _ := json.Marshal(shape)
+			xJSON, _ := json.Marshal(x)
+			var ref []float64
+			if err := json.Unmarshal(runPython(t, py, kerasReference, path, config, string(shapeJSON), string(xJSON)), &ref); err != nil {
+				t.Fatal(err)
+			}
+			in, err := data.TensorInputs(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := m.Predict(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range p.Values() {
+				if !closeToNumpy(v, ref[i]) {
+					t.Errorf("prediction %d is %v, numpy computes %v from the files", i, v, ref[i])
+				}
+			}
+		})
 	}
 }

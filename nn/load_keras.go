@@ -269,9 +269,9 @@ func kerasFunctionalOf(js []byte, path string) (*Sequential, []int, error) {
 		var name string
 		_ = json.Unmarshal(entry["name"], &name)
 		nodes := entry["inbound_nodes"]
-		if n := bytes.TrimSpace(nodes); bytes.HasPrefix(n, []byte("[[")) {
+		if keras2Nodes(nodes) {
 			var err error
-			if nodes, err = keras3Nodes(n); err != nil {
+			if nodes, err = keras3Nodes(nodes); err != nil {
 				return nil, nil, fmt.Errorf("%s: layer %q of Keras functional model %q: inbound nodes: %w", path, name, raw.Name, err)
 			}
 		}
@@ -360,6 +360,16 @@ func firstCallInputs(nodes json.RawMessage) []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// keras2Nodes says whether inbound nodes are Keras 2's, a list of lists
+// ([[...], ...]), where Keras 3's are a list of objects.
+func keras2Nodes(js json.RawMessage) bool {
+	rest := bytes.TrimSpace(js)
+	if !bytes.HasPrefix(rest, []byte("[")) {
+		return false
+	}
+	return bytes.HasPrefix(bytes.TrimSpace(rest[1:]), []byte("["))
 }
 
 // keras3Nodes rewrites a layer's Keras 2 inbound nodes ([[["dense", 0, 0,
@@ -610,6 +620,26 @@ func (m *Sequential) loadKerasWeights(f *safetensors.File, path string, input []
 	}
 	if err := m.copyWeights(src); err != nil {
 		return nil, err
+	}
+	return m, nil
+}
+
+// ModelFromJSON makes the model a Keras model config describes, what
+// Keras' model.to_json() writes and keras.models.model_from_json reads: a
+// Sequential or functional model of the layers gokeras has, read as
+// LoadModel reads a Keras file's config, and built. As with
+// model_from_json in Keras, load the trained weights next (LoadWeights, a
+// Keras .h5 or .weights.h5 file); the config's initializers are not read,
+// so until then the layers hold gokeras' default initial weights (Keras'
+// defaults: GlorotUniform kernels, zero biases). The model is not
+// compiled.
+func ModelFromJSON(js []byte) (*Model, error) {
+	m, input, err := kerasModelOf(js, "the model JSON")
+	if err != nil {
+		return nil, fmt.Errorf("model from JSON: %w", err)
+	}
+	if err := m.Build(input...); err != nil {
+		return nil, fmt.Errorf("model from JSON: building the model: %w", err)
 	}
 	return m, nil
 }
