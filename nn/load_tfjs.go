@@ -107,7 +107,7 @@ func readTFJS(fsys fs.FS, name, where string) (f *safetensors.File, m *Sequentia
 		return nil, nil, nil, "", fmt.Errorf("%s is a TensorFlow.js %s, not a layers model: gokeras reads layers models (tf.LayersModel.save, or the converter's keras output)", where, doc.Format)
 	}
 	if len(doc.ModelTopology) == 0 {
-		return nil, nil, nil, "", fmt.Errorf("%s has no modelTopology: not a TensorFlow.js layers model", where)
+		return nil, nil, nil, "", fmt.Errorf("%s has no modelTopology: not a TensorFlow.js layers model (the JSON of Keras' model.to_json() is read by nn.ModelFromJSON)", where)
 	}
 	// The converter nests the Keras config in model_config; TensorFlow.js'
 	// own save writes it as the topology itself.

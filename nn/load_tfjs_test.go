@@ -107,3 +107,12 @@ func TestLoadModelOfATensorFlowJSExport(t *testing.T) {
 		t.Errorf("a missing shard: error %v, want one naming it", err)
 	}
 }
+
+// A Keras model.to_json() file given to LoadModel is refused, pointing to
+// ModelFromJSON.
+func TestLoadModelOfKerasJSONPointsToModelFromJSON(t *testing.T) {
+	_, err := nn.LoadModel(filepath.Join("testdata", "keras", "jetTagger_Conv2D_Small.json"))
+	if err == nil || !strings.Contains(err.Error(), "nn.ModelFromJSON") {
+		t.Errorf("error %v, want one pointing to nn.ModelFromJSON", err)
+	}
+}
