@@ -215,26 +215,29 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, layer
 			cfg["axis"] = -1.0
 		}
 	}
-	for {
-		c := layers.Config{ClassName: class, Config: cfg}
-		l, err := layers.FromConfig(c)
-		if err == nil {
-			return l, c, declared, nil
-		}
-		key, unknown := unknownArgument(err)
-		if !unknown {
-			return nil, layers.Config{}, nil, err
-		}
-		want, known := kerasDefaults[key]
-		if !known && (strings.HasSuffix(key, "_regularizer") || strings.HasSuffix(key, "_constraint")) {
-			known, want = true, nil // none: what gokeras' layer does
-		}
-		if !known || !sameJSON(cfg[key], want) {
-			return nil, layers.Config{}, nil, fmt.Errorf("%s: Keras argument %s = %s has no gokeras equivalent (gokeras' %s does what Keras does with its default, %s)",
-				what, key, jsonOf(cfg[key]), class, kerasDefaultText(known, want))
-		}
-		delete(cfg, key)
+	var l layers.Layer
+	c := layers.Config{ClassName: class, Config: cfg}
+	err := withoutDefaults(cfg, kerasLayerDefault, class, func() (err error) {
+		l, err = layers.FromConfig(c)
+		return err
+	})
+	if err != nil {
+		return nil, layers.Config{}, nil, fmt.Errorf("%s: %w", what, err)
 	}
+	return l, c, declared, nil
+}
+
+// kerasLayerDefault is the value of a Keras layer argument gokeras' layers
+// do not take that means what they do: kerasDefaults', and none for any
+// regularizer or constraint.
+func kerasLayerDefault(key string) (any, bool) {
+	if want, ok := kerasDefaults[key]; ok {
+		return want, true
+	}
+	if strings.HasSuffix(key, "_regularizer") || strings.HasSuffix(key, "_constraint") {
+		return nil, true
+	}
+	return nil, false
 }
 
 // kerasFunctionalOf makes the functional model a Keras functional config

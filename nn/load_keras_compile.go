@@ -116,7 +116,7 @@ func kerasOptimizer(js json.RawMessage) (optim.Optimizer, error) {
 		delete(cfg, "weight_decay") // Keras 3 writes 0 or null for none
 	}
 	var o optim.Optimizer
-	err = withoutDefaults(cfg, kerasOptimizerDefaults, class, func() (err error) {
+	err = withoutDefaults(cfg, defaultsIn(kerasOptimizerDefaults), class, func() (err error) {
 		o, err = optim.FromConfig(optim.Config{ClassName: class, Config: cfg})
 		return err
 	})
@@ -148,7 +148,7 @@ func kerasLoss(js json.RawMessage) (losses.Loss, error) {
 		}
 	}
 	var l losses.Loss
-	err = withoutDefaults(cfg, kerasLossDefaults, class, func() (err error) {
+	err = withoutDefaults(cfg, defaultsIn(kerasLossDefaults), class, func() (err error) {
 		l, err = losses.FromConfig(losses.Config{ClassName: class, Config: cfg})
 		return err
 	})
@@ -203,7 +203,7 @@ func kerasMetric(js json.RawMessage) (metrics.Metric, error) {
 		return metrics.Get(fn)
 	}
 	var m metrics.Metric
-	err = withoutDefaults(cfg, map[string]any{"name": anyDefault, "dtype": anyDefault}, class, func() (err error) {
+	err = withoutDefaults(cfg, defaultsIn(map[string]any{"name": anyDefault, "dtype": anyDefault}), class, func() (err error) {
 		m, err = metrics.FromConfig(metrics.Config{ClassName: class, Config: cfg})
 		return err
 	})
@@ -227,9 +227,10 @@ func kerasSerialized(js json.RawMessage) (string, map[string]any, error) {
 }
 
 // withoutDefaults calls make until it succeeds, dropping from cfg each
-// argument it does not know whose value is the one defaults gives (or any
-// value, for anyDefault); any other unknown argument is the error.
-func withoutDefaults(cfg map[string]any, defaults map[string]any, class string, make func() error) error {
+// argument it does not know whose value is the one defaultOf gives (or any
+// value, for anyDefault); any other unknown argument is the error. It is
+// how every Keras config (layers, optimizers, losses, metrics) is read.
+func withoutDefaults(cfg map[string]any, defaultOf func(key string) (any, bool), class string, make func() error) error {
 	for {
 		err := make()
 		if err == nil {
@@ -239,11 +240,20 @@ func withoutDefaults(cfg map[string]any, defaults map[string]any, class string, 
 		if !unknown {
 			return err
 		}
-		want, known := defaults[key]
+		want, known := defaultOf(key)
 		if !known || (want != anyDefault && !sameJSON(cfg[key], want)) {
-			return fmt.Errorf("%s argument %s = %s has no gokeras equivalent", class, key, jsonOf(cfg[key]))
+			return fmt.Errorf("Keras argument %s = %s has no gokeras equivalent (gokeras' %s does what Keras does with its default, %s)",
+				key, jsonOf(cfg[key]), class, kerasDefaultText(known, want))
 		}
 		delete(cfg, key)
+	}
+}
+
+// defaultsIn looks a default up in a table.
+func defaultsIn(table map[string]any) func(string) (any, bool) {
+	return func(key string) (any, bool) {
+		want, ok := table[key]
+		return want, ok
 	}
 }
 

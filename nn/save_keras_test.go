@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -221,12 +222,12 @@ print(json.dumps(out))
 		}
 		ds, attrs := read(path)
 		if len(ds) != len(places) {
-			t.Errorf("%s: h5py finds %d datasets, want %d: %v", file, len(ds), len(places), slices.Sorted(mapKeys(ds)))
+			t.Errorf("%s: h5py finds %d datasets, want %d: %v", file, len(ds), len(places), slices.Sorted(maps.Keys(ds)))
 		}
 		for place, weight := range places {
 			d, ok := ds[place]
 			if !ok {
-				t.Errorf("%s: no dataset %s (for %s); h5py finds %v", file, place, weight, slices.Sorted(mapKeys(ds)))
+				t.Errorf("%s: no dataset %s (for %s); h5py finds %v", file, place, weight, slices.Sorted(maps.Keys(ds)))
 				continue
 			}
 			if !slices.Equal(d.Values, want[weight]) {
@@ -261,16 +262,6 @@ print(json.dumps(out))
 		"dense/dense/kernel:0":                                      "dense/kernel", "dense/dense/bias:0": "dense/bias",
 		"dense_1/dense_1/kernel:0": "dense_1/kernel", "dense_1/dense_1/bias:0": "dense_1/bias",
 	})
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Files h5py writes in Keras' layouts, as Keras' savers lay them out (not
@@ -412,7 +403,7 @@ func zipOf(t *testing.T, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	z := zip.NewWriter(&buf)
-	for _, name := range slices.Sorted(mapKeys(files)) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		w, err := z.Create(name)
 		if err != nil {
 			t.Fatal(err)
