@@ -133,6 +133,9 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"RandomBrightness":       randomBrightnessFromConfig,
 	"RandomContrast":         randomContrastFromConfig,
 	"RandomCrop":             randomCropFromConfig,
+	"SimpleRNN":              recurrentFromConfig(simpleRNNCell),
+	"LSTM":                   recurrentFromConfig(lstmCell),
+	"GRU":                    recurrentFromConfig(gruCell),
 }
 
 // ClassNames lists the Keras class names of the layers of this package,

@@ -47,16 +47,16 @@ func TestGetInitializerRoundTrips(t *testing.T) {
 			}
 		}
 	}
-	for _, i := range []Initializer{GlorotUniform(), HeNormal(), Zeros(), Ones(), RandomNormal(0, 0.05)} {
+	for _, i := range []Initializer{GlorotUniform(), HeNormal(), Zeros(), Ones(), RandomNormal(0, 0.05), Orthogonal(1)} {
 		if got, err := GetInitializer(i.Name()); err != nil || got != i {
 			t.Errorf("GetInitializer(%q) = %v, %v; want %v", i.Name(), got, err, i)
 		}
 	}
-	_, err := GetInitializer("orthogonal")
+	_, err := GetInitializer("lecun_normal")
 	if err == nil {
-		t.Fatal(`GetInitializer("orthogonal") found one`)
+		t.Fatal(`GetInitializer("lecun_normal") found one`)
 	}
-	for _, want := range []string{`"orthogonal"`, "glorot_uniform, he_normal, normal, one, ones, random_normal, random_uniform, uniform, zero, zeros", "GlorotUniform"} {
+	for _, want := range []string{`"lecun_normal"`, "glorot_uniform, he_normal, normal, one, ones, orthogonal, random_normal, random_uniform, uniform, zero, zeros", "GlorotUniform"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -79,6 +79,7 @@ var initializers = []struct {
 }{
 	{[]string{"glorot_uniform"}, "GlorotUniform", GlorotUniform},
 	{[]string{"he_normal"}, "HeNormal", HeNormal},
+	{[]string{"orthogonal"}, "Orthogonal", func() Initializer { return Orthogonal(1) }},
 	{[]string{"zeros", "zero"}, "Zeros", Zeros},
 	{[]string{"ones", "one"}, "Ones", Ones},
 	{[]string{"random_normal", "normal"}, "RandomNormal", func() Initializer { return RandomNormal(0, 0.05) }},
@@ -86,7 +87,7 @@ var initializers = []struct {
 }
 
 // GetInitializer finds an initializer with Keras' defaults by its Keras
-// name, as keras.initializers.get does: "glorot_uniform", "he_normal", "zeros", "ones",
+// name, as keras.initializers.get does: "glorot_uniform", "he_normal", "orthogonal", "zeros", "ones",
 // "random_normal" or "random_uniform", an alias ("zero", "one", "normal",
 // "uniform") or the class name
 // ("GlorotUniform"), in any case.
@@ -164,11 +165,13 @@ func InitializerConfig(i Initializer) (Config, error) {
 		return Config{ClassName: "RandomNormal", Config: map[string]any{"mean": i.mean, "stddev": i.stddev}}, nil
 	case randomUniform:
 		return Config{ClassName: "RandomUniform", Config: map[string]any{"minval": i.min, "maxval": i.max}}, nil
+	case orthogonal:
+		return Config{ClassName: "Orthogonal", Config: map[string]any{"gain": i.gain}}, nil
 	}
 	if configargs.IsNil(i) {
 		return Config{}, errors.New("no initializer (nil)")
 	}
-	return Config{}, fmt.Errorf("initializer %q is a %T, which has no config: use one of package layers (GlorotUniform, Zeros, Ones, RandomNormal, RandomUniform) to save the model's architecture",
+	return Config{}, fmt.Errorf("initializer %q is a %T, which has no config: use one of package layers (GlorotUniform, Orthogonal, Zeros, Ones, RandomNormal, RandomUniform) to save the model's architecture",
 		i.Name(), i)
 }
 
@@ -216,6 +219,14 @@ func InitializerFromConfig(c Config) (Initializer, error) {
 			return nil, fmt.Errorf("RandomUniform: %w", err)
 		}
 		return RandomUniform(a.Minval, a.Maxval), nil
+	case "Orthogonal":
+		a := struct {
+			Gain float64 `json:"gain"`
+		}{1}
+		if err := configargs.Decode(c.Config, &a); err != nil {
+			return nil, fmt.Errorf("Orthogonal: %w", err)
+		}
+		return Orthogonal(a.Gain), nil
 	}
-	return nil, fmt.Errorf("unknown initializer class %q: the known initializer classes are Constant, GlorotUniform, HeNormal, Ones, RandomNormal, RandomUniform, Zeros", c.ClassName)
+	return nil, fmt.Errorf("unknown initializer class %q: the known initializer classes are Constant, GlorotUniform, HeNormal, Ones, Orthogonal, RandomNormal, RandomUniform, Zeros", c.ClassName)
 }

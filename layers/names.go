@@ -21,6 +21,7 @@ type Option interface {
 	NormalizationOption
 	PReLUOption
 	ResizingOption
+	RecurrentOption
 	applyLayer(*named)
 }
 

@@ -255,6 +255,10 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		return nil, errors.New("TensorFlow.js has no Subtract layer: export the model to ONNX instead, or write a - b as Add of a and b times -1")
 	case "Normalization":
 		return nil, errors.New("TensorFlow.js has no Normalization layer: export the model to ONNX instead")
+	case "SimpleRNN", "LSTM", "GRU":
+		// Not checked against TensorFlow.js' recurrent layers yet (their
+		// weights' names and GRU's reset_after).
+		return nil, fmt.Errorf("exporting a %s layer to TensorFlow.js is not supported yet: save the model with Save, or its weights with SaveWeights (Keras' format)", c.ClassName)
 	case "Resizing", "CenterCrop", "RandomCrop":
 		// TensorFlow.js' Resizing resizes with align_corners (not Keras'
 		// half-pixel centres), its CenterCrop resizes a smaller image

@@ -1,0 +1,694 @@
+package layers
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/internal/formats/configargs"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// cellKind is the recurrence a RecurrentLayer runs.
+type cellKind int
+
+const (
+	simpleRNNCell cellKind = iota
+	lstmCell
+	gruCell
+)
+
+// gates is how many blocks of units the kernels have: Keras' order is
+// i, f, c, o for LSTM and z, r, h for GRU.
+func (k cellKind) gates() int {
+	switch k {
+	case lstmCell:
+		return 4
+	case gruCell:
+		return 3
+	}
+	return 1
+}
+
+func (k cellKind) class() string {
+	switch k {
+	case lstmCell:
+		return "LSTM"
+	case gruCell:
+		return "GRU"
+	}
+	return "SimpleRNN"
+}
+
+// RecurrentOption configures a SimpleRNN, LSTM or GRU layer: its
+// activation (an Activation is one), RecurrentActivation,
+// RecurrentInitializer, ReturnSequences, GoBackwards,
+// WithoutUnitForgetBias, a WeightOption (WithoutBias, KernelInitializer,
+// BiasInitializer, the regularizers of the kernel, the bias and the
+// output) or any Option, such as Named.
+type RecurrentOption interface{ applyRecurrent(*RecurrentLayer) }
+
+func (a Activation) applyRecurrent(l *RecurrentLayer)   { l.activation = a }
+func (f WeightOption) applyRecurrent(l *RecurrentLayer) { f(&l.weights) }
+func (o nameOption) applyRecurrent(l *RecurrentLayer)   { o.applyLayer(&l.named) }
+
+type recurrentOption func(*RecurrentLayer)
+
+func (f recurrentOption) applyRecurrent(l *RecurrentLayer) { f(l) }
+
+// RecurrentActivation sets the activation of an LSTM's or GRU's gates
+// (Keras' recurrent_activation, sigmoid by default).
+func RecurrentActivation(a Activation) RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.recurrentActivation = a })
+}
+
+// RecurrentInitializer sets how a recurrent layer's recurrent kernel
+// starts (Keras' recurrent_initializer, Orthogonal(1) by default).
+func RecurrentInitializer(i Initializer) RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.recurrentInit = i })
+}
+
+// ReturnSequences makes a recurrent layer output its state at every
+// step, (batch, timesteps, units), instead of the last one, (batch,
+// units): Keras' return_sequences=True.
+func ReturnSequences() RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.returnSequences = true })
+}
+
+// GoBackwards makes a recurrent layer read its sequence from the last
+// step to the first, Keras' go_backwards=True; with ReturnSequences its
+// outputs are in the order it computes them, the last step's first, as
+// Keras returns them.
+func GoBackwards() RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.goBackwards = true })
+}
+
+// WithoutUnitForgetBias makes an LSTM start its forget gate's bias from
+// the bias initializer like the others' (Keras' unit_forget_bias=False);
+// by default it starts at 1.
+func WithoutUnitForgetBias() RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.unitForgetBias = false })
+}
+
+// RecurrentLayer is a recurrent layer, Keras' SimpleRNN, LSTM or GRU: it
+// reads sequences (batch, timesteps, features) one step after another
+// from a zero state. Its weights are Keras': a kernel (features,
+// gates·units) for the inputs, a recurrent_kernel (units, gates·units)
+// for the state and a bias (gates·units; GRU's (2, 3·units), the input's
+// bias then the recurrent one, as Keras' reset_after=True keeps them),
+// the gates side by side in Keras' order (i, f, c, o for LSTM; z, r, h
+// for GRU), so that Keras' weights files load.
+//
+// The inputs of all steps are multiplied by the kernel in one product;
+// each step then adds its state times the recurrent kernel.
+type RecurrentLayer struct {
+	named
+	weights
+	cell                            cellKind
+	units                           int
+	activation, recurrentActivation Activation
+	recurrentInit                   Initializer
+	unitForgetBias                  bool
+	returnSequences, goBackwards    bool
+	kernel, recurrent, bias         *Param
+}
+
+func newRecurrent(cell cellKind, units int, opts []RecurrentOption) *RecurrentLayer {
+	l := &RecurrentLayer{cell: cell, units: units, weights: defaultWeights(), activation: Tanh, recurrentActivation: Sigmoid,
+		recurrentInit: Orthogonal(1), unitForgetBias: cell == lstmCell}
+	for _, o := range opts {
+		if o != nil {
+			o.applyRecurrent(l)
+		}
+	}
+	return l
+}
+
+// SimpleRNN makes a fully connected recurrent layer, like
+// keras.layers.SimpleRNN: h = activation(x·kernel + h·recurrent_kernel +
+// bias), tanh by default.
+func SimpleRNN(units int, opts ...RecurrentOption) *RecurrentLayer {
+	return newRecurrent(simpleRNNCell, units, opts)
+}
+
+// LSTM makes a long short-term memory layer, like keras.layers.LSTM
+// (Keras 2's defaults: tanh activation, sigmoid recurrent activation,
+// unit_forget_bias): with z = x·kernel + h·recurrent_kernel + bias cut
+// into i, f, c, o, the cell state becomes c = σ(f)·c + σ(i)·tanh(c) and
+// the output h = σ(o)·tanh(c).
+func LSTM(units int, opts ...RecurrentOption) *RecurrentLayer {
+	return newRecurrent(lstmCell, units, opts)
+}
+
+// GRU makes a gated recurrent unit layer, like keras.layers.GRU with
+// Keras 2's defaults (reset_after=True, tanh activation, sigmoid
+// recurrent activation): with x·kernel + b_in cut into x_z, x_r, x_h and
+// h·recurrent_kernel + b_rec into r_z, r_r, r_h, z = σ(x_z + r_z), r =
+// σ(x_r + r_r), ĥ = tanh(x_h + r·r_h) and the new state is z·h +
+// (1-z)·ĥ. It computes what PyTorch's nn.GRU computes, given the same
+// weights.
+func GRU(units int, opts ...RecurrentOption) *RecurrentLayer {
+	return newRecurrent(gruCell, units, opts)
+}
+
+// Type returns "SimpleRNN", "LSTM" or "GRU".
+func (l *RecurrentLayer) Type() string { return l.cell.class() }
+
+// Units is the size of the state and of each step's output.
+func (l *RecurrentLayer) Units() int { return l.units }
+
+// KerasCell is the name of the cell Keras 2 keeps the layer's weights in
+// ("lstm_cell": lstm/lstm_cell/kernel:0), and Keras 3 under the
+// attribute "cell" (layers/lstm/cell/vars/0).
+func (l *RecurrentLayer) KerasCell() string {
+	switch l.cell {
+	case lstmCell:
+		return "lstm_cell"
+	case gruCell:
+		return "gru_cell"
+	}
+	return "simple_rnn_cell"
+}
+
+// CheckConfig checks the layer's arguments.
+func (l *RecurrentLayer) CheckConfig() error {
+	if l.nameErr != nil {
+		return fmt.Errorf("%s layer: %w", l.Type(), l.nameErr)
+	}
+	if l.units <= 0 {
+		return fmt.Errorf("%s layer %q: units must be a positive integer, got %d", l.Type(), l.name, l.units)
+	}
+	for _, a := range []Activation{l.activation, l.recurrentActivation} {
+		if a.act == ops.Softmax {
+			return fmt.Errorf("%s layer %q: softmax is no activation of a recurrent layer (it works on whole rows): use tanh, sigmoid or another elementwise activation", l.Type(), l.name)
+		}
+	}
+	if l.kernelInit == nil || l.recurrentInit == nil || l.biasInit == nil {
+		return fmt.Errorf("%s layer %q: an initializer is nil", l.Type(), l.name)
+	}
+	return nil
+}
+
+// plan is the recurrent layers' shape rule: sequences (timesteps,
+// features) make a kernel (features, G·units), a recurrent kernel (units,
+// G·units) and a bias, and outputs (units), or (timesteps, units) with
+// ReturnSequences.
+func (l *RecurrentLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
+	if len(inputShape) != 2 || inputShape[0] <= 0 || inputShape[1] <= 0 {
+		return nil, nil, fmt.Errorf("%s layer %q: expects sequences, shape (None, timesteps, features) with a known number of timesteps, but gets %s",
+			l.Type(), l.name, shapes.String(inputShape))
+	}
+	gu := l.cell.gates() * l.units
+	ws := []WeightShape{{"kernel", []int{inputShape[1], gu}}, {"recurrent_kernel", []int{l.units, gu}}}
+	if l.useBias {
+		if l.cell == gruCell {
+			ws = append(ws, WeightShape{"bias", []int{2, gu}})
+		} else {
+			ws = append(ws, WeightShape{"bias", []int{gu}})
+		}
+	}
+	out := []int{l.units}
+	if l.returnSequences {
+		out = []int{inputShape[0], l.units}
+	}
+	return out, ws, nil
+}
+
+// Build creates the kernel, the recurrent kernel and the bias, drawn in
+// that order as Keras draws them; an LSTM's forget gate bias starts at 1
+// (unit_forget_bias).
+func (l *RecurrentLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
+	if err := l.CheckConfig(); err != nil {
+		return nil, err
+	}
+	out, ws, err := l.plan(inputShape)
+	if err != nil {
+		return nil, err
+	}
+	newParam := func(w WeightShape) *Param {
+		return &Param{Name: w.Name, Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(w.Shape...))}
+	}
+	gu := ws[0].Shape[1]
+	l.kernel, l.recurrent, l.bias = newParam(ws[0]), newParam(ws[1]), nil
+	l.kernelInit.Fill(l.kernel.Value.Data().([]float32), inputShape[1], gu, rng)
+	l.recurrentInit.Fill(l.recurrent.Value.Data().([]float32), l.units, gu, rng)
+	if len(ws) == 3 {
+		l.bias = newParam(ws[2])
+		b := l.bias.Value.Data().([]float32)
+		fill := func(part []float32) { l.biasInit.Fill(part, len(part), len(part), rng) }
+		if l.cell == lstmCell && l.unitForgetBias {
+			u := l.units
+			fill(b[:u])
+			for i := u; i < 2*u; i++ {
+				b[i] = 1
+			}
+			fill(b[2*u:])
+		} else {
+			fill(b)
+		}
+	}
+	return out, nil
+}
+
+// Params returns the kernel, the recurrent kernel and, when the layer
+// has one, the bias.
+func (l *RecurrentLayer) Params() []*Param {
+	if l.kernel == nil {
+		return nil
+	}
+	if l.bias == nil {
+		return []*Param{l.kernel, l.recurrent}
+	}
+	return []*Param{l.kernel, l.recurrent, l.bias}
+}
+
+// Call adds the recurrence to the graph, unrolled over the timesteps: one
+// product of all steps' inputs with the kernel, then per step the state's
+// product with the recurrent kernel and the gates.
+func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
+	what := fmt.Sprintf("%s layer %q", l.Type(), l.name)
+	if want := len(l.Params()); want == 0 || len(params) != want {
+		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), want)
+	}
+	out, err := l.call(in, params)
+	if err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	f := Flow{Node: out, NeedsGrad: true}
+	kernelBias := []*gorgonia.Node{params[0]}
+	if len(params) == 3 {
+		kernelBias = append(kernelBias, params[2])
+	}
+	if f.Losses, err = l.weights.penalties(kernelBias, out); err != nil {
+		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return f, nil
+}
+
+func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node) (*gorgonia.Node, error) {
+	s := in.Node.Shape()
+	if len(s) != 3 {
+		return nil, fmt.Errorf("input of shape %v: want sequences (batch, timesteps, features)", s)
+	}
+	batch, steps, features := s[0], s[1], s[2]
+	gu := l.cell.gates() * l.units
+	kernel, rec := params[0], params[1]
+	var inBias, recBias *gorgonia.Node
+	if len(params) == 3 {
+		inBias = params[2]
+		if l.cell == gruCell {
+			rows, err := ops.Reshape(params[2], []int{1, 2, 1, gu}, true)
+			if err != nil {
+				return nil, err
+			}
+			if inBias, err = cropTo(rows, []int{gu}, 0, 1, 0, 0); err != nil {
+				return nil, err
+			}
+			if recBias, err = cropTo(rows, []int{gu}, 1, 0, 0, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	flat, err := ops.Reshape(in.Node, []int{batch * steps, features}, in.NeedsGrad)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := ops.Affine(flat, kernel, inBias, in.NeedsGrad)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := ops.Reshape(proj, []int{batch, steps, 1, gu}, true)
+	if err != nil {
+		return nil, err
+	}
+	xs, err := timeSteps(seq, steps)
+	if err != nil {
+		return nil, err
+	}
+	c := recurrence{l: l, rec: rec, recBias: recBias, batch: batch}
+	outs := make([]*gorgonia.Node, 0, steps)
+	var h, cell *gorgonia.Node
+	for k := range steps {
+		t := k
+		if l.goBackwards {
+			t = steps - 1 - k
+		}
+		xp, err := ops.Reshape(xs[t], []int{batch, gu}, true)
+		if err != nil {
+			return nil, err
+		}
+		if h, cell, err = c.step(xp, h, cell); err != nil {
+			return nil, fmt.Errorf("step %d: %w", k, err)
+		}
+		outs = append(outs, h)
+	}
+	if !l.returnSequences {
+		return h, nil
+	}
+	for k, o := range outs {
+		if outs[k], err = ops.Reshape(o, []int{batch, 1, l.units}, true); err != nil {
+			return nil, err
+		}
+	}
+	return ops.Concatenate(1, outs...)
+}
+
+// cropTo crops images x (batch, height, width, channels) by Crop2D's
+// top, bottom, left and right, and gives the result the given shape.
+func cropTo(x *gorgonia.Node, shape []int, top, bottom, left, right int) (*gorgonia.Node, error) {
+	y, err := ops.Crop2D(x, top, bottom, left, right)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Reshape(y, shape, true)
+}
+
+// timeSteps cuts seq, (batch, n, 1, values), into its n steps (batch, 1,
+// 1, values), halving it again and again: the gradient of seq then sums
+// each level's pieces, about log2(n) times its size, where cutting each
+// step out of the whole would sum n gradients of its whole size.
+func timeSteps(seq *gorgonia.Node, n int) ([]*gorgonia.Node, error) {
+	if n == 1 {
+		return []*gorgonia.Node{seq}, nil
+	}
+	mid := n / 2
+	first, err := ops.Crop2D(seq, 0, n-mid, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	second, err := ops.Crop2D(seq, mid, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	a, err := timeSteps(first, mid)
+	if err != nil {
+		return nil, err
+	}
+	b, err := timeSteps(second, n-mid)
+	if err != nil {
+		return nil, err
+	}
+	return append(a, b...), nil
+}
+
+// recurrence adds one step of a layer's recurrence to the graph.
+type recurrence struct {
+	l       *RecurrentLayer
+	rec     *gorgonia.Node // the recurrent kernel
+	recBias *gorgonia.Node // GRU's recurrent bias, or nil
+	batch   int
+}
+
+// gate is block k of the gates z, (rows, G·units).
+func (c recurrence) gate(z *gorgonia.Node, k int) (*gorgonia.Node, error) {
+	g, u := c.l.cell.gates(), c.l.units
+	rows := z.Shape()[0]
+	blocks, err := ops.Reshape(z, []int{rows, 1, g, u}, true)
+	if err != nil {
+		return nil, err
+	}
+	return cropTo(blocks, []int{rows, u}, 0, 0, k, g-1-k)
+}
+
+// activate applies a (the identity for linear).
+func activate(a Activation, x *gorgonia.Node) (*gorgonia.Node, error) {
+	if a.act == ops.Linear {
+		return x, nil
+	}
+	return ops.Activate(a.act, x)
+}
+
+// step returns the state after the inputs' projection xp (batch, G·units),
+// from the state h (and an LSTM's cell state c), nil at the first step:
+// a zero state.
+func (c recurrence) step(xp, h, cell *gorgonia.Node) (hNext, cellNext *gorgonia.Node, err error) {
+	l := c.l
+	// inner is h·recurrent_kernel (+ GRU's recurrent bias): nil for a
+	// zero state without a recurrent bias.
+	var inner *gorgonia.Node
+	switch {
+	case h != nil:
+		if inner, err = ops.Affine(h, c.rec, c.recBias, true); err != nil {
+			return nil, nil, err
+		}
+	case c.recBias != nil:
+		if inner, err = ops.Reshape(c.recBias, []int{1, c.recBias.Shape()[0]}, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	if l.cell == gruCell {
+		return c.gru(xp, h, inner)
+	}
+	z := xp
+	if inner != nil {
+		if z, err = ops.Add(xp, inner); err != nil {
+			return nil, nil, err
+		}
+	}
+	if l.cell == simpleRNNCell {
+		hNext, err = activate(l.activation, z)
+		return hNext, nil, err
+	}
+	// LSTM: i, f, c, o.
+	gates := make([]*gorgonia.Node, 4)
+	for k, act := range []Activation{l.recurrentActivation, l.recurrentActivation, l.activation, l.recurrentActivation} {
+		if k == 1 && cell == nil {
+			continue // the forget gate of a zero cell state
+		}
+		zk, err := c.gate(z, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if gates[k], err = activate(act, zk); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cellNext, err = ops.Multiply(gates[0], gates[2]); err != nil {
+		return nil, nil, err
+	}
+	if cell != nil {
+		kept, err := ops.Multiply(gates[1], cell)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cellNext, err = ops.Add(kept, cellNext); err != nil {
+			return nil, nil, err
+		}
+	}
+	ac, err := activate(l.activation, cellNext)
+	if err != nil {
+		return nil, nil, err
+	}
+	hNext, err = ops.Multiply(gates[3], ac)
+	return hNext, cellNext, err
+}
+
+// gru is GRU's step (reset_after=True): inner is h·recurrent_kernel +
+// the recurrent bias, nil for a zero state without a bias.
+func (c recurrence) gru(xp, h, inner *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
+	l := c.l
+	sum := xp
+	var err error
+	if inner != nil {
+		if sum, err = ops.Add(xp, inner); err != nil {
+			return nil, nil, err
+		}
+	}
+	zz, err := c.gate(sum, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	z, err := activate(l.recurrentActivation, zz)
+	if err != nil {
+		return nil, nil, err
+	}
+	xh, err := c.gate(xp, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	if inner != nil {
+		zr, err := c.gate(sum, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := activate(l.recurrentActivation, zr)
+		if err != nil {
+			return nil, nil, err
+		}
+		rh, err := c.gate(inner, 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		reset, err := ops.Multiply(r, rh)
+		if err != nil {
+			return nil, nil, err
+		}
+		if xh, err = ops.Add(xh, reset); err != nil {
+			return nil, nil, err
+		}
+	}
+	cand, err := activate(l.activation, xh)
+	if err != nil {
+		return nil, nil, err
+	}
+	// z·h + (1-z)·ĥ = ĥ + z·(h - ĥ); with a zero state, ĥ - z·ĥ.
+	diff := h
+	if h == nil {
+		if diff, err = ops.Scale(cand, -1); err != nil {
+			return nil, nil, err
+		}
+	} else if diff, err = ops.Subtract(h, cand); err != nil {
+		return nil, nil, err
+	}
+	kept, err := ops.Multiply(z, diff)
+	if err != nil {
+		return nil, nil, err
+	}
+	hNext, err := ops.Add(cand, kept)
+	return hNext, nil, err
+}
+
+// Config returns "SimpleRNN", "LSTM" or "GRU" with Keras' arguments:
+// name, units, activation, recurrent_activation (LSTM, GRU), use_bias,
+// the initializers and regularizers, unit_forget_bias (LSTM), reset_after
+// (GRU, true), return_sequences, go_backwards, and the arguments gokeras
+// takes at Keras' defaults only (dropout and recurrent_dropout 0,
+// return_state, stateful and unroll false).
+func (l *RecurrentLayer) Config() (Config, error) {
+	what := fmt.Sprintf("%s layer %q", l.Type(), l.name)
+	args := map[string]any{"name": l.name, "units": l.units, "activation": l.activation.String(),
+		"return_sequences": l.returnSequences, "go_backwards": l.goBackwards, "return_state": false, "stateful": false, "unroll": false,
+		"dropout": 0.0, "recurrent_dropout": 0.0, "recurrent_regularizer": nil}
+	if err := l.weights.config(args); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", what, err)
+	}
+	rec, err := InitializerConfig(l.recurrentInit)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: recurrent_initializer: %w", what, err)
+	}
+	args["recurrent_initializer"] = rec
+	switch l.cell {
+	case lstmCell:
+		args["recurrent_activation"] = l.recurrentActivation.String()
+		args["unit_forget_bias"] = l.unitForgetBias
+	case gruCell:
+		args["recurrent_activation"] = l.recurrentActivation.String()
+		args["reset_after"] = true
+	}
+	return Config{ClassName: l.Type(), Config: args}, nil
+}
+
+// recurrentFromConfig reads a Keras SimpleRNN, LSTM or GRU config. The
+// arguments of what gokeras does not do yet (dropout, return_state,
+// stateful, time_major, GRU's reset_after=False) are taken at Keras'
+// defaults only; those that change nothing computed (implementation,
+// unroll, zero_output_for_mask, seed) at any value.
+func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error) {
+	return func(args map[string]any) (Layer, error) {
+		a := struct {
+			baseArgs
+			Units                *int    `json:"units"`
+			Activation           *string `json:"activation"`
+			RecurrentActivation  *string `json:"recurrent_activation"`
+			RecurrentInitializer *Config `json:"recurrent_initializer"`
+			RecurrentRegularizer *Config `json:"recurrent_regularizer"`
+			weightArgs
+			UnitForgetBias    *bool           `json:"unit_forget_bias"`
+			ResetAfter        *bool           `json:"reset_after"`
+			Dropout           float64         `json:"dropout"`
+			RecurrentDropout  float64         `json:"recurrent_dropout"`
+			ReturnSequences   bool            `json:"return_sequences"`
+			ReturnState       bool            `json:"return_state"`
+			GoBackwards       bool            `json:"go_backwards"`
+			Stateful          bool            `json:"stateful"`
+			TimeMajor         bool            `json:"time_major"`
+			Unroll            bool            `json:"unroll"`
+			Implementation    *int            `json:"implementation"`
+			ZeroOutputForMask bool            `json:"zero_output_for_mask"`
+			Seed              json.RawMessage `json:"seed"`
+		}{weightArgs: weightArgs{UseBias: true}}
+		if err := configargs.Decode(args, &a); err != nil {
+			return nil, err
+		}
+		if a.Units == nil {
+			return nil, missing("units")
+		}
+		notYet := func(arg, value, want string) error {
+			return fmt.Errorf("argument %s = %s: gokeras' %s takes %s only for now (Keras' default); make the model without it", arg, value, cell.class(), want)
+		}
+		switch {
+		case a.Dropout != 0:
+			return nil, notYet("dropout", fmt.Sprint(a.Dropout), "0")
+		case a.RecurrentDropout != 0:
+			return nil, notYet("recurrent_dropout", fmt.Sprint(a.RecurrentDropout), "0")
+		case a.ReturnState:
+			return nil, notYet("return_state", "true", "false")
+		case a.Stateful:
+			return nil, notYet("stateful", "true", "false")
+		case a.TimeMajor:
+			return nil, notYet("time_major", "true", "false")
+		case a.RecurrentRegularizer != nil:
+			return nil, notYet("recurrent_regularizer", a.RecurrentRegularizer.ClassName, "None")
+		case a.ResetAfter != nil && cell != gruCell:
+			return nil, fmt.Errorf("unknown argument \"reset_after\": only GRU takes it")
+		case a.ResetAfter != nil && !*a.ResetAfter:
+			return nil, notYet("reset_after", "false", "true (Keras 2.3's default and later, whose bias is (2, 3·units))")
+		case a.UnitForgetBias != nil && cell != lstmCell:
+			return nil, fmt.Errorf("unknown argument \"unit_forget_bias\": only LSTM takes it")
+		case a.RecurrentActivation != nil && cell == simpleRNNCell:
+			return nil, fmt.Errorf("unknown argument \"recurrent_activation\": SimpleRNN has no gates")
+		}
+		var opts []RecurrentOption
+		if a.Activation != nil {
+			act, err := GetActivation(*a.Activation)
+			if err != nil {
+				return nil, fmt.Errorf("activation: %w", err)
+			}
+			opts = append(opts, act)
+		}
+		if a.RecurrentActivation != nil {
+			act, err := GetActivation(*a.RecurrentActivation)
+			if err != nil {
+				return nil, fmt.Errorf("recurrent_activation: %w", err)
+			}
+			opts = append(opts, RecurrentActivation(act))
+		}
+		if a.RecurrentInitializer != nil {
+			init, err := InitializerFromConfig(*a.RecurrentInitializer)
+			if err != nil {
+				return nil, fmt.Errorf("recurrent_initializer: %w", err)
+			}
+			opts = append(opts, RecurrentInitializer(init))
+		}
+		wopts, err := a.options()
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range wopts {
+			opts = append(opts, o)
+		}
+		if a.UnitForgetBias != nil && !*a.UnitForgetBias {
+			opts = append(opts, WithoutUnitForgetBias())
+		}
+		if a.ReturnSequences {
+			opts = append(opts, ReturnSequences())
+		}
+		if a.GoBackwards {
+			opts = append(opts, GoBackwards())
+		}
+		for _, o := range a.nameOptions() {
+			opts = append(opts, o)
+		}
+		return newRecurrent(cell, *a.Units, opts), nil
+	}
+}
+
+// ONNX refuses the recurrent layers: their export (as ONNX's RNN, LSTM
+// and GRU, whose gates come in another order) is not written yet.
+func (l *RecurrentLayer) ONNX(ONNXGraph, string) (string, error) {
+	return "", fmt.Errorf("%s layer %q: gokeras cannot export recurrent layers to ONNX yet (ONNX's %s orders its gates otherwise, and the mapping is not written): save the model with Save, or its weights with SaveWeights, instead",
+		l.Type(), l.name, map[cellKind]string{simpleRNNCell: "RNN", lstmCell: "LSTM", gruCell: "GRU"}[l.cell])
+}
