@@ -109,13 +109,19 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 		root.Attr("layer_names", names)
 		for _, l := range m.layers {
 			g := root.Group(l.Name())
+			// A recurrent layer's weights are its cell's:
+			// lstm/lstm_cell/kernel:0.
+			prefix, at := l.Name()+"/", g.Group(l.Name())
+			if cell := kerasCell(l); cell != "" {
+				prefix, at = prefix+cell+"/", at.Group(cell)
+			}
 			var wn []string
 			for _, p := range l.Params() {
-				wn = append(wn, l.Name()+"/"+p.Name+":0")
+				wn = append(wn, prefix+p.Name+":0")
 			}
 			g.Attr("weight_names", wn)
 			for _, p := range l.Params() {
-				if err := m.kerasDataset(g.Group(l.Name()), p.Name+":0", l, p); err != nil {
+				if err := m.kerasDataset(at, p.Name+":0", l, p); err != nil {
 					return err
 				}
 			}
@@ -128,6 +134,11 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 				continue
 			}
 			vars := ls.Group(names[l]).Group("vars")
+			if kerasCell(l) != "" {
+				// Keras 3 keeps a recurrent layer's weights in its
+				// cell: layers/lstm/cell/vars/0.
+				vars = ls.Group(names[l]).Group("cell").Group("vars")
+			}
 			for i, p := range l.Params() {
 				if err := m.kerasDataset(vars, strconv.Itoa(i), l, p); err != nil {
 					return err
@@ -138,6 +149,16 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 	}
 	_, err := f.WriteTo(w)
 	return err
+}
+
+// kerasCell is the name of the cell Keras keeps a layer's weights in
+// (a recurrent layer's: "lstm_cell"), or "" for a layer that keeps its
+// own.
+func kerasCell(l layers.Layer) string {
+	if c, ok := l.(interface{ KerasCell() string }); ok {
+		return c.KerasCell()
+	}
+	return ""
 }
 
 // keras2Version is the Keras version the Keras 2 files gokeras writes
@@ -203,17 +224,21 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 		}
 		g, _ := root.Group(top)
 		for _, name := range g.Names() {
-			vars, err := g.Group(name + "/vars")
-			if err != nil {
-				continue // a layer without variables, or not a layer's group
-			}
-			n := len(vars.Names())
-			for i := range n {
-				d, err := vars.Dataset(strconv.Itoa(i))
+			// A layer's own variables, then its cell's (a recurrent
+			// layer's: layers/lstm/cell/vars).
+			for _, at := range []string{name + "/vars", name + "/cell/vars"} {
+				vars, err := g.Group(at)
 				if err != nil {
-					return nil, fmt.Errorf("%s/%s/vars holds %d members, not the datasets 0 to %d Keras 3 writes: %w", top, name, n, n-1, err)
+					continue // a layer without variables, or not a layer's group
 				}
-				all = append(all, found{"layers/" + name + "/vars/" + strconv.Itoa(i), d})
+				n := len(vars.Names())
+				for i := range n {
+					d, err := vars.Dataset(strconv.Itoa(i))
+					if err != nil {
+						return nil, fmt.Errorf("%s/%s holds %d members, not the datasets 0 to %d Keras 3 writes: %w", top, at, n, n-1, err)
+					}
+					all = append(all, found{"layers/" + at + "/" + strconv.Itoa(i), d})
+				}
 			}
 		}
 	case slices.Contains(weightsGroup.AttrNames(), "layer_names"):
@@ -326,6 +351,9 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 		for _, l := range withWeights {
 			for i, p := range l.Params() {
 				place := "layers/" + names[l] + "/vars/" + strconv.Itoa(i)
+				if kerasCell(l) != "" {
+					place = "layers/" + names[l] + "/cell/vars/" + strconv.Itoa(i)
+				}
 				byPlace[place] = l.Name() + "/" + p.Name
 				shapeOf[l.Name()+"/"+p.Name] = p.Value.Shape().Clone()
 				want = append(want, place)

@@ -1,0 +1,180 @@
+package nn_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/nn"
+)
+
+// keras2RecurrentJSON is a Keras 2.15 Sequential config (model.to_json())
+// of an LSTM, a GRU and a SimpleRNN, each argument as Keras writes it.
+const keras2RecurrentJSON = `{"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 5, 3], "dtype": "float32", "sparse": false, "ragged": false, "name": "lstm_input"}},
+ {"class_name": "LSTM", "config": {"name": "lstm", "trainable": true, "dtype": "float32", "return_sequences": true, "return_state": false,
+  "go_backwards": false, "stateful": false, "unroll": false, "time_major": false, "units": 4, "activation": "tanh",
+  "recurrent_activation": "sigmoid", "use_bias": true,
+  "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
+  "recurrent_initializer": {"module": "keras.initializers", "class_name": "Orthogonal", "config": {"gain": 1.0, "seed": null}, "registered_name": null},
+  "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null},
+  "unit_forget_bias": true, "kernel_regularizer": null, "recurrent_regularizer": null, "bias_regularizer": null,
+  "activity_regularizer": null, "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null,
+  "dropout": 0.0, "recurrent_dropout": 0.0, "implementation": 2}},
+ {"class_name": "GRU", "config": {"name": "gru", "trainable": true, "dtype": "float32", "return_sequences": true, "return_state": false,
+  "go_backwards": true, "stateful": false, "unroll": false, "time_major": false, "units": 3, "activation": "tanh",
+  "recurrent_activation": "sigmoid", "use_bias": true,
+  "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
+  "recurrent_initializer": {"module": "keras.initializers", "class_name": "Orthogonal", "config": {"gain": 1.0, "seed": null}, "registered_name": null},
+  "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null},
+  "kernel_regularizer": null, "recurrent_regularizer": null, "bias_regularizer": null, "activity_regularizer": null,
+  "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null, "dropout": 0.0, "recurrent_dropout": 0.0,
+  "implementation": 2, "reset_after": true}},
+ {"class_name": "SimpleRNN", "config": {"name": "simple_rnn", "trainable": true, "dtype": "float32", "return_sequences": false,
+  "return_state": false, "go_backwards": false, "stateful": false, "unroll": false, "time_major": false, "units": 2,
+  "activation": "tanh", "use_bias": true,
+  "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
+  "recurrent_initializer": {"module": "keras.initializers", "class_name": "Orthogonal", "config": {"gain": 1.0, "seed": null}, "registered_name": null},
+  "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null},
+  "kernel_regularizer": null, "recurrent_regularizer": null, "bias_regularizer": null, "activity_regularizer": null,
+  "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null, "dropout": 0.0, "recurrent_dropout": 0.0}}
+]}, "keras_version": "2.15.0", "backend": "tensorflow"}`
+
+// TestKerasRecurrentConfig: a Keras 2 config of the three recurrent
+// layers makes them with its arguments and Keras' weight shapes; a
+// dropout gokeras does not do yet is refused, naming it.
+func TestKerasRecurrentConfig(t *testing.T) {
+	m, err := nn.ModelFromJSON([]byte(keras2RecurrentJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var got []string
+	for _, l := range m.Layers() {
+		c, err := layers.ConfigOf(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shapes []string
+		for _, p := range l.Params() {
+			shapes = append(shapes, strings.Trim(strings.ReplaceAll(jsonText(t, []int(p.Value.Shape())), ",", "x"), "[]"))
+		}
+		got = append(got, strings.Join([]string{l.Name(), l.Type(), jsonText(t, c.Config["return_sequences"]), jsonText(t, c.Config["go_backwards"]),
+			strings.Join(shapes, " ")}, " "))
+	}
+	want := []string{
+		"lstm LSTM true false 3x16 4x16 16",
+		"gru GRU true true 4x9 3x9 2x9",
+		"simple_rnn SimpleRNN false false 3x2 2x2 2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("layers %q, want %q", got, want)
+	}
+	bad := strings.Replace(keras2RecurrentJSON, `"dropout": 0.0, "recurrent_dropout": 0.0, "implementation": 2}}`, `"dropout": 0.5, "recurrent_dropout": 0.0, "implementation": 2}}`, 1)
+	if _, err := nn.ModelFromJSON([]byte(bad)); err == nil || !strings.Contains(err.Error(), "dropout = 0.5") {
+		t.Errorf("an LSTM with dropout: %v", err)
+	}
+}
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	js, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(js)
+}
+
+// recurrentModel is an LSTM, a GRU and a Dense layer.
+func recurrentModel(t *testing.T, seed uint64) *nn.Sequential {
+	t.Helper()
+	m := nn.NewSequential(layers.Input(5, 3), layers.LSTM(4, layers.ReturnSequences()), layers.GRU(3), layers.Dense(2))
+	m.SetSeed(seed)
+	if err := m.Build(5, 3); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Files h5py writes as Keras lays a recurrent layer's weights out (Keras
+// 3: layers/lstm/cell/vars/i; Keras 2: lstm/lstm/lstm_cell/kernel:0)
+// load into gokeras' layers, and the files gokeras writes hold them
+// there.
+func TestKerasRecurrentWeightsFiles(t *testing.T) {
+	py := h5pyPython(t)
+	dir := t.TempDir()
+	m := recurrentModel(t, 1)
+	want := flatWeights(t, m)
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const write = `
+import h5py, json, sys
+import numpy as np
+values = np.array(json.loads(sys.argv[2]), dtype=np.float32)
+shapes = [[3, 16], [4, 16], [16], [4, 9], [3, 9], [2, 9], [3, 2], [2]]
+arrays, at = [], 0
+for s in shapes:
+    n = int(np.prod(s))
+    arrays.append(values[at:at + n].reshape(s))
+    at += n
+layers = [("lstm", "lstm_cell", ["kernel", "recurrent_kernel", "bias"], arrays[0:3]),
+          ("gru", "gru_cell", ["kernel", "recurrent_kernel", "bias"], arrays[3:6]),
+          ("dense", None, ["kernel", "bias"], arrays[6:8])]
+with h5py.File(sys.argv[1], "w") as f:
+    if sys.argv[3] == "3":
+        f.create_group("vars")
+        for name, cell, _, arrs in layers:
+            g = f.create_group("layers/" + name)
+            own = g.create_group("vars")
+            v = g.create_group("cell/vars") if cell else own
+            for i, a in enumerate(arrs):
+                v.create_dataset(str(i), data=a)
+    else:
+        f.attrs["keras_version"] = b"2.15.0"
+        f.attrs["layer_names"] = np.array([n.encode() for n, _, _, _ in layers])
+        for name, cell, ws, arrs in layers:
+            g = f.create_group(name)
+            prefix = name + "/" + (cell + "/" if cell else "")
+            g.attrs["weight_names"] = np.array([(prefix + w + ":0").encode() for w in ws])
+            for w, a in zip(ws, arrs):
+                g.create_dataset(prefix + w + ":0", data=a)
+`
+	const list = `
+import h5py, sys
+with h5py.File(sys.argv[1], "r") as f:
+    f.visititems(lambda name, obj: print(name) if isinstance(obj, h5py.Dataset) else None)
+`
+	for _, layout := range []string{"3", "2"} {
+		path := filepath.Join(dir, "keras"+layout+".h5")
+		runPython(t, py, write, path, string(wantJSON), layout)
+		got := recurrentModel(t, 5)
+		if err := got.LoadWeights(path); err != nil {
+			t.Fatalf("Keras %s layout: %v", layout, err)
+		}
+		if g := flatWeights(t, got); !slices.Equal(g, want) {
+			t.Errorf("Keras %s layout: loaded weights differ from what h5py wrote", layout)
+		}
+		got.Close()
+	}
+	for file, places := range map[string][]string{
+		"k3.weights.h5": {"layers/dense/vars/0", "layers/dense/vars/1", "layers/gru/cell/vars/0", "layers/gru/cell/vars/1", "layers/gru/cell/vars/2",
+			"layers/lstm/cell/vars/0", "layers/lstm/cell/vars/1", "layers/lstm/cell/vars/2"},
+		"k2.h5": {"dense/dense/bias:0", "dense/dense/kernel:0", "gru/gru/gru_cell/bias:0", "gru/gru/gru_cell/kernel:0", "gru/gru/gru_cell/recurrent_kernel:0",
+			"lstm/lstm/lstm_cell/bias:0", "lstm/lstm/lstm_cell/kernel:0", "lstm/lstm/lstm_cell/recurrent_kernel:0"},
+	} {
+		path := filepath.Join(dir, file)
+		if err := m.SaveWeights(path); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Fields(string(runPython(t, py, list, path)))
+		slices.Sort(got)
+		if !slices.Equal(got, places) {
+			t.Errorf("%s: h5py finds %q, want %q", file, got, places)
+		}
+	}
+}
