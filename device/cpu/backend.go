@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/device/internal/plan"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
@@ -70,10 +71,19 @@ func newBackend(mul multiplier) *backend { return &backend{mul: mul} }
 func (b *backend) Device() plan.Device { return host{} }
 
 // Capabilities: the bias goes into the forward product (its output starts
-// as the bias), and plain SGD and momentum fold into the products that
-// compute the weights' gradients.
+// as the bias), plain SGD and momentum fold into the products that compute
+// the weights' gradients, and where the multiplier can (the AVX-512
+// kernels) a stride-1 convolution's input gradient is computed without
+// its patches.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate}
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate,
+		ConvInputGrad: func(w ops.Window, filters int) int { return b.mul.ConvInputGradScratch(convShape(w, filters)) }}
+}
+
+// convShape is the stride-1 convolution over window w with filters filters.
+func convShape(w ops.Window, filters int) blas.ConvShape {
+	return blas.ConvShape{Batch: w.Batch, H: w.H, W: w.W, C: w.C, Filters: filters, KH: w.KH, KW: w.KW,
+		PadTop: w.PadTop, PadLeft: w.PadLeft, OH: w.OH, OW: w.OW}
 }
 
 // fusesUpdate: every update that works value by value folds into a
@@ -225,6 +235,8 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.UpSampleBackward(s.Op.UpSample, in(0), out(0)[:s.N])
 	case plan.Resize:
 		ops.ResizeForward(s.Op.Resize, in(0), out(0)[:s.N])
+	case plan.ConvInputGrad:
+		return b.mul.ConvInputGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0), out(1))
 	case plan.BatchMatMul:
 		p := s.Op.BatchMatMul
 		ops.BatchMatMulForward(p, in(0), in(1), out(0)[:p.Batch*p.M*p.N])

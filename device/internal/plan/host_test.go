@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 
 	"gorgonia.org/gorgonia"
@@ -215,6 +216,20 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 	case PatchesGrad:
 		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Positions(), w.PatchSize()))
+	case ConvInputGrad:
+		// The product dz·kᵀ it stands for, in float64 as the Gemm's, then
+		// the patches' gradient.
+		dz, k, dcols := h.bufs[s.In[0]], h.bufs[s.In[1]], make([]float32, m*n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var sum float64
+				for p := 0; p < s.K; p++ {
+					sum += float64(dz[i*s.K+p]) * float64(k[j*s.K+p])
+				}
+				dcols[i*n+j] = float32(sum)
+			}
+		}
+		ops.PatchesBackward(s.Op.Window, dcols, h.bufs[s.Out[0]])
 	case PoolGrad:
 		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C),

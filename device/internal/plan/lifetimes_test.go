@@ -132,13 +132,18 @@ func newConvNet(t *testing.T, seed uint64) *convNet {
 // trainConv trains a fresh convNet for a few SGD steps on dev and returns
 // the losses and the final weights, with the machine's memory.
 func trainConv(t *testing.T, dev Device) ([]float32, [][]float32, Memory, *Machine) {
+	return trainConvWith(t, hostBackendOn(dev), Capabilities{})
+}
+
+// trainConvWith is trainConv on backend b, compiled with caps.
+func trainConvWith(t *testing.T, b Backend, caps Capabilities) ([]float32, [][]float32, Memory, *Machine) {
 	t.Helper()
 	n := newConvNet(t, 1)
-	p, err := Compile(n.g, n.params, Capabilities{})
+	p, err := Compile(n.g, n.params, caps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(p, hostBackendOn(dev), nil, nil)
+	m, err := New(p, b, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,140 @@
+package avx512_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
+)
+
+// convCases are stride-1 convolutions of every padding the layers make:
+// "same" with odd and even kernels (the extra row and column of an even
+// one go after the image), "valid", and channel counts that fill a
+// vector, part of one, or several.
+var convCases = []avx512.ConvShape{
+	same(2, 8, 8, 16, 16, 3, 3),
+	same(3, 9, 7, 3, 16, 3, 3),
+	same(2, 6, 10, 17, 33, 3, 3),
+	same(2, 8, 8, 32, 32, 3, 3),
+	same(2, 5, 6, 64, 64, 3, 3),
+	same(1, 7, 9, 5, 70, 5, 5),
+	same(2, 6, 6, 4, 8, 2, 2),
+	same(2, 9, 9, 16, 16, 1, 3),
+	valid(2, 10, 10, 32, 32, 3, 3),
+	valid(3, 12, 8, 3, 20, 3, 2),
+	valid(2, 6, 6, 16, 16, 1, 1),
+}
+
+func same(batch, h, w, c, f, kh, kw int) avx512.ConvShape {
+	return avx512.ConvShape{Batch: batch, H: h, W: w, C: c, Filters: f, KH: kh, KW: kw,
+		PadTop: (kh - 1) / 2, PadLeft: (kw - 1) / 2, OH: h, OW: w}
+}
+
+func valid(batch, h, w, c, f, kh, kw int) avx512.ConvShape {
+	return avx512.ConvShape{Batch: batch, H: h, W: w, C: c, Filters: f, KH: kh, KW: kw, OH: h - kh + 1, OW: w - kw + 1}
+}
+
+// values are n numbers in [-1, 1), different for each seed.
+func values(n, seed int) []float32 {
+	v := make([]float32, n)
+	x := uint32(seed*2654435761 + 1)
+	for i := range v {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		v[i] = float32(x%2000)/1000 - 1
+	}
+	return v
+}
+
+// inputGradRef is the input's gradient by the definition, in float64:
+// each output's gradient times the kernel, added onto every input pixel
+// its window covers. It also returns, per value, the sum of the absolute
+// terms, the scale of float32 rounding errors.
+func inputGradRef(s avx512.ConvShape, dz, k []float32) (dx, scale []float64) {
+	dx = make([]float64, s.Batch*s.H*s.W*s.C)
+	scale = make([]float64, len(dx))
+	for b := 0; b < s.Batch; b++ {
+		for oy := 0; oy < s.OH; oy++ {
+			for ox := 0; ox < s.OW; ox++ {
+				g := dz[((b*s.OH+oy)*s.OW+ox)*s.Filters:][:s.Filters]
+				for ky := 0; ky < s.KH; ky++ {
+					iy := oy + ky - s.PadTop
+					if iy < 0 || iy >= s.H {
+						continue
+					}
+					for kx := 0; kx < s.KW; kx++ {
+						ix := ox + kx - s.PadLeft
+						if ix < 0 || ix >= s.W {
+							continue
+						}
+						for ci := 0; ci < s.C; ci++ {
+							row := k[((ky*s.KW+kx)*s.C+ci)*s.Filters:][:s.Filters]
+							at := ((b*s.H+iy)*s.W+ix)*s.C + ci
+							for f, v := range g {
+								p := float64(v) * float64(row[f])
+								dx[at] += p
+								scale[at] += math.Abs(p)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return dx, scale
+}
+
+// close reports the first value of got farther from want than float32
+// rounding of sums of that scale allows.
+func close(got []float32, want, scale []float64) error {
+	for i, w := range want {
+		if d := math.Abs(float64(got[i]) - w); d > 1e-5*scale[i]+1e-30 {
+			return fmt.Errorf("value %d: got %v, want %v (scale %v)", i, got[i], w, scale[i])
+		}
+	}
+	return nil
+}
+
+func TestConvInputGrad(t *testing.T) {
+	if !avx512.Available() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	ws := avx512.NewWorkspace(2)
+	for i, s := range convCases {
+		t.Run(fmt.Sprintf("%dx%dx%d-f%d-k%dx%d-p%d,%d", s.H, s.W, s.C, s.Filters, s.KH, s.KW, s.PadTop, s.PadLeft), func(t *testing.T) {
+			n := avx512.ConvInputGradScratch(s)
+			if n == 0 {
+				t.Fatalf("no scratch size for %+v", s)
+			}
+			dz := values(s.Batch*s.OH*s.OW*s.Filters, 3*i+1)
+			k := values(s.KH*s.KW*s.C*s.Filters, 3*i+2)
+			dx := values(s.Batch*s.H*s.W*s.C, 3*i+3) // overwritten
+			scratch := values(n, 7)                    // garbage the kernel must not read
+			if err := ws.ConvInputGrad(s, dz, k, dx, scratch); err != nil {
+				t.Fatal(err)
+			}
+			want, scale := inputGradRef(s, dz, k)
+			if err := close(dx, want, scale); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestConvInputGradRefusals(t *testing.T) {
+	ws := avx512.NewWorkspace(1)
+	bad := same(1, 4, 4, 2, 2, 3, 3)
+	bad.PadTop = 5
+	if err := ws.ConvInputGrad(bad, nil, nil, nil, nil); err == nil {
+		t.Errorf("a padding outside the grid: no error")
+	}
+	if !avx512.Available() {
+		return
+	}
+	s := same(1, 4, 4, 2, 2, 3, 3)
+	if err := ws.ConvInputGrad(s, make([]float32, 3), nil, nil, nil); err == nil {
+		t.Errorf("short slices: no error")
+	}
+}
