@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Checks gokeras' SimpleRNN, LSTM and GRU against PyTorch's nn.RNN,
+nn.LSTM and nn.GRU given the same weights.
+
+Reads the JSON bench/rnnparity wrote (go run ./bench/rnnparity --out F):
+per case, the layer's weights in Keras' layout (kernel (features,
+G*units), recurrent_kernel (units, G*units), bias), a batch of sequences,
+a target, and what gokeras computed: the output and the gradients of the
+mean squared error in float64 (the layer's graph on gorgonia's tape
+machine), the output in float32 (a model predicting on /CPU:0), and the
+losses and final weights of a few SGD steps of that model.
+
+THE MAPPING. PyTorch keeps each weight transposed, (G*units, features).
+LSTM: Keras' gates i, f, c, o are PyTorch's i, f, g, o, in that order.
+GRU: Keras' z, r, h are PyTorch's r, z, n: the first two blocks swap;
+Keras' reset_after=True GRU is PyTorch's (the reset gate multiplies
+h*W_hn + b_hn), its bias rows are PyTorch's bias_ih and bias_hh. LSTM and
+SimpleRNN have one bias: PyTorch's bias_ih, its bias_hh held at 0.
+go_backwards: the twin reads the sequence flipped in time and returns its
+outputs in that order, as Keras does.
+
+THE CHECKS (relative error: max |gokeras - twin| / max |twin|):
+  - float64 output and each gradient (input, kernel, recurrent kernel,
+    bias) against the float64 twin: <= 1e-10;
+  - float32 output against the float64 twin: <= 1e-5, overall and at
+    each timestep (return_sequences);
+  - each SGD step's loss (relative to the twin's) and the final weights
+    against a float64 twin trained on the same batches: <= 1e-5.
+Prints one line per check and PASS or FAIL per case; exits 1 on a
+failure.
+"""
+import json
+import sys
+
+import numpy as np
+import torch
+
+F64_TOL = 1e-10
+F32_TOL = 1e-5
+
+
+def rel(a, b):
+    a = np.asarray(a, dtype=np.float64).reshape(-1)
+    b = np.asarray(b, dtype=np.float64).reshape(-1)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def gru_order(w, units):
+    """Keras' z, r, h blocks along the last axis -> PyTorch's r, z, n (and back)."""
+    u = units
+    return np.concatenate([w[..., u:2 * u], w[..., 0:u], w[..., 2 * u:3 * u]], axis=-1)
+
+
+def make_twin(case, settings, dtype):
+    cls, f, u = case["class"], settings["Features"], settings["Units"]
+    if cls == "LSTM":
+        mod = torch.nn.LSTM(f, u, batch_first=True)
+    elif cls == "GRU":
+        mod = torch.nn.GRU(f, u, batch_first=True)
+    else:
+        mod = torch.nn.RNN(f, u, nonlinearity="tanh", batch_first=True)
+    return mod.to(dtype)
+
+
+def set_weights(mod, case, settings, weights):
+    u = settings["Units"]
+    kernel, rec = weights[0], weights[1]
+    bias = weights[2] if len(weights) > 2 else None
+    gru = case["class"] == "GRU"
+    if gru:
+        kernel, rec = gru_order(kernel, u), gru_order(rec, u)
+    dt = mod.weight_ih_l0.dtype
+    with torch.no_grad():
+        mod.weight_ih_l0.copy_(torch.tensor(kernel.T, dtype=dt))
+        mod.weight_hh_l0.copy_(torch.tensor(rec.T, dtype=dt))
+        if gru:
+            mod.bias_ih_l0.copy_(torch.tensor(gru_order(bias[0], u), dtype=dt))
+            mod.bias_hh_l0.copy_(torch.tensor(gru_order(bias[1], u), dtype=dt))
+        else:
+            mod.bias_ih_l0.copy_(torch.tensor(bias, dtype=dt))
+            mod.bias_hh_l0.zero_()
+
+
+def keras_weights(mod, case, settings, grad=False):
+    """The module's weights (or their gradients) in Keras' layout."""
+    u = settings["Units"]
+    get = (lambda p: p.grad) if grad else (lambda p: p.detach())
+    kernel = get(mod.weight_ih_l0).double().numpy().T
+    rec = get(mod.weight_hh_l0).double().numpy().T
+    if case["class"] == "GRU":
+        bias = np.stack([gru_order(get(mod.bias_ih_l0).double().numpy(), u),
+                         gru_order(get(mod.bias_hh_l0).double().numpy(), u)])
+        return [gru_order(kernel, u), gru_order(rec, u), bias]
+    return [kernel, rec, get(mod.bias_ih_l0).double().numpy()]
+
+
+def forward(mod, case, x):
+    """The layer's output, (batch, units) or flattened (batch, steps*units)."""
+    xin = torch.flip(x, [1]) if case["go_backwards"] else x
+    out, _ = mod(xin)
+    if case["return_sequences"]:
+        return out.reshape(out.shape[0], -1)
+    return out[:, -1]
+
+
+def check_case(case, s):
+    b, t, f, u = s["Batch"], s["Steps"], s["Features"], s["Units"]
+    weights = [np.array(w, dtype=np.float32).reshape(sh) for w, sh in zip(case["weights"], case["shapes"])]
+    lines, ok = [], True
+
+    def report(what, err, tol):
+        nonlocal ok
+        good = err <= tol
+        ok = ok and good
+        lines.append(f"  {what:<46} {err:.3e}  (<= {tol:g}) {'ok' if good else 'FAIL'}")
+
+    # float64: output and gradients.
+    mod = make_twin(case, s, torch.float64)
+    set_weights(mod, case, s, [w.astype(np.float64) for w in weights])
+    x = torch.tensor(np.array(case["x"], dtype=np.float32).reshape(b, t, f), dtype=torch.float64, requires_grad=True)
+    y = forward(mod, case, x)
+    target = torch.tensor(np.array(case["target"]).reshape(y.shape), dtype=torch.float64)
+    loss = ((y - target) ** 2).mean()
+    loss.backward()
+    twin_out = y.detach().numpy()
+    report("float64 output", rel(case["out64"], twin_out), F64_TOL)
+    report("float64 loss", rel([case["loss64"]], [loss.item()]), F64_TOL)
+    grads = [x.grad.numpy()] + keras_weights(mod, case, s, grad=True)
+    for name, got, want in zip(["input", "kernel", "recurrent_kernel", "bias"], case["grads64"], grads):
+        report(f"float64 gradient of the {name}", rel(got, want), F64_TOL)
+    out32 = np.array(case["out32"]).reshape(twin_out.shape)
+    report("float32 output (/CPU:0 model) vs float64 twin", rel(out32, twin_out), F32_TOL)
+    if case["return_sequences"]:
+        per = [rel(out32.reshape(b, t, u)[:, k], twin_out.reshape(b, t, u)[:, k]) for k in range(t)]
+        report(f"float32 output, worst of the {t} timesteps", max(per), F32_TOL)
+
+    # Training: SGD on the same batches, float64 twin (float32 for scale).
+    cols = len(case["target"]) // b
+    n = s["TrainSteps"] * b
+    tx = np.array(case["train_x"], dtype=np.float32).reshape(n, t, f)
+    ty = np.array(case["train_y"], dtype=np.float32).reshape(n, cols)
+    finals = {}
+    for dt in (torch.float64, torch.float32):
+        mod = make_twin(case, s, dt)
+        set_weights(mod, case, s, weights)
+        opt = torch.optim.SGD(mod.parameters(), lr=s["LearningRate"])
+        losses = []
+        for k in range(s["TrainSteps"]):
+            xb = torch.tensor(tx[k * b:(k + 1) * b], dtype=dt)
+            yb = torch.tensor(ty[k * b:(k + 1) * b], dtype=dt)
+            opt.zero_grad()
+            l = ((forward(mod, case, xb) - yb) ** 2).mean()
+            l.backward()
+            if case["class"] != "GRU":
+                mod.bias_hh_l0.grad = None  # Keras' one bias is bias_ih; bias_hh stays 0
+            opt.step()
+            losses.append(l.item())
+        finals[dt] = (losses, keras_weights(mod, case, s))
+    losses64, w64 = finals[torch.float64]
+    losses32, w32 = finals[torch.float32]
+    step_err = max(abs(a - c) / abs(c) for a, c in zip(case["losses32"], losses64))
+    report(f"float32 losses of {s['TrainSteps']} SGD steps vs float64 twin", step_err, F32_TOL)
+    scale = max(abs(a - c) / abs(c) for a, c in zip(losses32, losses64))
+    lines.append(f"  {'(PyTorch float32 vs float64, for scale)':<46} {scale:.3e}")
+    final = np.array(case["final32"], dtype=object)
+    for i, name in enumerate(["kernel", "recurrent_kernel", "bias"]):
+        report(f"float32 {name} after the steps vs float64 twin",
+               rel(np.array(case["final32"][i]), w64[i]), F32_TOL)
+    return ok, lines
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: rnn_parity.py RUN.json", file=sys.stderr)
+        return 2
+    with open(sys.argv[1]) as fh:
+        run = json.load(fh)
+    s = run["settings"]
+    torch.set_num_threads(1)
+    print(f"batch {s['Batch']}, {s['Steps']} timesteps of {s['Features']} features, {s['Units']} units; "
+          f"SGD lr {s['LearningRate']} for {s['TrainSteps']} steps on {s['Device']}")
+    failed = []
+    for case in run["cases"]:
+        ok, lines = check_case(case, s)
+        print(f"\n{case['name']} ({case['class']}, return_sequences={case['return_sequences']}, go_backwards={case['go_backwards']})")
+        print("\n".join(lines))
+        print(("PASS " if ok else "FAIL ") + case["name"])
+        if not ok:
+            failed.append(case["name"])
+    print()
+    print("all cases pass" if not failed else f"FAILED: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
