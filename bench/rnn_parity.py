@@ -7,7 +7,8 @@ per case, the layer's weights in Keras' layout (kernel (features,
 G*units), recurrent_kernel (units, G*units), bias), a batch of sequences,
 a target, and what gokeras computed: the output and the gradients of the
 mean squared error in float64 (the layer's graph on gorgonia's tape
-machine), the output in float32 (a model predicting on /CPU:0), and the
+machine), the output in float32 (a model predicting on the device given:
+/CPU:0, or /GPU:0 in a build with -tags cudavm), and the
 losses and final weights of a few SGD steps of that model.
 
 THE MAPPING. PyTorch keeps each weight transposed, (G*units, features).
@@ -129,7 +130,7 @@ def check_case(case, s):
     for name, got, want in zip(["input", "kernel", "recurrent_kernel", "bias"], case["grads64"], grads):
         report(f"float64 gradient of the {name}", rel(got, want), F64_TOL)
     out32 = np.array(case["out32"]).reshape(twin_out.shape)
-    report("float32 output (/CPU:0 model) vs float64 twin", rel(out32, twin_out), F32_TOL)
+    report(f"float32 output ({s['Device']} model) vs float64 twin", rel(out32, twin_out), F32_TOL)
     if case["return_sequences"]:
         per = [rel(out32.reshape(b, t, u)[:, k], twin_out.reshape(b, t, u)[:, k]) for k in range(t)]
         report(f"float32 output, worst of the {t} timesteps", max(per), F32_TOL)

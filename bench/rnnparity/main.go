@@ -18,6 +18,9 @@
 //     model (mean squared error, Fit over one epoch in order) and its
 //     weights after them.
 //
+// Built with -tags 'cudavm kernelemu', --device /GPU:0 runs the float32
+// model on the emulated GPU.
+//
 // The biases are drawn at random (not Keras' zeros and ones) so that the
 // check sees them.
 package main
@@ -33,6 +36,7 @@ import (
 
 	"github.com/gokeras/gokeras/bench/internal/parity"
 	"github.com/gokeras/gokeras/data"
+	_ "github.com/gokeras/gokeras/device/cuda" // /GPU:0 in a binary built with -tags cudavm (kernelemu: emulated)
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
