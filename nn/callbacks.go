@@ -24,7 +24,8 @@ type Params struct {
 	// InitialEpoch to Epochs-1.
 	Epochs       int
 	InitialEpoch int
-	// Steps is the number of steps (batches) per epoch.
+	// Steps is the number of steps (batches) per epoch; 0 when it is not
+	// known: a stream read to its end without StepsPerEpoch (Keras' None).
 	Steps   int
 	Verbose int
 	// Output is where Fit writes its progress; callbacks write their

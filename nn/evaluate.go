@@ -24,7 +24,7 @@ import (
 // results, and every replica stops after that batch, at the same sample:
 // that replica's error wraps ctx.Err(), the others' say that another
 // replica was interrupted (and match context.Canceled).
-func (m *Sequential) Evaluate(ctx context.Context, ds data.Dataset, opts ...Option) (Logs, error) {
+func (m *Sequential) Evaluate(ctx context.Context, src data.Source, opts ...Option) (Logs, error) {
 	if m == nil {
 		return nil, fmt.Errorf("evaluate: %w", ErrNilModel)
 	}
@@ -41,6 +41,14 @@ func (m *Sequential) Evaluate(ctx context.Context, ds data.Dataset, opts ...Opti
 	}
 	if m.compiled == nil {
 		return nil, fmt.Errorf("evaluate: %w", m.notCompiled())
+	}
+	ds, _ := src.(data.Dataset)
+	switch s := src.(type) {
+	case *data.Stream:
+		return m.evaluateStreamCall(ctx, cfg, s)
+	case data.Dataset, nil:
+	default:
+		return nil, fmt.Errorf("evaluate: the data is a %T: give a data.Dataset or a *data.Stream", src)
 	}
 	if err := m.checkData("evaluate", ds); err != nil {
 		return nil, err
@@ -149,7 +157,7 @@ func (m *Sequential) evalShard(ds data.Dataset, idx []int, labels labelLayout) (
 //	classes := pred.Argmax()
 //
 // A model of several outputs has PredictOutputs instead.
-func (m *Sequential) Predict(ctx context.Context, inputs data.Inputs, opts ...Option) (*data.Predictions, error) {
+func (m *Sequential) Predict(ctx context.Context, inputs data.InputSource, opts ...Option) (*data.Predictions, error) {
 	out, err := m.PredictTensor(ctx, inputs, opts...)
 	if err != nil {
 		return nil, err
@@ -160,7 +168,7 @@ func (m *Sequential) Predict(ctx context.Context, inputs data.Inputs, opts ...Op
 // PredictOutputs is Predict for a model of any number of outputs: one
 // Predictions per output, in the order of the model's outputs
 // (OutputNames), as Keras' predict returns a list of arrays.
-func (m *Sequential) PredictOutputs(ctx context.Context, inputs data.Inputs, opts ...Option) ([]*data.Predictions, error) {
+func (m *Sequential) PredictOutputs(ctx context.Context, inputs data.InputSource, opts ...Option) ([]*data.Predictions, error) {
 	outs, err := m.predictAll(ctx, inputs, opts)
 	if err != nil {
 		return nil, err
@@ -177,7 +185,7 @@ func (m *Sequential) PredictOutputs(ctx context.Context, inputs data.Inputs, opt
 // PredictTensor is Predict returning a gorgonia tensor of shape
 // (N, outputs...), as Keras' predict returns an array. It takes Predict's
 // options and returns its errors.
-func (m *Sequential) PredictTensor(ctx context.Context, inputs data.Inputs, opts ...Option) (*tensor.Dense, error) {
+func (m *Sequential) PredictTensor(ctx context.Context, inputs data.InputSource, opts ...Option) (*tensor.Dense, error) {
 	if m != nil && len(m.outShapes) > 1 {
 		return nil, fmt.Errorf("predict: model %q has %d outputs (%s): call PredictOutputs, which returns one set of predictions per output", m.name, len(m.outShapes), strings.Join(m.OutputNames(), ", "))
 	}
@@ -189,7 +197,7 @@ func (m *Sequential) PredictTensor(ctx context.Context, inputs data.Inputs, opts
 }
 
 // predictAll computes every output of the model for inputs.
-func (m *Sequential) predictAll(ctx context.Context, inputs data.Inputs, opts []Option) ([]*tensor.Dense, error) {
+func (m *Sequential) predictAll(ctx context.Context, src data.InputSource, opts []Option) ([]*tensor.Dense, error) {
 	if m == nil {
 		return nil, fmt.Errorf("predict: %w", ErrNilModel)
 	}
@@ -206,6 +214,14 @@ func (m *Sequential) predictAll(ctx context.Context, inputs data.Inputs, opts []
 	}
 	if m.compiled == nil {
 		return nil, fmt.Errorf("predict: %w", m.notCompiled())
+	}
+	inputs, _ := src.(data.Inputs)
+	switch s := src.(type) {
+	case *data.Stream:
+		return m.predictStream(ctx, cfg, s)
+	case data.Inputs, nil:
+	default:
+		return nil, fmt.Errorf("predict: the data is a %T: give data.Inputs, a data.Dataset or a *data.Stream", src)
 	}
 	if err := m.checkData("predict", inputs); err != nil {
 		return nil, err

@@ -42,6 +42,14 @@ type runConfig struct {
 	sampleWeight                                   []float32
 	// serialSteps: see PipelineSteps.
 	serialSteps bool
+	// valStream is ValidationData's stream, read for validationSteps
+	// batches (0: to its end) after each epoch.
+	valStream       *data.Stream
+	validationSteps int
+	// steps is Evaluate's and Predict's Steps; batchSizeSet says BatchSize
+	// was given, which a stream refuses.
+	steps        int
+	batchSizeSet bool
 }
 
 func defaultRunConfig() runConfig {
@@ -175,13 +183,14 @@ func BatchSize(n int) Option {
 		if n <= 0 {
 			return fmt.Errorf("batch size must be positive, got %d", n)
 		}
-		c.batchSize = n
+		c.batchSize, c.batchSizeSet = n, true
 		return nil
 	}
 }
 
 // StepsPerEpoch ends each epoch after n batches (Keras' steps_per_epoch),
-// for quick runs on part of the data.
+// for quick runs on part of the data, and says how long an epoch of a
+// stream without end is.
 func StepsPerEpoch(n int) Option {
 	return func(c *runConfig) error {
 		if n <= 0 {
@@ -230,13 +239,26 @@ func ShowThroughput() Option { return func(c *runConfig) error { c.throughput = 
 func Shuffle(on bool) Option { return func(c *runConfig) error { c.shuffle = on; return nil } }
 
 // ValidationData evaluates the model on data after each epoch, reported
-// as val_loss and val_ metrics.
-func ValidationData(ds data.Dataset) Option {
+// as val_loss and val_ metrics: a data.Dataset, or a *data.Stream, read
+// from its start each epoch, for ValidationSteps batches or to its end.
+func ValidationData(ds data.Source) Option {
 	return func(c *runConfig) error {
-		if ds == nil || ds.Len() == 0 {
+		switch v := ds.(type) {
+		case *data.Stream:
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("validation data: %w", err)
+			}
+			c.valStream, c.validation = v, nil
+		case data.Dataset:
+			if v.Len() == 0 {
+				return errors.New("validation data is empty")
+			}
+			c.validation, c.valStream = v, nil
+		case nil:
 			return errors.New("validation data is empty")
+		default:
+			return fmt.Errorf("validation data is a %T: give a data.Dataset or a *data.Stream", ds)
 		}
-		c.validation = ds
 		return nil
 	}
 }
@@ -350,6 +372,12 @@ func (m *Sequential) checkData(what string, in data.Inputs) error {
 	if n := in.Len(); n < 0 {
 		return fmt.Errorf("%s: the data's Len() is %d: a data.Dataset or data.Inputs must count its samples from 0", what, n)
 	}
+	return m.checkShapes(what, in)
+}
+
+// checkShapes is checkData's check of the shapes and parts of the samples
+// and labels.
+func (m *Sequential) checkShapes(what string, in data.Inputs) error {
 	sample := in.SampleShape()
 	if err := m.checkParts(what, in); err != nil {
 		return err
@@ -419,6 +447,17 @@ func partsText(parts [][]int) string {
 // shuffled each epoch, the last partial batch trained as well, progress in
 // Keras' format, Callbacks called at Keras' hooks.
 //
+// src is a data.Dataset, which Fit shuffles and batches, or a *data.Stream,
+// read in order with each element a batch, as Keras' fit reads a tf.data
+// dataset or a generator: batching and shuffling are then the stream's
+// own (BatchSize is refused, Shuffle has no effect), and an epoch ends
+// when a pass of the stream ends, or after StepsPerEpoch batches, which a
+// stream without end needs (Fit says so before training). With
+// StepsPerEpoch other than the stream's length the epochs read on through
+// one pass, and a stream that runs out stops training with Keras' warning.
+// A stream's error (a generator's, a Map's) stops Fit with that error,
+// saying the epoch and step; its goroutines are stopped before Fit returns.
+//
 // Each epoch's shuffle depends only on the Seed and the epoch's number, so a
 // run resumed from a checkpoint (InitialEpoch, InitialStep) sees the same
 // batches as one that was never stopped.
@@ -436,7 +475,7 @@ func partsText(parts [][]int) string {
 //
 // While Fit runs, another Fit, Evaluate or Predict of the same model
 // returns an error that matches ErrBusy.
-func (m *Sequential) Fit(ctx context.Context, ds data.Dataset, opts ...Option) (*History, error) {
+func (m *Sequential) Fit(ctx context.Context, src data.Source, opts ...Option) (*History, error) {
 	if m == nil {
 		return nil, fmt.Errorf("fit: %w", ErrNilModel)
 	}
@@ -453,6 +492,17 @@ func (m *Sequential) Fit(ctx context.Context, ds data.Dataset, opts ...Option) (
 	}
 	if m.compiled == nil {
 		return nil, fmt.Errorf("fit: %w", m.notCompiled())
+	}
+	ds, _ := src.(data.Dataset)
+	switch s := src.(type) {
+	case *data.Stream:
+		return m.fitStream(ctx, cfg, s)
+	case data.Dataset, nil:
+	default:
+		return nil, fmt.Errorf("fit: the data is a %T: give a data.Dataset or a *data.Stream", src)
+	}
+	if err := m.checkValidationStream(&cfg); err != nil {
+		return nil, err
 	}
 	if err := m.checkData("fit", ds); err != nil {
 		return nil, err
@@ -514,7 +564,7 @@ func (m *Sequential) Fit(ctx context.Context, ds data.Dataset, opts ...Option) (
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
-	r := &fitRun{m: m, cfg: cfg, data: ds, validation: validation, steps: steps,
+	r := &fitRun{m: m, cfg: cfg, data: ds, validation: validation, valStream: cfg.valStream, steps: steps,
 		labels: m.labelLayoutOf(ds), order: make([]int, n), callbacks: cbs, weigh: weigh}
 	return r.run(ctx)
 }
@@ -524,11 +574,17 @@ type fitRun struct {
 	m                *Sequential
 	cfg              runConfig
 	data, validation data.Dataset
-	steps            int
-	labels           labelLayout
-	order            []int
-	callbacks        callbackList
-	hist             History
+	// valStream is the validation data when it is a stream; feed reads
+	// the training data when it is one (see stream.go).
+	valStream *data.Stream
+	feed      *streamFeed
+	// endedRows is the samples of the step whose batch hooks run.
+	endedRows int
+	steps     int
+	labels    labelLayout
+	order     []int
+	callbacks callbackList
+	hist      History
 	// weigh fills each batch's sample weights; nil: unweighted.
 	weigh func(idx []int, labels, dst []float32) error
 }
@@ -539,6 +595,9 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 	planner, _ := r.data.(data.BatchPlanner) // Prefetch: told each epoch's batches
 	if planner != nil {
 		defer planner.StopBatches()
+	}
+	if r.feed != nil {
+		defer r.feed.close()
 	}
 	params := Params{Epochs: cfg.epochs, InitialEpoch: cfg.initialEpoch, Steps: r.steps, Verbose: cfg.verbose, Output: cfg.out}
 	for _, cb := range r.callbacks {
@@ -570,9 +629,19 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		} else if planner != nil {
 			planner.PlanBatches(r.order, cfg.batchSize, first, r.steps)
 		}
+		if r.feed != nil {
+			r.feed.startEpoch()
+		}
 		entries, err := r.runEpoch(ctx, epoch, first)
-		if err != nil {
+		ranOut := errors.Is(err, errRanOut)
+		if err != nil && !ranOut {
 			return &r.hist, err
+		}
+		if ranOut {
+			r.warnRanOut(epoch)
+			if entries == nil {
+				break
+			}
 		}
 		logs := logsOf(entries)
 		if err := r.hooks("on_epoch_end", func(cb Callback) error { return cb.OnEpochEnd(epoch, logs) }); err != nil {
@@ -580,7 +649,7 @@ func (r *fitRun) run(ctx context.Context) (*History, error) {
 		}
 		r.hist.add(epoch, entriesOf(entries, logs))
 		last = logs
-		if m.stopTraining.Load() {
+		if ranOut || m.stopTraining.Load() {
 			break
 		}
 	}
@@ -654,7 +723,8 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, error) {
 	m, cfg := r.m, r.cfg
 	st := r.newStepper(epoch, first)
-	for step := first; step < r.steps; step++ {
+	ended := false // a stream's pass ended
+	for step := first; r.steps == 0 || step < r.steps; step++ {
 		if err := r.stopNow(ctx); err != nil {
 			if ferr := st.finish(); ferr != nil {
 				return nil, ferr
@@ -663,6 +733,18 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 			return nil, &InterruptedError{Epoch: epoch, Step: st.done, Epochs: cfg.epochs, Steps: r.steps, Err: err}
 		}
 		if err := st.step(step); err != nil {
+			if errors.Is(err, errStreamEnd) {
+				ended = true
+				break
+			}
+			if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+				// The stream's Next gave up waiting: the same as above.
+				if ferr := st.finish(); ferr != nil {
+					return nil, ferr
+				}
+				r.callbacks.interrupted()
+				return nil, &InterruptedError{Epoch: epoch, Step: st.done, Epochs: cfg.epochs, Steps: r.steps, Err: cerr}
+			}
 			return nil, err
 		}
 		if m.stopTraining.Load() {
@@ -673,7 +755,29 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 	if err := st.finish(); err != nil {
 		return nil, err
 	}
+	var ranOut error
+	if ended {
+		switch {
+		case st.done == 0 && r.steps == 0:
+			return nil, fmt.Errorf("fit: epoch %d/%d: the stream gave no batches: give it samples, or check its Take and Batch(n, dropRemainder)", epoch+1, cfg.epochs)
+		case r.steps == 0:
+			r.steps = st.done // the epoch's length, known from now on as in Keras
+		case st.done == first:
+			return nil, errRanOut
+		default:
+			ranOut = errRanOut
+		}
+	}
 	entries := st.entries
+	if r.valStream != nil {
+		valLogs, err := m.evaluateStream(context.WithoutCancel(ctx), r.valStream, cfg.validationSteps, nil, false)
+		if err != nil {
+			return nil, fmt.Errorf("fit: validation after epoch %d: %w", epoch+1, err)
+		}
+		for _, l := range valLogs {
+			entries = append(entries, logEntry{Name: "val_" + l.Name, Value: l.Value})
+		}
+	}
 	if r.validation != nil {
 		// Not interrupted: the epoch completes, and Fit stops before the next.
 		valLogs, err := m.evaluate(context.WithoutCancel(ctx), r.validation, cfg.batchSize, nil, false)
@@ -684,7 +788,7 @@ func (r *fitRun) runEpoch(ctx context.Context, epoch, first int) ([]logEntry, er
 			entries = append(entries, logEntry{Name: "val_" + l.Name, Value: l.Value})
 		}
 	}
-	return entries, nil
+	return entries, ranOut
 }
 
 // stepsFor is the number of batches of at most batchSize (> 0) that n

@@ -18,7 +18,12 @@ type progbarLogger struct {
 	throughput bool
 	batchSize  int // samples per step, the last step of an epoch taking what is left
 	samples    int // samples trained per full epoch
-	now        func() time.Time
+	// rows, when set, is the samples of a step (a stream's batches); target
+	// is the steps of an epoch once known, when Params.Steps is 0 (a
+	// stream's first epoch tells them, as in Keras).
+	rows   func(batch int) int
+	target int
+	now    func() time.Time
 
 	names []string         // the figures shown, in display order
 	bar   *progbar.Progbar // the running epoch's bar, nil between epochs
@@ -46,7 +51,11 @@ func (p *progbarLogger) OnEpochBegin(epoch int, _ Logs) error {
 	if _, err := fmt.Fprintf(p.Params.Output, "Epoch %d/%d\n", epoch+1, p.Params.Epochs); err != nil {
 		return fmt.Errorf("writing progress: %w", err)
 	}
-	p.bar = progbar.New(p.Params.Output, p.Params.Verbose, p.Params.Steps, p.now)
+	target := p.Params.Steps
+	if target == 0 {
+		target = p.target
+	}
+	p.bar = progbar.New(p.Params.Output, p.Params.Verbose, target, p.now)
 	if p.throughput {
 		p.bar.ShowThroughput()
 	}
@@ -59,7 +68,11 @@ func (p *progbarLogger) OnEpochBegin(epoch int, _ Logs) error {
 func (p *progbarLogger) AsyncBatchHooks() bool { return true }
 
 func (p *progbarLogger) OnTrainBatchEnd(batch int, logs Logs) error {
-	p.bar.CountSamples(min(p.batchSize, p.samples-batch*p.batchSize))
+	if p.rows != nil {
+		p.bar.CountSamples(p.rows(batch))
+	} else {
+		p.bar.CountSamples(min(p.batchSize, p.samples-batch*p.batchSize))
+	}
 	p.done, p.last = batch+1, p.entries(logs)
 	p.bar.Update(p.done, p.last)
 	return nil
@@ -68,6 +81,9 @@ func (p *progbarLogger) OnTrainBatchEnd(batch int, logs Logs) error {
 func (p *progbarLogger) OnEpochEnd(_ int, logs Logs) error {
 	bar := p.bar
 	p.bar = nil
+	if p.Params.Steps == 0 && p.target == 0 {
+		p.target = p.done
+	}
 	if err := bar.Finish(p.done, p.entries(logs)); err != nil {
 		return fmt.Errorf("writing progress: %w", err)
 	}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -82,8 +83,16 @@ var pipelineAlways = false
 func (s *stepper) step(step int) error {
 	r, m := s.r, s.r.m
 	c := m.compiled
-	lo := step * r.cfg.batchSize // below n: step < steps
-	idx := r.order[lo : lo+min(r.cfg.batchSize, len(r.order)-lo)]
+	idx, err := r.batch(step)
+	if err != nil {
+		if !errors.Is(err, errStreamEnd) {
+			err = s.stepError(step, err)
+		}
+		if ferr := s.finish(); ferr != nil {
+			return ferr
+		}
+		return err
+	}
 	mine := idx
 	if st := c.strategy; st != nil {
 		mine = shard(idx, st.Rank(), st.Size())
@@ -161,6 +170,9 @@ func (s *stepper) abandon() {
 }
 
 func (s *stepper) stepError(step int, err error) error {
+	if s.r.steps == 0 { // a stream's first epoch: the steps are not known
+		return fmt.Errorf("fit: epoch %d/%d, step %d: %w", s.epoch+1, s.r.cfg.epochs, step+1, err)
+	}
 	return fmt.Errorf("fit: epoch %d/%d, step %d/%d: %w", s.epoch+1, s.r.cfg.epochs, step+1, s.r.steps, err)
 }
 
@@ -180,6 +192,7 @@ func (s *stepper) endBatch(step, batch int, loss float64) error {
 			ErrNonFiniteLoss, loss, c.optimizer.LearningRate()))
 	}
 	s.done = step + 1
+	r.endedRows = batch
 	s.lossMean.Add(loss, float64(batch))
 	s.entries[0] = logEntry{Name: "loss", Value: s.lossMean.Result()}
 	for i, mt := range c.metrics {

@@ -243,3 +243,27 @@ func TestClearLeavesNothing(t *testing.T) {
 		t.Errorf("after Clear the terminal shows %q", rows)
 	}
 }
+
+// TestUnknownTarget: with the steps not known (a stream read to its end)
+// the live line is Keras' "     12/Unknown - 3s 250ms/step", and the final
+// line takes the steps done as the target, as Keras' ProgbarLogger does.
+func TestUnknownTarget(t *testing.T) {
+	var out bytes.Buffer
+	clock := &manualClock{}
+	p := newProgbar(&out, 1, 0, clock.now, true, columns(100))
+	for step := 1; step <= 12; step++ {
+		clock.t = time.Duration(step) * 250 * time.Millisecond
+		p.Update(step, []Entry{{"loss", 0.5}})
+	}
+	rows, cursor := screen(out.String(), 100)
+	if want := "     12/Unknown - 3s 250ms/step - loss: 0.5000"; strings.TrimSpace(rows[cursor]) != strings.TrimSpace(want) {
+		t.Errorf("live line %q, want %q", rows[cursor], want)
+	}
+	if err := p.Finish(12, []Entry{{"loss", 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, cursor = screen(out.String(), 100)
+	if want := "12/12 [==============================] - 3s 250ms/step - loss: 0.5000"; rows[cursor-1] != want {
+		t.Errorf("final line %q, want %q", rows[cursor-1], want)
+	}
+}

@@ -51,12 +51,14 @@ type Progbar struct {
 	throughput            bool
 	samples, firstSamples int
 	lastStep              time.Time // when the last step ended
+	current               int       // the last step Update was told of
 }
 
 // interval is Keras' least time between two drawings of the live line.
 const interval = 50 * time.Millisecond
 
-// New starts a Progbar of target steps writing to w, timed by now
+// New starts a Progbar of target steps writing to w (0: not known, as for
+// a stream read to its end; Finish then takes the steps done for it), timed by now
 // (time.Now outside tests); the time it is called is the start.
 func New(w io.Writer, verbose, target int, now func() time.Time) *Progbar {
 	return newProgbar(w, verbose, target, now, term.IsTerminal(w), func() (int, bool) { return term.Width(w) })
@@ -103,16 +105,22 @@ func (p *Progbar) Clear() {
 // every 50 ms as Keras does; the last step is left to Finish.
 func (p *Progbar) Update(current int, logs []Entry) {
 	now := p.now()
-	p.lastStep = now
+	p.lastStep, p.current = now, current
 	if current == 1 {
 		p.afterFirst = now
 	}
-	if p.bar == nil || current >= p.target || (!p.drawn.IsZero() && now.Sub(p.drawn) < interval) {
+	if p.bar == nil || (p.target > 0 && current >= p.target) || (!p.drawn.IsZero() && now.Sub(p.drawn) < interval) {
 		return
 	}
 	p.drawn = now
-	eta := p.stepDuration(current, now) * time.Duration(p.target-current)
-	fields := []string{countString(current, p.target) + " " + barString(current, p.target) + " - ETA: " + formatETA(eta)}
+	var fields []string
+	if p.target > 0 {
+		eta := p.stepDuration(current, now) * time.Duration(p.target-current)
+		fields = []string{countString(current, p.target) + " " + barString(current, p.target) + " - ETA: " + formatETA(eta)}
+	} else {
+		// Keras' line when the steps are not known: "     12/Unknown - 3s 10ms/step".
+		fields = []string{fmt.Sprintf("%7d/Unknown - %.0fs", current, now.Sub(p.start).Seconds()) + formatPerUnit(p.stepDuration(current, now), "step")}
+	}
 	for _, l := range logs {
 		fields = append(fields, formatLogs([]Entry{l}))
 	}
@@ -158,9 +166,16 @@ func (p *Progbar) stepDuration(current int, now time.Time) time.Duration {
 	return now.Sub(p.start) / time.Duration(current)
 }
 
-// Finish ends the epoch at step current and writes the final line.
+// Done is the last step Update was told of, 0 before any.
+func (p *Progbar) Done() int { return p.current }
+
+// Finish ends the epoch at step current and writes the final line; a
+// target not known is taken to be current, as Keras does.
 func (p *Progbar) Finish(current int, logs []Entry) error {
 	now := p.now()
+	if p.target <= 0 {
+		p.target = current
+	}
 	if p.bar != nil {
 		_ = p.bar.Clear()
 	}
