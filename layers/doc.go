@@ -2,7 +2,8 @@
 // names, arguments and defaults: Input, Dense, Activation, Flatten and
 // Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
 // AveragePooling2D, their 1D and global forms); Dropout;
-// BatchNormalization and LayerNormalization; Embedding; the merge layers
+// BatchNormalization and LayerNormalization; Embedding; the recurrent
+// layers SimpleRNN, LSTM and GRU; the merge layers
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
 // UpSampling2D; Identity and the activation layers ReLU, LeakyReLU, ELU
 // and PReLU (NewReLU, NewLeakyReLU, NewELU, NewPReLU); the preprocessing layers
@@ -28,6 +29,7 @@
 //	layers.MaxPooling2D(layers.PoolSize(2), layers.Strides(2))
 //	layers.Dropout(0.25, layers.Seed(7))
 //	layers.BatchNormalization(layers.Momentum(0.9))
+//	layers.LSTM(64, layers.ReturnSequences())
 //	layers.Dot(1, layers.Normalize()) // keras.layers.Dot(axes=1, normalize=True)
 //	layers.DotAxes(2, 1)              // keras.layers.Dot(axes=(2, 1))
 //	layers.Rescaling(1.0/255, 0)      // keras.layers.Rescaling(1/255)
