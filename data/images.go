@@ -8,6 +8,7 @@ import (
 	_ "image/gif"  // GIF decoder for image.Decode
 	_ "image/jpeg" // JPEG decoder
 	_ "image/png"  // PNG decoder
+	"io"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -394,16 +395,47 @@ func (f *ImageFolder) load(path string, dst []float32) error {
 		return err
 	}
 	defer r.Close()
-	img, _, err := image.Decode(r)
-	if err != nil {
+	if err := decodeImage(r, dst, f.height, f.width, f.channels, f.crop, f.nearest); err != nil {
 		return fmt.Errorf("decoding %s: %w", path, err)
 	}
-	b := img.Bounds()
-	if f.crop {
-		b = cropToAspect(b, f.height, f.width)
+	return nil
+}
+
+// DecodeImage decodes a BMP, GIF, JPEG or PNG image from r and writes it
+// into dst resized to height × width (bilinear, as TensorFlow's resize
+// without antialiasing) with channels 1 (grayscale), 3 (RGB) or 4 (RGBA),
+// as float32 values in [0, 255]: the pixels ImageDatasetFromDirectory
+// gives, for a Stream's Map over images held elsewhere (in memory, in an
+// archive), as tf.io.decode_image and tf.image.resize in a tf.data map.
+// dst must hold height·width·channels values.
+func DecodeImage(r io.Reader, dst []float32, height, width, channels int) error {
+	switch {
+	case height <= 0 || width <= 0:
+		return fmt.Errorf("data.DecodeImage: size %d×%d: give a positive height and width", height, width)
+	case channels != 1 && channels != 3 && channels != 4:
+		return fmt.Errorf("data.DecodeImage: %d channels: give 1, 3 or 4", channels)
+	case len(dst) != height*width*channels:
+		return fmt.Errorf("data.DecodeImage: dst holds %d values, want %d×%d×%d = %d", len(dst), height, width, channels, height*width*channels)
 	}
-	src := pixels(img, b, f.channels)
-	resize(src, b.Dy(), b.Dx(), f.channels, dst, f.height, f.width, f.nearest)
+	if err := decodeImage(r, dst, height, width, channels, false, false); err != nil {
+		return fmt.Errorf("data.DecodeImage: %w", err)
+	}
+	return nil
+}
+
+// decodeImage decodes an image and writes it resized into dst, its
+// center cropped to the aspect ratio first when crop is set.
+func decodeImage(r io.Reader, dst []float32, height, width, channels int, crop, nearest bool) error {
+	img, _, err := image.Decode(r)
+	if err != nil {
+		return err
+	}
+	b := img.Bounds()
+	if crop {
+		b = cropToAspect(b, height, width)
+	}
+	src := pixels(img, b, channels)
+	resize(src, b.Dy(), b.Dx(), channels, dst, height, width, nearest)
 	return nil
 }
 
