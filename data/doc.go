@@ -45,6 +45,30 @@
 //
 //	ds, err := data.Map(images, []int{64, 64, 3}, nil, 0, crop) // then data.Prefetch(data.Cache(ds))
 //
+// A Stream is data read in order, perhaps without end, as Keras' fit reads
+// a Python generator or a tf.data pipeline: FromFunc calls a function for
+// sample 0, 1, 2, ... of each pass (a count of samples, Infinite, or
+// Unknown for the function to end a pass with io.EOF), FromDataset reads a
+// Dataset in order, and NewStream takes an Iterator of your own (a file
+// read from its start). Its methods chain as tf.data's do, each returning
+// a new Stream: Map (on several goroutines, the order kept), Shuffle (a
+// buffer, seeded, reshuffled each pass), Batch, Take, Repeat (-1: without
+// end), Cache (in memory, or a file written whole or not at all) and
+// Prefetch (batches made on a goroutine while the model trains):
+//
+//	train := data.FromFunc(data.Infinite, []int{28, 28}, []int{10}, generate).
+//		Shuffle(1000, 7).Batch(32, false).Prefetch(2)
+//	h, err := model.Fit(ctx, train, nn.Epochs(10), nn.StepsPerEpoch(100))
+//
+// Fit, Evaluate and Predict take a Stream as they take a Dataset, each of
+// its elements a batch; a stream without end needs StepsPerEpoch (Steps
+// for Evaluate and Predict), and a finite one ends an epoch when a pass
+// ends. Open reads a pass by hand: Next gives Batch after Batch until
+// io.EOF, and Close stops the goroutines reading ahead. A mistake in an
+// argument is kept and returned by Err and Open, naming the method, so
+// that calls chain; an error in a generator or a Map ends the pass with
+// that error, naming the sample.
+//
 // Predictions are a model's outputs as plain Go values (Row, Rows, Argmax).
 //
 // Every constructor checks what it is given and returns an error naming

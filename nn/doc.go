@@ -71,9 +71,11 @@
 //
 // # Data
 //
-// Fit and Evaluate take a data.Dataset, Predict takes data.Inputs and
-// returns data.Predictions (PredictTensor returns a gorgonia tensor): see
-// package data for slices, tensors, functions and prefetching.
+// Fit and Evaluate take a data.Dataset or a *data.Stream (data read in
+// order, perhaps without end, each element a batch: give StepsPerEpoch for
+// one without end), Predict takes data.Inputs or either and returns
+// data.Predictions (PredictTensor returns a gorgonia tensor): see package
+// data for slices, tensors, functions, streams and prefetching.
 //
 // Fit's ClassWeight and SampleWeight weigh each sample's loss as Keras'
 // class_weight and sample_weight do.
