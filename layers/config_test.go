@@ -123,6 +123,8 @@ var configCases = []struct {
 		`{"class_name":"SimpleRNN","config":{"activation":"tanh","activity_regularizer":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0,"go_backwards":false,"kernel_initializer":{"class_name":"GlorotUniform","config":{}},"kernel_regularizer":null,"name":"","recurrent_dropout":0,"recurrent_initializer":{"class_name":"Orthogonal","config":{"gain":1}},"recurrent_regularizer":null,"return_sequences":false,"return_state":false,"stateful":false,"units":4,"unroll":false,"use_bias":true}}`},
 	{LSTM(3, ReturnSequences(), GoBackwards(), Named("l"), RecurrentActivation(HardSigmoid), WithoutUnitForgetBias()), []int{3, 2},
 		`{"class_name":"LSTM","config":{"activation":"tanh","activity_regularizer":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0,"go_backwards":true,"kernel_initializer":{"class_name":"GlorotUniform","config":{}},"kernel_regularizer":null,"name":"l","recurrent_activation":"hard_sigmoid","recurrent_dropout":0,"recurrent_initializer":{"class_name":"Orthogonal","config":{"gain":1}},"recurrent_regularizer":null,"return_sequences":true,"return_state":false,"stateful":false,"unit_forget_bias":false,"units":3,"unroll":false,"use_bias":true}}`},
+	{GRU(2, ResetAfter(false), Named("g")), []int{3, 2},
+		`{"class_name":"GRU","config":{"activation":"tanh","activity_regularizer":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0,"go_backwards":false,"kernel_initializer":{"class_name":"GlorotUniform","config":{}},"kernel_regularizer":null,"name":"g","recurrent_activation":"sigmoid","recurrent_dropout":0,"recurrent_initializer":{"class_name":"Orthogonal","config":{"gain":1}},"recurrent_regularizer":null,"reset_after":false,"return_sequences":false,"return_state":false,"stateful":false,"units":2,"unroll":false,"use_bias":true}}`},
 	{GRU(2, WithoutBias(), RecurrentInitializer(GlorotUniform()), Sigmoid), []int{3, 2},
 		`{"class_name":"GRU","config":{"activation":"sigmoid","activity_regularizer":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0,"go_backwards":false,"kernel_initializer":{"class_name":"GlorotUniform","config":{}},"kernel_regularizer":null,"name":"","recurrent_activation":"sigmoid","recurrent_dropout":0,"recurrent_initializer":{"class_name":"GlorotUniform","config":{}},"recurrent_regularizer":null,"reset_after":true,"return_sequences":false,"return_state":false,"stateful":false,"units":2,"unroll":false,"use_bias":false}}`},
 }
@@ -388,7 +390,7 @@ func TestFromConfigErrors(t *testing.T) {
 		{Config{"Dense", map[string]any{"units": 2, "kernel_initializer": Config{"LecunNormal", nil}}},
 			[]string{"kernel_initializer", `unknown initializer class "LecunNormal"`, "GlorotUniform"}},
 		{Config{"LSTM", map[string]any{"units": 2, "dropout": 0.5}}, []string{"dropout = 0.5", "takes 0 only"}},
-		{Config{"GRU", map[string]any{"units": 2, "reset_after": false}}, []string{"reset_after = false"}},
+		{Config{"LSTM", map[string]any{"units": 2, "reset_after": false}}, []string{`unknown argument "reset_after"`}},
 		{Config{"SimpleRNN", map[string]any{"units": 2, "return_state": true}}, []string{"return_state = true"}},
 		{Config{"SimpleRNN", map[string]any{"units": 2, "recurrent_activation": "sigmoid"}}, []string{`unknown argument "recurrent_activation"`}},
 		{Config{"LSTM", map[string]any{}}, []string{`argument "units" is missing`}},

@@ -86,6 +86,15 @@ func GoBackwards() RecurrentOption {
 	return recurrentOption(func(l *RecurrentLayer) { l.goBackwards = true })
 }
 
+// ResetAfter sets where a GRU applies its reset gate (Keras'
+// reset_after): true, the default, to the recurrent kernel's product
+// (r·(h·R_h + b_rec), with a bias of (2, 3·units)), as Keras 2.3 and
+// later and PyTorch do; false, Keras 2.0 to 2.2's default, before it
+// ((r·h)·R_h, with a bias of 3·units). Other layers ignore it.
+func ResetAfter(on bool) RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.resetAfter = on })
+}
+
 // WithoutUnitForgetBias makes an LSTM start its forget gate's bias from
 // the bias initializer like the others' (Keras' unit_forget_bias=False);
 // by default it starts at 1.
@@ -111,14 +120,14 @@ type RecurrentLayer struct {
 	units                           int
 	activation, recurrentActivation Activation
 	recurrentInit                   Initializer
-	unitForgetBias                  bool
+	unitForgetBias, resetAfter      bool
 	returnSequences, goBackwards    bool
 	kernel, recurrent, bias         *Param
 }
 
 func newRecurrent(cell cellKind, units int, opts []RecurrentOption) *RecurrentLayer {
 	l := &RecurrentLayer{cell: cell, units: units, weights: defaultWeights(), activation: Tanh, recurrentActivation: Sigmoid,
-		recurrentInit: Orthogonal(1), unitForgetBias: cell == lstmCell}
+		recurrentInit: Orthogonal(1), unitForgetBias: cell == lstmCell, resetAfter: true}
 	for _, o := range opts {
 		if o != nil {
 			o.applyRecurrent(l)
@@ -204,7 +213,7 @@ func (l *RecurrentLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
 	gu := l.cell.gates() * l.units
 	ws := []WeightShape{{"kernel", []int{inputShape[1], gu}}, {"recurrent_kernel", []int{l.units, gu}}}
 	if l.useBias {
-		if l.cell == gruCell {
+		if l.cell == gruCell && l.resetAfter {
 			ws = append(ws, WeightShape{"bias", []int{2, gu}})
 		} else {
 			ws = append(ws, WeightShape{"bias", []int{gu}})
@@ -299,7 +308,7 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node) (*gorgonia.Node,
 	var inBias, recBias *gorgonia.Node
 	if len(params) == 3 {
 		inBias = params[2]
-		if l.cell == gruCell {
+		if l.cell == gruCell && l.resetAfter {
 			rows, err := ops.Reshape(params[2], []int{1, 2, 1, gu}, true)
 			if err != nil {
 				return nil, err
@@ -329,6 +338,20 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node) (*gorgonia.Node,
 		return nil, err
 	}
 	c := recurrence{l: l, rec: rec, recBias: recBias, batch: batch}
+	if l.cell == gruCell && !l.resetAfter {
+		// The recurrent kernel's z and r columns, and its h columns,
+		// which multiply the state after the reset.
+		blocks, err := ops.Reshape(rec, []int{1, l.units, 3, l.units}, true)
+		if err != nil {
+			return nil, err
+		}
+		if c.rec, err = cropTo(blocks, []int{l.units, 2 * l.units}, 0, 0, 0, 1); err != nil {
+			return nil, err
+		}
+		if c.recH, err = cropTo(blocks, []int{l.units, l.units}, 0, 0, 2, 0); err != nil {
+			return nil, err
+		}
+	}
 	outs := make([]*gorgonia.Node, 0, steps)
 	var h, cell *gorgonia.Node
 	for k := range steps {
@@ -399,13 +422,16 @@ type recurrence struct {
 	l       *RecurrentLayer
 	rec     *gorgonia.Node // the recurrent kernel
 	recBias *gorgonia.Node // GRU's recurrent bias, or nil
-	batch   int
+	// recH is the h columns of the recurrent kernel of a GRU without
+	// reset_after, whose rec then holds its z and r columns.
+	recH  *gorgonia.Node
+	batch int
 }
 
 // gate is block k of the gates z, (rows, G·units).
 func (c recurrence) gate(z *gorgonia.Node, k int) (*gorgonia.Node, error) {
-	g, u := c.l.cell.gates(), c.l.units
-	rows := z.Shape()[0]
+	u := c.l.units
+	rows, g := z.Shape()[0], z.Shape()[1]/u
 	blocks, err := ops.Reshape(z, []int{rows, 1, g, u}, true)
 	if err != nil {
 		return nil, err
@@ -438,6 +464,9 @@ func (c recurrence) step(xp, h, cell *gorgonia.Node) (hNext, cellNext *gorgonia.
 		if inner, err = ops.Reshape(c.recBias, []int{1, c.recBias.Shape()[0]}, true); err != nil {
 			return nil, nil, err
 		}
+	}
+	if l.cell == gruCell && c.recH != nil {
+		return c.gruResetBefore(xp, h, inner)
 	}
 	if l.cell == gruCell {
 		return c.gru(xp, h, inner)
@@ -534,8 +563,65 @@ func (c recurrence) gru(xp, h, inner *gorgonia.Node) (*gorgonia.Node, *gorgonia.
 	if err != nil {
 		return nil, nil, err
 	}
-	// z·h + (1-z)·ĥ = ĥ + z·(h - ĥ); with a zero state, ĥ - z·ĥ.
-	diff := h
+	return c.mix(z, h, cand)
+}
+
+// gruResetBefore is GRU's step without reset_after: inner is
+// h·(the z and r columns of the recurrent kernel), nil for a zero state;
+// ĥ = tanh(x_h + (r·h)·R_h).
+func (c recurrence) gruResetBefore(xp, h, inner *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
+	l := c.l
+	gates := make([]*gorgonia.Node, 2)
+	for k := range gates {
+		if k == 1 && h == nil {
+			continue // the reset gate of a zero state
+		}
+		zk, err := c.gate(xp, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if inner != nil {
+			rk, err := c.gate(inner, k)
+			if err != nil {
+				return nil, nil, err
+			}
+			if zk, err = ops.Add(zk, rk); err != nil {
+				return nil, nil, err
+			}
+		}
+		if gates[k], err = activate(l.recurrentActivation, zk); err != nil {
+			return nil, nil, err
+		}
+	}
+	xh, err := c.gate(xp, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h != nil {
+		reset, err := ops.Multiply(gates[1], h)
+		if err != nil {
+			return nil, nil, err
+		}
+		rh, err := ops.Affine(reset, c.recH, nil, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		if xh, err = ops.Add(xh, rh); err != nil {
+			return nil, nil, err
+		}
+	}
+	cand, err := activate(l.activation, xh)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.mix(gates[0], h, cand)
+}
+
+// mix is GRU's new state z·h + (1-z)·ĥ, computed as ĥ + z·(h - ĥ); with a
+// zero state (h nil), ĥ - z·ĥ.
+func (c recurrence) mix(z, h, cand *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
+	var diff *gorgonia.Node
+	var err error
 	if h == nil {
 		if diff, err = ops.Scale(cand, -1); err != nil {
 			return nil, nil, err
@@ -554,7 +640,7 @@ func (c recurrence) gru(xp, h, inner *gorgonia.Node) (*gorgonia.Node, *gorgonia.
 // Config returns "SimpleRNN", "LSTM" or "GRU" with Keras' arguments:
 // name, units, activation, recurrent_activation (LSTM, GRU), use_bias,
 // the initializers and regularizers, unit_forget_bias (LSTM), reset_after
-// (GRU, true), return_sequences, go_backwards, and the arguments gokeras
+// (GRU), return_sequences, go_backwards, and the arguments gokeras
 // takes at Keras' defaults only (dropout and recurrent_dropout 0,
 // return_state, stateful and unroll false).
 func (l *RecurrentLayer) Config() (Config, error) {
@@ -576,14 +662,14 @@ func (l *RecurrentLayer) Config() (Config, error) {
 		args["unit_forget_bias"] = l.unitForgetBias
 	case gruCell:
 		args["recurrent_activation"] = l.recurrentActivation.String()
-		args["reset_after"] = true
+		args["reset_after"] = l.resetAfter
 	}
 	return Config{ClassName: l.Type(), Config: args}, nil
 }
 
 // recurrentFromConfig reads a Keras SimpleRNN, LSTM or GRU config. The
 // arguments of what gokeras does not do yet (dropout, return_state,
-// stateful, time_major, GRU's reset_after=False) are taken at Keras'
+// stateful, time_major) are taken at Keras'
 // defaults only; those that change nothing computed (implementation,
 // unroll, zero_output_for_mask, seed) at any value.
 func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error) {
@@ -634,8 +720,6 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 			return nil, notYet("recurrent_regularizer", a.RecurrentRegularizer.ClassName, "None")
 		case a.ResetAfter != nil && cell != gruCell:
 			return nil, fmt.Errorf("unknown argument \"reset_after\": only GRU takes it")
-		case a.ResetAfter != nil && !*a.ResetAfter:
-			return nil, notYet("reset_after", "false", "true (Keras 2.3's default and later, whose bias is (2, 3·units))")
 		case a.UnitForgetBias != nil && cell != lstmCell:
 			return nil, fmt.Errorf("unknown argument \"unit_forget_bias\": only LSTM takes it")
 		case a.RecurrentActivation != nil && cell == simpleRNNCell:
@@ -672,6 +756,9 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 		}
 		if a.UnitForgetBias != nil && !*a.UnitForgetBias {
 			opts = append(opts, WithoutUnitForgetBias())
+		}
+		if a.ResetAfter != nil {
+			opts = append(opts, ResetAfter(*a.ResetAfter))
 		}
 		if a.ReturnSequences {
 			opts = append(opts, ReturnSequences())

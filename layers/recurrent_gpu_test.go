@@ -18,6 +18,7 @@ func TestRecurrentOnGPU(t *testing.T) {
 		func() layers.Layer { return layers.SimpleRNN(4, layers.ReturnSequences()) },
 		func() layers.Layer { return layers.LSTM(4) },
 		func() layers.Layer { return layers.GRU(4, layers.GoBackwards()) },
+		func() layers.Layer { return layers.GRU(4, layers.ResetAfter(false)) },
 	} {
 		var losses [2][]float64
 		for i, dev := range []string{"/CPU:0", "/GPU:0"} {

@@ -108,6 +108,20 @@ func TestRecurrentHandComputed(t *testing.T) {
 		}
 		return hs
 	}
+	// GRU without reset_after: one bias, the reset before the product.
+	gb2 := []float64{0.1, -0.1, 0.2}
+	gruBefore := func(x1, x2 float64) []float64 {
+		h := 0.0
+		var hs []float64
+		for _, v := range []float64{x1, x2} {
+			z := sigmoid(gk[0]*v + gb2[0] + gr[0]*h)
+			r := sigmoid(gk[1]*v + gb2[1] + gr[1]*h)
+			hh := math.Tanh(gk[2]*v + gb2[2] + gr[2]*(r*h))
+			h = z*h + (1-z)*hh
+			hs = append(hs, h)
+		}
+		return hs
+	}
 	cases := []struct {
 		name string
 		make func(...RecurrentOption) *RecurrentLayer
@@ -117,6 +131,7 @@ func TestRecurrentHandComputed(t *testing.T) {
 		{"SimpleRNN", func(o ...RecurrentOption) *RecurrentLayer { return SimpleRNN(1, o...) }, [][]float64{{0.5}, {-1}, {0.1}}, rnn},
 		{"LSTM", func(o ...RecurrentOption) *RecurrentLayer { return LSTM(1, o...) }, [][]float64{wk, wr, wb}, lstm},
 		{"GRU", func(o ...RecurrentOption) *RecurrentLayer { return GRU(1, o...) }, [][]float64{gk, gr, gb}, gru},
+		{"GRU/reset_after=false", func(o ...RecurrentOption) *RecurrentLayer { return GRU(1, append(o, ResetAfter(false))...) }, [][]float64{gk, gr, gb2}, gruBefore},
 	}
 	for _, c := range cases {
 		for _, backwards := range []bool{false, true} {
@@ -175,7 +190,8 @@ func TestRecurrentGradients(t *testing.T) {
 		"LSTM":      func(o ...RecurrentOption) *RecurrentLayer { return LSTM(units, o...) },
 		"GRU":       func(o ...RecurrentOption) *RecurrentLayer { return GRU(units, o...) },
 	}
-	for _, name := range []string{"SimpleRNN", "LSTM", "GRU"} {
+	makers["GRU/reset_after=false"] = func(o ...RecurrentOption) *RecurrentLayer { return GRU(units, append(o, ResetAfter(false))...) }
+	for _, name := range []string{"SimpleRNN", "LSTM", "GRU", "GRU/reset_after=false"} {
 		for _, opts := range [][]RecurrentOption{nil, {ReturnSequences()}, {GoBackwards()}, {GoBackwards(), ReturnSequences()}, {WithoutBias(), ReturnSequences()}} {
 			l := makers[name](opts...)
 			label := fmt.Sprintf("%s/sequences=%t/backwards=%t/bias=%t", name, l.returnSequences, l.goBackwards, l.useBias)
@@ -249,6 +265,7 @@ func TestRecurrentShapes(t *testing.T) {
 		{LSTM(128), 98816, "kernel [64 512] recurrent_kernel [128 512] bias [512]", []int{128}},
 		{GRU(128), 74496, "kernel [64 384] recurrent_kernel [128 384] bias [2 384]", []int{128}},
 		{LSTM(8, ReturnSequences(), WithoutBias()), 4 * (64*8 + 8*8), "kernel [64 32] recurrent_kernel [8 32]", []int{10, 8}},
+		{GRU(128, ResetAfter(false)), 74112, "kernel [64 384] recurrent_kernel [128 384] bias [384]", []int{128}},
 	}
 	for _, c := range cases {
 		out, err := c.l.Build([]int{10, 64}, rand.New(rand.NewPCG(1, 2)))
