@@ -474,6 +474,12 @@ func binaryGrad[T float](kind BinaryKind, wrt int, l BroadcastLayout, a, b, dy, 
 	for k, s := nd-1, 1; k >= 0; k-- {
 		os[k], s = s, s*l.Dims[k]
 	}
+	if sameLayout(l, os) {
+		// Neither input is broadcast: each value has one term (the
+		// general loop's sum of one term, to the same bits).
+		elementGrad(kind, wrt, a, b, dy, out)
+		return
+	}
 	var kept, reduced []int
 	nr := 1
 	for k := range nd {
@@ -513,6 +519,43 @@ func binaryGrad[T float](kind BinaryKind, wrt int, l BroadcastLayout, a, b, dy, 
 			}
 		}
 		out[e] = T(sum)
+	}
+}
+
+// sameLayout says whether both inputs of layout l have the output's
+// strides os: neither is broadcast.
+func sameLayout(l BroadcastLayout, os []int) bool {
+	for k := range os {
+		if l.StrideA[k] != os[k] || l.StrideB[k] != os[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// elementGrad is binaryGrad of inputs that are not broadcast: out[e] is
+// the one term of value e, the loops of Add, Subtract and Multiply
+// written out.
+func elementGrad[T float](kind BinaryKind, wrt int, a, b, dy, out []T) {
+	switch {
+	case kind == BinaryAdd || (kind == BinarySubtract && wrt == 0):
+		copy(out, dy)
+	case kind == BinarySubtract:
+		for e := range out {
+			out[e] = -dy[e]
+		}
+	case kind == BinaryMultiply && wrt == 0:
+		for e := range out {
+			out[e] = dy[e] * b[e]
+		}
+	case kind == BinaryMultiply:
+		for e := range out {
+			out[e] = dy[e] * a[e]
+		}
+	default:
+		for e := range out {
+			out[e] = gradTerm(kind, wrt, a[e], b[e], dy[e])
+		}
 	}
 }
 
