@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gokeras/gokeras/internal/leaktest"
 )
 
 // counting is a stream of n samples (Unknown: n, then io.EOF) whose sample
@@ -72,20 +74,6 @@ func flat(bs []Batch) []int {
 		out = append(out, e...)
 	}
 	return out
-}
-
-// noLeak fails the test when, within a second, the goroutines running are
-// not back to before.
-func noLeak(t testing.TB, before int) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines running, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestStreamBatchTakeRepeat(t *testing.T) {
@@ -226,7 +214,7 @@ func TestStreamErrors(t *testing.T) {
 			if errors.Is(err, boom) != strings.Contains(tc.want, "boom") {
 				t.Errorf("error %v does not wrap the function's", err)
 			}
-			noLeak(t, before)
+			leaktest.Check(t, before)
 		})
 	}
 }
@@ -255,7 +243,7 @@ func TestPrefetchAndMapKeepTheOrder(t *testing.T) {
 				}
 			}
 		}
-		noLeak(t, before)
+		leaktest.Check(t, before)
 	}
 }
 
@@ -286,7 +274,7 @@ func TestStreamGoroutinesStop(t *testing.T) {
 		if _, err := it.Next(); err == nil {
 			t.Error("Next after Close gave an element")
 		}
-		noLeak(t, before)
+		leaktest.Check(t, before)
 	})
 	t.Run("cancel", func(t *testing.T) {
 		before := runtime.NumGoroutine()
@@ -305,7 +293,7 @@ func TestStreamGoroutinesStop(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v after cancelling, want context.Canceled", err)
 		}
-		noLeak(t, before+0) // the goroutines end even before Close
+		leaktest.Check(t, before+0) // the goroutines end even before Close
 		_ = it.Close()
 	})
 	t.Run("blocked generator", func(t *testing.T) {
@@ -329,7 +317,7 @@ func TestStreamGoroutinesStop(t *testing.T) {
 		if err := <-closed; err != nil {
 			t.Fatal(err)
 		}
-		noLeak(t, before)
+		leaktest.Check(t, before)
 	})
 }
 

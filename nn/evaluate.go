@@ -111,16 +111,22 @@ func (m *Sequential) evaluate(ctx context.Context, ds data.Dataset, batchSize in
 		if err != nil {
 			return nil, fmt.Errorf("evaluate: samples %d to %d: %w", lo, lo+len(idx)-1, err)
 		}
-		lossMean.Add(loss, float64(len(idx)))
-		logs[0] = logEntry{Name: "loss", Value: lossMean.Result()}
-		for i, mt := range c.metrics {
-			logs[1+i] = logEntry{Name: c.metricNames[i], Value: mt.Result()}
-		}
+		c.addToLogs(logs, &lossMean, loss, len(idx))
 		if bar != nil {
 			bar.Update(step, logs)
 		}
 	}
 	return logs, nil
+}
+
+// addToLogs adds the loss of a batch of rows samples to the running mean
+// and sets logs to the running figures: the loss, then the metrics.
+func (c *compiled) addToLogs(logs []logEntry, lossMean *metrics.Mean, loss float64, rows int) {
+	lossMean.Add(loss, float64(rows))
+	logs[0] = logEntry{Name: "loss", Value: lossMean.Result()}
+	for i, mt := range c.metrics {
+		logs[1+i] = logEntry{Name: c.metricNames[i], Value: mt.Result()}
+	}
 }
 
 // evalShard evaluates the batch idx, or with a strategy this replica's

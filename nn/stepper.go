@@ -193,11 +193,7 @@ func (s *stepper) endBatch(step, batch int, loss float64) error {
 	}
 	s.done = step + 1
 	r.endedRows = batch
-	s.lossMean.Add(loss, float64(batch))
-	s.entries[0] = logEntry{Name: "loss", Value: s.lossMean.Result()}
-	for i, mt := range c.metrics {
-		s.entries[1+i] = logEntry{Name: c.metricNames[i], Value: mt.Result()}
-	}
+	c.addToLogs(s.entries, &s.lossMean, loss, batch)
 	if len(r.callbacks) > 0 {
 		logs := logsOf(s.entries)
 		if err := r.hooks("on_train_batch_end", func(cb Callback) error { return cb.OnTrainBatchEnd(step, logs) }); err != nil {

@@ -292,11 +292,7 @@ func (m *Sequential) evaluateStream(ctx context.Context, s *data.Stream, steps i
 			return nil, fmt.Errorf("evaluate: batch %d (samples %d to %d): %w", step, seen, seen+len(idx)-1, err)
 		}
 		seen += len(idx)
-		lossMean.Add(loss, float64(len(idx)))
-		logs[0] = logEntry{Name: "loss", Value: lossMean.Result()}
-		for i, mt := range c.metrics {
-			logs[1+i] = logEntry{Name: c.metricNames[i], Value: mt.Result()}
-		}
+		c.addToLogs(logs, &lossMean, loss, len(idx))
 		if bar != nil {
 			bar.Update(step, logs)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/internal/leaktest"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -53,20 +54,6 @@ func blobStream(t testing.TB, n int, calls *atomic.Int64, fail func(i int) error
 		}
 		return ds.GatherLabels([]int{i % n}, y)
 	})
-}
-
-// noLeak fails the test when, within a second, the goroutines running are
-// not back to before.
-func noLeak(t testing.TB, before int) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines running, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // A stream of a dataset's samples, batched, trains, evaluates and predicts
@@ -313,7 +300,7 @@ func TestFitStreamErrorStopsFit(t *testing.T) {
 			if tc.name != "map error" && !errors.Is(err, boom) {
 				t.Errorf("error %v does not wrap the generator's", err)
 			}
-			noLeak(t, before)
+			leaktest.Check(t, before)
 		})
 	}
 }
@@ -336,7 +323,7 @@ func TestFitStreamCancelled(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Epoch != 0 || ie.Step != 5 || !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v, want an interruption after step 5 of epoch 1", err)
 		}
-		noLeak(t, before)
+		leaktest.Check(t, before)
 	})
 	t.Run("waiting for data", func(t *testing.T) {
 		before := runtime.NumGoroutine()
@@ -344,8 +331,11 @@ func TestFitStreamCancelled(t *testing.T) {
 		defer cancel()
 		s := blobStream(t, 50, new(atomic.Int64), func(i int) error {
 			if i == 25 {
-				cancel() // and take a while: Fit is waiting on the prefetcher
+				// Fit waits on the prefetcher for this batch when the
+				// context is cancelled, and gives up waiting.
 				time.Sleep(20 * time.Millisecond)
+				cancel()
+				time.Sleep(50 * time.Millisecond)
 			}
 			return nil
 		}).Batch(10, false).Prefetch(1)
@@ -354,6 +344,6 @@ func TestFitStreamCancelled(t *testing.T) {
 		if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v, want an interruption", err)
 		}
-		noLeak(t, before)
+		leaktest.Check(t, before)
 	})
 }

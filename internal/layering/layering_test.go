@@ -43,6 +43,7 @@ var helpers = []string{
 	"internal/sys/mpitest",
 	"internal/sys/term/termtest",
 	"datasets/cifar10/cifar10test",
+	"internal/leaktest",
 }
 
 // rules is the one place the import rules are written.
@@ -70,6 +71,8 @@ var rules = []rule{
 		why: "the pseudo-terminal helper imports nothing above internal/sys/term"},
 	{pkgs: []string{"datasets/cifar10/cifar10test"}, serves: "datasets/cifar10",
 		why: "the CIFAR-10 archive writer imports nothing above datasets/cifar10"},
+	{pkgs: []string{"internal/leaktest"}, serves: "data",
+		why: "the goroutine-leak check imports nothing of the module"},
 	{pkgs: []string{"bench/internal/parity"}, serves: "bench/cnnparity",
 		why: "the parity programs' shared code imports nothing above the programs"},
 }
