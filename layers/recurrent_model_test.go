@@ -186,3 +186,50 @@ func TestRecurrentSummary(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestRecurrentAfterEmbedding: an Embedding then two recurrent layers
+// stacked (the LSTM's sequence into a GRU) learn whether token 7 occurs
+// in a sequence of 10 tokens, held-out accuracy at least 0.9.
+func TestRecurrentAfterEmbedding(t *testing.T) {
+	tokens := func(n int, seed uint64) (data.Dataset, []float32) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		x, y := make([]float32, n*10), make([]float32, n)
+		for i := range n {
+			for k := range 10 {
+				v := rng.IntN(10)
+				x[i*10+k] = float32(v)
+				if v == 7 {
+					y[i] = 1
+				}
+			}
+		}
+		ds, err := data.TensorData(tensor.New(tensor.WithShape(n, 10), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(y)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds, y
+	}
+	m := nn.NewSequential(layers.Input(10), layers.Embedding(10, 8), layers.LSTM(16, layers.ReturnSequences()), layers.GRU(8),
+		layers.Dense(1, layers.Sigmoid))
+	defer m.Close()
+	m.SetSeed(4)
+	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(adam, losses.BinaryCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := tokens(512, 1)
+	h, err := m.Fit(context.Background(), ds, nn.Epochs(15), nn.BatchSize(32), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, ty := tokens(256, 2)
+	acc := accuracy(t, m, test, ty)
+	loss := h.Get("loss")
+	t.Logf("loss %v -> %v, held-out accuracy %.3f", loss[0], loss[len(loss)-1], acc)
+	if acc < 0.9 {
+		t.Errorf("held-out accuracy %.3f, want at least 0.9", acc)
+	}
+}

@@ -43,6 +43,47 @@ const keras2RecurrentJSON = `{"class_name": "Sequential", "config": {"name": "se
   "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null, "dropout": 0.0, "recurrent_dropout": 0.0}}
 ]}, "keras_version": "2.15.0", "backend": "tensorflow"}`
 
+// keras3LSTMJSON is a Keras 3 Sequential config of an LSTM, as Keras 3.9
+// writes one (dtype policies, seed, zero_output_for_mask, build configs).
+const keras3LSTMJSON = `{"module": "keras", "class_name": "Sequential", "config": {"name": "sequential", "trainable": true,
+ "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null},
+ "layers": [
+  {"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [null, 7, 2], "dtype": "float32", "sparse": false, "name": "input_layer"}, "registered_name": null},
+  {"module": "keras.layers", "class_name": "LSTM", "config": {"name": "lstm", "trainable": true,
+   "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null},
+   "return_sequences": false, "return_state": false, "go_backwards": true, "stateful": false, "unroll": false, "zero_output_for_mask": false,
+   "units": 5, "activation": "tanh", "recurrent_activation": "sigmoid", "use_bias": true,
+   "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null},
+   "recurrent_initializer": {"module": "keras.initializers", "class_name": "Orthogonal", "config": {"seed": null, "gain": 1.0}, "registered_name": null},
+   "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null},
+   "unit_forget_bias": true, "kernel_regularizer": null, "recurrent_regularizer": null, "bias_regularizer": null, "activity_regularizer": null,
+   "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": null},
+   "registered_name": null, "build_config": {"input_shape": [null, 7, 2]}}],
+ "build_input_shape": [null, 7, 2]}, "registered_name": null, "build_config": {"input_shape": [null, 7, 2]}}`
+
+// TestKeras3LSTMConfig: a Keras 3 config of an LSTM makes it.
+func TestKeras3LSTMConfig(t *testing.T) {
+	m, err := nn.ModelFromJSON([]byte(keras3LSTMJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ls := m.Layers()
+	if len(ls) != 1 || ls[0].Type() != "LSTM" || ls[0].Name() != "lstm" {
+		t.Fatalf("layers %v, want the LSTM", ls)
+	}
+	c, err := layers.ConfigOf(ls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config["units"] != 5 || c.Config["go_backwards"] != true {
+		t.Errorf("config %v", c.Config)
+	}
+	if got := m.CountParams(); got != 4*(2*5+5*5+5) {
+		t.Errorf("%d parameters, want %d", got, 4*(2*5+5*5+5))
+	}
+}
+
 // TestKerasRecurrentConfig: a Keras 2 config of the three recurrent
 // layers makes them with its arguments and Keras' weight shapes; a
 // dropout gokeras does not do yet is refused, naming it.
