@@ -713,6 +713,9 @@ type InterruptedError struct {
 }
 
 func (e *InterruptedError) Error() string {
+	if e.Steps == 0 { // a stream's first epoch: its steps are not known
+		return fmt.Sprintf("fit: interrupted in epoch %d/%d after step %d: %v", e.Epoch+1, e.Epochs, e.Step, e.Err)
+	}
 	return fmt.Sprintf("fit: interrupted in epoch %d/%d after step %d/%d: %v", e.Epoch+1, e.Epochs, e.Step, e.Steps, e.Err)
 }
 

@@ -61,16 +61,23 @@ func blobStream(t testing.TB, n int, calls *atomic.Int64, fail func(i int) error
 func TestFitOnAStreamIsFitOnItsDataset(t *testing.T) {
 	ds := blobs(t, 100, 8, 5, true)
 	a, b := streamModel(t), streamModel(t)
-	ha, err := a.Fit(context.Background(), ds, nn.Epochs(3), nn.BatchSize(16), nn.Shuffle(false), nn.Verbose(0))
+	val := blobs(t, 40, 8, 6, true)
+	weights := map[int]float64{0: 1, 1: 2, 2: 0.5, 3: 1, 4: 1, 5: 3, 6: 1, 7: 1, 8: 0.25, 9: 1}
+	ha, err := a.Fit(context.Background(), ds, nn.Epochs(3), nn.BatchSize(16), nn.Shuffle(false), nn.Verbose(0),
+		nn.ValidationData(val), nn.ClassWeight(weights))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := data.FromDataset(ds).Batch(16, false).Prefetch(2)
-	hb, err := b.Fit(context.Background(), s, nn.Epochs(3), nn.Verbose(0))
+	hb, err := b.Fit(context.Background(), s, nn.Epochs(3), nn.Verbose(0),
+		nn.ValidationData(data.FromDataset(val).Batch(16, false)), nn.ClassWeight(weights))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"loss", "accuracy"} {
+	if len(ha.Get("val_loss")) != 3 {
+		t.Fatalf("history %v", ha.Keys)
+	}
+	for _, key := range []string{"loss", "accuracy", "val_loss", "val_accuracy"} {
 		if !slices.Equal(ha.Get(key), hb.Get(key)) {
 			t.Errorf("%s: dataset %v, stream %v", key, ha.Get(key), hb.Get(key))
 		}
