@@ -107,7 +107,8 @@ func WithoutUnitForgetBias() RecurrentOption {
 // from a zero state. Its weights are Keras': a kernel (features,
 // gates·units) for the inputs, a recurrent_kernel (units, gates·units)
 // for the state and a bias (gates·units; GRU's (2, 3·units), the input's
-// bias then the recurrent one, as Keras' reset_after=True keeps them),
+// bias then the recurrent one, as Keras' reset_after=True keeps them;
+// 3·units with ResetAfter(false)),
 // the gates side by side in Keras' order (i, f, c, o for LSTM; z, r, h
 // for GRU), so that Keras' weights files load.
 //
@@ -337,7 +338,7 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node) (*gorgonia.Node,
 	if err != nil {
 		return nil, err
 	}
-	c := recurrence{l: l, rec: rec, recBias: recBias, batch: batch}
+	c := recurrence{l: l, rec: rec, recBias: recBias}
 	if l.cell == gruCell && !l.resetAfter {
 		// The recurrent kernel's z and r columns, and its h columns,
 		// which multiply the state after the reset.
@@ -424,8 +425,7 @@ type recurrence struct {
 	recBias *gorgonia.Node // GRU's recurrent bias, or nil
 	// recH is the h columns of the recurrent kernel of a GRU without
 	// reset_after, whose rec then holds its z and r columns.
-	recH  *gorgonia.Node
-	batch int
+	recH *gorgonia.Node
 }
 
 // gate is block k of the gates z, (rows, G·units).
