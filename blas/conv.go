@@ -8,12 +8,17 @@ import (
 )
 
 // Convolutions without patches. A convolution's products are usually
-// computed on its patches (one row per window, im2col): what gokeras'
-// ops do on every machine. For stride-1 convolutions without dilation
-// the AVX-512 kernels compute some of them from the images themselves,
-// reading each window in place; these methods expose that, and say when
-// it is not available (Scratch zero: other CPUs, the kernels turned off,
-// images too small), for the caller to use patches instead.
+// computed on its patches (one row per window, im2col): what gokeras' ops
+// do on every machine. For stride-1 convolutions without dilation the
+// AVX-512 kernels compute them from the images themselves, laid on a grid
+// of padded images, reading each window in place. Conv says whether they
+// can and how much memory they need; where it says no (other CPUs, the
+// kernels turned off, images too small), callers use the patches.
+//
+// The steps of a training step: ConvInputGrid lays the images on their
+// grid, which ConvForward and ConvKernelGrad read; ConvOutputGrid lays
+// the output's gradient on its grid, which ConvKernelGrad and
+// ConvInputGrad read.
 
 // ConvShape is a convolution with stride 1 and no dilation of Batch
 // channels-last images of H×W×C: Filters filters of KH×KW, PadTop rows
@@ -28,34 +33,78 @@ type ConvShape struct {
 	OH, OW          int
 }
 
+// ConvMemory is, in float32s, what the convolution methods need: the
+// grids of the images (InputGrid) and of the output's gradient
+// (OutputGrid), and the scratch memory of ConvForward and ConvInputGrad.
+type ConvMemory struct {
+	InputGrid, OutputGrid, Forward, InputGrad int
+}
+
 func (s ConvShape) kernels() avx512.ConvShape { return avx512.ConvShape(s) }
 
 // ErrNoConv is returned by the convolution methods where m cannot compute
-// the convolution without patches (Scratch would say zero).
+// the convolution without patches (Conv would say false).
 var ErrNoConv = errors.New("blas: this convolution has no kernels without patches here")
 
-// ConvInputGradScratch returns the float32s of scratch memory
-// ConvInputGrad needs for s, or zero when m cannot compute it: then the
-// caller computes the gradient of the patches and scatters it.
-func (m *Multiplier) ConvInputGradScratch(s ConvShape) int {
+// Conv returns the memory the convolution methods need for s, and false
+// where m cannot compute s without patches.
+func (m *Multiplier) Conv(s ConvShape) (ConvMemory, bool) {
 	if !m.kernels || m.avx2 {
-		return 0
+		return ConvMemory{}, false
 	}
-	return avx512.ConvInputGradScratch(s.kernels())
+	mem, ok := avx512.Conv(s.kernels())
+	return ConvMemory(mem), ok
 }
 
-// ConvInputGrad overwrites dx (Batch·H·W·C values) with the gradient of
-// convolution s's input given its output's gradient dz (Batch·OH·OW·
-// Filters values) and its kernel, using scratch (ConvInputGradScratch(s)
-// values, overwritten). It returns ErrNoConv where that is zero.
-func (m *Multiplier) ConvInputGrad(s ConvShape, dz, kernel, dx, scratch []float32) error {
-	if m.ConvInputGradScratch(s) == 0 {
+// conv runs f with a workspace of the AVX-512 kernels, or returns
+// ErrNoConv.
+func (m *Multiplier) conv(s ConvShape, f func(ws *avx512.Workspace, s avx512.ConvShape) error) error {
+	if _, ok := m.Conv(s); !ok {
 		return fmt.Errorf("%w (%s)", ErrNoConv, m)
 	}
 	ws := m.free.get(avx512.NewWorkspace)
 	defer m.free.put(ws)
-	if err := ws.ConvInputGrad(s.kernels(), dz, kernel, dx, scratch); err != nil {
+	if err := f(ws, s.kernels()); err != nil {
 		return fmt.Errorf("blas: %w", err)
 	}
 	return nil
+}
+
+// ConvInputGrid lays the images x (Batch·H·W·C values) on grid
+// (InputGrid values): each at its padding, zeros elsewhere.
+func (m *Multiplier) ConvInputGrid(s ConvShape, x, grid []float32) error {
+	return m.conv(s, func(ws *avx512.Workspace, s avx512.ConvShape) error { return ws.ConvInputGrid(s, x, grid) })
+}
+
+// ConvOutputGrid lays the output's gradient dz (Batch·OH·OW·Filters
+// values) on grid (OutputGrid values), zeros elsewhere.
+func (m *Multiplier) ConvOutputGrid(s ConvShape, dz, grid []float32) error {
+	return m.conv(s, func(ws *avx512.Workspace, s avx512.ConvShape) error { return ws.ConvOutputGrid(s, dz, grid) })
+}
+
+// ConvForward writes the convolution's output z (Batch·OH·OW·Filters
+// values) from the images' grid and the kernel, plus bias (a value a
+// filter, or nil), using scratch (Forward values).
+func (m *Multiplier) ConvForward(s ConvShape, grid, kernel, bias, z, scratch []float32) error {
+	return m.conv(s, func(ws *avx512.Workspace, s avx512.ConvShape) error {
+		return ws.ConvForward(s, grid, kernel, bias, z, scratch)
+	})
+}
+
+// ConvInputGrad overwrites dx (Batch·H·W·C values) with the gradient of
+// the convolution's input given its output gradient's grid and its
+// kernel, using scratch (InputGrad values).
+func (m *Multiplier) ConvInputGrad(s ConvShape, grid, kernel, dx, scratch []float32) error {
+	return m.conv(s, func(ws *avx512.Workspace, s avx512.ConvShape) error {
+		return ws.ConvInputGrad(s, grid, kernel, dx, scratch)
+	})
+}
+
+// ConvKernelGrad overwrites dk (KH·KW·C rows of Filters) with the
+// gradient of the convolution's kernel given the images' grid and the
+// output gradient's.
+func (m *Multiplier) ConvKernelGrad(s ConvShape, images, grad, dk []float32) error {
+	return m.conv(s, func(ws *avx512.Workspace, s avx512.ConvShape) error {
+		return ws.ConvKernelGrad(s, images, grad, dk)
+	})
 }

@@ -127,6 +127,15 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 				layers.Dropout(0.5),
 				layers.Dense(10, layers.Softmax))
 		},
+		"stride-1 convs of 8 channels and more (the CPU's kernels without patches)": func() *Sequential {
+			return NewSequential(layers.Input(8, 8, 3),
+				layers.Conv2D(8, 3, layers.Padding("same"), layers.ReLU),
+				layers.Conv2D(12, 3, layers.Padding("same"), layers.ReLU),
+				layers.Conv2D(9, 3, layers.ReLU),
+				layers.Conv2D(16, 2, layers.Padding("same")),
+				layers.GlobalAveragePooling2D(),
+				layers.Dense(10, layers.Softmax))
+		},
 		"1D: reshape, conv1d, max pool 1d, global max": func() *Sequential {
 			return NewSequential(layers.Input(8, 8, 3),
 				layers.Reshape([]int{16, -1}),

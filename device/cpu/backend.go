@@ -73,11 +73,16 @@ func (b *backend) Device() plan.Device { return host{} }
 // Capabilities: the bias goes into the forward product (its output starts
 // as the bias), plain SGD and momentum fold into the products that compute
 // the weights' gradients, and where the multiplier can (the AVX-512
-// kernels) a stride-1 convolution's input gradient is computed without
-// its patches.
+// kernels) stride-1 convolutions are computed without their patches.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate,
-		ConvInputGrad: func(w ops.Window, filters int) int { return b.mul.ConvInputGradScratch(convShape(w, filters)) }}
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv}
+}
+
+// conv says whether the multiplier computes the convolution over w
+// without patches, and the memory it needs.
+func (b *backend) conv(w ops.Window, filters int) (plan.ConvMemory, bool) {
+	mem, ok := b.mul.Conv(convShape(w, filters))
+	return plan.ConvMemory(mem), ok
 }
 
 // convShape is the stride-1 convolution over window w with filters filters.
@@ -235,6 +240,18 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.UpSampleBackward(s.Op.UpSample, in(0), out(0)[:s.N])
 	case plan.Resize:
 		ops.ResizeForward(s.Op.Resize, in(0), out(0)[:s.N])
+	case plan.ConvInputGrid:
+		return b.mul.ConvInputGrid(convShape(s.Op.Window, s.K), in(0), out(0))
+	case plan.ConvOutputGrid:
+		return b.mul.ConvOutputGrid(convShape(s.Op.Window, s.K), in(0), out(0))
+	case plan.ConvForward:
+		var bias []float32
+		if s.In[2] != plan.None {
+			bias = in(2)
+		}
+		return b.mul.ConvForward(convShape(s.Op.Window, s.K), in(0), in(1), bias, out(0), out(1))
+	case plan.ConvKernelGrad:
+		return b.mul.ConvKernelGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0))
 	case plan.ConvInputGrad:
 		return b.mul.ConvInputGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0), out(1))
 	case plan.BatchMatMul:

@@ -230,12 +230,30 @@ const (
 	// Resize: Out[0] (N values, Op.Resize.Out()) = a box of each of the
 	// images In[0] resized (ops.ResizeForward).
 	Resize
-	// ConvInputGrad: Out[0] = the gradient of the images of a stride-1
-	// convolution over Op.Window, given its output's gradient In[0] (M
-	// positions × K filters) and its kernel In[1] (N = KH·KW·C rows of K),
-	// computed without patches; Out[1] is the backend's scratch memory
-	// (Capabilities.ConvInputGrad). It stands for the product dz·kᵀ and
-	// the PatchesGrad after it.
+	// The convolution steps, which the compiler makes of a stride-1
+	// convolution's patches and products where the backend offers them
+	// (Capabilities.Conv): Op.Window is the convolution's window, K its
+	// filters, M its output positions and N the kernel's rows (KH·KW·C).
+	// The images and the output's gradient are laid on grids of the
+	// backend's (ConvMemory), which the other steps read.
+	//
+	// ConvInputGrid: Out[0] = the images In[0] on their grid (it stands
+	// for the Patches step).
+	ConvInputGrid
+	// ConvOutputGrid: Out[0] = the output's gradient In[0] (M×K) on its
+	// grid.
+	ConvOutputGrid
+	// ConvForward: Out[0] (M×K) = the convolution of the images' grid
+	// In[0] with the kernel In[1] (N×K), plus the bias In[2] (or None);
+	// Out[1] is scratch (it stands for the forward product).
+	ConvForward
+	// ConvKernelGrad: Out[0] (N×K) = the kernel's gradient from the
+	// images' grid In[0] and the output gradient's In[1] (it stands for
+	// the product patchesᵀ·dz).
+	ConvKernelGrad
+	// ConvInputGrad: Out[0] = the images' gradient from the output
+	// gradient's grid In[0] and the kernel In[1]; Out[1] is scratch (it
+	// stands for the product dz·kᵀ and the PatchesGrad after it).
 	ConvInputGrad
 )
 
@@ -247,7 +265,8 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	ReduceStart: "ReduceStart", ReduceWait: "ReduceWait", MovingAverage: "MovingAverage", Binary: "Binary", BinaryGrad: "BinaryGrad",
 	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad", Pad2D: "Pad2D", Crop2D: "Crop2D", UpSample: "UpSample",
 	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad",
-	ImageTransform: "ImageTransform", Resize: "Resize", ConvInputGrad: "ConvInputGrad"}
+	ImageTransform: "ImageTransform", Resize: "Resize", ConvInputGrid: "ConvInputGrid",
+	ConvOutputGrid: "ConvOutputGrid", ConvForward: "ConvForward", ConvKernelGrad: "ConvKernelGrad", ConvInputGrad: "ConvInputGrad"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -302,7 +321,7 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{learnable %d: %v}", s.Learnable, s.Of)
 	case Patches, PatchesGrad:
 		fmt.Fprintf(&b, "{%v}", s.Op.Window)
-	case ConvInputGrad:
+	case ConvInputGrid, ConvOutputGrid, ConvForward, ConvKernelGrad, ConvInputGrad:
 		fmt.Fprintf(&b, "{%v, %d filters}", s.Op.Window, s.K)
 	case Pool, PoolGrad:
 		fmt.Fprintf(&b, "{%v %v}", s.Op.Pool, s.Op.Window)
@@ -394,13 +413,18 @@ type Capabilities struct {
 	// an update that needs a variable's whole gradient first
 	// (optim.Update.NeedsWholeGradient).
 	FusedUpdate func(grad *Step, u optim.Update) bool
-	// ConvInputGrad, when not nil, returns how many values of scratch
-	// memory the backend needs to compute the input gradient of a
+	// Conv, when not nil, says whether the backend computes the
 	// convolution over window w (stride 1, no dilation) with filters
-	// filters in one step, from its output's gradient and its kernel
-	// (ConvInputGrad), or zero where it does not: then the gradient is
-	// the product dz·kᵀ (the patches' gradient) and a PatchesGrad.
-	ConvInputGrad func(w ops.Window, filters int) int
+	// filters without its patches (the Conv steps), and the memory it
+	// needs for that.
+	Conv func(w ops.Window, filters int) (ConvMemory, bool)
+}
+
+// ConvMemory is the memory, in float32s, of a convolution's steps on a
+// backend: the grids of its images and of its output's gradient, and the
+// scratch of ConvForward and ConvInputGrad.
+type ConvMemory struct {
+	InputGrid, OutputGrid, Forward, InputGrad int
 }
 
 // FoldRows is the most rows of examples (the depth of a weight's gradient
@@ -464,6 +488,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 		}
 		c.p.Grads[i] = b
 	}
+	c.convolutions()
 	return c.p, nil
 }
 
@@ -519,45 +544,6 @@ func (c *compiler) emit(s Step) int {
 	s.Name = s.Node.Name()
 	c.p.Steps = append(c.p.Steps, s)
 	return len(c.p.Steps) - 1
-}
-
-// convInputGrad turns the product dz·kᵀ that computed a convolution's
-// patches' gradient, patches, into a ConvInputGrad step computing the
-// PatchesGrad node n where the backend offers one, and reports whether it
-// did. The patches' gradient then needs no memory: n is its only reader.
-func (c *compiler) convInputGrad(n, patches *gorgonia.Node, buf int, info ops.Info) bool {
-	w := info.Window
-	if c.caps.ConvInputGrad == nil || w.StrideH != 1 || w.StrideW != 1 || w.DilationH != 1 || w.DilationW != 1 {
-		return false
-	}
-	if readers := c.g.To(patches.ID()); readers.Len() != 1 {
-		return false
-	}
-	at := -1
-	for i := len(c.p.Steps) - 1; i >= 0; i-- {
-		if slices.Contains(c.p.Steps[i].Out, buf) {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return false
-	}
-	s := c.p.Steps[at]
-	if s.Kind != Gemm || s.Op.Kind != ops.OpMatMul || s.Op.TransA || !s.Op.TransB || len(s.In) != 2 ||
-		s.M != w.Positions() || s.N != w.PatchSize() {
-		return false
-	}
-	scratch := c.caps.ConvInputGrad(w, s.K)
-	if scratch <= 0 {
-		return false
-	}
-	out := c.alloc(n, Temp)
-	c.p.Buffers = append(c.p.Buffers, Buffer{Elems: scratch, Role: Temp})
-	c.p.Buffers[buf].Elems = 0
-	c.p.Steps[at] = Step{Kind: ConvInputGrad, Op: info, Name: n.Name(), Node: n, M: s.M, K: s.K, N: s.N,
-		In: []int{s.In[0], s.In[1]}, Out: []int{out, len(c.p.Buffers) - 1}}
-	return true
 }
 
 // ErrUnsupported is wrapped by the errors for a graph the plan compiler
@@ -697,9 +683,6 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: LossGrad, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpPatches, ops.OpPatchesGrad:
-		if info.Kind == ops.OpPatchesGrad && c.convInputGrad(n, ch[0], in[0], info) {
-			return nil
-		}
 		kind := Patches
 		if info.Kind == ops.OpPatchesGrad {
 			kind = PatchesGrad

@@ -5,62 +5,89 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/ops"
-	"gorgonia.org/gorgonia"
 )
 
-// TestConvInputGradStep compiles the convolutional network with a backend
-// that computes convolutions' input gradients in one step: the second
-// convolution's patches' gradient product and its PatchesGrad become one
-// ConvInputGrad step (the first convolution reads the data, whose gradient
-// no one needs), the patches' gradient takes no memory, the scratch is
-// what the backend asked for, and training gives the same bits as the
-// product and the PatchesGrad.
-func TestConvInputGradStep(t *testing.T) {
+// TestConvSteps compiles the convolutional network with a backend that
+// computes stride-1 convolutions without patches: each convolution's
+// Patches and forward product become a ConvInputGrid and a ConvForward,
+// its kernel gradient's product a ConvKernelGrad; the second one's
+// patches' gradient product and PatchesGrad a ConvInputGrad (the first
+// convolution reads the data, whose gradient no one needs); one
+// ConvOutputGrid a convolution lays its output's gradient out before the
+// first step that reads it. The patches and their gradient take no memory,
+// the other buffers are what the backend asked for, and training gives the
+// same bits as the patches and the products.
+func TestConvSteps(t *testing.T) {
 	var asked []ops.Window
-	caps := Capabilities{ConvInputGrad: func(w ops.Window, filters int) int {
+	caps := Capabilities{Conv: func(w ops.Window, filters int) (ConvMemory, bool) {
 		asked = append(asked, w)
-		return 1000 + filters
+		return ConvMemory{InputGrid: w.InputSize(), OutputGrid: w.Positions() * filters, Forward: 100 + filters, InputGrad: 200 + filters}, true
 	}}
 	n := newConvNet(t, 1)
 	p, err := Compile(n.g, n.params, caps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fused []Step
-	for _, s := range p.Steps {
+	count := map[Kind]int{}
+	first := map[Kind]int{}
+	for i, s := range p.Steps {
+		if _, ok := first[s.Kind]; !ok {
+			first[s.Kind] = i
+		}
+		count[s.Kind]++
 		switch s.Kind {
-		case PatchesGrad:
-			t.Errorf("a PatchesGrad step is left: %v", s)
+		case Patches, PatchesGrad:
+			t.Errorf("step %d is left: %v", i, s)
+		case Gemm:
+			if s.M == s.Op.Window.Positions() && s.Op.Window.Positions() > 0 {
+				t.Errorf("step %d is a convolution's product: %v", i, s)
+			}
+		case ConvForward:
+			if got := p.Buffers[s.Out[1]].Elems; got != 100+s.K {
+				t.Errorf("step %d: scratch of %d values, want %d", i, got, 100+s.K)
+			}
 		case ConvInputGrad:
-			fused = append(fused, s)
+			if got := p.Buffers[s.Out[1]].Elems; got != 200+s.K {
+				t.Errorf("step %d: scratch of %d values, want %d", i, got, 200+s.K)
+			}
+			if w := s.Op.Window; w.C != 4 || w.H != 4 || s.K != 3 || s.N != 9*4 || s.M != w.Positions() {
+				t.Errorf("step %d: %v: want the second convolution (4×4×4 images, 3 filters)", i, s)
+			}
 		}
 	}
-	if len(fused) != 1 || len(asked) != 1 {
-		t.Fatalf("%d ConvInputGrad steps, the backend asked %d times: want 1 each", len(fused), len(asked))
+	want := map[Kind]int{ConvInputGrid: 2, ConvForward: 2, ConvKernelGrad: 2, ConvOutputGrid: 2, ConvInputGrad: 1}
+	for k, c := range want {
+		if count[k] != c {
+			t.Errorf("%d %v steps, want %d", count[k], k, c)
+		}
 	}
-	s := fused[0]
-	if w := s.Op.Window; w.C != 4 || w.H != 4 || s.K != 3 || s.N != 9*4 || s.M != w.Positions() {
-		t.Errorf("step %v: want the second convolution (4×4×4 images, 3 filters)", s)
+	if !(first[ConvOutputGrid] < first[ConvKernelGrad] && first[ConvOutputGrid] < first[ConvInputGrad]) {
+		t.Errorf("the output gradient's grid comes after a step reading it: %v", p.Steps)
 	}
-	if got := p.Buffers[s.Out[1]].Elems; got != 1003 {
-		t.Errorf("scratch of %d values, want the 1003 asked for", got)
+	if len(asked) != 3 {
+		t.Errorf("the backend was asked %d times, want 3 (each convolution, then the second one's input gradient)", len(asked))
 	}
-	it := n.g.From(s.Node.ID())
-	if !it.Next() {
-		t.Fatalf("the step's node %s has no operand", s.Node.Name())
-	}
-	if b, ok := p.BufferOf(it.Node().(*gorgonia.Node)); !ok || p.Buffers[b].Elems != 0 {
-		t.Errorf("the patches' gradient still has a buffer of %d values", p.Buffers[b].Elems)
+	for i, b := range p.Buffers {
+		if b.Node == nil || b.Elems != 0 {
+			continue
+		}
+		if k := b.Node.Op(); k == nil {
+			continue
+		}
+		info, _ := ops.Inspect(b.Node.Op())
+		if info.Kind != ops.OpPatches && info.Kind != ops.OpMatMul {
+			t.Errorf("buffer %d (%s, %v) has no memory", i, b.Node.Name(), info.Kind)
+		}
 	}
 
-	want, wantW, _, _ := trainConvWith(t, hostBackendOn(&subDevice{}), Capabilities{})
+	wantL, wantW, _, _ := trainConvWith(t, hostBackendOn(&subDevice{}), Capabilities{})
 	got, gotW, _, _ := trainConvWith(t, capsBackend{hostBackendOn(&subDevice{}), caps}, caps)
-	if !slices.Equal(got, want) {
-		t.Errorf("losses and gradients differ with ConvInputGrad:\n%v\nwant %v", got, want)
+	if !slices.Equal(got, wantL) {
+		t.Errorf("losses and gradients differ with the Conv steps:\n%v\nwant %v", got, wantL)
 	}
 	for i := range wantW {
 		if !slices.Equal(gotW[i], wantW[i]) {
-			t.Errorf("weight %d differs with ConvInputGrad", i)
+			t.Errorf("weight %d differs with the Conv steps", i)
 		}
 	}
 }

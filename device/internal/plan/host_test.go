@@ -216,20 +216,11 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 	case PatchesGrad:
 		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Positions(), w.PatchSize()))
-	case ConvInputGrad:
-		// The product dz·kᵀ it stands for, in float64 as the Gemm's, then
-		// the patches' gradient.
-		dz, k, dcols := h.bufs[s.In[0]], h.bufs[s.In[1]], make([]float32, m*n)
-		for i := 0; i < m; i++ {
-			for j := 0; j < n; j++ {
-				var sum float64
-				for p := 0; p < s.K; p++ {
-					sum += float64(dz[i*s.K+p]) * float64(k[j*s.K+p])
-				}
-				dcols[i*n+j] = float32(sum)
-			}
-		}
-		ops.PatchesBackward(s.Op.Window, dcols, h.bufs[s.Out[0]])
+	case ConvInputGrid, ConvOutputGrid:
+		// This backend's grids are the values themselves.
+		copy(h.bufs[s.Out[0]], h.bufs[s.In[0]])
+	case ConvForward, ConvKernelGrad, ConvInputGrad:
+		h.conv(s)
 	case PoolGrad:
 		w := s.Op.Window
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C),
@@ -304,4 +295,55 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}
 	return nil
+}
+
+// conv computes a Conv step as the products and patches it stands for, on
+// this backend's grids (the images and the output's gradient as they are):
+// each product in float64, as its Gemm.
+func (h *hostBackend) conv(s *Step) {
+	w := s.Op.Window
+	product := func(transA, transB bool, m, n, k int, a, b, c []float32) {
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var sum float64
+				for p := 0; p < k; p++ {
+					av, bv := a[i*k+p], b[p*n+j]
+					if transA {
+						av = a[p*m+i]
+					}
+					if transB {
+						bv = b[j*k+p]
+					}
+					sum += float64(av) * float64(bv)
+				}
+				c[i*n+j] += float32(sum)
+			}
+		}
+	}
+	patches := func(x []float32) []float32 {
+		cols := make([]float32, w.Positions()*w.PatchSize())
+		ops.PatchesForward(w, x, cols)
+		return cols
+	}
+	in := func(j int) []float32 { return h.bufs[s.In[j]] }
+	out := h.bufs[s.Out[0]]
+	switch s.Kind {
+	case ConvForward:
+		for r := 0; r < s.M; r++ {
+			for f := 0; f < s.K; f++ {
+				out[r*s.K+f] = 0
+				if s.In[2] != None {
+					out[r*s.K+f] = in(2)[f]
+				}
+			}
+		}
+		product(false, false, s.M, s.K, s.N, patches(in(0)), in(1), out)
+	case ConvKernelGrad:
+		clear(out[:s.N*s.K])
+		product(true, false, s.N, s.K, s.M, patches(in(0)), in(1), out)
+	case ConvInputGrad:
+		dcols := make([]float32, s.M*s.N)
+		product(false, true, s.M, s.N, s.K, in(0), in(1), dcols)
+		ops.PatchesBackward(w, dcols, out)
+	}
 }

@@ -9,24 +9,40 @@ import (
 
 // Convolutions without their patches. A convolution computed as a product
 // writes every window of its input as a row of a patches matrix (im2col),
-// KH·KW times the input, and its input's gradient is the product's result
-// of the same size, scattered back onto the image (col2im): on ResNet-20's
-// 32×32 stage both move more memory than the products compute.
+// KH·KW times the input, which the forward product and the kernel's
+// gradient read; its input's gradient is a product of the same size,
+// scattered back onto the image (col2im). On ResNet-20's 32×32 stage all
+// of that moves more memory than the products compute.
 //
 // For a stride-1 convolution without dilation the windows need not be
 // copied. Lay the images out on a grid: each image padded to Hp×Wp pixels
-// (Hp = OH+KH-1, Wp = OW+KW-1), one after the other. The window whose top
+// (Hp = OH+KH-1, Wp = OW+KW-1), one after the other, with Margin zero
+// positions before the first and after the last. The window whose top
 // left corner is grid position q covers, in kernel row dy, the KW pixels
-// from q+dy·Wp on: KW·C values in a row of the grid. So the product of the
-// windows in one kernel row with that row of the kernel is a tall product
-// whose rows of a are grid positions C values apart, read in place (rows
-// overlap: lda = C, depth KW·C); the convolution is KH of them, each added
-// into the result. The grid has a column per position, output or not: the
-// KW-1 positions at the end of each grid row give values no one reads.
+// from q+dy·Wp on: KW·C values in a row of the grid. So:
 //
-// The input's gradient is a convolution of the output's gradient, laid out
-// on the same grid with zeros around it, with the kernel turned by 180° and
-// each tap transposed: dx[p] = Σ dy[p-dy·Wp-dx]·w[dy][dx]ᵀ.
+//   - the output is KH tall products, one per kernel row, whose rows of a
+//     are grid positions C values apart, read in place (the rows overlap:
+//     lda = C, depth KW·C), each added into the result, computed at every
+//     position of the output's rows, the KW-1 at the end of each grid row
+//     giving values no one reads;
+//   - the kernel's gradient, row dy, is the product of the same rows of a,
+//     transposed, with the output's gradient laid on the grid (zeros where
+//     there is no output): one product reducing over every grid position,
+//     the KH rows as segments of a (tallTNSegments);
+//   - the input's gradient is a convolution of the output's gradient on
+//     the grid with the kernel turned by 180° and each tap transposed:
+//     dx[p] = Σ dy[p-dy·Wp-dx]·w[dy][dx]ᵀ.
+//
+// The grids hold zeros wherever there is no image or output value, so no
+// garbage (a NaN would spread through the zeros it is multiplied by) is
+// ever read.
+
+// convMinChannels is the fewest input channels the kernels take. A first
+// layer's images of 3 channels make kernel rows of 9 values, which fill
+// the tiles of the kernel's gradient poorly (a third, where its patches'
+// product fills more than half), and patches cheap to write.
+const convMinChannels = 8
 
 // ConvShape is a convolution with stride 1 and no dilation of Batch
 // channels-last images of H×W×C: Filters filters of KH×KW, PadTop rows and
@@ -41,8 +57,29 @@ type ConvShape struct {
 	OH, OW          int
 }
 
+// ConvMemory is what the convolution kernels need for a ConvShape, in
+// float32s: the grids of the images (InputGrid) and of the output's
+// gradient (OutputGrid), and the scratch memory of ConvForward and
+// ConvInputGrad.
+type ConvMemory struct {
+	InputGrid, OutputGrid, Forward, InputGrad int
+}
+
 // grid returns the padded image's height and width.
 func (s ConvShape) grid() (hp, wp int) { return s.OH + s.KH - 1, s.OW + s.KW - 1 }
+
+// margin is the number of zero grid positions before the first image
+// and after the last: as far as a window reaches from its corner.
+func (s ConvShape) margin() int {
+	_, wp := s.grid()
+	return (s.KH-1)*wp + s.KW - 1
+}
+
+// positions is the number of positions of a grid.
+func (s ConvShape) positions() int {
+	hp, wp := s.grid()
+	return 2*s.margin() + s.Batch*hp*wp
+}
 
 // check reports what is wrong with s, or nil.
 func (s ConvShape) check() error {
@@ -56,102 +93,211 @@ func (s ConvShape) check() error {
 	return nil
 }
 
-// ConvInputGradScratch is the number of float32s of scratch memory
-// ConvInputGrad needs for s; zero when the kernels cannot compute it (not
-// Available, or images too small for a tile).
-func ConvInputGradScratch(s ConvShape) int {
-	if !haveKernels || s.check() != nil {
-		return 0
+// Conv returns the memory the convolution kernels need for s, and false
+// when they do not compute it: not Available, fewer than convMinChannels
+// channels, or a shape too small for their tiles (fewer grid positions in
+// an image's rows, or values in a kernel row, than a tile has rows).
+func Conv(s ConvShape) (ConvMemory, bool) {
+	if !haveKernels || s.check() != nil || s.C < convMinChannels {
+		return ConvMemory{}, false
 	}
 	hp, wp := s.grid()
-	if _, ok := tileFor(s.H*wp, s.C); !ok {
-		return 0
+	_, fwd := tileFor(s.OH*wp, s.Filters)
+	_, back := tileFor(s.H*wp, s.C)
+	_, kernel := tileFor(s.KW*s.C, s.Filters)
+	if !fwd || !back || !kernel {
+		return ConvMemory{}, false
 	}
-	margin := (s.KH-1)*wp + s.KW - 1
-	return (margin+s.Batch*hp*wp)*s.Filters + s.Batch*hp*wp*s.C + s.KH*s.KW*s.Filters*s.C
+	img := s.Batch * hp * wp
+	return ConvMemory{
+		InputGrid:  s.positions() * s.C,
+		OutputGrid: s.positions() * s.Filters,
+		Forward:    img * s.Filters,
+		InputGrad:  img*s.C + s.KH*s.KW*s.Filters*s.C,
+	}, true
 }
 
-// ConvInputGrad overwrites dx (the images' Batch·H·W·C values) with the
-// gradient of the convolution s given the gradient dz of its output
-// (Batch·OH·OW·Filters values) and its kernel, without patches; scratch
-// holds ConvInputGradScratch(s) values, which it overwrites. It returns
-// ErrUnsupported, computing nothing, where that is zero.
-func (ws *Workspace) ConvInputGrad(s ConvShape, dz, kernel, dx, scratch []float32) error {
-	need := ConvInputGradScratch(s)
-	if need == 0 {
-		if err := s.check(); err != nil {
-			return err
+// sizes checks the lengths of a kernel's slices against what it needs.
+func (s ConvShape) sizes(what string, got, want []int) error {
+	for i := range got {
+		if got[i] < want[i] {
+			return fmt.Errorf("avx512: convolution %s %+v: got %v values, want at least %v", what, s, got, want)
 		}
-		return ErrUnsupported
 	}
-	hp, wp := s.grid()
-	img := hp * wp
-	co, c := s.Filters, s.C
-	switch {
-	case len(dz) < s.Batch*s.OH*s.OW*co, len(kernel) < s.KH*s.KW*c*co, len(dx) < s.Batch*s.H*s.W*c, len(scratch) < need:
-		return fmt.Errorf("avx512: convolution input gradient %+v: got %d, %d, %d and %d values for the output gradient, kernel, input gradient and scratch", s, len(dz), len(kernel), len(dx), len(scratch))
-	}
-	margin := (s.KH-1)*wp + s.KW - 1
-	grad := scratch[:(margin+s.Batch*img)*co]
-	out := scratch[len(grad):][:s.Batch*img*c]
-	turned := scratch[len(grad)+len(out):][:s.KH*s.KW*co*c]
+	return nil
+}
 
-	// The kernel turned by 180°, each tap transposed: Filters rows of C.
-	taps := s.KH * s.KW
-	for t := 0; t < taps; t++ {
-		src, dst := kernel[t*c*co:][:c*co], turned[(taps-1-t)*co*c:][:co*c]
-		for i := 0; i < c; i++ {
-			for j, v := range src[i*co : (i+1)*co] {
-				dst[j*c+i] = v
-			}
+// memory returns Conv(s), or the error for a shape it refuses.
+func (s ConvShape) memory() (ConvMemory, error) {
+	mem, ok := Conv(s)
+	if !ok {
+		if err := s.check(); err != nil {
+			return mem, err
 		}
+		return mem, ErrUnsupported
 	}
-	// The output's gradient on the grid, zeros around it.
-	clear(grad[:margin*co])
+	return mem, nil
+}
+
+// ConvInputGrid lays the images x (Batch·H·W·C values) on grid
+// (InputGrid values of Conv(s)): each at its padding, zeros elsewhere.
+func (ws *Workspace) ConvInputGrid(s ConvShape, x, grid []float32) error {
+	mem, err := s.memory()
+	if err != nil {
+		return err
+	}
+	if err := s.sizes("input grid", []int{len(x), len(grid)}, []int{s.Batch * s.H * s.W * s.C, mem.InputGrid}); err != nil {
+		return err
+	}
+	ws.place(s, x, s.H, s.W, s.C, s.PadTop, s.PadLeft, grid)
+	return nil
+}
+
+// ConvOutputGrid lays the output's gradient dz (Batch·OH·OW·Filters
+// values) on grid (OutputGrid values of Conv(s)), zeros elsewhere.
+func (ws *Workspace) ConvOutputGrid(s ConvShape, dz, grid []float32) error {
+	mem, err := s.memory()
+	if err != nil {
+		return err
+	}
+	if err := s.sizes("output grid", []int{len(dz), len(grid)}, []int{s.Batch * s.OH * s.OW * s.Filters, mem.OutputGrid}); err != nil {
+		return err
+	}
+	ws.place(s, dz, s.OH, s.OW, s.Filters, 0, 0, grid)
+	return nil
+}
+
+// place writes the h×w images of ch channels in v on grid, their top left
+// pixel at (top, left) of each padded image, and zeros everywhere else.
+func (ws *Workspace) place(s ConvShape, v []float32, h, w, ch, top, left int, grid []float32) {
+	hp, wp := s.grid()
+	margin, img := s.margin(), hp*wp
+	clear(grid[:margin*ch])
+	clear(grid[(margin+s.Batch*img)*ch : s.positions()*ch])
 	matrix.Parallel(ws.workers, s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
-			g := grad[(margin+b*img)*co:][:img*co]
-			rows := dz[b*s.OH*s.OW*co:]
+			g := grid[(margin+b*img)*ch:][:img*ch]
 			for y := 0; y < hp; y++ {
-				row := g[y*wp*co:][:wp*co]
-				if y >= s.OH {
+				row := g[y*wp*ch:][:wp*ch]
+				if y < top || y >= top+h {
 					clear(row)
 					continue
 				}
-				copy(row, rows[y*s.OW*co:][:s.OW*co])
-				clear(row[s.OW*co:])
+				clear(row[:left*ch])
+				copy(row[left*ch:], v[((b*h+y-top)*w)*ch:][:w*ch])
+				clear(row[(left+w)*ch:])
 			}
 		}
 	})
-	// The products, a group of r grid positions at a time: the image's
-	// rows, every column of the grid.
-	t, _ := tileFor(s.H*wp, c)
-	span := s.H * wp
+}
+
+// ConvForward computes the convolution's output z (Batch·OH·OW·Filters
+// values) from the images on their grid and the kernel, plus bias (one
+// value a filter; nil for none), using scratch (Forward values of
+// Conv(s)).
+func (ws *Workspace) ConvForward(s ConvShape, grid, kernel, bias, z, scratch []float32) error {
+	mem, err := s.memory()
+	if err != nil {
+		return err
+	}
+	if err := s.sizes("forward", []int{len(grid), len(kernel), len(z), len(scratch)},
+		[]int{mem.InputGrid, s.KH * s.KW * s.C * s.Filters, s.Batch * s.OH * s.OW * s.Filters, mem.Forward}); err != nil {
+		return err
+	}
+	if bias != nil && len(bias) < s.Filters {
+		return fmt.Errorf("avx512: convolution forward %+v: %d bias values for %d filters", s, len(bias), s.Filters)
+	}
+	hp, wp := s.grid()
+	img, margin, f := hp*wp, s.margin(), s.Filters
+	// Every position of the output's rows, from the image's corner.
+	ws.rowsOfGrid(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
+		s.KH, s.KW*s.C, s.C, func(r int) int { return r * wp }, grid, kernel, scratch)
+	matrix.Parallel(ws.workers, s.Batch, 1, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			for y := 0; y < s.OH; y++ {
+				dst := z[((b*s.OH+y)*s.OW)*f:][:s.OW*f]
+				src := scratch[(b*img+y*wp)*f:][:s.OW*f]
+				if bias == nil {
+					copy(dst, src)
+					continue
+				}
+				for x := 0; x < s.OW; x++ {
+					d, v := dst[x*f:][:f], src[x*f:][:f]
+					for j, bv := range bias[:f] {
+						d[j] = v[j] + bv
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// rowsOfGrid computes, for each of batch images, span grid positions of
+// out (n values each) from the image's out(b)-th position on, as the sum
+// over steps kernel rows r of the tall product of a's rows at positions
+// from in(b, q)+shift(r) (lda values apart, depth values deep) with b's
+// rows r·depth on (n wide).
+func (ws *Workspace) rowsOfGrid(batch, span, n int, out func(b int) int, in func(b, q int) int,
+	steps, depth, lda int, shift func(r int) int, a, b, c []float32) {
+	t, _ := tileFor(span, n)
 	groups := (span + t.r - 1) / t.r
 	w := 16 * t.v
-	depth := s.KW * co
-	matrix.Parallel(ws.workers, s.Batch*groups, 4, func(_, lo, hi int) {
+	matrix.Parallel(ws.workers, batch*groups, 4, func(_, lo, hi int) {
 		for item := lo; item < hi; item++ {
-			b, g := item/groups, item%groups
+			img, g := item/groups, item%groups
 			q0, skip := g*t.r, 0
 			if q0+t.r > span {
 				q0, skip = span-t.r, q0+t.r-span
 			}
-			p := b*img + s.PadTop*wp + q0 // the group's first grid position
-			for col := 0; col < c; col += w {
-				for r := 0; r < s.KH; r++ {
+			at, from := out(img)+q0, in(img, q0)
+			for col := 0; col < n; col += w {
+				for r := 0; r < steps; r++ {
 					beta := float32(1)
 					if r == 0 {
 						beta = 0
 					}
-					a := &grad[(margin+p-(s.KH-1-r)*wp-(s.KW-1))*co]
-					pf := uintptr(unsafe.Pointer(a))
-					t.rows(depth, a, uintptr(co*4), &turned[r*depth*c+col], uintptr(c*4), &out[p*c+col], uintptr(c*4), skip, panelMasks(c-col), pf, 0, 1, beta)
+					ap := &a[(from+shift(r))*lda]
+					pf := uintptr(unsafe.Pointer(ap))
+					t.rows(depth, ap, uintptr(lda*4), &b[r*depth*n+col], uintptr(n*4), &c[at*n+col], uintptr(n*4), skip, panelMasks(n-col), pf, 0, 1, beta)
 				}
 			}
 		}
 	})
-	// Back from the grid to the images.
+}
+
+// ConvInputGrad overwrites dx (the images' Batch·H·W·C values) with the
+// gradient of the convolution's input, given its output's gradient on its
+// grid (ConvOutputGrid) and its kernel, using scratch (InputGrad values
+// of Conv(s)).
+func (ws *Workspace) ConvInputGrad(s ConvShape, grid, kernel, dx, scratch []float32) error {
+	mem, err := s.memory()
+	if err != nil {
+		return err
+	}
+	if err := s.sizes("input gradient", []int{len(grid), len(kernel), len(dx), len(scratch)},
+		[]int{mem.OutputGrid, s.KH * s.KW * s.C * s.Filters, s.Batch * s.H * s.W * s.C, mem.InputGrad}); err != nil {
+		return err
+	}
+	hp, wp := s.grid()
+	img, margin, c, f := hp*wp, s.margin(), s.C, s.Filters
+	out := scratch[:s.Batch*img*c]
+	turned := scratch[len(out):][:s.KH*s.KW*f*c]
+	// The kernel turned by 180°, each tap transposed: Filters rows of C.
+	taps := s.KH * s.KW
+	for t := 0; t < taps; t++ {
+		src, dst := kernel[t*c*f:][:c*f], turned[(taps-1-t)*f*c:][:f*c]
+		for i := 0; i < c; i++ {
+			for j, v := range src[i*f : (i+1)*f] {
+				dst[j*c+i] = v
+			}
+		}
+	}
+	// Every position of the image's rows, every column of the grid; the
+	// window turned reaches back margin positions from there.
+	ws.rowsOfGrid(s.Batch, s.H*wp, c, func(b int) int { return b*img + s.PadTop*wp },
+		func(b, q int) int { return b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, func(r int) int { return margin - (s.KH-1-r)*wp - (s.KW - 1) },
+		grid, turned, out)
 	matrix.Parallel(ws.workers, s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.H; y++ {
@@ -159,5 +305,29 @@ func (ws *Workspace) ConvInputGrad(s ConvShape, dz, kernel, dx, scratch []float3
 			}
 		}
 	})
+	return nil
+}
+
+// ConvKernelGrad computes the gradient of the kernel, dk (KH·KW·C rows of
+// Filters), from the images' grid (ConvInputGrid) and the output
+// gradient's (ConvOutputGrid): for kernel row dy, the windows' rows read
+// in place from the image grid, transposed, times the gradient, summed
+// over every grid position.
+func (ws *Workspace) ConvKernelGrad(s ConvShape, images, grad, dk []float32) error {
+	mem, err := s.memory()
+	if err != nil {
+		return err
+	}
+	if err := s.sizes("kernel gradient", []int{len(images), len(grad), len(dk)},
+		[]int{mem.InputGrid, mem.OutputGrid, s.KH * s.KW * s.C * s.Filters}); err != nil {
+		return err
+	}
+	hp, wp := s.grid()
+	margin := s.margin()
+	segs := make([]int, s.KH)
+	for dy := range segs {
+		segs[dy] = (margin + dy*wp) * s.C
+	}
+	ws.tallTNSegments(ws.workers, segs, s.KW*s.C, s.Filters, s.Batch*hp*wp, 1, images, s.C, grad[margin*s.Filters:], s.Filters, 0, dk, s.Filters)
 	return nil
 }

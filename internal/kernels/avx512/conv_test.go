@@ -1,6 +1,7 @@
 package avx512_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -11,18 +12,18 @@ import (
 // convCases are stride-1 convolutions of every padding the layers make:
 // "same" with odd and even kernels (the extra row and column of an even
 // one go after the image), "valid", and channel counts that fill a
-// vector, part of one, or several.
+// vector, part of one, or several (from 8: fewer go to the patches).
 var convCases = []avx512.ConvShape{
 	same(2, 8, 8, 16, 16, 3, 3),
-	same(3, 9, 7, 3, 16, 3, 3),
+	same(3, 9, 7, 8, 16, 3, 3),
 	same(2, 6, 10, 17, 33, 3, 3),
 	same(2, 8, 8, 32, 32, 3, 3),
 	same(2, 5, 6, 64, 64, 3, 3),
-	same(1, 7, 9, 5, 70, 5, 5),
-	same(2, 6, 6, 4, 8, 2, 2),
+	same(1, 7, 9, 9, 70, 5, 5),
+	same(2, 6, 6, 8, 5, 2, 2),
 	same(2, 9, 9, 16, 16, 1, 3),
 	valid(2, 10, 10, 32, 32, 3, 3),
-	valid(3, 12, 8, 3, 20, 3, 2),
+	valid(3, 12, 8, 12, 20, 3, 2),
 	valid(2, 6, 6, 16, 16, 1, 1),
 }
 
@@ -97,44 +98,162 @@ func close(got []float32, want, scale []float64) error {
 	return nil
 }
 
-func TestConvInputGrad(t *testing.T) {
+// forwardRef is the convolution by the definition, in float64, with the
+// scale of each value's terms.
+func forwardRef(s avx512.ConvShape, x, k, bias []float32) (z, scale []float64) {
+	z = make([]float64, s.Batch*s.OH*s.OW*s.Filters)
+	scale = make([]float64, len(z))
+	for b := 0; b < s.Batch; b++ {
+		for oy := 0; oy < s.OH; oy++ {
+			for ox := 0; ox < s.OW; ox++ {
+				at := ((b*s.OH+oy)*s.OW + ox) * s.Filters
+				for f := 0; f < s.Filters; f++ {
+					z[at+f] = float64(bias[f])
+					scale[at+f] = math.Abs(float64(bias[f]))
+				}
+				for ky := 0; ky < s.KH; ky++ {
+					iy := oy + ky - s.PadTop
+					for kx := 0; kx < s.KW; kx++ {
+						ix := ox + kx - s.PadLeft
+						if iy < 0 || iy >= s.H || ix < 0 || ix >= s.W {
+							continue
+						}
+						for ci := 0; ci < s.C; ci++ {
+							v := float64(x[((b*s.H+iy)*s.W+ix)*s.C+ci])
+							row := k[((ky*s.KW+kx)*s.C+ci)*s.Filters:][:s.Filters]
+							for f, w := range row {
+								z[at+f] += v * float64(w)
+								scale[at+f] += math.Abs(v * float64(w))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return z, scale
+}
+
+// kernelGradRef is the kernel's gradient by the definition, in float64.
+func kernelGradRef(s avx512.ConvShape, x, dz []float32) (dk, scale []float64) {
+	dk = make([]float64, s.KH*s.KW*s.C*s.Filters)
+	scale = make([]float64, len(dk))
+	for b := 0; b < s.Batch; b++ {
+		for oy := 0; oy < s.OH; oy++ {
+			for ox := 0; ox < s.OW; ox++ {
+				g := dz[((b*s.OH+oy)*s.OW+ox)*s.Filters:][:s.Filters]
+				for ky := 0; ky < s.KH; ky++ {
+					iy := oy + ky - s.PadTop
+					for kx := 0; kx < s.KW; kx++ {
+						ix := ox + kx - s.PadLeft
+						if iy < 0 || iy >= s.H || ix < 0 || ix >= s.W {
+							continue
+						}
+						for ci := 0; ci < s.C; ci++ {
+							v := float64(x[((b*s.H+iy)*s.W+ix)*s.C+ci])
+							at := ((ky*s.KW+kx)*s.C + ci) * s.Filters
+							for f, gv := range g {
+								dk[at+f] += v * float64(gv)
+								scale[at+f] += math.Abs(v * float64(gv))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return dk, scale
+}
+
+// TestConv checks the three kernels of each convolution against the
+// definition: forward (with and without a bias), the input's gradient and
+// the kernel's, their grids and scratch memory filled with garbage first
+// (NaN: a value read that should not be poisons the result).
+func TestConv(t *testing.T) {
 	if !avx512.Available() {
 		t.Skip("no AVX-512 on this CPU")
 	}
 	ws := avx512.NewWorkspace(2)
+	nan := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.NaN())
+		}
+		return v
+	}
 	for i, s := range convCases {
 		t.Run(fmt.Sprintf("%dx%dx%d-f%d-k%dx%d-p%d,%d", s.H, s.W, s.C, s.Filters, s.KH, s.KW, s.PadTop, s.PadLeft), func(t *testing.T) {
-			n := avx512.ConvInputGradScratch(s)
-			if n == 0 {
-				t.Fatalf("no scratch size for %+v", s)
+			mem, ok := avx512.Conv(s)
+			if !ok {
+				t.Fatalf("Conv refuses %+v", s)
 			}
-			dz := values(s.Batch*s.OH*s.OW*s.Filters, 3*i+1)
-			k := values(s.KH*s.KW*s.C*s.Filters, 3*i+2)
-			dx := values(s.Batch*s.H*s.W*s.C, 3*i+3) // overwritten
-			scratch := values(n, 7)                    // garbage the kernel must not read
-			if err := ws.ConvInputGrad(s, dz, k, dx, scratch); err != nil {
+			x := values(s.Batch*s.H*s.W*s.C, 5*i+1)
+			k := values(s.KH*s.KW*s.C*s.Filters, 5*i+2)
+			dz := values(s.Batch*s.OH*s.OW*s.Filters, 5*i+3)
+			bias := values(s.Filters, 5*i+4)
+			images, grad := nan(mem.InputGrid), nan(mem.OutputGrid)
+			if err := ws.ConvInputGrid(s, x, images); err != nil {
 				t.Fatal(err)
 			}
-			want, scale := inputGradRef(s, dz, k)
+			if err := ws.ConvOutputGrid(s, dz, grad); err != nil {
+				t.Fatal(err)
+			}
+			z := nan(s.Batch * s.OH * s.OW * s.Filters)
+			if err := ws.ConvForward(s, images, k, bias, z, nan(mem.Forward)); err != nil {
+				t.Fatal(err)
+			}
+			want, scale := forwardRef(s, x, k, bias)
+			if err := close(z, want, scale); err != nil {
+				t.Errorf("forward: %v", err)
+			}
+			if err := ws.ConvForward(s, images, k, nil, z, nan(mem.Forward)); err != nil {
+				t.Fatal(err)
+			}
+			want, scale = forwardRef(s, x, k, make([]float32, s.Filters))
+			if err := close(z, want, scale); err != nil {
+				t.Errorf("forward without a bias: %v", err)
+			}
+			dx := nan(len(x))
+			if err := ws.ConvInputGrad(s, grad, k, dx, nan(mem.InputGrad)); err != nil {
+				t.Fatal(err)
+			}
+			want, scale = inputGradRef(s, dz, k)
 			if err := close(dx, want, scale); err != nil {
+				t.Errorf("input gradient: %v", err)
+			}
+			dk := nan(len(k))
+			if err := ws.ConvKernelGrad(s, images, grad, dk); err != nil {
 				t.Fatal(err)
+			}
+			want, scale = kernelGradRef(s, x, dz)
+			if err := close(dk, want, scale); err != nil {
+				t.Errorf("kernel gradient: %v", err)
 			}
 		})
 	}
 }
 
-func TestConvInputGradRefusals(t *testing.T) {
+func TestConvRefusals(t *testing.T) {
 	ws := avx512.NewWorkspace(1)
 	bad := same(1, 4, 4, 2, 2, 3, 3)
 	bad.PadTop = 5
-	if err := ws.ConvInputGrad(bad, nil, nil, nil, nil); err == nil {
-		t.Errorf("a padding outside the grid: no error")
+	if _, ok := avx512.Conv(bad); ok {
+		t.Errorf("a padding outside the grid: Conv accepts it")
+	}
+	if err := ws.ConvInputGrad(bad, nil, nil, nil, nil); err == nil || errors.Is(err, avx512.ErrUnsupported) {
+		t.Errorf("a padding outside the grid: error %v, want one that names the shape", err)
 	}
 	if !avx512.Available() {
 		return
 	}
-	s := same(1, 4, 4, 2, 2, 3, 3)
-	if err := ws.ConvInputGrad(s, make([]float32, 3), nil, nil, nil); err == nil {
+	if _, ok := avx512.Conv(same(1, 1, 1, 16, 16, 3, 3)); ok {
+		t.Errorf("images of 1×1: Conv accepts them, with fewer grid positions than a tile's rows")
+	}
+	if _, ok := avx512.Conv(same(2, 32, 32, 3, 16, 3, 3)); ok {
+		t.Errorf("images of 3 channels: Conv accepts them")
+	}
+	s := same(1, 6, 6, 8, 8, 3, 3)
+	if err := ws.ConvForward(s, make([]float32, 3), nil, nil, nil, nil); err == nil {
 		t.Errorf("short slices: no error")
 	}
 }

@@ -145,9 +145,20 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 // time against every group of r rows of c; the partials are then summed in
 // order, so that the bits do not depend on the number of workers.
 func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	t, _ := tileFor(m, n)
+	ws.tallTNSegments(workers, []int{0}, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// tallTNSegments is tallTN for an a whose columns are segments of width
+// columns each, segment s starting segs[s] values into a (segments may
+// overlap: a convolution's windows read in place): c has len(segs)·width
+// rows, those of segment s from row s·width. Each block of b's rows is
+// read once for every segment.
+func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	m := len(segs) * width
+	t, _ := tileFor(width, n)
 	w := 16 * t.v
-	groups := (m + t.r - 1) / t.r
+	perSeg := (width + t.r - 1) / t.r
+	groups := len(segs) * perSeg
 	parts := (k + tallSplit - 1) / tallSplit
 	// Each part's groups of rows go in chunks, enough work items to keep
 	// the workers busy; each chunk reads its block of a's columns once.
@@ -178,16 +189,17 @@ func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, ld
 					be = 1
 				}
 				for g := chunk * per; g < min(groups, (chunk+1)*per); g++ {
-					i0, skip := g*t.r, 0
-					if i0+t.r > m {
-						i0, skip = m-t.r, i0+t.r-m
+					seg, i0, skip := g/perSeg, (g%perSeg)*t.r, 0
+					if i0+t.r > width {
+						i0, skip = width-t.r, i0+t.r-width
 					}
 					// The first panel fetches a's values tallAhead rows
 					// ahead; the others find them in L1.
-					ap := &a[k0*lda+i0]
+					ap := &a[segs[seg]+k0*lda+i0]
+					row := seg*width + i0
 					pf, step := uintptr(unsafe.Pointer(ap))+uintptr(tallAhead*lda*4), uintptr(lda*4)
 					for col := 0; col < n; col += w {
-						t.cols(kk, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[i0*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col), pf, step, alpha1, be)
+						t.cols(kk, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col), pf, step, alpha1, be)
 						pf, step = uintptr(unsafe.Pointer(ap)), 0
 					}
 				}
