@@ -95,7 +95,7 @@ func TestUnknownNamesListTheKnownOnes(t *testing.T) {
 		{"optimizer", func() error { _, err := optim.Get("lion"); return err }, "sgd, adam, adamw, rmsprop"},
 		{"activation", func() error { _, err := layers.GetActivation("mish"); return err }, "relu"},
 		{"metric", func() error { _, err := metrics.Get("mape"); return err }, "accuracy"},
-		{"initializer", func() error { _, err := layers.GetInitializer("orthogonal"); return err }, "glorot_uniform"},
+		{"initializer", func() error { _, err := layers.GetInitializer("he_orthogonal"); return err }, "glorot_uniform"},
 	}
 	for _, tc := range tests {
 		err := tc.get()
