@@ -135,6 +135,9 @@ func (w *cacheWriter) Next() (Batch, error) {
 		w.abandon()
 		return Batch{}, err
 	}
+	if b.N == 0 {
+		return b, nil // nothing to keep (and 0 ends a cache file)
+	}
 	if w.tmp == nil {
 		w.kept = append(w.kept, Batch{N: b.N, X: slices.Clone(b.X), Y: slices.Clone(b.Y)})
 		return b, nil
