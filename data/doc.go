@@ -52,7 +52,7 @@
 // Dataset in order, and NewStream takes an Iterator of your own (a file
 // read from its start). Its methods chain as tf.data's do, each returning
 // a new Stream: Map (on several goroutines, the order kept), Shuffle (a
-// buffer, seeded, reshuffled each pass), Batch, Take, Repeat (-1: without
+// buffer, seeded, reshuffled each pass), Batch, Take, Skip, Repeat (-1: without
 // end), Cache (in memory, or a file written whole or not at all) and
 // Prefetch (batches made on a goroutine while the model trains):
 //

@@ -50,7 +50,7 @@ type Iterator interface {
 // Predict take it as they take a Dataset, training on each of its
 // elements as one batch.
 //
-// The methods Batch, Shuffle, Map, Cache, Take, Repeat and Prefetch each
+// The methods Batch, Shuffle, Map, Cache, Take, Skip, Repeat and Prefetch each
 // return a new Stream reading this one, as tf.data's transformations do:
 //
 //	s := data.FromDataset(train).Shuffle(1000, 7).Batch(32, false).Prefetch(2)
@@ -401,6 +401,48 @@ func (t *takeIter) Next() (Batch, error) {
 }
 
 func (t *takeIter) Close() error { t.left = 0; return t.src.Close() }
+
+// Skip is each pass of the stream without its first n elements, as
+// tf.data's skip(n).
+func (s *Stream) Skip(n int) *Stream {
+	var check error
+	if n < 0 {
+		check = fmt.Errorf("%d elements: give a count of 0 or more", n)
+	}
+	d := s.derive("Skip", check)
+	if d.err != nil {
+		return d
+	}
+	if s.card >= 0 {
+		d.card = max(s.card-n, 0)
+	}
+	d.open = func(ctx context.Context) (Iterator, error) {
+		src, err := s.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &skipIter{src: src, skip: n}, nil
+	}
+	return d
+}
+
+// skipIter is a pass of Skip.
+type skipIter struct {
+	src  Iterator
+	skip int
+}
+
+func (k *skipIter) Next() (Batch, error) {
+	for ; k.skip > 0; k.skip-- {
+		if _, err := k.src.Next(); err != nil {
+			k.skip = 0
+			return Batch{}, err
+		}
+	}
+	return k.src.Next()
+}
+
+func (k *skipIter) Close() error { return k.src.Close() }
 
 // Repeat reads the stream times times over in each pass, as tf.data's
 // repeat(count); times -1 repeats it without end (a stream Fit then needs

@@ -89,6 +89,9 @@ func TestStreamBatchTakeRepeat(t *testing.T) {
 		{"batches of batches", counting(7, nil).Batch(3, false).Batch(2, false), [][]int{{0, 1}, {2, 3}, {4, 5}, {6}}, Unknown},
 		{"take of endless", counting(-1, nil).Take(4).Batch(3, false), [][]int{{0, 1, 2}, {3}}, 2},
 		{"take more than there are", counting(2, nil).Take(5), [][]int{{0}, {1}}, 2},
+		{"skip", counting(5, nil).Skip(3), [][]int{{3}, {4}}, 2},
+		{"skip them all", counting(2, nil).Skip(3), nil, 0},
+		{"skip of endless", counting(-1, nil).Skip(2).Take(2), [][]int{{2}, {3}}, 2},
 		{"repeat", counting(2, nil).Repeat(3), [][]int{{0}, {1}, {0}, {1}, {0}, {1}}, 6},
 		{"repeat then batch", counting(3, nil).Repeat(2).Batch(4, false), [][]int{{0, 1, 2, 0}, {1, 2}}, 2},
 		{"repeat forever then take", counting(2, nil).Repeat(-1).Take(5), [][]int{{0}, {1}, {0}, {1}, {0}}, 5},
@@ -188,6 +191,7 @@ func TestStreamErrors(t *testing.T) {
 		{"bad shuffle", counting(3, nil).Shuffle(0, 1).Batch(2, false), "data.Stream.Shuffle: buffer of 0 elements"},
 		{"bad prefetch", counting(3, nil).Prefetch(0), "data.Stream.Prefetch: 0 elements"},
 		{"bad take", counting(3, nil).Take(-1), "data.Stream.Take: -1 elements"},
+		{"bad skip", counting(3, nil).Skip(-1), "data.Stream.Skip: -1 elements"},
 		{"bad repeat", counting(3, nil).Repeat(-2), "data.Stream.Repeat: -2 times"},
 		{"bad shape", FromFunc(3, []int{0}, nil, func(int, []float32, []float32) error { return nil }), "data.FromFunc: sample shape [0]"},
 		{"no function", FromFunc(3, []int{1}, nil, nil).Batch(2, false), "data.FromFunc: no function given"},
@@ -470,4 +474,24 @@ func dirNames(t testing.TB, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// A stream of a dataset of several parts keeps them through its
+// transformations, for a model of several inputs or outputs.
+func TestStreamKeepsParts(t *testing.T) {
+	ds, err := SliceData(InputTuple(Rows([][]float32{{1, 2}, {3, 4}}), Rows([][]float32{{5}, {6}})),
+		LabelTuple(Classes([]int{0, 1}, 2), Targets([]float32{7, 8})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := FromDataset(ds).Shuffle(2, 1).Batch(2, false).Prefetch(1)
+	if got := s.InputParts(); !slices.EqualFunc(got, [][]int{{2}, {1}}, slices.Equal) {
+		t.Errorf("input parts %v", got)
+	}
+	if got := s.LabelParts(); len(got) != 2 {
+		t.Errorf("label parts %v", got)
+	}
+	if got := s.Map([]int{3}, nil, 1, func(int, []float32, []float32, []float32, []float32) error { return nil }).InputParts(); len(got) != 0 {
+		t.Errorf("a Map to a new sample shape keeps the parts %v", got)
+	}
 }
