@@ -60,6 +60,9 @@ type TensorBoard struct {
 
 	train, val *eventWriter
 	epoch      int
+	// batches counts the batches trained in this Fit: the step of the
+	// batch figures when an epoch's steps are not known (a stream).
+	batches int64
 }
 
 // NewTensorBoard makes a TensorBoard with Keras' defaults that writes
@@ -156,7 +159,7 @@ func (tb *TensorBoard) OnTrainBegin(nn.Logs) error {
 		return fmt.Errorf("TensorBoard: LogDir %s: %w: choose a log directory you can write to", tb.LogDir, err)
 	}
 	tb.train = w
-	tb.epoch = tb.Params.InitialEpoch
+	tb.epoch, tb.batches = tb.Params.InitialEpoch, 0
 	return nil
 }
 
@@ -169,10 +172,14 @@ func (tb *TensorBoard) OnEpochBegin(epoch int, _ nn.Logs) error {
 // OnTrainBatchEnd writes the batch's running means every UpdateFreq
 // batches.
 func (tb *TensorBoard) OnTrainBatchEnd(batch int, logs nn.Logs) error {
+	tb.batches++
 	if tb.UpdateFreq <= 0 || tb.train == nil {
 		return nil
 	}
 	step := int64(tb.epoch)*int64(tb.Params.Steps) + int64(batch) + 1
+	if tb.Params.Steps == 0 { // a stream's epochs: counted as they come
+		step = tb.batches
+	}
 	if step%int64(tb.UpdateFreq) != 0 {
 		return nil
 	}
