@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/internal/kernels/matrix"
 )
 
@@ -212,20 +213,21 @@ func (ws *Workspace) ConvForward(s ConvShape, grid, kernel, bias, z, scratch []f
 	// Every position of the output's rows, from the image's corner.
 	ws.rowsOfGrid(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
 		s.KH, s.KW*s.C, s.C, func(r int) int { return r * wp }, grid, kernel, scratch)
+	// Back from the grid, plus the bias: a row of it for every output row.
+	var row []float32
+	if bias != nil {
+		row = matrix.Grow(&ws.biasRow, s.OW*f)
+		for x := 0; x < s.OW; x++ {
+			copy(row[x*f:], bias[:f])
+		}
+	}
 	matrix.Parallel(ws.workers, s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.OH; y++ {
 				dst := z[((b*s.OH+y)*s.OW)*f:][:s.OW*f]
-				src := scratch[(b*img+y*wp)*f:][:s.OW*f]
-				if bias == nil {
-					copy(dst, src)
-					continue
-				}
-				for x := 0; x < s.OW; x++ {
-					d, v := dst[x*f:][:f], src[x*f:][:f]
-					for j, bv := range bias[:f] {
-						d[j] = v[j] + bv
-					}
+				copy(dst, scratch[(b*img+y*wp)*f:][:s.OW*f])
+				if bias != nil {
+					avx2.AddTo(dst, row)
 				}
 			}
 		}
