@@ -236,6 +236,9 @@ func dropout32(p DropoutParams, step uint64, first int, x, y []float32) {
 					y[u-a] = math.Float32frombits(math.Float32bits(x[u-a]*scale) & keep)
 				}
 			}
+			// Whole groups of 64 units on the AVX-512 kernel (the same
+			// bits), the rest here.
+			u += dropoutKernel(x[u-a:], y[u-a:], uint64(u>>2), step, p.Key, uint32(t), scale)
 			for ; u < b; u += 4 {
 				blk := uint64(u >> 2)
 				words := Philox4x32([4]uint32{uint32(blk), uint32(blk >> 32), uint32(step), uint32(step >> 32)}, key)

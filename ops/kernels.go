@@ -10,6 +10,11 @@ import (
 // bits.
 var maskPositive = avx2.MaskPositive
 
+// dropoutKernel computes whole groups of a dropout's units on the AVX-512
+// kernel where there is one, and returns how many it did
+// (avx512.Dropout).
+var dropoutKernel = avx512.Dropout
+
 func init() {
 	if avx512.Available() {
 		maskPositive = avx512.MaskPositive

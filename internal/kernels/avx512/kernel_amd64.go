@@ -33,3 +33,6 @@ func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift 
 
 //go:noescape
 func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *normGradArgs)
+
+//go:noescape
+func dropoutPhilox(x, y *float32, groups int, block, step, key uint64, t uint32, scale float32)

@@ -41,3 +41,7 @@ func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift 
 func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *normGradArgs) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func dropoutPhilox(x, y *float32, groups int, block, step, key uint64, t uint32, scale float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
