@@ -5,6 +5,7 @@ import (
 
 	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 )
@@ -199,10 +200,7 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		out(0)[0] = optim.GlobalScale(s.ClipNorm, grads...)
 	case plan.Add:
-		a, c, o := in(0)[:s.N], in(1)[:s.N], out(0)[:s.N]
-		for i := range o {
-			o[i] = a[i] + c[i]
-		}
+		avx2.Add(out(0)[:s.N], in(0), in(1))
 	case plan.MetricState:
 		ops.MetricBatch(s.Op.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:ops.MetricStateSize(s.Op.Metric, s.N)])
 	case plan.Penalty:

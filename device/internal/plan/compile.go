@@ -729,6 +729,13 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: PenaltyGrad, Op: info, Node: n, N: shapeOf(0).TotalSize(), In: in, Out: []int{out}})
 	case ops.OpBinary, ops.OpBinaryGrad, ops.OpScale:
+		if b := info.Binary; info.Kind == ops.OpBinaryGrad && slices.Equal(b.A, b.B) &&
+			(b.Kind == ops.BinaryAdd || b.Kind == ops.BinarySubtract && b.Wrt == 0) {
+			// The gradient of a sum (or of a difference's first input)
+			// without broadcasting is the output's: share its buffer.
+			c.p.bufOf[n] = in[2]
+			return nil
+		}
 		kind := map[ops.OpKind]Kind{ops.OpBinary: Binary, ops.OpBinaryGrad: BinaryGrad, ops.OpScale: Scale}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})

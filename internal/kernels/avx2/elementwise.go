@@ -37,6 +37,21 @@ func AddTo(dst, src []float32) {
 	}
 }
 
+// Add sets dst[i] = a[i] + b[i] for every value of dst (one rounding
+// each: the same bits with or without the kernel). dst may be a or b.
+func Add(dst, a, b []float32) {
+	n := len(dst)
+	a, b = a[:n], b[:n]
+	done := 0
+	if haveKernels && n >= 8 {
+		done = n &^ 7
+		add(&dst[0], &a[0], &b[0], done)
+	}
+	for i := done; i < n; i++ {
+		dst[i] = a[i] + b[i]
+	}
+}
+
 // MaxInto sets dst[i] to src[i] where src[i] > dst[i], value by value: a
 // NaN in src never replaces dst[i], a NaN in dst[i] stays, and of two
 // zeros dst[i] keeps its own sign. It is max pooling's step, the same bits

@@ -50,6 +50,28 @@ func TestAddToAddsEachValueOnce(t *testing.T) {
 	}
 }
 
+func TestAddAddsEachValueOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 33} {
+		a, b, dst := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = float32(i)*0.1, float32(n-i)*0.3
+			dst[i] = float32(math.NaN())
+		}
+		Add(dst, a, b)
+		for i := range dst {
+			if want := a[i] + b[i]; math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, dst[i], want)
+			}
+		}
+		Add(a, a, b) // in place
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(dst[i]) {
+				t.Fatalf("n=%d, in place: a[%d] = %v, want %v", n, i, a[i], dst[i])
+			}
+		}
+	}
+}
+
 // MaxInto keeps Go's comparison: src wins only where it is greater, so a
 // NaN in src never wins, a NaN in dst stays, and a zero keeps its sign.
 func TestMaxIntoKeepsTheComparison(t *testing.T) {

@@ -14,6 +14,9 @@ func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 func addTo(dst, src *float32, n int)
 
 //go:noescape
+func add(dst, a, b *float32, n int)
+
+//go:noescape
 func maskPositive(x, v, out *float32, n int)
 
 //go:noescape

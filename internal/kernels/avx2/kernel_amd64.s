@@ -229,6 +229,27 @@ adddone:
 	VZEROUPPER
 	RET
 
+// func add(dst, a, b *float32, n int)
+//
+// dst[i] = a[i] + b[i] for i < n, a multiple of 8.
+TEXT ·add(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+add3loop:
+	CMPQ AX, CX
+	JGE add3done
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP add3loop
+add3done:
+	VZEROUPPER
+	RET
+
 // func maxInto(dst, src *float32, n int)
 //
 // dst[i] = src[i] where src[i] > dst[i], for i < n, a multiple of 8:

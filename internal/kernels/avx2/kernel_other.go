@@ -14,6 +14,10 @@ func addTo(dst, src *float32, n int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
 
+func add(dst, a, b *float32, n int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
 func maskPositive(x, v, out *float32, n int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
