@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -277,6 +278,9 @@ func (op sumRowsOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func sumRows[T float](rows, cols int, a, out []T) {
+	if af, ok := asFloat32(a); ok && avx512.SumRows(rows, cols, af, any(out).([]float32)) {
+		return // the same bits, each column's sum in row order
+	}
 	for r := 0; r < rows; r++ {
 		addTo(out[:cols], a[r*cols:(r+1)*cols])
 	}

@@ -29,7 +29,7 @@ func init() {
 // activations). It is what an Activate node's Do computes.
 func ActivationForward(act Activation, alpha float64, cols int, x, y []float32) {
 	if act == ReLU {
-		maskPositive(x, x, y)
+		overValues(len(y), func(lo, hi int) { maskPositive(x[lo:hi], x[lo:hi], y[lo:hi]) })
 		return
 	}
 	activate(act, alpha, cols, x, y)
@@ -39,7 +39,7 @@ func ActivationForward(act Activation, alpha float64, cols int, x, y []float32) 
 // y, as the gradient op of Activate does. ReLU has no gradient where x ≤ 0.
 func ActivationBackward(act Activation, alpha float64, cols int, x, y, dy, dx []float32) {
 	if act == ReLU {
-		maskPositive(x, dy, dx)
+		overValues(len(dx), func(lo, hi int) { maskPositive(x[lo:hi], dy[lo:hi], dx[lo:hi]) })
 		return
 	}
 	activateGrad(act, alpha, cols, x, y, dy, dx)
@@ -80,6 +80,25 @@ func LossGradientWith(kind LossKind, p LossParams, rows, cols int, pred, target,
 // SumRows adds the rows of the rows×cols matrix a into out, which holds
 // cols values: the gradient of a bias. out is added to, not overwritten.
 func SumRows(rows, cols int, a, out []float32) { sumRows(rows, cols, a, out) }
+
+// AddValues writes a[i] + b[i] into out[i] for every value of out: the
+// plan's sums of a gradient's two paths and the Add merge without
+// broadcasting, on every core for large ones, one rounding a value.
+func AddValues(a, b, out []float32) {
+	overValues(len(out), func(lo, hi int) { avx2.Add(out[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// overValues runs body over [0, n) in chunks of valueChunk values, on
+// every core when n is large enough to pay for the goroutines: for
+// passes that do a few operations a value, whose values are independent.
+func overValues(n int, body func(lo, hi int)) {
+	chunks := (n + valueChunk - 1) / valueChunk
+	parallel(chunks, valueChunk, func(lo, hi int) { body(lo*valueChunk, min(n, hi*valueChunk)) })
+}
+
+// valueChunk is overValues' chunk: a multiple of the kernels' vectors,
+// small enough to share a pass out evenly.
+const valueChunk = 1 << 14
 
 // PatchesForward writes every window position of the images x into a row
 // of cols, as a Patches node's Do computes it.

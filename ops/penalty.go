@@ -137,6 +137,17 @@ func penalty[T float](p PenaltyParams, x []T) float64 {
 
 func penaltyGrad[T float](p PenaltyParams, seed float64, x, out []T) {
 	s := seed * p.Factor()
+	if p.L1 == 0 {
+		// L1·sign is a zero then, whose only effect on the sum is to turn
+		// a -0 into +0: so does adding +0.
+		l2 := 2 * p.L2
+		overValues(len(x), func(lo, hi int) {
+			for i, v := range x[lo:hi] {
+				out[lo+i] = T(s * (l2*float64(v) + 0))
+			}
+		})
+		return
+	}
 	for i, v := range x {
 		sign := 0.0
 		switch {

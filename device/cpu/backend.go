@@ -5,7 +5,6 @@ import (
 
 	"github.com/gokeras/gokeras/blas"
 	"github.com/gokeras/gokeras/device/internal/plan"
-	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 )
@@ -200,7 +199,7 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		out(0)[0] = optim.GlobalScale(s.ClipNorm, grads...)
 	case plan.Add:
-		avx2.Add(out(0)[:s.N], in(0), in(1))
+		ops.AddValues(in(0), in(1), out(0)[:s.N])
 	case plan.MetricState:
 		ops.MetricBatch(s.Op.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:ops.MetricStateSize(s.Op.Metric, s.N)])
 	case plan.Penalty:

@@ -21,3 +21,16 @@ func MaskPositive(x, v, out []float32) {
 		out[i] = math.Float32frombits(math.Float32bits(v[i]) & mask)
 	}
 }
+
+// SumRows adds the rows×cols matrix a's rows into out (cols values), row
+// after row: out[c] += a[r·cols+c] in the order of r, the same bits as
+// that loop. It reports false, doing nothing, where the kernels are not
+// Available.
+func SumRows(rows, cols int, a, out []float32) bool {
+	if !haveKernels || rows <= 0 || cols <= 0 {
+		return haveKernels
+	}
+	_, _ = a[rows*cols-1], out[cols-1]
+	sumRows(&a[0], rows, cols, &out[0])
+	return true
+}

@@ -44,3 +44,37 @@ func BenchmarkMaskPositive(b *testing.B) {
 		})
 	}
 }
+
+func TestSumRowsBitIdenticalToTheLoop(t *testing.T) {
+	if !Available() {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	for _, shape := range [][2]int{{1, 1}, {3, 15}, {1000, 16}, {7, 17}, {33, 40}, {5, 64}, {2, 100}, {0, 8}} {
+		rows, cols := shape[0], shape[1]
+		a := make([]float32, rows*cols)
+		for i := range a {
+			a[i] = float32(i%11)*0.37 - 1.9 + float32(i)*1e-3
+		}
+		if len(a) > 5 {
+			a[5] = float32(math.Inf(1))
+		}
+		want, got := make([]float32, cols+3), make([]float32, cols+3)
+		for i := range want {
+			want[i] = float32(i) * 0.25
+			got[i] = want[i]
+		}
+		for r := 0; r < rows; r++ {
+			for c := 0; c < cols; c++ {
+				want[c] += a[r*cols+c]
+			}
+		}
+		if !SumRows(rows, cols, a, got[:cols]) {
+			t.Fatal("SumRows did nothing")
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d×%d: out[%d] = %v, want %v", rows, cols, i, got[i], want[i])
+			}
+		}
+	}
+}

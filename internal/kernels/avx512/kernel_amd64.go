@@ -36,3 +36,6 @@ func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *normGrad
 
 //go:noescape
 func dropoutPhilox(x, y *float32, groups int, block, step, key uint64, t uint32, scale float32)
+
+//go:noescape
+func sumRows(a *float32, rows, cols int, out *float32)

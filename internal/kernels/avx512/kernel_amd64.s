@@ -275,3 +275,47 @@ maskloop:
 maskdone:
 	VZEROUPPER
 	RET
+
+// func sumRows(a *float32, rows, cols int, out *float32)
+//
+// out[c] += a[r·cols+c] for each row r in order, column by column: 16
+// columns at a time (the last block masked), each column's sum one chain
+// of adds in row order.
+TEXT ·sumRows(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ cols+16(FP), R9
+	MOVQ out+24(FP), DI
+	LEAQ (R9*4), R10           // row stride in bytes
+	XORQ BX, BX                // first column of the block
+sumblock:
+	CMPQ BX, R9
+	JGE  sumdone
+	MOVQ R9, CX
+	SUBQ BX, CX                // columns left
+	MOVQ $0xFFFF, AX
+	CMPQ CX, $16
+	JGE  summask
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+summask:
+	KMOVW AX, K1
+	VMOVUPS.Z (DI)(BX*4), K1, Z0
+	LEAQ (SI)(BX*4), DX
+	MOVQ R8, CX
+	TESTQ CX, CX
+	JZ   sumstore
+sumrow:
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS Z1, Z0, Z0
+	ADDQ R10, DX
+	DECQ CX
+	JNZ  sumrow
+sumstore:
+	VMOVUPS Z0, K1, (DI)(BX*4)
+	ADDQ $16, BX
+	JMP  sumblock
+sumdone:
+	VZEROUPPER
+	RET
