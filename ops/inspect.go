@@ -105,6 +105,13 @@ const (
 	// OpResize: images x → a box of each resized (see Resize). It has no
 	// gradient.
 	OpResize
+	// OpRecurrence: inputs (proj, rec[, recBias]) → a recurrent layer's
+	// output, Info.Recurrence's (see Recurrence).
+	OpRecurrence
+	// OpRecurrenceGrad: inputs (proj, rec[, recBias], dy) → (1, n): the
+	// gradients of proj, rec and recBias one after another. Gradients
+	// only.
+	OpRecurrenceGrad
 )
 
 // Info describes one op of this package.
@@ -138,6 +145,7 @@ type Info struct {
 	L2Norm      L2NormParams      // OpL2Normalize, OpL2NormalizeGrad
 	Transform   TransformParams   // OpImageTransform
 	Resize      ResizeParams      // OpResize
+	Recurrence  RecurrenceParams  // OpRecurrence, OpRecurrenceGrad
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -215,6 +223,10 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpImageTransform, Transform: o.p}, true
 	case resizeOp:
 		return Info{Kind: OpResize, Resize: o.p}, true
+	case recurrenceOp:
+		return Info{Kind: OpRecurrence, Recurrence: o.p}, true
+	case recurrenceGradOp:
+		return Info{Kind: OpRecurrenceGrad, Recurrence: o.p}, true
 	}
 	return Info{}, false
 }

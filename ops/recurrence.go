@@ -1,0 +1,609 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RecurrenceCell is the cell a Recurrence op runs at each step.
+type RecurrenceCell int
+
+const (
+	// RNNCell: h = act(x + h·R).
+	RNNCell RecurrenceCell = iota + 1
+	// LSTMCell: gates i, f, c, o of x + h·R; c = σ(f)·c + σ(i)·act(c̃),
+	// h = σ(o)·act(c), σ the recurrent activation.
+	LSTMCell
+	// GRUCell (Keras' reset_after=True): with x cut into x_z, x_r, x_h
+	// and h·R + b into r_z, r_r, r_h: z = σ(x_z + r_z), r = σ(x_r + r_r),
+	// ĥ = act(x_h + r·r_h), h = ĥ + z·(h - ĥ).
+	GRUCell
+)
+
+var cellNames = [...]string{RNNCell: "rnn", LSTMCell: "lstm", GRUCell: "gru"}
+
+func (c RecurrenceCell) String() string {
+	if c <= 0 || int(c) >= len(cellNames) {
+		return fmt.Sprintf("RecurrenceCell(%d)", int(c))
+	}
+	return cellNames[c]
+}
+
+// RecurrenceParams describe a Recurrence op.
+type RecurrenceParams struct {
+	Cell                RecurrenceCell
+	Batch, Steps, Units int
+	// Act is the cell's activation, RecAct its gates' (LSTM, GRU), each
+	// with its alpha (ELU's, LeakyReLU's).
+	Act, RecAct     Activation
+	Alpha, RecAlpha float64
+	// Backwards reads the steps from the last; Sequences outputs the
+	// state after every step, in the order they are read, else the last.
+	Backwards, Sequences bool
+	// RecBias: a GRU's recurrent bias is the op's third input.
+	RecBias bool
+	// Saved is set by a machine's plan, never by Recurrence: the
+	// workspace a RecurrenceGrad kernel gets already holds the planes of
+	// the Recurrence it is the gradient of, which it then does not run
+	// again.
+	Saved bool
+}
+
+// Gates is how many blocks of Units the projections have: 1, 4 or 3.
+func (p RecurrenceParams) Gates() int {
+	switch p.Cell {
+	case LSTMCell:
+		return 4
+	case GRUCell:
+		return 3
+	}
+	return 1
+}
+
+// Planes is how many (Batch, Units) values of each step the forward pass
+// keeps for the backward pass, each a plane of Steps·Batch·Units values
+// at the start of the workspace, a step's (Batch, Units) after another's:
+// RNN: the pre-activation, h; LSTM: the pre-activations of i, f, c, o,
+// their activations, c, act(c), h; GRU: the pre-activations of z, r, h,
+// their activations, r_h (the state's product plus the recurrent bias),
+// h. The state h is the last plane.
+func (p RecurrenceParams) Planes() int {
+	switch p.Cell {
+	case LSTMCell:
+		return 11 // pre-activations i, f, c, o; their activations; c; act(c); h
+	case GRUCell:
+		return 8 // pre-activations z, r, h; their activations; r_h; h
+	}
+	return 2 // pre-activation; h
+}
+
+// hPlane is the plane that holds the state h.
+func (p RecurrenceParams) hPlane() int { return p.Planes() - 1 }
+
+// WorkOffsets are where a workspace's per-step buffers start, after the
+// planes: z (Batch, G·Units), the state's product with the recurrent
+// kernel (plus the recurrent bias); dz, the gradient of the gates'
+// pre-activations on the recurrent side, as z; dh and dc (Batch, Units),
+// the gradients carried to the previous step's h and c. Scratch of the
+// CPU's kernel follows.
+func (p RecurrenceParams) WorkOffsets() (z, dz, dh, dc int) {
+	bu, g := p.Batch*p.Units, p.Gates()
+	z = p.Planes() * p.Steps * bu
+	dz = z + g*bu
+	dh = dz + g*bu
+	return z, dz, dh, dh + bu
+}
+
+// Out is the output's shape: (Batch, Steps, Units) with Sequences, else
+// (Batch, Units).
+func (p RecurrenceParams) Out() []int {
+	if p.Sequences {
+		return []int{p.Batch, p.Steps, p.Units}
+	}
+	return []int{p.Batch, p.Units}
+}
+
+// Workspace is how many values the op's kernels use besides their inputs
+// and output: what each step keeps for the backward pass, and the
+// products and carried gradients of one step.
+func (p RecurrenceParams) Workspace() int {
+	bu := p.Batch * p.Units
+	g := p.Gates()
+	return p.Planes()*p.Steps*bu + 2*g*bu + 2*bu + 2*g*bu
+}
+
+// GradParts are the sizes of the parts of RecurrenceGrad's output: the
+// gradients of the projections (Batch·Steps·G·Units), of the recurrent
+// kernel (Units·G·Units) and, with RecBias, of the recurrent bias.
+func (p RecurrenceParams) GradParts() []int {
+	gu := p.Gates() * p.Units
+	parts := []int{p.Batch * p.Steps * gu, p.Units * gu}
+	if p.RecBias {
+		parts = append(parts, gu)
+	}
+	return parts
+}
+
+func (p RecurrenceParams) String() string {
+	return fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t",
+		p.Cell, p.Units, p.Batch, p.Steps, p.Act, p.Alpha, p.RecAct, p.RecAlpha, p.Backwards, p.Sequences, p.RecBias)
+}
+
+// Recurrence adds the node running a recurrent layer's steps: proj is the
+// inputs' projection of every step, (batch, steps, G·units) (the inputs
+// times the kernel, plus the input bias), rec the recurrent kernel
+// (units, G·units) and recBias, a GRU's recurrent bias (G·units) or nil.
+// From a zero state, each step adds the state times rec to its projection
+// and applies p.Cell; the output is p.Out(). Its gradient is one
+// RecurrenceGrad node, which runs the steps again and back, cut into the
+// gradients of proj, rec and recBias.
+func Recurrence(proj, rec, recBias *gorgonia.Node, p RecurrenceParams) (*gorgonia.Node, error) {
+	p.RecBias = recBias != nil
+	if err := p.check(proj.Shape(), rec.Shape(), recBias); err != nil {
+		return nil, err
+	}
+	if recBias == nil {
+		return gorgonia.ApplyOp(recurrenceOp{p: p}, proj, rec)
+	}
+	return gorgonia.ApplyOp(recurrenceOp{p: p}, proj, rec, recBias)
+}
+
+func (p RecurrenceParams) check(proj, rec tensor.Shape, recBias *gorgonia.Node) error {
+	if p.Cell <= 0 || int(p.Cell) >= len(cellNames) {
+		return fmt.Errorf("recurrence: unknown cell %d", int(p.Cell))
+	}
+	gu := p.Gates() * p.Units
+	if p.Batch <= 0 || p.Steps <= 0 || p.Units <= 0 || !proj.Eq(tensor.Shape{p.Batch, p.Steps, gu}) || !rec.Eq(tensor.Shape{p.Units, gu}) {
+		return fmt.Errorf("recurrence %v: projections of shape %v and a recurrent kernel of shape %v: want (%d, %d, %d) and (%d, %d)",
+			p.Cell, proj, rec, p.Batch, p.Steps, gu, p.Units, gu)
+	}
+	if recBias != nil && (p.Cell != GRUCell || !recBias.Shape().Eq(tensor.Shape{gu})) {
+		return fmt.Errorf("recurrence %v: a recurrent bias of shape %v: only a GRU takes one, of shape (%d)", p.Cell, recBias.Shape(), gu)
+	}
+	if p.Act == Softmax || p.RecAct == Softmax {
+		return fmt.Errorf("recurrence %v: softmax is no elementwise activation", p.Cell)
+	}
+	return nil
+}
+
+// recurrenceOp runs the steps; recurrenceGradOp runs them again and back.
+type recurrenceOp struct {
+	common
+	p RecurrenceParams
+}
+
+func (op recurrenceOp) String() string        { return fmt.Sprintf("Recurrence{%v}", op.p) }
+func (op recurrenceOp) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op recurrenceOp) Hashcode() uint32      { return hashOf(op) }
+
+func (op recurrenceOp) Arity() int {
+	if op.p.RecBias {
+		return 3
+	}
+	return 2
+}
+
+func (op recurrenceOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := []hm.Type{gorgonia.TensorType{Dims: 3, Of: a}, gorgonia.TensorType{Dims: 2, Of: a}}
+	if op.p.RecBias {
+		ts = append(ts, gorgonia.TensorType{Dims: 1, Of: a})
+	}
+	return hm.NewFnType(append(ts, gorgonia.TensorType{Dims: len(op.p.Out()), Of: a})...)
+}
+
+// InShapes are the shapes of a Recurrence's inputs: the projections
+// (Batch, Steps, G·Units), the recurrent kernel (Units, G·Units) and,
+// with RecBias, the recurrent bias (G·Units).
+func (p RecurrenceParams) InShapes() [][]int {
+	gu := p.Gates() * p.Units
+	s := [][]int{{p.Batch, p.Steps, gu}, {p.Units, gu}}
+	if p.RecBias {
+		s = append(s, []int{gu})
+	}
+	return s
+}
+
+func (op recurrenceOp) inShapes() [][]int { return op.p.InShapes() }
+
+func (op recurrenceOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := inferShapes(op, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShapes(op, s, op.inShapes()...); err != nil {
+		return nil, err
+	}
+	return tensor.Shape(op.p.Out()), nil
+}
+
+func (op recurrenceOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+	ds, err := denseArgs(op, args, op.inShapes()...)
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(ds[0].Dtype(), op.p.Out()...)
+	switch od := out.Data().(type) {
+	case []float32:
+		in := floats[float32](ds)
+		recurrenceForward(op.p, in[0], in[1], in[2], od, make([]float32, op.p.Workspace()))
+	case []float64:
+		in := floats[float64](ds)
+		recurrenceForward(op.p, in[0], in[1], in[2], od, make([]float64, op.p.Workspace()))
+	}
+	return out, nil
+}
+
+// floats are the inputs' values, nil for the ones left out.
+func floats[T float](ds []*tensor.Dense) [3][]T {
+	var in [3][]T
+	for i, d := range ds {
+		if i < 3 {
+			in[i] = d.Data().([]T)
+		}
+	}
+	return in
+}
+
+func (op recurrenceOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// SymDiff: one RecurrenceGrad node, (1, Σ parts), cut into its parts.
+func (op recurrenceOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	g, err := gorgonia.ApplyOp(recurrenceGradOp{p: op.p}, append(append(gorgonia.Nodes(nil), inputs...), grad)...)
+	if err != nil {
+		return nil, fmt.Errorf("%v: gradient: %w", op, err)
+	}
+	parts := op.p.GradParts()
+	grads := make(gorgonia.Nodes, len(inputs))
+	for i := range grads {
+		piece, err := ColumnsOf(g, parts, i)
+		if err != nil {
+			return nil, fmt.Errorf("%v: gradient: %w", op, err)
+		}
+		if grads[i], err = Reshape(piece, inputs[i].Shape().Clone(), true); err != nil {
+			return nil, fmt.Errorf("%v: gradient: %w", op, err)
+		}
+	}
+	return grads, nil
+}
+
+// recurrenceGradOp: inputs (proj, rec, [recBias,] dy) → (1, Σ
+// GradParts): the gradients of proj, rec and recBias, one after another.
+type recurrenceGradOp struct {
+	common
+	p RecurrenceParams
+}
+
+func (op recurrenceGradOp) String() string        { return fmt.Sprintf("RecurrenceGrad{%v}", op.p) }
+func (op recurrenceGradOp) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op recurrenceGradOp) Hashcode() uint32      { return hashOf(op) }
+func (op recurrenceGradOp) Arity() int            { return recurrenceOp(op).Arity() + 1 }
+
+func (op recurrenceGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := []hm.Type{gorgonia.TensorType{Dims: 3, Of: a}, gorgonia.TensorType{Dims: 2, Of: a}}
+	if op.p.RecBias {
+		ts = append(ts, gorgonia.TensorType{Dims: 1, Of: a})
+	}
+	ts = append(ts, gorgonia.TensorType{Dims: len(op.p.Out()), Of: a}, gorgonia.TensorType{Dims: 2, Of: a})
+	return hm.NewFnType(ts...)
+}
+
+func (op recurrenceGradOp) size() int {
+	n := 0
+	for _, v := range op.p.GradParts() {
+		n += v
+	}
+	return n
+}
+
+func (op recurrenceGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := inferShapes(op, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShapes(op, s, append(recurrenceOp(op).inShapes(), op.p.Out())...); err != nil {
+		return nil, err
+	}
+	return tensor.Shape{1, op.size()}, nil
+}
+
+func (op recurrenceGradOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
+	ds, err := denseArgs(op, args, append(recurrenceOp(op).inShapes(), op.p.Out())...)
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(ds[0].Dtype(), 1, op.size())
+	dy := ds[len(ds)-1]
+	switch od := out.Data().(type) {
+	case []float32:
+		in := floats[float32](ds[:len(ds)-1])
+		recurrenceBackward(op.p, in[0], in[1], in[2], dy.Data().([]float32), od, make([]float32, op.p.Workspace()))
+	case []float64:
+		in := floats[float64](ds[:len(ds)-1])
+		recurrenceBackward(op.p, in[0], in[1], in[2], dy.Data().([]float64), od, make([]float64, op.p.Workspace()))
+	}
+	return out, nil
+}
+
+func (op recurrenceGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+
+func (op recurrenceGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, fmt.Errorf("%v: no second derivative", op)
+}
+
+// RecurrenceForward runs a Recurrence op's steps on float32 values: y is
+// p.Out(), ws p.Workspace() values, which it overwrites.
+func RecurrenceForward(p RecurrenceParams, proj, rec, recBias, y, ws []float32) {
+	recurrenceForward(p, proj, rec, recBias, y, ws)
+}
+
+// RecurrenceBackward writes into out the gradients a RecurrenceGrad op
+// computes, given dy, the gradient of the output; ws is p.Workspace()
+// values, which it overwrites.
+func RecurrenceBackward(p RecurrenceParams, proj, rec, recBias, dy, out, ws []float32) {
+	recurrenceBackward(p, proj, rec, recBias, dy, out, ws)
+}
+
+// recurrenceBackward runs the steps forward (unless p.Saved), then back,
+// and writes the gradients of proj, rec and (RecBias) the recurrent bias
+// into out, one after another.
+
+// recurrenceWork cuts a workspace: planes of (Batch, Units) per step,
+// then one step's products (z: the state times rec; dz: the gradient of
+// the gates' pre-activations on the recurrent side), the carried
+// gradients of h and c, and per-gate scratch.
+type recurrenceWork[T float] struct {
+	p              RecurrenceParams
+	planes         []T
+	z, dz, dh, dc  []T
+	gradA, gradB   []T // G·B·U each
+	bu, gu, planeN int
+}
+
+func newRecurrenceWork[T float](p RecurrenceParams, ws []T) recurrenceWork[T] {
+	bu, g := p.Batch*p.Units, p.Gates()
+	w := recurrenceWork[T]{p: p, bu: bu, gu: g * p.Units, planeN: p.Steps * bu}
+	z, dz, dh, dc := p.WorkOffsets()
+	w.planes = ws[:z]
+	w.z, w.dz, w.dh, w.dc = ws[z:dz], ws[dz:dh], ws[dh:dc], ws[dc:dc+bu]
+	w.gradA, w.gradB = ws[dc+bu:dc+bu+g*bu], ws[dc+bu+g*bu:dc+bu+2*g*bu]
+	return w
+}
+
+// plane is plane f of step k: (Batch, Units).
+func (w recurrenceWork[T]) plane(f, k int) []T {
+	at := f*w.planeN + k*w.bu
+	return w.planes[at : at+w.bu]
+}
+
+// step is the position in the sequence of the k-th step read.
+func (p RecurrenceParams) step(k int) int {
+	if p.Backwards {
+		return p.Steps - 1 - k
+	}
+	return k
+}
+
+// recurrenceForward runs the steps, keeping each step's planes in ws,
+// and writes the output y (when not nil).
+func recurrenceForward[T float](p RecurrenceParams, proj, rec, rb, y, ws []T) {
+	w := newRecurrenceWork(p, ws)
+	B, U, G, S := p.Batch, p.Units, p.Gates(), p.Steps
+	gu := w.gu
+	for k := range S {
+		t := p.step(k)
+		if k == 0 {
+			clear(w.z)
+		} else {
+			gemm(false, false, B, gu, U, 1, w.plane(p.hPlane(), k-1), rec, 0, w.z)
+		}
+		if rb != nil {
+			for b := range B {
+				for j := range gu {
+					w.z[b*gu+j] += rb[j]
+				}
+			}
+		}
+		// x: the step's projection of gate g, unit j, sample b.
+		x := func(b, g, j int) T { return proj[(b*S+t)*gu+g*U+j] }
+		z := func(b, g, j int) T { return w.z[b*gu+g*U+j] }
+		switch p.Cell {
+		case RNNCell:
+			pre := w.plane(0, k)
+			for b := range B {
+				for j := range U {
+					pre[b*U+j] = x(b, 0, j) + z(b, 0, j)
+				}
+			}
+			activate(p.Act, p.Alpha, U, pre, w.plane(1, k))
+		case LSTMCell:
+			for g := range G {
+				pre := w.plane(g, k)
+				for b := range B {
+					for j := range U {
+						pre[b*U+j] = x(b, g, j) + z(b, g, j)
+					}
+				}
+				act, alpha := p.RecAct, p.RecAlpha
+				if g == 2 {
+					act, alpha = p.Act, p.Alpha
+				}
+				activate(act, alpha, U, pre, w.plane(4+g, k))
+			}
+			i, f, cc, o := w.plane(4, k), w.plane(5, k), w.plane(6, k), w.plane(7, k)
+			c, tc, h := w.plane(8, k), w.plane(9, k), w.plane(10, k)
+			for e := range c {
+				c[e] = i[e] * cc[e]
+				if k > 0 {
+					c[e] += f[e] * w.plane(8, k-1)[e]
+				}
+			}
+			activate(p.Act, p.Alpha, U, c, tc)
+			for e := range h {
+				h[e] = o[e] * tc[e]
+			}
+		case GRUCell:
+			for g := range 2 {
+				pre := w.plane(g, k)
+				for b := range B {
+					for j := range U {
+						pre[b*U+j] = x(b, g, j) + z(b, g, j)
+					}
+				}
+				activate(p.RecAct, p.RecAlpha, U, pre, w.plane(3+g, k))
+			}
+			r, rh, pre := w.plane(4, k), w.plane(6, k), w.plane(2, k)
+			for b := range B {
+				for j := range U {
+					e := b*U + j
+					rh[e] = z(b, 2, j)
+					pre[e] = x(b, 2, j) + r[e]*rh[e]
+				}
+			}
+			zg, cand, h := w.plane(3, k), w.plane(5, k), w.plane(7, k)
+			activate(p.Act, p.Alpha, U, pre, cand)
+			for e := range h {
+				prev := T(0)
+				if k > 0 {
+					prev = w.plane(7, k-1)[e]
+				}
+				h[e] = cand[e] + zg[e]*(prev-cand[e])
+			}
+		}
+		if y != nil && p.Sequences {
+			h := w.plane(p.hPlane(), k)
+			for b := range B {
+				copy(y[(b*S+k)*U:(b*S+k+1)*U], h[b*U:(b+1)*U])
+			}
+		}
+	}
+	if y != nil && !p.Sequences {
+		copy(y, w.plane(p.hPlane(), S-1))
+	}
+}
+
+func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws []T) {
+	if !p.Saved {
+		recurrenceForward(p, proj, rec, rb, nil, ws)
+	}
+	w := newRecurrenceWork(p, ws)
+	B, U, G, S := p.Batch, p.Units, p.Gates(), p.Steps
+	gu, bu := w.gu, w.bu
+	parts := p.GradParts()
+	dproj, drec := out[:parts[0]], out[parts[0]:parts[0]+parts[1]]
+	var drb []T
+	if p.RecBias {
+		drb = out[parts[0]+parts[1]:]
+	}
+	clear(drec)
+	clear(drb)
+	clear(w.dh)
+	clear(w.dc)
+	dpost := func(g int) []T { return w.gradA[g*bu : (g+1)*bu] }
+	dpre := func(g int) []T { return w.gradB[g*bu : (g+1)*bu] }
+	for k := S - 1; k >= 0; k-- {
+		t := p.step(k)
+		dh := w.dh
+		switch {
+		case p.Sequences:
+			for b := range B {
+				row := dy[(b*S+k)*U : (b*S+k+1)*U]
+				for j, v := range row {
+					dh[b*U+j] += v
+				}
+			}
+		case k == S-1:
+			for e, v := range dy[:bu] {
+				dh[e] += v
+			}
+		}
+		// The projection side's gradient of gate g is dpre(g); the
+		// recurrent side's is the same but for GRU's h gate.
+		switch p.Cell {
+		case RNNCell:
+			activateGrad(p.Act, p.Alpha, U, w.plane(0, k), w.plane(1, k), dh, dpre(0))
+			clear(dh)
+		case LSTMCell:
+			i, f, cc, o := w.plane(4, k), w.plane(5, k), w.plane(6, k), w.plane(7, k)
+			c, tc := w.plane(8, k), w.plane(9, k)
+			dtc := dpre(0) // scratch until the gates' turn
+			for e := range dh {
+				dpost(3)[e] = dh[e] * tc[e]
+				dtc[e] = dh[e] * o[e]
+			}
+			dcn := dpre(1)
+			activateGrad(p.Act, p.Alpha, U, c, tc, dtc, dcn)
+			for e := range w.dc {
+				dc := w.dc[e] + dcn[e]
+				dpost(0)[e] = dc * cc[e]
+				dpost(2)[e] = dc * i[e]
+				if k > 0 {
+					dpost(1)[e] = dc * w.plane(8, k-1)[e]
+				} else {
+					dpost(1)[e] = 0
+				}
+				w.dc[e] = dc * f[e]
+			}
+			for g := range G {
+				act, alpha := p.RecAct, p.RecAlpha
+				if g == 2 {
+					act, alpha = p.Act, p.Alpha
+				}
+				activateGrad(act, alpha, U, w.plane(g, k), w.plane(4+g, k), dpost(g), dpre(g))
+			}
+			clear(dh)
+		case GRUCell:
+			zg, cand, rh := w.plane(3, k), w.plane(5, k), w.plane(6, k)
+			for e := range dh {
+				prev := T(0)
+				if k > 0 {
+					prev = w.plane(7, k-1)[e]
+				}
+				dpost(0)[e] = dh[e] * (prev - cand[e])
+				dpost(2)[e] = dh[e] * (1 - zg[e])
+				dh[e] *= zg[e] // the direct path to the previous state
+			}
+			activateGrad(p.Act, p.Alpha, U, w.plane(2, k), cand, dpost(2), dpre(2))
+			for e := range dh {
+				dpost(1)[e] = dpre(2)[e] * rh[e]
+			}
+			for g := range 2 {
+				activateGrad(p.RecAct, p.RecAlpha, U, w.plane(g, k), w.plane(3+g, k), dpost(g), dpre(g))
+			}
+		}
+		for b := range B {
+			for g := range G {
+				for j := range U {
+					v := dpre(g)[b*U+j]
+					dproj[(b*S+t)*gu+g*U+j] = v
+					if p.Cell == GRUCell && g == 2 {
+						v *= w.plane(4, k)[b*U+j] // r·d(r_h)
+					}
+					w.dz[b*gu+g*U+j] = v
+				}
+			}
+		}
+		if drb != nil {
+			for b := range B {
+				for j := range gu {
+					drb[j] += w.dz[b*gu+j]
+				}
+			}
+		}
+		if k > 0 {
+			gemm(false, true, B, U, gu, 1, w.dz, rec, 1, dh)
+			gemm(true, false, U, gu, B, 1, w.plane(p.hPlane(), k-1), w.dz, 1, drec)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestRecurrenceGradients checks the gradients of a Recurrence's inputs
+// (projections, recurrent kernel, GRU's recurrent bias) for each cell,
+// read forwards and backwards, the last state and the sequence, against
+// central finite differences in float64.
+func TestRecurrenceGradients(t *testing.T) {
+	const batch, steps, units = 2, 4, 3
+	rng := rand.New(rand.NewPCG(5, 6))
+	randoms := func(n int, scale float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = scale * (2*rng.Float64() - 1)
+		}
+		return v
+	}
+	type variant struct {
+		cell                          RecurrenceCell
+		backwards, sequences, recBias bool
+		act                           Activation
+	}
+	var variants []variant
+	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
+		for _, backwards := range []bool{false, true} {
+			for _, sequences := range []bool{false, true} {
+				variants = append(variants, variant{cell, backwards, sequences, cell == GRUCell, Tanh})
+			}
+		}
+	}
+	variants = append(variants, variant{GRUCell, false, true, false, Tanh}, variant{LSTMCell, true, true, false, Softsign},
+		variant{RNNCell, false, true, false, ELU})
+	for _, v := range variants {
+		p := RecurrenceParams{Cell: v.cell, Batch: batch, Steps: steps, Units: units, Act: v.act, RecAct: Sigmoid, Alpha: 1,
+			Backwards: v.backwards, Sequences: v.sequences}
+		t.Run(fmt.Sprintf("%v/act=%v/backwards=%t/sequences=%t/recbias=%t", v.cell, v.act, v.backwards, v.sequences, v.recBias), func(t *testing.T) {
+			gu := p.Gates() * units
+			g := gorgonia.NewGraph()
+			node := func(name string, scale float64, shape ...int) *gorgonia.Node {
+				return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(randoms(tensor.Shape(shape).TotalSize(), scale)))))
+			}
+			proj, rec := node("proj", 1.5, batch, steps, gu), node("rec", 0.8, units, gu)
+			wrt := []*gorgonia.Node{proj, rec}
+			var rb *gorgonia.Node
+			if v.recBias {
+				rb = node("recbias", 0.5, gu)
+				wrt = append(wrt, rb)
+			}
+			y, err := Recurrence(proj, rec, rb, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := y.Shape().TotalSize()
+			flat, err := Reshape(y, []int{batch, n / batch}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := node("target", 1, batch, n/batch)
+			cost, err := Loss(MeanSquaredError, flat, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := gorgonia.Grad(cost, wrt...); err != nil {
+				t.Fatal(err)
+			}
+			m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
+			defer m.Close()
+			eval := func() float64 {
+				m.Reset()
+				if err := m.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				return cost.Value().Data().(float64)
+			}
+			eval()
+			analytic := make([][]float64, len(wrt))
+			for i, w := range wrt {
+				gv, err := w.Grad()
+				if err != nil {
+					t.Fatal(err)
+				}
+				analytic[i] = slices.Clone(gv.Data().([]float64))
+			}
+			const eps = 1e-6
+			for i, w := range wrt {
+				vals := w.Value().Data().([]float64)
+				for k := range vals {
+					orig := vals[k]
+					vals[k] = orig + eps
+					up := eval()
+					vals[k] = orig - eps
+					down := eval()
+					vals[k] = orig
+					numeric := (up - down) / (2 * eps)
+					if a := analytic[i][k]; math.Abs(a-numeric) > 1e-7*max(1, math.Abs(numeric)) {
+						t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", w.Name(), k, a, numeric)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRecurrenceHandComputed checks an LSTM of one unit over two steps
+// against its formulas worked out by hand, forwards and backwards.
+func TestRecurrenceHandComputed(t *testing.T) {
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	// Projections of two steps (i, f, c, o each), recurrent kernel.
+	proj := []float64{0.5, -0.2, 0.8, 0.1, -0.3, 0.4, 0.2, 0.9}
+	rec := []float64{0.1, 0.4, -0.6, 0.9}
+	want := func(first, second int) []float64 {
+		h, c := 0.0, 0.0
+		var hs []float64
+		for _, s := range []int{first, second} {
+			x := proj[4*s : 4*s+4]
+			i, f := sig(x[0]+rec[0]*h), sig(x[1]+rec[1]*h)
+			g, o := math.Tanh(x[2]+rec[2]*h), sig(x[3]+rec[3]*h)
+			c = f*c + i*g
+			h = o * math.Tanh(c)
+			hs = append(hs, h)
+		}
+		return hs
+	}
+	for _, backwards := range []bool{false, true} {
+		p := RecurrenceParams{Cell: LSTMCell, Batch: 1, Steps: 2, Units: 1, Act: Tanh, RecAct: Sigmoid, Backwards: backwards, Sequences: true}
+		y := make([]float64, 2)
+		recurrenceForward(p, proj, rec, nil, y, make([]float64, p.Workspace()))
+		w := want(0, 1)
+		if backwards {
+			w = want(1, 0)
+		}
+		for i := range w {
+			if math.Abs(y[i]-w[i]) > 1e-15 {
+				t.Errorf("backwards=%t: output %d: %.17g, want %.17g", backwards, i, y[i], w[i])
+			}
+		}
+	}
+}
+
+// TestRecurrenceRefusals checks the shapes and arguments Recurrence
+// refuses.
+func TestRecurrenceRefusals(t *testing.T) {
+	g := gorgonia.NewGraph()
+	proj := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 8), gorgonia.WithName("proj"))
+	rec := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 8), gorgonia.WithName("rec"))
+	rb := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(8), gorgonia.WithName("rb"))
+	ok := RecurrenceParams{Cell: LSTMCell, Batch: 2, Steps: 3, Units: 2, Act: Tanh, RecAct: Sigmoid}
+	if _, err := Recurrence(proj, rec, nil, ok); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p  RecurrenceParams
+		rb *gorgonia.Node
+	}{
+		{RecurrenceParams{Cell: GRUCell, Batch: 2, Steps: 3, Units: 2, Act: Tanh, RecAct: Sigmoid}, nil},
+		{RecurrenceParams{Cell: LSTMCell, Batch: 2, Steps: 4, Units: 2, Act: Tanh, RecAct: Sigmoid}, nil},
+		{ok, rb},
+		{RecurrenceParams{Cell: LSTMCell, Batch: 2, Steps: 3, Units: 2, Act: Softmax, RecAct: Sigmoid}, nil},
+		{RecurrenceParams{Batch: 2, Steps: 3, Units: 2}, nil},
+	} {
+		if _, err := Recurrence(proj, rec, c.rb, c.p); err == nil {
+			t.Errorf("%v: no error", c.p)
+		}
+	}
+}
