@@ -237,6 +237,16 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.UpSampleBackward(s.Op.UpSample, in(0), out(0)[:s.N])
 	case plan.Resize:
 		ops.ResizeForward(s.Op.Resize, in(0), out(0)[:s.N])
+	case plan.Recurrence, plan.RecurrenceGrad:
+		var rb []float32
+		if s.Op.Recurrence.RecBias {
+			rb = in(2)
+		}
+		if s.Kind == plan.Recurrence {
+			ops.RecurrenceForward(s.Op.Recurrence, in(0), in(1), rb, out(0)[:s.N], out(1))
+		} else {
+			ops.RecurrenceBackward(s.Op.Recurrence, in(0), in(1), rb, in(len(s.Op.Recurrence.InShapes())), out(0)[:s.N], out(1))
+		}
 	case plan.ConvInputGrid:
 		return b.mul.ConvInputGrid(convShape(s.Op.Window, s.K), in(0), out(0))
 	case plan.ConvOutputGrid:

@@ -60,6 +60,8 @@ const (
 	kBatchMatmul     = "gk_batch_matmul"
 	kL2Normalize     = "gk_l2_normalize"
 	kL2NormalizeGrad = "gk_l2_normalize_grad"
+	kRecFwd          = "gk_rec_fwd"
+	kRecBwd          = "gk_rec_bwd"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -118,4 +120,6 @@ var kernelNames = []string{
 	kBatchMatmul,
 	kL2Normalize,
 	kL2NormalizeGrad,
+	kRecFwd,
+	kRecBwd,
 }

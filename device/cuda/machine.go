@@ -518,6 +518,8 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.l2Normalize(st, s.Op.L2Norm, in(0), 0, out(0))
 	case plan.L2NormalizeGrad:
 		return k.l2Normalize(st, s.Op.L2Norm, in(0), in(1), out(0))
+	case plan.Recurrence, plan.RecurrenceGrad:
+		return b.recurrence(s, ptr)
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

@@ -2341,3 +2341,142 @@ extern "C" __global__ void gk_l2_normalize_grad(const float *x, const float *dy,
 		}
 	}
 }
+
+// The recurrent layers' cells (ops.RecurrenceCell).
+#define CELL_RNN 1
+#define CELL_LSTM 2
+#define CELL_GRU 3
+
+// gk_act_call is gk_act as a call: the recurrent kernels apply several
+// activations per thread, each inlined would multiply their code.
+__device__ __noinline__ float gk_act_call(int act, float alpha, float v) { return gk_act(act, alpha, v); }
+
+// gk_act_gradient is gk_act_grad for one value: act'(x)·g given y = act(x).
+__device__ __noinline__ float gk_act_gradient(int act, float alpha, float x, float y, float g) {
+	switch (act) {
+	case ACT_LINEAR: return g;
+	case ACT_RELU: return x > 0.0f ? g : 0.0f;
+	case ACT_SIGMOID: return g * y * (1.0f - y);
+	case ACT_TANH: return g * (1.0f - y * y);
+	default: return g * gk_act_deriv(act, alpha, x, y);
+	}
+}
+
+// gk_rec_planes is the number of planes a cell keeps per step
+// (ops.RecurrenceParams.Planes); GK_PLANE(f, k) is plane f of step k.
+__device__ __forceinline__ int gk_rec_planes(int cell) { return cell == CELL_LSTM ? 11 : (cell == CELL_GRU ? 8 : 2); }
+__device__ __forceinline__ int gk_rec_gates(int cell) { return cell == CELL_LSTM ? 4 : (cell == CELL_GRU ? 3 : 1); }
+#define GK_PLANE(f, k) (planes + ((size_t)(f) * T + (k)) * B * U)
+
+// gk_rec_fwd: step k of a recurrence (ops.RecurrenceForward), reading
+// position t of the projections proj (B, T, G·U); z (B, G·U) is the
+// previous state times the recurrent kernel (NULL at the first step), rb
+// a GRU's recurrent bias (or NULL). It writes the step's planes and, when
+// y is not NULL, the output: every step's state (sequences) or the last.
+// A thread per (sample, unit); any grid-stride launch.
+extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *z, const float *rb, float *planes, float *y,
+		int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences) {
+	int G = gk_rec_gates(cell), gu = G * U;
+	GRID_STRIDE(e, B * U) {
+		int b = e / U, j = e % U;
+		const float *xp = proj + ((size_t)b * T + t) * gu;
+		float zz[4];
+		for (int g = 0; g < G; g++) {
+			float v = z ? z[(size_t)b * gu + g * U + j] : 0.0f;
+			if (rb) v += rb[g * U + j];
+			zz[g] = v;
+		}
+		float h;
+		if (cell == CELL_RNN) {
+			float pre = xp[j] + zz[0];
+			GK_PLANE(0, k)[e] = pre;
+			h = gk_act_call(act, alpha, pre);
+		} else if (cell == CELL_LSTM) {
+			float post[4];
+			for (int g = 0; g < 4; g++) {
+				float pre = xp[g * U + j] + zz[g];
+				GK_PLANE(g, k)[e] = pre;
+				post[g] = g == 2 ? gk_act_call(act, alpha, pre) : gk_act_call(ract, ralpha, pre);
+				GK_PLANE(4 + g, k)[e] = post[g];
+			}
+			float c = post[0] * post[2];
+			if (k > 0) c += post[1] * GK_PLANE(8, k - 1)[e];
+			float tc = gk_act_call(act, alpha, c);
+			GK_PLANE(8, k)[e] = c;
+			GK_PLANE(9, k)[e] = tc;
+			h = post[3] * tc;
+		} else {
+			float pz = xp[j] + zz[0], pr = xp[U + j] + zz[1];
+			float zg = gk_act_call(ract, ralpha, pz), r = gk_act_call(ract, ralpha, pr);
+			float rh = zz[2];
+			float ph = xp[2 * U + j] + r * rh;
+			float cand = gk_act_call(act, alpha, ph);
+			float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : 0.0f;
+			GK_PLANE(0, k)[e] = pz;
+			GK_PLANE(1, k)[e] = pr;
+			GK_PLANE(2, k)[e] = ph;
+			GK_PLANE(3, k)[e] = zg;
+			GK_PLANE(4, k)[e] = r;
+			GK_PLANE(5, k)[e] = cand;
+			GK_PLANE(6, k)[e] = rh;
+			h = cand + zg * (prev - cand);
+		}
+		GK_PLANE(gk_rec_planes(cell) - 1, k)[e] = h;
+		if (y) {
+			if (sequences) y[((size_t)b * T + k) * U + j] = h;
+			else if (k == T - 1) y[e] = h;
+		}
+	}
+}
+
+// gk_rec_bwd: step k of a recurrence's backward pass
+// (ops.RecurrenceBackward), given the planes of the forward pass and dy,
+// the output's gradient: it adds the step's part of dy to dh, the
+// gradient carried to the step's state, writes the gradients of the
+// gates' pre-activations into position t of dproj (B, T, G·U) and, on
+// the recurrent side, into dz (B, G·U), and leaves in dh the gradient of
+// the previous state but for its path through the recurrent kernel (a
+// GRU's z·dh, else 0) and in dc the gradient of the previous cell state
+// (LSTM). A thread per (sample, unit); any grid-stride launch.
+extern "C" __global__ void gk_rec_bwd(int cell, const float *dy, const float *planes, float *dproj, float *dz, float *dh,
+		float *dc, int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences) {
+	int G = gk_rec_gates(cell), gu = G * U;
+	GRID_STRIDE(e, B * U) {
+		int b = e / U, j = e % U;
+		float gh = dh[e];
+		if (sequences) gh += dy[((size_t)b * T + k) * U + j];
+		else if (k == T - 1) gh += dy[e];
+		float d[4], dr = 0.0f;
+		if (cell == CELL_RNN) {
+			d[0] = gk_act_gradient(act, alpha, GK_PLANE(0, k)[e], GK_PLANE(1, k)[e], gh);
+			dh[e] = 0.0f;
+		} else if (cell == CELL_LSTM) {
+			float i = GK_PLANE(4, k)[e], f = GK_PLANE(5, k)[e], cc = GK_PLANE(6, k)[e], o = GK_PLANE(7, k)[e];
+			float c = GK_PLANE(8, k)[e], tc = GK_PLANE(9, k)[e];
+			float dpo = gh * tc;
+			float dcs = dc[e] + gk_act_gradient(act, alpha, c, tc, gh * o);
+			float dpi = dcs * cc, dpg = dcs * i;
+			float dpf = k > 0 ? dcs * GK_PLANE(8, k - 1)[e] : 0.0f;
+			dc[e] = dcs * f;
+			d[0] = gk_act_gradient(ract, ralpha, GK_PLANE(0, k)[e], i, dpi);
+			d[1] = gk_act_gradient(ract, ralpha, GK_PLANE(1, k)[e], f, dpf);
+			d[2] = gk_act_gradient(act, alpha, GK_PLANE(2, k)[e], cc, dpg);
+			d[3] = gk_act_gradient(ract, ralpha, GK_PLANE(3, k)[e], o, dpo);
+			dh[e] = 0.0f;
+		} else {
+			float zg = GK_PLANE(3, k)[e], r = GK_PLANE(4, k)[e], cand = GK_PLANE(5, k)[e], rh = GK_PLANE(6, k)[e];
+			float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : 0.0f;
+			float dpz = gh * (prev - cand);
+			d[2] = gk_act_gradient(act, alpha, GK_PLANE(2, k)[e], cand, gh * (1.0f - zg));
+			dh[e] = gh * zg;
+			d[0] = gk_act_gradient(ract, ralpha, GK_PLANE(0, k)[e], zg, dpz);
+			d[1] = gk_act_gradient(ract, ralpha, GK_PLANE(1, k)[e], r, d[2] * rh);
+			dr = r;
+		}
+		for (int g = 0; g < G; g++) {
+			dproj[((size_t)b * T + t) * gu + g * U + j] = d[g];
+			dz[(size_t)b * gu + g * U + j] = (cell == CELL_GRU && g == 2) ? d[2] * dr : d[g];
+		}
+	}
+}
+#undef GK_PLANE

@@ -255,6 +255,17 @@ const (
 	// gradient's grid In[0] and the kernel In[1]; Out[1] is scratch (it
 	// stands for the product dz·kᵀ and the PatchesGrad after it).
 	ConvInputGrad
+	// Recurrence: Out[0] = a recurrent layer's output given the inputs'
+	// projections In[0], the recurrent kernel In[1] and, for a GRU with
+	// one, the recurrent bias In[2] (ops.RecurrenceForward); Out[1] is
+	// scratch of Op.Recurrence.Workspace() values.
+	Recurrence
+	// RecurrenceGrad: Out[0] = the gradients of a Recurrence's inputs,
+	// one after another, given them and the gradient of its output, the
+	// In after them (ops.RecurrenceBackward); Out[1] is scratch as
+	// Recurrence's. With Op.Recurrence.Saved it is the Recurrence step's
+	// scratch, holding its planes, and the last of In too.
+	RecurrenceGrad
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -266,7 +277,8 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	Scale: "Scale", Concat: "Concat", ConcatGrad: "ConcatGrad", Pad2D: "Pad2D", Crop2D: "Crop2D", UpSample: "UpSample",
 	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad",
 	ImageTransform: "ImageTransform", Resize: "Resize", ConvInputGrid: "ConvInputGrid",
-	ConvOutputGrid: "ConvOutputGrid", ConvForward: "ConvForward", ConvKernelGrad: "ConvKernelGrad", ConvInputGrad: "ConvInputGrad"}
+	ConvOutputGrid: "ConvOutputGrid", ConvForward: "ConvForward", ConvKernelGrad: "ConvKernelGrad", ConvInputGrad: "ConvInputGrad",
+	Recurrence: "Recurrence", RecurrenceGrad: "RecurrenceGrad"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -500,6 +512,9 @@ type compiler struct {
 	// biasStep maps an Affine node with a bias to its BiasAct step, where
 	// a following elementwise activation is fused.
 	biasStep map[*gorgonia.Node]int
+	// recurrences maps a Recurrence step's parameters and operands to
+	// its scratch buffer, which its gradient reuses.
+	recurrences map[string]int
 }
 
 func (c *compiler) children(n *gorgonia.Node) []*gorgonia.Node {
@@ -544,6 +559,35 @@ func (c *compiler) emit(s Step) int {
 	s.Name = s.Node.Name()
 	c.p.Steps = append(c.p.Steps, s)
 	return len(c.p.Steps) - 1
+}
+
+// recurrence compiles a Recurrence or RecurrenceGrad node n of operands
+// in, each step with its scratch as Out[1]. The gradient of a Recurrence
+// of the same operands reuses that step's scratch, which then holds the
+// forward pass's planes (ops.RecurrenceParams.Saved): it does not run the
+// steps again.
+func (c *compiler) recurrence(n *gorgonia.Node, in []int, info ops.Info) error {
+	out := c.alloc(n, Temp)
+	key := fmt.Sprint(info.Recurrence, in[:len(info.Recurrence.InShapes())])
+	if info.Kind == ops.OpRecurrenceGrad {
+		if ws, ok := c.recurrences[key]; ok {
+			info.Recurrence.Saved = true
+			c.emit(Step{Kind: RecurrenceGrad, Op: info, Node: n, N: n.Shape().TotalSize(), In: append(in, ws), Out: []int{out, ws}})
+			return nil
+		}
+	}
+	c.p.Buffers = append(c.p.Buffers, Buffer{Elems: info.Recurrence.Workspace(), Role: Temp})
+	ws := len(c.p.Buffers) - 1
+	kind := RecurrenceGrad
+	if info.Kind == ops.OpRecurrence {
+		kind = Recurrence
+		if c.recurrences == nil {
+			c.recurrences = map[string]int{}
+		}
+		c.recurrences[key] = ws
+	}
+	c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out, ws}})
+	return nil
 }
 
 // ErrUnsupported is wrapped by the errors for a graph the plan compiler
@@ -758,6 +802,8 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		kind := map[ops.OpKind]Kind{ops.OpL2Normalize: L2Normalize, ops.OpL2NormalizeGrad: L2NormalizeGrad}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
+	case ops.OpRecurrence, ops.OpRecurrenceGrad:
+		return c.recurrence(n, in, info)
 	case ops.OpMetricState:
 		rows, cols := matrix(shapeOf(0))
 		_, yCols := matrix(shapeOf(1))

@@ -283,6 +283,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.Out()...))
 	case Resize:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Resize.In()...))
+	case Recurrence, RecurrenceGrad:
+		shapes := append(s.Op.Recurrence.InShapes(), s.Op.Recurrence.Out())
+		args := make([]gorgonia.Value, len(s.In))
+		for j, b := range s.In[:min(len(s.In), len(shapes))] { // not the Recurrence's scratch
+			args[j] = h.dense(b, shapes[j]...)
+		}
+		args = args[:min(len(s.In), len(shapes))]
+		return h.do(s.Node.Op(), s.Out[0], args...)
 	case BatchMatMul:
 		p := s.Op.BatchMatMul
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...))

@@ -94,6 +94,7 @@ inline void __syncthreads() { emu_race_sync(); }
 
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __shared__
 
 inline int atomicMin(int *p, int v) {

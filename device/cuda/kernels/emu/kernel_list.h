@@ -60,4 +60,6 @@
 	K(gk_resize) \
 	K(gk_batch_matmul) \
 	K(gk_l2_normalize) \
-	K(gk_l2_normalize_grad)
+	K(gk_l2_normalize_grad) \
+	K(gk_rec_fwd) \
+	K(gk_rec_bwd)

@@ -1,0 +1,105 @@
+//go:build cudavm && cgo
+
+package cuda
+
+import (
+	"github.com/gokeras/gokeras/device/internal/plan"
+)
+
+// offset is p moved on by n float32s.
+func offset(p devicePtr, n int) devicePtr { return p + devicePtr(4*n) }
+
+// recurrence runs a Recurrence or RecurrenceGrad step: per timestep one
+// cuBLAS product of the state with the recurrent kernel and one
+// gk_rec_fwd; for the gradient, the steps again, then per timestep one
+// gk_rec_bwd and the products carrying the gradient to the previous state
+// and into the recurrent kernel's (and a GRU's recurrent bias') gradient.
+// The workspace Out[1] is laid out as ops.RecurrenceParams.WorkOffsets
+// says, the same as the CPU's kernel.
+func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
+	p := s.Op.Recurrence
+	proj, rec := ptr(s.In[0]), ptr(s.In[1])
+	var rb devicePtr
+	if p.RecBias {
+		rb = ptr(s.In[2])
+	}
+	out, ws := ptr(s.Out[0]), ptr(s.Out[1])
+	B, U, T := p.Batch, p.Units, p.Steps
+	gu := p.Gates() * U
+	zOff, dzOff, dhOff, dcOff := p.WorkOffsets()
+	z, dz, dh, dc := offset(ws, zOff), offset(ws, dzOff), offset(ws, dhOff), offset(ws, dcOff)
+	hPlane := func(k int) devicePtr { return offset(ws, ((p.Planes()-1)*T+k)*B*U) }
+	acts := []uint64{intArg(int(p.Act)), floatArg(float32(p.Alpha)), intArg(int(p.RecAct)), floatArg(float32(p.RecAlpha)), boolArg(p.Sequences)}
+	step := func(k int) int {
+		if p.Backwards {
+			return T - 1 - k
+		}
+		return k
+	}
+	y := out
+	if s.Kind == plan.RecurrenceGrad {
+		y = 0
+	}
+	for k := range T {
+		if s.Kind == plan.RecurrenceGrad && p.Saved {
+			break // the Recurrence step left its planes in ws
+		}
+		zk := devicePtr(0)
+		if k > 0 {
+			if err := gemm(b.blas, false, false, B, gu, U, 1, hPlane(k-1), rec, 0, z); err != nil {
+				return err
+			}
+			zk = z
+		}
+		args := append([]uint64{intArg(int(p.Cell)), ptrArg(proj), ptrArg(zk), ptrArg(rb), ptrArg(ws), ptrArg(y),
+			intArg(B), intArg(T), intArg(U), intArg(step(k)), intArg(k)}, acts...)
+		if err := b.kern.launch(b.stream, kRecFwd, elemGrid(B*U), elemBlock, 0, args...); err != nil {
+			return err
+		}
+	}
+	if s.Kind == plan.Recurrence {
+		return nil
+	}
+	parts := p.GradParts()
+	dy := ptr(s.In[len(p.InShapes())])
+	dproj, drec := out, offset(out, parts[0])
+	zero := func(at devicePtr, n int) error { return b.stream.memsetD32(at, 0, int64(n)) }
+	if err := zero(drec, U*gu); err != nil {
+		return err
+	}
+	if err := zero(dh, 2*B*U); err != nil { // dh and dc
+		return err
+	}
+	var drb, ones devicePtr
+	if p.RecBias {
+		drb = offset(out, parts[0]+parts[1])
+		if err := zero(drb, gu); err != nil {
+			return err
+		}
+		var err error
+		if ones, err = b.onesVector(B); err != nil {
+			return err
+		}
+	}
+	for k := T - 1; k >= 0; k-- {
+		args := append([]uint64{intArg(int(p.Cell)), ptrArg(dy), ptrArg(ws), ptrArg(dproj), ptrArg(dz), ptrArg(dh), ptrArg(dc),
+			intArg(B), intArg(T), intArg(U), intArg(step(k)), intArg(k)}, acts...)
+		if err := b.kern.launch(b.stream, kRecBwd, elemGrid(B*U), elemBlock, 0, args...); err != nil {
+			return err
+		}
+		if p.RecBias {
+			if err := gemm(b.blas, false, false, 1, gu, B, 1, ones, dz, 1, drb); err != nil {
+				return err
+			}
+		}
+		if k > 0 {
+			if err := gemm(b.blas, false, true, B, U, gu, 1, dz, rec, 1, dh); err != nil {
+				return err
+			}
+			if err := gemm(b.blas, true, false, U, gu, B, 1, hPlane(k-1), dz, 1, drec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package opstest
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RecurrenceGraph is a small float32 training graph of a Recurrence, for
+// the machines' tests: sequences x (Batch, 5, 3) times a kernel wk (3,
+// G·4) plus a bias, as a recurrent layer projects its inputs, then the
+// Recurrence of 4 units (a GRU with a recurrent bias), its output
+// flattened times wo, mean squared error against y.
+type RecurrenceGraph struct {
+	G          *gorgonia.ExprGraph
+	X, Y       *gorgonia.Node
+	Learnables []*gorgonia.Node
+	Loss       *gorgonia.Node
+	// LossValue is where a gorgonia.Read of the loss stores it.
+	LossValue gorgonia.Value
+}
+
+// BuildRecurrenceGraph builds a RecurrenceGraph of cell with its
+// gradients, its values drawn from seed: two graphs of one seed start
+// from the same values.
+func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backwards, sequences bool) (*RecurrenceGraph, error) {
+	const steps, features, units = 5, 3, 4
+	rng := rand.New(rand.NewPCG(seed, 29))
+	g := gorgonia.NewGraph()
+	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		data := make([]float32, n)
+		for i := range data {
+			data[i] = float32(scale * rng.NormFloat64())
+		}
+		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
+	}
+	p := ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: units, Act: ops.Tanh, RecAct: ops.Sigmoid,
+		Backwards: backwards, Sequences: sequences}
+	gu := p.Gates() * units
+	outCols := units
+	if sequences {
+		outCols *= steps
+	}
+	m := &RecurrenceGraph{G: g, X: mk("x", 1, batch, steps, features), Y: mk("y", 0.5, batch, 2)}
+	wk, bk, rec, wo := mk("wk", 0.5, features, gu), mk("bk", 0.2, gu), mk("rec", 0.5, units, gu), mk("wo", 0.3, outCols, 2)
+	m.Learnables = []*gorgonia.Node{wk, bk, rec, wo}
+	var rb *gorgonia.Node
+	if cell == ops.GRUCell {
+		rb = mk("rb", 0.2, gu)
+		m.Learnables = append(m.Learnables, rb)
+	}
+	flat, err := ops.Reshape(m.X, []int{batch * steps, features}, false)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := ops.Affine(flat, wk, bk, false)
+	if err != nil {
+		return nil, err
+	}
+	if proj, err = ops.Reshape(proj, []int{batch, steps, gu}, true); err != nil {
+		return nil, err
+	}
+	h, err := ops.Recurrence(proj, rec, rb, p)
+	if err != nil {
+		return nil, err
+	}
+	if h, err = ops.Reshape(h, []int{batch, outCols}, true); err != nil {
+		return nil, err
+	}
+	z, err := ops.Affine(h, wo, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	if m.Loss, err = ops.Loss(ops.MeanSquaredError, z, m.Y); err != nil {
+		return nil, err
+	}
+	gorgonia.Read(m.Loss, &m.LossValue)
+	if _, err := gorgonia.Grad(m.Loss, m.Learnables...); err != nil {
+		return nil, fmt.Errorf("the recurrence graph's gradients: %w", err)
+	}
+	return m, nil
+}

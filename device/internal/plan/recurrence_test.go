@@ -1,0 +1,85 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gokeras/gokeras/device/internal/opstest"
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+)
+
+// TestRecurrenceMatchesTapeMachine compiles opstest.RecurrenceGraph of
+// each cell (forwards and backwards, the last state and the sequence)
+// and runs it on the host backend, each step through its op's Do,
+// against gorgonia's tape machine: the same loss and gradients, one
+// Recurrence and one RecurrenceGrad step sharing their scratch (the
+// gradient reads the forward pass's planes, Saved).
+func TestRecurrenceMatchesTapeMachine(t *testing.T) {
+	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell} {
+		for _, v := range [][2]bool{{false, false}, {true, true}} {
+			t.Run(fmt.Sprintf("%v/backwards=%t/sequences=%t", cell, v[0], v[1]), func(t *testing.T) {
+				ref, err := opstest.BuildRecurrenceGraph(3, cell, 4, v[0], v[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				tm := gorgonia.NewTapeMachine(ref.G, gorgonia.BindDualValues(ref.Learnables...))
+				defer tm.Close()
+				if err := tm.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := opstest.BuildRecurrenceGraph(3, cell, 4, v[0], v[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := Compile(got.G, got.Learnables, Capabilities{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds := map[Kind]int{}
+				for _, s := range p.Steps {
+					kinds[s.Kind]++
+					if s.Kind == Recurrence || s.Kind == RecurrenceGrad {
+						if len(s.Out) != 2 || p.Buffers[s.Out[1]].Elems != s.Op.Recurrence.Workspace() {
+							t.Errorf("%v: outputs %v, want the value and scratch of %d", s, s.Out, s.Op.Recurrence.Workspace())
+						}
+					}
+				}
+				var scratch []int
+				for _, s := range p.Steps {
+					if s.Kind == Recurrence || s.Kind == RecurrenceGrad {
+						scratch = append(scratch, s.Out[1])
+						if s.Kind == RecurrenceGrad && (!s.Op.Recurrence.Saved || s.In[len(s.In)-1] != s.Out[1]) {
+							t.Errorf("%v: the gradient does not read the Recurrence's planes", s)
+						}
+					}
+				}
+				if len(scratch) == 2 && scratch[0] != scratch[1] {
+					t.Errorf("the Recurrence's scratch is buffer %d, its gradient's %d: want the same", scratch[0], scratch[1])
+				}
+				if kinds[Recurrence] != 1 || kinds[RecurrenceGrad] != 1 {
+					t.Errorf("the plan has %d Recurrence and %d RecurrenceGrad steps, want one each: %v", kinds[Recurrence], kinds[RecurrenceGrad], p.Steps)
+				}
+				m := hostMachine(t, got.G, got.Learnables)
+				for run := 0; run < 2; run++ {
+					if err := m.RunAll(); err != nil {
+						t.Fatal(err)
+					}
+					m.Reset()
+				}
+				compare(t, "loss", scalar(t, got.LossValue), scalar(t, ref.LossValue))
+				for i, l := range got.Learnables {
+					gg, err := l.Grad()
+					if err != nil {
+						t.Fatal(err)
+					}
+					rg, err := ref.Learnables[i].Grad()
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareSlices(t, "gradient of "+l.Name(), gg.Data().([]float32), rg.Data().([]float32))
+				}
+			})
+		}
+	}
+}
