@@ -113,7 +113,9 @@ func WithoutUnitForgetBias() RecurrentOption {
 // for GRU), so that Keras' weights files load.
 //
 // The inputs of all steps are multiplied by the kernel in one product;
-// each step then adds its state times the recurrent kernel.
+// then one Recurrence op runs the steps, each adding its state times the
+// recurrent kernel (a GRU without reset_after is unrolled over time in
+// ops of their own instead).
 type RecurrentLayer struct {
 	named
 	weights
@@ -283,7 +285,7 @@ func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	if want := len(l.Params()); want == 0 || len(params) != want {
 		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), want)
 	}
-	out, err := l.call(in, params)
+	out, err := l.call(in, params, l.fusable())
 	if err != nil {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
@@ -298,7 +300,13 @@ func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	return f, nil
 }
 
-func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node) (*gorgonia.Node, error) {
+// fusable says whether the layer runs as one Recurrence op: all but a
+// GRU without reset_after, which is unrolled over time.
+func (l *RecurrentLayer) fusable() bool { return l.cell != gruCell || l.resetAfter }
+
+// call adds the layer: the inputs' projection, then the steps, as one
+// Recurrence op (fused) or unrolled over time in ops of their own.
+func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*gorgonia.Node, error) {
 	s := in.Node.Shape()
 	if len(s) != 3 {
 		return nil, fmt.Errorf("input of shape %v: want sequences (batch, timesteps, features)", s)
@@ -329,6 +337,17 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node) (*gorgonia.Node,
 	proj, err := ops.Affine(flat, kernel, inBias, in.NeedsGrad)
 	if err != nil {
 		return nil, err
+	}
+	if fused {
+		proj, err := ops.Reshape(proj, []int{batch, steps, gu}, true)
+		if err != nil {
+			return nil, err
+		}
+		cell := map[cellKind]ops.RecurrenceCell{simpleRNNCell: ops.RNNCell, lstmCell: ops.LSTMCell, gruCell: ops.GRUCell}[l.cell]
+		return ops.Recurrence(proj, rec, recBias, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
+			Act: l.activation.act, Alpha: ops.DefaultAlpha(l.activation.act),
+			RecAct: l.recurrentActivation.act, RecAlpha: ops.DefaultAlpha(l.recurrentActivation.act),
+			Backwards: l.goBackwards, Sequences: l.returnSequences})
 	}
 	seq, err := ops.Reshape(proj, []int{batch, steps, 1, gu}, true)
 	if err != nil {

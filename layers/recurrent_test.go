@@ -353,3 +353,107 @@ func TestOrthogonal(t *testing.T) {
 		}
 	}
 }
+
+// TestRecurrentFusedMatchesUnrolled checks that the layers' one
+// Recurrence op computes what the same recurrence unrolled over time in
+// ops of their own computes, output and gradients in float64, for each
+// cell with and without sequences, go_backwards and a bias, and other
+// activations.
+func TestRecurrentFusedMatchesUnrolled(t *testing.T) {
+	const batch, steps, features, units = 3, 4, 2, 3
+	rng := rand.New(rand.NewPCG(8, 9))
+	randoms := func(n int, scale float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = scale * (2*rng.Float64() - 1)
+		}
+		return v
+	}
+	type result struct{ out, grads []float64 }
+	run := func(l *RecurrentLayer, fused bool, x, target []float64, ws [][]float64) result {
+		g := gorgonia.NewGraph()
+		xn := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(batch, steps, features), gorgonia.WithName("x"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, steps, features), tensor.WithBacking(slices.Clone(x)))))
+		wrt := []*gorgonia.Node{xn}
+		for i, p := range l.Params() {
+			s := p.Value.Shape().Clone()
+			wrt = append(wrt, gorgonia.NewTensor(g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName(p.Name),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(slices.Clone(ws[i]))))))
+		}
+		out, err := l.call(Flow{Node: xn, NeedsGrad: true}, wrt[1:], fused)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := out.Shape().TotalSize()
+		flat, err := ops.Reshape(out, []int{batch, n / batch}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outv gorgonia.Value
+		gorgonia.Read(flat, &outv)
+		y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, n/batch), gorgonia.WithName("y"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, n/batch), tensor.WithBacking(slices.Clone(target)))))
+		cost, err := ops.Loss(ops.MeanSquaredError, flat, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gorgonia.Grad(cost, wrt...); err != nil {
+			t.Fatal(err)
+		}
+		m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
+		defer m.Close()
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		r := result{out: slices.Clone(outv.Data().([]float64))}
+		for _, w := range wrt {
+			gv, err := w.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.grads = append(r.grads, gv.Data().([]float64)...)
+		}
+		return r
+	}
+	makers := []func(...RecurrentOption) *RecurrentLayer{
+		func(o ...RecurrentOption) *RecurrentLayer { return SimpleRNN(units, o...) },
+		func(o ...RecurrentOption) *RecurrentLayer { return LSTM(units, o...) },
+		func(o ...RecurrentOption) *RecurrentLayer { return GRU(units, o...) },
+	}
+	for _, mk := range makers {
+		for _, opts := range [][]RecurrentOption{nil, {ReturnSequences()}, {GoBackwards()}, {GoBackwards(), ReturnSequences()},
+			{WithoutBias(), ReturnSequences()}, {Softsign, RecurrentActivation(HardSigmoid), ReturnSequences()}, {ELU}} {
+			l := mk(opts...)
+			name := fmt.Sprintf("%s/act=%v/rec=%v/sequences=%t/backwards=%t/bias=%t", l.Type(), l.activation, l.recurrentActivation,
+				l.returnSequences, l.goBackwards, l.useBias)
+			t.Run(name, func(t *testing.T) {
+				if _, err := l.Build([]int{steps, features}, rand.New(rand.NewPCG(1, 2))); err != nil {
+					t.Fatal(err)
+				}
+				var ws [][]float64
+				for _, p := range l.Params() {
+					ws = append(ws, randoms(p.Size(), 0.8))
+				}
+				outSize := batch * units
+				if l.returnSequences {
+					outSize *= steps
+				}
+				x, target := randoms(batch*steps*features, 1), randoms(outSize, 1)
+				fused, unrolled := run(l, true, x, target, ws), run(l, false, x, target, ws)
+				for _, c := range []struct {
+					what      string
+					got, want []float64
+				}{{"output", fused.out, unrolled.out}, {"gradients", fused.grads, unrolled.grads}} {
+					if len(c.got) != len(c.want) {
+						t.Fatalf("%s: %d values, want %d", c.what, len(c.got), len(c.want))
+					}
+					for i := range c.want {
+						if math.Abs(c.got[i]-c.want[i]) > 1e-12*max(1, math.Abs(c.want[i])) {
+							t.Fatalf("%s %d: fused %.15g, unrolled %.15g", c.what, i, c.got[i], c.want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
