@@ -33,6 +33,9 @@
 //     CenterCrop. Resize has no gradient.
 //   - BatchDot (each sample's product, a BatchMatMul) and L2Normalize are
 //     Keras' Dot layer, normalize=True its cosine similarity.
+//   - Recurrence runs a recurrent layer's steps (SimpleRNN's, LSTM's and
+//     GRU's cells) from the inputs' projections and the recurrent
+//     kernel; its gradient runs back through time.
 //   - Rescale (x·scale + offset) is Keras' Rescaling; ImageTransform
 //     samples each image at an affine map drawn for it from the step and
 //     its place in the batch (Philox4x32-10, as Dropout), with TensorFlow's
