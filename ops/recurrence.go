@@ -355,10 +355,6 @@ func RecurrenceBackward(p RecurrenceParams, proj, rec, recBias, dy, out, ws []fl
 	recurrenceBackward(p, proj, rec, recBias, dy, out, ws)
 }
 
-// recurrenceBackward runs the steps forward (unless p.Saved), then back,
-// and writes the gradients of proj, rec and (RecBias) the recurrent bias
-// into out, one after another.
-
 // recurrenceWork cuts a workspace: planes of (Batch, Units) per step,
 // then one step's products (z: the state times rec; dz: the gradient of
 // the gates' pre-activations on the recurrent side), the carried
@@ -493,6 +489,9 @@ func recurrenceForward[T float](p RecurrenceParams, proj, rec, rb, y, ws []T) {
 	}
 }
 
+// recurrenceBackward runs the steps forward (unless p.Saved), then back,
+// and writes the gradients of proj, rec and (RecBias) the recurrent bias
+// into out, one after another.
 func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws []T) {
 	if !p.Saved {
 		recurrenceForward(p, proj, rec, rb, nil, ws)
