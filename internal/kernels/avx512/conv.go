@@ -2,7 +2,6 @@ package avx512
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/internal/kernels/matrix"
@@ -212,7 +211,7 @@ func (ws *Workspace) ConvForward(s ConvShape, grid, kernel, bias, z, scratch []f
 	img, margin, f := hp*wp, s.margin(), s.Filters
 	// Every position of the output's rows, from the image's corner.
 	ws.rowsOfGrid(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
-		s.KH, s.KW*s.C, s.C, func(r int) int { return r * wp }, grid, kernel, scratch)
+		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch)
 	// Back from the grid, plus the bias: a row of it for every output row.
 	var row []float32
 	if bias != nil {
@@ -236,12 +235,12 @@ func (ws *Workspace) ConvForward(s ConvShape, grid, kernel, bias, z, scratch []f
 }
 
 // rowsOfGrid computes, for each of batch images, span grid positions of
-// out (n values each) from the image's out(b)-th position on, as the sum
-// over steps kernel rows r of the tall product of a's rows at positions
-// from in(b, q)+shift(r) (lda values apart, depth values deep) with b's
-// rows r·depth on (n wide).
+// c (n values each) from the image's out(b)-th position on: the sum over
+// steps kernel rows r of the tall product of a's rows (lda values apart,
+// depth values deep) at the positions from in(b, q) + r·stride with b's
+// rows r·depth on (n wide), one conv kernel call a tile.
 func (ws *Workspace) rowsOfGrid(batch, span, n int, out func(b int) int, in func(b, q int) int,
-	steps, depth, lda int, shift func(r int) int, a, b, c []float32) {
+	steps, depth, lda, stride int, a, b, c []float32) {
 	t, _ := tileFor(span, n)
 	groups := (span + t.r - 1) / t.r
 	w := 16 * t.v
@@ -252,17 +251,10 @@ func (ws *Workspace) rowsOfGrid(batch, span, n int, out func(b int) int, in func
 			if q0+t.r > span {
 				q0, skip = span-t.r, q0+t.r-span
 			}
-			at, from := out(img)+q0, in(img, q0)
+			at, ap := out(img)+q0, &a[in(img, q0)*lda]
 			for col := 0; col < n; col += w {
-				for r := 0; r < steps; r++ {
-					beta := float32(1)
-					if r == 0 {
-						beta = 0
-					}
-					ap := &a[(from+shift(r))*lda]
-					pf := uintptr(unsafe.Pointer(ap))
-					t.rows(depth, ap, uintptr(lda*4), &b[r*depth*n+col], uintptr(n*4), &c[at*n+col], uintptr(n*4), skip, panelMasks(n-col), pf, 0, 1, beta)
-				}
+				t.conv(depth, ap, uintptr(lda*4), &b[col], uintptr(n*4), &c[at*n+col], uintptr(n*4), skip, panelMasks(n-col),
+					steps, uintptr(stride*lda*4), 1, 0)
 			}
 		}
 	})
@@ -298,7 +290,7 @@ func (ws *Workspace) ConvInputGrad(s ConvShape, grid, kernel, dx, scratch []floa
 	// Every position of the image's rows, every column of the grid; the
 	// window turned reaches back margin positions from there.
 	ws.rowsOfGrid(s.Batch, s.H*wp, c, func(b int) int { return b*img + s.PadTop*wp },
-		func(b, q int) int { return b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, func(r int) int { return margin - (s.KH-1-r)*wp - (s.KW - 1) },
+		func(b, q int) int { return margin - (s.KH-1)*wp - (s.KW - 1) + b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, wp,
 		grid, turned, out)
 	matrix.Parallel(ws.workers, s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {

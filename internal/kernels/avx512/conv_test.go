@@ -257,3 +257,57 @@ func TestConvRefusals(t *testing.T) {
 		t.Errorf("short slices: no error")
 	}
 }
+
+// BenchmarkConv times each kernel of the stride-1 convolutions of
+// ResNet-20 (its three stages) and Keras' cifar10_cnn at batch 32.
+func BenchmarkConv(b *testing.B) {
+	if !avx512.Available() {
+		b.Skip("no AVX-512 on this CPU")
+	}
+	ws := avx512.NewWorkspace(0)
+	for _, c := range []struct {
+		name string
+		s    avx512.ConvShape
+	}{
+		{"resnet20/32x32x16", same(32, 32, 32, 16, 16, 3, 3)},
+		{"resnet20/16x16x32", same(32, 16, 16, 32, 32, 3, 3)},
+		{"resnet20/8x8x64", same(32, 8, 8, 64, 64, 3, 3)},
+		{"cnn/32x32x32-valid", valid(32, 32, 32, 32, 32, 3, 3)},
+		{"cnn/15x15x32-64", same(32, 15, 15, 32, 64, 3, 3)},
+		{"cnn/15x15x64-valid", valid(32, 15, 15, 64, 64, 3, 3)},
+	} {
+		s := c.s
+		mem, _ := avx512.Conv(s)
+		x, k := values(s.Batch*s.H*s.W*s.C, 1), values(s.KH*s.KW*s.C*s.Filters, 2)
+		dz, bias := values(s.Batch*s.OH*s.OW*s.Filters, 3), values(s.Filters, 4)
+		images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
+		z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))
+		fwd, back := make([]float32, mem.Forward), make([]float32, mem.InputGrad)
+		flops := float64(2 * s.Batch * s.OH * s.OW * s.KH * s.KW * s.C * s.Filters)
+		for _, kernel := range []struct {
+			name string
+			run  func() error
+		}{
+			{"grids", func() error {
+				if err := ws.ConvInputGrid(s, x, images); err != nil {
+					return err
+				}
+				return ws.ConvOutputGrid(s, dz, grad)
+			}},
+			{"forward", func() error { return ws.ConvForward(s, images, k, bias, z, fwd) }},
+			{"input-grad", func() error { return ws.ConvInputGrad(s, grad, k, dx, back) }},
+			{"kernel-grad", func() error { return ws.ConvKernelGrad(s, images, grad, dk) }},
+		} {
+			b.Run(c.name+"/"+kernel.name, func(b *testing.B) {
+				for b.Loop() {
+					if err := kernel.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if kernel.name != "grids" {
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				}
+			})
+		}
+	}
+}

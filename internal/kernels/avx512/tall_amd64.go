@@ -14,6 +14,9 @@ func cols24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 func stream24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
 //go:noescape
+func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
+
+//go:noescape
 func rows12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
 //go:noescape
@@ -21,6 +24,9 @@ func cols12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 
 //go:noescape
 func stream12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
+
+//go:noescape
+func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
 
 //go:noescape
 func rows8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
@@ -32,6 +38,9 @@ func cols8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 func stream8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
 //go:noescape
+func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
+
+//go:noescape
 func rows6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
 //go:noescape
@@ -39,3 +48,6 @@ func cols6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 
 //go:noescape
 func stream6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
+
+//go:noescape
+func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)

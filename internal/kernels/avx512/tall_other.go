@@ -16,6 +16,10 @@ func stream24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *fl
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func rows12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
@@ -25,6 +29,10 @@ func cols12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 }
 
 func stream12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -40,6 +48,10 @@ func stream8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *flo
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func rows6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
@@ -49,5 +61,9 @@ func cols6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 }
 
 func stream6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
