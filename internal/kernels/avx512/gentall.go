@@ -10,13 +10,12 @@
 //   - rowsRxW (a·b and a·bᵀ with b packed): the R values of a step are
 //     a[r·lda + p], one from each of R rows of a read in place;
 //   - colsRxW (aᵀ·b): they are a[p·lda + r], R consecutive values of a
-//     row of a, read in place.
-//
+//     row of a, read in place;
 //   - convRxW: rows, over steps blocks of kc steps (a convolution's kernel
 //     rows), a's pointers moving on jump bytes from each block's start to
 //     the next (the next row of the images' grid) while b's rows run on.
 //
-// W = 16·V is the tile's width. Both end with c = alpha·acc + beta·c (beta 0
+// W = 16·V is the tile's width. All end with c = alpha·acc + beta·c (beta 0
 // reads nothing of c), skipping the tile's first rows (skip) and masking
 // columns (masks: 16 bits a vector).
 package main
