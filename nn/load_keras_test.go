@@ -156,8 +156,12 @@ func kerasFileOf(t testing.TB, m *nn.Sequential, name, config string) string {
 				if err != nil {
 					t.Fatal(err)
 				}
-				parts := strings.Split(n, "/")
-				lg.Group(parts[0]).Dataset(parts[1], d.Shape(), v)
+				parts := strings.Split(n, "/") // layer/weight:0, or layer/cell/weight:0
+				at := lg
+				for _, part := range parts[:len(parts)-1] {
+					at = at.Group(part)
+				}
+				at.Dataset(parts[len(parts)-1], d.Shape(), v)
 			}
 		}
 		root.Group("optimizer_weights")

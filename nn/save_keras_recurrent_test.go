@@ -1,14 +1,19 @@
 package nn_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/tensor"
 )
 
 // keras2RecurrentJSON is a Keras 2.15 Sequential config (model.to_json())
@@ -217,5 +222,69 @@ with h5py.File(sys.argv[1], "r") as f:
 		if !slices.Equal(got, places) {
 			t.Errorf("%s: h5py finds %q, want %q", file, got, places)
 		}
+	}
+}
+
+// LoadModel reads a Keras 2 whole-model .h5 of an LSTM, a GRU and a
+// SimpleRNN and a Keras 3 .keras archive of an LSTM (configs as Keras
+// writes them, weights in their cells): the models predict what the same
+// layers made in Go predict with those weights.
+func TestLoadModelOfKerasRecurrentFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		model        func() *nn.Sequential
+		input        []int
+	}{
+		{"m.h5", keras2RecurrentJSON, func() *nn.Sequential {
+			return nn.NewSequential(layers.Input(5, 3), layers.LSTM(4, layers.ReturnSequences()),
+				layers.GRU(3, layers.ReturnSequences(), layers.GoBackwards()), layers.SimpleRNN(2))
+		}, []int{5, 3}},
+		{"m.keras", keras3LSTMJSON, func() *nn.Sequential {
+			return nn.NewSequential(layers.Input(7, 2), layers.LSTM(5, layers.GoBackwards()))
+		}, []int{7, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.model()
+			defer want.Close()
+			want.SetSeed(9)
+			if err := want.Build(tc.input...); err != nil {
+				t.Fatal(err)
+			}
+			path := kerasFileOf(t, want, tc.name, tc.config)
+			got, err := nn.LoadModel(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Close()
+			if g, w := flatWeights(t, got), flatWeights(t, want); !slices.Equal(g, w) {
+				t.Fatal("the loaded model's weights differ from the file's")
+			}
+			n := 4 * tc.input[0] * tc.input[1]
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(i%7)/3 - 1
+			}
+			ds, err := data.TensorInputs(tensor.New(tensor.WithShape(4, tc.input[0], tc.input[1]), tensor.WithBacking(x)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			predict := func(m *nn.Sequential) []float32 {
+				sgd, err := optim.NewSGD(optim.SGDConfig{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+					t.Fatal(err)
+				}
+				p, err := m.PredictTensor(context.Background(), ds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.Data().([]float32)
+			}
+			if g, w := predict(got), predict(want); !slices.Equal(g, w) {
+				t.Errorf("the loaded model predicts %v, want %v", g, w)
+			}
+		})
 	}
 }
