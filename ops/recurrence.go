@@ -3,8 +3,10 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"runtime"
 
 	"github.com/chewxy/hm"
+	mat "github.com/gokeras/gokeras/internal/kernels/matrix"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -392,113 +394,135 @@ func (p RecurrenceParams) step(k int) int {
 }
 
 // recurrenceForward runs the steps, keeping each step's planes in ws,
-// and writes the output y (when not nil).
+// and writes the output y (when not nil). Each step's product goes
+// through gemm; its cell runs on every core, a range of samples each.
 func recurrenceForward[T float](p RecurrenceParams, proj, rec, rb, y, ws []T) {
 	w := newRecurrenceWork(p, ws)
-	B, U, G, S := p.Batch, p.Units, p.Gates(), p.Steps
-	gu := w.gu
+	B, U, S := p.Batch, p.Units, p.Steps
 	for k := range S {
-		t := p.step(k)
 		if k == 0 {
 			clear(w.z)
 		} else {
-			gemm(false, false, B, gu, U, 1, w.plane(p.hPlane(), k-1), rec, 0, w.z)
+			gemm(false, false, B, w.gu, U, 1, w.plane(p.hPlane(), k-1), rec, 0, w.z)
 		}
-		if rb != nil {
-			for b := range B {
-				for j := range gu {
-					w.z[b*gu+j] += rb[j]
-				}
-			}
-		}
-		// x: the step's projection of gate g, unit j, sample b.
-		x := func(b, g, j int) T { return proj[(b*S+t)*gu+g*U+j] }
-		z := func(b, g, j int) T { return w.z[b*gu+g*U+j] }
-		switch p.Cell {
-		case RNNCell:
-			pre := w.plane(0, k)
-			for b := range B {
-				for j := range U {
-					pre[b*U+j] = x(b, 0, j) + z(b, 0, j)
-				}
-			}
-			activate(p.Act, p.Alpha, U, pre, w.plane(1, k))
-		case LSTMCell:
-			for g := range G {
-				pre := w.plane(g, k)
-				for b := range B {
-					for j := range U {
-						pre[b*U+j] = x(b, g, j) + z(b, g, j)
-					}
-				}
-				act, alpha := p.RecAct, p.RecAlpha
-				if g == 2 {
-					act, alpha = p.Act, p.Alpha
-				}
-				activate(act, alpha, U, pre, w.plane(4+g, k))
-			}
-			i, f, cc, o := w.plane(4, k), w.plane(5, k), w.plane(6, k), w.plane(7, k)
-			c, tc, h := w.plane(8, k), w.plane(9, k), w.plane(10, k)
-			for e := range c {
-				c[e] = i[e] * cc[e]
-				if k > 0 {
-					c[e] += f[e] * w.plane(8, k-1)[e]
-				}
-			}
-			activate(p.Act, p.Alpha, U, c, tc)
-			for e := range h {
-				h[e] = o[e] * tc[e]
-			}
-		case GRUCell:
-			for g := range 2 {
-				pre := w.plane(g, k)
-				for b := range B {
-					for j := range U {
-						pre[b*U+j] = x(b, g, j) + z(b, g, j)
-					}
-				}
-				activate(p.RecAct, p.RecAlpha, U, pre, w.plane(3+g, k))
-			}
-			r, rh, pre := w.plane(4, k), w.plane(6, k), w.plane(2, k)
-			for b := range B {
-				for j := range U {
-					e := b*U + j
-					rh[e] = z(b, 2, j)
-					pre[e] = x(b, 2, j) + r[e]*rh[e]
-				}
-			}
-			zg, cand, h := w.plane(3, k), w.plane(5, k), w.plane(7, k)
-			activate(p.Act, p.Alpha, U, pre, cand)
-			for e := range h {
-				prev := T(0)
-				if k > 0 {
-					prev = w.plane(7, k-1)[e]
-				}
-				h[e] = cand[e] + zg[e]*(prev-cand[e])
-			}
-		}
-		if y != nil && p.Sequences {
-			h := w.plane(p.hPlane(), k)
-			for b := range B {
-				copy(y[(b*S+k)*U:(b*S+k+1)*U], h[b*U:(b+1)*U])
-			}
-		}
+		overSamples(p, func(lo, hi int) { w.cellForward(proj, rb, y, k, lo, hi) })
 	}
 	if y != nil && !p.Sequences {
 		copy(y, w.plane(p.hPlane(), S-1))
 	}
 }
 
+// overSamples runs body over the samples [0, Batch) in ranges, on every
+// core when a step's cells are work enough to pay for the goroutines.
+func overSamples(p RecurrenceParams, body func(lo, hi int)) {
+	workers := 1
+	if p.Batch > 1 && p.Batch*p.Units*p.Gates() >= 1<<11 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	mat.Parallel(workers, p.Batch, 1, func(_, lo, hi int) { body(lo, hi) })
+}
+
+// cellForward computes step k's cells of samples [lo, hi): the planes,
+// and the output y's rows when y is not nil and holds the sequence.
+func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
+	p := w.p
+	U, S, gu := p.Units, p.Steps, w.gu
+	t := p.step(k)
+	rows := func(f, k int) []T { return w.plane(f, k)[lo*U : hi*U] }
+	// pre sets plane f to gate g's projection plus z (plus the recurrent
+	// bias).
+	pre := func(f, g int) []T {
+		out := rows(f, k)
+		for b := lo; b < hi; b++ {
+			xr, zr, o := proj[(b*S+t)*gu+g*U:][:U], w.z[b*gu+g*U:][:U], out[(b-lo)*U:][:U]
+			for j := range o {
+				o[j] = xr[j] + zr[j]
+			}
+			if rb != nil {
+				for j, v := range rb[g*U:][:U] {
+					o[j] += v
+				}
+			}
+		}
+		return out
+	}
+	switch p.Cell {
+	case RNNCell:
+		activate(p.Act, p.Alpha, U, pre(0, 0), rows(1, k))
+	case LSTMCell:
+		for g := range 4 {
+			act, alpha := p.RecAct, p.RecAlpha
+			if g == 2 {
+				act, alpha = p.Act, p.Alpha
+			}
+			activate(act, alpha, U, pre(g, g), rows(4+g, k))
+		}
+		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
+		c, tc, h := rows(8, k), rows(9, k), rows(10, k)
+		for e := range c {
+			c[e] = i[e] * cc[e]
+		}
+		if k > 0 {
+			for e, v := range rows(8, k-1) {
+				c[e] += f[e] * v
+			}
+		}
+		activate(p.Act, p.Alpha, U, c, tc)
+		for e := range h {
+			h[e] = o[e] * tc[e]
+		}
+	case GRUCell:
+		for g := range 2 {
+			activate(p.RecAct, p.RecAlpha, U, pre(g, g), rows(3+g, k))
+		}
+		// r_h is z's h block plus its bias; the candidate's
+		// pre-activation is x_h + r·r_h.
+		rh, ph, r := rows(6, k), rows(2, k), rows(4, k)
+		for b := lo; b < hi; b++ {
+			xr, zr := proj[(b*S+t)*gu+2*U:][:U], w.z[b*gu+2*U:][:U]
+			e0 := (b - lo) * U
+			for j := range U {
+				v := zr[j]
+				if rb != nil {
+					v += rb[2*U+j]
+				}
+				rh[e0+j] = v
+				ph[e0+j] = xr[j] + r[e0+j]*v
+			}
+		}
+		zg, cand, h := rows(3, k), rows(5, k), rows(7, k)
+		activate(p.Act, p.Alpha, U, ph, cand)
+		var prev []T
+		if k > 0 {
+			prev = rows(7, k-1)
+		}
+		for e := range h {
+			pv := T(0)
+			if prev != nil {
+				pv = prev[e]
+			}
+			h[e] = cand[e] + zg[e]*(pv-cand[e])
+		}
+	}
+	if y != nil && p.Sequences {
+		h := rows(p.hPlane(), k)
+		for b := lo; b < hi; b++ {
+			copy(y[(b*S+k)*U:][:U], h[(b-lo)*U:][:U])
+		}
+	}
+}
+
 // recurrenceBackward runs the steps forward (unless p.Saved), then back,
 // and writes the gradients of proj, rec and (RecBias) the recurrent bias
-// into out, one after another.
+// into out, one after another. Each step's cells run on every core, a
+// range of samples each, then its products go through gemm.
 func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws []T) {
 	if !p.Saved {
 		recurrenceForward(p, proj, rec, rb, nil, ws)
 	}
 	w := newRecurrenceWork(p, ws)
-	B, U, G, S := p.Batch, p.Units, p.Gates(), p.Steps
-	gu, bu := w.gu, w.bu
+	B, U, S := p.Batch, p.Units, p.Steps
+	gu := w.gu
 	parts := p.GradParts()
 	dproj, drec := out[:parts[0]], out[parts[0]:parts[0]+parts[1]]
 	var drb []T
@@ -509,100 +533,126 @@ func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws 
 	clear(drb)
 	clear(w.dh)
 	clear(w.dc)
-	dpost := func(g int) []T { return w.gradA[g*bu : (g+1)*bu] }
-	dpre := func(g int) []T { return w.gradB[g*bu : (g+1)*bu] }
 	for k := S - 1; k >= 0; k-- {
-		t := p.step(k)
-		dh := w.dh
-		switch {
-		case p.Sequences:
-			for b := range B {
-				row := dy[(b*S+k)*U : (b*S+k+1)*U]
-				for j, v := range row {
-					dh[b*U+j] += v
-				}
-			}
-		case k == S-1:
-			for e, v := range dy[:bu] {
-				dh[e] += v
-			}
-		}
-		// The projection side's gradient of gate g is dpre(g); the
-		// recurrent side's is the same but for GRU's h gate.
-		switch p.Cell {
-		case RNNCell:
-			activateGrad(p.Act, p.Alpha, U, w.plane(0, k), w.plane(1, k), dh, dpre(0))
-			clear(dh)
-		case LSTMCell:
-			i, f, cc, o := w.plane(4, k), w.plane(5, k), w.plane(6, k), w.plane(7, k)
-			c, tc := w.plane(8, k), w.plane(9, k)
-			dtc := dpre(0) // scratch until the gates' turn
-			for e := range dh {
-				dpost(3)[e] = dh[e] * tc[e]
-				dtc[e] = dh[e] * o[e]
-			}
-			dcn := dpre(1)
-			activateGrad(p.Act, p.Alpha, U, c, tc, dtc, dcn)
-			for e := range w.dc {
-				dc := w.dc[e] + dcn[e]
-				dpost(0)[e] = dc * cc[e]
-				dpost(2)[e] = dc * i[e]
-				if k > 0 {
-					dpost(1)[e] = dc * w.plane(8, k-1)[e]
-				} else {
-					dpost(1)[e] = 0
-				}
-				w.dc[e] = dc * f[e]
-			}
-			for g := range G {
-				act, alpha := p.RecAct, p.RecAlpha
-				if g == 2 {
-					act, alpha = p.Act, p.Alpha
-				}
-				activateGrad(act, alpha, U, w.plane(g, k), w.plane(4+g, k), dpost(g), dpre(g))
-			}
-			clear(dh)
-		case GRUCell:
-			zg, cand, rh := w.plane(3, k), w.plane(5, k), w.plane(6, k)
-			for e := range dh {
-				prev := T(0)
-				if k > 0 {
-					prev = w.plane(7, k-1)[e]
-				}
-				dpost(0)[e] = dh[e] * (prev - cand[e])
-				dpost(2)[e] = dh[e] * (1 - zg[e])
-				dh[e] *= zg[e] // the direct path to the previous state
-			}
-			activateGrad(p.Act, p.Alpha, U, w.plane(2, k), cand, dpost(2), dpre(2))
-			for e := range dh {
-				dpost(1)[e] = dpre(2)[e] * rh[e]
-			}
-			for g := range 2 {
-				activateGrad(p.RecAct, p.RecAlpha, U, w.plane(g, k), w.plane(3+g, k), dpost(g), dpre(g))
-			}
-		}
-		for b := range B {
-			for g := range G {
-				for j := range U {
-					v := dpre(g)[b*U+j]
-					dproj[(b*S+t)*gu+g*U+j] = v
-					if p.Cell == GRUCell && g == 2 {
-						v *= w.plane(4, k)[b*U+j] // r·d(r_h)
-					}
-					w.dz[b*gu+g*U+j] = v
-				}
-			}
-		}
+		overSamples(p, func(lo, hi int) { w.cellBackward(dy, dproj, k, lo, hi) })
 		if drb != nil {
 			for b := range B {
-				for j := range gu {
-					drb[j] += w.dz[b*gu+j]
+				for j, v := range w.dz[b*gu:][:gu] {
+					drb[j] += v
 				}
 			}
 		}
 		if k > 0 {
-			gemm(false, true, B, U, gu, 1, w.dz, rec, 1, dh)
+			gemm(false, true, B, U, gu, 1, w.dz, rec, 1, w.dh)
 			gemm(true, false, U, gu, B, 1, w.plane(p.hPlane(), k-1), w.dz, 1, drec)
+		}
+	}
+}
+
+// cellBackward runs step k's cells back for samples [lo, hi): it adds
+// the step's part of dy to dh, writes the gradients of the gates'
+// pre-activations into dproj at the step's position and, on the
+// recurrent side, into dz, and leaves in dh the gradient of the previous
+// state but for its path through the recurrent kernel (a GRU's z·dh,
+// else 0) and in dc the previous cell state's (LSTM).
+func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
+	p := w.p
+	U, S, G, gu := p.Units, p.Steps, p.Gates(), w.gu
+	t := p.step(k)
+	rows := func(f, k int) []T { return w.plane(f, k)[lo*U : hi*U] }
+	span := func(v []T, g int) []T { return v[g*w.bu+lo*U : g*w.bu+hi*U] } // gate g's rows of a G·B·U scratch
+	dh, dc := w.dh[lo*U:hi*U], w.dc[lo*U:hi*U]
+	for b := lo; b < hi; b++ {
+		var row []T
+		switch {
+		case p.Sequences:
+			row = dy[(b*S+k)*U:][:U]
+		case k == S-1:
+			row = dy[b*U:][:U]
+		default:
+			continue
+		}
+		for j, v := range row {
+			dh[(b-lo)*U+j] += v
+		}
+	}
+	dpost := func(g int) []T { return span(w.gradA, g) }
+	dpre := func(g int) []T { return span(w.gradB, g) }
+	switch p.Cell {
+	case RNNCell:
+		activateGrad(p.Act, p.Alpha, U, rows(0, k), rows(1, k), dh, dpre(0))
+		clear(dh)
+	case LSTMCell:
+		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
+		c, tc := rows(8, k), rows(9, k)
+		dtc, dcn := dpre(0), dpre(1) // scratch until the gates' turn
+		for e := range dh {
+			dpost(3)[e] = dh[e] * tc[e]
+			dtc[e] = dh[e] * o[e]
+		}
+		activateGrad(p.Act, p.Alpha, U, c, tc, dtc, dcn)
+		var prev []T
+		if k > 0 {
+			prev = rows(8, k-1)
+		}
+		for e := range dc {
+			d := dc[e] + dcn[e]
+			dpost(0)[e] = d * cc[e]
+			dpost(2)[e] = d * i[e]
+			if prev != nil {
+				dpost(1)[e] = d * prev[e]
+			} else {
+				dpost(1)[e] = 0
+			}
+			dc[e] = d * f[e]
+		}
+		for g := range G {
+			act, alpha := p.RecAct, p.RecAlpha
+			if g == 2 {
+				act, alpha = p.Act, p.Alpha
+			}
+			activateGrad(act, alpha, U, rows(g, k), rows(4+g, k), dpost(g), dpre(g))
+		}
+		clear(dh)
+	case GRUCell:
+		zg, cand, rh := rows(3, k), rows(5, k), rows(6, k)
+		var prev []T
+		if k > 0 {
+			prev = rows(7, k-1)
+		}
+		for e := range dh {
+			pv := T(0)
+			if prev != nil {
+				pv = prev[e]
+			}
+			dpost(0)[e] = dh[e] * (pv - cand[e])
+			dpost(2)[e] = dh[e] * (1 - zg[e])
+			dh[e] *= zg[e] // the direct path to the previous state
+		}
+		activateGrad(p.Act, p.Alpha, U, rows(2, k), cand, dpost(2), dpre(2))
+		for e := range dh {
+			dpost(1)[e] = dpre(2)[e] * rh[e]
+		}
+		for g := range 2 {
+			activateGrad(p.RecAct, p.RecAlpha, U, rows(g, k), rows(3+g, k), dpost(g), dpre(g))
+		}
+	}
+	var r []T // a GRU's reset gate
+	if p.Cell == GRUCell {
+		r = rows(4, k)
+	}
+	for b := lo; b < hi; b++ {
+		e0 := (b - lo) * U
+		for g := range G {
+			dp, dpr, dzr := dpre(g)[e0:][:U], dproj[(b*S+t)*gu+g*U:][:U], w.dz[b*gu+g*U:][:U]
+			copy(dpr, dp)
+			if p.Cell == GRUCell && g == 2 {
+				for j, v := range dp {
+					dzr[j] = v * r[e0+j] // r·d(r_h)
+				}
+				continue
+			}
+			copy(dzr, dp)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -171,6 +172,55 @@ func TestRecurrenceRefusals(t *testing.T) {
 	} {
 		if _, err := Recurrence(proj, rec, c.rb, c.p); err == nil {
 			t.Errorf("%v: no error", c.p)
+		}
+	}
+}
+
+// TestRecurrenceOnEveryCore checks that the kernels, whose cells run on
+// every core in ranges of samples for a batch this large, compute the
+// same bits as on one core, forward and backward, for each cell (run it
+// with -race too).
+func TestRecurrenceOnEveryCore(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core")
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
+		p := RecurrenceParams{Cell: cell, Batch: 33, Steps: 6, Units: 64, Act: Tanh, RecAct: Sigmoid, Sequences: true, RecBias: cell == GRUCell}
+		gu := p.Gates() * p.Units
+		fill := func(n int) []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+			return v
+		}
+		proj, rec, dy := fill(p.Batch*p.Steps*gu), fill(p.Units*gu), fill(p.Batch*p.Steps*p.Units)
+		for i := range rec {
+			rec[i] *= 0.1
+		}
+		var rb []float32
+		if p.RecBias {
+			rb = fill(gu)
+		}
+		n := 0
+		for _, v := range p.GradParts() {
+			n += v
+		}
+		run := func() ([]float32, []float32) {
+			y, out, ws := make([]float32, len(dy)), make([]float32, n), make([]float32, p.Workspace())
+			RecurrenceForward(p, proj, rec, rb, y, ws)
+			saved := p
+			saved.Saved = true
+			RecurrenceBackward(saved, proj, rec, rb, dy, out, ws)
+			return y, out
+		}
+		y, out := run()
+		procs := runtime.GOMAXPROCS(1)
+		y1, out1 := run()
+		runtime.GOMAXPROCS(procs)
+		if !slices.Equal(y, y1) || !slices.Equal(out, out1) {
+			t.Errorf("%v: the kernels on %d cores compute other values than on one", cell, procs)
 		}
 	}
 }
