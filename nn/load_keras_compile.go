@@ -112,6 +112,10 @@ func kerasOptimizer(js json.RawMessage) (optim.Optimizer, error) {
 	if useEMA, _ := cfg["use_ema"].(bool); useEMA {
 		return nil, fmt.Errorf("%s with use_ema true: gokeras keeps no moving average of the weights", class)
 	}
+	if lr, ok := cfg["learning_rate"].(map[string]any); ok {
+		// A schedule, which Keras 3 serializes with its module.
+		cfg["learning_rate"] = kerasObject(lr)
+	}
 	if wd, ok := number(cfg["weight_decay"]); ok && wd == 0 && class != "AdamW" {
 		delete(cfg, "weight_decay") // Keras 3 writes 0 or null for none
 	}

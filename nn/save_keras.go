@@ -127,17 +127,30 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 			}
 		}
 	} else {
+		// Every layer has its group, with a vars group named after the
+		// layer (its "name" attribute), whether it has weights or not;
+		// a functional model's input layers are among its layers in
+		// Keras 3, first.
 		names := m.kerasNames()
 		ls := root.Group("layers")
-		for _, l := range m.layers {
-			if len(l.Params()) == 0 {
-				continue
+		if m.graph != nil {
+			inputs := 0
+			for _, t := range m.graph.inputs {
+				name := "input_layer"
+				if inputs > 0 {
+					name = fmt.Sprintf("input_layer_%d", inputs)
+				}
+				inputs++
+				ls.Group(name).Group("vars").Attr("name", t.input.Name())
 			}
-			vars := ls.Group(names[l]).Group("vars")
-			if kerasCell(l) != "" {
+		}
+		for _, l := range m.layers {
+			g := ls.Group(names[l])
+			vars := g.Group("vars").Attr("name", l.Name())
+			if cell := kerasCell(l); cell != "" {
 				// Keras 3 keeps a recurrent layer's weights in its
 				// cell: layers/lstm/cell/vars/0.
-				vars = ls.Group(names[l]).Group("cell").Group("vars")
+				vars = g.Group("cell").Group("vars").Attr("name", cell)
 			}
 			for i, p := range l.Params() {
 				if err := m.kerasDataset(vars, strconv.Itoa(i), l, p); err != nil {
@@ -145,7 +158,7 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 				}
 			}
 		}
-		root.Group("vars")
+		root.Group("vars").Attr("name", m.name)
 	}
 	_, err := f.WriteTo(w)
 	return err

@@ -484,12 +484,13 @@ func FuzzKerasWeights(f *testing.F) {
 	})
 }
 
-// Save writes gokeras' format: it refuses the names of Keras' model files,
-// writing nothing, rather than give Keras users a file Keras cannot read.
+// Save writes gokeras' format or, for a .keras name, Keras 3's archive: it
+// refuses the names of Keras 2's model files, writing nothing, rather than
+// give Keras users a file Keras cannot read.
 func TestSaveRefusesKerasNames(t *testing.T) {
 	m := kerasCNN(t, 1)
 	dir := t.TempDir()
-	for _, name := range []string{"m.keras", "m.h5", "M.HDF5", "m.weights.h5"} {
+	for _, name := range []string{"m.h5", "M.HDF5", "m.weights.h5"} {
 		path := filepath.Join(dir, name)
 		err := m.Save(path)
 		if err == nil || !strings.Contains(err.Error(), "SaveWeights") {

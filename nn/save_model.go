@@ -155,8 +155,11 @@ func IncludeOptimizer(include bool) SaveOption {
 // holding a NaN or an infinity are not written, as SaveWeights refuses
 // them.
 //
-// A path ending in .keras, .h5 or .hdf5 is refused: those names are
-// Keras' own formats, which Save does not write (LoadModel reads them).
+// A path ending in .keras is written as Keras 3's .keras archive instead
+// (see SaveKeras): what keras.models.load_model and LoadModel read, without
+// the optimizer's state; AtCheckpoint is then an error. A path ending in
+// .h5 or .hdf5 is refused: Save does not write Keras 2's model files
+// (LoadModel reads them).
 //
 // Under a strategy (WithStrategy) rank 0 writes the file; on the other
 // ranks Save returns nil and writes nothing, without waiting for rank 0.
@@ -184,6 +187,12 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 	if err := atomicfile.Check(path); err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}
+	if isKerasModelPath(path) {
+		if err := m.saveKerasArchive(path, o); err != nil {
+			return fmt.Errorf("save model: %w", err)
+		}
+		return nil
+	}
 	ts, meta, err := m.modelFile(o)
 	if err == nil {
 		err = m.writeTensors(path, ts, meta, nil)
@@ -195,13 +204,13 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 }
 
 // CheckModelPath returns the error Save gives for path by its name alone:
-// Save refuses the names of Keras' own model files (.keras, .h5, .hdf5),
-// as it writes gokeras' safetensors format, which Keras cannot load, and a
-// file so named would say otherwise. Callers that save later (a
+// Save refuses the names of Keras 2's model files (.h5, .hdf5), which it
+// does not write (a file so named would claim to be one); a .keras name is
+// Keras 3's archive, which it writes. Callers that save later (a
 // checkpoint callback) check their path with it before training starts.
 func CheckModelPath(path string) error {
-	if _, keras := isKerasWeightsPath(path); keras || strings.HasSuffix(strings.ToLower(path), ".keras") {
-		return fmt.Errorf("%s: Save writes gokeras' model format (safetensors with the model's config), not Keras' .keras or .h5 files: name it .safetensors; to hand the weights to Keras, use SaveWeights with a .weights.h5 (Keras 3) or .h5 (Keras 2) name", path)
+	if _, keras := isKerasWeightsPath(path); keras {
+		return fmt.Errorf("%s: Save writes gokeras' model format (safetensors with the model's config) or, for a .keras name, Keras 3's archive, but not Keras 2's .h5 model files: name it .keras or .safetensors; to hand the weights alone to Keras, use SaveWeights with a .weights.h5 (Keras 3) or .h5 (Keras 2) name", path)
 	}
 	return nil
 }

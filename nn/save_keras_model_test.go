@@ -1,0 +1,339 @@
+package nn
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// kerasArchiveModels are Sequential models of the layers a .keras archive
+// holds, beside functionalModels' graphs.
+var kerasArchiveModels = []struct {
+	name  string
+	shape []int
+	make  func(t *testing.T) *Sequential
+}{
+	{"dense, dropout, batch normalization, a regularizer", []int{6}, func(t *testing.T) *Sequential {
+		return NewSequential(layers.Input(6), layers.Dense(8, layers.ReLU, layers.KernelRegularizer(layers.L2(0.01))),
+			layers.Dropout(0.25), layers.BatchNormalization(layers.Momentum(0.9), layers.Epsilon(0.01)),
+			layers.Dense(3, layers.Softmax))
+	}},
+	{"convolutions and pooling", []int{8, 8, 2}, func(t *testing.T) *Sequential {
+		return NewSequential(layers.Input(8, 8, 2), layers.Conv2D(3, 3, layers.Padding("same"), layers.ReLU),
+			layers.BatchNormalization(), layers.MaxPooling2D(), layers.Conv2D(4, 2, layers.Strides(2, 2)),
+			layers.AveragePooling2D(layers.PoolSize(2, 2), layers.Padding("same")), layers.Flatten(),
+			layers.Dense(3, layers.Softmax))
+	}},
+	{"activation layers", []int{5}, func(t *testing.T) *Sequential {
+		return NewSequential(layers.Input(5), layers.Dense(6), layers.NewLeakyReLU(0.3), layers.Dense(6, layers.Swish),
+			layers.NewELU(0.5), layers.NewActivation(layers.GELU), layers.Dense(3, layers.Softmax))
+	}},
+	{"recurrent layers", []int{4, 3}, func(t *testing.T) *Sequential {
+		return NewSequential(layers.Input(4, 3), layers.SimpleRNN(5, layers.ReturnSequences()),
+			layers.LSTM(4, layers.ReturnSequences()), layers.GRU(3), layers.Dense(3, layers.Softmax))
+	}},
+}
+
+// TestKerasArchiveRoundTrip saves trained models, Sequential and
+// functional, to .keras archives and loads them back with LoadModel: the
+// same layers and compile settings, the same weights bit for bit, the same
+// predictions and evaluation; the optimizer starts again from step 0, as
+// the archive holds no optimizer state.
+func TestKerasArchiveRoundTrip(t *testing.T) {
+	type model struct {
+		name  string
+		shape []int
+		make  func(t *testing.T) *Sequential
+	}
+	var all []model
+	for _, c := range kerasArchiveModels {
+		all = append(all, model(c))
+	}
+	for _, c := range functionalModels {
+		all = append(all, model{"functional: " + c.name, c.shape, c.make})
+	}
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.make(t)
+			m.SetSeed(9)
+			opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			ds := saveData(t, 24, c.shape, 0, 3, false, 4)
+			fitOnce(t, m, ds)
+
+			path := filepath.Join(t.TempDir(), "model.keras")
+			if err := m.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := LoadModel(path, CompileOptions(OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			if (loaded.graph == nil) != (m.graph == nil) {
+				t.Fatalf("saved a functional model %v, loaded one %v", m.graph != nil, loaded.graph != nil)
+			}
+			if got, want := summaryOf(t, loaded), summaryOf(t, m); got != want {
+				t.Errorf("the loaded model's summary is\n%s\nthe saved one's\n%s", got, want)
+			}
+			checkSameModel(t, m, loaded, ds)
+			if it := loaded.Optimizer().Iterations(); it != 0 {
+				t.Errorf("the loaded optimizer is at step %d, want 0 (the archive holds no optimizer state)", it)
+			}
+
+			// Loaded and saved again, the model writes the same config.
+			var a, b bytes.Buffer
+			if err := m.SaveKeras(&a); err != nil {
+				t.Fatal(err)
+			}
+			if err := loaded.SaveKeras(&b); err != nil {
+				t.Fatal(err)
+			}
+			if ca, cb := archiveMember(t, a.Bytes(), kerasArchiveConfig), archiveMember(t, b.Bytes(), kerasArchiveConfig); !bytes.Equal(ca, cb) {
+				t.Errorf("saved again, the loaded model's config.json is\n%s\nthe saved one's\n%s", cb, ca)
+			}
+			// And from a reader, as LoadModelFrom reads a model received.
+			fromReader, err := LoadModelFrom(bytes.NewReader(a.Bytes()), LoadCompiled(false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameBits(allWeights(t, fromReader), allWeights(t, m)) {
+				t.Error("LoadModelFrom of SaveKeras' archive has other weights")
+			}
+		})
+	}
+}
+
+// An uncompiled model's archive has no compile_config, and loads
+// uncompiled.
+func TestKerasArchiveUncompiled(t *testing.T) {
+	m := kerasArchiveModels[0].make(t)
+	if err := m.Build(6); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := m.SaveKeras(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var config map[string]any
+	if err := json.Unmarshal(archiveMember(t, buf.Bytes(), kerasArchiveConfig), &config); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := config["compile_config"]; ok {
+		t.Error("an uncompiled model's config.json has a compile_config")
+	}
+	loaded, err := LoadModelFrom(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.compiled != nil {
+		t.Error("the model loaded from an uncompiled model's archive is compiled")
+	}
+	if !sameBits(allWeights(t, loaded), allWeights(t, m)) {
+		t.Error("the loaded model has other weights")
+	}
+}
+
+// archiveMember reads a member of a zip archive.
+func archiveMember(t *testing.T, archive []byte, name string) []byte {
+	t.Helper()
+	z, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := z.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// keysOf is the sorted keys of a JSON object.
+func keysOf(v any) []string {
+	obj, _ := v.(map[string]any)
+	var keys []string
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestKerasArchiveLayoutAsKerasWrites compares the archive SaveKeras
+// writes of the FlowNet fixture's architecture (a Sequential of Dense,
+// Dropout and LeakyReLU layers, compiled with Adam and mse) with the
+// archive Keras 3.9.2 wrote of it: the same members in the same order,
+// stored; the same keys in metadata.json, at the top of config.json, in
+// its config, in each layer's entry and config, and in compile_config.
+func TestKerasArchiveLayoutAsKerasWrites(t *testing.T) {
+	keras, err := os.ReadFile(filepath.Join("testdata", "keras", "flownet_final_model.keras"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewSequential(layers.Input(2), layers.Dense(128, layers.ReLU), layers.Dropout(0.2), layers.Dense(64),
+		layers.NewLeakyReLU(0.2), layers.Dense(32), layers.NewLeakyReLU(0.2), layers.Dense(2))
+	opt, err := optim.NewAdam(optim.AdamConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(opt, losses.MeanSquaredError{}, nil, OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	defer func(now func() time.Time) { kerasNow = now }(kerasNow)
+	kerasNow = func() time.Time { return time.Date(2025, 5, 19, 18, 57, 43, 0, time.UTC) }
+	var buf bytes.Buffer
+	if err := m.SaveKeras(&buf); err != nil {
+		t.Fatal(err)
+	}
+	ours := buf.Bytes()
+
+	members := func(archive []byte) (names []string) {
+		z, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range z.File {
+			if f.Method != zip.Store {
+				t.Errorf("member %s is compressed (method %d); Keras stores its members", f.Name, f.Method)
+			}
+			names = append(names, f.Name)
+		}
+		return names
+	}
+	if got, want := members(ours), members(keras); !slices.Equal(got, want) {
+		t.Errorf("members %v, want Keras' %v", got, want)
+	}
+	decode := func(b []byte) map[string]any {
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := string(archiveMember(t, ours, kerasArchiveMetadata)); got != `{"date_saved":"2025-05-19@18:57:43","keras_version":"3.9.2"}` {
+		t.Errorf("metadata.json is %s", got)
+	}
+	same := func(what string, got, want any) {
+		t.Helper()
+		if g, w := keysOf(got), keysOf(want); !slices.Equal(g, w) {
+			t.Errorf("%s has keys %v, Keras' %v", what, g, w)
+		}
+	}
+	same("metadata.json", decode(archiveMember(t, ours, kerasArchiveMetadata)), decode(archiveMember(t, keras, kerasArchiveMetadata)))
+	got, want := decode(archiveMember(t, ours, kerasArchiveConfig)), decode(archiveMember(t, keras, kerasArchiveConfig))
+	same("config.json", got, want)
+	same("config.json's config", got["config"], want["config"])
+	for _, k := range []string{"module", "class_name", "registered_name"} {
+		if got[k] != want[k] {
+			t.Errorf("config.json's %s is %v, Keras' %v", k, got[k], want[k])
+		}
+	}
+	gl, wl := got["config"].(map[string]any)["layers"].([]any), want["config"].(map[string]any)["layers"].([]any)
+	if len(gl) != len(wl) {
+		t.Fatalf("%d layers, Keras' %d", len(gl), len(wl))
+	}
+	for i := range wl {
+		g, w := gl[i].(map[string]any), wl[i].(map[string]any)
+		what := "layer " + jsonOf(w["class_name"])
+		same(what, g, w)
+		same(what+"'s config", g["config"], w["config"])
+		for _, k := range []string{"module", "class_name", "build_config"} {
+			if !sameJSON(g[k], w[k]) {
+				t.Errorf("%s's %s is %s, Keras' %s", what, k, jsonOf(g[k]), jsonOf(w[k]))
+			}
+		}
+		gc, wc := g["config"].(map[string]any), w["config"].(map[string]any)
+		for _, k := range []string{"name", "units", "activation", "use_bias", "rate", "negative_slope", "batch_shape", "dtype"} {
+			if !sameJSON(gc[k], wc[k]) && k != "dtype" {
+				t.Errorf("%s's %s is %s, Keras' %s", what, k, jsonOf(gc[k]), jsonOf(wc[k]))
+			}
+		}
+		if i > 0 {
+			// Keras numbers the policy objects its layers share
+			// (shared_object_id); each layer here has its own.
+			wd := maps.Clone(wc["dtype"].(map[string]any))
+			delete(wd, "shared_object_id")
+			same(what+"'s dtype", gc["dtype"], wd)
+		}
+		if k, ok := wc["kernel_initializer"]; ok {
+			same(what+"'s kernel_initializer", gc["kernel_initializer"], k)
+		}
+	}
+	gcc, wcc := got["compile_config"].(map[string]any), want["compile_config"].(map[string]any)
+	same("compile_config", gcc, wcc)
+	same("compile_config's optimizer", gcc["optimizer"], wcc["optimizer"])
+	same("compile_config's optimizer's config", gcc["optimizer"].(map[string]any)["config"], wcc["optimizer"].(map[string]any)["config"])
+}
+
+// plainLayer is a layer without a config: a layer of another package.
+type plainLayer struct{ layers.Layer }
+
+// SaveKeras refuses, naming the layer and its class, what Keras 3 cannot
+// hold as gokeras computes it, and Save then writes nothing.
+func TestSaveKerasRefuses(t *testing.T) {
+	cases := []struct {
+		name string
+		make func(t *testing.T) *Sequential
+		save []SaveOption
+		want []string
+	}{
+		{"Keras 2's hard_sigmoid", func(t *testing.T) *Sequential {
+			return NewSequential(layers.Input(3), layers.Dense(2, layers.HardSigmoid, layers.Named("gate")))
+		}, nil, []string{`"gate"`, "Dense", "hard_sigmoid"}},
+		{"an LSTM's hard_sigmoid", func(t *testing.T) *Sequential {
+			return NewSequential(layers.Input(2, 3), layers.LSTM(2, layers.RecurrentActivation(layers.HardSigmoid)))
+		}, nil, []string{`"lstm"`, "LSTM", "recurrent_activation", "hard_sigmoid"}},
+		{"gelu's tanh form", func(t *testing.T) *Sequential {
+			return NewSequential(layers.Input(3), layers.NewActivation(layers.GELUApproximate, layers.Named("act")))
+		}, nil, []string{`"act"`, "Activation", "gelu_approximate"}},
+		{"a layer without a config", func(t *testing.T) *Sequential {
+			return NewSequential(layers.Input(3), &plainLayer{layers.Dense(2, layers.Named("mine"))})
+		}, nil, []string{`"mine"`, "no Keras config"}},
+		{"a checkpoint", func(t *testing.T) *Sequential {
+			return NewSequential(layers.Input(3), layers.Dense(2))
+		}, []SaveOption{AtCheckpoint(Checkpoint{Epoch: 1})}, []string{"AtCheckpoint", ".safetensors"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.make(t)
+			path := filepath.Join(t.TempDir(), "m.keras")
+			err := m.Save(path, c.save...)
+			if err == nil {
+				t.Fatal("saved")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %s", err, w)
+				}
+			}
+			if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+				t.Error("a refused model left a file")
+			}
+		})
+	}
+}
