@@ -64,7 +64,6 @@ type Workspace struct {
 	packed  []float32
 	scratch [][]float32 // one per worker
 	partial []float32   // the partial sums of a tall aᵀ·b
-	biasRow []float32   // a convolution's bias, once for each output of a row
 }
 
 // NewWorkspace makes a workspace that computes with up to workers

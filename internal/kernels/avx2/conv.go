@@ -1,0 +1,86 @@
+package avx2
+
+import (
+	"unsafe"
+
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
+)
+
+// The products of the convolutions without patches (package
+// internal/kernels/conv, which lays the images on a grid): a Workspace is
+// its conv.Products on CPUs with AVX2 and FMA but not AVX-512, on
+// gemm6x16, whose a is read with any row and depth strides.
+
+// ConvFits reports whether ConvRows computes spans of span grid
+// positions (at least a tile's six rows), and ConvKernelRows any segments.
+func (ws *Workspace) ConvFits(span, width, n int) bool {
+	return haveKernels && span >= gemmRows && width > 0 && n > 0
+}
+
+// ConvRows computes, for each of batch images, span grid positions of c
+// (n values each) from the image's out(b)-th position on: the sum over
+// steps kernel rows r of the tall product of a's rows (lda values apart,
+// depth values deep) at the positions from in(b, q) + r·stride with b's
+// rows r·depth on (n wide). Groups of six positions go through every
+// panel of 16 columns, each kernel row added into the tile; the last group
+// of an image's span is moved back to end with it, its first rows computed
+// again to the same values.
+func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
+	steps, depth, lda, stride int, a, b, c []float32) {
+	k := steps * depth
+	np := (n + gemmCols - 1) / gemmCols
+	// b's rows, 16 columns a panel: b itself when n is a multiple of 16.
+	bAt := func(p, j int) (*float32, uintptr) { return &b[p*n+j*gemmCols], uintptr(n * 4) }
+	if n%gemmCols != 0 {
+		pb := packColumns(matrix.Grow(&ws.edge, np*k*gemmCols), false, k, n, b, n)
+		bAt = func(p, j int) (*float32, uintptr) { return &pb[(j*k+p)*gemmCols], gemmCols * 4 }
+	}
+	groups := (span + gemmRows - 1) / gemmRows
+	matrix.Parallel(ws.workers, batch*groups, 8, func(w, lo, hi int) {
+		t := matrix.Grow(&ws.scratch[w], gemmRows*gemmCols)
+		for item := lo; item < hi; item++ {
+			img, g := item/groups, item%groups
+			q0, skip := g*gemmRows, 0
+			if q0+gemmRows > span {
+				q0, skip = span-gemmRows, q0+gemmRows-span
+			}
+			at, from := out(img)+q0, in(img, q0)
+			for j := 0; j < np; j++ {
+				col := j * gemmCols
+				cols := min(gemmCols, n-col)
+				// A whole tile adds into c; a part of one (the span's
+				// last rows, which the group before computes too, or the
+				// last columns) into t, then its own rows are copied.
+				whole := skip == 0 && cols == gemmCols
+				cp, ldc := &t[0], uintptr(gemmCols*4)
+				if whole {
+					cp, ldc = &c[at*n+col], uintptr(n*4)
+				}
+				for r := 0; r < steps; r++ {
+					ap := &a[(from+r*stride)*lda]
+					bp, ldb := bAt(r*depth, j)
+					beta := float32(1)
+					if r == 0 {
+						beta = 0
+					}
+					gemm6x16(depth, ap, uintptr(lda*4), 4, bp, ldb, cp, ldc, uintptr(unsafe.Pointer(ap)), 0, 1, beta)
+				}
+				if !whole {
+					for i := skip; i < gemmRows; i++ {
+						copy(c[(at+i)*n+col:][:cols], t[i*gemmCols:][:cols])
+					}
+				}
+			}
+		}
+	})
+}
+
+// ConvKernelRows sets c (len(segs)·width rows of n) to aᵀ·b for an a whose
+// columns are segments of width columns, segment s from segs[s] values
+// into a (k rows, lda apart), and b k rows of n, ldb apart: one tall aᵀ·b
+// a segment.
+func (ws *Workspace) ConvKernelRows(segs []int, width, n, k int, a []float32, lda int, b []float32, ldb int, c []float32) {
+	for s, off := range segs {
+		ws.tallTN(ws.workers, width, n, k, 1, a[off:], lda, b, ldb, 0, c[s*width*n:], n)
+	}
+}

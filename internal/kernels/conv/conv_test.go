@@ -1,0 +1,325 @@
+package conv_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/avx512"
+	"github.com/gokeras/gokeras/internal/kernels/conv"
+)
+
+// products are the kernels this CPU has, each tested: the AVX-512 ones
+// and the AVX2 ones (which a CPU with AVX-512 runs too).
+func products(t testing.TB) map[string]conv.Products {
+	ps := map[string]conv.Products{}
+	if avx512.Available() {
+		ps["avx512"] = avx512.NewWorkspace(2)
+	}
+	if avx2.Available() {
+		ps["avx2"] = avx2.NewWorkspace(2)
+	}
+	if len(ps) == 0 {
+		t.Skip("no AVX-512 or AVX2 on this CPU")
+	}
+	return ps
+}
+
+// convCases are stride-1 convolutions of every padding the layers make:
+// "same" with odd and even kernels (the extra row and column of an even
+// one go after the image), "valid", and channel counts that fill a
+// vector, part of one, or several (from 8: fewer go to the patches).
+var convCases = []conv.Shape{
+	same(2, 8, 8, 16, 16, 3, 3),
+	same(3, 9, 7, 8, 16, 3, 3),
+	same(2, 6, 10, 17, 33, 3, 3),
+	same(2, 8, 8, 32, 32, 3, 3),
+	same(2, 5, 6, 64, 64, 3, 3),
+	same(1, 7, 9, 9, 70, 5, 5),
+	same(2, 6, 6, 8, 5, 2, 2),
+	same(2, 9, 9, 16, 16, 1, 3),
+	valid(2, 10, 10, 32, 32, 3, 3),
+	valid(3, 12, 8, 12, 20, 3, 2),
+	valid(2, 6, 6, 16, 16, 1, 1),
+}
+
+func same(batch, h, w, c, f, kh, kw int) conv.Shape {
+	return conv.Shape{Batch: batch, H: h, W: w, C: c, Filters: f, KH: kh, KW: kw,
+		PadTop: (kh - 1) / 2, PadLeft: (kw - 1) / 2, OH: h, OW: w}
+}
+
+func valid(batch, h, w, c, f, kh, kw int) conv.Shape {
+	return conv.Shape{Batch: batch, H: h, W: w, C: c, Filters: f, KH: kh, KW: kw, OH: h - kh + 1, OW: w - kw + 1}
+}
+
+// values are n numbers in [-1, 1), different for each seed.
+func values(n, seed int) []float32 {
+	v := make([]float32, n)
+	x := uint32(seed*2654435761 + 1)
+	for i := range v {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		v[i] = float32(x%2000)/1000 - 1
+	}
+	return v
+}
+
+// inputGradRef is the input's gradient by the definition, in float64:
+// each output's gradient times the kernel, added onto every input pixel
+// its window covers. It also returns, per value, the sum of the absolute
+// terms, the scale of float32 rounding errors.
+func inputGradRef(s conv.Shape, dz, k []float32) (dx, scale []float64) {
+	dx = make([]float64, s.Batch*s.H*s.W*s.C)
+	scale = make([]float64, len(dx))
+	for b := 0; b < s.Batch; b++ {
+		for oy := 0; oy < s.OH; oy++ {
+			for ox := 0; ox < s.OW; ox++ {
+				g := dz[((b*s.OH+oy)*s.OW+ox)*s.Filters:][:s.Filters]
+				for ky := 0; ky < s.KH; ky++ {
+					iy := oy + ky - s.PadTop
+					if iy < 0 || iy >= s.H {
+						continue
+					}
+					for kx := 0; kx < s.KW; kx++ {
+						ix := ox + kx - s.PadLeft
+						if ix < 0 || ix >= s.W {
+							continue
+						}
+						for ci := 0; ci < s.C; ci++ {
+							row := k[((ky*s.KW+kx)*s.C+ci)*s.Filters:][:s.Filters]
+							at := ((b*s.H+iy)*s.W+ix)*s.C + ci
+							for f, v := range g {
+								p := float64(v) * float64(row[f])
+								dx[at] += p
+								scale[at] += math.Abs(p)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return dx, scale
+}
+
+// close reports the first value of got farther from want than float32
+// rounding of sums of that scale allows.
+func close(got []float32, want, scale []float64) error {
+	for i, w := range want {
+		if d := math.Abs(float64(got[i]) - w); d > 1e-5*scale[i]+1e-30 {
+			return fmt.Errorf("value %d: got %v, want %v (scale %v)", i, got[i], w, scale[i])
+		}
+	}
+	return nil
+}
+
+// forwardRef is the convolution by the definition, in float64, with the
+// scale of each value's terms.
+func forwardRef(s conv.Shape, x, k, bias []float32) (z, scale []float64) {
+	z = make([]float64, s.Batch*s.OH*s.OW*s.Filters)
+	scale = make([]float64, len(z))
+	for b := 0; b < s.Batch; b++ {
+		for oy := 0; oy < s.OH; oy++ {
+			for ox := 0; ox < s.OW; ox++ {
+				at := ((b*s.OH+oy)*s.OW + ox) * s.Filters
+				for f := 0; f < s.Filters; f++ {
+					z[at+f] = float64(bias[f])
+					scale[at+f] = math.Abs(float64(bias[f]))
+				}
+				for ky := 0; ky < s.KH; ky++ {
+					iy := oy + ky - s.PadTop
+					for kx := 0; kx < s.KW; kx++ {
+						ix := ox + kx - s.PadLeft
+						if iy < 0 || iy >= s.H || ix < 0 || ix >= s.W {
+							continue
+						}
+						for ci := 0; ci < s.C; ci++ {
+							v := float64(x[((b*s.H+iy)*s.W+ix)*s.C+ci])
+							row := k[((ky*s.KW+kx)*s.C+ci)*s.Filters:][:s.Filters]
+							for f, w := range row {
+								z[at+f] += v * float64(w)
+								scale[at+f] += math.Abs(v * float64(w))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return z, scale
+}
+
+// kernelGradRef is the kernel's gradient by the definition, in float64.
+func kernelGradRef(s conv.Shape, x, dz []float32) (dk, scale []float64) {
+	dk = make([]float64, s.KH*s.KW*s.C*s.Filters)
+	scale = make([]float64, len(dk))
+	for b := 0; b < s.Batch; b++ {
+		for oy := 0; oy < s.OH; oy++ {
+			for ox := 0; ox < s.OW; ox++ {
+				g := dz[((b*s.OH+oy)*s.OW+ox)*s.Filters:][:s.Filters]
+				for ky := 0; ky < s.KH; ky++ {
+					iy := oy + ky - s.PadTop
+					for kx := 0; kx < s.KW; kx++ {
+						ix := ox + kx - s.PadLeft
+						if iy < 0 || iy >= s.H || ix < 0 || ix >= s.W {
+							continue
+						}
+						for ci := 0; ci < s.C; ci++ {
+							v := float64(x[((b*s.H+iy)*s.W+ix)*s.C+ci])
+							at := ((ky*s.KW+kx)*s.C + ci) * s.Filters
+							for f, gv := range g {
+								dk[at+f] += v * float64(gv)
+								scale[at+f] += math.Abs(v * float64(gv))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return dk, scale
+}
+
+// TestConv checks the three kernels of each convolution against the
+// definition: forward (with and without a bias), the input's gradient and
+// the kernel's, their grids and scratch memory filled with garbage first
+// (NaN: a value read that should not be poisons the result).
+func TestConv(t *testing.T) {
+	nan := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.NaN())
+		}
+		return v
+	}
+	for name, p := range products(t) {
+		for i, s := range convCases {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d-f%d-k%dx%d-p%d,%d", name, s.H, s.W, s.C, s.Filters, s.KH, s.KW, s.PadTop, s.PadLeft), func(t *testing.T) {
+				mem, ok := conv.Plan(p, s)
+				if !ok {
+					t.Fatalf("Plan refuses %+v", s)
+				}
+				x := values(s.Batch*s.H*s.W*s.C, 5*i+1)
+				k := values(s.KH*s.KW*s.C*s.Filters, 5*i+2)
+				dz := values(s.Batch*s.OH*s.OW*s.Filters, 5*i+3)
+				bias := values(s.Filters, 5*i+4)
+				images, grad := nan(mem.InputGrid), nan(mem.OutputGrid)
+				if err := conv.InputGrid(p, s, x, images); err != nil {
+					t.Fatal(err)
+				}
+				if err := conv.OutputGrid(p, s, dz, grad); err != nil {
+					t.Fatal(err)
+				}
+				z := nan(s.Batch * s.OH * s.OW * s.Filters)
+				if err := conv.Forward(p, s, images, k, bias, z, nan(mem.Forward)); err != nil {
+					t.Fatal(err)
+				}
+				want, scale := forwardRef(s, x, k, bias)
+				if err := close(z, want, scale); err != nil {
+					t.Errorf("forward: %v", err)
+				}
+				if err := conv.Forward(p, s, images, k, nil, z, nan(mem.Forward)); err != nil {
+					t.Fatal(err)
+				}
+				want, scale = forwardRef(s, x, k, make([]float32, s.Filters))
+				if err := close(z, want, scale); err != nil {
+					t.Errorf("forward without a bias: %v", err)
+				}
+				dx := nan(len(x))
+				if err := conv.InputGrad(p, s, grad, k, dx, nan(mem.InputGrad)); err != nil {
+					t.Fatal(err)
+				}
+				want, scale = inputGradRef(s, dz, k)
+				if err := close(dx, want, scale); err != nil {
+					t.Errorf("input gradient: %v", err)
+				}
+				dk := nan(len(k))
+				if err := conv.KernelGrad(p, s, images, grad, dk); err != nil {
+					t.Fatal(err)
+				}
+				want, scale = kernelGradRef(s, x, dz)
+				if err := close(dk, want, scale); err != nil {
+					t.Errorf("kernel gradient: %v", err)
+				}
+			})
+		}
+	}
+}
+
+func TestConvRefusals(t *testing.T) {
+	for name, p := range products(t) {
+		bad := same(1, 4, 4, 8, 2, 3, 3)
+		bad.PadTop = 5
+		if _, ok := conv.Plan(p, bad); ok {
+			t.Errorf("%s: a padding outside the grid: Plan accepts it", name)
+		}
+		if err := conv.InputGrad(p, bad, nil, nil, nil, nil); err == nil || errors.Is(err, conv.ErrUnsupported) {
+			t.Errorf("%s: a padding outside the grid: error %v, want one that names the shape", name, err)
+		}
+		if _, ok := conv.Plan(p, same(1, 1, 1, 16, 16, 3, 3)); ok {
+			t.Errorf("%s: images of 1×1: Plan accepts them, with fewer grid positions than a tile's rows", name)
+		}
+		if _, ok := conv.Plan(p, same(2, 32, 32, 3, 16, 3, 3)); ok {
+			t.Errorf("%s: images of 3 channels: Plan accepts them", name)
+		}
+		if err := conv.Forward(p, same(1, 6, 6, 8, 8, 3, 3), make([]float32, 3), nil, nil, nil, nil); err == nil {
+			t.Errorf("%s: short slices: no error", name)
+		}
+	}
+}
+
+// BenchmarkConv times each step of the stride-1 convolutions of
+// ResNet-20 (its three stages) and Keras' cifar10_cnn at batch 32, on each
+// instruction set's kernels.
+func BenchmarkConv(b *testing.B) {
+	for name, p := range products(b) {
+		for _, c := range []struct {
+			name string
+			s    conv.Shape
+		}{
+			{"resnet20/32x32x16", same(32, 32, 32, 16, 16, 3, 3)},
+			{"resnet20/16x16x32", same(32, 16, 16, 32, 32, 3, 3)},
+			{"resnet20/8x8x64", same(32, 8, 8, 64, 64, 3, 3)},
+			{"cnn/32x32x32-valid", valid(32, 32, 32, 32, 32, 3, 3)},
+			{"cnn/15x15x32-64", same(32, 15, 15, 32, 64, 3, 3)},
+			{"cnn/15x15x64-valid", valid(32, 15, 15, 64, 64, 3, 3)},
+		} {
+			s := c.s
+			mem, _ := conv.Plan(p, s)
+			x, k := values(s.Batch*s.H*s.W*s.C, 1), values(s.KH*s.KW*s.C*s.Filters, 2)
+			dz, bias := values(s.Batch*s.OH*s.OW*s.Filters, 3), values(s.Filters, 4)
+			images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
+			z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))
+			fwd, back := make([]float32, mem.Forward), make([]float32, mem.InputGrad)
+			flops := float64(2 * s.Batch * s.OH * s.OW * s.KH * s.KW * s.C * s.Filters)
+			for _, kernel := range []struct {
+				name string
+				run  func() error
+			}{
+				{"grids", func() error {
+					if err := conv.InputGrid(p, s, x, images); err != nil {
+						return err
+					}
+					return conv.OutputGrid(p, s, dz, grad)
+				}},
+				{"forward", func() error { return conv.Forward(p, s, images, k, bias, z, fwd) }},
+				{"input-grad", func() error { return conv.InputGrad(p, s, grad, k, dx, back) }},
+				{"kernel-grad", func() error { return conv.KernelGrad(p, s, images, grad, dk) }},
+			} {
+				b.Run(name+"/"+c.name+"/"+kernel.name, func(b *testing.B) {
+					for b.Loop() {
+						if err := kernel.run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if kernel.name != "grids" {
+						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					}
+				})
+			}
+		}
+	}
+}
