@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/gokeras/gokeras/internal/formats/pyformat"
 	"github.com/gokeras/gokeras/nn"
@@ -17,13 +18,15 @@ import (
 //
 // Filepath is formatted as Keras formats it, with Python's str.format and
 // the epoch (1-based) and the epoch's figures: "ckpt-{epoch:02d}-{val_loss:.2f}.safetensors".
-// Files are safetensors (Keras writes HDF5 or its SavedModel), replaced
-// atomically. A full save (SaveWeightsOnly false, Keras' default) is the
+// Files are safetensors, replaced atomically, but for a Filepath ending in
+// .keras. A full save (SaveWeightsOnly false, Keras' default) is the
 // whole model, as Keras' model.save: what nn.LoadModel loads, the
 // optimizer's state with it, and the epoch (nn.AtCheckpoint), so that
 // nn.Model.LoadCheckpoint also resumes from it exactly; every layer, the
 // loss, the metrics and the optimizer must then have a config (those of
-// gokeras do). SaveWeightsOnly writes what nn.Model.SaveWeights writes. Keras' save_freq in batches is not
+// gokeras do). A full save to a .keras name is Keras 3's archive instead
+// (nn.Model.SaveKeras), which Keras and nn.LoadModel load, without the
+// optimizer's state or the epoch. SaveWeightsOnly writes what nn.Model.SaveWeights writes. Keras' save_freq in batches is not
 // supported: a ModelCheckpoint saves once per epoch.
 type ModelCheckpoint struct {
 	nn.CallbackBase
@@ -78,8 +81,12 @@ func (mc *ModelCheckpoint) OnTrainBegin(nn.Logs) error {
 	if !mc.SaveWeightsOnly && mc.Model != nil {
 		// A whole model needs a config of every layer, the loss, the
 		// metrics and the optimizer: find out now, not after an epoch.
-		if err := mc.Model.SaveTo(io.Discard, nn.IncludeOptimizer(false)); err != nil {
-			return fmt.Errorf("ModelCheckpoint: the model cannot be saved whole (%w): set SaveWeightsOnly, or use what has a config", err)
+		check := func() error { return mc.Model.SaveTo(io.Discard, nn.IncludeOptimizer(false)) }
+		if mc.kerasArchive() {
+			check = func() error { return mc.Model.SaveKeras(io.Discard) }
+		}
+		if err := check(); err != nil {
+			return fmt.Errorf("ModelCheckpoint: the model cannot be saved whole to %s (%w): set SaveWeightsOnly, or use what has a config", mc.Filepath, err)
 		}
 	}
 	return nil
@@ -116,15 +123,25 @@ func (mc *ModelCheckpoint) OnEpochEnd(epoch int, logs nn.Logs) error {
 	} else if mc.Verbose > 0 {
 		printf(&mc.CallbackBase, "\nEpoch %d: saving model to %s\n", epoch+1, path)
 	}
-	if mc.SaveWeightsOnly {
+	switch {
+	case mc.SaveWeightsOnly:
 		err = mc.Model.SaveWeights(path)
-	} else {
+	case mc.kerasArchive():
+		// Keras 3's archive, as Keras' ModelCheckpoint writes it: the
+		// model, without where training stands.
+		err = mc.Model.Save(path)
+	default:
 		err = mc.Model.Save(path, nn.AtCheckpoint(nn.Checkpoint{Epoch: epoch + 1, Metadata: mc.Metadata}))
 	}
 	if err != nil {
 		return fmt.Errorf("ModelCheckpoint: %w", err)
 	}
 	return nil
+}
+
+// kerasArchive says whether Filepath names Keras 3's .keras archive.
+func (mc *ModelCheckpoint) kerasArchive() bool {
+	return strings.HasSuffix(strings.ToLower(mc.Filepath), ".keras")
 }
 
 // pyFixed5 is Python's f"{x:.5f}", which writes infinities as "inf".

@@ -181,3 +181,54 @@ func TestModelCheckpointKerasNames(t *testing.T) {
 		}
 	}
 }
+
+// A whole-model checkpoint to a .keras name is Keras 3's archive, which
+// nn.LoadModel loads with the weights of the epoch that wrote it; a model
+// that archive cannot hold (Keras 2's hard_sigmoid) fails before the first
+// step.
+func TestModelCheckpointKerasArchive(t *testing.T) {
+	newModel := func(act layers.Activation) *nn.Sequential {
+		opt, err := optim.NewSGD(optim.SGDConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nn.NewSequential(layers.Input(4), layers.Dense(6, act), layers.Dense(10, layers.Softmax))
+		if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	dir := t.TempDir()
+	m := newModel(layers.ReLU)
+	mc := callbacks.NewModelCheckpoint(filepath.Join(dir, "model-{epoch:02d}.keras"))
+	if _, err := m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(2), nn.Verbose(0), nn.Callbacks(mc)); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := nn.LoadModel(filepath.Join(dir, "model-02.keras"), nn.CompileOptions(nn.OnDevice("/CPU:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.GetWeights()
+	b, _ := loaded.GetWeights()
+	if len(a) != len(b) {
+		t.Fatalf("%d weights loaded, want %d", len(b), len(a))
+	}
+	for i := range a {
+		if !slices.Equal(a[i].Data().([]float32), b[i].Data().([]float32)) {
+			t.Fatalf("weight %d differs after the round trip through model-02.keras", i)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model-01.keras")); err != nil {
+		t.Errorf("the first epoch's archive: %v", err)
+	}
+
+	m = newModel(layers.HardSigmoid)
+	mc = callbacks.NewModelCheckpoint(filepath.Join(dir, "hard.keras"))
+	_, err = m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(1), nn.Verbose(0), nn.Callbacks(mc))
+	if err == nil || !strings.Contains(err.Error(), "hard_sigmoid") {
+		t.Fatalf("Fit with a .keras checkpoint of a hard_sigmoid model: %v", err)
+	}
+	if m.Optimizer().Iterations() != 0 {
+		t.Errorf("%d steps trained before the error", m.Optimizer().Iterations())
+	}
+}

@@ -38,7 +38,7 @@ func (u *uxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.save, "save", "", "write the trained weights to this file at the end: safetensors (names <layer>/kernel, <layer>/bias), or Keras' HDF5 weights for a name ending in .weights.h5 (Keras 3) or .h5 (Keras 2)")
 	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
 	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed and the learning rate come from the file, unless --seed or --lr is given)")
-	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); any other name is a gokeras model file (safetensors, what nn.LoadModel and --load-model read; .keras and .h5 names are refused: Keras cannot read it)")
+	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); a .keras file is Keras 3's archive (config, weights and compile settings, without the optimizer's state: what keras.models.load_model, nn.LoadModel and --load-model read); any other name is a gokeras model file (safetensors, with the optimizer's state, what nn.LoadModel and --load-model read; .h5 names are refused: Keras cannot read it)")
 	fs.StringVar(&u.loadModel, "load-model", "", "start from the whole model in this file (written by --save-model or nn.Model.Save, with its compile settings and optimizer state) instead of --model: train it on (--epochs), or only evaluate it (--epochs 0)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
@@ -503,8 +503,10 @@ func (u *uxFlags) checkSpace(model *nn.Sequential, opt optim.Optimizer) error {
 // megabytes writes a size in MB, as people read disk space.
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
-// writeModel writes --save-model: an ONNX export for a .onnx name, else
-// the whole model (nn.Model.Save, with the optimizer's state).
+// writeModel writes --save-model: an ONNX export for a .onnx name, a
+// TensorFlow.js folder, else the whole model (nn.Model.Save: Keras 3's
+// archive for a .keras name, a gokeras model file with the optimizer's
+// state for any other).
 func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 	if u.saveModel == "" {
 		return nil
@@ -525,6 +527,10 @@ func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 	}
 	if err := model.Save(u.saveModel); err != nil {
 		return fmt.Errorf("--save-model: %w", err)
+	}
+	if strings.EqualFold(filepath.Ext(u.saveModel), ".keras") {
+		fmt.Fprintf(out, "Model saved to %s (Keras 3 .keras archive)\n", u.saveModel)
+		return nil
 	}
 	fmt.Fprintf(out, "Model saved to %s\n", u.saveModel)
 	return nil
@@ -549,6 +555,10 @@ func (u *uxFlags) checkModelExport(model *nn.Sequential) error {
 		}
 	case strings.EqualFold(filepath.Ext(u.saveModel), ".onnx"):
 		if err := onnx.Export(model, io.Discard); err != nil {
+			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
+		}
+	case strings.EqualFold(filepath.Ext(u.saveModel), ".keras"):
+		if err := model.SaveKeras(io.Discard); err != nil {
 			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
 		}
 	default:

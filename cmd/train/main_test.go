@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -470,5 +471,44 @@ func TestTrainSaveAndLoadModel(t *testing.T) {
 	missing := runTrain(t, append(common, "--epochs", "0", "--load-model", filepath.Join(dir, "none.safetensors"))...)
 	if missing.err == nil || !strings.Contains(missing.err.Error(), "--load-model") {
 		t.Errorf("a missing --load-model file: %v", missing.err)
+	}
+}
+
+// --save-model m.keras writes Keras 3's archive; --load-model of it with
+// --epochs 0 evaluates it to the same test figures, and trains it on.
+func TestTrainSaveModelKeras(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.keras")
+	common := []string{"--synthetic", "--synthetic-samples", "200", "--seed", "3", "--device=/CPU:0", "--verbose", "2"}
+	first := runTrain(t, append(common, "--epochs", "1", "--save-model", model)...)
+	if first.err != nil {
+		t.Fatalf("train --save-model m.keras: %v\n%s", first.err, first.stderr)
+	}
+	test := regexp.MustCompile(`(?m)^Test loss: .*$`)
+	saved := test.FindString(first.stdout)
+	if saved == "" || !strings.Contains(first.stdout, "Model saved to "+model+" (Keras 3 .keras archive)") {
+		t.Fatalf("output:\n%s", first.stdout)
+	}
+	head := make([]byte, 4)
+	if f, err := os.Open(model); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err := io.ReadFull(f, head)
+		f.Close()
+		if err != nil || string(head) != "PK\x03\x04" {
+			t.Fatalf("m.keras starts with %q (%v), not a zip archive's signature", head, err)
+		}
+	}
+	again := runTrain(t, append(common, "--epochs", "0", "--load-model", model)...)
+	if again.err != nil {
+		t.Fatalf("train --load-model m.keras --epochs 0: %v\n%s", again.err, again.stderr)
+	}
+	if got := test.FindString(again.stdout); got != saved {
+		t.Errorf("the loaded model evaluates to %q, the saved one to %q", got, saved)
+	}
+	on := runTrain(t, append(common, "--epochs", "1", "--load-model", model)...)
+	if on.err != nil {
+		t.Fatalf("train --load-model m.keras --epochs 1: %v\n%s", on.err, on.stderr)
 	}
 }
