@@ -1,12 +1,10 @@
 package opstest
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // DotGraph is a small float32 training graph of the ops of Keras' Dot
@@ -40,16 +38,7 @@ func BuildDotGraph(seed uint64, batch int) (*DotGraph, error) {
 	rng := rand.New(rand.NewPCG(seed, 17))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		data := make([]float32, n)
-		for i := range data {
-			data[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
+		return normalTensor(g, rng, name, scale, shape...)
 	}
 	m := &DotGraph{G: g, X: mk("x", 1, batch, 6), Y: mk("y", 1, batch, 3)}
 	wp, wq, wr, wv, wu := mk("wp", 0.2, 6, 12), mk("wq", 0.2, 6, 12), mk("wr", 0.2, 6, 8), mk("wv", 0.2, 6, 5), mk("wu", 0.3, 5, 5)
@@ -131,9 +120,8 @@ func BuildDotGraph(seed uint64, batch int) (*DotGraph, error) {
 	if m.Loss, err = ops.Loss(ops.MeanSquaredError, z, m.Y); err != nil {
 		return nil, err
 	}
-	gorgonia.Read(m.Loss, &m.LossValue)
-	if _, err := gorgonia.Grad(m.Loss, m.Learnables...); err != nil {
-		return nil, fmt.Errorf("the dot graph's gradients: %w", err)
+	if err := withGradients(m.Loss, &m.LossValue, m.Learnables, "dot"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -1,12 +1,10 @@
 package opstest
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // MergeGraph is a small float32 training graph of Keras' merge ops, built
@@ -39,16 +37,7 @@ func BuildMergeGraph(seed uint64, batch int) (*MergeGraph, error) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		data := make([]float32, n)
-		for i := range data {
-			data[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
+		return normalTensor(g, rng, name, scale, shape...)
 	}
 	m := &MergeGraph{G: g, X: mk("x", 1, batch, 6), Y: mk("y", 1, batch, 3)}
 	w1, b1, w2, wg := mk("w1", 0.5, 6, 5), mk("b1", 0.1, 5), mk("w2", 0.5, 6, 5), mk("wg", 0.5, 6, 1)
@@ -102,9 +91,8 @@ func BuildMergeGraph(seed uint64, batch int) (*MergeGraph, error) {
 	if m.Loss, err = ops.Loss(ops.MeanSquaredError, z, m.Y); err != nil {
 		return nil, err
 	}
-	gorgonia.Read(m.Loss, &m.LossValue)
-	if _, err := gorgonia.Grad(m.Loss, m.Learnables...); err != nil {
-		return nil, fmt.Errorf("the merge graph's gradients: %w", err)
+	if err := withGradients(m.Loss, &m.LossValue, m.Learnables, "merge"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -1,12 +1,10 @@
 package opstest
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // RecurrenceGraph is a small float32 training graph of a Recurrence, for
@@ -31,16 +29,7 @@ func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backw
 	rng := rand.New(rand.NewPCG(seed, 29))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		data := make([]float32, n)
-		for i := range data {
-			data[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
+		return normalTensor(g, rng, name, scale, shape...)
 	}
 	p := ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: units, Act: ops.Tanh, RecAct: ops.Sigmoid,
 		Backwards: backwards, Sequences: sequences}
@@ -82,9 +71,8 @@ func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backw
 	if m.Loss, err = ops.Loss(ops.MeanSquaredError, z, m.Y); err != nil {
 		return nil, err
 	}
-	gorgonia.Read(m.Loss, &m.LossValue)
-	if _, err := gorgonia.Grad(m.Loss, m.Learnables...); err != nil {
-		return nil, fmt.Errorf("the recurrence graph's gradients: %w", err)
+	if err := withGradients(m.Loss, &m.LossValue, m.Learnables, "recurrence"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -1,12 +1,10 @@
 package opstest
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // ResizeGraph is a small float32 training graph of the ops of Keras'
@@ -36,16 +34,7 @@ func BuildResizeGraph(seed uint64, batch int) (*ResizeGraph, error) {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		data := make([]float32, n)
-		for i := range data {
-			data[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
+		return normalTensor(g, rng, name, scale, shape...)
 	}
 	m := &ResizeGraph{G: g, X: mk("x", 1, batch, 3, 4, 2), Y: mk("y", 1, batch, 3)}
 	s, wo := mk("s", 1, 1, 3, 4, 2), mk("wo", 0.3, 5*4*2, 3)
@@ -77,9 +66,8 @@ func BuildResizeGraph(seed uint64, batch int) (*ResizeGraph, error) {
 	if m.Loss, err = ops.Loss(ops.MeanSquaredError, z, m.Y); err != nil {
 		return nil, err
 	}
-	gorgonia.Read(m.Loss, &m.LossValue)
-	if _, err := gorgonia.Grad(m.Loss, m.Learnables...); err != nil {
-		return nil, fmt.Errorf("the resize graph's gradients: %w", err)
+	if err := withGradients(m.Loss, &m.LossValue, m.Learnables, "resize"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
