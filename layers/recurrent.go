@@ -277,9 +277,9 @@ func (l *RecurrentLayer) Params() []*Param {
 	return []*Param{l.kernel, l.recurrent, l.bias}
 }
 
-// Call adds the recurrence to the graph, unrolled over the timesteps: one
-// product of all steps' inputs with the kernel, then per step the state's
-// product with the recurrent kernel and the gates.
+// Call adds the recurrence to the graph: one product of all steps' inputs
+// with the kernel, then the steps, each the state's product with the
+// recurrent kernel and the gates, as one Recurrence op (see call).
 func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	what := fmt.Sprintf("%s layer %q", l.Type(), l.name)
 	if want := len(l.Params()); want == 0 || len(params) != want {
