@@ -141,16 +141,16 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 					name = fmt.Sprintf("input_layer_%d", inputs)
 				}
 				inputs++
-				ls.Group(name).Group("vars").Attr("name", t.input.Name())
+				ls.Group(name).Group("vars").Attr("name", hdf5.VarString(t.input.Name()))
 			}
 		}
 		for _, l := range m.layers {
 			g := ls.Group(names[l])
-			vars := g.Group("vars").Attr("name", l.Name())
+			vars := g.Group("vars").Attr("name", hdf5.VarString(l.Name()))
 			if cell := kerasCell(l); cell != "" {
 				// Keras 3 keeps a recurrent layer's weights in its
 				// cell: layers/lstm/cell/vars/0.
-				vars = g.Group("cell").Group("vars").Attr("name", cell)
+				vars = g.Group("cell").Group("vars").Attr("name", hdf5.VarString(cell))
 			}
 			for i, p := range l.Params() {
 				if err := m.kerasDataset(vars, strconv.Itoa(i), l, p); err != nil {
@@ -158,7 +158,7 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 				}
 			}
 		}
-		root.Group("vars").Attr("name", m.name)
+		root.Group("vars").Attr("name", hdf5.VarString(m.name))
 	}
 	_, err := f.WriteTo(w)
 	return err

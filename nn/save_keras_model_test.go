@@ -4,9 +4,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -336,4 +338,55 @@ func TestSaveKerasRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKerasArchiveInH5py writes archives of every model of the round-trip
+// test and has scripts/check-keras-archive.py compare them, read with
+// h5py, with the archive Keras 3.9.2 wrote (testdata/keras): members,
+// metadata.json, config.json's keys and nesting, and model.weights.h5's
+// groups, names and variable shapes.
+func TestKerasArchiveInH5py(t *testing.T) {
+	py := ""
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import h5py, numpy").Run() == nil {
+			py = p
+			break
+		}
+	}
+	if py == "" {
+		t.Skip("no python3 with h5py and numpy (apt-get install python3-h5py)")
+	}
+	dir := t.TempDir()
+	args := []string{filepath.Join("..", "scripts", "check-keras-archive.py"), filepath.Join("testdata", "keras", "flownet_final_model.keras")}
+	save := func(name string, m *Sequential, shape []int, compile bool) {
+		t.Helper()
+		if compile {
+			opt, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05, Momentum: 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}, &metrics.TopKCategoricalAccuracy{K: 2}}, OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+		} else if err := m.Build(shape...); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%d.keras", len(args)))
+		if err := m.Save(path); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		args = append(args, path)
+	}
+	for i, c := range kerasArchiveModels {
+		save(c.name, c.make(t), c.shape, i%2 == 0)
+	}
+	for i, c := range functionalModels {
+		save(c.name, c.make(t), c.shape, i%2 == 1)
+	}
+	out, err := exec.Command(py, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	t.Logf("%s", out)
 }

@@ -99,3 +99,67 @@ print("ok")
 		t.Fatalf("h5py rejected the writer's file: %v\n%s", err, out)
 	}
 }
+
+// varStrings has VarString attributes as Keras 3 names its vars groups,
+// one longer than the smallest heap collection, one not ASCII.
+func varStrings() (*Writer, map[string]string) {
+	want := map[string]string{
+		"layers/dense/vars":   "dense",
+		"layers/dense_1/vars": "dense_1",
+		"layers/long/vars":    strings.Repeat("long name ", 500),
+		"vars":                "modèle",
+	}
+	w := NewWriter()
+	r := w.Root()
+	r.Group("layers").Group("dense").Group("vars").Attr("name", VarString("dense")).Dataset("0", []int{2}, []float32{1, 2})
+	r.Group("layers").Group("dense_1").Group("vars").Attr("name", VarString("dense_1"))
+	r.Group("layers").Group("long").Group("vars").Attr("name", VarString(want["layers/long/vars"]))
+	r.Group("vars").Attr("name", VarString(want["vars"])).Attr("fixed", "bytes")
+	return w, want
+}
+
+// h5py reads a VarString as a str of a variable-length UTF-8 string
+// type, as it reads what it writes for one; the reader of this package
+// reads them back too.
+func TestH5pyReadsVarStrings(t *testing.T) {
+	w, want := varStrings()
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, s := range want {
+		g, err := f.Root().Group(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := g.AttrString("name"); err != nil || got != s {
+			t.Errorf("%s: name %.40q, %v; want %.40q", path, got, err, s)
+		}
+	}
+	py := h5pyPython(t)
+	path := filepath.Join(t.TempDir(), "v.h5")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+for path, want in [("layers/dense/vars", "dense"), ("layers/dense_1/vars", "dense_1"), ("layers/long/vars", "long name " * 500), ("vars", "modèle")]:
+    a = f[path].attrs
+    got = a["name"]
+    assert isinstance(got, str) and got == want, (path, got[:40])
+    info = h5py.check_string_dtype(a.get_id("name").dtype)
+    assert info is not None and info.length is None and info.encoding == "utf-8", (path, info)
+assert f["vars"].attrs["fixed"] == b"bytes"
+assert list(f["layers/dense/vars/0"][()]) == [1, 2]
+print("ok")
+`
+	out, err := exec.Command(py, "-c", script, path).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("h5py rejected the writer's variable-length strings: %v\n%s", err, out)
+	}
+}

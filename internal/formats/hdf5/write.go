@@ -70,7 +70,23 @@ type Node struct {
 type writeAttr struct {
 	name  string
 	value any
+	// heapIndex is a VarString's object in the global heap collection.
+	heapIndex uint16
 }
+
+// VarString is an attribute value written as a scalar variable-length
+// UTF-8 string, as h5py stores a Python str (Keras 3's "name" attributes
+// of the vars groups of a .weights.h5 file), where a string value is
+// written fixed-length, as h5py stores numpy bytes. Its bytes go in the
+// file's one global heap collection; it must not be empty.
+type VarString string
+
+// gheapHeader is the size of a global heap collection's header and of
+// each object's header in it.
+const gheapHeader = 16
+
+// gheapMin is the smallest global heap collection libhdf5 writes.
+const gheapMin = 4096
 
 func (n *Node) fail(format string, args ...any) {
 	n.errs = append(n.errs, fmt.Errorf("%w: %s", ErrWrite, fmt.Sprintf(format, args...)))
@@ -151,14 +167,20 @@ func (n *Node) Dataset(name string, shape []int, data []float32) *Node {
 }
 
 // Attr sets an attribute. Supported values: string (a scalar fixed-length
-// string, as h5py stores numpy bytes), []string (a 1-D array of
+// string, as h5py stores numpy bytes), VarString (a scalar
+// variable-length string, as h5py stores a str), []string (a 1-D array of
 // fixed-length strings padded to the longest), float32, float64, int64,
 // []float32, []float64 and []int64. Setting a name again replaces it.
 func (n *Node) Attr(name string, value any) *Node {
-	switch value.(type) {
+	switch v := value.(type) {
 	case string, []string, float32, float64, int64, []float32, []float64, []int64:
+	case VarString:
+		if v == "" {
+			n.fail("attribute %q of %q is an empty VarString; use an empty string instead", name, n.name)
+			return n
+		}
 	default:
-		n.fail("attribute %q of %q has type %T; use a string, []string, float32, float64, int64 or a slice of those numbers", name, n.name, value)
+		n.fail("attribute %q of %q has type %T; use a string, VarString, []string, float32, float64, int64 or a slice of those numbers", name, n.name, value)
 		return n
 	}
 	if name == "" || containsByte(name, 0) {
@@ -171,7 +193,7 @@ func (n *Node) Attr(name string, value any) *Node {
 			return n
 		}
 	}
-	n.attrs = append(n.attrs, writeAttr{name, value})
+	n.attrs = append(n.attrs, writeAttr{name: name, value: value})
 	return n
 }
 
@@ -195,10 +217,32 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if err := walk(w.root); err != nil {
 		return 0, err
 	}
+	// The variable-length strings' bytes, objects 1, 2, ... of one global
+	// heap collection after the raw data.
+	var heap []byte
+	objects := 0
+	for _, n := range nodes {
+		for i := range n.attrs {
+			v, ok := n.attrs[i].value.(VarString)
+			if !ok {
+				continue
+			}
+			if objects++; objects > 0xffff {
+				return 0, fmt.Errorf("%w: more than 65535 variable-length string attributes", ErrWrite)
+			}
+			n.attrs[i].heapIndex = uint16(objects)
+			heap = le16(heap, uint16(objects))
+			heap = le16(heap, 1) // reference count
+			heap = le32(heap, 0)
+			heap = le64(heap, uint64(len(v)))
+			heap = pad8(append(heap, v...))
+		}
+	}
+	var heapAddr uint64
 	// Headers hold child addresses of fixed width: build once with zero
 	// addresses to learn sizes, assign addresses, then build again.
 	for _, n := range nodes {
-		h, err := n.buildHeader()
+		h, err := n.buildHeader(heapAddr)
 		if err != nil {
 			return 0, err
 		}
@@ -216,9 +260,26 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 			off += 4 * uint64(len(n.data))
 		}
 	}
+	if objects > 0 {
+		// The collection: its header, the objects, then free space
+		// (object 0, whose size counts its own header) to the
+		// collection's size, 4096 bytes at least.
+		size := max(gheapMin, gheapHeader+len(heap)+gheapHeader)
+		col := append([]byte("GCOL"), 1, 0, 0, 0)
+		col = le64(col, uint64(size))
+		col = append(col, heap...)
+		free := size - len(col)
+		col = le16(col, 0)
+		col = le16(col, 0)
+		col = le32(col, 0)
+		col = le64(col, uint64(free))
+		heap = append(col, make([]byte, size-len(col))...)
+		heapAddr = off
+		off += uint64(len(heap))
+	}
 	eof := off
 	for _, n := range nodes {
-		h, err := n.buildHeader()
+		h, err := n.buildHeader(heapAddr)
 		if err != nil {
 			return 0, err
 		}
@@ -251,6 +312,9 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 			buf = le32(buf, math.Float32bits(v))
 		}
 	}
+	if objects > 0 {
+		buf = append(buf, heap...)
+	}
 	m, err := out.Write(buf)
 	return int64(m), err
 }
@@ -272,7 +336,7 @@ type message struct {
 }
 
 // buildHeader lays out n's version 1 object header.
-func (n *Node) buildHeader() ([]byte, error) {
+func (n *Node) buildHeader(heapAddr uint64) ([]byte, error) {
 	var msgs []message
 	if n.isGroup {
 		// Link Info: version 0, no flags, no dense storage.
@@ -308,7 +372,7 @@ func (n *Node) buildHeader() ([]byte, error) {
 		msgs = append(msgs, message{0x08, lay})
 	}
 	for _, a := range n.attrs {
-		body, err := attributeMessage(a)
+		body, err := attributeMessage(a, heapAddr)
 		if err != nil {
 			return nil, fmt.Errorf("%w: attribute %q of %q: %v", ErrWrite, a.name, n.name, err)
 		}
@@ -378,9 +442,27 @@ func stringType(size int) []byte {
 	return le32(b, uint32(size))
 }
 
-func attributeMessage(a writeAttr) ([]byte, error) {
+// varStringType is a variable-length, NUL-terminated UTF-8 string (class
+// 9, version 1) of bytes (its base type, an unsigned 8-bit integer): 16
+// bytes an element, its length and its global heap ID.
+func varStringType() []byte {
+	b := []byte{0x19, 0x01, 0x01, 0} // type string, padding null terminate, charset UTF-8
+	b = le32(b, 16)
+	base := []byte{0x10, 0, 0, 0} // fixed point, unsigned
+	base = le32(base, 1)
+	base = le16(base, 0)
+	base = le16(base, 8)
+	return append(b, base...)
+}
+
+func attributeMessage(a writeAttr, heapAddr uint64) ([]byte, error) {
 	var dt, ds, data []byte
 	switch v := a.value.(type) {
+	case VarString:
+		dt, ds = varStringType(), dataspace(nil)
+		data = le32(nil, uint32(len(v)))
+		data = le64(data, heapAddr)
+		data = le32(data, uint32(a.heapIndex))
 	case string:
 		size := max(len(v), 1)
 		dt, ds = stringType(size), dataspace(nil)
