@@ -20,7 +20,10 @@
 // little-endian float32 datasets of any rank, and attributes that are
 // fixed-length strings (scalar or 1-D, as h5py stores numpy bytes and
 // Keras 2 its keras_version, backend, model_config, layer_names and
-// weight_names) or float32, float64 and int64 scalars and 1-D arrays.
+// weight_names), scalar variable-length UTF-8 strings (VarString, as
+// h5py stores a str and Keras 3 the names of its vars groups; their bytes
+// in one global heap collection after the raw data) or float32, float64
+// and int64 scalars and 1-D arrays.
 // An attribute must fit one object header message (64 KiB): Keras splits
 // longer ones (layer_names0, layer_names1, ...) and so must the caller.
 // Mistakes (a shape that does not match the data, a name used twice, a
