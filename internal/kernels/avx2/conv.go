@@ -77,9 +77,18 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 
 // ConvKernelRows sets c (len(segs)·width rows of n) to aᵀ·b for an a whose
 // columns are segments of width columns, segment s from segs[s] values
-// into a (k rows, lda apart), and b k rows of n, ldb apart: one tall aᵀ·b
-// a segment.
-func (ws *Workspace) ConvKernelRows(segs []int, width, n, k int, a []float32, lda int, b []float32, ldb int, c []float32) {
+// into a (rows lda apart), and b rows of n, ldb apart, over the rows in
+// ranges (the others are zero in b): one tall aᵀ·b a segment, over every
+// row from the first range's to the last's (a call a range would cost more
+// than the zero rows).
+func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, a []float32, lda int, b []float32, ldb int, c []float32) {
+	if len(ranges) == 0 {
+		clear(c[:len(segs)*width*n])
+		return
+	}
+	lo, hi := ranges[0][0], ranges[len(ranges)-1][1]
+	k := hi - lo
+	a, b = a[lo*lda:], b[lo*ldb:]
 	for s, off := range segs {
 		ws.tallTN(ws.workers, width, n, k, 1, a[off:], lda, b, ldb, 0, c[s*width*n:], n)
 	}

@@ -64,6 +64,8 @@ type Workspace struct {
 	packed  []float32
 	scratch [][]float32 // one per worker
 	partial []float32   // the partial sums of a tall aᵀ·b
+	pieces  [][2]int    // a tall aᵀ·b's ranges of rows, cut into its parts
+	first   []int       // each part's first piece
 }
 
 // NewWorkspace makes a workspace that computes with up to workers

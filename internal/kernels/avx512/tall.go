@@ -150,21 +150,38 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 // time against every group of r rows of c; the partials are then summed in
 // order, so that the bits do not depend on the number of workers.
 func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ws.tallTNSegments(workers, []int{0}, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	ws.tallTNSegments(workers, []int{0}, m, n, [][2]int{{0, k}}, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // tallTNSegments is tallTN for an a whose columns are segments of width
 // columns each, segment s starting segs[s] values into a (segments may
-// overlap: a convolution's windows read in place): c has len(segs)·width
-// rows, those of segment s from row s·width. Each block of b's rows is
-// read once for every segment.
-func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// overlap: a convolution's windows read in place), over the rows of a and
+// b in ranges (ascending, apart: the rows between them are left out): c
+// has len(segs)·width rows, those of segment s from row s·width. Each
+// block of b's rows is read once for every segment. The ranges are cut
+// into parts of tallSplit rows, in order, as tallTN cuts its depth.
+func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n int, ranges [][2]int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	m := len(segs) * width
 	t, _ := tileFor(width, n)
 	w := 16 * t.v
 	perSeg := (width + t.r - 1) / t.r
 	groups := len(segs) * perSeg
-	parts := (k + tallSplit - 1) / tallSplit
+	// The parts: part p's rows are pieces[first[p]:first[p+1]].
+	pieces, first, size := ws.pieces[:0], append(ws.first[:0], 0), 0
+	for _, r := range ranges {
+		for lo := r[0]; lo < r[1]; {
+			hi := min(r[1], lo+tallSplit-size)
+			pieces, size, lo = append(pieces, [2]int{lo, hi}), size+hi-lo, hi
+			if size == tallSplit {
+				first, size = append(first, len(pieces)), 0
+			}
+		}
+	}
+	if size > 0 {
+		first = append(first, len(pieces))
+	}
+	ws.pieces, ws.first = pieces, first
+	parts := len(first) - 1
 	// Each part's groups of rows go in chunks, enough work items to keep
 	// the workers busy; each chunk reads its block of a's columns once.
 	chunks := 1
@@ -186,27 +203,12 @@ func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n, k int, al
 			if parts > 1 {
 				out = partial[part*m*n : (part+1)*m*n]
 			}
-			kLo, kHi := part*tallSplit, min(k, (part+1)*tallSplit)
-			for k0 := kLo; k0 < kHi; k0 += tallKC {
-				kk := min(tallKC, kHi-k0)
-				be := beta1
-				if k0 > kLo {
+			be := beta1
+			for _, piece := range pieces[first[part]:first[part+1]] {
+				for k0 := piece[0]; k0 < piece[1]; k0 += tallKC {
+					kk := min(tallKC, piece[1]-k0)
+					ws.colsBlock(t, chunk, per, groups, perSeg, width, n, w, kk, k0, segs, a, lda, b, ldb, out, ldd, alpha1, be)
 					be = 1
-				}
-				for g := chunk * per; g < min(groups, (chunk+1)*per); g++ {
-					seg, i0, skip := g/perSeg, (g%perSeg)*t.r, 0
-					if i0+t.r > width {
-						i0, skip = width-t.r, i0+t.r-width
-					}
-					// The first panel fetches a's values tallAhead rows
-					// ahead; the others find them in L1.
-					ap := &a[segs[seg]+k0*lda+i0]
-					row := seg*width + i0
-					pf, step := uintptr(unsafe.Pointer(ap))+uintptr(tallAhead*lda*4), uintptr(lda*4)
-					for col := 0; col < n; col += w {
-						t.cols(kk, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col), pf, step, alpha1, be)
-						pf, step = uintptr(unsafe.Pointer(ap)), 0
-					}
 				}
 			}
 		}
@@ -231,6 +233,28 @@ func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n, k int, al
 			}
 		}
 	})
+}
+
+// colsBlock adds, for the groups of rows of c in chunk (per a chunk, of
+// groups, perSeg a segment), kk rows of a and b from row k0 into out: the
+// cols kernel on every panel of each group (tallTNSegments).
+func (ws *Workspace) colsBlock(t tallTile, chunk, per, groups, perSeg, width, n, w, kk, k0 int, segs []int,
+	a []float32, lda int, b []float32, ldb int, out []float32, ldd int, alpha, beta float32) {
+	for g := chunk * per; g < min(groups, (chunk+1)*per); g++ {
+		seg, i0, skip := g/perSeg, (g%perSeg)*t.r, 0
+		if i0+t.r > width {
+			i0, skip = width-t.r, i0+t.r-width
+		}
+		// The first panel fetches a's values tallAhead rows ahead; the
+		// others find them in L1.
+		ap := &a[segs[seg]+k0*lda+i0]
+		row := seg*width + i0
+		pf, step := uintptr(unsafe.Pointer(ap))+uintptr(tallAhead*lda*4), uintptr(lda*4)
+		for col := 0; col < n; col += w {
+			t.cols(kk, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col), pf, step, alpha, beta)
+			pf, step = uintptr(unsafe.Pointer(ap)), 0
+		}
+	}
 }
 
 // tallNN and tallNT are tallAB as the Products matrix.Sgemm calls.

@@ -59,9 +59,10 @@ type Products interface {
 	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c []float32)
 	// ConvKernelRows sets c (len(segs)·width rows of n) to aᵀ·b for an a
 	// whose columns are segments of width columns, segment s starting
-	// segs[s] values into a (k rows lda apart; segments may overlap), and
-	// b k rows of n, ldb apart.
-	ConvKernelRows(segs []int, width, n, k int, a []float32, lda int, b []float32, ldb int, c []float32)
+	// segs[s] values into a (rows lda apart; segments may overlap), and b
+	// rows of n, ldb apart, over the rows in ranges (ascending; b is zero
+	// on the rows between them, which may be left out).
+	ConvKernelRows(segs []int, width, n int, ranges [][2]int, a []float32, lda int, b []float32, ldb int, c []float32)
 }
 
 // Shape is a convolution with stride 1 and no dilation of Batch
@@ -313,11 +314,17 @@ func KernelGrad(p Products, s Shape, images, grad, dk []float32) error {
 		return err
 	}
 	hp, wp := s.grid()
-	margin := s.margin()
+	margin, img := s.margin(), hp*wp
 	segs := make([]int, s.KH)
 	for dy := range segs {
 		segs[dy] = (margin + dy*wp) * s.C
 	}
-	p.ConvKernelRows(segs, s.KW*s.C, s.Filters, s.Batch*hp*wp, images, s.C, grad[margin*s.Filters:], s.Filters, dk)
+	// Only the output's rows of each image: the gradient is zero on the
+	// grid's KH-1 rows after them.
+	ranges := make([][2]int, s.Batch)
+	for b := range ranges {
+		ranges[b] = [2]int{b * img, b*img + s.OH*wp}
+	}
+	p.ConvKernelRows(segs, s.KW*s.C, s.Filters, ranges, images, s.C, grad[margin*s.Filters:], s.Filters, dk)
 	return nil
 }
