@@ -136,6 +136,14 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 				layers.GlobalAveragePooling2D(),
 				layers.Dense(10, layers.Softmax))
 		},
+		"1D convs of 8 channels and more (the CPU's kernels without patches)": func() *Sequential {
+			return NewSequential(layers.Input(8, 8, 3),
+				layers.Reshape([]int{16, -1}),
+				layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
+				layers.Conv1D(10, 3, layers.ReLU),
+				layers.GlobalMaxPooling1D(),
+				layers.Dense(10, layers.Softmax))
+		},
 		"1D: reshape, conv1d, max pool 1d, global max": func() *Sequential {
 			return NewSequential(layers.Input(8, 8, 3),
 				layers.Reshape([]int{16, -1}),

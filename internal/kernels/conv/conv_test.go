@@ -43,6 +43,8 @@ var convCases = []conv.Shape{
 	valid(2, 10, 10, 32, 32, 3, 3),
 	valid(3, 12, 8, 12, 20, 3, 2),
 	valid(2, 6, 6, 16, 16, 1, 1),
+	same(3, 1, 50, 8, 12, 1, 5), // Conv1D's images: one row
+	valid(2, 1, 40, 16, 16, 1, 3),
 }
 
 func same(batch, h, w, c, f, kh, kw int) conv.Shape {
