@@ -185,7 +185,13 @@ func (m *Sequential) kerasDataset(g *hdf5.Node, name string, l layers.Layer, p *
 	if i := firstNonFinite(data); i >= 0 {
 		return m.diverged("weight "+l.Name()+"/"+p.Name, data[i], i)
 	}
-	g.Dataset(name, p.Value.Shape().Clone(), data)
+	shape := p.Value.Shape().Clone()
+	if l.Type() == "Normalization" && p.Name == "count" {
+		// Keras keeps the count a scalar (an int64, which a float32
+		// assigns to); gokeras a vector of one (see scalarAsVector).
+		shape = nil
+	}
+	g.Dataset(name, shape, data)
 	return nil
 }
 

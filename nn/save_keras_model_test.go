@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -346,18 +347,9 @@ func TestSaveKerasRefuses(t *testing.T) {
 // metadata.json, config.json's keys and nesting, and model.weights.h5's
 // groups, names and variable shapes.
 func TestKerasArchiveInH5py(t *testing.T) {
-	py := ""
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import h5py, numpy").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no python3 with h5py and numpy (apt-get install python3-h5py)")
-	}
+	py := h5pyPython3(t)
 	dir := t.TempDir()
-	args := []string{filepath.Join("..", "scripts", "check-keras-archive.py"), filepath.Join("testdata", "keras", "flownet_final_model.keras")}
+	args := checkArchiveArgs()
 	save := func(name string, m *Sequential, shape []int, compile bool) {
 		t.Helper()
 		if compile {
@@ -384,9 +376,157 @@ func TestKerasArchiveInH5py(t *testing.T) {
 	for i, c := range functionalModels {
 		save(c.name, c.make(t), c.shape, i%2 == 1)
 	}
+	checkArchives(t, py, args)
+}
+
+// h5pyPython3 returns a python3 that imports h5py and numpy, or skips (CI
+// installs python3-h5py: .ci/run).
+func h5pyPython3(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import h5py, numpy").Run() == nil {
+			return p
+		}
+	}
+	t.Skip("no python3 with h5py and numpy (apt-get install python3-h5py)")
+	return ""
+}
+
+// checkArchiveArgs are the arguments of scripts/check-keras-archive.py
+// before the archives it checks: the script and the archive Keras wrote.
+func checkArchiveArgs() []string {
+	return []string{filepath.Join("..", "scripts", "check-keras-archive.py"), filepath.Join("testdata", "keras", "flownet_final_model.keras")}
+}
+
+// checkArchives runs scripts/check-keras-archive.py.
+func checkArchives(t *testing.T, py string, args []string) {
+	t.Helper()
 	out, err := exec.Command(py, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// TestKerasArchiveEveryLayer saves a model of each layer class gokeras
+// has (not already in kerasArchiveModels) to a .keras archive and loads it
+// back: the same configs, weights and predictions, or, for what Keras 3
+// cannot hold, an error naming the layer. Every class of layers.ClassNames
+// must be in the table, so a new layer class cannot be left out.
+func TestKerasArchiveEveryLayer(t *testing.T) {
+	cases := []struct {
+		classes []string
+		shape   []int
+		vocab   int // the inputs are integers below it, for an Embedding
+		make    func() *Sequential
+	}{
+		{[]string{"Embedding", "GlobalAveragePooling1D"}, []int{5}, 7, func() *Sequential {
+			return NewSequential(layers.Input(5), layers.Embedding(7, 3), layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax))
+		}},
+		{[]string{"Reshape", "Conv1D", "MaxPooling1D", "AveragePooling1D", "GlobalMaxPooling1D", "LayerNormalization"}, []int{12}, 0, func() *Sequential {
+			return NewSequential(layers.Input(12), layers.Reshape([]int{6, 2}), layers.Conv1D(3, 2, layers.Padding("same")),
+				layers.MaxPooling1D(), layers.AveragePooling1D(layers.Strides(1), layers.Padding("same")),
+				layers.LayerNormalization(), layers.GlobalMaxPooling1D(), layers.Dense(3, layers.Softmax))
+		}},
+		{[]string{"ZeroPadding2D", "Cropping2D", "UpSampling2D", "GlobalMaxPooling2D", "GlobalAveragePooling2D"}, []int{4, 4, 2}, 0, func() *Sequential {
+			return NewSequential(layers.Input(4, 4, 2), layers.ZeroPadding2D(1, 0, 2, 1), layers.Cropping2D(0, 1, 1, 1),
+				layers.UpSampling2D(2, 1), layers.GlobalMaxPooling2D(), layers.Dense(3, layers.Softmax))
+		}},
+		{[]string{"Identity", "ReLU", "PReLU", "Rescaling", "Normalization", "Activation"}, []int{4}, 0, func() *Sequential {
+			// An adapted Normalization has weights (Keras 3 keeps its
+			// count as a scalar); one given its statistics has none.
+			norm := layers.Normalization()
+			if err := norm.Adapt(saveData(t, 16, []int{4}, 0, 3, false, 4).(data.Inputs), 4); err != nil {
+				t.Fatal(err)
+			}
+			return NewSequential(layers.Input(4), layers.Rescaling(0.5, -1), norm, layers.Identity(),
+				layers.Normalization(layers.MeanVariance([]float64{0.5}, []float64{2})),
+				layers.Dense(5), layers.NewReLU(), layers.Dense(4), layers.NewPReLU(), layers.NewActivation(layers.Tanh),
+				layers.Dense(3, layers.Softmax))
+		}},
+		{[]string{"Resizing", "CenterCrop", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness", "RandomContrast", "RandomCrop"}, []int{6, 6, 3}, 0, func() *Sequential {
+			return NewSequential(layers.Input(6, 6, 3), layers.RandomFlip("horizontal", layers.Seed(1)),
+				layers.RandomTranslation(0.1, 0.1, layers.Seed(2)), layers.RandomZoom(0.1, layers.Seed(3)),
+				layers.RandomRotation(0.1, layers.Seed(4)), layers.RandomBrightness(0.1, layers.Seed(5)),
+				layers.RandomContrast(0.1, layers.Seed(6)), layers.Resizing(5, 5), layers.RandomCrop(4, 4, layers.Seed(7)),
+				layers.CenterCrop(3, 3), layers.GlobalAveragePooling2D(), layers.Dense(3, layers.Softmax))
+		}},
+	}
+	merges := []struct {
+		class string
+		layer func() layers.Layer
+	}{
+		{"Subtract", func() layers.Layer { return layers.Subtract() }},
+		{"Multiply", func() layers.Layer { return layers.Multiply() }},
+		{"Average", func() layers.Layer { return layers.Average() }},
+		{"Maximum", func() layers.Layer { return layers.Maximum() }},
+		{"Minimum", func() layers.Layer { return layers.Minimum() }},
+		{"Dot", func() layers.Layer { return layers.Dot(-1) }},
+	}
+	covered := map[string]bool{"InputLayer": true}
+	for _, c := range kerasArchiveModels {
+		for _, l := range c.make(t).Layers() {
+			covered[l.Type()] = true
+		}
+	}
+	for _, c := range functionalModels {
+		for _, l := range c.make(t).Layers() {
+			covered[l.Type()] = true
+		}
+	}
+	dir := t.TempDir()
+	archives := checkArchiveArgs()
+	check := func(t *testing.T, m *Sequential, shape []int, vocab int) {
+		t.Helper()
+		opt, err := optim.NewRMSprop(optim.RMSpropConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.CategoricalAccuracy{}}, OnDevice("/CPU:0")); err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		ds := saveData(t, 16, shape, vocab, 3, false, 4)
+		fitOnce(t, m, ds)
+		path := filepath.Join(dir, fmt.Sprintf("%d.keras", len(archives)))
+		if err := m.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		archives = append(archives, path)
+		loaded, err := LoadModel(path, CompileOptions(OnDevice("/CPU:0")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer loaded.Close()
+		checkSameModel(t, m, loaded, ds)
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.classes, ","), func(t *testing.T) {
+			m := c.make()
+			for _, l := range m.Layers() {
+				covered[l.Type()] = true
+			}
+			check(t, m, c.shape, c.vocab)
+		})
+	}
+	for _, c := range merges {
+		t.Run(c.class, func(t *testing.T) {
+			in := Input(4)
+			a := Apply(layers.Dense(4, layers.Tanh), in)
+			b := Apply(layers.Dense(4, layers.ReLU), in)
+			x := Apply(c.layer(), a, b)
+			m := mustModel(t, in, Apply(layers.Dense(3, layers.Softmax), x))
+			for _, l := range m.Layers() {
+				covered[l.Type()] = true
+			}
+			check(t, m, []int{4}, 0)
+		})
+	}
+	for _, class := range layers.ClassNames() {
+		if !covered[class] {
+			t.Errorf("no model of this test has a %s layer: add one", class)
+		}
+	}
+	// Their archives in h5py, as TestKerasArchiveInH5py checks its own.
+	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), archives) })
 }

@@ -90,6 +90,13 @@ def expected_shapes(class_name, config, build):
         if class_name == "BatchNormalization":
             shapes += [(c,), (c,)]
         return shapes
+    if class_name == "Normalization":
+        if config.get("mean") is not None:
+            return []  # given its statistics: no variables
+        axis = config.get("axis", [-1])
+        axis = [axis] if isinstance(axis, int) else axis
+        stat = tuple(shape[a] for a in axis)
+        return [stat, stat, ()]  # mean, variance, the count a scalar
     if class_name == "Embedding":
         return [(config["input_dim"], config["output_dim"])]
     gates = {"SimpleRNN": 1, "LSTM": 4, "GRU": 3}.get(class_name)
