@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -75,10 +76,18 @@ func isKerasWeightsPath(path string) (layout string, ok bool) {
 // keeps its variables in: the snake-case class name, numbered per class in
 // layer order (Keras 3's saving_lib names containers' members so, by
 // class, not by the layers' own names).
+//
+// A functional model's layers, its input layers among them, are numbered
+// in Keras 3's order of Functional.layers (kerasOrder), which Keras makes
+// again from the graph whatever the order of the layers in its config.
 func (m *Sequential) kerasNames() map[layers.Layer]string {
 	used := map[string]int{}
 	names := map[layers.Layer]string{}
-	for _, l := range m.layers {
+	order := m.layers
+	if m.graph != nil {
+		order = m.kerasOrder()
+	}
+	for _, l := range order {
 		base := snakeCase(l.Type())
 		name := base
 		if n, ok := used[base]; ok {
@@ -90,6 +99,79 @@ func (m *Sequential) kerasNames() map[layers.Layer]string {
 		names[l] = name
 	}
 	return names
+}
+
+// kerasOrder is the order of a functional model's layers in Keras 3's
+// Functional.layers, its input layers included: Keras' map_graph walks
+// the graph depth first from the outputs, each call's inputs in order,
+// numbering each layer when first met; a call's depth is the longest path
+// from it to an output, a layer's the deepest of its calls; the layers
+// then come deepest first, those of equal depth in the order met.
+func (m *Sequential) kerasOrder() []layers.Layer {
+	g := m.graph
+	// A node is a call, or a model's input (the InputLayer's node).
+	type node = any
+	opOf := func(n node) layers.Layer {
+		if c, ok := n.(*layerCall); ok {
+			return c.layer
+		}
+		return n.(*Tensor).input
+	}
+	nodeOf := func(t *Tensor) node {
+		if t.from != nil {
+			return t.from
+		}
+		return t
+	}
+	met := map[layers.Layer]int{}
+	finished := map[node]bool{}
+	var post []node
+	var walk func(t *Tensor)
+	walk = func(t *Tensor) {
+		n := nodeOf(t)
+		if finished[n] {
+			return
+		}
+		if _, ok := met[opOf(n)]; !ok {
+			met[opOf(n)] = len(met)
+		}
+		if c, ok := n.(*layerCall); ok {
+			for _, in := range c.in {
+				walk(in)
+			}
+		}
+		finished[n] = true
+		post = append(post, n)
+	}
+	for _, out := range g.outputs {
+		walk(out)
+	}
+	nodeDepth := map[node]int{}
+	opDepth := map[layers.Layer]int{}
+	for i := len(post) - 1; i >= 0; i-- {
+		n := post[i]
+		d := max(nodeDepth[n], opDepth[opOf(n)])
+		opDepth[opOf(n)], nodeDepth[n] = d, d
+		if c, ok := n.(*layerCall); ok {
+			for _, in := range c.in {
+				p := nodeOf(in)
+				nodeDepth[p] = max(nodeDepth[p], d+1)
+			}
+		}
+	}
+	for _, in := range g.inputs { // an input no output depends on
+		if _, ok := opDepth[in.input]; !ok {
+			opDepth[in.input], met[in.input] = 0, -1
+		}
+	}
+	order := slices.Collect(maps.Keys(opDepth))
+	slices.SortFunc(order, func(a, b layers.Layer) int {
+		if opDepth[a] != opDepth[b] {
+			return opDepth[b] - opDepth[a]
+		}
+		return met[a] - met[b]
+	})
+	return order
 }
 
 // writeKerasWeights writes the model's weights to w as Keras' save_weights
@@ -133,18 +215,11 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 		// Keras 3, first.
 		names := m.kerasNames()
 		ls := root.Group("layers")
+		order := m.layers
 		if m.graph != nil {
-			inputs := 0
-			for _, t := range m.graph.inputs {
-				name := "input_layer"
-				if inputs > 0 {
-					name = fmt.Sprintf("input_layer_%d", inputs)
-				}
-				inputs++
-				ls.Group(name).Group("vars").Attr("name", hdf5.VarString(t.input.Name()))
-			}
+			order = m.kerasOrder()
 		}
-		for _, l := range m.layers {
+		for _, l := range order {
 			g := ls.Group(names[l])
 			vars := g.Group("vars").Attr("name", hdf5.VarString(l.Name()))
 			if cell := kerasCell(l); cell != "" {

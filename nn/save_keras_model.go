@@ -213,8 +213,16 @@ func (m *Sequential) keras3Config() (map[string]any, error) {
 			byName[t.input.Name()] = t.input
 		}
 		fc := doc.functional
-		entries := make([]any, 0, len(fc.Layers))
-		for _, fl := range fc.Layers {
+		// The layers in the order Keras 3 lists them (and numbers their
+		// weights in): kerasOrder's.
+		pos := map[string]int{}
+		for i, l := range m.kerasOrder() {
+			pos[l.Name()] = i
+		}
+		fls := slices.Clone(fc.Layers)
+		slices.SortStableFunc(fls, func(a, b functionalLayer) int { return pos[a.Name] - pos[b.Name] })
+		entries := make([]any, 0, len(fls))
+		for _, fl := range fls {
 			l := byName[fl.Name]
 			var e map[string]any
 			if il, ok := l.(*layers.InputLayer); ok {

@@ -530,3 +530,53 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 	// Their archives in h5py, as TestKerasArchiveInH5py checks its own.
 	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), archives) })
 }
+
+// kerasOrderModel has branches whose layers Keras 3 orders otherwise than
+// they were made: "first" is made before "deep", but "deep" is deeper.
+func kerasOrderModel(t *testing.T) *Sequential {
+	in := Input(4)
+	in.input.SetName("in")
+	a := Apply(layers.Dense(3, layers.Named("first")), in)
+	b := Apply(layers.Dense(3, layers.Named("second")), Apply(layers.Dense(5, layers.Named("deep")), in))
+	return mustModel(t, in, Apply(layers.Add(layers.Named("add")), a, b))
+}
+
+// Keras 3 numbers a functional model's layers in its Functional.layers
+// order, which map_graph makes: by hand, the walk from the output meets
+// add, first, in, second, deep; depths are add 0, first and second 1,
+// deep 2, in 3 (its longest path, through deep); so in, deep, first,
+// second, add, and deep is dense, first dense_1, second dense_2.
+func TestKerasOrder(t *testing.T) {
+	m := kerasOrderModel(t)
+	var got []string
+	for _, l := range m.kerasOrder() {
+		got = append(got, l.Name())
+	}
+	if want := []string{"in", "deep", "first", "second", "add"}; !slices.Equal(got, want) {
+		t.Errorf("Keras order %v, want %v", got, want)
+	}
+	want := map[string]string{"in": "input_layer", "deep": "dense", "first": "dense_1", "second": "dense_2", "add": "add"}
+	if n := len(m.kerasNames()); n != len(want) {
+		t.Errorf("%d layers named, want %d", n, len(want))
+	}
+	for l, name := range m.kerasNames() {
+		if name != want[l.Name()] {
+			t.Errorf("layer %s is Keras' %s, want %s", l.Name(), name, want[l.Name()])
+		}
+	}
+	if err := m.Build(4); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.keras")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(allWeights(t, loaded), allWeights(t, m)) {
+		t.Error("the loaded model has other weights")
+	}
+	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), append(checkArchiveArgs(), path)) })
+}

@@ -23,7 +23,9 @@ own file), must have:
   named after the model (its "name" attribute) and a "layers" group holding
   exactly one group per layer of config.json, named as Keras 3 names them
   (the snake-case class name, numbered per class in layer order: dense,
-  dense_1, ...; a Sequential's InputLayer left out), each with a "vars"
+  dense_1, ...; a Sequential's InputLayer left out; a functional model's
+  layers in the order Keras 3 makes from the graph, which its config.json
+  lists them in too), each with a "vars"
   group named after the layer (a variable-length UTF-8 string, as h5py
   writes a str) and, for a recurrent layer, a "cell/vars" group; the variables are float32 datasets 0, 1, ... whose shapes are
   those the layer's config and build_config give (Dense, Conv1D/2D,
@@ -121,6 +123,53 @@ def named(group, want):
     return info is not None and info.length is None
 
 
+def history(arg):
+    """The [layer, node, tensor] of each tensor of a call's argument."""
+    if isinstance(arg, list):
+        return [t["config"]["keras_history"] for t in arg]
+    return [arg["config"]["keras_history"]]
+
+
+def functional_order(model):
+    """The order of a functional model's layers in Keras 3's
+    Functional.layers, made from the graph as Keras' map_graph makes it
+    (whatever the order of the config's layers): depth first from the
+    outputs, each call's inputs in order, numbering layers when first met;
+    then deepest first (a call's depth is its longest path to an output, a
+    layer's its deepest call's), ties in the order met."""
+    entries = {e["name"]: e for e in model["layers"]}
+
+    def parents(name, node):
+        entry = entries[name]
+        if entry["class_name"] == "InputLayer":
+            return []
+        return [(h[0], h[1]) for h in history(entry["inbound_nodes"][node]["args"][0])]
+
+    met, finished, post = {}, set(), []
+
+    def walk(key):
+        if key in finished:
+            return
+        met.setdefault(key[0], len(met))
+        for p in parents(*key):
+            walk(p)
+        finished.add(key)
+        post.append(key)
+
+    outputs = model["output_layers"]
+    if outputs and isinstance(outputs[0], str):
+        outputs = [outputs]
+    for out in outputs:
+        walk((out[0], out[1]))
+    node_depth, layer_depth = {}, {}
+    for key in reversed(post):
+        d = max(node_depth.get(key, 0), layer_depth.get(key[0], 0))
+        layer_depth[key[0]] = node_depth[key] = d
+        for p in parents(*key):
+            node_depth[p] = max(node_depth.get(p, 0), d + 1)
+    return sorted(layer_depth, key=lambda name: (-layer_depth[name], met[name]))
+
+
 def check(path):
     """The problems of the archive at path, and its config.json."""
     problems = []
@@ -180,6 +229,12 @@ def check(path):
         problems.append("model.weights.h5 has root attributes %s" % sorted(f.attrs))
     if "vars" not in f or not named(f["vars"], model.get("name")):
         problems.append("model.weights.h5's vars group is missing or not named %r" % model.get("name"))
+    if cls == "Functional":
+        order = functional_order(model)
+        if order != [e["name"] for e in layers]:
+            problems.append("config.json lists the layers %s, but Keras orders them %s" % ([e["name"] for e in layers], order))
+        by_name = {e["name"]: e for e in layers}
+        layers = [by_name[n] for n in order]
     want, used = {}, {}
     for entry in layers:
         if cls == "Sequential" and entry.get("class_name") == "InputLayer":
