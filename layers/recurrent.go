@@ -114,8 +114,7 @@ func WithoutUnitForgetBias() RecurrentOption {
 //
 // The inputs of all steps are multiplied by the kernel in one product;
 // then one Recurrence op runs the steps, each adding its state times the
-// recurrent kernel (a GRU without reset_after is unrolled over time in
-// ops of their own instead).
+// recurrent kernel.
 type RecurrentLayer struct {
 	named
 	weights
@@ -285,7 +284,7 @@ func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	if want := len(l.Params()); want == 0 || len(params) != want {
 		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), want)
 	}
-	out, err := l.call(in, params, l.fusable())
+	out, err := l.call(in, params, true)
 	if err != nil {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
@@ -300,12 +299,9 @@ func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	return f, nil
 }
 
-// fusable says whether the layer runs as one Recurrence op: all but a
-// GRU without reset_after, which is unrolled over time.
-func (l *RecurrentLayer) fusable() bool { return l.cell != gruCell || l.resetAfter }
-
 // call adds the layer: the inputs' projection, then the steps, as one
-// Recurrence op (fused) or unrolled over time in ops of their own.
+// Recurrence op (fused), or unrolled over time in ops of their own (what
+// the tests check the op against).
 func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*gorgonia.Node, error) {
 	s := in.Node.Shape()
 	if len(s) != 3 {
@@ -344,6 +340,9 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*go
 			return nil, err
 		}
 		cell := map[cellKind]ops.RecurrenceCell{simpleRNNCell: ops.RNNCell, lstmCell: ops.LSTMCell, gruCell: ops.GRUCell}[l.cell]
+		if l.cell == gruCell && !l.resetAfter {
+			cell = ops.GRUBeforeCell
+		}
 		return ops.Recurrence(proj, rec, recBias, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
 			Act: l.activation.act, Alpha: ops.DefaultAlpha(l.activation.act),
 			RecAct: l.recurrentActivation.act, RecAlpha: ops.DefaultAlpha(l.recurrentActivation.act),

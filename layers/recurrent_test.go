@@ -419,13 +419,14 @@ func TestRecurrentFusedMatchesUnrolled(t *testing.T) {
 		func(o ...RecurrentOption) *RecurrentLayer { return SimpleRNN(units, o...) },
 		func(o ...RecurrentOption) *RecurrentLayer { return LSTM(units, o...) },
 		func(o ...RecurrentOption) *RecurrentLayer { return GRU(units, o...) },
+		func(o ...RecurrentOption) *RecurrentLayer { return GRU(units, append(o, ResetAfter(false))...) },
 	}
 	for _, mk := range makers {
 		for _, opts := range [][]RecurrentOption{nil, {ReturnSequences()}, {GoBackwards()}, {GoBackwards(), ReturnSequences()},
 			{WithoutBias(), ReturnSequences()}, {Softsign, RecurrentActivation(HardSigmoid), ReturnSequences()}, {ELU}} {
 			l := mk(opts...)
-			name := fmt.Sprintf("%s/act=%v/rec=%v/sequences=%t/backwards=%t/bias=%t", l.Type(), l.activation, l.recurrentActivation,
-				l.returnSequences, l.goBackwards, l.useBias)
+			name := fmt.Sprintf("%s/reset_after=%t/act=%v/rec=%v/sequences=%t/backwards=%t/bias=%t", l.Type(), l.resetAfter, l.activation,
+				l.recurrentActivation, l.returnSequences, l.goBackwards, l.useBias)
 			t.Run(name, func(t *testing.T) {
 				if _, err := l.Build([]int{steps, features}, rand.New(rand.NewPCG(1, 2))); err != nil {
 					t.Fatal(err)

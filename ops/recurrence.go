@@ -24,9 +24,14 @@ const (
 	// and h·R + b into r_z, r_r, r_h: z = σ(x_z + r_z), r = σ(x_r + r_r),
 	// ĥ = act(x_h + r·r_h), h = ĥ + z·(h - ĥ).
 	GRUCell
+	// GRUBeforeCell (Keras' reset_after=False, Keras 2.0 to 2.2's GRU):
+	// z = σ(x_z + h·R_z), r = σ(x_r + h·R_r), ĥ = act(x_h + (r·h)·R_h),
+	// h = ĥ + z·(h - ĥ), R_z, R_r and R_h the recurrent kernel's blocks of
+	// columns. It takes no recurrent bias.
+	GRUBeforeCell
 )
 
-var cellNames = [...]string{RNNCell: "rnn", LSTMCell: "lstm", GRUCell: "gru"}
+var cellNames = [...]string{RNNCell: "rnn", LSTMCell: "lstm", GRUCell: "gru", GRUBeforeCell: "gru_reset_before"}
 
 func (c RecurrenceCell) String() string {
 	if c <= 0 || int(c) >= len(cellNames) {
@@ -60,7 +65,7 @@ func (p RecurrenceParams) Gates() int {
 	switch p.Cell {
 	case LSTMCell:
 		return 4
-	case GRUCell:
+	case GRUCell, GRUBeforeCell:
 		return 3
 	}
 	return 1
@@ -79,6 +84,8 @@ func (p RecurrenceParams) Planes() int {
 		return 11 // pre-activations i, f, c, o; their activations; c; act(c); h
 	case GRUCell:
 		return 8 // pre-activations z, r, h; their activations; r_h; h
+	case GRUBeforeCell:
+		return 8 // pre-activations z, r, h; their activations; r·h; h
 	}
 	return 2 // pre-activation; h
 }
@@ -115,7 +122,29 @@ func (p RecurrenceParams) Out() []int {
 func (p RecurrenceParams) Workspace() int {
 	bu := p.Batch * p.Units
 	g := p.Gates()
-	return p.Planes()*p.Steps*bu + 2*g*bu + 2*bu + 2*g*bu
+	n := p.Planes()*p.Steps*bu + 2*g*bu + 2*bu + 2*g*bu
+	if p.Cell == GRUBeforeCell {
+		n += 6*p.Units*p.Units + bu
+	}
+	return n
+}
+
+// GRUBeforeOffsets are where a GRUBeforeCell's workspace keeps, after the
+// CPU's scratch: its recurrent kernel's z and r columns (Units, 2·Units)
+// and h columns (Units, Units), the gradient of r·h (Batch, Units), and
+// the gradients of the two blocks of the kernel, (Units, 2·Units) and
+// (Units, Units). Its z of WorkOffsets holds the state's product with the
+// z and r columns (Batch, 2·Units), then (r·h)'s with the h columns
+// (Batch, Units); its dz, the gradients of the z and r pre-activations
+// (Batch, 2·Units), then of the h pre-activation (Batch, Units).
+func (p RecurrenceParams) GRUBeforeOffsets() (rzr, rh, drh, drzr, drhk int) {
+	u, bu := p.Units, p.Batch*p.Units
+	_, _, _, dc := p.WorkOffsets()
+	rzr = dc + bu + 2*p.Gates()*bu
+	rh = rzr + 2*u*u
+	drh = rh + u*u
+	drzr = drh + bu
+	return rzr, rh, drh, drzr, drzr + 2*u*u
 }
 
 // GradParts are the sizes of the parts of RecurrenceGrad's output: the
@@ -397,6 +426,10 @@ func (p RecurrenceParams) step(k int) int {
 // and writes the output y (when not nil). Each step's product goes
 // through gemm; its cell runs on every core, a range of samples each.
 func recurrenceForward[T float](p RecurrenceParams, proj, rec, rb, y, ws []T) {
+	if p.Cell == GRUBeforeCell {
+		gruBeforeForward(p, proj, rec, y, ws)
+		return
+	}
 	w := newRecurrenceWork(p, ws)
 	B, U, S := p.Batch, p.Units, p.Steps
 	for k := range S {
@@ -519,6 +552,10 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws []T) {
 	if !p.Saved {
 		recurrenceForward(p, proj, rec, rb, nil, ws)
+	}
+	if p.Cell == GRUBeforeCell {
+		gruBeforeBackward(p, dy, out, ws)
+		return
 	}
 	w := newRecurrenceWork(p, ws)
 	B, U, S := p.Batch, p.Units, p.Steps
@@ -654,5 +691,182 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 			}
 			copy(dzr, dp)
 		}
+	}
+}
+
+// gruBefore cuts a GRUBeforeCell's workspace (GRUBeforeOffsets).
+type gruBefore[T float] struct {
+	recurrenceWork[T]
+	zr, q, dzr, dq, rzr, rh, drh, drzr, drhk []T
+}
+
+func newGRUBefore[T float](p RecurrenceParams, ws []T) gruBefore[T] {
+	w := gruBefore[T]{recurrenceWork: newRecurrenceWork(p, ws)}
+	u, bu := p.Units, p.Batch*p.Units
+	w.zr, w.q = w.z[:2*bu], w.z[2*bu:3*bu]
+	w.dzr, w.dq = w.dz[:2*bu], w.dz[2*bu:3*bu]
+	rzr, rh, drh, drzr, drhk := p.GRUBeforeOffsets()
+	w.rzr, w.rh, w.drh = ws[rzr:rzr+2*u*u], ws[rh:rh+u*u], ws[drh:drh+bu]
+	w.drzr, w.drhk = ws[drzr:drzr+2*u*u], ws[drhk:drhk+u*u]
+	return w
+}
+
+// gruBeforeForward is recurrenceForward for GRUBeforeCell: per step the
+// state's product with the z and r columns, the gates, (r·h)'s product
+// with the h columns, the candidate and the state.
+func gruBeforeForward[T float](p RecurrenceParams, proj, rec, y, ws []T) {
+	w := newGRUBefore(p, ws)
+	B, U, S := p.Batch, p.Units, p.Steps
+	gu := 3 * U
+	for i := range U { // the kernel's two blocks of columns, each contiguous
+		copy(w.rzr[i*2*U:][:2*U], rec[i*gu:][:2*U])
+		copy(w.rh[i*U:][:U], rec[i*gu+2*U:][:U])
+	}
+	for k := range S {
+		t := p.step(k)
+		var prev []T
+		if k > 0 {
+			prev = w.plane(7, k-1)
+			gemm(false, false, B, 2*U, U, 1, prev, w.rzr, 0, w.zr)
+		}
+		overSamples(p, func(lo, hi int) {
+			for g := range 2 {
+				pre := w.plane(g, k)[lo*U : hi*U]
+				for b := lo; b < hi; b++ {
+					xr, o := proj[(b*S+t)*gu+g*U:][:U], pre[(b-lo)*U:][:U]
+					copy(o, xr)
+					if prev != nil {
+						for j, v := range w.zr[b*2*U+g*U:][:U] {
+							o[j] += v
+						}
+					}
+				}
+				activate(p.RecAct, p.RecAlpha, U, pre, w.plane(3+g, k)[lo*U:hi*U])
+			}
+			r, rh := w.plane(4, k)[lo*U:hi*U], w.plane(6, k)[lo*U:hi*U]
+			for e := range rh {
+				rh[e] = 0
+				if prev != nil {
+					rh[e] = r[e] * prev[lo*U+e]
+				}
+			}
+		})
+		if k > 0 {
+			gemm(false, false, B, U, U, 1, w.plane(6, k), w.rh, 0, w.q)
+		}
+		overSamples(p, func(lo, hi int) {
+			pre, zg, cand, h := w.plane(2, k)[lo*U:hi*U], w.plane(3, k)[lo*U:hi*U], w.plane(5, k)[lo*U:hi*U], w.plane(7, k)[lo*U:hi*U]
+			for b := lo; b < hi; b++ {
+				xr, o := proj[(b*S+t)*gu+2*U:][:U], pre[(b-lo)*U:][:U]
+				copy(o, xr)
+				if prev != nil {
+					for j, v := range w.q[b*U:][:U] {
+						o[j] += v
+					}
+				}
+			}
+			activate(p.Act, p.Alpha, U, pre, cand)
+			for e := range h {
+				pv := T(0)
+				if prev != nil {
+					pv = prev[lo*U+e]
+				}
+				h[e] = cand[e] + zg[e]*(pv-cand[e])
+			}
+			if y != nil && p.Sequences {
+				for b := lo; b < hi; b++ {
+					copy(y[(b*S+k)*U:][:U], h[(b-lo)*U:][:U])
+				}
+			}
+		})
+	}
+	if y != nil && !p.Sequences {
+		copy(y, w.plane(7, S-1))
+	}
+}
+
+// gruBeforeBackward is recurrenceBackward's backward pass for
+// GRUBeforeCell, the planes in ws.
+func gruBeforeBackward[T float](p RecurrenceParams, dy, out, ws []T) {
+	w := newGRUBefore(p, ws)
+	B, U, S := p.Batch, p.Units, p.Steps
+	gu := 3 * U
+	parts := p.GradParts()
+	dproj, drec := out[:parts[0]], out[parts[0]:parts[0]+parts[1]]
+	clear(w.drzr)
+	clear(w.drhk)
+	clear(w.dh)
+	dpost := func(g, lo, hi int) []T { return w.gradA[g*w.bu+lo*U : g*w.bu+hi*U] }
+	for k := S - 1; k >= 0; k-- {
+		t := p.step(k)
+		var prev []T
+		if k > 0 {
+			prev = w.plane(7, k-1)
+		}
+		// The candidate's side: dq, and the direct path z·dh.
+		overSamples(p, func(lo, hi int) {
+			dh := w.dh[lo*U : hi*U]
+			for b := lo; b < hi; b++ {
+				var row []T
+				switch {
+				case p.Sequences:
+					row = dy[(b*S+k)*U:][:U]
+				case k == S-1:
+					row = dy[b*U:][:U]
+				}
+				for j, v := range row {
+					dh[(b-lo)*U+j] += v
+				}
+			}
+			zg, cand := w.plane(3, k)[lo*U:hi*U], w.plane(5, k)[lo*U:hi*U]
+			dz, dc := dpost(0, lo, hi), dpost(2, lo, hi)
+			for e := range dh {
+				pv := T(0)
+				if prev != nil {
+					pv = prev[lo*U+e]
+				}
+				dz[e] = dh[e] * (pv - cand[e])
+				dc[e] = dh[e] * (1 - zg[e])
+				dh[e] *= zg[e]
+			}
+			dq := w.dq[lo*U : hi*U]
+			activateGrad(p.Act, p.Alpha, U, w.plane(2, k)[lo*U:hi*U], cand, dc, dq)
+			for b := lo; b < hi; b++ {
+				copy(dproj[(b*S+t)*gu+2*U:][:U], dq[(b-lo)*U:][:U])
+			}
+		})
+		if k > 0 {
+			gemm(false, true, B, U, U, 1, w.dq, w.rh, 0, w.drh)
+		}
+		// The gates' side.
+		overSamples(p, func(lo, hi int) {
+			dh, r := w.dh[lo*U:hi*U], w.plane(4, k)[lo*U:hi*U]
+			dr := dpost(1, lo, hi)
+			for e := range dr {
+				dr[e] = 0
+				if prev != nil {
+					d := w.drh[lo*U+e]
+					dr[e] = d * prev[lo*U+e]
+					dh[e] += d * r[e]
+				}
+			}
+			for g := range 2 {
+				d := w.gradB[g*w.bu+lo*U : g*w.bu+hi*U]
+				activateGrad(p.RecAct, p.RecAlpha, U, w.plane(g, k)[lo*U:hi*U], w.plane(3+g, k)[lo*U:hi*U], dpost(g, lo, hi), d)
+				for b := lo; b < hi; b++ {
+					copy(dproj[(b*S+t)*gu+g*U:][:U], d[(b-lo)*U:][:U])
+					copy(w.dzr[b*2*U+g*U:][:U], d[(b-lo)*U:][:U])
+				}
+			}
+		})
+		if k > 0 {
+			gemm(false, true, B, U, 2*U, 1, w.dzr, w.rzr, 1, w.dh)
+			gemm(true, false, U, 2*U, B, 1, prev, w.dzr, 1, w.drzr)
+			gemm(true, false, U, U, B, 1, w.plane(6, k), w.dq, 1, w.drhk)
+		}
+	}
+	for i := range U {
+		copy(drec[i*gu:][:2*U], w.drzr[i*2*U:][:2*U])
+		copy(drec[i*gu+2*U:][:U], w.drhk[i*U:][:U])
 	}
 }

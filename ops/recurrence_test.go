@@ -32,7 +32,7 @@ func TestRecurrenceGradients(t *testing.T) {
 		act                           Activation
 	}
 	var variants []variant
-	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
+	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell, GRUBeforeCell} {
 		for _, backwards := range []bool{false, true} {
 			for _, sequences := range []bool{false, true} {
 				variants = append(variants, variant{cell, backwards, sequences, cell == GRUCell, Tanh})
@@ -40,6 +40,7 @@ func TestRecurrenceGradients(t *testing.T) {
 		}
 	}
 	variants = append(variants, variant{GRUCell, false, true, false, Tanh}, variant{LSTMCell, true, true, false, Softsign},
+		variant{GRUBeforeCell, true, true, false, ELU},
 		variant{RNNCell, false, true, false, ELU})
 	for _, v := range variants {
 		p := RecurrenceParams{Cell: v.cell, Batch: batch, Steps: steps, Units: units, Act: v.act, RecAct: Sigmoid, Alpha: 1,
@@ -185,7 +186,7 @@ func TestRecurrenceOnEveryCore(t *testing.T) {
 		t.Skip("one core")
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
-	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
+	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell, GRUBeforeCell} {
 		p := RecurrenceParams{Cell: cell, Batch: 33, Steps: 6, Units: 64, Act: Tanh, RecAct: Sigmoid, Sequences: true, RecBias: cell == GRUCell}
 		gu := p.Gates() * p.Units
 		fill := func(n int) []float32 {

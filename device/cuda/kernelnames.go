@@ -62,6 +62,8 @@ const (
 	kL2NormalizeGrad = "gk_l2_normalize_grad"
 	kRecFwd          = "gk_rec_fwd"
 	kRecBwd          = "gk_rec_bwd"
+	kGru0Fwd         = "gk_gru0_fwd"
+	kGru0Bwd         = "gk_gru0_bwd"
 )
 
 // kernelNames are the kernels the machine loads from the PTX.
@@ -122,4 +124,6 @@ var kernelNames = []string{
 	kL2NormalizeGrad,
 	kRecFwd,
 	kRecBwd,
+	kGru0Fwd,
+	kGru0Bwd,
 }

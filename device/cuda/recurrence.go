@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"github.com/gokeras/gokeras/device/internal/plan"
+	"github.com/gokeras/gokeras/ops"
 )
 
 // offset is p moved on by n float32s.
@@ -18,6 +19,9 @@ func offset(p devicePtr, n int) devicePtr { return p + devicePtr(4*n) }
 // says, the same as the CPU's kernel.
 func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	p := s.Op.Recurrence
+	if p.Cell == ops.GRUBeforeCell {
+		return b.gruBefore(s, ptr)
+	}
 	proj, rec := ptr(s.In[0]), ptr(s.In[1])
 	var rb devicePtr
 	if p.RecBias {
@@ -102,4 +106,113 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 		}
 	}
 	return nil
+}
+
+// gruBefore runs a Recurrence or RecurrenceGrad step of a GRU without
+// reset_after (ops.GRUBeforeCell): its kernel's z and r columns and its h
+// columns first copied apart (ops.RecurrenceParams.GRUBeforeOffsets),
+// then per timestep the state's product with the first, gk_gru0_fwd's
+// gates, (r·h)'s product with the second and gk_gru0_fwd's candidate;
+// back, per timestep gk_gru0_bwd's two phases around dq's product with
+// the h columns, then the products carrying the gradient to the previous
+// state and into the two blocks' gradients, copied into the kernel's at
+// the end.
+func (b *backend) gruBefore(s *plan.Step, ptr func(int) devicePtr) error {
+	p := s.Op.Recurrence
+	k, st := b.kern, b.stream
+	proj, rec := ptr(s.In[0]), ptr(s.In[1])
+	out, ws := ptr(s.Out[0]), ptr(s.Out[1])
+	B, U, T := p.Batch, p.Units, p.Steps
+	zOff, dzOff, dhOff, _ := p.WorkOffsets()
+	zr, q := offset(ws, zOff), offset(ws, zOff+2*B*U)
+	dzr, dq, dh := offset(ws, dzOff), offset(ws, dzOff+2*B*U), offset(ws, dhOff)
+	rzrOff, rhOff, drhOff, drzrOff, drhkOff := p.GRUBeforeOffsets()
+	rzr, rh, drh, drzr, drhk := offset(ws, rzrOff), offset(ws, rhOff), offset(ws, drhOff), offset(ws, drzrOff), offset(ws, drhkOff)
+	plane := func(f, k int) devicePtr { return offset(ws, (f*T+k)*B*U) }
+	acts := []uint64{intArg(int(p.Act)), floatArg(float32(p.Alpha)), intArg(int(p.RecAct)), floatArg(float32(p.RecAlpha)), boolArg(p.Sequences)}
+	step := func(k int) int {
+		if p.Backwards {
+			return T - 1 - k
+		}
+		return k
+	}
+	or0 := func(k int, p devicePtr) devicePtr {
+		if k == 0 {
+			return 0
+		}
+		return p
+	}
+	y := out
+	if s.Kind == plan.RecurrenceGrad {
+		y = 0
+	}
+	if s.Kind == plan.Recurrence || !p.Saved {
+		if err := k.copyCols(st, rec, 3*U, 0, rzr, 2*U, 0, U, 2*U); err != nil {
+			return err
+		}
+		if err := k.copyCols(st, rec, 3*U, 2*U, rh, U, 0, U, U); err != nil {
+			return err
+		}
+		for kk := range T {
+			if kk > 0 {
+				if err := gemm(b.blas, false, false, B, 2*U, U, 1, plane(7, kk-1), rzr, 0, zr); err != nil {
+					return err
+				}
+			}
+			for phase := range 2 {
+				if phase == 1 && kk > 0 {
+					if err := gemm(b.blas, false, false, B, U, U, 1, plane(6, kk), rh, 0, q); err != nil {
+						return err
+					}
+				}
+				args := append([]uint64{intArg(phase), ptrArg(proj), ptrArg(or0(kk, zr)), ptrArg(or0(kk, q)), ptrArg(ws), ptrArg(y),
+					intArg(B), intArg(T), intArg(U), intArg(step(kk)), intArg(kk)}, acts...)
+				if err := k.launch(st, kGru0Fwd, elemGrid(B*U), elemBlock, 0, args...); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if s.Kind == plan.Recurrence {
+		return nil
+	}
+	dy := ptr(s.In[len(p.InShapes())])
+	drec := offset(out, p.GradParts()[0])
+	for _, z := range []struct {
+		at devicePtr
+		n  int
+	}{{drzr, 2 * U * U}, {drhk, U * U}, {dh, B * U}} {
+		if err := st.memsetD32(z.at, 0, int64(z.n)); err != nil {
+			return err
+		}
+	}
+	for kk := T - 1; kk >= 0; kk-- {
+		for phase := range 2 {
+			if phase == 1 && kk > 0 {
+				if err := gemm(b.blas, false, true, B, U, U, 1, dq, rh, 0, drh); err != nil {
+					return err
+				}
+			}
+			args := append([]uint64{intArg(phase), ptrArg(dy), ptrArg(ws), ptrArg(out), ptrArg(dzr), ptrArg(dq), ptrArg(or0(kk, drh)),
+				ptrArg(dh), intArg(B), intArg(T), intArg(U), intArg(step(kk)), intArg(kk)}, acts...)
+			if err := k.launch(st, kGru0Bwd, elemGrid(B*U), elemBlock, 0, args...); err != nil {
+				return err
+			}
+		}
+		if kk > 0 {
+			if err := gemm(b.blas, false, true, B, U, 2*U, 1, dzr, rzr, 1, dh); err != nil {
+				return err
+			}
+			if err := gemm(b.blas, true, false, U, 2*U, B, 1, plane(7, kk-1), dzr, 1, drzr); err != nil {
+				return err
+			}
+			if err := gemm(b.blas, true, false, U, U, B, 1, plane(6, kk), dq, 1, drhk); err != nil {
+				return err
+			}
+		}
+	}
+	if err := k.copyCols(st, drzr, 2*U, 0, drec, 3*U, 0, U, 2*U); err != nil {
+		return err
+	}
+	return k.copyCols(st, drhk, U, 0, drec, 3*U, 2*U, U, U)
 }

@@ -17,7 +17,7 @@ import (
 // steps of Adam: the same loss at every step and the same weights at the
 // end, within 1e-5.
 func TestRecurrenceTrainsAsOnCPU(t *testing.T) {
-	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell} {
+	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell, ops.GRUBeforeCell} {
 		for _, v := range [][2]bool{{false, false}, {true, true}, {false, true}} {
 			t.Run(fmt.Sprintf("%v/backwards=%t/sequences=%t", cell, v[0], v[1]), func(t *testing.T) {
 				trainsAsOnCPU(t, func() gpuTestGraph {

@@ -2479,4 +2479,85 @@ extern "C" __global__ void gk_rec_bwd(int cell, const float *dy, const float *pl
 		}
 	}
 }
+// The GRU of Keras' reset_after=False (ops.GRUBeforeCell), whose reset
+// gate multiplies the state before its product with the recurrent
+// kernel's h columns: each step is two kernels with that product between.
+
+// gk_gru0_fwd: step k of such a GRU. Phase 0: the gates z and r from the
+// projections at position t and zr (B, 2·U: the state times the z and r
+// columns; NULL at the first step), and r·h. Phase 1: the candidate from
+// q (B, U: (r·h) times the h columns; NULL at the first step), the state
+// and, when y is not NULL, the output. A thread per (sample, unit).
+extern "C" __global__ void gk_gru0_fwd(int phase, const float *proj, const float *zr, const float *q, float *planes, float *y,
+		int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences) {
+	int gu = 3 * U;
+	GRID_STRIDE(e, B * U) {
+		int b = e / U, j = e % U;
+		const float *xp = proj + ((size_t)b * T + t) * gu;
+		float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : 0.0f;
+		if (phase == 0) {
+			for (int g = 0; g < 2; g++) {
+				float pre = xp[g * U + j];
+				if (zr) pre += zr[(size_t)b * 2 * U + g * U + j];
+				GK_PLANE(g, k)[e] = pre;
+				GK_PLANE(3 + g, k)[e] = gk_act_call(ract, ralpha, pre);
+			}
+			GK_PLANE(6, k)[e] = k > 0 ? GK_PLANE(4, k)[e] * prev : 0.0f;
+		} else {
+			float pre = xp[2 * U + j];
+			if (q) pre += q[e];
+			float cand = gk_act_call(act, alpha, pre);
+			float zg = GK_PLANE(3, k)[e];
+			float h = cand + zg * (prev - cand);
+			GK_PLANE(2, k)[e] = pre;
+			GK_PLANE(5, k)[e] = cand;
+			GK_PLANE(7, k)[e] = h;
+			if (y) {
+				if (sequences) y[((size_t)b * T + k) * U + j] = h;
+				else if (k == T - 1) y[e] = h;
+			}
+		}
+	}
+}
+
+// gk_gru0_bwd: step k of such a GRU back. Phase 0 adds the step's part of
+// dy to dh and writes the candidate's pre-activation gradient into dq
+// (B, U) and dproj's h block, leaves z·dh in dh and z's gradient in dzr's
+// z block (B, 2·U) for phase 1. Phase 1, given drh (B, U: dq times the h
+// columns' transpose; NULL at the first step), adds drh·r to dh and
+// writes the gates' pre-activation gradients into dproj and dzr.
+extern "C" __global__ void gk_gru0_bwd(int phase, const float *dy, const float *planes, float *dproj, float *dzr, float *dq,
+		const float *drh, float *dh, int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha,
+		int sequences) {
+	int gu = 3 * U;
+	GRID_STRIDE(e, B * U) {
+		int b = e / U, j = e % U;
+		float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : 0.0f;
+		float *dzrow = dzr + (size_t)b * 2 * U;
+		float *dprow = dproj + ((size_t)b * T + t) * gu;
+		if (phase == 0) {
+			float gh = dh[e];
+			if (sequences) gh += dy[((size_t)b * T + k) * U + j];
+			else if (k == T - 1) gh += dy[e];
+			float zg = GK_PLANE(3, k)[e], cand = GK_PLANE(5, k)[e];
+			dzrow[j] = gh * (prev - cand);
+			float d = gk_act_gradient(act, alpha, GK_PLANE(2, k)[e], cand, gh * (1.0f - zg));
+			dq[e] = d;
+			dprow[2 * U + j] = d;
+			dh[e] = gh * zg;
+		} else {
+			float r = GK_PLANE(4, k)[e], dr = 0.0f;
+			if (drh) {
+				dr = drh[e] * prev;
+				dh[e] += drh[e] * r;
+			}
+			float dz = gk_act_gradient(ract, ralpha, GK_PLANE(0, k)[e], GK_PLANE(3, k)[e], dzrow[j]);
+			float drr = gk_act_gradient(ract, ralpha, GK_PLANE(1, k)[e], r, dr);
+			dzrow[j] = dz;
+			dzrow[U + j] = drr;
+			dprow[j] = dz;
+			dprow[U + j] = drr;
+		}
+	}
+}
 #undef GK_PLANE

@@ -16,7 +16,7 @@ import (
 // Recurrence and one RecurrenceGrad step sharing their scratch (the
 // gradient reads the forward pass's planes, Saved).
 func TestRecurrenceMatchesTapeMachine(t *testing.T) {
-	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell} {
+	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell, ops.GRUBeforeCell} {
 		for _, v := range [][2]bool{{false, false}, {true, true}} {
 			t.Run(fmt.Sprintf("%v/backwards=%t/sequences=%t", cell, v[0], v[1]), func(t *testing.T) {
 				ref, err := opstest.BuildRecurrenceGraph(3, cell, 4, v[0], v[1])

@@ -62,4 +62,6 @@
 	K(gk_l2_normalize) \
 	K(gk_l2_normalize_grad) \
 	K(gk_rec_fwd) \
-	K(gk_rec_bwd)
+	K(gk_rec_bwd) \
+	K(gk_gru0_fwd) \
+	K(gk_gru0_bwd)
