@@ -183,30 +183,8 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 	f := hdf5.NewWriter()
 	root := f.Root()
 	if layout == kerasLayout2 {
-		root.Attr("backend", "tensorflow").Attr("keras_version", keras2Version)
-		var names []string
-		for _, l := range m.layers {
-			names = append(names, l.Name())
-		}
-		root.Attr("layer_names", names)
-		for _, l := range m.layers {
-			g := root.Group(l.Name())
-			// A recurrent layer's weights are its cell's:
-			// lstm/lstm_cell/kernel:0.
-			prefix, at := l.Name()+"/", g.Group(l.Name())
-			if cell := kerasCell(l); cell != "" {
-				prefix, at = prefix+cell+"/", at.Group(cell)
-			}
-			var wn []string
-			for _, p := range l.Params() {
-				wn = append(wn, prefix+p.Name+":0")
-			}
-			g.Attr("weight_names", wn)
-			for _, p := range l.Params() {
-				if err := m.kerasDataset(at, p.Name+":0", l, p); err != nil {
-					return err
-				}
-			}
+		if err := m.writeKeras2Weights(root); err != nil {
+			return err
 		}
 	} else {
 		// Every layer has its group, with a vars group named after the
@@ -237,6 +215,60 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 	}
 	_, err := f.WriteTo(w)
 	return err
+}
+
+// kerasOrderOf is the model's layers in the order Keras lists them in
+// model.layers: a Sequential's own order, a functional model's
+// kerasOrder without its input layers.
+func (m *Sequential) kerasOrderOf() []layers.Layer {
+	if m.graph == nil {
+		return m.layers
+	}
+	var out []layers.Layer
+	for _, l := range m.kerasOrder() {
+		if _, ok := l.(*layers.InputLayer); !ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// writeKeras2Weights writes the model's weights into g as Keras 2 lays
+// them out (the root of a save_weights file, the model_weights group of a
+// model file): the layers, in Keras' order, in layer_names; each layer's
+// group listing its weights in weight_names, each a dataset at that path.
+func (m *Sequential) writeKeras2Weights(g *hdf5.Node) error {
+	g.Attr("backend", "tensorflow").Attr("keras_version", keras2Version)
+	order := m.kerasOrderOf()
+	var names []string
+	for _, l := range order {
+		names = append(names, l.Name())
+	}
+	g.Attr("layer_names", names)
+	for _, l := range order {
+		lg := g.Group(l.Name())
+		if len(l.Params()) == 0 {
+			lg.Attr("weight_names", []string{})
+			continue
+		}
+		// A recurrent layer's weights are its cell's:
+		// lstm/lstm_cell/kernel:0.
+		prefix, at := l.Name()+"/", lg.Group(l.Name())
+		if cell := kerasCell(l); cell != "" {
+			prefix, at = prefix+cell+"/", at.Group(cell)
+		}
+		var wn []string
+		for _, p := range l.Params() {
+			wn = append(wn, prefix+p.Name+":0")
+		}
+		lg.Attr("weight_names", wn)
+		for _, p := range l.Params() {
+			if err := m.kerasDataset(at, p.Name+":0", l, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // kerasCell is the name of the cell Keras keeps a layer's weights in
@@ -431,7 +463,7 @@ func hasGroup(g *hdf5.Group, name string) bool {
 // that layout does; what does not match is an error naming both sides.
 func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetensors.Tensor, error) {
 	var withWeights []layers.Layer
-	for _, l := range m.layers {
+	for _, l := range m.kerasOrderOf() {
 		if len(l.Params()) > 0 {
 			withWeights = append(withWeights, l)
 		}
