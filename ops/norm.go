@@ -456,12 +456,16 @@ const normBlock = 64
 // the column means and variances and the forward pass, a few operations
 // a value, ran slower on two goroutines than on one.
 func columnBlocks(split bool, rows, cols int, body func(lo, hi int)) {
-	workers := 1
-	if split && cols > 4 && rows*cols >= 1<<15 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	// The cores take whole groups of 8 columns, the AVX-512 kernels' width.
+	// The cores take whole groups of 8 columns, the AVX-512 kernels' width,
+	// at least two each: a worker then reads whole 64-byte lines of a row
+	// (one of 16 float32s), where two sharing a line would each read it
+	// (ResNet-20's 16-channel layers' gradient sums took longer on two
+	// goroutines than on one).
 	groups := (cols + 7) / 8
+	workers := 1
+	if split && rows*cols >= 1<<15 {
+		workers = max(1, min(runtime.GOMAXPROCS(0), groups/2))
+	}
 	mat.Parallel(workers, groups, max(1, groups/(4*workers)), func(_, lo, hi int) {
 		lo, hi = 8*lo, min(cols, 8*hi)
 		for b := lo; b < hi; b += normBlock {
