@@ -346,61 +346,7 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			}
 		}
 	case BatchNormGrad:
-		mean, variance, gamma, dy := in[1], in[2], in[3], in[4]
-		// dx = γ·r·(dy - [Σdy + x̂·Σ(dy·x̂)]/n) with batch statistics,
-		// γ·r·dy with fixed ones.
-		buf := normScratchT[float64](5 * cols)
-		defer normScratchPoolT[float64]().Put(buf)
-		s := *buf
-		rs, mc, gr, sumDy, sumDyXhat := s[:cols], s[cols:2*cols], s[2*cols:3*cols], s[3*cols:4*cols], s[4*cols:5*cols]
-		for c := range rs {
-			rs[c] = rstdOf(variance[c], p.Epsilon)
-			mc[c] = float64(mean[c])
-			gr[c] = float64(gamma[c]) * rs[c]
-		}
-		if p.BatchStats {
-			columnBlocks(true, rows, cols, func(lo, hi int) {
-				var a, b [normBlock]float64
-				sd, sdx := a[:hi-lo], b[:hi-lo]
-				m, r := mc[lo:hi], rs[lo:hi]
-				done := 0
-				if xf, ok := asFloat32(x); ok {
-					done = avx512.ColumnGradSums(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, r, sd, sdx)
-				}
-				for row := 0; row < rows; row++ {
-					xs := x[row*cols+lo : row*cols+hi]
-					for j := done; j < hi-lo; j++ {
-						g := dy[row*cols+lo+j]
-						xhat := (float64(xs[j]) - m[j]) * r[j]
-						sd[j] += float64(g)
-						sdx[j] += float64(g) * xhat
-					}
-				}
-				copy(sumDy[lo:hi], sd)
-				copy(sumDyXhat[lo:hi], sdx)
-			})
-		}
-		k := avx512.NormGrad{Mean: mc, Rstd: rs, GammaRstd: gr, SumDy: sumDy, SumDyXhat: sumDyXhat, N: n,
-			BatchStats: p.BatchStats}
-		parallel(rows, cols, func(lo, hi int) {
-			done := 0
-			if xf, ok := asFloat32(x); ok {
-				done = avx512.NormGradRows(xf[lo*cols:], any(dy).([]float32)[lo*cols:], any(out).([]float32)[lo*cols:],
-					cols, hi-lo, cols, &k)
-			}
-			for r := lo; r < hi; r++ {
-				o, xs := out[r*cols:(r+1)*cols], x[r*cols:(r+1)*cols]
-				for c := done; c < cols; c++ {
-					g := dy[r*cols+c]
-					v := float64(g)
-					if p.BatchStats {
-						xhat := (float64(xs[c]) - mc[c]) * rs[c]
-						v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
-					}
-					o[c] = T(gr[c] * v)
-				}
-			}
-		})
+		batchNormGrad(p, rows, cols, in, out, nil)
 	case BatchNormGammaGrad:
 		mean, variance, dy := in[1], in[2], in[3]
 		columnBlocks(true, rows, cols, func(lo, hi int) {
@@ -426,6 +372,88 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
 		layerNorm(kind, p.Epsilon, rows, cols, in, out)
 	}
+}
+
+// batchNormGrad is normalize's BatchNormGrad, into out; with dgamma, also
+// the gradient of gamma from the same sums: Σ dy·x̂ over the rows, with
+// batch statistics (BatchNormGammaGrad's sum, x̂ rounded first as here:
+// dy·((x-m)·r) where that kind sums (dy·(x-m))·r).
+func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma []T) {
+	x := in[0]
+	n := float64(rows)
+	mean, variance, gamma, dy := in[1], in[2], in[3], in[4]
+	// dx = γ·r·(dy - [Σdy + x̂·Σ(dy·x̂)]/n) with batch statistics,
+	// γ·r·dy with fixed ones.
+	buf := normScratchT[float64](5 * cols)
+	defer normScratchPoolT[float64]().Put(buf)
+	s := *buf
+	rs, mc, gr, sumDy, sumDyXhat := s[:cols], s[cols:2*cols], s[2*cols:3*cols], s[3*cols:4*cols], s[4*cols:5*cols]
+	for c := range rs {
+		rs[c] = rstdOf(variance[c], p.Epsilon)
+		mc[c] = float64(mean[c])
+		gr[c] = float64(gamma[c]) * rs[c]
+	}
+	if p.BatchStats {
+		columnBlocks(true, rows, cols, func(lo, hi int) {
+			var a, b [normBlock]float64
+			sd, sdx := a[:hi-lo], b[:hi-lo]
+			m, r := mc[lo:hi], rs[lo:hi]
+			done := 0
+			if xf, ok := asFloat32(x); ok {
+				done = avx512.ColumnGradSums(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, r, sd, sdx)
+			}
+			for row := 0; row < rows; row++ {
+				xs := x[row*cols+lo : row*cols+hi]
+				for j := done; j < hi-lo; j++ {
+					g := dy[row*cols+lo+j]
+					xhat := (float64(xs[j]) - m[j]) * r[j]
+					sd[j] += float64(g)
+					sdx[j] += float64(g) * xhat
+				}
+			}
+			copy(sumDy[lo:hi], sd)
+			copy(sumDyXhat[lo:hi], sdx)
+		})
+		for c := range dgamma {
+			dgamma[c] = T(sumDyXhat[c])
+		}
+	}
+	k := avx512.NormGrad{Mean: mc, Rstd: rs, GammaRstd: gr, SumDy: sumDy, SumDyXhat: sumDyXhat, N: n,
+		BatchStats: p.BatchStats}
+	parallel(rows, cols, func(lo, hi int) {
+		done := 0
+		if xf, ok := asFloat32(x); ok {
+			done = avx512.NormGradRows(xf[lo*cols:], any(dy).([]float32)[lo*cols:], any(out).([]float32)[lo*cols:],
+				cols, hi-lo, cols, &k)
+		}
+		for r := lo; r < hi; r++ {
+			o, xs := out[r*cols:(r+1)*cols], x[r*cols:(r+1)*cols]
+			for c := done; c < cols; c++ {
+				g := dy[r*cols+c]
+				v := float64(g)
+				if p.BatchStats {
+					xhat := (float64(xs[c]) - mc[c]) * rs[c]
+					v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
+				}
+				o[c] = T(gr[c] * v)
+			}
+		}
+	})
+}
+
+// BatchNormGradWithGamma computes BatchNormGrad into dx, as NormForward
+// does (in holds x, mean, variance, gamma and dy), and the gradient of
+// gamma, Σ dy·x̂ over the rows, into dgamma: from the sums BatchNormGrad
+// makes anyway where it uses the batch's statistics, otherwise as
+// BatchNormGammaGrad computes it. It is the two gradients in one pass over
+// x and dy, where a plan computes them together (plan.Capabilities).
+func BatchNormGradWithGamma(p NormParams, rows, cols int, in [][]float32, dx, dgamma []float32) {
+	if !p.BatchStats {
+		normalize(BatchNormGrad, p, rows, cols, in, dx)
+		normalize(BatchNormGammaGrad, p, rows, cols, [][]float32{in[0], in[1], in[2], in[4]}, dgamma)
+		return
+	}
+	batchNormGrad(p, rows, cols, in, dx, dgamma[:cols])
 }
 
 // asFloat32 returns s as a []float32 when T is float32: the AVX-512

@@ -129,3 +129,48 @@ func TestGatherRejectsBadIndices(t *testing.T) {
 		t.Errorf("index 1: %v, %v", out, err)
 	}
 }
+
+// TestBatchNormGradWithGamma checks the fused gradients against the two
+// kinds apart: the input's gradient to the bit, gamma's within float32
+// rounding of the same sum (x̂ is rounded before the product there, after
+// it in BatchNormGammaGrad), and both to the bit without batch statistics.
+func TestBatchNormGradWithGamma(t *testing.T) {
+	for _, batchStats := range []bool{true, false} {
+		for _, shape := range [][2]int{{300, 16}, {64, 70}, {5, 3}} {
+			rows, cols := shape[0], shape[1]
+			val := func(n, k int) []float32 {
+				v := make([]float32, n)
+				for i := range v {
+					v[i] = float32((i*k)%97)/40 - 1.1
+				}
+				return v
+			}
+			x, dy := val(rows*cols, 7), val(rows*cols, 13)
+			mean, variance, gamma := val(cols, 3), val(cols, 5), val(cols, 11)
+			for i := range variance {
+				variance[i] = variance[i]*variance[i] + 0.1
+			}
+			p := NormParams{Epsilon: 1e-3, BatchStats: batchStats}
+			in := [][]float32{x, mean, variance, gamma, dy}
+			wantDx, wantG := make([]float32, rows*cols), make([]float32, cols)
+			NormForward(BatchNormGrad, p, rows, cols, in, wantDx)
+			NormForward(BatchNormGammaGrad, p, rows, cols, [][]float32{x, mean, variance, dy}, wantG)
+			dx, dg := make([]float32, rows*cols), make([]float32, cols)
+			BatchNormGradWithGamma(p, rows, cols, in, dx, dg)
+			for i := range dx {
+				if math.Float32bits(dx[i]) != math.Float32bits(wantDx[i]) {
+					t.Fatalf("batch stats %v, %d×%d: dx[%d] = %v, want %v", batchStats, rows, cols, i, dx[i], wantDx[i])
+				}
+			}
+			for c := range dg {
+				tol := 0.0
+				if batchStats {
+					tol = 1e-6 * (1 + math.Abs(float64(wantG[c])))
+				}
+				if d := math.Abs(float64(dg[c] - wantG[c])); d > tol {
+					t.Fatalf("batch stats %v, %d×%d: dgamma[%d] = %v, want %v", batchStats, rows, cols, c, dg[c], wantG[c])
+				}
+			}
+		}
+	}
+}

@@ -73,9 +73,10 @@ func (b *backend) Device() plan.Device { return host{} }
 // Capabilities: the bias goes into the forward product (its output starts
 // as the bias), plain SGD and momentum fold into the products that compute
 // the weights' gradients, and where the multiplier can (the AVX-512
-// kernels) stride-1 convolutions are computed without their patches.
+// kernels) stride-1 convolutions are computed without their patches, and
+// a BatchNormalization's gamma gradient comes with its input's.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv}
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true}
 }
 
 // conv says whether the multiplier computes the convolution over w
@@ -190,6 +191,10 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		args := make([][]float32, len(s.In))
 		for j := range args {
 			args[j] = in(j)
+		}
+		if len(s.Out) == 2 { // a BatchNormGrad with gamma's gradient (Capabilities.GammaInNormGrad)
+			ops.BatchNormGradWithGamma(s.Op.NormParams, s.M, s.N, args, out(0), out(1))
+			return nil
 		}
 		ops.NormForward(s.Op.Norm, s.Op.NormParams, s.M, s.N, args, out(0))
 	case plan.GlobalNorm:

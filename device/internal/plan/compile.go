@@ -134,7 +134,9 @@ const (
 	// (ops.StepValues); M values, N a row (ops.DropoutForward).
 	Dropout
 	// Norm: Out[0] = the normalization Norm of the M×N matrix In[0], its
-	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward).
+	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward);
+	// for a BatchNormGrad with an Out[1], also gamma's gradient there
+	// (Capabilities.GammaInNormGrad).
 	Norm
 	// Gather: Out[0] (M×N) = the rows of the table In[0] (K×N) at the M
 	// indices In[1] (ops.GatherForward).
@@ -430,6 +432,12 @@ type Capabilities struct {
 	// filters without its patches (the Conv steps), and the memory it
 	// needs for that.
 	Conv func(w ops.Window, filters int) (ConvMemory, bool)
+	// GammaInNormGrad: the backend computes a BatchNormalization's gamma
+	// gradient in its input-gradient step, from the same sums: a Norm step
+	// of kind BatchNormGrad with a second output (ops.BatchNormGradWithGamma)
+	// stands for it and the BatchNormGammaGrad step of the same x, mean,
+	// variance and dy.
+	GammaInNormGrad bool
 }
 
 // ConvMemory is the memory, in float32s, of a convolution's steps on a
@@ -501,6 +509,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 		c.p.Grads[i] = b
 	}
 	c.convolutions()
+	c.normGradients()
 	return c.p, nil
 }
 

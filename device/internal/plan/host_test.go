@@ -230,6 +230,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 	case ImageTransform:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 4))
 	case Norm:
+		if len(s.Out) == 2 { // with gamma's gradient (Capabilities.GammaInNormGrad)
+			args := make([][]float32, len(s.In))
+			for j, b := range s.In {
+				args[j] = h.bufs[b]
+			}
+			ops.BatchNormGradWithGamma(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]])
+			return nil
+		}
 		// x and dy are M×N matrices, the rest vectors of N.
 		args := make([]gorgonia.Value, len(s.In))
 		for j, b := range s.In {

@@ -1,0 +1,140 @@
+package plan
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gokeras/gokeras/device/driver"
+	"github.com/gokeras/gokeras/ops"
+	"github.com/gokeras/gokeras/optim"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// bnNet is x·w, batch-normalized with the batch's statistics, ReLU, then
+// x·v and softmax cross-entropy: gradients for w, gamma, beta and v.
+func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+	t.Helper()
+	const rows, in, hidden, classes = 32, 5, 24, 3
+	rng := rand.New(rand.NewPCG(4, 5))
+	g := gorgonia.NewGraph()
+	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(scale * rng.NormFloat64())
+		}
+		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+	}
+	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	x, w, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
+	gamma, beta := mk("gamma", 0.3, hidden), mk("beta", 0.3, hidden)
+	labels := make([]float32, rows*classes)
+	for r := range rows {
+		labels[r*classes+rng.IntN(classes)] = 1
+	}
+	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+	h := must(ops.Affine(x, w, nil, false))
+	mean, variance, err := ops.ColumnMoments(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = must(ops.BatchNormalize(h, mean, variance, gamma, beta, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, true))
+	h = must(ops.Activate(ops.ReLU, h))
+	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
+	var read gorgonia.Value
+	gorgonia.Read(loss, &read)
+	params := []*gorgonia.Node{w, gamma, beta, v}
+	if _, err := gorgonia.Grad(loss, params...); err != nil {
+		t.Fatal(err)
+	}
+	return g, params, &read
+}
+
+// TestGammaInNormGrad compiles a batch-normalized network with and without
+// Capabilities.GammaInNormGrad: with it the BatchNormGrad step has gamma's
+// gradient as a second output and no BatchNormGammaGrad step is left, and
+// three SGD steps give the same losses and weights, within the float32
+// rounding by which the two ways of summing Σ dy·x̂ differ.
+func TestGammaInNormGrad(t *testing.T) {
+	run := func(caps Capabilities) ([]float64, [][]float32, *Plan) {
+		g, params, read := bnNet(t)
+		p, err := Compile(g, params, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := driver.NewState()
+		m, err := New(p, capsBackend{hostBackendOn(&subDevice{}), caps}, state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		var losses []float64
+		for it := range 3 {
+			if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: int64(it + 1)}); err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, scalar(t, *read))
+		}
+		if err := state.Sync(); err != nil { // the weights back from the device
+			t.Fatal(err)
+		}
+		var w [][]float32
+		for _, l := range params {
+			w = append(w, append([]float32(nil), l.Value().Data().([]float32)...))
+		}
+		return losses, w, p
+	}
+	wantL, wantW, plain := run(Capabilities{})
+	gotL, gotW, fused := run(Capabilities{GammaInNormGrad: true})
+	count := func(p *Plan, kind ops.NormKind, outs int) int {
+		n := 0
+		for _, s := range p.Steps {
+			if s.Kind == Norm && s.Op.Norm == kind && len(s.Out) == outs {
+				n++
+			}
+		}
+		return n
+	}
+	if count(plain, ops.BatchNormGammaGrad, 1) != 1 || count(plain, ops.BatchNormGrad, 1) != 1 {
+		t.Fatalf("without the capability: want one BatchNormGrad and one BatchNormGammaGrad step")
+	}
+	if count(fused, ops.BatchNormGammaGrad, 1) != 0 || count(fused, ops.BatchNormGrad, 2) != 1 {
+		t.Fatalf("with the capability: want one BatchNormGrad step with two outputs and no BatchNormGammaGrad step")
+	}
+	_, initial, _ := bnNet(t)
+	if moved := func() bool {
+		for j, v := range initial[1].Value().Data().([]float32) {
+			if v != gotW[1][j] {
+				return true
+			}
+		}
+		return false
+	}(); !moved {
+		t.Fatalf("gamma did not move in training: the comparison would test nothing")
+	}
+	for i := range wantL {
+		if math.Abs(gotL[i]-wantL[i]) > 1e-6*math.Abs(wantL[i]) {
+			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
+		}
+	}
+	for i := range wantW {
+		for j := range wantW[i] {
+			if d := math.Abs(float64(gotW[i][j] - wantW[i][j])); d > 1e-6*(1+math.Abs(float64(wantW[i][j]))) {
+				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
+			}
+		}
+	}
+}
