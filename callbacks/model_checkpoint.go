@@ -25,7 +25,8 @@ import (
 // nn.Model.LoadCheckpoint also resumes from it exactly; every layer, the
 // loss, the metrics and the optimizer must then have a config (those of
 // gokeras do). A full save to a .keras name is Keras 3's archive instead
-// (nn.Model.SaveKeras), which Keras and nn.LoadModel load, without the
+// (nn.Model.SaveKeras), to a .h5 or .hdf5 name Keras 2's model file
+// (nn.Model.SaveKerasH5), which Keras and nn.LoadModel load, without the
 // optimizer's state or the epoch. SaveWeightsOnly writes what nn.Model.SaveWeights writes. Keras' save_freq in batches is not
 // supported: a ModelCheckpoint saves once per epoch.
 type ModelCheckpoint struct {
@@ -82,8 +83,11 @@ func (mc *ModelCheckpoint) OnTrainBegin(nn.Logs) error {
 		// A whole model needs a config of every layer, the loss, the
 		// metrics and the optimizer: find out now, not after an epoch.
 		check := func() error { return mc.Model.SaveTo(io.Discard, nn.IncludeOptimizer(false)) }
-		if mc.kerasArchive() {
+		switch mc.kerasFormat() {
+		case ".keras":
 			check = func() error { return mc.Model.SaveKeras(io.Discard) }
+		case ".h5":
+			check = func() error { return mc.Model.SaveKerasH5(io.Discard) }
 		}
 		if err := check(); err != nil {
 			return fmt.Errorf("ModelCheckpoint: the model cannot be saved whole to %s (%w): set SaveWeightsOnly, or use what has a config", mc.Filepath, err)
@@ -126,8 +130,8 @@ func (mc *ModelCheckpoint) OnEpochEnd(epoch int, logs nn.Logs) error {
 	switch {
 	case mc.SaveWeightsOnly:
 		err = mc.Model.SaveWeights(path)
-	case mc.kerasArchive():
-		// Keras 3's archive, as Keras' ModelCheckpoint writes it: the
+	case mc.kerasFormat() != "":
+		// Keras' own file, as Keras' ModelCheckpoint writes it: the
 		// model, without where training stands.
 		err = mc.Model.Save(path)
 	default:
@@ -139,9 +143,19 @@ func (mc *ModelCheckpoint) OnEpochEnd(epoch int, logs nn.Logs) error {
 	return nil
 }
 
-// kerasArchive says whether Filepath names Keras 3's .keras archive.
-func (mc *ModelCheckpoint) kerasArchive() bool {
-	return strings.HasSuffix(strings.ToLower(mc.Filepath), ".keras")
+// kerasFormat is the Keras model file Filepath names: ".keras" for Keras
+// 3's archive, ".h5" for Keras 2's HDF5 model file (.h5 or .hdf5), ""
+// for neither.
+func (mc *ModelCheckpoint) kerasFormat() string {
+	switch p := strings.ToLower(mc.Filepath); {
+	case strings.HasSuffix(p, ".keras"):
+		return ".keras"
+	case strings.HasSuffix(p, ".weights.h5"):
+		return ""
+	case strings.HasSuffix(p, ".h5"), strings.HasSuffix(p, ".hdf5"):
+		return ".h5"
+	}
+	return ""
 }
 
 // pyFixed5 is Python's f"{x:.5f}", which writes infinities as "inf".

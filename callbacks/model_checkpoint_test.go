@@ -138,10 +138,10 @@ func TestModelCheckpointRefusesAnUnsavableModelAtOnce(t *testing.T) {
 	}
 }
 
-// A Keras user's "model.h5" checkpoint: whole-model saves there are refused
-// before the first step (Save writes no Keras model files); with
-// SaveWeightsOnly the weights go to Keras 2's HDF5 file, which LoadWeights
-// reads back.
+// A Keras user's "model.h5" checkpoint: a whole-model save there is Keras
+// 2's model file, which nn.LoadModel loads; a model.weights.h5 name is
+// refused for a whole model before the first step; with SaveWeightsOnly
+// the weights go to Keras 2's HDF5 file, which LoadWeights reads back.
 func TestModelCheckpointKerasNames(t *testing.T) {
 	newModel := func() *nn.Sequential {
 		opt, err := optim.NewSGD(optim.SGDConfig{})
@@ -156,13 +156,28 @@ func TestModelCheckpointKerasNames(t *testing.T) {
 	}
 	dir := t.TempDir()
 	m := newModel()
-	mc := callbacks.NewModelCheckpoint(filepath.Join(dir, "model.h5"))
+	mc := callbacks.NewModelCheckpoint(filepath.Join(dir, "model.weights.h5"))
 	_, err := m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(1), nn.Verbose(0), nn.Callbacks(mc))
 	if err == nil || !strings.Contains(err.Error(), "SaveWeightsOnly") {
-		t.Fatalf("Fit with a whole-model checkpoint to model.h5: %v", err)
+		t.Fatalf("Fit with a whole-model checkpoint to model.weights.h5: %v", err)
 	}
 	if m.Optimizer().Iterations() != 0 {
 		t.Errorf("%d steps trained before the error", m.Optimizer().Iterations())
+	}
+	mc = callbacks.NewModelCheckpoint(filepath.Join(dir, "whole.h5"))
+	if _, err := m.Fit(context.Background(), blobs(t, 64, 1), nn.Epochs(1), nn.Verbose(0), nn.Callbacks(mc)); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := nn.LoadModel(filepath.Join(dir, "whole.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, _ := m.GetWeights()
+	wb, _ := whole.GetWeights()
+	for i := range wa {
+		if !slices.Equal(wa[i].Data().([]float32), wb[i].Data().([]float32)) {
+			t.Fatalf("weight %d differs after the round trip through whole.h5", i)
+		}
 	}
 	mc = callbacks.NewModelCheckpoint(filepath.Join(dir, "model.h5"))
 	mc.SaveWeightsOnly = true

@@ -239,7 +239,10 @@ func (m *Sequential) kerasOrderOf() []layers.Layer {
 // group listing its weights in weight_names, each a dataset at that path.
 func (m *Sequential) writeKeras2Weights(g *hdf5.Node) error {
 	g.Attr("backend", "tensorflow").Attr("keras_version", keras2Version)
-	order := m.kerasOrderOf()
+	order := m.layers
+	if m.graph != nil {
+		order = m.kerasOrder() // its input layers too, as Keras 2 lists them
+	}
 	var names []string
 	for _, l := range order {
 		names = append(names, l.Name())

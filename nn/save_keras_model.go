@@ -299,6 +299,18 @@ var keras3DataFormat = []string{
 	"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "Flatten",
 }
 
+// kerasExtraArgs adds to a layer's config the arguments Keras' config of
+// its class has (Keras 2's and 3's alike) and gokeras' layers do not
+// take, at the values that mean what gokeras computes.
+func kerasExtraArgs(class string, cfg map[string]any) {
+	switch class {
+	case "Conv1D", "Conv2D":
+		cfg["groups"] = 1
+	case "BatchNormalization", "LayerNormalization":
+		cfg["beta_regularizer"], cfg["gamma_regularizer"] = nil, nil
+	}
+}
+
 // keras3LayerEntry is layer l's entry in config.json's layers; in is
 // the shapes of its first call's inputs.
 func keras3LayerEntry(l layers.Layer, in [][]int) (map[string]any, error) {
@@ -308,6 +320,7 @@ func keras3LayerEntry(l layers.Layer, in [][]int) (map[string]any, error) {
 	}
 	what := fmt.Sprintf("layer %q (%s)", l.Name(), c.ClassName)
 	cfg := maps.Clone(c.Config)
+	kerasExtraArgs(c.ClassName, cfg)
 	for key, v := range cfg {
 		switch {
 		case key == "activation" || key == "recurrent_activation":
@@ -338,8 +351,11 @@ func keras3LayerEntry(l layers.Layer, in [][]int) (map[string]any, error) {
 	if slices.Contains(keras3DataFormat, c.ClassName) {
 		cfg["data_format"] = "channels_last"
 	}
-	if c.ClassName == "Dropout" {
+	switch c.ClassName {
+	case "Dropout":
 		cfg["noise_shape"] = nil
+	case "BatchNormalization":
+		cfg["synchronized"] = false
 	}
 	cfg["name"] = l.Name()
 	cfg["trainable"] = true

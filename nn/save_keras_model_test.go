@@ -409,8 +409,8 @@ func checkArchives(t *testing.T, py string, args []string) {
 }
 
 // TestKerasArchiveEveryLayer saves a model of each layer class gokeras
-// has (not already in kerasArchiveModels) to a .keras archive and loads it
-// back: the same configs, weights and predictions, or, for what Keras 3
+// has (not already in kerasArchiveModels) to a .keras archive and a Keras
+// 2 .h5 model file and loads them back: the same configs, weights and predictions, or, for what Keras 3
 // cannot hold, an error naming the layer. Every class of layers.ClassNames
 // must be in the table, so a new layer class cannot be left out.
 func TestKerasArchiveEveryLayer(t *testing.T) {
@@ -476,6 +476,7 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 	}
 	dir := t.TempDir()
 	archives := checkArchiveArgs()
+	h5s := checkKeras2Args()
 	check := func(t *testing.T, m *Sequential, shape []int, vocab int) {
 		t.Helper()
 		opt, err := optim.NewRMSprop(optim.RMSpropConfig{})
@@ -488,17 +489,24 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 		defer m.Close()
 		ds := saveData(t, 16, shape, vocab, 3, false, 4)
 		fitOnce(t, m, ds)
+		// Keras 3's archive, and Keras 2's model file.
 		path := filepath.Join(dir, fmt.Sprintf("%d.keras", len(archives)))
+		h5 := filepath.Join(dir, fmt.Sprintf("%d.h5", len(archives)))
 		if err := m.Save(path); err != nil {
 			t.Fatal(err)
 		}
-		archives = append(archives, path)
-		loaded, err := LoadModel(path, CompileOptions(OnDevice("/CPU:0")))
-		if err != nil {
+		if err := m.Save(h5); err != nil {
 			t.Fatal(err)
 		}
-		defer loaded.Close()
-		checkSameModel(t, m, loaded, ds)
+		archives, h5s = append(archives, path), append(h5s, h5)
+		for _, p := range []string{path, h5} {
+			loaded, err := LoadModel(p, CompileOptions(OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			checkSameModel(t, m, loaded, ds)
+		}
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.classes, ","), func(t *testing.T) {
@@ -529,6 +537,14 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 	}
 	// Their archives in h5py, as TestKerasArchiveInH5py checks its own.
 	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), archives) })
+	t.Run("h5py Keras 2", func(t *testing.T) { checkArchives(t, h5pyPython3(t), h5s) })
+}
+
+// checkKeras2Args are the arguments of scripts/check-keras2-model.py
+// before the files it checks: the script and the model file Keras 2.10
+// wrote.
+func checkKeras2Args() []string {
+	return []string{filepath.Join("..", "scripts", "check-keras2-model.py"), filepath.Join("testdata", "keras", "keras2circom_model.h5")}
 }
 
 // kerasOrderModel has branches whose layers Keras 3 orders otherwise than
@@ -579,4 +595,60 @@ func TestKerasOrder(t *testing.T) {
 		t.Error("the loaded model has other weights")
 	}
 	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), append(checkArchiveArgs(), path)) })
+}
+
+// TestKeras2ModelRoundTrip saves trained models, Sequential and
+// functional, to Keras 2 .h5 model files and loads them back: the same
+// layers and compile settings, weights bit for bit, the same predictions
+// and evaluation.
+func TestKeras2ModelRoundTrip(t *testing.T) {
+	type model struct {
+		name  string
+		shape []int
+		make  func(t *testing.T) *Sequential
+	}
+	all := []model{{"branches Keras orders otherwise", []int{4}, func(t *testing.T) *Sequential {
+		in := Input(4)
+		a := Apply(layers.Dense(3, layers.Named("first")), in)
+		b := Apply(layers.Dense(3, layers.Named("second")), Apply(layers.Dense(5, layers.Named("deep")), in))
+		return mustModel(t, in, Apply(layers.Dense(3, layers.Softmax), Apply(layers.Add(), a, b)))
+	}}}
+	for _, c := range kerasArchiveModels {
+		all = append(all, model(c))
+	}
+	for _, c := range functionalModels {
+		all = append(all, model{"functional: " + c.name, c.shape, c.make})
+	}
+	dir := t.TempDir()
+	files := checkKeras2Args()
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.make(t)
+			opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.01})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(opt, losses.CategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			ds := saveData(t, 24, c.shape, 0, 3, false, 4)
+			fitOnce(t, m, ds)
+			path := filepath.Join(dir, fmt.Sprintf("%d.h5", len(files)))
+			if err := m.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, path)
+			loaded, err := LoadModel(path, CompileOptions(OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			if got, want := summaryOf(t, loaded), summaryOf(t, m); got != want {
+				t.Errorf("the loaded model's summary is\n%s\nthe saved one's\n%s", got, want)
+			}
+			checkSameModel(t, m, loaded, ds)
+		})
+	}
+	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), files) })
 }

@@ -484,13 +484,14 @@ func FuzzKerasWeights(f *testing.F) {
 	})
 }
 
-// Save writes gokeras' format or, for a .keras name, Keras 3's archive: it
-// refuses the names of Keras 2's model files, writing nothing, rather than
-// give Keras users a file Keras cannot read.
+// Save writes gokeras' format or, for a .keras name, Keras 3's archive,
+// for a .h5 name Keras 2's model file: it refuses Keras 3's name of a
+// weights file, writing nothing, rather than give Keras users a file that
+// is not what its name says.
 func TestSaveRefusesKerasNames(t *testing.T) {
 	m := kerasCNN(t, 1)
 	dir := t.TempDir()
-	for _, name := range []string{"m.h5", "M.HDF5", "m.weights.h5"} {
+	for _, name := range []string{"m.weights.h5", "M.WEIGHTS.H5"} {
 		path := filepath.Join(dir, name)
 		err := m.Save(path)
 		if err == nil || !strings.Contains(err.Error(), "SaveWeights") {

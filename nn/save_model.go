@@ -156,10 +156,11 @@ func IncludeOptimizer(include bool) SaveOption {
 // them.
 //
 // A path ending in .keras is written as Keras 3's .keras archive instead
-// (see SaveKeras): what keras.models.load_model and LoadModel read, without
-// the optimizer's state; AtCheckpoint is then an error. A path ending in
-// .h5 or .hdf5 is refused: Save does not write Keras 2's model files
-// (LoadModel reads them).
+// (see SaveKeras), and one ending in .h5 or .hdf5 as Keras 2's HDF5 model
+// file (model_config, training_config, model_weights): what
+// keras.models.load_model and LoadModel read, without the optimizer's
+// state; AtCheckpoint is then an error. A path ending in .weights.h5 is
+// refused: that name is for SaveWeights.
 //
 // Under a strategy (WithStrategy) rank 0 writes the file; on the other
 // ranks Save returns nil and writes nothing, without waiting for rank 0.
@@ -193,6 +194,12 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 		}
 		return nil
 	}
+	if layout, ok := isKerasWeightsPath(path); ok && layout == kerasLayout2 {
+		if err := m.saveKeras2Model(path, o); err != nil {
+			return fmt.Errorf("save model: %w", err)
+		}
+		return nil
+	}
 	ts, meta, err := m.modelFile(o)
 	if err == nil {
 		err = m.writeTensors(path, ts, meta, nil)
@@ -204,13 +211,14 @@ func (m *Sequential) Save(path string, opts ...SaveOption) error {
 }
 
 // CheckModelPath returns the error Save gives for path by its name alone:
-// Save refuses the names of Keras 2's model files (.h5, .hdf5), which it
-// does not write (a file so named would claim to be one); a .keras name is
-// Keras 3's archive, which it writes. Callers that save later (a
-// checkpoint callback) check their path with it before training starts.
+// Save refuses a .weights.h5 name, which is Keras 3's name for a weights
+// file (SaveWeights writes one); a .keras name is Keras 3's archive and a
+// .h5 or .hdf5 name Keras 2's model file, which it writes. Callers that
+// save later (a checkpoint callback) check their path with it before
+// training starts.
 func CheckModelPath(path string) error {
-	if _, keras := isKerasWeightsPath(path); keras {
-		return fmt.Errorf("%s: Save writes gokeras' model format (safetensors with the model's config) or, for a .keras name, Keras 3's archive, but not Keras 2's .h5 model files: name it .keras or .safetensors; to hand the weights alone to Keras, use SaveWeights with a .weights.h5 (Keras 3) or .h5 (Keras 2) name", path)
+	if layout, keras := isKerasWeightsPath(path); keras && layout == kerasLayout3 {
+		return fmt.Errorf("%s: a .weights.h5 name is Keras 3's for the weights alone, which SaveWeights writes; to save the whole model, name it .keras (Keras 3), .h5 (Keras 2) or .safetensors (gokeras)", path)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func (u *uxFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.save, "save", "", "write the trained weights to this file at the end: safetensors (names <layer>/kernel, <layer>/bias), or Keras' HDF5 weights for a name ending in .weights.h5 (Keras 3) or .h5 (Keras 2)")
 	fs.StringVar(&u.checkpoint, "checkpoint", "", "write a full checkpoint (weights, optimizer state, epoch) to this file after each epoch and on Ctrl-C, SIGTERM or SIGHUP; resume it with --resume")
 	fs.StringVar(&u.resume, "resume", "", "continue the run saved in this --checkpoint file, where it stopped (same flags; the seed and the learning rate come from the file, unless --seed or --lr is given)")
-	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); a .keras file is Keras 3's archive (config, weights and compile settings, without the optimizer's state: what keras.models.load_model, nn.LoadModel and --load-model read); any other name is a gokeras model file (safetensors, with the optimizer's state, what nn.LoadModel and --load-model read; .h5 names are refused: Keras cannot read it)")
+	fs.StringVar(&u.saveModel, "save-model", "", "write the whole trained model to this file at the end: a .onnx file is an ONNX export of its inference graph, a folder ending in .tfjs or / a TensorFlow.js layers model (model.json and its shards); a .keras file is Keras 3's archive (config, weights and compile settings, without the optimizer's state: what keras.models.load_model, nn.LoadModel and --load-model read); a .h5 file Keras 2's model file (the same, in Keras 2's HDF5 layout); any other name is a gokeras model file (safetensors, with the optimizer's state, what nn.LoadModel and --load-model read; .weights.h5 names are refused: that is Keras' name for weights alone, which --save writes)")
 	fs.StringVar(&u.loadModel, "load-model", "", "start from the whole model in this file (written by --save-model or nn.Model.Save, with its compile settings and optimizer state) instead of --model: train it on (--epochs), or only evaluate it (--epochs 0)")
 	fs.StringVar(&u.plot, "plot", "", "write loss and accuracy per epoch, training and validation, to this PNG file")
 	fs.BoolVar(&u.trace, "trace", false, "print a text chart of the loss per epoch at the end")
@@ -505,8 +505,8 @@ func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // writeModel writes --save-model: an ONNX export for a .onnx name, a
 // TensorFlow.js folder, else the whole model (nn.Model.Save: Keras 3's
-// archive for a .keras name, a gokeras model file with the optimizer's
-// state for any other).
+// archive for a .keras name, Keras 2's HDF5 model file for a .h5 one, a
+// gokeras model file with the optimizer's state for any other).
 func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 	if u.saveModel == "" {
 		return nil
@@ -532,8 +532,19 @@ func (u *uxFlags) writeModel(model *nn.Sequential, out io.Writer) error {
 		fmt.Fprintf(out, "Model saved to %s (Keras 3 .keras archive)\n", u.saveModel)
 		return nil
 	}
+	if isKeras2Model(u.saveModel) {
+		fmt.Fprintf(out, "Model saved to %s (Keras 2 HDF5 model file)\n", u.saveModel)
+		return nil
+	}
 	fmt.Fprintf(out, "Model saved to %s\n", u.saveModel)
 	return nil
+}
+
+// isKeras2Model says whether --save-model names Keras 2's HDF5 model
+// file: a .h5 or .hdf5 name, but not Keras 3's .weights.h5.
+func isKeras2Model(path string) bool {
+	p := strings.ToLower(path)
+	return (strings.HasSuffix(p, ".h5") || strings.HasSuffix(p, ".hdf5")) && !strings.HasSuffix(p, ".weights.h5")
 }
 
 // isTFJS says whether --save-model names a TensorFlow.js folder: a name
@@ -559,6 +570,10 @@ func (u *uxFlags) checkModelExport(model *nn.Sequential) error {
 		}
 	case strings.EqualFold(filepath.Ext(u.saveModel), ".keras"):
 		if err := model.SaveKeras(io.Discard); err != nil {
+			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
+		}
+	case isKeras2Model(u.saveModel):
+		if err := model.SaveKerasH5(io.Discard); err != nil {
 			return fmt.Errorf("--save-model %s: %w", u.saveModel, err)
 		}
 	default:

@@ -474,20 +474,30 @@ func TestTrainSaveAndLoadModel(t *testing.T) {
 	}
 }
 
-// --save-model m.keras writes Keras 3's archive; --load-model of it with
-// --epochs 0 evaluates it to the same test figures, and trains it on.
+// --save-model m.keras writes Keras 3's archive (m.h5 Keras 2's model
+// file); --load-model of it with --epochs 0 evaluates it to the same test
+// figures, and trains it on.
 func TestTrainSaveModelKeras(t *testing.T) {
+	for _, c := range []struct{ name, says, magic string }{
+		{"m.keras", "Keras 3 .keras archive", "PK\x03\x04"},
+		{"m.h5", "Keras 2 HDF5 model file", "\x89HDF"},
+	} {
+		t.Run(c.name, func(t *testing.T) { trainSaveModelKeras(t, c.name, c.says, c.magic) })
+	}
+}
+
+func trainSaveModelKeras(t *testing.T, name, says, magic string) {
 	isolate(t)
 	dir := t.TempDir()
-	model := filepath.Join(dir, "m.keras")
+	model := filepath.Join(dir, name)
 	common := []string{"--synthetic", "--synthetic-samples", "200", "--seed", "3", "--device=/CPU:0", "--verbose", "2"}
 	first := runTrain(t, append(common, "--epochs", "1", "--save-model", model)...)
 	if first.err != nil {
-		t.Fatalf("train --save-model m.keras: %v\n%s", first.err, first.stderr)
+		t.Fatalf("train --save-model %s: %v\n%s", name, first.err, first.stderr)
 	}
 	test := regexp.MustCompile(`(?m)^Test loss: .*$`)
 	saved := test.FindString(first.stdout)
-	if saved == "" || !strings.Contains(first.stdout, "Model saved to "+model+" (Keras 3 .keras archive)") {
+	if saved == "" || !strings.Contains(first.stdout, "Model saved to "+model+" ("+says+")") {
 		t.Fatalf("output:\n%s", first.stdout)
 	}
 	head := make([]byte, 4)
@@ -496,19 +506,19 @@ func TestTrainSaveModelKeras(t *testing.T) {
 	} else {
 		_, err := io.ReadFull(f, head)
 		f.Close()
-		if err != nil || string(head) != "PK\x03\x04" {
-			t.Fatalf("m.keras starts with %q (%v), not a zip archive's signature", head, err)
+		if err != nil || string(head) != magic {
+			t.Fatalf("%s starts with %q (%v), not %q", name, head, err, magic)
 		}
 	}
 	again := runTrain(t, append(common, "--epochs", "0", "--load-model", model)...)
 	if again.err != nil {
-		t.Fatalf("train --load-model m.keras --epochs 0: %v\n%s", again.err, again.stderr)
+		t.Fatalf("train --load-model %s --epochs 0: %v\n%s", name, again.err, again.stderr)
 	}
 	if got := test.FindString(again.stdout); got != saved {
 		t.Errorf("the loaded model evaluates to %q, the saved one to %q", got, saved)
 	}
 	on := runTrain(t, append(common, "--epochs", "1", "--load-model", model)...)
 	if on.err != nil {
-		t.Fatalf("train --load-model m.keras --epochs 1: %v\n%s", on.err, on.stderr)
+		t.Fatalf("train --load-model %s --epochs 1: %v\n%s", name, on.err, on.stderr)
 	}
 }
