@@ -299,45 +299,69 @@ type plainLayer struct{ layers.Layer }
 // SaveKeras refuses, naming the layer and its class, what Keras 3 cannot
 // hold as gokeras computes it, and Save then writes nothing.
 func TestSaveKerasRefuses(t *testing.T) {
+	keras3, both := []string{"m.keras"}, []string{"m.keras", "m.h5"}
 	cases := []struct {
-		name string
-		make func(t *testing.T) *Sequential
-		save []SaveOption
-		want []string
+		name  string
+		files []string // the names that refuse it
+		make  func(t *testing.T) *Sequential
+		save  []SaveOption
+		want  []string
 	}{
-		{"Keras 2's hard_sigmoid", func(t *testing.T) *Sequential {
+		{"Keras 2's hard_sigmoid", keras3, func(t *testing.T) *Sequential {
 			return NewSequential(layers.Input(3), layers.Dense(2, layers.HardSigmoid, layers.Named("gate")))
 		}, nil, []string{`"gate"`, "Dense", "hard_sigmoid"}},
-		{"an LSTM's hard_sigmoid", func(t *testing.T) *Sequential {
+		{"an LSTM's hard_sigmoid", keras3, func(t *testing.T) *Sequential {
 			return NewSequential(layers.Input(2, 3), layers.LSTM(2, layers.RecurrentActivation(layers.HardSigmoid)))
 		}, nil, []string{`"lstm"`, "LSTM", "recurrent_activation", "hard_sigmoid"}},
-		{"gelu's tanh form", func(t *testing.T) *Sequential {
+		{"gelu's tanh form", both, func(t *testing.T) *Sequential {
 			return NewSequential(layers.Input(3), layers.NewActivation(layers.GELUApproximate, layers.Named("act")))
 		}, nil, []string{`"act"`, "Activation", "gelu_approximate"}},
-		{"a layer without a config", func(t *testing.T) *Sequential {
+		{"a layer without a config", both, func(t *testing.T) *Sequential {
 			return NewSequential(layers.Input(3), &plainLayer{layers.Dense(2, layers.Named("mine"))})
 		}, nil, []string{`"mine"`, "no Keras config"}},
-		{"a checkpoint", func(t *testing.T) *Sequential {
+		{"a checkpoint", both, func(t *testing.T) *Sequential {
 			return NewSequential(layers.Input(3), layers.Dense(2))
 		}, []SaveOption{AtCheckpoint(Checkpoint{Epoch: 1})}, []string{"AtCheckpoint", ".safetensors"}},
+		{"a loss per output", both, func(t *testing.T) *Sequential {
+			in := Input(3)
+			m, err := NewModel([]*Tensor{in}, []*Tensor{Apply(layers.Dense(2, layers.Named("a")), in), Apply(layers.Dense(1, layers.Named("b")), in)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt, _ := optim.NewSGD(optim.SGDConfig{})
+			if err := m.Compile(opt, nil, nil, OutputLosses(losses.MeanSquaredError{}, losses.MeanAbsoluteError{}), OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}, nil, []string{"loss per output", ".safetensors"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := c.make(t)
-			path := filepath.Join(t.TempDir(), "m.keras")
-			err := m.Save(path, c.save...)
-			if err == nil {
-				t.Fatal("saved")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not name %s", err, w)
+		for _, file := range c.files {
+			t.Run(c.name+" "+file, func(t *testing.T) {
+				m := c.make(t)
+				path := filepath.Join(t.TempDir(), file)
+				err := m.Save(path, c.save...)
+				if err == nil {
+					t.Fatal("saved")
 				}
-			}
-			if _, serr := os.Stat(path); !os.IsNotExist(serr) {
-				t.Error("a refused model left a file")
-			}
-		})
+				for _, w := range c.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not name %s", err, w)
+					}
+				}
+				if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+					t.Error("a refused model left a file")
+				}
+			})
+		}
+	}
+	// Keras 2 computes hard_sigmoid as gokeras does: its file holds it.
+	m := NewSequential(layers.Input(3), layers.Dense(2, layers.HardSigmoid))
+	if err := m.Build(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SaveKerasH5(io.Discard); err != nil {
+		t.Errorf("a hard_sigmoid model to Keras 2's file: %v", err)
 	}
 }
 
