@@ -13,9 +13,6 @@ import (
 	"github.com/gokeras/gokeras/internal/formats/hdf5"
 	"github.com/gokeras/gokeras/internal/sys/atomicfile"
 	"github.com/gokeras/gokeras/layers"
-	"github.com/gokeras/gokeras/losses"
-	"github.com/gokeras/gokeras/metrics"
-	"github.com/gokeras/gokeras/optim"
 )
 
 // Keras 2's whole-model HDF5 file, written: Save to a path ending in .h5
@@ -252,51 +249,23 @@ func keras2LayerEntry(l layers.Layer) (map[string]any, error) {
 
 // keras2TrainingConfig is the training_config of a Keras 2 model file.
 func (m *Sequential) keras2TrainingConfig() (map[string]any, error) {
-	cc := m.compiled
-	if len(cc.heads) != 1 || cc.heads[0].weight != 1 {
-		return nil, fmt.Errorf("model %q is compiled with a loss per output or a loss weight, which gokeras' reader of Keras files does not read back yet: save it with Save to a .safetensors name, or compile it with one unweighted loss", m.name)
+	// Keras 2's serialized objects have no module.
+	plain := func(_, class string, config any) map[string]any {
+		return map[string]any{"class_name": class, "config": config}
 	}
-	oc, err := optim.ConfigOf(cc.optimizer)
+	oc, loss, ms, err := m.kerasCompiled(".h5", "auto", plain)
 	if err != nil {
-		return nil, fmt.Errorf("the optimizer: %w", err)
+		return nil, err
 	}
-	ocfg := maps.Clone(oc.Config)
-	ocfg["name"] = oc.ClassName
+	oc.Config["name"] = oc.ClassName
 	for k, v := range map[string]any{"is_legacy_optimizer": false, "use_ema": false, "ema_momentum": 0.99, "ema_overwrite_frequency": nil, "jit_compile": false} {
-		ocfg[k] = v
-	}
-	lc, err := losses.ConfigOf(cc.heads[0].loss)
-	if err != nil {
-		return nil, fmt.Errorf("the loss: %w", err)
-	}
-	lcfg := maps.Clone(lc.Config)
-	if lcfg == nil {
-		lcfg = map[string]any{}
-	}
-	lcfg["name"] = snakeCase(lc.ClassName)
-	lcfg["reduction"] = "auto"
-	var ms []any
-	for i, mt := range cc.metrics {
-		if _, ok := mt.(*outputLoss); ok {
-			continue
-		}
-		c, err := metrics.ConfigOf(mt)
-		if err != nil {
-			return nil, fmt.Errorf("metric %s: %w", cc.metricNames[i], err)
-		}
-		if _, ok := mt.(*metrics.Accuracy); ok {
-			ms = append(ms, "accuracy")
-			continue
-		}
-		mcfg := maps.Clone(c.Config)
-		mcfg["dtype"] = "float32"
-		ms = append(ms, map[string]any{"class_name": c.ClassName, "config": mcfg})
+		oc.Config[k] = v
 	}
 	return map[string]any{
-		"loss":             map[string]any{"class_name": lc.ClassName, "config": lcfg},
+		"loss":             loss,
 		"metrics":          ms,
 		"weighted_metrics": nil,
 		"loss_weights":     nil,
-		"optimizer_config": map[string]any{"class_name": oc.ClassName, "config": ocfg},
+		"optimizer_config": plain("", oc.ClassName, oc.Config),
 	}, nil
 }

@@ -419,37 +419,36 @@ func keras3Serialized(module string, v any) any {
 	}
 }
 
-// keras3CompileConfig is the compile_config Keras 3 writes beside the
-// model: the optimizer, loss and metrics as Keras serializes them.
-func (m *Sequential) keras3CompileConfig() (map[string]any, error) {
+// kerasCompiled is what a compiled model's settings hold, serialized as
+// Keras does: the optimizer's class and config (without Keras' extra
+// arguments, which each format adds), the loss (a serialized object with
+// its name and reduction) and the metrics ("accuracy" by name, others
+// serialized with a float32 dtype). serialize makes a serialized object
+// of a module, class and config. Several losses or a loss weight are an
+// error naming format, the file's name.
+func (m *Sequential) kerasCompiled(format, reduction string, serialize func(module, class string, config any) map[string]any) (optim.Config, map[string]any, []any, error) {
 	cc := m.compiled
 	if len(cc.heads) != 1 || cc.heads[0].weight != 1 {
-		return nil, fmt.Errorf("model %q is compiled with a loss per output or a loss weight, which gokeras' reader of Keras files does not read back yet: save it with Save to a .safetensors name, or compile it with one unweighted loss before saving to .keras", m.name)
+		return optim.Config{}, nil, nil, fmt.Errorf("model %q is compiled with a loss per output or a loss weight, which gokeras' reader of Keras files does not read back yet: save it with Save to a .safetensors name, or compile it with one unweighted loss before saving to %s", m.name, format)
 	}
 	oc, err := optim.ConfigOf(cc.optimizer)
 	if err != nil {
-		return nil, fmt.Errorf("the optimizer: %w", err)
+		return optim.Config{}, nil, nil, fmt.Errorf("the optimizer: %w", err)
 	}
-	ocfg := maps.Clone(oc.Config)
-	if lr, ok := ocfg["learning_rate"].(optim.Config); ok {
-		ocfg["learning_rate"] = keras3Object("keras.optimizers.schedules", lr.ClassName, lr.Config)
-	}
-	ocfg["name"] = strings.ToLower(oc.ClassName)
-	for k, v := range map[string]any{"use_ema": false, "ema_momentum": 0.99, "ema_overwrite_frequency": nil, "loss_scale_factor": nil, "gradient_accumulation_steps": nil} {
-		if _, ok := ocfg[k]; !ok {
-			ocfg[k] = v
-		}
+	oc.Config = maps.Clone(oc.Config)
+	if lr, ok := oc.Config["learning_rate"].(optim.Config); ok {
+		oc.Config["learning_rate"] = serialize("keras.optimizers.schedules", lr.ClassName, lr.Config)
 	}
 	lc, err := losses.ConfigOf(cc.heads[0].loss)
 	if err != nil {
-		return nil, fmt.Errorf("the loss: %w", err)
+		return optim.Config{}, nil, nil, fmt.Errorf("the loss: %w", err)
 	}
 	lcfg := maps.Clone(lc.Config)
 	if lcfg == nil {
 		lcfg = map[string]any{}
 	}
 	lcfg["name"] = snakeCase(lc.ClassName)
-	lcfg["reduction"] = "sum_over_batch_size"
+	lcfg["reduction"] = reduction
 	var ms []any
 	for i, mt := range cc.metrics {
 		if _, ok := mt.(*outputLoss); ok {
@@ -457,7 +456,7 @@ func (m *Sequential) keras3CompileConfig() (map[string]any, error) {
 		}
 		c, err := metrics.ConfigOf(mt)
 		if err != nil {
-			return nil, fmt.Errorf("metric %s: %w", cc.metricNames[i], err)
+			return optim.Config{}, nil, nil, fmt.Errorf("metric %s: %w", cc.metricNames[i], err)
 		}
 		if _, ok := mt.(*metrics.Accuracy); ok {
 			ms = append(ms, "accuracy") // as Keras writes compile(metrics=["accuracy"])
@@ -465,11 +464,27 @@ func (m *Sequential) keras3CompileConfig() (map[string]any, error) {
 		}
 		mcfg := maps.Clone(c.Config)
 		mcfg["dtype"] = "float32"
-		ms = append(ms, keras3Object("keras.metrics", c.ClassName, mcfg))
+		ms = append(ms, serialize("keras.metrics", c.ClassName, mcfg))
+	}
+	return oc, serialize("keras.losses", lc.ClassName, lcfg), ms, nil
+}
+
+// keras3CompileConfig is the compile_config Keras 3 writes beside the
+// model: the optimizer, loss and metrics as Keras serializes them.
+func (m *Sequential) keras3CompileConfig() (map[string]any, error) {
+	oc, loss, ms, err := m.kerasCompiled(".keras", "sum_over_batch_size", keras3Object)
+	if err != nil {
+		return nil, err
+	}
+	oc.Config["name"] = strings.ToLower(oc.ClassName)
+	for k, v := range map[string]any{"use_ema": false, "ema_momentum": 0.99, "ema_overwrite_frequency": nil, "loss_scale_factor": nil, "gradient_accumulation_steps": nil} {
+		if _, ok := oc.Config[k]; !ok {
+			oc.Config[k] = v
+		}
 	}
 	return map[string]any{
-		"optimizer":           keras3Object("keras.optimizers", oc.ClassName, ocfg),
-		"loss":                keras3Object("keras.losses", lc.ClassName, lcfg),
+		"optimizer":           keras3Object("keras.optimizers", oc.ClassName, oc.Config),
+		"loss":                loss,
 		"loss_weights":        nil,
 		"metrics":             ms,
 		"weighted_metrics":    nil,

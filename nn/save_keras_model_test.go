@@ -676,3 +676,35 @@ func TestKeras2ModelRoundTrip(t *testing.T) {
 	}
 	t.Run("h5py", func(t *testing.T) { checkArchives(t, h5pyPython3(t), files) })
 }
+
+// A learning rate schedule, which Keras 3 serializes with its module,
+// and clipping come back from both Keras files as they were given.
+func TestKerasFilesKeepTheOptimizer(t *testing.T) {
+	for _, file := range []string{"m.keras", "m.h5"} {
+		t.Run(file, func(t *testing.T) {
+			m := NewSequential(layers.Input(3), layers.Dense(2, layers.Softmax))
+			opt, err := optim.NewSGD(optim.SGDConfig{Momentum: 0.5, Nesterov: true, Options: optim.Options{
+				ClipNorm: 2, Schedule: optim.ExponentialDecay{InitialLearningRate: 0.1, DecaySteps: 10, DecayRate: 0.5, Staircase: true},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(opt, losses.BinaryCrossentropy{LabelSmoothing: 0.25}, []metrics.Metric{&metrics.AUC{}}, OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			path := filepath.Join(t.TempDir(), file)
+			if err := m.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := LoadModel(path, CompileOptions(OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			if got, want := modelDescription(t, loaded), modelDescription(t, m); got != want {
+				t.Errorf("the loaded model is described as\n%s\nthe saved one as\n%s", got, want)
+			}
+		})
+	}
+}
