@@ -27,6 +27,14 @@ import (
 //	save_functional.go  a functional model's config (Keras 3's functional
 //	                    format): written from its graph, and its graph
 //	                    made again from it
+//
+// Keras' own files are HDF5 and zip, not safetensors:
+//
+//	save_keras.go         Keras' weights files (.weights.h5, .h5), both ways,
+//	                      and the reading of Keras archives
+//	save_keras_model.go   Keras 3's .keras archive, written (Save, SaveKeras)
+//	save_keras2_model.go  Keras 2's .h5 model file, written (Save, SaveKerasH5)
+//	load_keras*.go        Keras model configs and compile settings, read
 
 // Metadata keys gokeras writes into the "__metadata__" of its files.
 const (
