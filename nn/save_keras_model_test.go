@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/gokeras/gokeras/data"
@@ -706,5 +708,61 @@ func TestKerasFilesKeepTheOptimizer(t *testing.T) {
 				t.Errorf("the loaded model is described as\n%s\nthe saved one as\n%s", got, want)
 			}
 		})
+	}
+}
+
+// Keras files are checked before any work, written whole or not at all,
+// and read from an fs.FS as from a path.
+func TestKerasFilesPathsAndSources(t *testing.T) {
+	m := kerasArchiveModels[0].make(t)
+	if err := m.Build(6); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"m.keras", "m.h5"} {
+		missing := filepath.Join(dir, "no such folder", name)
+		if err := m.Save(missing); err == nil || !strings.Contains(err.Error(), "no such folder") {
+			t.Errorf("Save to a missing folder: %v", err)
+		}
+		// A file there already stays as it was when the model cannot be
+		// saved.
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("before"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bad := NewSequential(layers.Input(3), layers.NewActivation(layers.GELUApproximate))
+		if err := bad.Build(3); err != nil {
+			t.Fatal(err)
+		}
+		if err := bad.Save(path); err == nil {
+			t.Errorf("%s: saved a gelu_approximate model", name)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != "before" {
+			t.Errorf("%s: a refused save changed the file there: %q, %v", name, b, err)
+		}
+		if err := m.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded, err := LoadModelFS(fstest.MapFS{"embedded/" + name: {Data: b}}, "embedded/"+name)
+		if err != nil {
+			t.Fatalf("%s from an fs.FS: %v", name, err)
+		}
+		if !sameBits(allWeights(t, loaded), allWeights(t, m)) {
+			t.Errorf("%s from an fs.FS has other weights", name)
+		}
+	}
+	var nilModel *Sequential
+	if err := nilModel.SaveKeras(io.Discard); !errors.Is(err, ErrNilModel) {
+		t.Errorf("SaveKeras of a nil model: %v", err)
+	}
+	if err := m.SaveKeras(nil); err == nil {
+		t.Error("SaveKeras to a nil writer: no error")
+	}
+	if err := m.SaveKerasH5(nil); err == nil {
+		t.Error("SaveKerasH5 to a nil writer: no error")
 	}
 }
