@@ -17,7 +17,8 @@
 // 1.0 reads it), one version 1 object header per group and dataset, groups
 // as link messages (what libhdf5 1.8+ writes for groups that track creation
 // order: members keep the order they were added in), contiguous
-// little-endian float32 datasets of any rank, and attributes that are
+// little-endian float32 (and, with DatasetInt64, int64) datasets of any
+// rank, and attributes that are
 // fixed-length strings (scalar or 1-D, as h5py stores numpy bytes and
 // Keras 2 its keras_version, backend, model_config, layer_names and
 // weight_names), scalar variable-length UTF-8 strings (VarString, as

@@ -163,3 +163,52 @@ print("ok")
 		t.Fatalf("h5py rejected the writer's variable-length strings: %v\n%s", err, out)
 	}
 }
+
+// int64 datasets, scalar and not, beside float32 ones: h5py reads them as
+// int64, and so does the reader of this package.
+func TestH5pyReadsInt64Datasets(t *testing.T) {
+	w := NewWriter()
+	v := w.Root().Group("optimizer").Group("vars")
+	v.DatasetInt64("0", nil, []int64{1 << 40})
+	v.Dataset("1", nil, []float32{0.5})
+	v.DatasetInt64("2", []int{3}, []int64{-1, 0, 7})
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.Root().Group("optimizer/vars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]float32{"0": {1 << 40}, "1": {0.5}, "2": {-1, 0, 7}} {
+		d, err := g.Dataset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Float32()
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("dataset %s: %v, %v; want %v", name, got, err, want)
+		}
+	}
+	py := h5pyPython(t)
+	path := filepath.Join(t.TempDir(), "i.h5")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import sys, h5py, numpy as np
+v = h5py.File(sys.argv[1], "r")["optimizer/vars"]
+assert v["0"].dtype == np.int64 and v["0"].shape == () and v["0"][()] == 1 << 40, v["0"]
+assert v["1"].dtype == np.float32 and v["1"][()] == 0.5
+assert v["2"].dtype == np.int64 and list(v["2"][()]) == [-1, 0, 7]
+print("ok")
+`
+	out, err := exec.Command(py, "-c", script, path).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("h5py rejected the writer's int64 datasets: %v\n%s", err, out)
+	}
+}

@@ -59,6 +59,8 @@ type Node struct {
 	attrs    []writeAttr
 	shape    []int
 	data     []float32
+	ints     []int64 // an int64 dataset's data (isInt)
+	isInt    bool
 	errs     []error
 
 	// layout
@@ -143,6 +145,19 @@ func (n *Node) Group(name string) *Node {
 // attributes can be attached. The data is not copied.
 func (n *Node) Dataset(name string, shape []int, data []float32) *Node {
 	d := &Node{name: name, shape: append([]int(nil), shape...), data: data}
+	return n.addDataset(d, len(data))
+}
+
+// DatasetInt64 is Dataset of little-endian int64 values (Keras keeps an
+// optimizer's step count so).
+func (n *Node) DatasetInt64(name string, shape []int, data []int64) *Node {
+	d := &Node{name: name, shape: append([]int(nil), shape...), ints: data, isInt: true}
+	return n.addDataset(d, len(data))
+}
+
+// addDataset checks dataset d of values values and adds it.
+func (n *Node) addDataset(d *Node, values int) *Node {
+	name, shape := d.name, d.shape
 	if n.child(name) != nil {
 		n.fail("%q already exists in group %q; each name once per group", name, n.name)
 		return d
@@ -158,8 +173,8 @@ func (n *Node) Dataset(name string, shape []int, data []float32) *Node {
 		}
 		count *= s
 	}
-	if count != len(data) {
-		n.fail("dataset %q has shape %v (%d values) but %d values were given; pass data matching the shape", name, shape, count, len(data))
+	if count != values {
+		n.fail("dataset %q has shape %v (%d values) but %d values were given; pass data matching the shape", name, shape, count, values)
 		return d
 	}
 	n.children = append(n.children, d)
@@ -259,6 +274,10 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 			n.dataAddr = off
 			off += 4 * uint64(len(n.data))
 		}
+		if n.isInt && len(n.ints) > 0 {
+			n.dataAddr = off
+			off += 8 * uint64(len(n.ints))
+		}
 	}
 	if objects > 0 {
 		// The collection: its header, the objects, then free space
@@ -311,6 +330,9 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		for _, v := range n.data {
 			buf = le32(buf, math.Float32bits(v))
 		}
+		for _, v := range n.ints {
+			buf = le64(buf, uint64(v))
+		}
 	}
 	if objects > 0 {
 		buf = append(buf, heap...)
@@ -362,13 +384,17 @@ func (n *Node) buildHeader(heapAddr uint64) ([]byte, error) {
 		}
 	} else {
 		msgs = append(msgs, message{0x01, dataspace(n.shape)})
-		msgs = append(msgs, message{0x03, float32Type()})
+		dt, size := float32Type(), 4*uint64(len(n.data))
+		if n.isInt {
+			dt, size = int64Type(), 8*uint64(len(n.ints))
+		}
+		msgs = append(msgs, message{0x03, dt})
 		// Fill Value: version 2, allocation time late, write time on
 		// allocation, no value defined.
 		msgs = append(msgs, message{0x05, []byte{2, 2, 2, 0}})
 		lay := []byte{3, 1}
 		lay = le64(lay, n.dataAddr)
-		lay = le64(lay, 4*uint64(len(n.data)))
+		lay = le64(lay, size)
 		msgs = append(msgs, message{0x08, lay})
 	}
 	for _, a := range n.attrs {
