@@ -27,7 +27,8 @@ import (
 // gokeras do). A full save to a .keras name is Keras 3's archive instead
 // (nn.Model.SaveKeras), to a .h5 or .hdf5 name Keras 2's model file
 // (nn.Model.SaveKerasH5), which Keras and nn.LoadModel load, without the
-// optimizer's state or the epoch. SaveWeightsOnly writes what nn.Model.SaveWeights writes. Keras' save_freq in batches is not
+// epoch (and, but for SGD's and Adam's in a .keras archive, without the
+// optimizer's state). SaveWeightsOnly writes what nn.Model.SaveWeights writes. Keras' save_freq in batches is not
 // supported: a ModelCheckpoint saves once per epoch.
 type ModelCheckpoint struct {
 	nn.CallbackBase

@@ -177,6 +177,12 @@ func (m *Sequential) kerasOrder() []layers.Layer {
 // writeKerasWeights writes the model's weights to w as Keras' save_weights
 // does, in the layout given (kerasLayout3 or kerasLayout2).
 func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
+	return m.writeKerasFile(w, layout, nil)
+}
+
+// writeKerasFile is writeKerasWeights, with more added to the file's root
+// by more (a .keras archive's optimizer variables) when not nil.
+func (m *Sequential) writeKerasFile(w io.Writer, layout string, more func(root *hdf5.Node) error) error {
 	if err := m.syncWeights(); err != nil {
 		return err
 	}
@@ -212,6 +218,11 @@ func (m *Sequential) writeKerasWeights(w io.Writer, layout string) error {
 			}
 		}
 		root.Group("vars").Attr("name", hdf5.VarString(m.name))
+	}
+	if more != nil {
+		if err := more(root); err != nil {
+			return err
+		}
 	}
 	_, err := f.WriteTo(w)
 	return err
@@ -351,6 +362,18 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 		if !hasGroup(root, top) {
 			top = "_layer_checkpoint_dependencies" // Keras 2.13's name for it
 		}
+		// A .keras archive's optimizer variables (optimizer/vars/0, ...),
+		// for restoreKerasOptimizer; "optimizer/" tensors are no weights.
+		if vars, err := root.Group("optimizer/vars"); err == nil {
+			n := len(vars.Names())
+			for i := range n {
+				d, err := vars.Dataset(strconv.Itoa(i))
+				if err != nil {
+					return nil, fmt.Errorf("optimizer/vars holds %d members, not the datasets 0 to %d Keras 3 writes: %w", n, n-1, err)
+				}
+				all = append(all, found{kerasOptimizerVars + strconv.Itoa(i), d})
+			}
+		}
 		g, _ := root.Group(top)
 		for _, name := range g.Names() {
 			// A layer's own variables, then its cell's (a recurrent
@@ -489,6 +512,10 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 			}
 		}
 		for _, t := range f.Tensors {
+			if strings.HasPrefix(t.Name, kerasOptimizerVars) {
+				renamed = append(renamed, t) // restoreKerasOptimizer's
+				continue
+			}
 			name, ok := byPlace[t.Name]
 			if !ok {
 				return nil, fmt.Errorf("%s holds %s, a variable of no layer of model %q (Keras 3 names a layer's variables by its class, numbered in layer order; the model's are %s): was the file saved from another model?",

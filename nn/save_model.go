@@ -437,8 +437,9 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // gokeras has. The model comes back built, with the file's weights, and
 // compiled with the file's training settings (Keras 3's compile_config,
 // Keras 2's training_config) as Keras' load_model compiles it, unless
-// LoadCompiled(false): their optimizer (its state is not read: training
-// goes on from fresh slots), loss and metrics; a file that names no loss
+// LoadCompiled(false): their optimizer (with SGD's and Adam's state from
+// a .keras archive; other state is not read, and training goes on from
+// fresh slots), loss and metrics; a file that names no loss
 // leaves the model uncompiled, and settings gokeras cannot follow (a loss
 // per output, weighted metrics, an exponential moving average of the
 // weights) are an error that says to load it uncompiled. A Keras setting
@@ -577,7 +578,15 @@ func loadModel(ctx context.Context, f *safetensors.File, path string, d describe
 		if _, err := m.loadKerasWeights(f, path, doc.Config.InputShape); err != nil {
 			return nil, err
 		}
-		return m.compileKeras(ctx, d.kerasCompile, path, o)
+		m, err := m.compileKeras(ctx, d.kerasCompile, path, o)
+		if err != nil || m.compiled == nil {
+			return m, err
+		}
+		if err := m.restoreKerasOptimizer(f, path); err != nil {
+			m.Close()
+			return nil, err
+		}
+		return m, nil
 	}
 	src, err := m.buildChecked(f, path, doc.Config.InputShape, d.plan)
 	if err != nil {

@@ -29,7 +29,9 @@ own file), must have:
   group named after the layer (a variable-length UTF-8 string, as h5py
   writes a str) and, for a recurrent layer, a "cell/vars" group; the variables are float32 datasets 0, 1, ... whose shapes are
   those the layer's config and build_config give (Dense, Conv1D/2D,
-  BatchNormalization, LayerNormalization, Embedding, SimpleRNN, LSTM, GRU).
+  BatchNormalization, LayerNormalization, Embedding, SimpleRNN, LSTM, GRU);
+  an "optimizer" group, when there is one, holds a named "vars" group of
+  datasets 0, 1, ..., the first the step count, an int64 scalar.
 
 Beyond the reference itself, each file's config.json must use the same keys
 as the reference's for the same things: the top level, the model's config,
@@ -235,6 +237,16 @@ def check(path):
             problems.append("config.json lists the layers %s, but Keras orders them %s" % ([e["name"] for e in layers], order))
         by_name = {e["name"]: e for e in layers}
         layers = [by_name[n] for n in order]
+    if "optimizer" in f:
+        v = f["optimizer"].get("vars")
+        if v is None or "name" not in v.attrs or not named(v, v.attrs["name"]):
+            problems.append("optimizer has no vars group with a name")
+        else:
+            keys = sorted(v, key=int)
+            if keys != [str(i) for i in range(len(keys))]:
+                problems.append("optimizer/vars are %s, not 0 to %d" % (keys, len(keys) - 1))
+            elif v["0"].dtype != "int64" or v["0"].shape != ():
+                problems.append("optimizer/vars/0, the step count, is %s of shape %s, not an int64 scalar" % (v["0"].dtype, v["0"].shape))
     want, used = {}, {}
     for entry in layers:
         if cls == "Sequential" and entry.get("class_name") == "InputLayer":
