@@ -373,6 +373,12 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 				}
 				all = append(all, found{kerasOptimizerVars + strconv.Itoa(i), d})
 			}
+			// The step count, exactly (an int64 Float32 would round).
+			if d, err := vars.Dataset("0"); err == nil {
+				if it, err := d.Int64(); err == nil && len(it) == 1 {
+					meta[metaKerasIterations] = strconv.FormatInt(it[0], 10)
+				}
+			}
 		}
 		g, _ := root.Group(top)
 		for _, name := range g.Names() {

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +29,10 @@ import (
 // archive's optimizer variables: "optimizer/vars/0", ... (optimizerPrefix
 // keeps them out of the weights).
 const kerasOptimizerVars = optimizerPrefix + "vars/"
+
+// metaKerasIterations holds, in a Keras file read by readKerasFile, the
+// step count of its optimizer variables, exactly.
+const metaKerasIterations = metaPrefix + "keras.iterations"
 
 // kerasOptimizerLayout is what the model's optimizer keeps in a .keras
 // archive: its slots per weight in Keras' order, whether its learning rate
@@ -127,11 +130,11 @@ func (m *Sequential) restoreKerasOptimizer(f *safetensors.File, path string) err
 		return nil // another optimizer's or another layout's variables
 	}
 	st := opt.State()
-	it := byIndex[0]
-	if len(it.Data) != 1 || it.Data[0] < 0 || it.Data[0] > 1<<24 || it.Data[0] != float32(math.Trunc(float64(it.Data[0]))) {
-		return nil // not a step count gokeras reads exactly
+	it, err := strconv.ParseInt(f.Metadata[metaKerasIterations], 10, 64)
+	if err != nil || len(byIndex[0].Data) != 1 {
+		return nil // a step count that is no integer scalar
 	}
-	st.Iterations = int64(it.Data[0])
+	st.Iterations = it
 	if rate {
 		lr := byIndex[1]
 		if len(lr.Data) != 1 {

@@ -194,6 +194,18 @@ func TestH5pyReadsInt64Datasets(t *testing.T) {
 			t.Errorf("dataset %s: %v, %v; want %v", name, got, err, want)
 		}
 	}
+	d, err := g.Dataset("0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Int64(); err != nil || len(got) != 1 || got[0] != 1<<40 {
+		t.Errorf("Int64 of dataset 0: %v, %v; want [%d]", got, err, int64(1<<40))
+	}
+	if d, err := g.Dataset("1"); err != nil {
+		t.Fatal(err)
+	} else if _, err := d.Int64(); err == nil {
+		t.Error("Int64 of a float32 dataset: no error")
+	}
 	py := h5pyPython(t)
 	path := filepath.Join(t.TempDir(), "i.h5")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {

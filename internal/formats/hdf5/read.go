@@ -1223,6 +1223,24 @@ func (d *Dataset) Float32() ([]float32, error) {
 	return out, nil
 }
 
+// Int64 reads an integer dataset's values in row-major order, exactly
+// (Float32 rounds those above 2^24); a floating-point dataset is an error.
+func (d *Dataset) Int64() ([]int64, error) {
+	if d.dt.class != 0 {
+		return nil, fmt.Errorf("dataset %s holds %s, not integers", d.path, d.dt)
+	}
+	raw, err := d.raw()
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", d.path, err)
+	}
+	es := d.dt.size
+	out := make([]int64, len(raw)/es)
+	for i := range out {
+		out[i] = d.dt.int(raw[i*es:])
+	}
+	return out, nil
+}
+
 // raw returns the dataset's elements as stored, little- or big-endian.
 func (d *Dataset) raw() ([]byte, error) {
 	if d.err != nil {
