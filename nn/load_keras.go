@@ -596,11 +596,11 @@ func (m *Sequential) compileKeras(ctx context.Context, settings, where string, o
 	if settings == "" || !o.compile {
 		return m, nil
 	}
-	opt, loss, ms, ok, err := kerasCompile(settings, where)
+	opt, loss, ms, opts, ok, err := kerasCompile(settings, where, m.OutputNames()...)
 	if err != nil || !ok {
 		return m, err
 	}
-	if err := m.CompileContext(ctx, opt, loss, ms, o.compileOptions...); err != nil {
+	if err := m.CompileContext(ctx, opt, loss, ms, append(opts, o.compileOptions...)...); err != nil {
 		return nil, fmt.Errorf("%s: compiling with its training settings: %w", where, err)
 	}
 	return m, nil

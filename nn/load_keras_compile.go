@@ -62,37 +62,132 @@ type kerasTrainingConfig struct {
 	LossWeights     json.RawMessage `json:"loss_weights"`
 }
 
-// kerasCompile reads training settings (JSON). ok is false when they name
-// no loss (Keras compiles without one; gokeras needs one): the model then
-// stays uncompiled.
-func kerasCompile(js, where string) (opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, ok bool, err error) {
+// kerasCompile reads training settings (JSON) for a model whose outputs
+// are named outputs. ok is false when they name no loss (Keras compiles
+// without one; gokeras needs one): the model then stays uncompiled. A
+// loss, loss weight or list of metrics per output (Keras' lists in output
+// order, or objects by output name) comes back as compile options.
+func kerasCompile(js, where string, outputs ...string) (opt optim.Optimizer, loss losses.Loss, ms []metrics.Metric, opts []CompileOption, ok bool, err error) {
 	var tc kerasTrainingConfig
 	if err := decodeNumbers([]byte(js), &tc); err != nil {
-		return nil, nil, nil, false, fmt.Errorf("%s: its training settings are not valid JSON: %v", where, err)
+		return nil, nil, nil, nil, false, fmt.Errorf("%s: its training settings are not valid JSON: %v", where, err)
 	}
 	if isNull(tc.Loss) {
-		return nil, nil, nil, false, nil
+		return nil, nil, nil, nil, false, nil
 	}
 	fix := "load it with nn.LoadCompiled(false) and compile it yourself"
-	for name, v := range map[string]json.RawMessage{"weighted_metrics": tc.WeightedMetrics, "loss_weights": tc.LossWeights} {
-		if !isNull(v) {
-			return nil, nil, nil, false, fmt.Errorf("%s: its training settings have %s %s, which gokeras does not read from Keras files: %s", where, name, v, fix)
-		}
+	if !isNull(tc.WeightedMetrics) {
+		return nil, nil, nil, nil, false, fmt.Errorf("%s: its training settings have weighted_metrics %s, which gokeras does not read from Keras files: %s", where, tc.WeightedMetrics, fix)
 	}
 	optJSON := tc.Optimizer
 	if isNull(optJSON) {
 		optJSON = tc.OptimizerConfig
 	}
 	if opt, err = kerasOptimizer(optJSON); err != nil {
-		return nil, nil, nil, false, fmt.Errorf("%s: the optimizer of its training settings: %w: %s", where, err, fix)
+		return nil, nil, nil, nil, false, fmt.Errorf("%s: the optimizer of its training settings: %w: %s", where, err, fix)
 	}
-	if loss, err = kerasLoss(tc.Loss); err != nil {
-		return nil, nil, nil, false, fmt.Errorf("%s: the loss of its training settings: %w: %s", where, err, fix)
+	fail := func(what string, err error) (optim.Optimizer, losses.Loss, []metrics.Metric, []CompileOption, bool, error) {
+		return nil, nil, nil, nil, false, fmt.Errorf("%s: the %s of its training settings: %w: %s", where, what, err, fix)
 	}
-	if ms, err = kerasMetrics(tc.Metrics); err != nil {
-		return nil, nil, nil, false, fmt.Errorf("%s: the metrics of its training settings: %w: %s", where, err, fix)
+	n := max(len(outputs), 1)
+	if each, per, err := kerasPerOutput(tc.Loss, outputs, "a loss"); err != nil {
+		return fail("loss", err)
+	} else if per && n > 1 {
+		ls := make([]losses.Loss, n)
+		for i, js := range each {
+			if ls[i], err = kerasLoss(js); err != nil {
+				return fail(fmt.Sprintf("loss of output %q", outputs[i]), err)
+			}
+		}
+		opts = append(opts, OutputLosses(ls...))
+	} else {
+		if per {
+			tc.Loss = each[0]
+		}
+		if loss, err = kerasLoss(tc.Loss); err != nil {
+			return fail("loss", err)
+		}
 	}
-	return opt, loss, ms, true, nil
+	if !isNull(tc.LossWeights) {
+		each, _, err := kerasPerOutput(tc.LossWeights, outputs, "a loss weight")
+		if err != nil {
+			return fail("loss_weights", err)
+		}
+		ws := make([]float64, len(each))
+		for i, js := range each {
+			if err := json.Unmarshal(js, &ws[i]); err != nil {
+				return fail("loss_weights", fmt.Errorf("%s is not a number", js))
+			}
+		}
+		opts = append(opts, LossWeights(ws...))
+	}
+	if each, per, err := kerasPerOutput(tc.Metrics, outputs, "a list of metrics"); err == nil && per && n > 1 && nestedLists(tc.Metrics) {
+		for i, js := range each {
+			m, err := kerasMetrics(js)
+			if err != nil {
+				return fail(fmt.Sprintf("metrics of output %q", outputs[i]), err)
+			}
+			opts = append(opts, MetricsFor(outputs[i], m...))
+		}
+	} else if ms, err = kerasMetrics(tc.Metrics); err != nil {
+		return fail("metrics", err)
+	}
+	return opt, loss, ms, opts, true, nil
+}
+
+// nestedLists says whether js is a list of lists (Keras' metrics per
+// output) or an object by output name, not a list of metrics.
+func nestedLists(js json.RawMessage) bool {
+	b := strings.TrimSpace(string(js))
+	if strings.HasPrefix(b, "{") {
+		return true
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(js, &list) != nil || len(list) == 0 {
+		return false
+	}
+	for _, item := range list {
+		if !strings.HasPrefix(strings.TrimSpace(string(item)), "[") {
+			return false
+		}
+	}
+	return true
+}
+
+// kerasPerOutput reads a setting (what: "a loss", ...) given per output,
+// as a list in the order of outputs or an object by output name, into a
+// list in output order; per is false for a setting given once (a name, a
+// number or a serialized object).
+func kerasPerOutput(js json.RawMessage, outputs []string, what string) (each []json.RawMessage, per bool, err error) {
+	b := strings.TrimSpace(string(js))
+	n := max(len(outputs), 1)
+	switch {
+	case strings.HasPrefix(b, "["):
+		if err := json.Unmarshal(js, &each); err != nil {
+			return nil, false, err
+		}
+	case strings.HasPrefix(b, "{") && !strings.Contains(b, `"class_name"`):
+		var byName map[string]json.RawMessage
+		if err := json.Unmarshal(js, &byName); err != nil {
+			return nil, false, err
+		}
+		if len(byName) != len(outputs) {
+			return nil, false, fmt.Errorf("%s is %s per output for %d outputs, but the model has %d (%s)", js, what, len(byName), len(outputs), strings.Join(outputs, ", "))
+		}
+		for _, name := range outputs {
+			v, ok := byName[name]
+			if !ok {
+				return nil, false, fmt.Errorf("%s is %s per output without output %q (the model's outputs: %s)", js, what, name, strings.Join(outputs, ", "))
+			}
+			each = append(each, v)
+		}
+	default:
+		return []json.RawMessage{js}, false, nil
+	}
+	if len(each) != n {
+		return nil, false, fmt.Errorf("%s is %s per output for %d outputs, but the model has %d", js, what, len(each), n)
+	}
+	return each, true, nil
 }
 
 // kerasOptimizer reads an optimizer: a name ("adam") or a serialized one.

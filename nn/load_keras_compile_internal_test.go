@@ -29,7 +29,7 @@ func TestKerasCompileSettings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opt, loss, ms, ok, err := kerasCompile(tc.js, "f.keras")
+			opt, loss, ms, _, ok, err := kerasCompile(tc.js, "f.keras")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "LoadCompiled(false)") {
 					t.Fatalf("error %v, want one saying %q and the fix", err, tc.err)

@@ -34,7 +34,7 @@ import (
 // nested lists ([[["input_1", 0, 0, {}]]]). The optimizer's state is not
 // written (no optimizer_weights group): a loaded model trains on from
 // fresh slots. What Keras 2 cannot express is an error naming the layer:
-// the tanh form of gelu, a layer without a config, a loss per output.
+// the tanh form of gelu, a layer without a config.
 
 // SaveKerasH5 writes the whole model to w as a Keras 2 HDF5 model file,
 // what Save writes to a path ending in .h5 or .hdf5: the architecture
@@ -253,7 +253,7 @@ func (m *Sequential) keras2TrainingConfig() (map[string]any, error) {
 	plain := func(_, class string, config any) map[string]any {
 		return map[string]any{"class_name": class, "config": config}
 	}
-	oc, loss, ms, err := m.kerasCompiled(".h5", "auto", plain)
+	oc, loss, weights, ms, err := m.kerasCompiled("auto", plain)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func (m *Sequential) keras2TrainingConfig() (map[string]any, error) {
 		"loss":             loss,
 		"metrics":          ms,
 		"weighted_metrics": nil,
-		"loss_weights":     nil,
+		"loss_weights":     weights,
 		"optimizer_config": plain("", oc.ClassName, oc.Config),
 	}, nil
 }

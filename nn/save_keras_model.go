@@ -425,57 +425,76 @@ func keras3Serialized(module string, v any) any {
 // kerasCompiled is what a compiled model's settings hold, serialized as
 // Keras does: the optimizer's class and config (without Keras' extra
 // arguments, which each format adds), the loss (a serialized object with
-// its name and reduction) and the metrics ("accuracy" by name, others
-// serialized with a float32 dtype). serialize makes a serialized object
-// of a module, class and config. Several losses or a loss weight are an
-// error naming format, the file's name.
-func (m *Sequential) kerasCompiled(format, reduction string, serialize func(module, class string, config any) map[string]any) (optim.Config, map[string]any, []any, error) {
+// its name and reduction), the loss weights (nil when all are 1) and the
+// metrics ("accuracy" by name, others serialized with a float32 dtype). A
+// model of several outputs has, as Keras writes compile(loss=[...],
+// loss_weights=[...], metrics=[[...], ...]), a list of losses, a list of
+// weights and a list of metrics per output. serialize makes a serialized
+// object of a module, class and config.
+func (m *Sequential) kerasCompiled(reduction string, serialize func(module, class string, config any) map[string]any) (oc optim.Config, loss any, weights any, ms []any, err error) {
 	cc := m.compiled
-	if len(cc.heads) != 1 || cc.heads[0].weight != 1 {
-		return optim.Config{}, nil, nil, fmt.Errorf("model %q is compiled with a loss per output or a loss weight, which gokeras' reader of Keras files does not read back yet: save it with Save to a .safetensors name, or compile it with one unweighted loss before saving to %s", m.name, format)
-	}
-	oc, err := optim.ConfigOf(cc.optimizer)
-	if err != nil {
-		return optim.Config{}, nil, nil, fmt.Errorf("the optimizer: %w", err)
+	if oc, err = optim.ConfigOf(cc.optimizer); err != nil {
+		return optim.Config{}, nil, nil, nil, fmt.Errorf("the optimizer: %w", err)
 	}
 	oc.Config = maps.Clone(oc.Config)
 	if lr, ok := oc.Config["learning_rate"].(optim.Config); ok {
 		oc.Config["learning_rate"] = serialize("keras.optimizers.schedules", lr.ClassName, lr.Config)
 	}
-	lc, err := losses.ConfigOf(cc.heads[0].loss)
-	if err != nil {
-		return optim.Config{}, nil, nil, fmt.Errorf("the loss: %w", err)
+	var ls, ws []any
+	unweighted := true
+	for _, h := range cc.heads {
+		lc, err := losses.ConfigOf(h.loss)
+		if err != nil {
+			return optim.Config{}, nil, nil, nil, fmt.Errorf("the loss of output %q: %w", h.name, err)
+		}
+		lcfg := maps.Clone(lc.Config)
+		if lcfg == nil {
+			lcfg = map[string]any{}
+		}
+		lcfg["name"] = snakeCase(lc.ClassName)
+		lcfg["reduction"] = reduction
+		ls = append(ls, serialize("keras.losses", lc.ClassName, lcfg))
+		ws = append(ws, h.weight)
+		unweighted = unweighted && h.weight == 1
 	}
-	lcfg := maps.Clone(lc.Config)
-	if lcfg == nil {
-		lcfg = map[string]any{}
-	}
-	lcfg["name"] = snakeCase(lc.ClassName)
-	lcfg["reduction"] = reduction
-	var ms []any
+	perOutput := make([][]any, len(cc.heads))
 	for i, mt := range cc.metrics {
 		if _, ok := mt.(*outputLoss); ok {
 			continue
 		}
 		c, err := metrics.ConfigOf(mt)
 		if err != nil {
-			return optim.Config{}, nil, nil, fmt.Errorf("metric %s: %w", cc.metricNames[i], err)
+			return optim.Config{}, nil, nil, nil, fmt.Errorf("metric %s: %w", cc.metricNames[i], err)
 		}
-		if _, ok := mt.(*metrics.Accuracy); ok {
-			ms = append(ms, "accuracy") // as Keras writes compile(metrics=["accuracy"])
-			continue
+		var v any = "accuracy" // as Keras writes compile(metrics=["accuracy"])
+		if _, ok := mt.(*metrics.Accuracy); !ok {
+			mcfg := maps.Clone(c.Config)
+			mcfg["dtype"] = "float32"
+			v = serialize("keras.metrics", c.ClassName, mcfg)
 		}
-		mcfg := maps.Clone(c.Config)
-		mcfg["dtype"] = "float32"
-		ms = append(ms, serialize("keras.metrics", c.ClassName, mcfg))
+		perOutput[cc.metricOut[i]] = append(perOutput[cc.metricOut[i]], v)
 	}
-	return oc, serialize("keras.losses", lc.ClassName, lcfg), ms, nil
+	if len(cc.heads) == 1 {
+		loss, ms = ls[0], perOutput[0]
+	} else {
+		loss = ls
+		for _, list := range perOutput {
+			if list == nil {
+				list = []any{}
+			}
+			ms = append(ms, list)
+		}
+	}
+	if !unweighted {
+		weights = ws
+	}
+	return oc, loss, weights, ms, nil
 }
 
 // keras3CompileConfig is the compile_config Keras 3 writes beside the
 // model: the optimizer, loss and metrics as Keras serializes them.
 func (m *Sequential) keras3CompileConfig() (map[string]any, error) {
-	oc, loss, ms, err := m.kerasCompiled(".keras", "sum_over_batch_size", keras3Object)
+	oc, loss, weights, ms, err := m.kerasCompiled("sum_over_batch_size", keras3Object)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +507,7 @@ func (m *Sequential) keras3CompileConfig() (map[string]any, error) {
 	return map[string]any{
 		"optimizer":           keras3Object("keras.optimizers", oc.ClassName, oc.Config),
 		"loss":                loss,
-		"loss_weights":        nil,
+		"loss_weights":        weights,
 		"metrics":             ms,
 		"weighted_metrics":    nil,
 		"run_eagerly":         false,

@@ -326,18 +326,6 @@ func TestSaveKerasRefuses(t *testing.T) {
 		{"a checkpoint", both, func(t *testing.T) *Sequential {
 			return NewSequential(layers.Input(3), layers.Dense(2))
 		}, []SaveOption{AtCheckpoint(Checkpoint{Epoch: 1})}, []string{"AtCheckpoint", ".safetensors"}},
-		{"a loss per output", both, func(t *testing.T) *Sequential {
-			in := Input(3)
-			m, err := NewModel([]*Tensor{in}, []*Tensor{Apply(layers.Dense(2, layers.Named("a")), in), Apply(layers.Dense(1, layers.Named("b")), in)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			opt, _ := optim.NewSGD(optim.SGDConfig{})
-			if err := m.Compile(opt, nil, nil, OutputLosses(losses.MeanSquaredError{}, losses.MeanAbsoluteError{}), OnDevice("/CPU:0")); err != nil {
-				t.Fatal(err)
-			}
-			return m
-		}, nil, []string{"loss per output", ".safetensors"}},
 	}
 	for _, c := range cases {
 		for _, file := range c.files {
@@ -813,5 +801,56 @@ func TestLoadModelRestoresKerasAdam(t *testing.T) {
 		if got, want := st.Slots[slot.slot][slot.weight], value(strconv.Itoa(i+2)); !sameBits(got, want) {
 			t.Errorf("slot %s of %s differs from optimizer/vars/%d", slot.slot, slot.weight, i+2)
 		}
+	}
+}
+
+// A model of several outputs keeps, through both Keras files, each
+// output's loss, loss weight and metrics, as Keras writes them: lists in
+// the order of the outputs.
+func TestKerasFilesKeepOutputSettings(t *testing.T) {
+	for _, file := range []string{"m.keras", "m.h5"} {
+		t.Run(file, func(t *testing.T) {
+			in := Input(3)
+			h := Apply(layers.Dense(4, layers.ReLU), in)
+			m, err := NewModel([]*Tensor{in}, []*Tensor{Apply(layers.Dense(2, layers.Softmax, layers.Named("a")), h), Apply(layers.Dense(1, layers.Named("b")), h)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt, err := optim.NewAdam(optim.AdamConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Compile(opt, nil, nil, OutputLosses(losses.CategoricalCrossentropy{}, losses.MeanSquaredError{}), LossWeights(1, 0.5),
+				MetricsFor("a", &metrics.Accuracy{}), MetricsFor("b", &metrics.MeanAbsoluteError{}), OnDevice("/CPU:0")); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			path := filepath.Join(t.TempDir(), file)
+			if err := m.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := LoadModel(path, CompileOptions(OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			settings := func(m *Sequential) string {
+				var out []string
+				for _, h := range m.compiled.heads {
+					c, err := losses.ConfigOf(h.loss)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, fmt.Sprintf("%s: %s × %v", h.name, jsonOf(c), h.weight))
+				}
+				return strings.Join(append(out, m.compiled.metricNames...), "; ")
+			}
+			if got, want := settings(loaded), settings(m); got != want {
+				t.Errorf("loaded with %s\nsaved with %s", got, want)
+			}
+			if !sameBits(allWeights(t, loaded), allWeights(t, m)) {
+				t.Error("the loaded model has other weights")
+			}
+		})
 	}
 }

@@ -440,9 +440,11 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // LoadCompiled(false): their optimizer (with SGD's and Adam's state from
 // a .keras archive; other state is not read, and training goes on from
 // fresh slots), loss and metrics; a file that names no loss
-// leaves the model uncompiled, and settings gokeras cannot follow (a loss
-// per output, weighted metrics, an exponential moving average of the
-// weights) are an error that says to load it uncompiled. A Keras setting
+// leaves the model uncompiled (a loss, loss weight or metrics per output,
+// as lists in output order or objects by output name, compile a model of
+// several outputs so), and settings gokeras cannot follow (weighted
+// metrics, an exponential moving average of the weights) are an error
+// that says to load it uncompiled. A Keras setting
 // gokeras cannot honour (channels_first data,
 // a constraint, a mixed-precision policy, a custom or unknown layer, a
 // subclassed model) is an error naming the layer, the
