@@ -439,12 +439,11 @@ func CompileOptions(opts ...CompileOption) LoadOption {
 // Keras 2's training_config) as Keras' load_model compiles it, unless
 // LoadCompiled(false): their optimizer (with SGD's and Adam's state from
 // a .keras archive; other state is not read, and training goes on from
-// fresh slots), loss and metrics; a file that names no loss
-// leaves the model uncompiled (a loss, loss weight or metrics per output,
-// as lists in output order or objects by output name, compile a model of
-// several outputs so), and settings gokeras cannot follow (weighted
-// metrics, an exponential moving average of the weights) are an error
-// that says to load it uncompiled. A Keras setting
+// fresh slots), loss and metrics, each output's own when given per output
+// (lists in output order, or objects by output name, with loss weights);
+// a file that names no loss leaves the model uncompiled, and settings
+// gokeras cannot follow (weighted metrics, an exponential moving average
+// of the weights) are an error that says to load it uncompiled. A Keras setting
 // gokeras cannot honour (channels_first data,
 // a constraint, a mixed-precision policy, a custom or unknown layer, a
 // subclassed model) is an error naming the layer, the
