@@ -24,18 +24,7 @@ func MaskPositive(x, v, out []float32) {
 
 // AddTo adds src into dst, value by value (dst[i] += src[i], one rounding
 // each: the same bits with or without the kernel).
-func AddTo(dst, src []float32) {
-	n := len(src)
-	dst = dst[:n]
-	done := 0
-	if haveKernels && n >= 8 {
-		done = n &^ 7
-		addTo(&dst[0], &src[0], done)
-	}
-	for i := done; i < n; i++ {
-		dst[i] += src[i]
-	}
-}
+func AddTo(dst, src []float32) { Add(dst[:len(src)], dst, src) }
 
 // Add sets dst[i] = a[i] + b[i] for every value of dst (one rounding
 // each: the same bits with or without the kernel). dst may be a or b.

@@ -11,9 +11,6 @@ var haveKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, pf, pfb *float32, alpha, beta float32)
 
 //go:noescape
-func addTo(dst, src *float32, n int)
-
-//go:noescape
 func add(dst, a, b *float32, n int)
 
 //go:noescape

@@ -210,25 +210,6 @@ maskdone:
 	VZEROUPPER
 	RET
 
-// func addTo(dst, src *float32, n int)
-// dst += src; n is a multiple of 8.
-TEXT ·addTo(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	XORQ AX, AX
-addloop:
-	CMPQ AX, CX
-	JGE adddone
-	VMOVUPS (DI)(AX*4), Y0
-	VADDPS (SI)(AX*4), Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	JMP addloop
-adddone:
-	VZEROUPPER
-	RET
-
 // func add(dst, a, b *float32, n int)
 //
 // dst[i] = a[i] + b[i] for i < n, a multiple of 8.

@@ -10,10 +10,6 @@ func panel4x24(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 	panic("unreachable: AVX2 kernels called without Available")
 }
 
-func addTo(dst, src *float32, n int) {
-	panic("unreachable: AVX2 kernels called without Available")
-}
-
 func add(dst, a, b *float32, n int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
