@@ -44,23 +44,7 @@ import (
 // metric or optimizer that Keras cannot express as gokeras computes it is
 // an error naming it. Unlike Save it cannot be atomic: on an error, w may
 // hold part of the file. It writes on every rank of a strategy.
-func (m *Sequential) SaveKerasH5(w io.Writer) error {
-	if m == nil {
-		return fmt.Errorf("save Keras model: %w", ErrNilModel)
-	}
-	if w == nil {
-		return errors.New("save Keras model: no writer given")
-	}
-	release, err := m.claim("save Keras model", false)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if err := m.writeKeras2Model(w); err != nil {
-		return fmt.Errorf("save Keras model: %w", err)
-	}
-	return nil
-}
+func (m *Sequential) SaveKerasH5(w io.Writer) error { return m.saveKerasTo(w, m.writeKeras2Model) }
 
 // writeKeras2Model writes the model's Keras 2 HDF5 model file to w.
 func (m *Sequential) writeKeras2Model(w io.Writer) error {

@@ -74,7 +74,11 @@ func isKerasModelPath(path string) bool {
 // metric or optimizer that Keras 3 cannot express as gokeras computes it
 // is an error naming it. Unlike Save it cannot be atomic: on an error, w
 // may hold part of the archive. It writes on every rank of a strategy.
-func (m *Sequential) SaveKeras(w io.Writer) error {
+func (m *Sequential) SaveKeras(w io.Writer) error { return m.saveKerasTo(w, m.writeKerasArchive) }
+
+// saveKerasTo is SaveKeras and SaveKerasH5: the model claimed while write
+// writes its file to w.
+func (m *Sequential) saveKerasTo(w io.Writer, write func(io.Writer) error) error {
 	if m == nil {
 		return fmt.Errorf("save Keras model: %w", ErrNilModel)
 	}
@@ -86,7 +90,7 @@ func (m *Sequential) SaveKeras(w io.Writer) error {
 		return err
 	}
 	defer release()
-	if err := m.writeKerasArchive(w); err != nil {
+	if err := write(w); err != nil {
 		return fmt.Errorf("save Keras model: %w", err)
 	}
 	return nil
