@@ -17,16 +17,26 @@ func (ws *Workspace) ConvFits(span, width, n int) bool {
 	return haveKernels && span >= gemmRows && width > 0 && n > 0
 }
 
+// ConvWork is what ConvRows costs for a span of span positions, n values
+// each: the values its tiles compute (rows and columns rounded up to whole
+// tiles); 0 where no tile fits.
+func (ws *Workspace) ConvWork(span, n int) int {
+	if span < gemmRows {
+		return 0
+	}
+	return (span + gemmRows - 1) / gemmRows * gemmRows * ((n + gemmCols - 1) / gemmCols * gemmCols)
+}
+
 // ConvRows computes, for each of batch images, span grid positions of c
 // (n values each) from the image's out(b)-th position on: the sum over
 // steps kernel rows r of the tall product of a's rows (lda values apart,
 // depth values deep) at the positions from in(b, q) + r·stride with b's
-// rows r·depth on (n wide). Groups of six positions go through every
+// rows r·depth on (n wide), plus bias (n values; nil for none). Groups of six positions go through every
 // panel of 16 columns, each kernel row added into the tile; the last group
 // of an image's span is moved back to end with it, its first rows computed
 // again to the same values.
 func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
-	steps, depth, lda, stride int, a, b, c []float32) {
+	steps, depth, lda, stride int, a, b, c, bias []float32) {
 	k := steps * depth
 	np := (n + gemmCols - 1) / gemmCols
 	// b's rows, 16 columns a panel: b itself when n is a multiple of 16.
@@ -65,9 +75,13 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 					}
 					gemm6x16(depth, ap, uintptr(lda*4), 4, bp, ldb, cp, ldc, uintptr(unsafe.Pointer(ap)), 0, 1, beta)
 				}
-				if !whole {
-					for i := skip; i < gemmRows; i++ {
-						copy(c[(at+i)*n+col:][:cols], t[i*gemmCols:][:cols])
+				for i := skip; i < gemmRows; i++ {
+					dst := c[(at+i)*n+col:][:cols]
+					if !whole {
+						copy(dst, t[i*gemmCols:][:cols])
+					}
+					if bias != nil {
+						AddTo(dst, bias[col:][:cols])
 					}
 				}
 			}

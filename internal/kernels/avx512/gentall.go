@@ -31,6 +31,12 @@ import (
 // tiles are the (R, V) the kernels come in: 24 accumulators each.
 var tiles = [][2]int{{24, 1}, {12, 2}, {8, 3}, {6, 4}}
 
+// convTiles are the conv kernels' further tiles, of 16 accumulators: rows
+// that divide the widths of small images (8, 16, 32 pixels), so that a
+// convolution computed an image row at a time computes no thrown-away
+// positions.
+var convTiles = [][2]int{{16, 1}, {8, 2}, {4, 4}}
+
 // kinds of kernel: rows, cols, and stream, rows whose alpha-only stores
 // (beta 0) bypass the caches (VMOVNTPS, unmasked, 64-byte aligned).
 var kinds = []string{"rows", "cols", "stream", "conv"}
@@ -54,6 +60,9 @@ func main() {
 			kernel(&b, kind, t[0], t[1])
 		}
 	}
+	for _, t := range convTiles {
+		kernel(&b, "conv", t[0], t[1])
+	}
 	if err := os.WriteFile("tall_amd64.s", append(bytes.TrimRight(b.Bytes(), "\n"), '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -64,6 +73,9 @@ func main() {
 		for _, kind := range kinds {
 			fmt.Fprintf(&d, "//go:noescape\nfunc %s(%s)\n\n", name(kind, t[0], t[1]), params(kind))
 		}
+	}
+	for _, t := range convTiles {
+		fmt.Fprintf(&d, "//go:noescape\nfunc %s(%s)\n\n", name("conv", t[0], t[1]), params("conv"))
 	}
 	src, err := format.Source(d.Bytes())
 	if err != nil {
@@ -80,6 +92,9 @@ func main() {
 			fmt.Fprintf(&o, "func %s(%s) {\n\tpanic(\"unreachable: AVX-512 kernels called without Available\")\n}\n\n", name(kind, t[0], t[1]), params(kind))
 		}
 	}
+	for _, t := range convTiles {
+		fmt.Fprintf(&o, "func %s(%s) {\n\tpanic(\"unreachable: AVX-512 kernels called without Available\")\n}\n\n", name("conv", t[0], t[1]), params("conv"))
+	}
 	src, err = format.Source(o.Bytes())
 	if err != nil {
 		log.Fatal(err)
@@ -93,10 +108,10 @@ func name(kind string, r, v int) string { return fmt.Sprintf("%s%dx%d", kind, r,
 
 // params is a kernel's parameter list: the conv kernels take the number of
 // blocks and the jump between them where the others take their prefetch
-// address and its stride (the same frame).
+// address and its stride (the same frame), and a bias.
 func params(kind string) string {
 	if kind == "conv" {
-		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32"
+		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32"
 	}
 	return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32"
 }
@@ -135,7 +150,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 
 	if kind == "conv" {
 		fmt.Fprintf(w, "// func %s(%s)\n", fn, params(kind))
-		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]\n// + beta·c[r][j] for skip ≤ r < %d and the columns j < %d whose bit is set\n// in masks; lda, jump, ldb and ldc in bytes. Rows r < skip are computed\n// but not stored.\n", R, 16*V)
+		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]\n// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)\n// for skip ≤ r < %d and the columns j < %d whose bit is set in masks; lda,\n// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.\n", R, 16*V)
 	} else if kind != "cols" {
 		fmt.Fprintf(w, "// func %s(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)\n", fn)
 		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{p<kc} a[r·lda + p]·b[p·ldb + j] + beta·c[r][j] for\n// skip ≤ r < %d and the columns j < %d whose bit is set in masks; lda, ldb\n// and ldc in bytes. Rows r < skip are computed but not stored. Each step\n// asks the caches for the lines at pf and pf+64, then advances pf by pfs\n// bytes.\n", R, 16*V)
@@ -143,7 +158,11 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 		fmt.Fprintf(w, "// func %s(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)\n", fn)
 		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{p<kc} a[p·lda + r]·b[p·ldb + j] + beta·c[r][j] for\n// skip ≤ r < %d and the columns j < %d whose bit is set in masks; lda, ldb\n// and ldc in bytes. Rows r < skip are computed but not stored. Each step\n// asks the caches for the lines at pf and pf+%d, then advances pf by pfs\n// bytes.\n", R, 16*V, 4*R-4)
 	}
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-96\n", fn)
+	frame := 96
+	if kind == "conv" {
+		frame = 104
+	}
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", fn, frame)
 	p("MOVQ kc+0(FP), CX")
 	p("MOVQ a+8(FP), SI")
 	p("MOVQ lda+16(FP), R8")
@@ -254,6 +273,11 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	p("MOVQ ldc+48(FP), R9")
 	p("MOVQ skip+56(FP), R11")
 	p("VBROADCASTSS alpha+88(FP), Z30")
+	if kind == "conv" {
+		p("MOVQ bias+96(FP), R15")
+		p("TESTQ R15, R15")
+		p("JNZ  %s_bias", fn)
+	}
 	p("VBROADCASTSS beta+92(FP), Z31")
 	p("MOVL beta+92(FP), AX")
 	p("TESTL $0x7fffffff, AX")
@@ -291,6 +315,27 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 		}
 		if withBeta {
 			p("JMP  %s_done", fn)
+		}
+	}
+	if kind == "conv" {
+		// alpha·acc + bias: the bias's vectors in b's registers, added to
+		// every row.
+		p("JMP  %s_done", fn)
+		fmt.Fprintf(w, "%s_bias:\n", fn)
+		for v := 0; v < V; v++ {
+			p("VMOVUPS.Z %d(R15), %s, %s", 64*v, kreg(v), bz(v))
+		}
+		for r := 0; r < R; r++ {
+			next := fmt.Sprintf("%s_c%d", fn, r)
+			p("DECQ R11")
+			p("JGE  %s", next)
+			for v := 0; v < V; v++ {
+				p("VMULPS Z30, %s, %s", acc(r, v), acc(r, v))
+				p("VADDPS %s, %s, %s", bz(v), acc(r, v), acc(r, v))
+				p("VMOVUPS %s, %s, %d(DI)", acc(r, v), kreg(v), 64*v)
+			}
+			fmt.Fprintf(w, "%s:\n", next)
+			p("ADDQ R9, DI")
 		}
 	}
 	fmt.Fprintf(w, "%s_done:\n", fn)

@@ -31,24 +31,19 @@ const (
 // tallKernel is the signature of the kernels in tall_amd64.s.
 type tallKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
-// convKernel is the signature of the conv kernels in tall_amd64.s.
-type convKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
-
 // tallTile is one of the kernels' tiles: r rows × 16·v columns, rows for
 // a·op(b) (r rows of a, read along their length), cols for aᵀ·b (r
-// columns of a, read down their length), and conv for a convolution's sum
-// of such products, one a kernel row (conv.go).
+// columns of a, read down their length).
 type tallTile struct {
 	r, v               int
 	rows, cols, stream tallKernel
-	conv               convKernel
 }
 
 var tallTiles = [...]tallTile{
-	{24, 1, rows24x16, cols24x16, stream24x16, conv24x16},
-	{12, 2, rows12x32, cols12x32, stream12x32, conv12x32},
-	{8, 3, rows8x48, cols8x48, stream8x48, conv8x48},
-	{6, 4, rows6x64, cols6x64, stream6x64, conv6x64},
+	{24, 1, rows24x16, cols24x16, stream24x16},
+	{12, 2, rows12x32, cols12x32, stream12x32},
+	{8, 3, rows8x48, cols8x48, stream8x48},
+	{6, 4, rows6x64, cols6x64, stream6x64},
 }
 
 // tallStreamBytes is the size of c from which a tall a·op(b) with beta 0

@@ -1297,13 +1297,13 @@ stream24x16_done:
 	VZEROUPPER
 	RET
 
-// func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
+// func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] for skip ≤ r < 24 and the columns j < 16 whose bit is set
-// in masks; lda, jump, ldb and ldc in bytes. Rows r < skip are computed
-// but not stored.
-TEXT ·conv24x16(SB), NOSPLIT, $0-96
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 24 and the columns j < 16 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv24x16(SB), NOSPLIT, $0-104
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -1392,6 +1392,9 @@ conv24x16_epilogue:
 	MOVQ ldc+48(FP), R9
 	MOVQ skip+56(FP), R11
 	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv24x16_bias
 	VBROADCASTSS beta+92(FP), Z31
 	MOVL beta+92(FP), AX
 	TESTL $0x7fffffff, AX
@@ -1733,6 +1736,177 @@ conv24x16_a22:
 	VMULPS Z30, Z23, Z23
 	VMOVUPS Z23, K1, 0(DI)
 conv24x16_a23:
+	ADDQ R9, DI
+	JMP  conv24x16_done
+conv24x16_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	DECQ R11
+	JGE  conv24x16_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+conv24x16_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c1
+	VMULPS Z30, Z1, Z1
+	VADDPS Z24, Z1, Z1
+	VMOVUPS Z1, K1, 0(DI)
+conv24x16_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c2
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+conv24x16_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c3
+	VMULPS Z30, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+conv24x16_c3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c4
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+conv24x16_c4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c5
+	VMULPS Z30, Z5, Z5
+	VADDPS Z24, Z5, Z5
+	VMOVUPS Z5, K1, 0(DI)
+conv24x16_c5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c6
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+conv24x16_c6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c7
+	VMULPS Z30, Z7, Z7
+	VADDPS Z24, Z7, Z7
+	VMOVUPS Z7, K1, 0(DI)
+conv24x16_c7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c8
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+conv24x16_c8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c9
+	VMULPS Z30, Z9, Z9
+	VADDPS Z24, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+conv24x16_c9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c10
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+conv24x16_c10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c11
+	VMULPS Z30, Z11, Z11
+	VADDPS Z24, Z11, Z11
+	VMOVUPS Z11, K1, 0(DI)
+conv24x16_c11:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c12
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+conv24x16_c12:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c13
+	VMULPS Z30, Z13, Z13
+	VADDPS Z24, Z13, Z13
+	VMOVUPS Z13, K1, 0(DI)
+conv24x16_c13:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c14
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+conv24x16_c14:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c15
+	VMULPS Z30, Z15, Z15
+	VADDPS Z24, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+conv24x16_c15:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c16
+	VMULPS Z30, Z16, Z16
+	VADDPS Z24, Z16, Z16
+	VMOVUPS Z16, K1, 0(DI)
+conv24x16_c16:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c17
+	VMULPS Z30, Z17, Z17
+	VADDPS Z24, Z17, Z17
+	VMOVUPS Z17, K1, 0(DI)
+conv24x16_c17:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c18
+	VMULPS Z30, Z18, Z18
+	VADDPS Z24, Z18, Z18
+	VMOVUPS Z18, K1, 0(DI)
+conv24x16_c18:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c19
+	VMULPS Z30, Z19, Z19
+	VADDPS Z24, Z19, Z19
+	VMOVUPS Z19, K1, 0(DI)
+conv24x16_c19:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c20
+	VMULPS Z30, Z20, Z20
+	VADDPS Z24, Z20, Z20
+	VMOVUPS Z20, K1, 0(DI)
+conv24x16_c20:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c21
+	VMULPS Z30, Z21, Z21
+	VADDPS Z24, Z21, Z21
+	VMOVUPS Z21, K1, 0(DI)
+conv24x16_c21:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c22
+	VMULPS Z30, Z22, Z22
+	VADDPS Z24, Z22, Z22
+	VMOVUPS Z22, K1, 0(DI)
+conv24x16_c22:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_c23
+	VMULPS Z30, Z23, Z23
+	VADDPS Z24, Z23, Z23
+	VMOVUPS Z23, K1, 0(DI)
+conv24x16_c23:
 	ADDQ R9, DI
 conv24x16_done:
 	VZEROUPPER
@@ -2748,13 +2922,13 @@ stream12x32_done:
 	VZEROUPPER
 	RET
 
-// func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
+// func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] for skip ≤ r < 12 and the columns j < 32 whose bit is set
-// in masks; lda, jump, ldb and ldc in bytes. Rows r < skip are computed
-// but not stored.
-TEXT ·conv12x32(SB), NOSPLIT, $0-96
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 12 and the columns j < 32 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv12x32(SB), NOSPLIT, $0-104
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -2843,6 +3017,9 @@ conv12x32_epilogue:
 	MOVQ ldc+48(FP), R9
 	MOVQ skip+56(FP), R11
 	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv12x32_bias
 	VBROADCASTSS beta+92(FP), Z31
 	MOVL beta+92(FP), AX
 	TESTL $0x7fffffff, AX
@@ -3088,6 +3265,130 @@ conv12x32_a10:
 	VMOVUPS Z22, K1, 0(DI)
 	VMOVUPS Z23, K2, 64(DI)
 conv12x32_a11:
+	ADDQ R9, DI
+	JMP  conv12x32_done
+conv12x32_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	VMOVUPS.Z 64(R15), K2, Z25
+	DECQ R11
+	JGE  conv12x32_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+conv12x32_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c1
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z25, Z3, Z3
+	VMOVUPS Z3, K2, 64(DI)
+conv12x32_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c2
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+conv12x32_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c3
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z25, Z7, Z7
+	VMOVUPS Z7, K2, 64(DI)
+conv12x32_c3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c4
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+conv12x32_c4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c5
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z25, Z11, Z11
+	VMOVUPS Z11, K2, 64(DI)
+conv12x32_c5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c6
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+conv12x32_c6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c7
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z25, Z15, Z15
+	VMOVUPS Z15, K2, 64(DI)
+conv12x32_c7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c8
+	VMULPS Z30, Z16, Z16
+	VADDPS Z24, Z16, Z16
+	VMOVUPS Z16, K1, 0(DI)
+	VMULPS Z30, Z17, Z17
+	VADDPS Z25, Z17, Z17
+	VMOVUPS Z17, K2, 64(DI)
+conv12x32_c8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c9
+	VMULPS Z30, Z18, Z18
+	VADDPS Z24, Z18, Z18
+	VMOVUPS Z18, K1, 0(DI)
+	VMULPS Z30, Z19, Z19
+	VADDPS Z25, Z19, Z19
+	VMOVUPS Z19, K2, 64(DI)
+conv12x32_c9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c10
+	VMULPS Z30, Z20, Z20
+	VADDPS Z24, Z20, Z20
+	VMOVUPS Z20, K1, 0(DI)
+	VMULPS Z30, Z21, Z21
+	VADDPS Z25, Z21, Z21
+	VMOVUPS Z21, K2, 64(DI)
+conv12x32_c10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_c11
+	VMULPS Z30, Z22, Z22
+	VADDPS Z24, Z22, Z22
+	VMOVUPS Z22, K1, 0(DI)
+	VMULPS Z30, Z23, Z23
+	VADDPS Z25, Z23, Z23
+	VMOVUPS Z23, K2, 64(DI)
+conv12x32_c11:
 	ADDQ R9, DI
 conv12x32_done:
 	VZEROUPPER
@@ -4036,13 +4337,13 @@ stream8x48_done:
 	VZEROUPPER
 	RET
 
-// func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
+// func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] for skip ≤ r < 8 and the columns j < 48 whose bit is set
-// in masks; lda, jump, ldb and ldc in bytes. Rows r < skip are computed
-// but not stored.
-TEXT ·conv8x48(SB), NOSPLIT, $0-96
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 8 and the columns j < 48 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv8x48(SB), NOSPLIT, $0-104
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -4139,6 +4440,9 @@ conv8x48_epilogue:
 	MOVQ ldc+48(FP), R9
 	MOVQ skip+56(FP), R11
 	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv8x48_bias
 	VBROADCASTSS beta+92(FP), Z31
 	MOVL beta+92(FP), AX
 	TESTL $0x7fffffff, AX
@@ -4352,6 +4656,115 @@ conv8x48_a6:
 	VMOVUPS Z22, K2, 64(DI)
 	VMOVUPS Z23, K3, 128(DI)
 conv8x48_a7:
+	ADDQ R9, DI
+	JMP  conv8x48_done
+conv8x48_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	VMOVUPS.Z 64(R15), K2, Z25
+	VMOVUPS.Z 128(R15), K3, Z26
+	DECQ R11
+	JGE  conv8x48_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	VMULPS Z30, Z2, Z2
+	VADDPS Z26, Z2, Z2
+	VMOVUPS Z2, K3, 128(DI)
+conv8x48_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c1
+	VMULPS Z30, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+	VMULPS Z30, Z4, Z4
+	VADDPS Z25, Z4, Z4
+	VMOVUPS Z4, K2, 64(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z26, Z5, Z5
+	VMOVUPS Z5, K3, 128(DI)
+conv8x48_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c2
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z25, Z7, Z7
+	VMOVUPS Z7, K2, 64(DI)
+	VMULPS Z30, Z8, Z8
+	VADDPS Z26, Z8, Z8
+	VMOVUPS Z8, K3, 128(DI)
+conv8x48_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c3
+	VMULPS Z30, Z9, Z9
+	VADDPS Z24, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+	VMULPS Z30, Z10, Z10
+	VADDPS Z25, Z10, Z10
+	VMOVUPS Z10, K2, 64(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z26, Z11, Z11
+	VMOVUPS Z11, K3, 128(DI)
+conv8x48_c3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c4
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	VMULPS Z30, Z14, Z14
+	VADDPS Z26, Z14, Z14
+	VMOVUPS Z14, K3, 128(DI)
+conv8x48_c4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c5
+	VMULPS Z30, Z15, Z15
+	VADDPS Z24, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+	VMULPS Z30, Z16, Z16
+	VADDPS Z25, Z16, Z16
+	VMOVUPS Z16, K2, 64(DI)
+	VMULPS Z30, Z17, Z17
+	VADDPS Z26, Z17, Z17
+	VMOVUPS Z17, K3, 128(DI)
+conv8x48_c5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c6
+	VMULPS Z30, Z18, Z18
+	VADDPS Z24, Z18, Z18
+	VMOVUPS Z18, K1, 0(DI)
+	VMULPS Z30, Z19, Z19
+	VADDPS Z25, Z19, Z19
+	VMOVUPS Z19, K2, 64(DI)
+	VMULPS Z30, Z20, Z20
+	VADDPS Z26, Z20, Z20
+	VMOVUPS Z20, K3, 128(DI)
+conv8x48_c6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_c7
+	VMULPS Z30, Z21, Z21
+	VADDPS Z24, Z21, Z21
+	VMOVUPS Z21, K1, 0(DI)
+	VMULPS Z30, Z22, Z22
+	VADDPS Z25, Z22, Z22
+	VMOVUPS Z22, K2, 64(DI)
+	VMULPS Z30, Z23, Z23
+	VADDPS Z26, Z23, Z23
+	VMOVUPS Z23, K3, 128(DI)
+conv8x48_c7:
 	ADDQ R9, DI
 conv8x48_done:
 	VZEROUPPER
@@ -5255,13 +5668,13 @@ stream6x64_done:
 	VZEROUPPER
 	RET
 
-// func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32)
+// func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] for skip ≤ r < 6 and the columns j < 64 whose bit is set
-// in masks; lda, jump, ldb and ldc in bytes. Rows r < skip are computed
-// but not stored.
-TEXT ·conv6x64(SB), NOSPLIT, $0-96
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 6 and the columns j < 64 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv6x64(SB), NOSPLIT, $0-104
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -5359,6 +5772,9 @@ conv6x64_epilogue:
 	MOVQ ldc+48(FP), R9
 	MOVQ skip+56(FP), R11
 	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv6x64_bias
 	VBROADCASTSS beta+92(FP), Z31
 	MOVL beta+92(FP), AX
 	TESTL $0x7fffffff, AX
@@ -5557,6 +5973,1166 @@ conv6x64_a4:
 	VMOVUPS Z23, K4, 192(DI)
 conv6x64_a5:
 	ADDQ R9, DI
+	JMP  conv6x64_done
+conv6x64_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	VMOVUPS.Z 64(R15), K2, Z25
+	VMOVUPS.Z 128(R15), K3, Z26
+	VMOVUPS.Z 192(R15), K4, Z27
+	DECQ R11
+	JGE  conv6x64_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	VMULPS Z30, Z2, Z2
+	VADDPS Z26, Z2, Z2
+	VMOVUPS Z2, K3, 128(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z27, Z3, Z3
+	VMOVUPS Z3, K4, 192(DI)
+conv6x64_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_c1
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	VMULPS Z30, Z6, Z6
+	VADDPS Z26, Z6, Z6
+	VMOVUPS Z6, K3, 128(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z27, Z7, Z7
+	VMOVUPS Z7, K4, 192(DI)
+conv6x64_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_c2
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	VMULPS Z30, Z10, Z10
+	VADDPS Z26, Z10, Z10
+	VMOVUPS Z10, K3, 128(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z27, Z11, Z11
+	VMOVUPS Z11, K4, 192(DI)
+conv6x64_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_c3
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	VMULPS Z30, Z14, Z14
+	VADDPS Z26, Z14, Z14
+	VMOVUPS Z14, K3, 128(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z27, Z15, Z15
+	VMOVUPS Z15, K4, 192(DI)
+conv6x64_c3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_c4
+	VMULPS Z30, Z16, Z16
+	VADDPS Z24, Z16, Z16
+	VMOVUPS Z16, K1, 0(DI)
+	VMULPS Z30, Z17, Z17
+	VADDPS Z25, Z17, Z17
+	VMOVUPS Z17, K2, 64(DI)
+	VMULPS Z30, Z18, Z18
+	VADDPS Z26, Z18, Z18
+	VMOVUPS Z18, K3, 128(DI)
+	VMULPS Z30, Z19, Z19
+	VADDPS Z27, Z19, Z19
+	VMOVUPS Z19, K4, 192(DI)
+conv6x64_c4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_c5
+	VMULPS Z30, Z20, Z20
+	VADDPS Z24, Z20, Z20
+	VMOVUPS Z20, K1, 0(DI)
+	VMULPS Z30, Z21, Z21
+	VADDPS Z25, Z21, Z21
+	VMOVUPS Z21, K2, 64(DI)
+	VMULPS Z30, Z22, Z22
+	VADDPS Z26, Z22, Z22
+	VMOVUPS Z22, K3, 128(DI)
+	VMULPS Z30, Z23, Z23
+	VADDPS Z27, Z23, Z23
+	VMOVUPS Z23, K4, 192(DI)
+conv6x64_c5:
+	ADDQ R9, DI
 conv6x64_done:
+	VZEROUPPER
+	RET
+
+// func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+//
+// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 16 and the columns j < 16 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv16x16(SB), NOSPLIT, $0-104
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ masks+64(FP), AX
+	KMOVW AX, K1
+	MOVQ steps+72(FP), AX
+	MOVQ jump+80(FP), R14
+	LEAQ (CX*4), R15
+	SUBQ R15, R14
+	LEAQ (R8)(R8*2), R9   // 3·lda
+	LEAQ (R8)(R8*4), R12  // 5·lda
+	LEAQ (R9)(R8*4), R13  // 7·lda
+	LEAQ (SI)(R8*8), R10  // row 8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ   conv16x16_epilogue
+	TESTQ AX, AX
+	JZ   conv16x16_epilogue
+conv16x16_block:
+	MOVQ kc+0(FP), CX
+conv16x16_loop:
+	VMOVUPS.Z 0(BX), K1, Z24
+	VFMADD231PS.BCST (SI), Z24, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z24, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z24, Z2
+	VFMADD231PS.BCST (SI)(R9*1), Z24, Z3
+	VFMADD231PS.BCST (SI)(R8*4), Z24, Z4
+	VFMADD231PS.BCST (SI)(R12*1), Z24, Z5
+	VFMADD231PS.BCST (SI)(R9*2), Z24, Z6
+	VFMADD231PS.BCST (SI)(R13*1), Z24, Z7
+	VFMADD231PS.BCST (R10), Z24, Z8
+	VFMADD231PS.BCST (R10)(R8*1), Z24, Z9
+	VFMADD231PS.BCST (R10)(R8*2), Z24, Z10
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z11
+	VFMADD231PS.BCST (R10)(R8*4), Z24, Z12
+	VFMADD231PS.BCST (R10)(R12*1), Z24, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z14
+	VFMADD231PS.BCST (R10)(R13*1), Z24, Z15
+	ADDQ DX, BX
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ  conv16x16_loop
+	ADDQ R14, SI
+	ADDQ R14, R10
+	DECQ AX
+	JNZ  conv16x16_block
+conv16x16_epilogue:
+	MOVQ ldc+48(FP), R9
+	MOVQ skip+56(FP), R11
+	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv16x16_bias
+	VBROADCASTSS beta+92(FP), Z31
+	MOVL beta+92(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ   conv16x16_alphaonly
+	DECQ R11
+	JGE  conv16x16_b0
+	VMULPS Z30, Z0, Z0
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z0
+	VMOVUPS Z0, K1, 0(DI)
+conv16x16_b0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b1
+	VMULPS Z30, Z1, Z1
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z1
+	VMOVUPS Z1, K1, 0(DI)
+conv16x16_b1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b2
+	VMULPS Z30, Z2, Z2
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z2
+	VMOVUPS Z2, K1, 0(DI)
+conv16x16_b2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b3
+	VMULPS Z30, Z3, Z3
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z3
+	VMOVUPS Z3, K1, 0(DI)
+conv16x16_b3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b4
+	VMULPS Z30, Z4, Z4
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z4
+	VMOVUPS Z4, K1, 0(DI)
+conv16x16_b4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b5
+	VMULPS Z30, Z5, Z5
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z5
+	VMOVUPS Z5, K1, 0(DI)
+conv16x16_b5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b6
+	VMULPS Z30, Z6, Z6
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z6
+	VMOVUPS Z6, K1, 0(DI)
+conv16x16_b6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b7
+	VMULPS Z30, Z7, Z7
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z7
+	VMOVUPS Z7, K1, 0(DI)
+conv16x16_b7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b8
+	VMULPS Z30, Z8, Z8
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z8
+	VMOVUPS Z8, K1, 0(DI)
+conv16x16_b8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b9
+	VMULPS Z30, Z9, Z9
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z9
+	VMOVUPS Z9, K1, 0(DI)
+conv16x16_b9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b10
+	VMULPS Z30, Z10, Z10
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z10
+	VMOVUPS Z10, K1, 0(DI)
+conv16x16_b10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b11
+	VMULPS Z30, Z11, Z11
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z11
+	VMOVUPS Z11, K1, 0(DI)
+conv16x16_b11:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b12
+	VMULPS Z30, Z12, Z12
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z12
+	VMOVUPS Z12, K1, 0(DI)
+conv16x16_b12:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b13
+	VMULPS Z30, Z13, Z13
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z13
+	VMOVUPS Z13, K1, 0(DI)
+conv16x16_b13:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b14
+	VMULPS Z30, Z14, Z14
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z14
+	VMOVUPS Z14, K1, 0(DI)
+conv16x16_b14:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_b15
+	VMULPS Z30, Z15, Z15
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z15
+	VMOVUPS Z15, K1, 0(DI)
+conv16x16_b15:
+	ADDQ R9, DI
+	JMP  conv16x16_done
+conv16x16_alphaonly:
+	DECQ R11
+	JGE  conv16x16_a0
+	VMULPS Z30, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+conv16x16_a0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a1
+	VMULPS Z30, Z1, Z1
+	VMOVUPS Z1, K1, 0(DI)
+conv16x16_a1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a2
+	VMULPS Z30, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+conv16x16_a2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a3
+	VMULPS Z30, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+conv16x16_a3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a4
+	VMULPS Z30, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+conv16x16_a4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a5
+	VMULPS Z30, Z5, Z5
+	VMOVUPS Z5, K1, 0(DI)
+conv16x16_a5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a6
+	VMULPS Z30, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+conv16x16_a6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a7
+	VMULPS Z30, Z7, Z7
+	VMOVUPS Z7, K1, 0(DI)
+conv16x16_a7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a8
+	VMULPS Z30, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+conv16x16_a8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a9
+	VMULPS Z30, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+conv16x16_a9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a10
+	VMULPS Z30, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+conv16x16_a10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a11
+	VMULPS Z30, Z11, Z11
+	VMOVUPS Z11, K1, 0(DI)
+conv16x16_a11:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a12
+	VMULPS Z30, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+conv16x16_a12:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a13
+	VMULPS Z30, Z13, Z13
+	VMOVUPS Z13, K1, 0(DI)
+conv16x16_a13:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a14
+	VMULPS Z30, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+conv16x16_a14:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_a15
+	VMULPS Z30, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+conv16x16_a15:
+	ADDQ R9, DI
+	JMP  conv16x16_done
+conv16x16_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	DECQ R11
+	JGE  conv16x16_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+conv16x16_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c1
+	VMULPS Z30, Z1, Z1
+	VADDPS Z24, Z1, Z1
+	VMOVUPS Z1, K1, 0(DI)
+conv16x16_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c2
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+conv16x16_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c3
+	VMULPS Z30, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+conv16x16_c3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c4
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+conv16x16_c4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c5
+	VMULPS Z30, Z5, Z5
+	VADDPS Z24, Z5, Z5
+	VMOVUPS Z5, K1, 0(DI)
+conv16x16_c5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c6
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+conv16x16_c6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c7
+	VMULPS Z30, Z7, Z7
+	VADDPS Z24, Z7, Z7
+	VMOVUPS Z7, K1, 0(DI)
+conv16x16_c7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c8
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+conv16x16_c8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c9
+	VMULPS Z30, Z9, Z9
+	VADDPS Z24, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+conv16x16_c9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c10
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+conv16x16_c10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c11
+	VMULPS Z30, Z11, Z11
+	VADDPS Z24, Z11, Z11
+	VMOVUPS Z11, K1, 0(DI)
+conv16x16_c11:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c12
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+conv16x16_c12:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c13
+	VMULPS Z30, Z13, Z13
+	VADDPS Z24, Z13, Z13
+	VMOVUPS Z13, K1, 0(DI)
+conv16x16_c13:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c14
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+conv16x16_c14:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_c15
+	VMULPS Z30, Z15, Z15
+	VADDPS Z24, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+conv16x16_c15:
+	ADDQ R9, DI
+conv16x16_done:
+	VZEROUPPER
+	RET
+
+// func conv8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+//
+// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 8 and the columns j < 32 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv8x32(SB), NOSPLIT, $0-104
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ masks+64(FP), AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	MOVQ steps+72(FP), AX
+	MOVQ jump+80(FP), R14
+	LEAQ (CX*4), R15
+	SUBQ R15, R14
+	LEAQ (R8)(R8*2), R9   // 3·lda
+	LEAQ (R8)(R8*4), R12  // 5·lda
+	LEAQ (R9)(R8*4), R13  // 7·lda
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ   conv8x32_epilogue
+	TESTQ AX, AX
+	JZ   conv8x32_epilogue
+conv8x32_block:
+	MOVQ kc+0(FP), CX
+conv8x32_loop:
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
+	VFMADD231PS.BCST (SI), Z24, Z0
+	VFMADD231PS.BCST (SI), Z25, Z1
+	VFMADD231PS.BCST (SI)(R8*1), Z24, Z2
+	VFMADD231PS.BCST (SI)(R8*1), Z25, Z3
+	VFMADD231PS.BCST (SI)(R8*2), Z24, Z4
+	VFMADD231PS.BCST (SI)(R8*2), Z25, Z5
+	VFMADD231PS.BCST (SI)(R9*1), Z24, Z6
+	VFMADD231PS.BCST (SI)(R9*1), Z25, Z7
+	VFMADD231PS.BCST (SI)(R8*4), Z24, Z8
+	VFMADD231PS.BCST (SI)(R8*4), Z25, Z9
+	VFMADD231PS.BCST (SI)(R12*1), Z24, Z10
+	VFMADD231PS.BCST (SI)(R12*1), Z25, Z11
+	VFMADD231PS.BCST (SI)(R9*2), Z24, Z12
+	VFMADD231PS.BCST (SI)(R9*2), Z25, Z13
+	VFMADD231PS.BCST (SI)(R13*1), Z24, Z14
+	VFMADD231PS.BCST (SI)(R13*1), Z25, Z15
+	ADDQ DX, BX
+	ADDQ $4, SI
+	DECQ CX
+	JNZ  conv8x32_loop
+	ADDQ R14, SI
+	DECQ AX
+	JNZ  conv8x32_block
+conv8x32_epilogue:
+	MOVQ ldc+48(FP), R9
+	MOVQ skip+56(FP), R11
+	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv8x32_bias
+	VBROADCASTSS beta+92(FP), Z31
+	MOVL beta+92(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ   conv8x32_alphaonly
+	DECQ R11
+	JGE  conv8x32_b0
+	VMULPS Z30, Z0, Z0
+	VMULPS Z30, Z1, Z1
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z0
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z1
+	VMOVUPS Z0, K1, 0(DI)
+	VMOVUPS Z1, K2, 64(DI)
+conv8x32_b0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b1
+	VMULPS Z30, Z2, Z2
+	VMULPS Z30, Z3, Z3
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z2
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z3
+	VMOVUPS Z2, K1, 0(DI)
+	VMOVUPS Z3, K2, 64(DI)
+conv8x32_b1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b2
+	VMULPS Z30, Z4, Z4
+	VMULPS Z30, Z5, Z5
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z4
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z5
+	VMOVUPS Z4, K1, 0(DI)
+	VMOVUPS Z5, K2, 64(DI)
+conv8x32_b2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b3
+	VMULPS Z30, Z6, Z6
+	VMULPS Z30, Z7, Z7
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z6
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z7
+	VMOVUPS Z6, K1, 0(DI)
+	VMOVUPS Z7, K2, 64(DI)
+conv8x32_b3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b4
+	VMULPS Z30, Z8, Z8
+	VMULPS Z30, Z9, Z9
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z8
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z9
+	VMOVUPS Z8, K1, 0(DI)
+	VMOVUPS Z9, K2, 64(DI)
+conv8x32_b4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b5
+	VMULPS Z30, Z10, Z10
+	VMULPS Z30, Z11, Z11
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z10
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z11
+	VMOVUPS Z10, K1, 0(DI)
+	VMOVUPS Z11, K2, 64(DI)
+conv8x32_b5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b6
+	VMULPS Z30, Z12, Z12
+	VMULPS Z30, Z13, Z13
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z12
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z13
+	VMOVUPS Z12, K1, 0(DI)
+	VMOVUPS Z13, K2, 64(DI)
+conv8x32_b6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_b7
+	VMULPS Z30, Z14, Z14
+	VMULPS Z30, Z15, Z15
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z14
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z15
+	VMOVUPS Z14, K1, 0(DI)
+	VMOVUPS Z15, K2, 64(DI)
+conv8x32_b7:
+	ADDQ R9, DI
+	JMP  conv8x32_done
+conv8x32_alphaonly:
+	DECQ R11
+	JGE  conv8x32_a0
+	VMULPS Z30, Z0, Z0
+	VMULPS Z30, Z1, Z1
+	VMOVUPS Z0, K1, 0(DI)
+	VMOVUPS Z1, K2, 64(DI)
+conv8x32_a0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a1
+	VMULPS Z30, Z2, Z2
+	VMULPS Z30, Z3, Z3
+	VMOVUPS Z2, K1, 0(DI)
+	VMOVUPS Z3, K2, 64(DI)
+conv8x32_a1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a2
+	VMULPS Z30, Z4, Z4
+	VMULPS Z30, Z5, Z5
+	VMOVUPS Z4, K1, 0(DI)
+	VMOVUPS Z5, K2, 64(DI)
+conv8x32_a2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a3
+	VMULPS Z30, Z6, Z6
+	VMULPS Z30, Z7, Z7
+	VMOVUPS Z6, K1, 0(DI)
+	VMOVUPS Z7, K2, 64(DI)
+conv8x32_a3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a4
+	VMULPS Z30, Z8, Z8
+	VMULPS Z30, Z9, Z9
+	VMOVUPS Z8, K1, 0(DI)
+	VMOVUPS Z9, K2, 64(DI)
+conv8x32_a4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a5
+	VMULPS Z30, Z10, Z10
+	VMULPS Z30, Z11, Z11
+	VMOVUPS Z10, K1, 0(DI)
+	VMOVUPS Z11, K2, 64(DI)
+conv8x32_a5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a6
+	VMULPS Z30, Z12, Z12
+	VMULPS Z30, Z13, Z13
+	VMOVUPS Z12, K1, 0(DI)
+	VMOVUPS Z13, K2, 64(DI)
+conv8x32_a6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_a7
+	VMULPS Z30, Z14, Z14
+	VMULPS Z30, Z15, Z15
+	VMOVUPS Z14, K1, 0(DI)
+	VMOVUPS Z15, K2, 64(DI)
+conv8x32_a7:
+	ADDQ R9, DI
+	JMP  conv8x32_done
+conv8x32_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	VMOVUPS.Z 64(R15), K2, Z25
+	DECQ R11
+	JGE  conv8x32_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+conv8x32_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c1
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z25, Z3, Z3
+	VMOVUPS Z3, K2, 64(DI)
+conv8x32_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c2
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+conv8x32_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c3
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z25, Z7, Z7
+	VMOVUPS Z7, K2, 64(DI)
+conv8x32_c3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c4
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+conv8x32_c4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c5
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z25, Z11, Z11
+	VMOVUPS Z11, K2, 64(DI)
+conv8x32_c5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c6
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+conv8x32_c6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_c7
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z25, Z15, Z15
+	VMOVUPS Z15, K2, 64(DI)
+conv8x32_c7:
+	ADDQ R9, DI
+conv8x32_done:
+	VZEROUPPER
+	RET
+
+// func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+//
+// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
+// for skip ≤ r < 4 and the columns j < 64 whose bit is set in masks; lda,
+// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv4x64(SB), NOSPLIT, $0-104
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ ldb+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ masks+64(FP), AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	SHRQ $16, AX
+	KMOVW AX, K3
+	SHRQ $16, AX
+	KMOVW AX, K4
+	MOVQ steps+72(FP), AX
+	MOVQ jump+80(FP), R14
+	LEAQ (CX*4), R15
+	SUBQ R15, R14
+	LEAQ (R8)(R8*2), R9   // 3·lda
+	LEAQ (R8)(R8*4), R12  // 5·lda
+	LEAQ (R9)(R8*4), R13  // 7·lda
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ   conv4x64_epilogue
+	TESTQ AX, AX
+	JZ   conv4x64_epilogue
+conv4x64_block:
+	MOVQ kc+0(FP), CX
+conv4x64_loop:
+	VMOVUPS.Z 0(BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
+	VMOVUPS.Z 128(BX), K3, Z26
+	VMOVUPS.Z 192(BX), K4, Z27
+	VBROADCASTSS (SI), Z28
+	VFMADD231PS Z28, Z24, Z0
+	VFMADD231PS Z28, Z25, Z1
+	VFMADD231PS Z28, Z26, Z2
+	VFMADD231PS Z28, Z27, Z3
+	VBROADCASTSS (SI)(R8*1), Z29
+	VFMADD231PS Z29, Z24, Z4
+	VFMADD231PS Z29, Z25, Z5
+	VFMADD231PS Z29, Z26, Z6
+	VFMADD231PS Z29, Z27, Z7
+	VBROADCASTSS (SI)(R8*2), Z28
+	VFMADD231PS Z28, Z24, Z8
+	VFMADD231PS Z28, Z25, Z9
+	VFMADD231PS Z28, Z26, Z10
+	VFMADD231PS Z28, Z27, Z11
+	VBROADCASTSS (SI)(R9*1), Z29
+	VFMADD231PS Z29, Z24, Z12
+	VFMADD231PS Z29, Z25, Z13
+	VFMADD231PS Z29, Z26, Z14
+	VFMADD231PS Z29, Z27, Z15
+	ADDQ DX, BX
+	ADDQ $4, SI
+	DECQ CX
+	JNZ  conv4x64_loop
+	ADDQ R14, SI
+	DECQ AX
+	JNZ  conv4x64_block
+conv4x64_epilogue:
+	MOVQ ldc+48(FP), R9
+	MOVQ skip+56(FP), R11
+	VBROADCASTSS alpha+88(FP), Z30
+	MOVQ bias+96(FP), R15
+	TESTQ R15, R15
+	JNZ  conv4x64_bias
+	VBROADCASTSS beta+92(FP), Z31
+	MOVL beta+92(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ   conv4x64_alphaonly
+	DECQ R11
+	JGE  conv4x64_b0
+	VMULPS Z30, Z0, Z0
+	VMULPS Z30, Z1, Z1
+	VMULPS Z30, Z2, Z2
+	VMULPS Z30, Z3, Z3
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z0
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z1
+	VMOVUPS.Z 128(DI), K3, Z26
+	VFMADD231PS Z26, Z31, Z2
+	VMOVUPS.Z 192(DI), K4, Z27
+	VFMADD231PS Z27, Z31, Z3
+	VMOVUPS Z0, K1, 0(DI)
+	VMOVUPS Z1, K2, 64(DI)
+	VMOVUPS Z2, K3, 128(DI)
+	VMOVUPS Z3, K4, 192(DI)
+conv4x64_b0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_b1
+	VMULPS Z30, Z4, Z4
+	VMULPS Z30, Z5, Z5
+	VMULPS Z30, Z6, Z6
+	VMULPS Z30, Z7, Z7
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z4
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z5
+	VMOVUPS.Z 128(DI), K3, Z26
+	VFMADD231PS Z26, Z31, Z6
+	VMOVUPS.Z 192(DI), K4, Z27
+	VFMADD231PS Z27, Z31, Z7
+	VMOVUPS Z4, K1, 0(DI)
+	VMOVUPS Z5, K2, 64(DI)
+	VMOVUPS Z6, K3, 128(DI)
+	VMOVUPS Z7, K4, 192(DI)
+conv4x64_b1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_b2
+	VMULPS Z30, Z8, Z8
+	VMULPS Z30, Z9, Z9
+	VMULPS Z30, Z10, Z10
+	VMULPS Z30, Z11, Z11
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z8
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z9
+	VMOVUPS.Z 128(DI), K3, Z26
+	VFMADD231PS Z26, Z31, Z10
+	VMOVUPS.Z 192(DI), K4, Z27
+	VFMADD231PS Z27, Z31, Z11
+	VMOVUPS Z8, K1, 0(DI)
+	VMOVUPS Z9, K2, 64(DI)
+	VMOVUPS Z10, K3, 128(DI)
+	VMOVUPS Z11, K4, 192(DI)
+conv4x64_b2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_b3
+	VMULPS Z30, Z12, Z12
+	VMULPS Z30, Z13, Z13
+	VMULPS Z30, Z14, Z14
+	VMULPS Z30, Z15, Z15
+	VMOVUPS.Z 0(DI), K1, Z24
+	VFMADD231PS Z24, Z31, Z12
+	VMOVUPS.Z 64(DI), K2, Z25
+	VFMADD231PS Z25, Z31, Z13
+	VMOVUPS.Z 128(DI), K3, Z26
+	VFMADD231PS Z26, Z31, Z14
+	VMOVUPS.Z 192(DI), K4, Z27
+	VFMADD231PS Z27, Z31, Z15
+	VMOVUPS Z12, K1, 0(DI)
+	VMOVUPS Z13, K2, 64(DI)
+	VMOVUPS Z14, K3, 128(DI)
+	VMOVUPS Z15, K4, 192(DI)
+conv4x64_b3:
+	ADDQ R9, DI
+	JMP  conv4x64_done
+conv4x64_alphaonly:
+	DECQ R11
+	JGE  conv4x64_a0
+	VMULPS Z30, Z0, Z0
+	VMULPS Z30, Z1, Z1
+	VMULPS Z30, Z2, Z2
+	VMULPS Z30, Z3, Z3
+	VMOVUPS Z0, K1, 0(DI)
+	VMOVUPS Z1, K2, 64(DI)
+	VMOVUPS Z2, K3, 128(DI)
+	VMOVUPS Z3, K4, 192(DI)
+conv4x64_a0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_a1
+	VMULPS Z30, Z4, Z4
+	VMULPS Z30, Z5, Z5
+	VMULPS Z30, Z6, Z6
+	VMULPS Z30, Z7, Z7
+	VMOVUPS Z4, K1, 0(DI)
+	VMOVUPS Z5, K2, 64(DI)
+	VMOVUPS Z6, K3, 128(DI)
+	VMOVUPS Z7, K4, 192(DI)
+conv4x64_a1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_a2
+	VMULPS Z30, Z8, Z8
+	VMULPS Z30, Z9, Z9
+	VMULPS Z30, Z10, Z10
+	VMULPS Z30, Z11, Z11
+	VMOVUPS Z8, K1, 0(DI)
+	VMOVUPS Z9, K2, 64(DI)
+	VMOVUPS Z10, K3, 128(DI)
+	VMOVUPS Z11, K4, 192(DI)
+conv4x64_a2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_a3
+	VMULPS Z30, Z12, Z12
+	VMULPS Z30, Z13, Z13
+	VMULPS Z30, Z14, Z14
+	VMULPS Z30, Z15, Z15
+	VMOVUPS Z12, K1, 0(DI)
+	VMOVUPS Z13, K2, 64(DI)
+	VMOVUPS Z14, K3, 128(DI)
+	VMOVUPS Z15, K4, 192(DI)
+conv4x64_a3:
+	ADDQ R9, DI
+	JMP  conv4x64_done
+conv4x64_bias:
+	VMOVUPS.Z 0(R15), K1, Z24
+	VMOVUPS.Z 64(R15), K2, Z25
+	VMOVUPS.Z 128(R15), K3, Z26
+	VMOVUPS.Z 192(R15), K4, Z27
+	DECQ R11
+	JGE  conv4x64_c0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	VMULPS Z30, Z2, Z2
+	VADDPS Z26, Z2, Z2
+	VMOVUPS Z2, K3, 128(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z27, Z3, Z3
+	VMOVUPS Z3, K4, 192(DI)
+conv4x64_c0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_c1
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	VMULPS Z30, Z6, Z6
+	VADDPS Z26, Z6, Z6
+	VMOVUPS Z6, K3, 128(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z27, Z7, Z7
+	VMOVUPS Z7, K4, 192(DI)
+conv4x64_c1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_c2
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	VMULPS Z30, Z10, Z10
+	VADDPS Z26, Z10, Z10
+	VMOVUPS Z10, K3, 128(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z27, Z11, Z11
+	VMOVUPS Z11, K4, 192(DI)
+conv4x64_c2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_c3
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	VMULPS Z30, Z14, Z14
+	VADDPS Z26, Z14, Z14
+	VMOVUPS Z14, K3, 128(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z27, Z15, Z15
+	VMOVUPS Z15, K4, 192(DI)
+conv4x64_c3:
+	ADDQ R9, DI
+conv4x64_done:
 	VZEROUPPER
 	RET

@@ -38,7 +38,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/internal/kernels/matrix"
 )
 
@@ -55,8 +54,14 @@ type Products interface {
 	// c (n values each) from the image's out(b)-th position on: the sum
 	// over steps kernel rows r of the tall product of a's rows (lda values
 	// apart, depth values deep) at the positions from in(b, q) + r·stride
-	// with b's rows r·depth on (n wide).
-	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c []float32)
+	// with b's rows r·depth on (n wide), plus bias (n values; nil for
+	// none).
+	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c, bias []float32)
+	// ConvWork is what ConvRows costs for spans of span positions, n
+	// values each (the values its tiles compute, rows and columns rounded
+	// up to whole tiles), 0 where it cannot: the convolutions compare ways
+	// of computing the same values with it.
+	ConvWork(span, n int) int
 	// ConvKernelRows sets c (len(segs)·width rows of n) to aᵀ·b for an a
 	// whose columns are segments of width columns, segment s starting
 	// segs[s] values into a (rows lda apart; segments may overlap), and b
@@ -134,12 +139,30 @@ func Plan(p Products, s Shape) (Memory, bool) {
 		return Memory{}, false
 	}
 	img := s.Batch * hp * wp
-	return Memory{
+	mem := Memory{
 		InputGrid:  s.positions() * s.C,
 		OutputGrid: s.positions() * s.Filters,
-		Forward:    img*s.Filters + s.OW*s.Filters,
-		InputGrad:  img*s.C + s.KH*s.KW*s.Filters*s.C,
-	}, true
+		InputGrad:  s.KH * s.KW * s.Filters * s.C,
+	}
+	if !byRows(p, s.OH, s.OW, wp, s.Filters) {
+		mem.Forward = img * s.Filters
+	}
+	if !byRows(p, s.H, s.W, wp, s.C) {
+		mem.InputGrad += img * s.C
+	}
+	return mem, true
+}
+
+// byRows reports whether p computes the rows of a result (rows of width
+// positions, n values each) one at a time, straight into the result, at
+// no more cost than every position of the grid's rows (wp wide: the
+// positions past width thrown away) followed by a copy out of the grid.
+// On small images the grid's extra columns are a large share (a quarter
+// more on 8×8 with a 3×3 kernel), and a tile that divides the width
+// computes none of them.
+func byRows(p Products, rows, width, wp, n int) bool {
+	w := p.ConvWork(width, n)
+	return w > 0 && w*rows <= p.ConvWork(rows*wp, n)
 }
 
 // memory returns Plan(p, s), or the error for a shape it refuses.
@@ -233,24 +256,24 @@ func Forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32) erro
 	}
 	hp, wp := s.grid()
 	img, margin, f := hp*wp, s.margin(), s.Filters
-	// Every position of the output's rows, from the image's corner.
-	p.ConvRows(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
-		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch[:s.Batch*img*f])
-	// Back from the grid, plus the bias: a row of it for every output row.
-	row := scratch[s.Batch*img*f:][:s.OW*f]
 	if bias != nil {
-		for x := 0; x < s.OW; x++ {
-			copy(row[x*f:], bias[:f])
-		}
+		bias = bias[:f]
 	}
+	if byRows(p, s.OH, s.OW, wp, f) {
+		// Output row u (image u/OH, row u%OH) straight into z.
+		p.ConvRows(s.Batch*s.OH, s.OW, f, func(u int) int { return u * s.OW },
+			func(u, q int) int { return margin + u/s.OH*img + u%s.OH*wp + q },
+			s.KH, s.KW*s.C, s.C, wp, grid, kernel, z, bias)
+		return nil
+	}
+	// Every position of the output's rows, from the image's corner, then
+	// the output's positions copied back from the grid.
+	p.ConvRows(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
+		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch[:s.Batch*img*f], bias)
 	matrix.Parallel(p.Workers(), s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.OH; y++ {
-				dst := z[((b*s.OH+y)*s.OW)*f:][:s.OW*f]
-				copy(dst, scratch[(b*img+y*wp)*f:][:s.OW*f])
-				if bias != nil {
-					avx2.AddTo(dst, row)
-				}
+				copy(z[((b*s.OH+y)*s.OW)*f:][:s.OW*f], scratch[(b*img+y*wp)*f:][:s.OW*f])
 			}
 		}
 	})
@@ -272,7 +295,11 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 	}
 	hp, wp := s.grid()
 	img, margin, c, f := hp*wp, s.margin(), s.C, s.Filters
-	out := scratch[:s.Batch*img*c]
+	rows := byRows(p, s.H, s.W, wp, c)
+	var out []float32
+	if !rows {
+		out = scratch[:s.Batch*img*c]
+	}
 	turned := scratch[len(out):][:s.KH*s.KW*f*c]
 	// The kernel turned by 180°, each tap transposed: Filters rows of C.
 	taps := s.KH * s.KW
@@ -284,11 +311,20 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 			}
 		}
 	}
-	// Every position of the image's rows, every column of the grid; the
-	// window turned reaches back margin positions from there.
+	// The window turned reaches back margin positions from the pixel.
+	back := margin - (s.KH-1)*wp - (s.KW - 1)
+	if rows {
+		// Image row u (image u/H, row u%H) straight into dx.
+		p.ConvRows(s.Batch*s.H, s.W, c, func(u int) int { return u * s.W },
+			func(u, q int) int { return back + u/s.H*img + (u%s.H+s.PadTop)*wp + s.PadLeft + q }, s.KH, s.KW*f, f, wp,
+			grid, turned, dx, nil)
+		return nil
+	}
+	// Every position of the image's rows, every column of the grid, then
+	// the image's pixels copied back from the grid.
 	p.ConvRows(s.Batch, s.H*wp, c, func(b int) int { return b*img + s.PadTop*wp },
-		func(b, q int) int { return margin - (s.KH-1)*wp - (s.KW - 1) + b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, wp,
-		grid, turned, out)
+		func(b, q int) int { return back + b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, wp,
+		grid, turned, out, nil)
 	matrix.Parallel(p.Workers(), s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.H; y++ {

@@ -37,6 +37,10 @@ var convCases = []conv.Shape{
 	same(2, 6, 10, 17, 33, 3, 3),
 	same(2, 8, 8, 32, 32, 3, 3),
 	same(2, 5, 6, 64, 64, 3, 3),
+	same(2, 8, 8, 64, 64, 3, 3),   // ResNet-20's stages: computed a row at a time
+	same(2, 16, 16, 32, 32, 3, 3), // on AVX-512, tiles of 4, 8 and 16 rows
+	same(1, 32, 32, 16, 16, 3, 3),
+	same(2, 8, 8, 16, 40, 3, 3),
 	same(1, 7, 9, 9, 70, 5, 5),
 	same(2, 6, 6, 8, 5, 2, 2),
 	same(2, 9, 9, 16, 16, 1, 3),
