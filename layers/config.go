@@ -114,6 +114,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Minimum":                mergeFromConfig(mergeMinimum),
 	"Concatenate":            mergeFromConfig(mergeConcatenate),
 	"Dot":                    dotFromConfig,
+	"MultiHeadAttention":     multiHeadAttentionFromConfig,
 	"ZeroPadding2D":          zeroPaddingFromConfig,
 	"Cropping2D":             croppingFromConfig,
 	"UpSampling2D":           upSamplingFromConfig,

@@ -22,6 +22,7 @@ type Option interface {
 	PReLUOption
 	ResizingOption
 	RecurrentOption
+	AttentionOption
 	applyLayer(*named)
 }
 

@@ -428,17 +428,7 @@ func (l *NormalizationLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
 	g, dt := in.Node.Graph(), in.Node.Dtype()
 	shape := append([]int{1}, bshape...)
 	constant := func(name string, v []float32) *gorgonia.Node {
-		var val *tensor.Dense
-		if dt == tensor.Float64 {
-			d := make([]float64, len(v))
-			for i, x := range v {
-				d[i] = float64(x)
-			}
-			val = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-		} else {
-			val = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
-		}
-		return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(l.name+"/"+name), gorgonia.WithValue(val))
+		return constantValues(g, dt, l.name+"/"+name, shape, v)
 	}
 	m, d := constant("mean_value", mean), constant("std_value", denom)
 	var out *gorgonia.Node
