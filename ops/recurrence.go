@@ -481,14 +481,14 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 	}
 	switch p.Cell {
 	case RNNCell:
-		activate(p.Act, p.Alpha, U, pre(0, 0), rows(1, k))
+		gateActivate(p.Act, p.Alpha, U, pre(0, 0), rows(1, k))
 	case LSTMCell:
 		for g := range 4 {
 			act, alpha := p.RecAct, p.RecAlpha
 			if g == 2 {
 				act, alpha = p.Act, p.Alpha
 			}
-			activate(act, alpha, U, pre(g, g), rows(4+g, k))
+			gateActivate(act, alpha, U, pre(g, g), rows(4+g, k))
 		}
 		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
 		c, tc, h := rows(8, k), rows(9, k), rows(10, k)
@@ -500,13 +500,13 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 				c[e] += f[e] * v
 			}
 		}
-		activate(p.Act, p.Alpha, U, c, tc)
+		gateActivate(p.Act, p.Alpha, U, c, tc)
 		for e := range h {
 			h[e] = o[e] * tc[e]
 		}
 	case GRUCell:
 		for g := range 2 {
-			activate(p.RecAct, p.RecAlpha, U, pre(g, g), rows(3+g, k))
+			gateActivate(p.RecAct, p.RecAlpha, U, pre(g, g), rows(3+g, k))
 		}
 		// r_h is z's h block plus its bias; the candidate's
 		// pre-activation is x_h + r·r_h.
@@ -524,7 +524,7 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 			}
 		}
 		zg, cand, h := rows(3, k), rows(5, k), rows(7, k)
-		activate(p.Act, p.Alpha, U, ph, cand)
+		gateActivate(p.Act, p.Alpha, U, ph, cand)
 		var prev []T
 		if k > 0 {
 			prev = rows(7, k-1)
@@ -617,7 +617,7 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 	dpre := func(g int) []T { return span(w.gradB, g) }
 	switch p.Cell {
 	case RNNCell:
-		activateGrad(p.Act, p.Alpha, U, rows(0, k), rows(1, k), dh, dpre(0))
+		gateActivateGrad(p.Act, p.Alpha, U, rows(0, k), rows(1, k), dh, dpre(0))
 		clear(dh)
 	case LSTMCell:
 		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
@@ -627,7 +627,7 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 			dpost(3)[e] = dh[e] * tc[e]
 			dtc[e] = dh[e] * o[e]
 		}
-		activateGrad(p.Act, p.Alpha, U, c, tc, dtc, dcn)
+		gateActivateGrad(p.Act, p.Alpha, U, c, tc, dtc, dcn)
 		var prev []T
 		if k > 0 {
 			prev = rows(8, k-1)
@@ -648,7 +648,7 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 			if g == 2 {
 				act, alpha = p.Act, p.Alpha
 			}
-			activateGrad(act, alpha, U, rows(g, k), rows(4+g, k), dpost(g), dpre(g))
+			gateActivateGrad(act, alpha, U, rows(g, k), rows(4+g, k), dpost(g), dpre(g))
 		}
 		clear(dh)
 	case GRUCell:
@@ -666,12 +666,12 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 			dpost(2)[e] = dh[e] * (1 - zg[e])
 			dh[e] *= zg[e] // the direct path to the previous state
 		}
-		activateGrad(p.Act, p.Alpha, U, rows(2, k), cand, dpost(2), dpre(2))
+		gateActivateGrad(p.Act, p.Alpha, U, rows(2, k), cand, dpost(2), dpre(2))
 		for e := range dh {
 			dpost(1)[e] = dpre(2)[e] * rh[e]
 		}
 		for g := range 2 {
-			activateGrad(p.RecAct, p.RecAlpha, U, rows(g, k), rows(3+g, k), dpost(g), dpre(g))
+			gateActivateGrad(p.RecAct, p.RecAlpha, U, rows(g, k), rows(3+g, k), dpost(g), dpre(g))
 		}
 	}
 	var r []T // a GRU's reset gate
@@ -741,7 +741,7 @@ func gruBeforeForward[T float](p RecurrenceParams, proj, rec, y, ws []T) {
 						}
 					}
 				}
-				activate(p.RecAct, p.RecAlpha, U, pre, w.plane(3+g, k)[lo*U:hi*U])
+				gateActivate(p.RecAct, p.RecAlpha, U, pre, w.plane(3+g, k)[lo*U:hi*U])
 			}
 			r, rh := w.plane(4, k)[lo*U:hi*U], w.plane(6, k)[lo*U:hi*U]
 			for e := range rh {
@@ -765,7 +765,7 @@ func gruBeforeForward[T float](p RecurrenceParams, proj, rec, y, ws []T) {
 					}
 				}
 			}
-			activate(p.Act, p.Alpha, U, pre, cand)
+			gateActivate(p.Act, p.Alpha, U, pre, cand)
 			for e := range h {
 				pv := T(0)
 				if prev != nil {
@@ -830,7 +830,7 @@ func gruBeforeBackward[T float](p RecurrenceParams, dy, out, ws []T) {
 				dh[e] *= zg[e]
 			}
 			dq := w.dq[lo*U : hi*U]
-			activateGrad(p.Act, p.Alpha, U, w.plane(2, k)[lo*U:hi*U], cand, dc, dq)
+			gateActivateGrad(p.Act, p.Alpha, U, w.plane(2, k)[lo*U:hi*U], cand, dc, dq)
 			for b := lo; b < hi; b++ {
 				copy(dproj[(b*S+t)*gu+2*U:][:U], dq[(b-lo)*U:][:U])
 			}
@@ -852,7 +852,7 @@ func gruBeforeBackward[T float](p RecurrenceParams, dy, out, ws []T) {
 			}
 			for g := range 2 {
 				d := w.gradB[g*w.bu+lo*U : g*w.bu+hi*U]
-				activateGrad(p.RecAct, p.RecAlpha, U, w.plane(g, k)[lo*U:hi*U], w.plane(3+g, k)[lo*U:hi*U], dpost(g, lo, hi), d)
+				gateActivateGrad(p.RecAct, p.RecAlpha, U, w.plane(g, k)[lo*U:hi*U], w.plane(3+g, k)[lo*U:hi*U], dpost(g, lo, hi), d)
 				for b := lo; b < hi; b++ {
 					copy(dproj[(b*S+t)*gu+g*U:][:U], d[(b-lo)*U:][:U])
 					copy(w.dzr[b*2*U+g*U:][:U], d[(b-lo)*U:][:U])

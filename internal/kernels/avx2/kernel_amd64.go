@@ -27,3 +27,15 @@ func maxInto(dst, src *float32, n int)
 
 //go:noescape
 func maxPoolBack(dimg, img, y, grad *float32, offs *int, noffs, c int)
+
+//go:noescape
+func sigmoid8(x, y *float32, n int)
+
+//go:noescape
+func tanh8(x, y *float32, n int)
+
+//go:noescape
+func sigmoidGrad8(y, dy, dx *float32, n int)
+
+//go:noescape
+func tanhGrad8(y, dy, dx *float32, n int)

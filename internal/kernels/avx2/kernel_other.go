@@ -33,3 +33,15 @@ func maxInto(dst, src *float32, n int) {
 func maxPoolBack(dimg, img, y, grad *float32, offs *int, noffs, c int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
+
+func sigmoid8(x, y *float32, n int) { panic("unreachable: AVX2 kernels called without Available") }
+
+func tanh8(x, y *float32, n int) { panic("unreachable: AVX2 kernels called without Available") }
+
+func sigmoidGrad8(y, dy, dx *float32, n int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func tanhGrad8(y, dy, dx *float32, n int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}

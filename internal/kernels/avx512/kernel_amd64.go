@@ -39,3 +39,15 @@ func dropoutPhilox(x, y *float32, groups int, block, step, key uint64, t uint32,
 
 //go:noescape
 func sumRows(a *float32, rows, cols int, out *float32)
+
+//go:noescape
+func sigmoid16(x, y *float32, n int)
+
+//go:noescape
+func tanh16(x, y *float32, n int)
+
+//go:noescape
+func sigmoidGrad16(y, dy, dx *float32, n int)
+
+//go:noescape
+func tanhGrad16(y, dy, dx *float32, n int)

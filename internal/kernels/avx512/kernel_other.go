@@ -49,3 +49,15 @@ func dropoutPhilox(x, y *float32, groups int, block, step, key uint64, t uint32,
 func sumRows(a *float32, rows, cols int, out *float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func sigmoid16(x, y *float32, n int) { panic("unreachable: AVX-512 kernels called without Available") }
+
+func tanh16(x, y *float32, n int) { panic("unreachable: AVX-512 kernels called without Available") }
+
+func sigmoidGrad16(y, dy, dx *float32, n int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func tanhGrad16(y, dy, dx *float32, n int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
