@@ -326,25 +326,7 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			}
 		})
 	case BatchNorm:
-		mean, variance, gamma, beta := in[1], in[2], in[3], in[4]
-		buf := normScratchT[T](2 * cols)
-		defer normScratchPoolT[T]().Put(buf)
-		scale, shift := (*buf)[:cols], (*buf)[cols:]
-		for c := range scale {
-			s := float64(gamma[c]) * rstdOf(variance[c], p.Epsilon)
-			scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
-		}
-		done := 0
-		if xf, ok := asFloat32(x); ok {
-			done = avx512.ScaleShiftRows(xf, any(out).([]float32), cols, rows, cols,
-				any(scale).([]float32), any(shift).([]float32))
-		}
-		for r := 0; r < rows; r++ {
-			o := out[r*cols : (r+1)*cols]
-			for c := done; c < cols; c++ {
-				o[c] = x[r*cols+c]*scale[c] + shift[c]
-			}
-		}
+		batchNorm(p, rows, cols, in, out, false)
 	case BatchNormGrad:
 		batchNormGrad(p, rows, cols, in, out, nil)
 	case BatchNormGammaGrad:
@@ -372,6 +354,45 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
 		layerNorm(kind, p.Epsilon, rows, cols, in, out)
 	}
+}
+
+// batchNorm is normalize's BatchNorm, into out, then with relu the ReLU
+// of each value (as the ReLU activation: the value where it is above 0,
+// else 0), the rows split over the cores.
+func batchNorm[T float](p NormParams, rows, cols int, in [][]T, out []T, relu bool) {
+	x, mean, variance, gamma, beta := in[0], in[1], in[2], in[3], in[4]
+	buf := normScratchT[T](2 * cols)
+	defer normScratchPoolT[T]().Put(buf)
+	scale, shift := (*buf)[:cols], (*buf)[cols:]
+	for c := range scale {
+		s := float64(gamma[c]) * rstdOf(variance[c], p.Epsilon)
+		scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
+	}
+	parallel(rows, cols, func(lo, hi int) {
+		done := 0
+		if xf, ok := asFloat32(x); ok {
+			done = avx512.ScaleShiftRows(xf[lo*cols:], any(out).([]float32)[lo*cols:], cols, hi-lo, cols,
+				any(scale).([]float32), any(shift).([]float32), relu)
+		}
+		for r := lo; r < hi; r++ {
+			o := out[r*cols : (r+1)*cols]
+			for c := done; c < cols; c++ {
+				v := T(x[r*cols+c]*scale[c]) + shift[c] // rounded after each operation, as the kernel
+				if relu && !(v > 0) {
+					v = 0
+				}
+				o[c] = v
+			}
+		}
+	})
+}
+
+// BatchNormReLU computes NormForward's BatchNorm (in holds x, mean,
+// variance, gamma and beta) followed by the ReLU activation, in one pass
+// over x, into out: where a plan folds a ReLU into the normalization
+// before it (plan.Capabilities).
+func BatchNormReLU(p NormParams, rows, cols int, in [][]float32, out []float32) {
+	batchNorm(p, rows, cols, in, out, true)
 }
 
 // batchNormGrad is normalize's BatchNormGrad, into out; with dgamma, also

@@ -76,7 +76,7 @@ func (b *backend) Device() plan.Device { return host{} }
 // kernels) stride-1 convolutions are computed without their patches, and
 // a BatchNormalization's gamma gradient comes with its input's.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true}
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, ReLUInNorm: true}
 }
 
 // conv says whether the multiplier computes the convolution over w
@@ -194,6 +194,10 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		if len(s.Out) == 2 { // a BatchNormGrad with gamma's gradient (Capabilities.GammaInNormGrad)
 			ops.BatchNormGradWithGamma(s.Op.NormParams, s.M, s.N, args, out(0), out(1))
+			return nil
+		}
+		if s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU { // Capabilities.ReLUInNorm
+			ops.BatchNormReLU(s.Op.NormParams, s.M, s.N, args, out(0))
 			return nil
 		}
 		ops.NormForward(s.Op.Norm, s.Op.NormParams, s.M, s.N, args, out(0))

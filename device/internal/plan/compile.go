@@ -438,6 +438,12 @@ type Capabilities struct {
 	// stands for it and the BatchNormGammaGrad step of the same x, mean,
 	// variance and dy.
 	GammaInNormGrad bool
+	// ReLUInNorm: the backend applies the ReLU activation after a batch
+	// normalization in the normalization's pass, where a Norm step of kind
+	// BatchNorm has Op.Activation ops.ReLU (ops.BatchNormReLU): it then
+	// stands for the normalization and the BiasAct step of the ReLU that
+	// only follows it.
+	ReLUInNorm bool
 }
 
 // ConvMemory is the memory, in float32s, of a convolution's steps on a
@@ -510,6 +516,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 	}
 	c.convolutions()
 	c.normGradients()
+	c.normReLUs()
 	return c.p, nil
 }
 
@@ -719,6 +726,13 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		if info.Activation == ops.Softmax {
 			c.emit(Step{Kind: SoftmaxGrad, Op: info, Node: n, M: rows, N: cols, In: []int{in[1], in[2]}, Out: []int{out}})
 			return nil
+		}
+		if info.Activation == ops.ReLU && in[1] >= 0 {
+			// ReLU's gradient is dy where its input is above 0: where its
+			// output is. Reading the output leaves the input to no later
+			// step (a normalization can then write the output only:
+			// normReLUs).
+			in = []int{in[1], in[1], in[2]}
 		}
 		c.emit(Step{Kind: ActGrad, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})
 	case ops.OpReshape:

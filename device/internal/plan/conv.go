@@ -25,26 +25,7 @@ func (c *compiler) convolutions() {
 	if c.caps.Conv == nil {
 		return
 	}
-	readers := map[int][]int{}
-	for i, s := range p.Steps {
-		for _, b := range s.In {
-			if b >= 0 {
-				readers[b] = append(readers[b], i)
-			}
-		}
-	}
-	kept := map[int]bool{} // read after the steps
-	for _, r := range p.Reads {
-		kept[r.Buf] = true
-	}
-	for _, g := range p.Grads {
-		kept[g] = true
-	}
-	for _, m := range p.Moving {
-		for _, b := range m.In {
-			kept[b] = true
-		}
-	}
+	readers, kept := p.readers()
 	writer := func(buf int) int {
 		for i := len(p.Steps) - 1; i >= 0; i-- {
 			if slices.Contains(p.Steps[i].Out, buf) {

@@ -238,6 +238,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			ops.BatchNormGradWithGamma(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]])
 			return nil
 		}
+		if s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU { // Capabilities.ReLUInNorm
+			args := make([][]float32, len(s.In))
+			for j, b := range s.In {
+				args[j] = h.bufs[b]
+			}
+			ops.BatchNormReLU(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]])
+			return nil
+		}
 		// x and dy are M×N matrices, the rest vectors of N.
 		args := make([]gorgonia.Value, len(s.In))
 		for j, b := range s.In {

@@ -47,3 +47,81 @@ func (c *compiler) normGradients() {
 func readBefore(steps []Step, b, end int) bool {
 	return slices.ContainsFunc(steps[:end], func(s Step) bool { return slices.Contains(s.In, b) })
 }
+
+// readers returns the steps that read each buffer, in order, and the
+// buffers read after the steps (the Reads, the learnables' gradients, the
+// moving statistics' operands).
+func (p *Plan) readers() (readers map[int][]int, kept map[int]bool) {
+	readers, kept = map[int][]int{}, map[int]bool{}
+	for i, s := range p.Steps {
+		for _, b := range s.In {
+			if b >= 0 {
+				readers[b] = append(readers[b], i)
+			}
+		}
+	}
+	for _, r := range p.Reads {
+		kept[r.Buf] = true
+	}
+	for _, g := range p.Grads {
+		kept[g] = true
+	}
+	for _, m := range p.Moving {
+		for _, b := range m.In {
+			kept[b] = true
+		}
+	}
+	return readers, kept
+}
+
+// normReLUs folds each ReLU that only follows a batch normalization into
+// the normalization's step, where the backend applies it there
+// (Capabilities.ReLUInNorm): a BiasAct step of ops.ReLU without a bias
+// whose input a Norm step of kind BatchNorm writes and no other step
+// reads. The Norm step then writes the ReLU's output, its Op.Activation
+// ops.ReLU, the BiasAct step goes, and the normalized values take no
+// memory: one pass over them less, forward. (The ReLU's gradient reads
+// the ReLU's output, not its input: see the ActGrad steps.)
+func (c *compiler) normReLUs() {
+	p := c.p
+	if !c.caps.ReLUInNorm {
+		return
+	}
+	readers, kept := p.readers()
+	writer := map[int]int{}
+	for i, s := range p.Steps {
+		for _, b := range s.Out {
+			if b >= 0 {
+				writer[b] = i
+			}
+		}
+	}
+	drop := map[int]bool{}
+	for i, s := range p.Steps {
+		if s.Kind != BiasAct || s.Op.Activation != ops.ReLU || s.In[1] != None || s.Out[0] != None || s.Out[1] == None {
+			continue
+		}
+		x := s.In[0]
+		w, ok := writer[x]
+		if !ok || kept[x] || !slices.Equal(readers[x], []int{i}) {
+			continue
+		}
+		n := &p.Steps[w]
+		if n.Kind != Norm || n.Op.Norm != ops.BatchNorm || n.Op.Activation != ops.Linear || len(n.Out) != 1 || n.Out[0] != x {
+			continue
+		}
+		n.Out[0], n.Op.Activation, n.Fused = s.Out[1], ops.ReLU, s.Node
+		p.Buffers[x].Elems = 0
+		drop[i] = true
+	}
+	if len(drop) == 0 {
+		return
+	}
+	steps := p.Steps[:0]
+	for i, s := range p.Steps {
+		if !drop[i] {
+			steps = append(steps, s)
+		}
+	}
+	p.Steps = steps
+}

@@ -63,42 +63,46 @@ func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value
 	return g, params, &read
 }
 
+// trainBN compiles bnNet with caps and runs three SGD steps on the host
+// backend: the losses, the weights after, and the plan.
+func trainBN(t *testing.T, caps Capabilities) ([]float64, [][]float32, *Plan) {
+	t.Helper()
+	g, params, read := bnNet(t)
+	p, err := Compile(g, params, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := driver.NewState()
+	m, err := New(p, capsBackend{hostBackendOn(&subDevice{}), caps}, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var losses []float64
+	for it := range 3 {
+		if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: int64(it + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, scalar(t, *read))
+	}
+	if err := state.Sync(); err != nil { // the weights back from the device
+		t.Fatal(err)
+	}
+	var w [][]float32
+	for _, l := range params {
+		w = append(w, append([]float32(nil), l.Value().Data().([]float32)...))
+	}
+	return losses, w, p
+}
+
 // TestGammaInNormGrad compiles a batch-normalized network with and without
 // Capabilities.GammaInNormGrad: with it the BatchNormGrad step has gamma's
 // gradient as a second output and no BatchNormGammaGrad step is left, and
 // three SGD steps give the same losses and weights, within the float32
 // rounding by which the two ways of summing Σ dy·x̂ differ.
 func TestGammaInNormGrad(t *testing.T) {
-	run := func(caps Capabilities) ([]float64, [][]float32, *Plan) {
-		g, params, read := bnNet(t)
-		p, err := Compile(g, params, caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		state := driver.NewState()
-		m, err := New(p, capsBackend{hostBackendOn(&subDevice{}), caps}, state, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		var losses []float64
-		for it := range 3 {
-			if err := m.Train(optim.Update{Rule: optim.RuleSGD, LearningRate: 0.1, Iteration: int64(it + 1)}); err != nil {
-				t.Fatal(err)
-			}
-			losses = append(losses, scalar(t, *read))
-		}
-		if err := state.Sync(); err != nil { // the weights back from the device
-			t.Fatal(err)
-		}
-		var w [][]float32
-		for _, l := range params {
-			w = append(w, append([]float32(nil), l.Value().Data().([]float32)...))
-		}
-		return losses, w, p
-	}
-	wantL, wantW, plain := run(Capabilities{})
-	gotL, gotW, fused := run(Capabilities{GammaInNormGrad: true})
+	wantL, wantW, plain := trainBN(t, Capabilities{})
+	gotL, gotW, fused := trainBN(t, Capabilities{GammaInNormGrad: true})
 	count := func(p *Plan, kind ops.NormKind, outs int) int {
 		n := 0
 		for _, s := range p.Steps {
@@ -133,6 +137,52 @@ func TestGammaInNormGrad(t *testing.T) {
 	for i := range wantW {
 		for j := range wantW[i] {
 			if d := math.Abs(float64(gotW[i][j] - wantW[i][j])); d > 1e-6*(1+math.Abs(float64(wantW[i][j]))) {
+				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
+			}
+		}
+	}
+}
+
+// TestReLUInNorm compiles the batch-normalized network, whose ReLU only
+// follows the normalization, with and without Capabilities.ReLUInNorm:
+// with it the Norm step applies the ReLU, no ReLU BiasAct step is left,
+// the normalized values take no memory, and three SGD steps give the same
+// losses and weights bit for bit (the same arithmetic in one pass).
+func TestReLUInNorm(t *testing.T) {
+	wantL, wantW, plain := trainBN(t, Capabilities{})
+	gotL, gotW, fused := trainBN(t, Capabilities{ReLUInNorm: true})
+	count := func(p *Plan) (relus, normReLUs int) {
+		for _, s := range p.Steps {
+			switch {
+			case s.Kind == BiasAct && s.Op.Activation == ops.ReLU:
+				relus++
+			case s.Kind == Norm && s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU:
+				normReLUs++
+			}
+		}
+		return relus, normReLUs
+	}
+	if r, n := count(plain); r != 1 || n != 0 {
+		t.Fatalf("without the capability: %d ReLU steps and %d normalizations with a ReLU, want 1 and 0", r, n)
+	}
+	if r, n := count(fused); r != 0 || n != 1 {
+		t.Fatalf("with the capability: %d ReLU steps and %d normalizations with a ReLU, want 0 and 1", r, n)
+	}
+	for _, s := range plain.Steps {
+		if s.Kind == Norm && s.Op.Norm == ops.BatchNorm {
+			if e := fused.Buffers[s.Out[0]].Elems; e != 0 {
+				t.Errorf("with the capability, the normalized values' buffer keeps %d values, want 0", e)
+			}
+		}
+	}
+	for i := range wantL {
+		if gotL[i] != wantL[i] {
+			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
+		}
+	}
+	for i := range wantW {
+		for j := range wantW[i] {
+			if gotW[i][j] != wantW[i][j] {
 				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
 			}
 		}

@@ -29,7 +29,7 @@ func columnGradSums(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, su
 func columnGammaGrad(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, sum *float64)
 
 //go:noescape
-func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32)
+func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32, relu int)
 
 //go:noescape
 func normGradRows(x, dy, out *float32, ld uintptr, rows, groups int, k *normGradArgs)

@@ -34,7 +34,7 @@ func columnGammaGrad(x, dy *float32, ld uintptr, rows, groups int, mean, rstd, s
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32) {
+func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 

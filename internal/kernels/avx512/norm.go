@@ -65,14 +65,19 @@ func ColumnGammaGrad(x, dy []float32, ld, rows, cols int, mean, rstd, sum []floa
 
 // ScaleShiftRows writes x[r·ld+j]·scale[j] + shift[j], in float32 and
 // rounded after each operation, to out[r·ld+j]: the batch normalization
-// itself.
-func ScaleShiftRows(x, out []float32, ld, rows, cols int, scale, shift []float32) int {
+// itself. With relu, it writes the ReLU of that instead: the value where
+// it is above 0, else 0 (NaN included).
+func ScaleShiftRows(x, out []float32, ld, rows, cols int, scale, shift []float32, relu bool) int {
 	g := groups(min(len(x), len(out)), ld, rows, cols)
 	if g == 0 {
 		return 0
 	}
 	_, _ = scale[8*g-1], shift[8*g-1]
-	scaleShiftRows(&x[0], &out[0], uintptr(4*ld), rows, g, &scale[0], &shift[0])
+	r := 0
+	if relu {
+		r = 1
+	}
+	scaleShiftRows(&x[0], &out[0], uintptr(4*ld), rows, g, &scale[0], &shift[0], r)
 	return 8 * g
 }
 

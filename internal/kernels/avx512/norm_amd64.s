@@ -196,11 +196,12 @@ ggdone:
 	VZEROUPPER
 	RET
 
-// func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32)
+// func scaleShiftRows(x, out *float32, ld uintptr, rows, groups int, scale, shift *float32, relu int)
 //
 // out[r][j] = x[r][j]·scale[j] + shift[j] in float32, rounded after each
-// operation, for r < rows, j < 8·groups.
-TEXT ·scaleShiftRows(SB), NOSPLIT, $0-56
+// operation, for r < rows, j < 8·groups; with relu ≠ 0, max of that and
+// +0 (0 for NaN, as the ReLU activation's v > 0 test).
+TEXT ·scaleShiftRows(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), SI
 	MOVQ out+8(FP), DI
 	MOVQ ld+16(FP), DX
@@ -208,10 +209,14 @@ TEXT ·scaleShiftRows(SB), NOSPLIT, $0-56
 	MOVQ groups+32(FP), R9
 	MOVQ scale+40(FP), R10
 	MOVQ shift+48(FP), R11
+	MOVQ relu+56(FP), BX
 	TESTQ R8, R8
 	JZ    ssdone
 	TESTQ R9, R9
 	JZ    ssdone
+	VXORPS Y0, Y0, Y0
+	TESTQ BX, BX
+	JNZ   ssrelurow
 
 ssrow:
 	XORQ AX, AX
@@ -229,6 +234,25 @@ sscol:
 	ADDQ    DX, DI
 	DECQ    R8
 	JNZ     ssrow
+	JMP     ssdone
+
+ssrelurow:
+	XORQ AX, AX
+	MOVQ R9, CX
+
+ssrelucol:
+	VMOVUPS (SI)(AX*4), Y1
+	VMULPS  (R10)(AX*4), Y1, Y1
+	VADDPS  (R11)(AX*4), Y1, Y1
+	VMAXPS  Y0, Y1, Y1 // Y1 > +0 ? Y1 : +0, and +0 for NaN
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ    $8, AX
+	DECQ    CX
+	JNZ     ssrelucol
+	ADDQ    DX, SI
+	ADDQ    DX, DI
+	DECQ    R8
+	JNZ     ssrelurow
 
 ssdone:
 	VZEROUPPER

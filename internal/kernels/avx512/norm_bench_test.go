@@ -33,7 +33,7 @@ func BenchmarkNormKernels(b *testing.B) {
 	b.Run("scaleshift", func(b *testing.B) {
 		b.SetBytes(int64(8 * rows * cols))
 		for b.Loop() {
-			ScaleShiftRows(x, out, cols, rows, cols, s32, s32)
+			ScaleShiftRows(x, out, cols, rows, cols, s32, s32, false)
 		}
 	})
 	b.Run("gradrows", func(b *testing.B) {
