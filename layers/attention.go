@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/gokeras/gokeras/internal/formats/configargs"
 	"github.com/gokeras/gokeras/internal/formats/shapes"
@@ -195,6 +197,15 @@ func (l *MultiHeadAttentionLayer) PlanInputs(inputShapes [][]int) ([]int, error)
 		return nil, err
 	}
 	return []int{s.tq, s.dout}, nil
+}
+
+// planInputs is PlanInputs with the weights BuildInputs makes.
+func (l *MultiHeadAttentionLayer) planInputs(inputShapes [][]int) ([]int, []WeightShape, error) {
+	s, err := l.shapes(inputShapes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []int{s.tq, s.dout}, l.weightShapes(s), nil
 }
 
 // weightShapes lists the weights in Keras' order.
@@ -646,6 +657,90 @@ func multiHeadAttentionFromConfig(args map[string]any) (Layer, error) {
 		opts = append(opts, o)
 	}
 	return MultiHeadAttention(*a.NumHeads, *a.KeyDim, opts...), nil
+}
+
+// KerasVariable is where Keras 3 keeps weight i of the layer in a .keras
+// archive, under the layer's group: each projection is a sublayer of its
+// own, "_query_dense/vars/0" (its kernel), "_query_dense/vars/1" (its
+// bias), then _key_dense, _value_dense and _output_dense.
+func (l *MultiHeadAttentionLayer) KerasVariable(i int) string {
+	ps := l.Params()
+	if i < 0 || i >= len(ps) {
+		return ""
+	}
+	sub, w, _ := strings.Cut(ps[i].Name, "/")
+	if sub == "attention_output" {
+		sub = "output"
+	}
+	idx := "0"
+	if w == "bias" {
+		idx = "1"
+	}
+	return "_" + sub + "_dense/vars/" + idx
+}
+
+// KerasCall names the layer's inputs as Keras' call takes them, for n
+// inputs: query and value are positional, key and attention_mask keyword
+// arguments; use_causal_mask is a keyword argument too, true with
+// UseCausalMask (and left out without it).
+func (l *MultiHeadAttentionLayer) KerasCall(n int) (names []string, positional int, flags map[string]any) {
+	names = []string{"query", "value"}
+	if n == 4 || n == 3 && !l.maskInput {
+		names = append(names, "key")
+	}
+	if l.maskInput {
+		names = append(names, "attention_mask")
+	}
+	if l.causal {
+		flags = map[string]any{"use_causal_mask": true}
+	}
+	return names, 2, flags
+}
+
+// SetKerasCall takes a saved Keras call: the names of the inputs it is
+// given (query and value, then key and attention_mask when given) and its
+// other keyword arguments (use_causal_mask, return_attention_scores,
+// training). It returns the order the layer takes the named inputs in.
+func (l *MultiHeadAttentionLayer) SetKerasCall(names []string, flags map[string]any) ([]string, error) {
+	order := []string{"query", "value", "key", "attention_mask"}
+	given := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(order, n) {
+			return nil, fmt.Errorf("MultiHeadAttention layer %q: a call argument %q: Keras' call takes query, value, key and attention_mask", l.name, n)
+		}
+		given[n] = true
+	}
+	if !given["query"] || !given["value"] {
+		return nil, fmt.Errorf("MultiHeadAttention layer %q: a call without a query or a value", l.name)
+	}
+	for k, v := range flags {
+		switch k {
+		case "use_causal_mask":
+			on, ok := v.(bool)
+			if !ok {
+				return nil, fmt.Errorf("MultiHeadAttention layer %q: use_causal_mask is %v, not true or false", l.name, v)
+			}
+			l.causal = on
+		case "return_attention_scores":
+			if v != false && v != nil {
+				return nil, fmt.Errorf("MultiHeadAttention layer %q: return_attention_scores=True: gokeras' functional models take one output of a layer call; call the layer without it", l.name)
+			}
+		case "training":
+			if v != nil {
+				return nil, fmt.Errorf("MultiHeadAttention layer %q: a call with training=%v: gokeras sets the mode by Fit and Predict", l.name, v)
+			}
+		default:
+			return nil, fmt.Errorf("MultiHeadAttention layer %q: a call argument %q that gokeras does not take", l.name, k)
+		}
+	}
+	l.maskInput = given["attention_mask"]
+	var out []string
+	for _, n := range order {
+		if given[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // ONNXInputs is an error: the ONNX export does not map MultiHeadAttention

@@ -56,3 +56,23 @@ func checkArgs(l Layer) error {
 	}
 	return nil
 }
+
+// inputsPlanner is a layer of several inputs that has weights.
+type inputsPlanner interface {
+	planInputs(inputShapes [][]int) (outputShape []int, weights []WeightShape, err error)
+}
+
+// PlanBuildInputs is PlanBuild for a layer of several inputs: the shape
+// of the samples it would output for inputs of the given sample shapes,
+// and the weights it would make (none for Keras' merge layers; a
+// MultiHeadAttention's).
+func PlanBuildInputs(l MultiInputLayer, inputShapes [][]int) ([]int, []WeightShape, error) {
+	if configargs.IsNil(l) {
+		return nil, nil, fmt.Errorf("no layer (nil)")
+	}
+	if p, ok := l.(inputsPlanner); ok {
+		return p.planInputs(inputShapes)
+	}
+	out, err := l.PlanInputs(inputShapes)
+	return out, nil, err
+}

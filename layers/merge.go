@@ -30,6 +30,22 @@ type MultiInputLayer interface {
 	CallInputs(in []Flow, params []*gorgonia.Node) (Flow, error)
 }
 
+// KerasCaller is a MultiInputLayer whose Keras call takes its inputs as
+// separate arguments, some by keyword (MultiHeadAttention(query, value,
+// key=..., attention_mask=...)), rather than as one list: model files
+// write and read its calls so.
+type KerasCaller interface {
+	MultiInputLayer
+	// KerasCall names each of n inputs as the call takes it, the first
+	// positional ones positional and the rest by keyword, and gives the
+	// call's other keyword arguments.
+	KerasCall(n int) (names []string, positional int, flags map[string]any)
+	// SetKerasCall sets the layer up for a saved call given the named
+	// inputs and the other keyword arguments, and returns the names in
+	// the order the layer takes the inputs.
+	SetKerasCall(names []string, flags map[string]any) ([]string, error)
+}
+
 // MergeLayer is one of Keras' merge layers, applied to several tensors in
 // a functional model (nn.Apply): Add, Subtract, Multiply, Average,
 // Maximum and Minimum combine their inputs value by value, Concatenate

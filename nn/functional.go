@@ -139,7 +139,7 @@ func Apply(l layers.Layer, in ...*Tensor) *Tensor {
 		out.err = fmt.Errorf("nn.Apply: %s takes one input but was applied to %d: only a merge layer (Add, Concatenate, ...) takes several", what, len(in))
 		return out
 	case multi:
-		out.shape, err = mi.PlanInputs(shapeList)
+		out.shape, weights, err = layers.PlanBuildInputs(mi, shapeList)
 	default:
 		out.shape, weights, err = layers.PlanBuild(l, in[0].shape)
 	}

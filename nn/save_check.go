@@ -87,7 +87,7 @@ func (m *Sequential) planWeights(path string, input []int) (map[string]planned, 
 		var ws []layers.WeightShape
 		var err error
 		if mi, ok := c.layer.(layers.MultiInputLayer); ok {
-			out, err = mi.PlanInputs(shapeList) // merge layers have no weights
+			out, ws, err = layers.PlanBuildInputs(mi, shapeList)
 		} else {
 			out, ws, err = layers.PlanBuild(c.layer, shapeList[0])
 		}

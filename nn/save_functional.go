@@ -218,14 +218,20 @@ func (m *Sequential) functionalDocument(doc *modelDocument) error {
 				return err
 			}
 		}
-		arg := ts[0]
-		if _, multi := c.layer.(layers.MultiInputLayer); multi {
-			if arg, err = json.Marshal(ts); err != nil {
+		node := inboundNode{Args: ts[:1], Kwargs: map[string]json.RawMessage{}}
+		if kc, ok := c.layer.(layers.KerasCaller); ok {
+			if node, err = kerasCallNode(kc, ts); err != nil {
 				return err
 			}
+		} else if _, multi := c.layer.(layers.MultiInputLayer); multi {
+			arg, err := json.Marshal(ts)
+			if err != nil {
+				return err
+			}
+			node.Args = []json.RawMessage{arg}
 		}
 		refs[c.out] = tensorRef{Layer: c.layer.Name(), Node: len(nodes[c.layer])}
-		nodes[c.layer] = append(nodes[c.layer], inboundNode{Args: []json.RawMessage{arg}, Kwargs: map[string]json.RawMessage{}})
+		nodes[c.layer] = append(nodes[c.layer], node)
 	}
 	for i, l := range m.layers {
 		c := doc.Config.Layers[i]
@@ -341,20 +347,27 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 		}
 		e.busy[k] = true
 		node := e.data.InboundNodes[k]
-		if len(node.Args) != 1 {
+		var kts []kerasTensor
+		kc, caller := e.layer.(layers.KerasCaller)
+		if caller {
+			var err error
+			if kts, err = kerasCallTensors(kc, node); err != nil {
+				return nil, damaged("%s: %v", here, err)
+			}
+		} else if len(node.Args) != 1 {
 			return nil, damaged("%s has %d positional arguments: a gokeras layer takes one, a tensor (a list of tensors for a merge layer)", here, len(node.Args))
 		}
 		for key, v := range node.Kwargs {
 			// Keras 3 writes a null mask for the layers whose call takes
 			// one (BatchNormalization): no mask, as gokeras computes.
-			if key != "mask" || string(bytes.TrimSpace(v)) != "null" {
+			if !caller && (key != "mask" || string(bytes.TrimSpace(v)) != "null") {
 				return nil, damaged("%s has keyword arguments (%s): gokeras layers take none (but a null mask)", here, strings.Join(slices.Sorted(maps.Keys(node.Kwargs)), ", "))
 			}
 		}
-		var kts []kerasTensor
 		arg := bytes.TrimSpace(node.Args[0])
 		_, multi := e.layer.(layers.MultiInputLayer)
 		switch {
+		case caller:
 		case bytes.HasPrefix(arg, []byte("[")) && multi:
 			if err := decodeStrict(arg, &kts); err != nil {
 				return nil, damaged("%s: its argument is not a list of tensors: %v", here, err)
@@ -514,4 +527,81 @@ func calls(n int) string {
 		return "1 call"
 	}
 	return fmt.Sprintf("%d calls", n)
+}
+
+// kerasCallNode is the inbound node of a call of a layer whose Keras call
+// takes its inputs as separate arguments (layers.KerasCaller): the first
+// ones positional, the others by keyword, with the call's other keyword
+// arguments.
+func kerasCallNode(kc layers.KerasCaller, ts []json.RawMessage) (inboundNode, error) {
+	names, positional, flags := kc.KerasCall(len(ts))
+	if len(names) != len(ts) || positional > len(ts) {
+		return inboundNode{}, fmt.Errorf("layer %q names %d call arguments for %d inputs", kc.Name(), len(names), len(ts))
+	}
+	node := inboundNode{Args: slices.Clone(ts[:positional]), Kwargs: map[string]json.RawMessage{}}
+	for i := positional; i < len(ts); i++ {
+		node.Kwargs[names[i]] = ts[i]
+	}
+	for k, v := range flags {
+		js, err := json.Marshal(v)
+		if err != nil {
+			return inboundNode{}, err
+		}
+		node.Kwargs[k] = js
+	}
+	return node, nil
+}
+
+// kerasCallTensors reads a saved call of a layers.KerasCaller: its
+// positional arguments, each a tensor, and its keyword arguments, each a
+// tensor (Keras 3's, or Keras 2's [layer, node, tensor]) or another value
+// (null ones, the defaults, left out); it sets the layer up for them and
+// returns the tensors in the order the layer takes them.
+func kerasCallTensors(kc layers.KerasCaller, node inboundNode) ([]kerasTensor, error) {
+	named := map[string]kerasTensor{}
+	var names []string
+	flags := map[string]any{}
+	all, npos, _ := kc.KerasCall(2)
+	positional := all[:npos]
+	if len(node.Args) > len(positional) {
+		return nil, fmt.Errorf("%d positional arguments: a %s layer takes at most %d (%s), then keyword arguments", len(node.Args), kc.Type(), len(positional), strings.Join(positional, ", "))
+	}
+	for i, a := range node.Args {
+		var kt kerasTensor
+		if err := decodeStrict(a, &kt); err != nil {
+			return nil, fmt.Errorf("its argument %s is not a tensor: %v", positional[i], err)
+		}
+		named[positional[i]] = kt
+		names = append(names, positional[i])
+	}
+	for _, k := range slices.Sorted(maps.Keys(node.Kwargs)) {
+		v := bytes.TrimSpace(node.Kwargs[k])
+		var kt kerasTensor
+		var ref tensorRef
+		switch {
+		case string(v) == "null":
+			continue
+		case bytes.HasPrefix(v, []byte("{")) && decodeStrict(v, &kt) == nil:
+		case bytes.HasPrefix(v, []byte("[")) && json.Unmarshal(v, &ref) == nil:
+			kt = kerasTensor{ClassName: kerasTensorClass, Config: kerasTensorConfig{Dtype: tensorDtype, KerasHistory: ref}}
+		default:
+			var x any
+			if err := json.Unmarshal(v, &x); err != nil {
+				return nil, fmt.Errorf("keyword argument %s: %v", k, err)
+			}
+			flags[k] = x
+			continue
+		}
+		named[k] = kt
+		names = append(names, k)
+	}
+	order, err := kc.SetKerasCall(names, flags)
+	if err != nil {
+		return nil, err
+	}
+	kts := make([]kerasTensor, len(order))
+	for i, n := range order {
+		kts[i] = named[n]
+	}
+	return kts, nil
 }

@@ -212,7 +212,15 @@ func (m *Sequential) writeKerasFile(w io.Writer, layout string, more func(root *
 				vars = g.Group("cell").Group("vars").Attr("name", hdf5.VarString(cell))
 			}
 			for i, p := range l.Params() {
-				if err := m.kerasDataset(vars, strconv.Itoa(i), l, p); err != nil {
+				at, name := vars, strconv.Itoa(i)
+				if place := kerasVariable(l, i); place != "" {
+					// A weight of a sublayer: _query_dense/vars/0.
+					at = g
+					for dir, rest, ok := strings.Cut(place, "/"); ok; dir, rest, ok = strings.Cut(name, "/") {
+						at, name = at.Group(dir), rest
+					}
+				}
+				if err := m.kerasDataset(at, name, l, p); err != nil {
 					return err
 				}
 			}
@@ -277,12 +285,28 @@ func (m *Sequential) writeKeras2Weights(g *hdf5.Node) error {
 		}
 		lg.Attr("weight_names", wn)
 		for _, p := range l.Params() {
-			if err := m.kerasDataset(at, p.Name+":0", l, p); err != nil {
+			// A weight of a sublayer (MultiHeadAttention's query/kernel)
+			// sits in the sublayer's group.
+			g, name := at, p.Name
+			for dir, rest, ok := strings.Cut(name, "/"); ok; dir, rest, ok = strings.Cut(name, "/") {
+				g, name = g.Group(dir), rest
+			}
+			if err := m.kerasDataset(g, name+":0", l, p); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// kerasVariable is where Keras 3 keeps weight i of l under the layer's
+// group when l keeps it in a sublayer (MultiHeadAttention's
+// "_query_dense/vars/0"), or "".
+func kerasVariable(l layers.Layer, i int) string {
+	if v, ok := l.(interface{ KerasVariable(i int) string }); ok {
+		return v.KerasVariable(i)
+	}
+	return ""
 }
 
 // kerasCell is the name of the cell Keras keeps a layer's weights in
@@ -384,7 +408,17 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 		for _, name := range g.Names() {
 			// A layer's own variables, then its cell's (a recurrent
 			// layer's: layers/lstm/cell/vars).
-			for _, at := range []string{name + "/vars", name + "/cell/vars"} {
+			ats := []string{name + "/vars", name + "/cell/vars"}
+			if lg, err := g.Group(name); err == nil {
+				// Sublayers' variables (MultiHeadAttention's
+				// layers/multi_head_attention/_query_dense/vars).
+				for _, sub := range lg.Names() {
+					if strings.HasPrefix(sub, "_") && hasGroup(lg, sub+"/vars") {
+						ats = append(ats, name+"/"+sub+"/vars")
+					}
+				}
+			}
+			for _, at := range ats {
 				vars, err := g.Group(at)
 				if err != nil {
 					continue // a layer without variables, or not a layer's group
@@ -511,6 +545,9 @@ func (m *Sequential) kerasTensors(f *safetensors.File, path string) ([]safetenso
 				place := "layers/" + names[l] + "/vars/" + strconv.Itoa(i)
 				if kerasCell(l) != "" {
 					place = "layers/" + names[l] + "/cell/vars/" + strconv.Itoa(i)
+				}
+				if v := kerasVariable(l, i); v != "" {
+					place = "layers/" + names[l] + "/" + v
 				}
 				byPlace[place] = l.Name() + "/" + p.Name
 				shapeOf[l.Name()+"/"+p.Name] = p.Value.Shape().Clone()

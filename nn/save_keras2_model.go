@@ -160,6 +160,14 @@ func (m *Sequential) keras2Config() (map[string]any, error) {
 		for _, n := range fl.InboundNodes {
 			var ins []kerasTensor
 			arg := bytes.TrimSpace(n.Args[0])
+			if kc, ok := byName[fl.Name].(layers.KerasCaller); ok {
+				call, err := keras2CallOf(kc, n)
+				if err != nil {
+					return nil, err
+				}
+				nodes = append(nodes, call)
+				continue
+			}
 			if bytes.HasPrefix(arg, []byte("[")) {
 				if err := json.Unmarshal(arg, &ins); err != nil {
 					return nil, err
@@ -252,4 +260,35 @@ func (m *Sequential) keras2TrainingConfig() (map[string]any, error) {
 		"loss_weights":     weights,
 		"optimizer_config": plain("", oc.ClassName, oc.Config),
 	}, nil
+}
+
+// keras2CallOf is a call of a layers.KerasCaller as Keras 2 writes it:
+// its first input, whose keyword arguments hold the other inputs by name
+// (as [layer, node, tensor]) and the call's other arguments.
+func keras2CallOf(kc layers.KerasCaller, n inboundNode) ([]any, error) {
+	all, npos, _ := kc.KerasCall(2)
+	kw := map[string]any{}
+	var first tensorRef
+	for i, a := range n.Args {
+		var kt kerasTensor
+		if err := json.Unmarshal(a, &kt); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			first = kt.Config.KerasHistory
+			continue
+		}
+		if i < npos {
+			kw[all[i]] = kt.Config.KerasHistory
+		}
+	}
+	for k, v := range n.Kwargs {
+		var kt kerasTensor
+		if bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) && json.Unmarshal(v, &kt) == nil && kt.ClassName == kerasTensorClass {
+			kw[k] = kt.Config.KerasHistory
+			continue
+		}
+		kw[k] = v
+	}
+	return []any{[]any{first.Layer, first.Node, first.Tensor, kw}}, nil
 }

@@ -460,6 +460,12 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 				layers.Dense(5), layers.NewReLU(), layers.Dense(4), layers.NewPReLU(), layers.NewActivation(layers.Tanh),
 				layers.Dense(3, layers.Softmax))
 		}},
+		{[]string{"MultiHeadAttention"}, []int{12}, 0, func() *Sequential {
+			in := Input(12)
+			x := Apply(layers.Reshape([]int{6, 2}), in)
+			a := Apply(layers.MultiHeadAttention(2, 3, layers.UseCausalMask()), x, x)
+			return mustModel(t, in, Apply(layers.Dense(3, layers.Softmax), Apply(layers.GlobalAveragePooling1D(), a)))
+		}},
 		{[]string{"Resizing", "CenterCrop", "RandomFlip", "RandomTranslation", "RandomZoom", "RandomRotation", "RandomBrightness", "RandomContrast", "RandomCrop"}, []int{6, 6, 3}, 0, func() *Sequential {
 			return NewSequential(layers.Input(6, 6, 3), layers.RandomFlip("horizontal", layers.Seed(1)),
 				layers.RandomTranslation(0.1, 0.1, layers.Seed(2)), layers.RandomZoom(0.1, layers.Seed(3)),
