@@ -16,9 +16,9 @@ import (
 // model with them, as Keras' load_model does, when they name an optimizer
 // and a loss gokeras has; read as the layers are (kerasLayer): Keras'
 // extra arguments accepted at their defaults, anything else an error
-// naming it. The optimizer's state is read from a .keras archive for SGD
-// and Adam (restoreKerasOptimizer), not from a Keras 2 file: training then
-// goes on from fresh slots (Adam's moments at zero).
+// naming it. The optimizer's state is read from a .keras archive
+// (restoreKerasOptimizer), not from a Keras 2 file: training then goes on
+// from fresh slots (Adam's moments at zero).
 
 // metaKerasCompile holds, in a Keras file read by readKerasFile, the JSON
 // of its training settings.

@@ -44,9 +44,8 @@ import (
 // naming the layer and its class: nothing is dropped.
 //
 // The optimizer's variables go in model.weights.h5's optimizer group, as
-// Keras writes them, for SGD and Adam (see save_keras_optimizer.go); for
-// another optimizer a model loaded from the archive trains on from fresh
-// slots. SetSeed's seed is not written: Keras models have none.
+// Keras 3 writes them, for every optimizer gokeras has (see
+// save_keras_optimizer.go). SetSeed's seed is not written: Keras models have none.
 
 // keras3Version is the Keras release whose .keras layout SaveKeras
 // follows (that of the FlowNet archive in testdata/keras), written as the
@@ -68,9 +67,9 @@ func isKerasModelPath(path string) bool {
 // Save writes to a path ending in .keras: the architecture and compile
 // settings (config.json), the Keras version and date (metadata.json) and
 // the weights (model.weights.h5), for keras.models.load_model and for
-// LoadModelFrom. The optimizer's state is written for SGD and Adam
-// (without amsgrad), whose variables Keras 3 lays out as gokeras reads
-// them back; for another optimizer it is not. A layer, loss,
+// LoadModelFrom. The optimizer's state is written as Keras 3 lays out
+// its variables (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,
+// Nadam), and read back by LoadModel. A layer, loss,
 // metric or optimizer that Keras 3 cannot express as gokeras computes it
 // is an error naming it. Unlike Save it cannot be atomic: on an error, w
 // may hold part of the archive. It writes on every rank of a strategy.

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,15 +16,64 @@ import (
 // An optimizer's state in a Keras 3 .keras archive: the group
 // optimizer/vars of its model.weights.h5 (its "name" attribute the
 // optimizer's, "adam"), holding the optimizer's variables in the order
-// Keras makes them: 0 the step count (an int64 scalar), 1 the learning
-// rate (a float32 scalar; none under a schedule), then the slots of each
-// trainable weight in turn, in the order of model.trainable_variables
-// (SGD's momentum; Adam's momentum and velocity, one weight's after the
-// other's). gokeras writes and reads them for SGD and Adam (without
-// amsgrad), whose updates are Keras 3's; for another optimizer, or a file
-// whose variables do not fit that layout (another optimizer, another
-// Keras version), none are written and the loaded model trains on from
-// fresh slots, as Keras itself does with a warning.
+// Keras 3 makes them: 0 the step count (an int64 scalar), 1 the learning
+// rate (a float32 scalar; none under a schedule), then the slots of the
+// trainable weights (in the order of model.trainable_variables), in
+// groups: the slots of one group are interleaved, a weight's after the
+// other's, and the groups follow one another (kerasSlotGroups). SGD:
+// momentum; Adam and AdamW: momentum and velocity, then with amsgrad every
+// velocity_hat; RMSprop: every velocity, then every momentum (momentum >
+// 0), then every average_gradient (centered); Adagrad: accumulator;
+// Adadelta: accumulated_grad and accumulated_delta_var; Adamax: momentum
+// and norm; Nadam: momentum and velocity, then u_product, the float32
+// scalar product of its momentum schedule, which gokeras computes from the
+// step count when it reads a file (it writes its float32 value). For a
+// file whose variables do not fit that layout (another optimizer, another
+// Keras version), the loaded model trains on from fresh slots, as Keras
+// itself does with a warning.
+
+// kerasSlotGroups cuts slots, an optimizer's slot names in gokeras' order
+// (optim.SlotNames), into the groups Keras 3 makes its variables in, and
+// reports whether a scalar u_product follows them (Nadam); ok false for an
+// optimizer gokeras does not write the variables of.
+func kerasSlotGroups(name string, slots []string) (groups [][]string, uProduct, ok bool) {
+	switch name {
+	case "SGD", "Adagrad", "Adadelta", "Adamax":
+		return [][]string{slots}, false, true
+	case "Adam", "AdamW":
+		if i := slices.Index(slots, "vhat"); i >= 0 {
+			return [][]string{slices.Delete(slices.Clone(slots), i, i+1), {"vhat"}}, false, true
+		}
+		return [][]string{slots}, false, true
+	case "RMSprop":
+		for _, s := range slots {
+			groups = append(groups, []string{s})
+		}
+		return groups, false, true
+	case "Nadam":
+		return [][]string{slots}, true, true
+	}
+	return nil, false, false
+}
+
+// kerasSlot is one of an optimizer's variables after the step count and
+// the learning rate: the slot of trainable weight weight, or, with
+// weight -1, Nadam's u_product.
+type kerasSlot struct {
+	slot   string
+	weight int
+}
+
+// nadamUProduct is Keras 3's Nadam u_product after steps steps: the
+// product of β1·(1 - 0.5·0.96^s) for s = 1 to steps (gokeras computes it
+// in float64 from the step count; Keras keeps it in float32).
+func nadamUProduct(beta1 float64, steps int64) float32 {
+	p := 1.0
+	for s := int64(1); s <= steps; s++ {
+		p *= beta1 * (1 - 0.5*math.Pow(0.96, float64(s)))
+	}
+	return float32(p)
+}
 
 // kerasOptimizerVars prefixes the tensors readKerasFile makes of a .keras
 // archive's optimizer variables: "optimizer/vars/0", ... (optimizerPrefix
@@ -35,11 +85,11 @@ const kerasOptimizerVars = optimizerPrefix + "vars/"
 const metaKerasIterations = metaPrefix + "keras.iterations"
 
 // kerasOptimizerLayout is what the model's optimizer keeps in a .keras
-// archive: its slots per weight in Keras' order, whether its learning rate
-// is a variable (not a schedule), and the weights (name, shape) whose
-// slots it holds; ok false for an optimizer whose variables gokeras does
-// not write.
-func (m *Sequential) kerasOptimizerLayout() (opt optim.Stateful, slots []string, rate bool, weights []planned, names []string, ok bool) {
+// archive: its variables after the step count and the learning rate, in
+// Keras' order, whether its learning rate is a variable (not a schedule),
+// and the trainable weights (name, shape) whose slots it holds; ok false
+// for an optimizer whose variables gokeras does not write.
+func (m *Sequential) kerasOptimizerLayout() (opt optim.Stateful, vars []kerasSlot, rate bool, weights []planned, names []string, ok bool) {
 	if m.compiled == nil {
 		return nil, nil, false, nil, nil, false
 	}
@@ -47,14 +97,8 @@ func (m *Sequential) kerasOptimizerLayout() (opt optim.Stateful, slots []string,
 	if !ok {
 		return nil, nil, false, nil, nil, false
 	}
-	slots = optim.SlotNames(opt)
-	switch opt.Name() {
-	case "SGD":
-	case "Adam":
-		if slices.Contains(slots, "vhat") {
-			return nil, nil, false, nil, nil, false // amsgrad's velocity_hat: not written
-		}
-	default:
+	groups, uProduct, ok := kerasSlotGroups(opt.Name(), optim.SlotNames(opt))
+	if !ok {
 		return nil, nil, false, nil, nil, false
 	}
 	c, err := optim.ConfigOf(opt)
@@ -70,14 +114,24 @@ func (m *Sequential) kerasOptimizerLayout() (opt optim.Stateful, slots []string,
 			}
 		}
 	}
-	return opt, slots, !schedule, weights, names, true
+	for _, g := range groups {
+		for k := range names {
+			for _, slot := range g {
+				vars = append(vars, kerasSlot{slot, k})
+			}
+		}
+	}
+	if uProduct {
+		vars = append(vars, kerasSlot{"u_product", -1})
+	}
+	return opt, vars, !schedule, weights, names, true
 }
 
 // writeKerasOptimizer adds the optimizer's variables to root, a .keras
 // archive's model.weights.h5, when the optimizer is one whose variables
 // gokeras writes.
 func (m *Sequential) writeKerasOptimizer(root *hdf5.Node) error {
-	opt, slots, rate, weights, names, ok := m.kerasOptimizerLayout()
+	opt, slotVars, rate, weights, names, ok := m.kerasOptimizerLayout()
 	if !ok {
 		return nil
 	}
@@ -89,18 +143,28 @@ func (m *Sequential) writeKerasOptimizer(root *hdf5.Node) error {
 		vars.Dataset("1", nil, []float32{float32(st.LearningRate)})
 		i++
 	}
-	for k, name := range names {
-		for _, slot := range slots {
-			values := st.Slots[slot][name]
-			if values == nil {
-				values = make([]float32, shapes.Size(weights[k].shape)) // not updated yet: Keras' zeros
-			}
-			if j := firstNonFinite(values); j >= 0 {
-				return m.diverged(fmt.Sprintf("optimizer slot %s of %s", slot, name), values[j], j)
-			}
-			vars.Dataset(strconv.Itoa(i), weights[k].shape, values)
+	for _, v := range slotVars {
+		if v.weight < 0 {
+			vars.Dataset(strconv.Itoa(i), nil, []float32{nadamUProduct(opt.NextUpdate().Beta1, st.Iterations)})
 			i++
+			continue
 		}
+		name := names[v.weight]
+		values := st.Slots[v.slot][name]
+		if values == nil {
+			// Not updated yet: Keras' initial values.
+			values = make([]float32, shapes.Size(weights[v.weight].shape))
+			if init := opt.NextUpdate().SlotInit(v.slot); init != 0 {
+				for j := range values {
+					values[j] = init
+				}
+			}
+		}
+		if j := firstNonFinite(values); j >= 0 {
+			return m.diverged(fmt.Sprintf("optimizer slot %s of %s", v.slot, name), values[j], j)
+		}
+		vars.Dataset(strconv.Itoa(i), weights[v.weight].shape, values)
+		i++
 	}
 	return nil
 }
@@ -118,7 +182,7 @@ func (m *Sequential) restoreKerasOptimizer(f *safetensors.File, path string) err
 			}
 		}
 	}
-	opt, slots, rate, weights, names, ok := m.kerasOptimizerLayout()
+	opt, slotVars, rate, weights, names, ok := m.kerasOptimizerLayout()
 	if !ok || len(byIndex) == 0 {
 		return nil
 	}
@@ -126,7 +190,7 @@ func (m *Sequential) restoreKerasOptimizer(f *safetensors.File, path string) err
 	if rate {
 		first = 2
 	}
-	if len(byIndex) != first+len(names)*len(slots) {
+	if len(byIndex) != first+len(slotVars) {
 		return nil // another optimizer's or another layout's variables
 	}
 	st := opt.State()
@@ -147,19 +211,21 @@ func (m *Sequential) restoreKerasOptimizer(f *safetensors.File, path string) err
 		}
 	}
 	st.Slots = map[string]map[string][]float32{}
-	i := first
-	for k, name := range names {
-		for _, slot := range slots {
-			t := byIndex[i]
-			if !slices.Equal(t.Shape, weights[k].shape) {
-				return nil // not this model's slots
+	for j, v := range slotVars {
+		t := byIndex[first+j]
+		if v.weight < 0 {
+			if len(t.Data) != 1 {
+				return nil // no u_product scalar: not Nadam's layout
 			}
-			if st.Slots[slot] == nil {
-				st.Slots[slot] = map[string][]float32{}
-			}
-			st.Slots[slot][name] = slices.Clone(t.Data)
-			i++
+			continue // gokeras computes it from the step count
 		}
+		if !slices.Equal(t.Shape, weights[v.weight].shape) {
+			return nil // not this model's slots
+		}
+		if st.Slots[v.slot] == nil {
+			st.Slots[v.slot] = map[string][]float32{}
+		}
+		st.Slots[v.slot][names[v.weight]] = slices.Clone(t.Data)
 	}
 	if err := opt.SetState(st); err != nil {
 		return fmt.Errorf("%s: the optimizer's variables: %w", path, err)

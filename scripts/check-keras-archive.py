@@ -31,7 +31,11 @@ own file), must have:
   those the layer's config and build_config give (Dense, Conv1D/2D,
   BatchNormalization, LayerNormalization, Embedding, SimpleRNN, LSTM, GRU);
   an "optimizer" group, when there is one, holds a named "vars" group of
-  datasets 0, 1, ..., the first the step count, an int64 scalar.
+  datasets 0, 1, ..., the first the step count, an int64 scalar; for the
+  optimizers of compile_config that Keras 3 keeps slots for (SGD, Adam,
+  AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam), the variables are
+  those Keras 3 makes, in its order, of the shapes of the model's
+  trainable variables (optimizer_shapes).
 
 Beyond the reference itself, each file's config.json must use the same keys
 as the reference's for the same things: the top level, the model's config,
@@ -256,6 +260,7 @@ def check(path):
         used[base] = 0 if n is None else n + 1
         want[base if n is None else "%s_%d" % (base, n + 1)] = entry
     have = set(f["layers"]) if "layers" in f else set()
+    trainable = []  # the shapes of model.trainable_variables, in order
     if have != set(want):
         problems.append("layers groups %s, want %s" % (sorted(have), sorted(want)))
     for group, entry in want.items():
@@ -283,8 +288,57 @@ def check(path):
             got = [tuple(at[k].shape) for k in keys]
             if got != [tuple(s) for s in shapes]:
                 problems.append("layers/%s (%s) has variables of shapes %s, want %s" % (group, entry["class_name"], got, shapes))
+        if lc.get("trainable", True):
+            vs = [tuple(at[k].shape) for k in keys]
+            if entry["class_name"] == "BatchNormalization":
+                vs = vs[:-2]  # the moving mean and variance are not trainable
+            elif entry["class_name"] == "Normalization":
+                vs = []  # mean, variance and count: none trainable
+            trainable += vs
+    if cc and "optimizer" in f and "vars" in f["optimizer"] and isinstance(cc.get("optimizer"), dict):
+        want_shapes = optimizer_shapes(cc["optimizer"], trainable)
+        v = f["optimizer"]["vars"]
+        got = [tuple(v[k].shape) for k in sorted(v, key=int)]
+        if want_shapes is not None and got != want_shapes:
+            problems.append("optimizer/vars of %s have shapes %s, Keras 3 makes %s" % (cc["optimizer"]["class_name"], got, want_shapes))
     f.close()
     return problems, config
+
+
+def optimizer_shapes(opt, trainable):
+    """The shapes of the variables Keras 3's optimizer opt (compile_config's
+    serialized optimizer) makes for a model whose trainable variables have
+    the shapes trainable, in order: the step count, the learning rate (not
+    for a schedule), then the slots in groups, each group's slots
+    interleaved per variable (keras/src/optimizers: add_optimizer_variables
+    with a list of names, called once per group), and Nadam's u_product;
+    None for another optimizer."""
+    cls, c = opt.get("class_name"), opt.get("config", {})
+    if cls == "SGD":
+        groups = [["momentum"]] if c.get("momentum", 0) > 0 else []
+    elif cls in ("Adam", "AdamW"):
+        groups = [["momentum", "velocity"]] + ([["velocity_hat"]] if c.get("amsgrad") else [])
+    elif cls == "RMSprop":
+        groups = [["velocity"]] + ([["momentum"]] if c.get("momentum", 0) > 0 else []) + ([["average_gradient"]] if c.get("centered") else [])
+    elif cls == "Adagrad":
+        groups = [["accumulator"]]
+    elif cls == "Adadelta":
+        groups = [["accumulated_grad", "accumulated_delta_var"]]
+    elif cls == "Adamax":
+        groups = [["momentum", "norm"]]
+    elif cls == "Nadam":
+        groups = [["momentum", "velocity"]]
+    else:
+        return None
+    shapes = [()]
+    if not isinstance(c.get("learning_rate"), dict):
+        shapes.append(())
+    for g in groups:
+        for s in trainable:
+            shapes += [s] * len(g)
+    if cls == "Nadam":
+        shapes.append(())  # u_product
+    return shapes
 
 
 def compare(config, ref):
