@@ -479,3 +479,11 @@ func TestMultiHeadAttentionConfig(t *testing.T) {
 		t.Error("a config without num_heads accepted")
 	}
 }
+
+// TestMultiHeadAttentionONNX: the export refuses the layer, naming it.
+func TestMultiHeadAttentionONNX(t *testing.T) {
+	_, err := MultiHeadAttention(2, 2, Named("att")).ONNXInputs(nil, []string{"q", "v"})
+	if err == nil || !strings.Contains(err.Error(), `MultiHeadAttention layer "att"`) || !strings.Contains(err.Error(), "ONNX") {
+		t.Errorf("error %v, want one naming the layer and ONNX", err)
+	}
+}
