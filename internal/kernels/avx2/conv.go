@@ -94,8 +94,8 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 // into a (rows lda apart), and b rows of n, ldb apart, over the rows in
 // ranges (the others are zero in b): one tall aᵀ·b a segment, over every
 // row from the first range's to the last's (a call a range would cost more
-// than the zero rows).
-func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, a []float32, lda int, b []float32, ldb int, c []float32) {
+// than the zero rows), the zero rows between runs included.
+func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, run, period int, a []float32, lda int, b []float32, ldb int, c []float32) {
 	if len(ranges) == 0 {
 		clear(c[:len(segs)*width*n])
 		return

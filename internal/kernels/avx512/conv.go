@@ -106,7 +106,9 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 // ConvKernelRows sets c (len(segs)·width rows of n) to aᵀ·b for an a whose
 // columns are segments of width columns, segment s from segs[s] values
 // into a (rows lda apart), and b rows of n, ldb apart, over the rows in
-// ranges (the others are zero in b: left out).
-func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, a []float32, lda int, b []float32, ldb int, c []float32) {
-	ws.tallTNSegments(ws.workers, segs, width, n, ranges, 1, a, lda, b, ldb, 0, c, n)
+// ranges (the others are zero in b: left out), and of those only the
+// first run of every period rows when run < period (the colsj kernels
+// jump over the rest).
+func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, run, period int, a []float32, lda int, b []float32, ldb int, c []float32) {
+	ws.tallTNSegments(ws.workers, segs, width, n, ranges, run, period, 1, a, lda, b, ldb, 0, c, n)
 }

@@ -39,7 +39,7 @@ var convTiles = [][2]int{{16, 1}, {8, 2}, {4, 4}}
 
 // kinds of kernel: rows, cols, and stream, rows whose alpha-only stores
 // (beta 0) bypass the caches (VMOVNTPS, unmasked, 64-byte aligned).
-var kinds = []string{"rows", "cols", "stream", "conv"}
+var kinds = []string{"rows", "cols", "stream", "conv", "colsj"}
 
 // regBroadcast: tiles of at least this many vectors broadcast each value of
 // a into a register once and use it V times; narrower ones take it as the
@@ -108,10 +108,14 @@ func name(kind string, r, v int) string { return fmt.Sprintf("%s%dx%d", kind, r,
 
 // params is a kernel's parameter list: the conv kernels take the number of
 // blocks and the jump between them where the others take their prefetch
-// address and its stride (the same frame), and a bias.
+// address and its stride (the same frame), and a bias; the colsj kernels
+// the number of blocks and the rows between them.
 func params(kind string) string {
-	if kind == "conv" {
+	switch kind {
+	case "conv":
 		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32"
+	case "colsj":
+		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32"
 	}
 	return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32"
 }
@@ -151,6 +155,9 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	if kind == "conv" {
 		fmt.Fprintf(w, "// func %s(%s)\n", fn, params(kind))
 		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]\n// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)\n// for skip ≤ r < %d and the columns j < %d whose bit is set in masks; lda,\n// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.\n", R, 16*V)
+	} else if kind == "colsj" {
+		fmt.Fprintf(w, "// func %s(%s)\n", fn, params(kind))
+		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[(s·(kc+gap)+p)·lda + r]·b[(s·(kc+gap)+p)·ldb + j]\n// + beta·c[r][j] for skip ≤ r < %d and the columns j < %d whose bit is set\n// in masks: cols over steps blocks of kc rows, gap rows apart; lda, ldb and\n// ldc in bytes. Rows r < skip are computed but not stored.\n", R, 16*V)
 	} else if kind != "cols" {
 		fmt.Fprintf(w, "// func %s(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)\n", fn)
 		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{p<kc} a[r·lda + p]·b[p·ldb + j] + beta·c[r][j] for\n// skip ≤ r < %d and the columns j < %d whose bit is set in masks; lda, ldb\n// and ldc in bytes. Rows r < skip are computed but not stored. Each step\n// asks the caches for the lines at pf and pf+64, then advances pf by pfs\n// bytes.\n", R, 16*V)
@@ -183,10 +190,18 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 		p("MOVQ jump+80(FP), R14")
 		p("LEAQ (CX*4), R15")
 		p("SUBQ R15, R14")
+	} else if kind == "colsj" {
+		// AX counts the blocks; R14 and R15 are the gap's bytes in a and b.
+		p("MOVQ steps+72(FP), AX")
+		p("MOVQ gap+80(FP), R14")
+		p("MOVQ R14, R15")
+		p("IMULQ R8, R14")
+		p("IMULQ DX, R15")
 	} else {
 		p("MOVQ pf+72(FP), AX")
 	}
-	if kind != "cols" {
+	cols := kind == "cols" || kind == "colsj"
+	if !cols {
 		p("LEAQ (R8)(R8*2), R9   // 3·lda")
 		p("LEAQ (R8)(R8*4), R12  // 5·lda")
 		p("LEAQ (R9)(R8*4), R13  // 7·lda")
@@ -204,7 +219,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	}
 	p("TESTQ CX, CX")
 	p("JZ   %s_epilogue", fn)
-	if kind == "conv" {
+	if kind == "conv" || kind == "colsj" {
 		p("TESTQ AX, AX")
 		p("JZ   %s_epilogue", fn)
 		fmt.Fprintf(w, "%s_block:\n", fn)
@@ -216,7 +231,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	}
 	for r := 0; r < R; r++ {
 		addr := fmt.Sprintf("%d(SI)", 4*r)
-		if kind != "cols" {
+		if !cols {
 			addr = rowAddr(r)
 		}
 		if V < regBroadcast {
@@ -233,7 +248,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	}
 	// Fetch ahead: pf advances pfs bytes a step.
 	switch kind {
-	case "conv":
+	case "conv", "colsj":
 	case "cols":
 		p("PREFETCHT0 (AX)")
 		p("PREFETCHT0 %d(AX)", 4*R-4)
@@ -244,7 +259,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 		p("ADDQ pfs+80(FP), AX")
 	}
 	p("ADDQ DX, BX")
-	if kind != "cols" {
+	if !cols {
 		p("ADDQ $4, SI")
 		if R > 8 {
 			p("ADDQ $4, R10")
@@ -265,6 +280,12 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 		if R > 16 {
 			p("ADDQ R14, R11")
 		}
+		p("DECQ AX")
+		p("JNZ  %s_block", fn)
+	}
+	if kind == "colsj" {
+		p("ADDQ R14, SI")
+		p("ADDQ R15, BX")
 		p("DECQ AX")
 		p("JNZ  %s_block", fn)
 	}

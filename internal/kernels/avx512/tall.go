@@ -33,17 +33,22 @@ type tallKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c
 
 // tallTile is one of the kernels' tiles: r rows × 16·v columns, rows for
 // a·op(b) (r rows of a, read along their length), cols for aᵀ·b (r
-// columns of a, read down their length).
+// columns of a, read down their length), colsj for aᵀ·b over blocks of
+// rows with gaps between them.
 type tallTile struct {
 	r, v               int
 	rows, cols, stream tallKernel
+	colsj              colsjKernel
 }
 
+// colsjKernel is the signature of the colsj kernels in tall_amd64.s.
+type colsjKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32)
+
 var tallTiles = [...]tallTile{
-	{24, 1, rows24x16, cols24x16, stream24x16},
-	{12, 2, rows12x32, cols12x32, stream12x32},
-	{8, 3, rows8x48, cols8x48, stream8x48},
-	{6, 4, rows6x64, cols6x64, stream6x64},
+	{24, 1, rows24x16, cols24x16, stream24x16, colsj24x16},
+	{12, 2, rows12x32, cols12x32, stream12x32, colsj12x32},
+	{8, 3, rows8x48, cols8x48, stream8x48, colsj8x48},
+	{6, 4, rows6x64, cols6x64, stream6x64, colsj6x64},
 }
 
 // tallStreamBytes is the size of c from which a tall a·op(b) with beta 0
@@ -145,7 +150,7 @@ func (ws *Workspace) tallAB(workers int, transB bool, m, n, k int, alpha float32
 // time against every group of r rows of c; the partials are then summed in
 // order, so that the bits do not depend on the number of workers.
 func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ws.tallTNSegments(workers, []int{0}, m, n, [][2]int{{0, k}}, alpha, a, lda, b, ldb, beta, c, ldc)
+	ws.tallTNSegments(workers, []int{0}, m, n, [][2]int{{0, k}}, 0, 0, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // tallTNSegments is tallTN for an a whose columns are segments of width
@@ -154,20 +159,29 @@ func (ws *Workspace) tallTN(workers, m, n, k int, alpha float32, a []float32, ld
 // b in ranges (ascending, apart: the rows between them are left out): c
 // has len(segs)·width rows, those of segment s from row s·width. Each
 // block of b's rows is read once for every segment. The ranges are cut
-// into parts of tallSplit rows, in order, as tallTN cuts its depth.
-func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n int, ranges [][2]int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// into parts of tallSplit rows, in order, as tallTN cuts its depth. With
+// run < period, only the first run rows of every period rows from each
+// range's start are read (the others are zero in b), the ranges being
+// whole periods long, and the parts whole periods too.
+func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n int, ranges [][2]int, run, period int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	m := len(segs) * width
 	t, _ := tileFor(width, n)
 	w := 16 * t.v
 	perSeg := (width + t.r - 1) / t.r
 	groups := len(segs) * perSeg
 	// The parts: part p's rows are pieces[first[p]:first[p+1]].
+	split, block := tallSplit, tallKC
+	if run <= 0 || run >= period {
+		run, period = 0, 0
+	} else {
+		split, block = max(1, tallSplit/period)*period, max(1, tallKC/period)*period
+	}
 	pieces, first, size := ws.pieces[:0], append(ws.first[:0], 0), 0
 	for _, r := range ranges {
 		for lo := r[0]; lo < r[1]; {
-			hi := min(r[1], lo+tallSplit-size)
+			hi := min(r[1], lo+split-size)
 			pieces, size, lo = append(pieces, [2]int{lo, hi}), size+hi-lo, hi
-			if size == tallSplit {
+			if size == split {
 				first, size = append(first, len(pieces)), 0
 			}
 		}
@@ -200,9 +214,13 @@ func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n int, range
 			}
 			be := beta1
 			for _, piece := range pieces[first[part]:first[part+1]] {
-				for k0 := piece[0]; k0 < piece[1]; k0 += tallKC {
-					kk := min(tallKC, piece[1]-k0)
-					ws.colsBlock(t, chunk, per, groups, perSeg, width, n, w, kk, k0, segs, a, lda, b, ldb, out, ldd, alpha1, be)
+				for k0 := piece[0]; k0 < piece[1]; k0 += block {
+					kk := min(block, piece[1]-k0)
+					if period > 0 {
+						ws.colsjBlock(t, chunk, per, groups, perSeg, width, n, w, run, period, kk/period, k0, segs, a, lda, b, ldb, out, ldd, alpha1, be)
+					} else {
+						ws.colsBlock(t, chunk, per, groups, perSeg, width, n, w, kk, k0, segs, a, lda, b, ldb, out, ldd, alpha1, be)
+					}
 					be = 1
 				}
 			}
@@ -248,6 +266,24 @@ func (ws *Workspace) colsBlock(t tallTile, chunk, per, groups, perSeg, width, n,
 		for col := 0; col < n; col += w {
 			t.cols(kk, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col), pf, step, alpha, beta)
 			pf, step = uintptr(unsafe.Pointer(ap)), 0
+		}
+	}
+}
+
+// colsjBlock is colsBlock over steps periods of rows from row k0, the
+// first run rows of each (the colsj kernels).
+func (ws *Workspace) colsjBlock(t tallTile, chunk, per, groups, perSeg, width, n, w, run, period, steps, k0 int, segs []int,
+	a []float32, lda int, b []float32, ldb int, out []float32, ldd int, alpha, beta float32) {
+	for g := chunk * per; g < min(groups, (chunk+1)*per); g++ {
+		seg, i0, skip := g/perSeg, (g%perSeg)*t.r, 0
+		if i0+t.r > width {
+			i0, skip = width-t.r, i0+t.r-width
+		}
+		ap := &a[segs[seg]+k0*lda+i0]
+		row := seg*width + i0
+		for col := 0; col < n; col += w {
+			t.colsj(run, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col),
+				steps, period-run, alpha, beta)
 		}
 	}
 }

@@ -17,6 +17,9 @@ func stream24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *fl
 func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
 
 //go:noescape
+func colsj24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32)
+
+//go:noescape
 func rows12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
 //go:noescape
@@ -27,6 +30,9 @@ func stream12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *fl
 
 //go:noescape
 func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+
+//go:noescape
+func colsj12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32)
 
 //go:noescape
 func rows8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
@@ -41,6 +47,9 @@ func stream8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *flo
 func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
 
 //go:noescape
+func colsj8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32)
+
+//go:noescape
 func rows6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
 
 //go:noescape
@@ -51,6 +60,9 @@ func stream6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *flo
 
 //go:noescape
 func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+
+//go:noescape
+func colsj6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32)
 
 //go:noescape
 func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)

@@ -20,6 +20,10 @@ func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func colsj24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func rows12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
@@ -33,6 +37,10 @@ func stream12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *fl
 }
 
 func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func colsj12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -52,6 +60,10 @@ func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func colsj8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func rows6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
@@ -65,6 +77,10 @@ func stream6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *flo
 }
 
 func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func colsj6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 

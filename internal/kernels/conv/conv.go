@@ -66,8 +66,11 @@ type Products interface {
 	// whose columns are segments of width columns, segment s starting
 	// segs[s] values into a (rows lda apart; segments may overlap), and b
 	// rows of n, ldb apart, over the rows in ranges (ascending; b is zero
-	// on the rows between them, which may be left out).
-	ConvKernelRows(segs []int, width, n int, ranges [][2]int, a []float32, lda int, b []float32, ldb int, c []float32)
+	// on the rows between them, which may be left out), each a whole
+	// number of periods long: b is zero on all but the first run rows of
+	// every period rows from a range's start too, which may also be left
+	// out.
+	ConvKernelRows(segs []int, width, n int, ranges [][2]int, run, period int, a []float32, lda int, b []float32, ldb int, c []float32)
 }
 
 // Shape is a convolution with stride 1 and no dilation of Batch
@@ -356,11 +359,12 @@ func KernelGrad(p Products, s Shape, images, grad, dk []float32) error {
 		segs[dy] = (margin + dy*wp) * s.C
 	}
 	// Only the output's rows of each image: the gradient is zero on the
-	// grid's KH-1 rows after them.
+	// grid's KH-1 rows after them, and on the KW-1 positions after the
+	// output's in each row.
 	ranges := make([][2]int, s.Batch)
 	for b := range ranges {
 		ranges[b] = [2]int{b * img, b*img + s.OH*wp}
 	}
-	p.ConvKernelRows(segs, s.KW*s.C, s.Filters, ranges, images, s.C, grad[margin*s.Filters:], s.Filters, dk)
+	p.ConvKernelRows(segs, s.KW*s.C, s.Filters, ranges, s.OW, wp, images, s.C, grad[margin*s.Filters:], s.Filters, dk)
 	return nil
 }

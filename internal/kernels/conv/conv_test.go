@@ -41,6 +41,7 @@ var convCases = []conv.Shape{
 	same(2, 16, 16, 32, 32, 3, 3), // on AVX-512, tiles of 4, 8 and 16 rows
 	same(1, 32, 32, 16, 16, 3, 3),
 	same(2, 8, 8, 16, 40, 3, 3),
+	same(4, 32, 32, 8, 16, 3, 3), // the kernel's gradient in two parts
 	same(1, 7, 9, 9, 70, 5, 5),
 	same(2, 6, 6, 8, 5, 2, 2),
 	same(2, 9, 9, 16, 16, 1, 3),
