@@ -468,13 +468,9 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 		out := rows(f, k)
 		for b := lo; b < hi; b++ {
 			xr, zr, o := proj[(b*S+t)*gu+g*U:][:U], w.z[b*gu+g*U:][:U], out[(b-lo)*U:][:U]
-			for j := range o {
-				o[j] = xr[j] + zr[j]
-			}
+			addInto(o, xr, zr)
 			if rb != nil {
-				for j, v := range rb[g*U:][:U] {
-					o[j] += v
-				}
+				addInto(o, o, rb[g*U:][:U])
 			}
 		}
 		return out
@@ -492,18 +488,12 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 		}
 		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
 		c, tc, h := rows(8, k), rows(9, k), rows(10, k)
-		for e := range c {
-			c[e] = i[e] * cc[e]
-		}
+		mulInto(c, i, cc)
 		if k > 0 {
-			for e, v := range rows(8, k-1) {
-				c[e] += f[e] * v
-			}
+			addProductInto(c, f, rows(8, k-1))
 		}
 		gateActivate(p.Act, p.Alpha, U, c, tc)
-		for e := range h {
-			h[e] = o[e] * tc[e]
-		}
+		mulInto(h, o, tc)
 	case GRUCell:
 		for g := range 2 {
 			gateActivate(p.RecAct, p.RecAlpha, U, pre(g, g), rows(3+g, k))
@@ -609,9 +599,7 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 		default:
 			continue
 		}
-		for j, v := range row {
-			dh[(b-lo)*U+j] += v
-		}
+		addInto(dh[(b-lo)*U:][:U], dh[(b-lo)*U:][:U], row)
 	}
 	dpost := func(g int) []T { return span(w.gradA, g) }
 	dpre := func(g int) []T { return span(w.gradB, g) }
@@ -623,26 +611,19 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
 		c, tc := rows(8, k), rows(9, k)
 		dtc, dcn := dpre(0), dpre(1) // scratch until the gates' turn
-		for e := range dh {
-			dpost(3)[e] = dh[e] * tc[e]
-			dtc[e] = dh[e] * o[e]
-		}
+		mulInto(dpost(3), dh, tc)
+		mulInto(dtc, dh, o)
 		gateActivateGrad(p.Act, p.Alpha, U, c, tc, dtc, dcn)
-		var prev []T
+		d := dcn
+		addInto(d, dc, dcn) // the cell state's gradient
+		mulInto(dpost(0), d, cc)
+		mulInto(dpost(2), d, i)
 		if k > 0 {
-			prev = rows(8, k-1)
+			mulInto(dpost(1), d, rows(8, k-1))
+		} else {
+			clear(dpost(1))
 		}
-		for e := range dc {
-			d := dc[e] + dcn[e]
-			dpost(0)[e] = d * cc[e]
-			dpost(2)[e] = d * i[e]
-			if prev != nil {
-				dpost(1)[e] = d * prev[e]
-			} else {
-				dpost(1)[e] = 0
-			}
-			dc[e] = d * f[e]
-		}
+		mulInto(dc, d, f)
 		for g := range G {
 			act, alpha := p.RecAct, p.RecAlpha
 			if g == 2 {

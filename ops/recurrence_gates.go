@@ -48,3 +48,44 @@ func gateActivateGrad[T float](act Activation, alpha float64, cols int, x, y, dy
 	}
 	activateGrad(act, alpha, cols, x, y, dy, dx)
 }
+
+// The elementwise steps of a cell, on the vector kernels for float32 (the
+// same bits as the loops: one rounding an operation, no fused
+// multiply-add).
+
+// addInto sets dst[i] = a[i] + b[i] for every value of dst.
+func addInto[T float](dst, a, b []T) {
+	if d32, ok := any(dst).([]float32); ok {
+		avx2.Add(d32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+// mulInto sets dst[i] = a[i]·b[i] for every value of dst.
+func mulInto[T float](dst, a, b []T) {
+	if d32, ok := any(dst).([]float32); ok {
+		avx2.Mul(d32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+// addProductInto adds a[i]·b[i], rounded, to dst[i] for every value of
+// dst.
+func addProductInto[T float](dst, a, b []T) {
+	if d32, ok := any(dst).([]float32); ok {
+		avx2.AddProduct(d32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] += T(a[i] * b[i])
+	}
+}

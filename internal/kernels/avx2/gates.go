@@ -150,3 +150,34 @@ func tanhGo(x float32) float32 {
 	}
 	return float32(math.Copysign(float64(y), float64(x)))
 }
+
+// Mul sets dst[i] = a[i]·b[i] for every value of dst (one rounding each:
+// the same bits with or without the kernel). dst may be a or b.
+func Mul(dst, a, b []float32) {
+	n := len(dst)
+	a, b = a[:n], b[:n]
+	done := 0
+	if haveKernels && n >= 8 {
+		done = n &^ 7
+		mul(&dst[0], &a[0], &b[0], done)
+	}
+	for i := done; i < n; i++ {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+// AddProduct adds a[i]·b[i] to dst[i] for every value of dst, the product
+// rounded before the sum (dst[i] += float32(a[i]*b[i]), which Go does not
+// fuse): the same bits with or without the kernel. dst may be a or b.
+func AddProduct(dst, a, b []float32) {
+	n := len(dst)
+	a, b = a[:n], b[:n]
+	done := 0
+	if haveKernels && n >= 8 {
+		done = n &^ 7
+		addProduct(&dst[0], &a[0], &b[0], done)
+	}
+	for i := done; i < n; i++ {
+		dst[i] += float32(a[i] * b[i]) // the conversion rounds: no fused multiply-add
+	}
+}

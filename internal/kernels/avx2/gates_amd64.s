@@ -336,3 +336,51 @@ tanhgrad8loop:
 tanhgrad8done:
 	VZEROUPPER
 	RET
+
+// func mul(dst, a, b *float32, n int)
+//
+// dst[i] = a[i]·b[i] for i < n, a multiple of 8.
+TEXT ·mul(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+mulloop:
+	CMPQ    AX, CX
+	JGE     muldone
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	JMP     mulloop
+
+muldone:
+	VZEROUPPER
+	RET
+
+// func addProduct(dst, a, b *float32, n int)
+//
+// dst[i] += a[i]·b[i] for i < n, a multiple of 8: the product rounded,
+// then the sum (no fused multiply-add), as Go computes it.
+TEXT ·addProduct(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+addproductloop:
+	CMPQ    AX, CX
+	JGE     addproductdone
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  (DX)(AX*4), Y0, Y0
+	VADDPS  (DI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	JMP     addproductloop
+
+addproductdone:
+	VZEROUPPER
+	RET

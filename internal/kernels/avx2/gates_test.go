@@ -183,3 +183,30 @@ func BenchmarkGates(b *testing.B) {
 		})
 	}
 }
+
+// Mul and AddProduct give the bits of their Go expressions, kernel or not.
+func TestMulAddProductSameBitsAsGo(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 64, 133} {
+		a, b, d := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i] = float32(math.Sin(float64(i)*1.3)) * 7
+			b[i] = float32(math.Cos(float64(i)*0.7)) / 3
+			d[i] = float32(math.Sin(float64(i)*0.2)) * 5
+		}
+		got := make([]float32, n)
+		Mul(got, a, b)
+		for i := range got {
+			if want := a[i] * b[i]; math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: Mul value %d = %v, want %v", n, i, got[i], want)
+			}
+		}
+		copy(got, d)
+		AddProduct(got, a, b)
+		for i := range got {
+			want := d[i] + float32(a[i]*b[i])
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: AddProduct value %d = %v, want %v", n, i, got[i], want)
+			}
+		}
+	}
+}

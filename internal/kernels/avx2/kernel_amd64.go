@@ -39,3 +39,9 @@ func sigmoidGrad8(y, dy, dx *float32, n int)
 
 //go:noescape
 func tanhGrad8(y, dy, dx *float32, n int)
+
+//go:noescape
+func mul(dst, a, b *float32, n int)
+
+//go:noescape
+func addProduct(dst, a, b *float32, n int)

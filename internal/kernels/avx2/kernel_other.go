@@ -45,3 +45,9 @@ func sigmoidGrad8(y, dy, dx *float32, n int) {
 func tanhGrad8(y, dy, dx *float32, n int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
+
+func mul(dst, a, b *float32, n int) { panic("unreachable: AVX2 kernels called without Available") }
+
+func addProduct(dst, a, b *float32, n int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
