@@ -105,12 +105,12 @@ const (
 	// OpResize: images x → a box of each resized (see Resize). It has no
 	// gradient.
 	OpResize
-	// OpRecurrence: inputs (proj, rec[, recBias]) → a recurrent layer's
-	// output, Info.Recurrence's (see Recurrence).
+	// OpRecurrence: inputs (proj, rec[, recBias][, h0[, c0]][, mask]) → a
+	// recurrent layer's output, Info.Recurrence's (see RecurrenceWith).
 	OpRecurrence
-	// OpRecurrenceGrad: inputs (proj, rec[, recBias], dy) → (1, n): the
-	// gradients of proj, rec and recBias one after another. Gradients
-	// only.
+	// OpRecurrenceGrad: the Recurrence's inputs and dy → (1, n): the
+	// gradients of proj, rec, recBias, h0 and c0 one after another.
+	// Gradients only.
 	OpRecurrenceGrad
 )
 

@@ -53,6 +53,19 @@ type RecurrenceParams struct {
 	Backwards, Sequences bool
 	// RecBias: a GRU's recurrent bias is the op's third input.
 	RecBias bool
+	// Init: the state starts from inputs, h0 (Batch, Units) and an
+	// LSTM's cell state c0 (Batch, Units), after the recurrent bias;
+	// else from zero.
+	Init bool
+	// Masked: the last input is a mask (Batch, Steps), 0 at the steps to
+	// skip: a skipped step keeps the state (h, and an LSTM's c) it is
+	// given, and its output is the output of the step before (zero before
+	// the first step read), as Keras 2's recurrent layers do with a mask.
+	Masked bool
+	// States: the output is (1, n), the output the op has without it
+	// (flattened) followed by the last state h and an LSTM's cell state
+	// c, (Batch, Units) each: Keras' return_state.
+	States bool
 	// Saved is set by a machine's plan, never by Recurrence: the
 	// workspace a RecurrenceGrad kernel gets already holds the planes of
 	// the Recurrence it is the gradient of, which it then does not run
@@ -108,12 +121,54 @@ func (p RecurrenceParams) WorkOffsets() (z, dz, dh, dc int) {
 }
 
 // Out is the output's shape: (Batch, Steps, Units) with Sequences, else
-// (Batch, Units).
+// (Batch, Units); with States, (1, OutValues() + StateCount()·Batch·Units).
 func (p RecurrenceParams) Out() []int {
+	if p.States {
+		return []int{1, p.OutValues() + p.StateCount()*p.Batch*p.Units}
+	}
 	if p.Sequences {
 		return []int{p.Batch, p.Steps, p.Units}
 	}
 	return []int{p.Batch, p.Units}
+}
+
+// OutValues is how many values the output has before the states:
+// Batch·Steps·Units with Sequences, else Batch·Units.
+func (p RecurrenceParams) OutValues() int {
+	if p.Sequences {
+		return p.Batch * p.Steps * p.Units
+	}
+	return p.Batch * p.Units
+}
+
+// StateCount is how many states the cell carries: 2 for an LSTM (h and
+// c), else 1.
+func (p RecurrenceParams) StateCount() int {
+	if p.Cell == LSTMCell {
+		return 2
+	}
+	return 1
+}
+
+// Inputs are the positions of the op's optional inputs among its inputs,
+// -1 for those it does not take: the recurrent bias, the initial states
+// h0 and c0, and the mask.
+func (p RecurrenceParams) Inputs() (recBias, h0, c0, mask int) {
+	recBias, h0, c0, mask = -1, -1, -1, -1
+	n := 2
+	if p.RecBias {
+		recBias, n = n, n+1
+	}
+	if p.Init {
+		h0, n = n, n+1
+		if p.Cell == LSTMCell {
+			c0, n = n, n+1
+		}
+	}
+	if p.Masked {
+		mask = n
+	}
+	return recBias, h0, c0, mask
 }
 
 // Workspace is how many values the op's kernels use besides their inputs
@@ -125,6 +180,9 @@ func (p RecurrenceParams) Workspace() int {
 	n := p.Planes()*p.Steps*bu + 2*g*bu + 2*bu + 2*g*bu
 	if p.Cell == GRUBeforeCell {
 		n += 6*p.Units*p.Units + bu
+	}
+	if p.Masked {
+		n += 2 * bu // the CPU's kernel keeps the skipped samples' dh and dc
 	}
 	return n
 }
@@ -149,19 +207,25 @@ func (p RecurrenceParams) GRUBeforeOffsets() (rzr, rh, drh, drzr, drhk int) {
 
 // GradParts are the sizes of the parts of RecurrenceGrad's output: the
 // gradients of the projections (Batch·Steps·G·Units), of the recurrent
-// kernel (Units·G·Units) and, with RecBias, of the recurrent bias.
+// kernel (Units·G·Units), with RecBias of the recurrent bias, and with
+// Init of h0 and an LSTM's c0 (Batch·Units each). The mask has none.
 func (p RecurrenceParams) GradParts() []int {
 	gu := p.Gates() * p.Units
 	parts := []int{p.Batch * p.Steps * gu, p.Units * gu}
 	if p.RecBias {
 		parts = append(parts, gu)
 	}
+	if p.Init {
+		for range p.StateCount() {
+			parts = append(parts, p.Batch*p.Units)
+		}
+	}
 	return parts
 }
 
 func (p RecurrenceParams) String() string {
-	return fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t",
-		p.Cell, p.Units, p.Batch, p.Steps, p.Act, p.Alpha, p.RecAct, p.RecAlpha, p.Backwards, p.Sequences, p.RecBias)
+	return fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t init=%t masked=%t states=%t",
+		p.Cell, p.Units, p.Batch, p.Steps, p.Act, p.Alpha, p.RecAct, p.RecAlpha, p.Backwards, p.Sequences, p.RecBias, p.Init, p.Masked, p.States)
 }
 
 // Recurrence adds the node running a recurrent layer's steps: proj is the
@@ -173,17 +237,35 @@ func (p RecurrenceParams) String() string {
 // RecurrenceGrad node, which runs the steps again and back, cut into the
 // gradients of proj, rec and recBias.
 func Recurrence(proj, rec, recBias *gorgonia.Node, p RecurrenceParams) (*gorgonia.Node, error) {
-	p.RecBias = recBias != nil
-	if err := p.check(proj.Shape(), rec.Shape(), recBias); err != nil {
-		return nil, err
-	}
-	if recBias == nil {
-		return gorgonia.ApplyOp(recurrenceOp{p: p}, proj, rec)
-	}
-	return gorgonia.ApplyOp(recurrenceOp{p: p}, proj, rec, recBias)
+	return RecurrenceWith(proj, rec, RecurrenceInputs{RecBias: recBias}, p)
 }
 
-func (p RecurrenceParams) check(proj, rec tensor.Shape, recBias *gorgonia.Node) error {
+// RecurrenceInputs are a Recurrence's optional inputs, nil when absent:
+// a GRU's recurrent bias (G·units), the initial state H0 (batch, units)
+// and an LSTM's initial cell state C0 (given with H0), and a mask (batch,
+// steps) of ones and zeros (see RecurrenceParams.Masked).
+type RecurrenceInputs struct {
+	RecBias, H0, C0, Mask *gorgonia.Node
+}
+
+// RecurrenceWith is Recurrence with initial states and a mask: it sets
+// p.RecBias, p.Init and p.Masked from which of in are given (p.States
+// is the caller's).
+func RecurrenceWith(proj, rec *gorgonia.Node, in RecurrenceInputs, p RecurrenceParams) (*gorgonia.Node, error) {
+	p.RecBias, p.Init, p.Masked = in.RecBias != nil, in.H0 != nil, in.Mask != nil
+	if err := p.check(proj.Shape(), rec.Shape(), in); err != nil {
+		return nil, err
+	}
+	args := []*gorgonia.Node{proj, rec}
+	for _, n := range []*gorgonia.Node{in.RecBias, in.H0, in.C0, in.Mask} {
+		if n != nil {
+			args = append(args, n)
+		}
+	}
+	return gorgonia.ApplyOp(recurrenceOp{p: p}, args...)
+}
+
+func (p RecurrenceParams) check(proj, rec tensor.Shape, in RecurrenceInputs) error {
 	if p.Cell <= 0 || int(p.Cell) >= len(cellNames) {
 		return fmt.Errorf("recurrence: unknown cell %d", int(p.Cell))
 	}
@@ -192,11 +274,25 @@ func (p RecurrenceParams) check(proj, rec tensor.Shape, recBias *gorgonia.Node) 
 		return fmt.Errorf("recurrence %v: projections of shape %v and a recurrent kernel of shape %v: want (%d, %d, %d) and (%d, %d)",
 			p.Cell, proj, rec, p.Batch, p.Steps, gu, p.Units, gu)
 	}
-	if recBias != nil && (p.Cell != GRUCell || !recBias.Shape().Eq(tensor.Shape{gu})) {
-		return fmt.Errorf("recurrence %v: a recurrent bias of shape %v: only a GRU takes one, of shape (%d)", p.Cell, recBias.Shape(), gu)
+	if in.RecBias != nil && (p.Cell != GRUCell || !in.RecBias.Shape().Eq(tensor.Shape{gu})) {
+		return fmt.Errorf("recurrence %v: a recurrent bias of shape %v: only a GRU takes one, of shape (%d)", p.Cell, in.RecBias.Shape(), gu)
 	}
 	if p.Act == Softmax || p.RecAct == Softmax {
 		return fmt.Errorf("recurrence %v: softmax is no elementwise activation", p.Cell)
+	}
+	if p.Cell == GRUBeforeCell && (p.Init || p.Masked || p.States) {
+		return fmt.Errorf("recurrence %v: initial states, masks and returned states are not supported for a GRU with reset_after=False yet: use reset_after=True (Keras 2's default)", p.Cell)
+	}
+	state := tensor.Shape{p.Batch, p.Units}
+	switch {
+	case in.H0 != nil && !in.H0.Shape().Eq(state):
+		return fmt.Errorf("recurrence %v: an initial state of shape %v: want (%d, %d)", p.Cell, in.H0.Shape(), p.Batch, p.Units)
+	case (in.C0 != nil) != (in.H0 != nil && p.Cell == LSTMCell):
+		return fmt.Errorf("recurrence %v: an LSTM takes both initial states h and c, other cells only h", p.Cell)
+	case in.C0 != nil && !in.C0.Shape().Eq(state):
+		return fmt.Errorf("recurrence %v: an initial cell state of shape %v: want (%d, %d)", p.Cell, in.C0.Shape(), p.Batch, p.Units)
+	case in.Mask != nil && !in.Mask.Shape().Eq(tensor.Shape{p.Batch, p.Steps}):
+		return fmt.Errorf("recurrence %v: a mask of shape %v: want (%d, %d)", p.Cell, in.Mask.Shape(), p.Batch, p.Steps)
 	}
 	return nil
 }
@@ -211,30 +307,39 @@ func (op recurrenceOp) String() string        { return fmt.Sprintf("Recurrence{%
 func (op recurrenceOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op recurrenceOp) Hashcode() uint32      { return hashOf(op) }
 
-func (op recurrenceOp) Arity() int {
-	if op.p.RecBias {
-		return 3
+func (op recurrenceOp) Arity() int { return len(op.p.InShapes()) }
+
+// inTypes are the types of a Recurrence's inputs.
+func (p RecurrenceParams) inTypes(a hm.TypeVariable) []hm.Type {
+	var ts []hm.Type
+	for _, s := range p.InShapes() {
+		ts = append(ts, gorgonia.TensorType{Dims: len(s), Of: a})
 	}
-	return 2
+	return ts
 }
 
 func (op recurrenceOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	ts := []hm.Type{gorgonia.TensorType{Dims: 3, Of: a}, gorgonia.TensorType{Dims: 2, Of: a}}
-	if op.p.RecBias {
-		ts = append(ts, gorgonia.TensorType{Dims: 1, Of: a})
-	}
-	return hm.NewFnType(append(ts, gorgonia.TensorType{Dims: len(op.p.Out()), Of: a})...)
+	return hm.NewFnType(append(op.p.inTypes(a), gorgonia.TensorType{Dims: len(op.p.Out()), Of: a})...)
 }
 
 // InShapes are the shapes of a Recurrence's inputs: the projections
-// (Batch, Steps, G·Units), the recurrent kernel (Units, G·Units) and,
-// with RecBias, the recurrent bias (G·Units).
+// (Batch, Steps, G·Units), the recurrent kernel (Units, G·Units), with
+// RecBias the recurrent bias (G·Units), with Init the initial state h0
+// and an LSTM's c0 (Batch, Units), with Masked the mask (Batch, Steps).
 func (p RecurrenceParams) InShapes() [][]int {
 	gu := p.Gates() * p.Units
 	s := [][]int{{p.Batch, p.Steps, gu}, {p.Units, gu}}
 	if p.RecBias {
 		s = append(s, []int{gu})
+	}
+	if p.Init {
+		for range p.StateCount() {
+			s = append(s, []int{p.Batch, p.Units})
+		}
+	}
+	if p.Masked {
+		s = append(s, []int{p.Batch, p.Steps})
 	}
 	return s
 }
@@ -260,30 +365,49 @@ func (op recurrenceOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	out := newLike(ds[0].Dtype(), op.p.Out()...)
 	switch od := out.Data().(type) {
 	case []float32:
-		in := floats[float32](ds)
-		recurrenceForward(op.p, in[0], in[1], in[2], od, make([]float32, op.p.Workspace()))
+		recurrenceForward(op.p, recInputs(op.p, values[float32](ds)), od, make([]float32, op.p.Workspace()))
 	case []float64:
-		in := floats[float64](ds)
-		recurrenceForward(op.p, in[0], in[1], in[2], od, make([]float64, op.p.Workspace()))
+		recurrenceForward(op.p, recInputs(op.p, values[float64](ds)), od, make([]float64, op.p.Workspace()))
 	}
 	return out, nil
 }
 
-// floats are the inputs' values, nil for the ones left out.
-func floats[T float](ds []*tensor.Dense) [3][]T {
-	var in [3][]T
+// values are the inputs' values.
+func values[T float](ds []*tensor.Dense) [][]T {
+	in := make([][]T, len(ds))
 	for i, d := range ds {
-		if i < 3 {
-			in[i] = d.Data().([]T)
-		}
+		in[i] = d.Data().([]T)
 	}
 	return in
 }
 
+// recIn are a Recurrence's inputs, nil for the ones it does not take.
+type recIn[T float] struct {
+	proj, rec, rb, h0, c0, mask []T
+}
+
+// recInputs names the op's inputs in, given in InShapes' order.
+func recInputs[T float](p RecurrenceParams, in [][]T) recIn[T] {
+	r := recIn[T]{proj: in[0], rec: in[1]}
+	rb, h0, c0, mask := p.Inputs()
+	at := func(i int) []T {
+		if i < 0 {
+			return nil
+		}
+		return in[i]
+	}
+	r.rb, r.h0, r.c0, r.mask = at(rb), at(h0), at(c0), at(mask)
+	return r
+}
+
+// DiffWRT: every input but the mask.
 func (op recurrenceOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	for i := range d {
 		d[i] = true
+	}
+	if _, _, _, mask := op.p.Inputs(); mask >= 0 && mask < n {
+		d[mask] = false
 	}
 	return d
 }
@@ -296,7 +420,7 @@ func (op recurrenceOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Nod
 	}
 	parts := op.p.GradParts()
 	grads := make(gorgonia.Nodes, len(inputs))
-	for i := range grads {
+	for i := range parts {
 		piece, err := ColumnsOf(g, parts, i)
 		if err != nil {
 			return nil, fmt.Errorf("%v: gradient: %w", op, err)
@@ -308,8 +432,9 @@ func (op recurrenceOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Nod
 	return grads, nil
 }
 
-// recurrenceGradOp: inputs (proj, rec, [recBias,] dy) → (1, Σ
-// GradParts): the gradients of proj, rec and recBias, one after another.
+// recurrenceGradOp: the Recurrence's inputs, then dy → (1, Σ
+// GradParts): the gradients of proj, rec, recBias, h0 and c0, one after
+// another.
 type recurrenceGradOp struct {
 	common
 	p RecurrenceParams
@@ -322,11 +447,7 @@ func (op recurrenceGradOp) Arity() int            { return recurrenceOp(op).Arit
 
 func (op recurrenceGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	ts := []hm.Type{gorgonia.TensorType{Dims: 3, Of: a}, gorgonia.TensorType{Dims: 2, Of: a}}
-	if op.p.RecBias {
-		ts = append(ts, gorgonia.TensorType{Dims: 1, Of: a})
-	}
-	ts = append(ts, gorgonia.TensorType{Dims: len(op.p.Out()), Of: a}, gorgonia.TensorType{Dims: 2, Of: a})
+	ts := append(op.p.inTypes(a), gorgonia.TensorType{Dims: len(op.p.Out()), Of: a}, gorgonia.TensorType{Dims: 2, Of: a})
 	return hm.NewFnType(ts...)
 }
 
@@ -358,11 +479,11 @@ func (op recurrenceGradOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	dy := ds[len(ds)-1]
 	switch od := out.Data().(type) {
 	case []float32:
-		in := floats[float32](ds[:len(ds)-1])
-		recurrenceBackward(op.p, in[0], in[1], in[2], dy.Data().([]float32), od, make([]float32, op.p.Workspace()))
+		in := recInputs(op.p, values[float32](ds[:len(ds)-1]))
+		recurrenceBackward(op.p, in, dy.Data().([]float32), od, make([]float32, op.p.Workspace()))
 	case []float64:
-		in := floats[float64](ds[:len(ds)-1])
-		recurrenceBackward(op.p, in[0], in[1], in[2], dy.Data().([]float64), od, make([]float64, op.p.Workspace()))
+		in := recInputs(op.p, values[float64](ds[:len(ds)-1]))
+		recurrenceBackward(op.p, in, dy.Data().([]float64), od, make([]float64, op.p.Workspace()))
 	}
 	return out, nil
 }
@@ -373,17 +494,30 @@ func (op recurrenceGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Nod
 	return nil, fmt.Errorf("%v: no second derivative", op)
 }
 
-// RecurrenceForward runs a Recurrence op's steps on float32 values: y is
-// p.Out(), ws p.Workspace() values, which it overwrites.
+// RecurrenceForward runs the steps of a Recurrence op without initial
+// states or a mask on float32 values: y is p.Out(), ws p.Workspace()
+// values, which it overwrites.
 func RecurrenceForward(p RecurrenceParams, proj, rec, recBias, y, ws []float32) {
-	recurrenceForward(p, proj, rec, recBias, y, ws)
+	recurrenceForward(p, recIn[float32]{proj: proj, rec: rec, rb: recBias}, y, ws)
 }
 
 // RecurrenceBackward writes into out the gradients a RecurrenceGrad op
-// computes, given dy, the gradient of the output; ws is p.Workspace()
-// values, which it overwrites.
+// without initial states or a mask computes, given dy, the gradient of
+// the output; ws is p.Workspace() values, which it overwrites.
 func RecurrenceBackward(p RecurrenceParams, proj, rec, recBias, dy, out, ws []float32) {
-	recurrenceBackward(p, proj, rec, recBias, dy, out, ws)
+	recurrenceBackward(p, recIn[float32]{proj: proj, rec: rec, rb: recBias}, dy, out, ws)
+}
+
+// RecurrenceForwardInputs is RecurrenceForward given all the op's inputs
+// in, in p.InShapes' order.
+func RecurrenceForwardInputs(p RecurrenceParams, in [][]float32, y, ws []float32) {
+	recurrenceForward(p, recInputs(p, in), y, ws)
+}
+
+// RecurrenceBackwardInputs is RecurrenceBackward given all the op's
+// inputs in, in p.InShapes' order.
+func RecurrenceBackwardInputs(p RecurrenceParams, in [][]float32, dy, out, ws []float32) {
+	recurrenceBackward(p, recInputs(p, in), dy, out, ws)
 }
 
 // recurrenceWork cuts a workspace: planes of (Batch, Units) per step,
@@ -395,6 +529,7 @@ type recurrenceWork[T float] struct {
 	planes         []T
 	z, dz, dh, dc  []T
 	gradA, gradB   []T // G·B·U each
+	keptH, keptC   []T // Masked: the skipped samples' dh and dc
 	bu, gu, planeN int
 }
 
@@ -405,6 +540,10 @@ func newRecurrenceWork[T float](p RecurrenceParams, ws []T) recurrenceWork[T] {
 	w.planes = ws[:z]
 	w.z, w.dz, w.dh, w.dc = ws[z:dz], ws[dz:dh], ws[dh:dc], ws[dc:dc+bu]
 	w.gradA, w.gradB = ws[dc+bu:dc+bu+g*bu], ws[dc+bu+g*bu:dc+bu+2*g*bu]
+	if p.Masked {
+		end := len(ws)
+		w.keptH, w.keptC = ws[end-2*bu:end-bu], ws[end-bu:end]
+	}
 	return w
 }
 
@@ -412,6 +551,39 @@ func newRecurrenceWork[T float](p RecurrenceParams, ws []T) recurrenceWork[T] {
 func (w recurrenceWork[T]) plane(f, k int) []T {
 	at := f*w.planeN + k*w.bu
 	return w.planes[at : at+w.bu]
+}
+
+// prev is the state plane f (h's, or an LSTM's c, 8) had before step k:
+// step k-1's, or at the first step the initial state (nil for zero).
+func (w recurrenceWork[T]) prev(in recIn[T], f, k int) []T {
+	if k > 0 {
+		return w.plane(f, k-1)
+	}
+	if f == w.p.hPlane() {
+		return in.h0
+	}
+	return in.c0
+}
+
+// skipped says whether the mask skips sample b's k-th step read.
+func skipped[T float](p RecurrenceParams, mask []T, b, k int) bool {
+	return mask != nil && mask[b*p.Steps+p.step(k)] == 0
+}
+
+// shown says whether sample b's output at its k-th step read is its
+// state: whether a step up to k was read. Before the first step read the
+// output is zero (Keras'), which differs from the state only when the
+// state starts from initial states.
+func shown[T float](p RecurrenceParams, mask []T, b, k int) bool {
+	if mask == nil || !p.Init {
+		return true
+	}
+	for i := 0; i <= k; i++ {
+		if mask[b*p.Steps+p.step(i)] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // step is the position in the sequence of the k-th step read.
@@ -425,23 +597,39 @@ func (p RecurrenceParams) step(k int) int {
 // recurrenceForward runs the steps, keeping each step's planes in ws,
 // and writes the output y (when not nil). Each step's product goes
 // through gemm; its cell runs on every core, a range of samples each.
-func recurrenceForward[T float](p RecurrenceParams, proj, rec, rb, y, ws []T) {
+func recurrenceForward[T float](p RecurrenceParams, in recIn[T], y, ws []T) {
 	if p.Cell == GRUBeforeCell {
-		gruBeforeForward(p, proj, rec, y, ws)
+		gruBeforeForward(p, in.proj, in.rec, y, ws)
 		return
 	}
 	w := newRecurrenceWork(p, ws)
 	B, U, S := p.Batch, p.Units, p.Steps
 	for k := range S {
-		if k == 0 {
+		if h := w.prev(in, p.hPlane(), k); h == nil {
 			clear(w.z)
 		} else {
-			gemm(false, false, B, w.gu, U, 1, w.plane(p.hPlane(), k-1), rec, 0, w.z)
+			gemm(false, false, B, w.gu, U, 1, h, in.rec, 0, w.z)
 		}
-		overSamples(p, func(lo, hi int) { w.cellForward(proj, rb, y, k, lo, hi) })
+		overSamples(p, func(lo, hi int) { w.cellForward(in, y, k, lo, hi) })
 	}
-	if y != nil && !p.Sequences {
-		copy(y, w.plane(p.hPlane(), S-1))
+	if y == nil {
+		return
+	}
+	last := w.plane(p.hPlane(), S-1)
+	if !p.Sequences {
+		copy(y, last)
+		for b := range B {
+			if !shown(p, in.mask, b, S-1) {
+				clear(y[b*U:][:U])
+			}
+		}
+	}
+	if p.States {
+		n := p.OutValues()
+		copy(y[n:], last)
+		if p.Cell == LSTMCell {
+			copy(y[n+B*U:], w.plane(8, S-1))
+		}
 	}
 }
 
@@ -457,8 +645,9 @@ func overSamples(p RecurrenceParams, body func(lo, hi int)) {
 
 // cellForward computes step k's cells of samples [lo, hi): the planes,
 // and the output y's rows when y is not nil and holds the sequence.
-func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
+func (w recurrenceWork[T]) cellForward(in recIn[T], y []T, k, lo, hi int) {
 	p := w.p
+	proj, rb := in.proj, in.rb
 	U, S, gu := p.Units, p.Steps, w.gu
 	t := p.step(k)
 	rows := func(f, k int) []T { return w.plane(f, k)[lo*U : hi*U] }
@@ -489,8 +678,8 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 		i, f, cc, o := rows(4, k), rows(5, k), rows(6, k), rows(7, k)
 		c, tc, h := rows(8, k), rows(9, k), rows(10, k)
 		mulInto(c, i, cc)
-		if k > 0 {
-			addProductInto(c, f, rows(8, k-1))
+		if prev := w.prev(in, 8, k); prev != nil {
+			addProductInto(c, f, prev[lo*U:hi*U])
 		}
 		gateActivate(p.Act, p.Alpha, U, c, tc)
 		mulInto(h, o, tc)
@@ -515,9 +704,9 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 		}
 		zg, cand, h := rows(3, k), rows(5, k), rows(7, k)
 		gateActivate(p.Act, p.Alpha, U, ph, cand)
-		var prev []T
-		if k > 0 {
-			prev = rows(7, k-1)
+		prev := w.prev(in, 7, k)
+		if prev != nil {
+			prev = prev[lo*U : hi*U]
 		}
 		for e := range h {
 			pv := T(0)
@@ -527,10 +716,32 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 			h[e] = cand[e] + zg[e]*(pv-cand[e])
 		}
 	}
+	// A skipped step keeps the state it is given.
+	for b := lo; b < hi; b++ {
+		if !skipped(p, in.mask, b, k) {
+			continue
+		}
+		for _, f := range []int{p.hPlane(), 8} {
+			if f == 8 && p.Cell != LSTMCell {
+				break
+			}
+			row := w.plane(f, k)[b*U:][:U]
+			if prev := w.prev(in, f, k); prev != nil {
+				copy(row, prev[b*U:][:U])
+			} else {
+				clear(row)
+			}
+		}
+	}
 	if y != nil && p.Sequences {
 		h := rows(p.hPlane(), k)
 		for b := lo; b < hi; b++ {
-			copy(y[(b*S+k)*U:][:U], h[(b-lo)*U:][:U])
+			row := y[(b*S+k)*U:][:U]
+			if shown(p, in.mask, b, k) {
+				copy(row, h[(b-lo)*U:][:U])
+			} else {
+				clear(row)
+			}
 		}
 	}
 }
@@ -539,9 +750,9 @@ func (w recurrenceWork[T]) cellForward(proj, rb, y []T, k, lo, hi int) {
 // and writes the gradients of proj, rec and (RecBias) the recurrent bias
 // into out, one after another. Each step's cells run on every core, a
 // range of samples each, then its products go through gemm.
-func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws []T) {
+func recurrenceBackward[T float](p RecurrenceParams, in recIn[T], dy, out, ws []T) {
 	if !p.Saved {
-		recurrenceForward(p, proj, rec, rb, nil, ws)
+		recurrenceForward(p, in, nil, ws)
 	}
 	if p.Cell == GRUBeforeCell {
 		gruBeforeBackward(p, dy, out, ws)
@@ -560,8 +771,15 @@ func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws 
 	clear(drb)
 	clear(w.dh)
 	clear(w.dc)
+	if p.States { // the gradients of the last states
+		n := p.OutValues()
+		copy(w.dh, dy[n:n+B*U])
+		if p.Cell == LSTMCell {
+			copy(w.dc, dy[n+B*U:n+2*B*U])
+		}
+	}
 	for k := S - 1; k >= 0; k-- {
-		overSamples(p, func(lo, hi int) { w.cellBackward(dy, dproj, k, lo, hi) })
+		overSamples(p, func(lo, hi int) { w.cellBackward(in, dy, dproj, k, lo, hi) })
 		if drb != nil {
 			for b := range B {
 				for j, v := range w.dz[b*gu:][:gu] {
@@ -569,9 +787,19 @@ func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws 
 				}
 			}
 		}
-		if k > 0 {
-			gemm(false, true, B, U, gu, 1, w.dz, rec, 1, w.dh)
-			gemm(true, false, U, gu, B, 1, w.plane(p.hPlane(), k-1), w.dz, 1, drec)
+		if h := w.prev(in, p.hPlane(), k); h != nil {
+			gemm(false, true, B, U, gu, 1, w.dz, in.rec, 1, w.dh)
+			gemm(true, false, U, gu, B, 1, h, w.dz, 1, drec)
+		}
+	}
+	if p.Init { // the gradients of the initial states
+		at := parts[0] + parts[1]
+		if p.RecBias {
+			at += parts[2]
+		}
+		copy(out[at:at+B*U], w.dh)
+		if p.Cell == LSTMCell {
+			copy(out[at+B*U:at+2*B*U], w.dc)
 		}
 	}
 }
@@ -582,7 +810,7 @@ func recurrenceBackward[T float](p RecurrenceParams, proj, rec, rb, dy, out, ws 
 // recurrent side, into dz, and leaves in dh the gradient of the previous
 // state but for its path through the recurrent kernel (a GRU's z·dh,
 // else 0) and in dc the previous cell state's (LSTM).
-func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
+func (w recurrenceWork[T]) cellBackward(in recIn[T], dy, dproj []T, k, lo, hi int) {
 	p := w.p
 	U, S, G, gu := p.Units, p.Steps, p.Gates(), w.gu
 	t := p.step(k)
@@ -592,6 +820,8 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 	for b := lo; b < hi; b++ {
 		var row []T
 		switch {
+		case !shown(p, in.mask, b, k):
+			continue
 		case p.Sequences:
 			row = dy[(b*S+k)*U:][:U]
 		case k == S-1:
@@ -600,6 +830,29 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 			continue
 		}
 		addInto(dh[(b-lo)*U:][:U], dh[(b-lo)*U:][:U], row)
+	}
+	// A skipped step passes dh and dc on to the step before: the cell
+	// runs back from zero gradients (all its gradients then zero), and
+	// they are put back after.
+	if in.mask != nil {
+		for b := lo; b < hi; b++ {
+			if skipped(p, in.mask, b, k) {
+				e := b * U
+				copy(w.keptH[e:e+U], w.dh[e:e+U])
+				copy(w.keptC[e:e+U], w.dc[e:e+U])
+				clear(w.dh[e : e+U])
+				clear(w.dc[e : e+U])
+			}
+		}
+		defer func() {
+			for b := lo; b < hi; b++ {
+				if skipped(p, in.mask, b, k) {
+					e := b * U
+					copy(w.dh[e:e+U], w.keptH[e:e+U])
+					copy(w.dc[e:e+U], w.keptC[e:e+U])
+				}
+			}
+		}()
 	}
 	dpost := func(g int) []T { return span(w.gradA, g) }
 	dpre := func(g int) []T { return span(w.gradB, g) }
@@ -618,8 +871,8 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 		addInto(d, dc, dcn) // the cell state's gradient
 		mulInto(dpost(0), d, cc)
 		mulInto(dpost(2), d, i)
-		if k > 0 {
-			mulInto(dpost(1), d, rows(8, k-1))
+		if prev := w.prev(in, 8, k); prev != nil {
+			mulInto(dpost(1), d, prev[lo*U:hi*U])
 		} else {
 			clear(dpost(1))
 		}
@@ -634,9 +887,9 @@ func (w recurrenceWork[T]) cellBackward(dy, dproj []T, k, lo, hi int) {
 		clear(dh)
 	case GRUCell:
 		zg, cand, rh := rows(3, k), rows(5, k), rows(6, k)
-		var prev []T
-		if k > 0 {
-			prev = rows(7, k-1)
+		prev := w.prev(in, 7, k)
+		if prev != nil {
+			prev = prev[lo*U : hi*U]
 		}
 		for e := range dh {
 			pv := T(0)

@@ -38,10 +38,10 @@ func TestRecurrenceFloat32GatesNearFloat64(t *testing.T) {
 			}
 			y32, out32 := make([]float32, len(dy32)), make([]float32, n)
 			y64, out64 := make([]float64, len(dy64)), make([]float64, n)
-			recurrenceForward(p, proj32, rec32, rb32, y32, make([]float32, p.Workspace()))
-			recurrenceBackward(p, proj32, rec32, rb32, dy32, out32, make([]float32, p.Workspace()))
-			recurrenceForward(p, proj64, rec64, rb64, y64, make([]float64, p.Workspace()))
-			recurrenceBackward(p, proj64, rec64, rb64, dy64, out64, make([]float64, p.Workspace()))
+			recurrenceForward(p, recIn[float32]{proj: proj32, rec: rec32, rb: rb32}, y32, make([]float32, p.Workspace()))
+			recurrenceBackward(p, recIn[float32]{proj: proj32, rec: rec32, rb: rb32}, dy32, out32, make([]float32, p.Workspace()))
+			recurrenceForward(p, recIn[float64]{proj: proj64, rec: rec64, rb: rb64}, y64, make([]float64, p.Workspace()))
+			recurrenceBackward(p, recIn[float64]{proj: proj64, rec: rec64, rb: rb64}, dy64, out64, make([]float64, p.Workspace()))
 			near := func(what string, got []float32, want []float64) {
 				t.Helper()
 				scale := 0.0

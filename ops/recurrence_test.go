@@ -30,22 +30,36 @@ func TestRecurrenceGradients(t *testing.T) {
 		cell                          RecurrenceCell
 		backwards, sequences, recBias bool
 		act                           Activation
+		init, masked, states          bool
 	}
 	var variants []variant
 	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell, GRUBeforeCell} {
 		for _, backwards := range []bool{false, true} {
 			for _, sequences := range []bool{false, true} {
-				variants = append(variants, variant{cell, backwards, sequences, cell == GRUCell, Tanh})
+				variants = append(variants, variant{cell, backwards, sequences, cell == GRUCell, Tanh, false, false, false})
 			}
 		}
 	}
-	variants = append(variants, variant{GRUCell, false, true, false, Tanh}, variant{LSTMCell, true, true, false, Softsign},
-		variant{GRUBeforeCell, true, true, false, ELU},
-		variant{RNNCell, false, true, false, ELU})
+	variants = append(variants, variant{GRUCell, false, true, false, Tanh, false, false, false}, variant{LSTMCell, true, true, false, Softsign, false, false, false},
+		variant{GRUBeforeCell, true, true, false, ELU, false, false, false},
+		variant{RNNCell, false, true, false, ELU, false, false, false})
+	// Initial states, masks and the last states, alone and together.
+	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
+		for _, backwards := range []bool{false, true} {
+			for _, sequences := range []bool{false, true} {
+				for _, ims := range [][3]bool{{true, false, false}, {false, true, false}, {false, false, true}, {true, true, true}} {
+					variants = append(variants, variant{cell, backwards, sequences, cell == GRUCell, Tanh, ims[0], ims[1], ims[2]})
+				}
+			}
+		}
+	}
+	// The mask: sample 0 skips its first and third steps, sample 1 its
+	// last two.
+	mask := []float64{0, 1, 0, 1, 1, 1, 0, 0}
 	for _, v := range variants {
 		p := RecurrenceParams{Cell: v.cell, Batch: batch, Steps: steps, Units: units, Act: v.act, RecAct: Sigmoid, Alpha: 1,
-			Backwards: v.backwards, Sequences: v.sequences}
-		t.Run(fmt.Sprintf("%v/act=%v/backwards=%t/sequences=%t/recbias=%t", v.cell, v.act, v.backwards, v.sequences, v.recBias), func(t *testing.T) {
+			Backwards: v.backwards, Sequences: v.sequences, States: v.states}
+		t.Run(fmt.Sprintf("%v/act=%v/backwards=%t/sequences=%t/recbias=%t/init=%t/masked=%t/states=%t", v.cell, v.act, v.backwards, v.sequences, v.recBias, v.init, v.masked, v.states), func(t *testing.T) {
 			gu := p.Gates() * units
 			g := gorgonia.NewGraph()
 			node := func(name string, scale float64, shape ...int) *gorgonia.Node {
@@ -54,12 +68,24 @@ func TestRecurrenceGradients(t *testing.T) {
 			}
 			proj, rec := node("proj", 1.5, batch, steps, gu), node("rec", 0.8, units, gu)
 			wrt := []*gorgonia.Node{proj, rec}
-			var rb *gorgonia.Node
+			var in RecurrenceInputs
 			if v.recBias {
-				rb = node("recbias", 0.5, gu)
-				wrt = append(wrt, rb)
+				in.RecBias = node("recbias", 0.5, gu)
+				wrt = append(wrt, in.RecBias)
 			}
-			y, err := Recurrence(proj, rec, rb, p)
+			if v.init {
+				in.H0 = node("h0", 0.7, batch, units)
+				wrt = append(wrt, in.H0)
+				if v.cell == LSTMCell {
+					in.C0 = node("c0", 0.7, batch, units)
+					wrt = append(wrt, in.C0)
+				}
+			}
+			if v.masked {
+				in.Mask = gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(batch, steps), gorgonia.WithName("mask"),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(batch, steps), tensor.WithBacking(slices.Clone(mask)))))
+			}
+			y, err := RecurrenceWith(proj, rec, in, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +163,7 @@ func TestRecurrenceHandComputed(t *testing.T) {
 	for _, backwards := range []bool{false, true} {
 		p := RecurrenceParams{Cell: LSTMCell, Batch: 1, Steps: 2, Units: 1, Act: Tanh, RecAct: Sigmoid, Backwards: backwards, Sequences: true}
 		y := make([]float64, 2)
-		recurrenceForward(p, proj, rec, nil, y, make([]float64, p.Workspace()))
+		recurrenceForward(p, recIn[float64]{proj: proj, rec: rec}, y, make([]float64, p.Workspace()))
 		w := want(0, 1)
 		if backwards {
 			w = want(1, 0)
@@ -222,6 +248,112 @@ func TestRecurrenceOnEveryCore(t *testing.T) {
 		runtime.GOMAXPROCS(procs)
 		if !slices.Equal(y, y1) || !slices.Equal(out, out1) {
 			t.Errorf("%v: the kernels on %d cores compute other values than on one", cell, procs)
+		}
+	}
+}
+
+// TestRecurrenceMaskSkipsSteps checks a masked Recurrence against the
+// same op run without a mask on each sample's steps that the mask keeps,
+// in the order they are read: the output at a skipped step is the
+// output of the last step read before it (zero before the first, even
+// from initial states), the states returned are the last step read's
+// (the initial ones when none is), for each cell, read forwards and
+// backwards, from zero and from initial states.
+func TestRecurrenceMaskSkipsSteps(t *testing.T) {
+	const batch, steps, units = 4, 5, 3
+	rng := rand.New(rand.NewPCG(8, 9))
+	randoms := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = 2*rng.Float64() - 1
+		}
+		return v
+	}
+	// Padding at the end, at the start, holes, and nothing read.
+	mask := []float64{1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0}
+	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
+		for _, backwards := range []bool{false, true} {
+			for _, init := range []bool{false, true} {
+				p := RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: units, Act: Tanh, RecAct: Sigmoid,
+					Backwards: backwards, Sequences: true, States: true, Init: init, Masked: true}
+				gu := p.Gates() * units
+				in := recIn[float64]{proj: randoms(batch * steps * gu), rec: randoms(units * gu), mask: mask}
+				if cell == GRUCell {
+					in.rb, p.RecBias = randoms(gu), true
+				}
+				if init {
+					in.h0 = randoms(batch * units)
+					if cell == LSTMCell {
+						in.c0 = randoms(batch * units)
+					}
+				}
+				y := make([]float64, p.Out()[1])
+				recurrenceForward(p, in, y, make([]float64, p.Workspace()))
+				ns := p.StateCount()
+				for b := range batch {
+					// The steps the mask keeps, in the order read.
+					var kept []int
+					for k := range steps {
+						if mask[b*steps+p.step(k)] != 0 {
+							kept = append(kept, p.step(k))
+						}
+					}
+					states := make([][]float64, ns) // the last states, the initial ones by default
+					for s := range ns {
+						states[s] = make([]float64, units)
+						if init {
+							copy(states[s], [][]float64{in.h0, in.c0}[s][b*units:][:units])
+						}
+					}
+					var seq []float64 // the outputs of the steps kept
+					if len(kept) > 0 {
+						q := RecurrenceParams{Cell: cell, Batch: 1, Steps: len(kept), Units: units, Act: Tanh, RecAct: Sigmoid,
+							Sequences: true, States: true, Init: init, RecBias: p.RecBias}
+						qin := recIn[float64]{rec: in.rec, rb: in.rb}
+						for _, t := range kept {
+							qin.proj = append(qin.proj, in.proj[(b*steps+t)*gu:][:gu]...)
+						}
+						if init {
+							qin.h0, qin.c0 = states[0], nil
+							if cell == LSTMCell {
+								qin.c0 = states[1]
+							}
+						}
+						qy := make([]float64, q.Out()[1])
+						recurrenceForward(q, qin, qy, make([]float64, q.Workspace()))
+						seq = qy[:len(kept)*units]
+						for s := range ns {
+							states[s] = qy[len(kept)*units+s*units:][:units]
+						}
+					}
+					read := 0
+					for k := range steps {
+						want := make([]float64, units)
+						if mask[b*steps+p.step(k)] != 0 {
+							read++
+						}
+						if read > 0 {
+							want = seq[(read-1)*units:][:units]
+						}
+						got := y[(b*steps+k)*units:][:units]
+						for j := range want {
+							if math.Abs(got[j]-want[j]) > 1e-12 {
+								t.Errorf("%v backwards=%t init=%t: sample %d, step %d: output %v, want %v", cell, backwards, init, b, k, got, want)
+								break
+							}
+						}
+					}
+					for s := range ns {
+						got := y[p.OutValues()+s*batch*units+b*units:][:units]
+						for j := range got {
+							if math.Abs(got[j]-states[s][j]) > 1e-12 {
+								t.Errorf("%v backwards=%t init=%t: sample %d: state %d %v, want %v", cell, backwards, init, b, s, got, states[s])
+								break
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -247,14 +247,15 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.Resize:
 		ops.ResizeForward(s.Op.Resize, in(0), out(0)[:s.N])
 	case plan.Recurrence, plan.RecurrenceGrad:
-		var rb []float32
-		if s.Op.Recurrence.RecBias {
-			rb = in(2)
+		n := len(s.Op.Recurrence.InShapes())
+		ins := make([][]float32, n)
+		for i := range ins {
+			ins[i] = in(i)
 		}
 		if s.Kind == plan.Recurrence {
-			ops.RecurrenceForward(s.Op.Recurrence, in(0), in(1), rb, out(0)[:s.N], out(1))
+			ops.RecurrenceForwardInputs(s.Op.Recurrence, ins, out(0)[:s.N], out(1))
 		} else {
-			ops.RecurrenceBackward(s.Op.Recurrence, in(0), in(1), rb, in(len(s.Op.Recurrence.InShapes())), out(0)[:s.N], out(1))
+			ops.RecurrenceBackwardInputs(s.Op.Recurrence, ins, in(n), out(0)[:s.N], out(1))
 		}
 	case plan.ConvInputGrid:
 		return b.mul.ConvInputGrid(convShape(s.Op.Window, s.K), in(0), out(0))

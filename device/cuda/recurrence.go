@@ -16,24 +16,38 @@ func offset(p devicePtr, n int) devicePtr { return p + devicePtr(4*n) }
 // gk_rec_bwd and the products carrying the gradient to the previous state
 // and into the recurrent kernel's (and a GRU's recurrent bias') gradient.
 // The workspace Out[1] is laid out as ops.RecurrenceParams.WorkOffsets
-// says, the same as the CPU's kernel.
+// says, the same as the CPU's kernel. Initial states and a mask are
+// inputs of the kernels; the last states (States) are copied from the
+// planes after the steps, and their gradients are where dh and dc start.
 func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	p := s.Op.Recurrence
 	if p.Cell == ops.GRUBeforeCell {
 		return b.gruBefore(s, ptr)
 	}
 	proj, rec := ptr(s.In[0]), ptr(s.In[1])
-	var rb devicePtr
-	if p.RecBias {
-		rb = ptr(s.In[2])
+	opt := func(i int) devicePtr {
+		if i < 0 {
+			return 0
+		}
+		return ptr(s.In[i])
 	}
+	rbAt, h0At, c0At, maskAt := p.Inputs()
+	rb, h0, c0, mask := opt(rbAt), opt(h0At), opt(c0At), opt(maskAt)
 	out, ws := ptr(s.Out[0]), ptr(s.Out[1])
 	B, U, T := p.Batch, p.Units, p.Steps
 	gu := p.Gates() * U
 	zOff, dzOff, dhOff, dcOff := p.WorkOffsets()
 	z, dz, dh, dc := offset(ws, zOff), offset(ws, dzOff), offset(ws, dhOff), offset(ws, dcOff)
 	hPlane := func(k int) devicePtr { return offset(ws, ((p.Planes()-1)*T+k)*B*U) }
-	acts := []uint64{intArg(int(p.Act)), floatArg(float32(p.Alpha)), intArg(int(p.RecAct)), floatArg(float32(p.RecAlpha)), boolArg(p.Sequences)}
+	// prevH is the state before step k: the last step's, h0 or none (0).
+	prevH := func(k int) devicePtr {
+		if k > 0 {
+			return hPlane(k - 1)
+		}
+		return h0
+	}
+	acts := []uint64{intArg(int(p.Act)), floatArg(float32(p.Alpha)), intArg(int(p.RecAct)), floatArg(float32(p.RecAlpha)), boolArg(p.Sequences),
+		ptrArg(h0), ptrArg(c0), ptrArg(mask), boolArg(p.Backwards)}
 	step := func(k int) int {
 		if p.Backwards {
 			return T - 1 - k
@@ -49,8 +63,8 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 			break // the Recurrence step left its planes in ws
 		}
 		zk := devicePtr(0)
-		if k > 0 {
-			if err := gemm(b.blas, false, false, B, gu, U, 1, hPlane(k-1), rec, 0, z); err != nil {
+		if h := prevH(k); h != 0 {
+			if err := gemm(b.blas, false, false, B, gu, U, 1, h, rec, 0, z); err != nil {
 				return err
 			}
 			zk = z
@@ -61,7 +75,18 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 			return err
 		}
 	}
+	cPlane := offset(ws, (8*T+T-1)*B*U) // an LSTM's last cell state
 	if s.Kind == plan.Recurrence {
+		if !p.States {
+			return nil
+		}
+		n := p.OutValues()
+		if err := b.kern.copyCols(b.stream, hPlane(T-1), U, 0, offset(out, n), U, 0, B, U); err != nil {
+			return err
+		}
+		if p.Cell == ops.LSTMCell {
+			return b.kern.copyCols(b.stream, cPlane, U, 0, offset(out, n+B*U), U, 0, B, U)
+		}
 		return nil
 	}
 	parts := p.GradParts()
@@ -73,6 +98,11 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	}
 	if err := zero(dh, 2*B*U); err != nil { // dh and dc
 		return err
+	}
+	if p.States { // dh and dc start from the gradients of the last states
+		if err := b.kern.copyCols(b.stream, offset(dy, p.OutValues()), U, 0, dh, U, 0, p.StateCount()*B, U); err != nil {
+			return err
+		}
 	}
 	var drb, ones devicePtr
 	if p.RecBias {
@@ -96,16 +126,23 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 				return err
 			}
 		}
-		if k > 0 {
+		if h := prevH(k); h != 0 {
 			if err := gemm(b.blas, false, true, B, U, gu, 1, dz, rec, 1, dh); err != nil {
 				return err
 			}
-			if err := gemm(b.blas, true, false, U, gu, B, 1, hPlane(k-1), dz, 1, drec); err != nil {
+			if err := gemm(b.blas, true, false, U, gu, B, 1, h, dz, 1, drec); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	if !p.Init {
+		return nil
+	}
+	at := parts[0] + parts[1] // the gradients of the initial states: dh, then dc
+	if p.RecBias {
+		at += parts[2]
+	}
+	return b.kern.copyCols(b.stream, dh, U, 0, offset(out, at), U, 0, p.StateCount()*B, U)
 }
 
 // gruBefore runs a Recurrence or RecurrenceGrad step of a GRU without

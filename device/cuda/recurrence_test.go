@@ -11,17 +11,24 @@ import (
 )
 
 // TestRecurrenceTrainsAsOnCPU trains opstest.RecurrenceGraph of each
-// cell (forwards and backwards, the last state and the sequence) on
+// cell (forwards and backwards, the last state and the sequence; from
+// initial states, with a mask, returning the states) on
 // /GPU:0 (gk_rec_fwd, gk_rec_bwd and cuBLAS per timestep) and on /CPU:0
 // (ops.RecurrenceForward and RecurrenceBackward) from the same values, 20
 // steps of Adam: the same loss at every step and the same weights at the
 // end, within 1e-5.
 func TestRecurrenceTrainsAsOnCPU(t *testing.T) {
 	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell, ops.GRUBeforeCell} {
-		for _, v := range [][2]bool{{false, false}, {true, true}, {false, true}} {
-			t.Run(fmt.Sprintf("%v/backwards=%t/sequences=%t", cell, v[0], v[1]), func(t *testing.T) {
+		variants := []opstest.RecurrenceVariant{{}, {Backwards: true, Sequences: true}, {Sequences: true}}
+		if cell != ops.GRUBeforeCell {
+			variants = append(variants, opstest.RecurrenceVariant{Init: true, Masked: true, States: true},
+				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true},
+				opstest.RecurrenceVariant{Sequences: true, Masked: true})
+		}
+		for _, v := range variants {
+			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {
 				trainsAsOnCPU(t, func() gpuTestGraph {
-					m, err := opstest.BuildRecurrenceGraph(11, cell, 6, v[0], v[1])
+					m, err := opstest.BuildRecurrenceGraphWith(11, cell, 6, v)
 					if err != nil {
 						t.Fatal(err)
 					}

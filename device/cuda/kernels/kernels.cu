@@ -2368,14 +2368,28 @@ __device__ __forceinline__ int gk_rec_planes(int cell) { return cell == CELL_LST
 __device__ __forceinline__ int gk_rec_gates(int cell) { return cell == CELL_LSTM ? 4 : (cell == CELL_GRU ? 3 : 1); }
 #define GK_PLANE(f, k) (planes + ((size_t)(f) * T + (k)) * B * U)
 
+// gk_rec_shown says whether sample b's output at its k-th step read is its
+// state: whether the mask keeps a step up to k (always without a mask or
+// initial states h0; before the first step kept the output is zero).
+__device__ __forceinline__ bool gk_rec_shown(const float *mask, const float *h0, int b, int T, int k, int backwards) {
+	if (!mask || !h0) return true;
+	for (int i = 0; i <= k; i++) {
+		if (mask[(size_t)b * T + (backwards ? T - 1 - i : i)] != 0.0f) return true;
+	}
+	return false;
+}
+
 // gk_rec_fwd: step k of a recurrence (ops.RecurrenceForward), reading
 // position t of the projections proj (B, T, G·U); z (B, G·U) is the
-// previous state times the recurrent kernel (NULL at the first step), rb
-// a GRU's recurrent bias (or NULL). It writes the step's planes and, when
-// y is not NULL, the output: every step's state (sequences) or the last.
+// previous state times the recurrent kernel (NULL at the first step from
+// a zero state), rb a GRU's recurrent bias (or NULL), h0 and c0 (B, U)
+// the initial states (or NULL: zero), mask (B, T) the steps to skip (or
+// NULL): a skipped step keeps the state. It writes the step's planes and,
+// when y is not NULL, the output: every step's (sequences) or the last.
 // A thread per (sample, unit); any grid-stride launch.
 extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *z, const float *rb, float *planes, float *y,
-		int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences) {
+		int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences,
+		const float *h0, const float *c0, const float *mask, int backwards) {
 	int G = gk_rec_gates(cell), gu = G * U;
 	GRID_STRIDE(e, B * U) {
 		int b = e / U, j = e % U;
@@ -2401,6 +2415,7 @@ extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *
 			}
 			float c = post[0] * post[2];
 			if (k > 0) c += post[1] * GK_PLANE(8, k - 1)[e];
+			else if (c0) c += post[1] * c0[e];
 			float tc = gk_act_call(act, alpha, c);
 			GK_PLANE(8, k)[e] = c;
 			GK_PLANE(9, k)[e] = tc;
@@ -2411,7 +2426,7 @@ extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *
 			float rh = zz[2];
 			float ph = xp[2 * U + j] + r * rh;
 			float cand = gk_act_call(act, alpha, ph);
-			float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : 0.0f;
+			float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : (h0 ? h0[e] : 0.0f);
 			GK_PLANE(0, k)[e] = pz;
 			GK_PLANE(1, k)[e] = pr;
 			GK_PLANE(2, k)[e] = ph;
@@ -2421,10 +2436,16 @@ extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *
 			GK_PLANE(6, k)[e] = rh;
 			h = cand + zg * (prev - cand);
 		}
-		GK_PLANE(gk_rec_planes(cell) - 1, k)[e] = h;
+		int hp = gk_rec_planes(cell) - 1;
+		if (mask && mask[(size_t)b * T + t] == 0.0f) { // skipped: the state stays
+			h = k > 0 ? GK_PLANE(hp, k - 1)[e] : (h0 ? h0[e] : 0.0f);
+			if (cell == CELL_LSTM) GK_PLANE(8, k)[e] = k > 0 ? GK_PLANE(8, k - 1)[e] : (c0 ? c0[e] : 0.0f);
+		}
+		GK_PLANE(hp, k)[e] = h;
 		if (y) {
-			if (sequences) y[((size_t)b * T + k) * U + j] = h;
-			else if (k == T - 1) y[e] = h;
+			float out = gk_rec_shown(mask, h0, b, T, k, backwards) ? h : 0.0f;
+			if (sequences) y[((size_t)b * T + k) * U + j] = out;
+			else if (k == T - 1) y[e] = out;
 		}
 	}
 }
@@ -2437,15 +2458,28 @@ extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *
 // the recurrent side, into dz (B, G·U), and leaves in dh the gradient of
 // the previous state but for its path through the recurrent kernel (a
 // GRU's z·dh, else 0) and in dc the gradient of the previous cell state
-// (LSTM). A thread per (sample, unit); any grid-stride launch.
+// (LSTM). h0, c0 and mask are gk_rec_fwd's: a skipped step passes dh and
+// dc on, its gradients zero. A thread per (sample, unit); any grid-stride
+// launch.
 extern "C" __global__ void gk_rec_bwd(int cell, const float *dy, const float *planes, float *dproj, float *dz, float *dh,
-		float *dc, int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences) {
+		float *dc, int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences,
+		const float *h0, const float *c0, const float *mask, int backwards) {
 	int G = gk_rec_gates(cell), gu = G * U;
 	GRID_STRIDE(e, B * U) {
 		int b = e / U, j = e % U;
 		float gh = dh[e];
-		if (sequences) gh += dy[((size_t)b * T + k) * U + j];
-		else if (k == T - 1) gh += dy[e];
+		if (gk_rec_shown(mask, h0, b, T, k, backwards)) {
+			if (sequences) gh += dy[((size_t)b * T + k) * U + j];
+			else if (k == T - 1) gh += dy[e];
+		}
+		if (mask && mask[(size_t)b * T + t] == 0.0f) {
+			dh[e] = gh;
+			for (int g = 0; g < G; g++) {
+				dproj[((size_t)b * T + t) * gu + g * U + j] = 0.0f;
+				dz[(size_t)b * gu + g * U + j] = 0.0f;
+			}
+			continue;
+		}
 		float d[4], dr = 0.0f;
 		if (cell == CELL_RNN) {
 			d[0] = gk_act_gradient(act, alpha, GK_PLANE(0, k)[e], GK_PLANE(1, k)[e], gh);
@@ -2456,7 +2490,7 @@ extern "C" __global__ void gk_rec_bwd(int cell, const float *dy, const float *pl
 			float dpo = gh * tc;
 			float dcs = dc[e] + gk_act_gradient(act, alpha, c, tc, gh * o);
 			float dpi = dcs * cc, dpg = dcs * i;
-			float dpf = k > 0 ? dcs * GK_PLANE(8, k - 1)[e] : 0.0f;
+			float dpf = k > 0 ? dcs * GK_PLANE(8, k - 1)[e] : (c0 ? dcs * c0[e] : 0.0f);
 			dc[e] = dcs * f;
 			d[0] = gk_act_gradient(ract, ralpha, GK_PLANE(0, k)[e], i, dpi);
 			d[1] = gk_act_gradient(ract, ralpha, GK_PLANE(1, k)[e], f, dpf);
@@ -2465,7 +2499,7 @@ extern "C" __global__ void gk_rec_bwd(int cell, const float *dy, const float *pl
 			dh[e] = 0.0f;
 		} else {
 			float zg = GK_PLANE(3, k)[e], r = GK_PLANE(4, k)[e], cand = GK_PLANE(5, k)[e], rh = GK_PLANE(6, k)[e];
-			float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : 0.0f;
+			float prev = k > 0 ? GK_PLANE(7, k - 1)[e] : (h0 ? h0[e] : 0.0f);
 			float dpz = gh * (prev - cand);
 			d[2] = gk_act_gradient(act, alpha, GK_PLANE(2, k)[e], cand, gh * (1.0f - zg));
 			dh[e] = gh * zg;

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // RecurrenceGraph is a small float32 training graph of a Recurrence, for
@@ -25,6 +26,20 @@ type RecurrenceGraph struct {
 // gradients, its values drawn from seed: two graphs of one seed start
 // from the same values.
 func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backwards, sequences bool) (*RecurrenceGraph, error) {
+	return BuildRecurrenceGraphWith(seed, cell, batch, RecurrenceVariant{Backwards: backwards, Sequences: sequences})
+}
+
+// RecurrenceVariant says how a RecurrenceGraph's Recurrence reads its
+// steps: backwards, outputting the sequence, from initial states (which
+// it trains), with a mask (a constant that skips some steps of some
+// samples), outputting its last states too.
+type RecurrenceVariant struct {
+	Backwards, Sequences, Init, Masked, States bool
+}
+
+// BuildRecurrenceGraphWith is BuildRecurrenceGraph of a variant.
+func BuildRecurrenceGraphWith(seed uint64, cell ops.RecurrenceCell, batch int, v RecurrenceVariant) (*RecurrenceGraph, error) {
+	backwards, sequences := v.Backwards, v.Sequences
 	const steps, features, units = 5, 3, 4
 	rng := rand.New(rand.NewPCG(seed, 29))
 	g := gorgonia.NewGraph()
@@ -32,19 +47,43 @@ func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backw
 		return normalTensor(g, rng, name, scale, shape...)
 	}
 	p := ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: units, Act: ops.Tanh, RecAct: ops.Sigmoid,
-		Backwards: backwards, Sequences: sequences}
+		Backwards: backwards, Sequences: sequences, States: v.States}
 	gu := p.Gates() * units
 	outCols := units
 	if sequences {
 		outCols *= steps
 	}
+	if v.States {
+		outCols += p.StateCount() * units
+	}
 	m := &RecurrenceGraph{G: g, X: mk("x", 1, batch, steps, features), Y: mk("y", 0.5, batch, 2)}
 	wk, bk, rec, wo := mk("wk", 0.5, features, gu), mk("bk", 0.2, gu), mk("rec", 0.5, units, gu), mk("wo", 0.3, outCols, 2)
 	m.Learnables = []*gorgonia.Node{wk, bk, rec, wo}
-	var rb *gorgonia.Node
+	var in ops.RecurrenceInputs
 	if cell == ops.GRUCell {
-		rb = mk("rb", 0.2, gu)
-		m.Learnables = append(m.Learnables, rb)
+		in.RecBias = mk("rb", 0.2, gu)
+		m.Learnables = append(m.Learnables, in.RecBias)
+	}
+	if v.Init {
+		in.H0 = mk("h0", 0.5, batch, units)
+		m.Learnables = append(m.Learnables, in.H0)
+		if cell == ops.LSTMCell {
+			in.C0 = mk("c0", 0.5, batch, units)
+			m.Learnables = append(m.Learnables, in.C0)
+		}
+	}
+	if v.Masked {
+		// Sample b skips step (b mod 5) and, for odd b, its last two.
+		mask := make([]float32, batch*steps)
+		for b := range batch {
+			for t := range steps {
+				if t != b%steps && (b%2 == 0 || t < steps-2) {
+					mask[b*steps+t] = 1
+				}
+			}
+		}
+		in.Mask = gorgonia.NewTensor(g, gorgonia.Float32, 2, gorgonia.WithShape(batch, steps), gorgonia.WithName("mask"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, steps), tensor.WithBacking(mask))))
 	}
 	flat, err := ops.Reshape(m.X, []int{batch * steps, features}, false)
 	if err != nil {
@@ -57,7 +96,7 @@ func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backw
 	if proj, err = ops.Reshape(proj, []int{batch, steps, gu}, true); err != nil {
 		return nil, err
 	}
-	h, err := ops.Recurrence(proj, rec, rb, p)
+	h, err := ops.RecurrenceWith(proj, rec, in, p)
 	if err != nil {
 		return nil, err
 	}

@@ -258,13 +258,14 @@ const (
 	// stands for the product dz·kᵀ and the PatchesGrad after it).
 	ConvInputGrad
 	// Recurrence: Out[0] = a recurrent layer's output given the inputs'
-	// projections In[0], the recurrent kernel In[1] and, for a GRU with
-	// one, the recurrent bias In[2] (ops.RecurrenceForward); Out[1] is
-	// scratch of Op.Recurrence.Workspace() values.
+	// projections In[0], the recurrent kernel In[1] and the optional
+	// inputs after them (ops.RecurrenceParams.Inputs: a GRU's recurrent
+	// bias, initial states, a mask; ops.RecurrenceForwardInputs); Out[1]
+	// is scratch of Op.Recurrence.Workspace() values.
 	Recurrence
 	// RecurrenceGrad: Out[0] = the gradients of a Recurrence's inputs,
 	// one after another, given them and the gradient of its output, the
-	// In after them (ops.RecurrenceBackward); Out[1] is scratch as
+	// In after them (ops.RecurrenceBackwardInputs); Out[1] is scratch as
 	// Recurrence's. With Op.Recurrence.Saved it is the Recurrence step's
 	// scratch, holding its planes, and the last of In too.
 	RecurrenceGrad

@@ -10,16 +10,22 @@ import (
 )
 
 // TestRecurrenceMatchesTapeMachine compiles opstest.RecurrenceGraph of
-// each cell (forwards and backwards, the last state and the sequence)
+// each cell (forwards and backwards, the last state and the sequence;
+// from initial states, with a mask, returning the states)
 // and runs it on the host backend, each step through its op's Do,
 // against gorgonia's tape machine: the same loss and gradients, one
 // Recurrence and one RecurrenceGrad step sharing their scratch (the
 // gradient reads the forward pass's planes, Saved).
 func TestRecurrenceMatchesTapeMachine(t *testing.T) {
 	for _, cell := range []ops.RecurrenceCell{ops.RNNCell, ops.LSTMCell, ops.GRUCell, ops.GRUBeforeCell} {
-		for _, v := range [][2]bool{{false, false}, {true, true}} {
-			t.Run(fmt.Sprintf("%v/backwards=%t/sequences=%t", cell, v[0], v[1]), func(t *testing.T) {
-				ref, err := opstest.BuildRecurrenceGraph(3, cell, 4, v[0], v[1])
+		variants := []opstest.RecurrenceVariant{{}, {Backwards: true, Sequences: true}}
+		if cell != ops.GRUBeforeCell {
+			variants = append(variants, opstest.RecurrenceVariant{Init: true, Masked: true, States: true},
+				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true})
+		}
+		for _, v := range variants {
+			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {
+				ref, err := opstest.BuildRecurrenceGraphWith(3, cell, 4, v)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -28,7 +34,7 @@ func TestRecurrenceMatchesTapeMachine(t *testing.T) {
 				if err := tm.RunAll(); err != nil {
 					t.Fatal(err)
 				}
-				got, err := opstest.BuildRecurrenceGraph(3, cell, 4, v[0], v[1])
+				got, err := opstest.BuildRecurrenceGraphWith(3, cell, 4, v)
 				if err != nil {
 					t.Fatal(err)
 				}
