@@ -693,14 +693,13 @@ func (w recurrenceWork[T]) cellForward(in recIn[T], y []T, k, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			xr, zr := proj[(b*S+t)*gu+2*U:][:U], w.z[b*gu+2*U:][:U]
 			e0 := (b - lo) * U
-			for j := range U {
-				v := zr[j]
-				if rb != nil {
-					v += rb[2*U+j]
-				}
-				rh[e0+j] = v
-				ph[e0+j] = xr[j] + r[e0+j]*v
+			rhb, phb := rh[e0:][:U], ph[e0:][:U]
+			copy(rhb, zr)
+			if rb != nil {
+				addInto(rhb, rhb, rb[2*U:][:U])
 			}
+			copy(phb, xr)
+			addProductInto(phb, r[e0:][:U], rhb)
 		}
 		zg, cand, h := rows(3, k), rows(5, k), rows(7, k)
 		gateActivate(p.Act, p.Alpha, U, ph, cand)
@@ -708,13 +707,7 @@ func (w recurrenceWork[T]) cellForward(in recIn[T], y []T, k, lo, hi int) {
 		if prev != nil {
 			prev = prev[lo*U : hi*U]
 		}
-		for e := range h {
-			pv := T(0)
-			if prev != nil {
-				pv = prev[e]
-			}
-			h[e] = cand[e] + zg[e]*(pv-cand[e])
-		}
+		blendInto(h, cand, zg, prev)
 	}
 	// A skipped step keeps the state it is given.
 	for b := lo; b < hi; b++ {
@@ -891,19 +884,18 @@ func (w recurrenceWork[T]) cellBackward(in recIn[T], dy, dproj []T, k, lo, hi in
 		if prev != nil {
 			prev = prev[lo*U : hi*U]
 		}
+		dz, dcand := dpost(0), dpost(2)
 		for e := range dh {
 			pv := T(0)
 			if prev != nil {
 				pv = prev[e]
 			}
-			dpost(0)[e] = dh[e] * (pv - cand[e])
-			dpost(2)[e] = dh[e] * (1 - zg[e])
+			dz[e] = dh[e] * (pv - cand[e])
+			dcand[e] = dh[e] * (1 - zg[e])
 			dh[e] *= zg[e] // the direct path to the previous state
 		}
-		gateActivateGrad(p.Act, p.Alpha, U, rows(2, k), cand, dpost(2), dpre(2))
-		for e := range dh {
-			dpost(1)[e] = dpre(2)[e] * rh[e]
-		}
+		gateActivateGrad(p.Act, p.Alpha, U, rows(2, k), cand, dcand, dpre(2))
+		mulInto(dpost(1), dpre(2), rh)
 		for g := range 2 {
 			gateActivateGrad(p.RecAct, p.RecAlpha, U, rows(g, k), rows(3+g, k), dpost(g), dpre(g))
 		}

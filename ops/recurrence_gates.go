@@ -89,3 +89,29 @@ func addProductInto[T float](dst, a, b []T) {
 		dst[i] += T(a[i] * b[i])
 	}
 }
+
+// subInto sets dst[i] = a[i] - b[i] for every value of dst.
+func subInto[T float](dst, a, b []T) {
+	if d32, ok := any(dst).([]float32); ok {
+		avx2.Sub(d32, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] - b[i]
+	}
+}
+
+// blendInto sets h[i] = cand[i] + z[i]·(prev[i] - cand[i]) for every
+// value of h, a GRU's new state (prev nil: a zero state), rounded as that
+// expression: h may be none of the others.
+func blendInto[T float](h, cand, z, prev []T) {
+	if prev == nil {
+		clear(h)
+		subInto(h, h, cand) // 0 - cand: exact
+	} else {
+		subInto(h, prev, cand)
+	}
+	mulInto(h, h, z)
+	addInto(h, h, cand)
+}

@@ -181,3 +181,18 @@ func AddProduct(dst, a, b []float32) {
 		dst[i] += float32(a[i] * b[i]) // the conversion rounds: no fused multiply-add
 	}
 }
+
+// Sub sets dst[i] = a[i] - b[i] for every value of dst (one rounding each:
+// the same bits with or without the kernel). dst may be a or b.
+func Sub(dst, a, b []float32) {
+	n := len(dst)
+	a, b = a[:n], b[:n]
+	done := 0
+	if haveKernels && n >= 8 {
+		done = n &^ 7
+		sub(&dst[0], &a[0], &b[0], done)
+	}
+	for i := done; i < n; i++ {
+		dst[i] = a[i] - b[i]
+	}
+}

@@ -384,3 +384,26 @@ addproductloop:
 addproductdone:
 	VZEROUPPER
 	RET
+
+// func sub(dst, a, b *float32, n int)
+//
+// dst[i] = a[i] - b[i] for i < n, a multiple of 8.
+TEXT ·sub(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+subloop:
+	CMPQ    AX, CX
+	JGE     subdone
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	JMP     subloop
+
+subdone:
+	VZEROUPPER
+	RET

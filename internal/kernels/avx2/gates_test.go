@@ -184,8 +184,8 @@ func BenchmarkGates(b *testing.B) {
 	}
 }
 
-// Mul and AddProduct give the bits of their Go expressions, kernel or not.
-func TestMulAddProductSameBitsAsGo(t *testing.T) {
+// Mul, Sub and AddProduct give the bits of their Go expressions, kernel or not.
+func TestMulSubAddProductSameBitsAsGo(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 8, 9, 64, 133} {
 		a, b, d := make([]float32, n), make([]float32, n), make([]float32, n)
 		for i := range a {
@@ -198,6 +198,12 @@ func TestMulAddProductSameBitsAsGo(t *testing.T) {
 		for i := range got {
 			if want := a[i] * b[i]; math.Float32bits(got[i]) != math.Float32bits(want) {
 				t.Fatalf("n=%d: Mul value %d = %v, want %v", n, i, got[i], want)
+			}
+		}
+		Sub(got, a, b)
+		for i := range got {
+			if want := a[i] - b[i]; math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: Sub value %d = %v, want %v", n, i, got[i], want)
 			}
 		}
 		copy(got, d)

@@ -45,3 +45,6 @@ func mul(dst, a, b *float32, n int)
 
 //go:noescape
 func addProduct(dst, a, b *float32, n int)
+
+//go:noescape
+func sub(dst, a, b *float32, n int)

@@ -51,3 +51,5 @@ func mul(dst, a, b *float32, n int) { panic("unreachable: AVX2 kernels called wi
 func addProduct(dst, a, b *float32, n int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
+
+func sub(dst, a, b *float32, n int) { panic("unreachable: AVX2 kernels called without Available") }
