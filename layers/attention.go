@@ -37,9 +37,12 @@ func ValueDim(n int) AttentionOption {
 
 // AttentionDropout drops the given fraction of the attention
 // probabilities while the model trains (Keras' dropout argument of
-// MultiHeadAttention).
-func AttentionDropout(rate float64) AttentionOption {
-	return attentionOption(func(l *MultiHeadAttentionLayer) { l.dropout = rate })
+// MultiHeadAttention and Attention).
+func AttentionDropout(rate float64) SharedAttentionOption {
+	return sharedAttentionOption{
+		mha: func(l *MultiHeadAttentionLayer) { l.dropout = rate },
+		dot: func(l *AttentionLayer) { l.dropout = rate },
+	}
 }
 
 // OutputShape sets the size of the layer's output features (Keras'
@@ -51,8 +54,11 @@ func OutputShape(n int) AttentionOption {
 // UseCausalMask lets each query position attend only to the positions up
 // to its own (Keras' call argument use_causal_mask=True), combined with
 // an attention mask when there is one.
-func UseCausalMask() AttentionOption {
-	return attentionOption(func(l *MultiHeadAttentionLayer) { l.causal = true })
+func UseCausalMask() SharedAttentionOption {
+	return sharedAttentionOption{
+		mha: func(l *MultiHeadAttentionLayer) { l.causal = true },
+		dot: func(l *AttentionLayer) { l.causal = true },
+	}
 }
 
 // WithAttentionMask says that the last input the layer is applied to is

@@ -115,6 +115,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Concatenate":            mergeFromConfig(mergeConcatenate),
 	"Dot":                    dotFromConfig,
 	"MultiHeadAttention":     multiHeadAttentionFromConfig,
+	"Attention":              attentionFromConfig,
 	"ZeroPadding2D":          zeroPaddingFromConfig,
 	"Cropping2D":             croppingFromConfig,
 	"UpSampling2D":           upSamplingFromConfig,

@@ -79,6 +79,8 @@ var configCases = []struct {
 	{Concatenate(-1), []int{2, 3}, `{"class_name":"Concatenate","config":{"axis":-1,"name":""}}`},
 	{Dot(-1, Normalize()), []int{2, 3}, `{"class_name":"Dot","config":{"axes":-1,"name":"","normalize":true}}`},
 	{DotAxes(2, 2, Named("att")), []int{2, 3}, `{"class_name":"Dot","config":{"axes":[2,2],"name":"att","normalize":false}}`},
+	{Attention(), []int{3, 4}, `{"class_name":"Attention","config":{"dropout":0,"name":"","score_mode":"dot","use_scale":false}}`},
+	{Attention(UseScale(), ScoreMode("concat"), AttentionDropout(0.5), UseCausalMask(), Named("att")), []int{3, 4}, `{"class_name":"Attention","config":{"causal":true,"dropout":0.5,"name":"att","score_mode":"concat","use_scale":true}}`},
 	{MultiHeadAttention(2, 3), []int{3, 4}, `{"class_name":"MultiHeadAttention","config":{"activity_regularizer":null,"attention_axes":null,"bias_constraint":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0,"kernel_constraint":null,"kernel_initializer":{"class_name":"GlorotUniform","config":{}},"kernel_regularizer":null,"key_dim":3,"name":"","num_heads":2,"output_shape":null,"use_bias":true,"value_dim":3}}`},
 	{MultiHeadAttention(2, 3, ValueDim(2), OutputShape(5), AttentionDropout(0.25), WithoutBias(), KernelInitializer(HeNormal()), Named("mha")), []int{3, 4}, `{"class_name":"MultiHeadAttention","config":{"activity_regularizer":null,"attention_axes":null,"bias_constraint":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0.25,"kernel_constraint":null,"kernel_initializer":{"class_name":"HeNormal","config":{}},"kernel_regularizer":null,"key_dim":3,"name":"mha","num_heads":2,"output_shape":5,"use_bias":false,"value_dim":2}}`},
 	{ZeroPadding2D(1, 0, 2, 3), []int{4, 5, 2}, `{"class_name":"ZeroPadding2D","config":{"data_format":"channels_last","name":"","padding":[[1,0],[2,3]]}}`},
@@ -380,7 +382,7 @@ func TestFromConfigErrors(t *testing.T) {
 		config Config
 		want   []string
 	}{
-		{Config{"Dense2", nil}, []string{`unknown layer class "Dense2"`, "Activation, Add, Average, AveragePooling1D", "Reshape"}},
+		{Config{"Dense2", nil}, []string{`unknown layer class "Dense2"`, "Activation, Add, Attention, Average, AveragePooling1D", "Reshape"}},
 		{Config{"Dense", map[string]any{"units": 3, "unit": 4}}, []string{"Dense layer config", `unknown argument "unit"`}},
 		{Config{"Dense", map[string]any{"units": "3"}}, []string{`argument "units" is a JSON string where an integer is wanted`}},
 		{Config{"Dense", map[string]any{"units": 2.5}}, []string{`argument "units" is a JSON number 2.5 where an integer is wanted`}},

@@ -23,6 +23,7 @@ type Option interface {
 	ResizingOption
 	RecurrentOption
 	AttentionOption
+	DotAttentionOption
 	applyLayer(*named)
 }
 

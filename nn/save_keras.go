@@ -330,15 +330,21 @@ func (m *Sequential) kerasDataset(g *hdf5.Node, name string, l layers.Layer, p *
 	if i := firstNonFinite(data); i >= 0 {
 		return m.diverged("weight "+l.Name()+"/"+p.Name, data[i], i)
 	}
-	shape := p.Value.Shape().Clone()
-	if l.Type() == "Normalization" && p.Name == "count" {
-		// Keras keeps the count a scalar (an int64, which a float32
-		// assigns to); gokeras a vector of one (see scalarAsVector).
-		shape = nil
-	}
-	g.Dataset(name, shape, data)
+	g.Dataset(name, kerasWeightShape(l, p), data)
 	return nil
 }
+
+// kerasWeightShape is the shape Keras keeps weight p of layer l in: its own but
+// for the scalars gokeras keeps as vectors of one (see scalarAsVector):
+// Normalization's count (an int64 in Keras, which a float32 assigns to)
+// and Attention's scale and concat_score_weight.
+func kerasWeightShape(l layers.Layer, p *layers.Param) []int {
+	if l.Type() == "Normalization" && p.Name == "count" || l.Type() == "Attention" {
+		return nil
+	}
+	return p.Value.Shape().Clone()
+}
+
 
 // saveKerasWeights is SaveWeights for a path in Keras' format.
 func (m *Sequential) saveKerasWeights(path, layout string) error {

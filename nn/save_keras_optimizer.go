@@ -109,7 +109,7 @@ func (m *Sequential) kerasOptimizerLayout() (opt optim.Stateful, vars []kerasSlo
 	for _, l := range m.kerasOrderOf() {
 		for _, p := range l.Params() {
 			if !p.NonTrainable {
-				weights = append(weights, planned{l.Name(), p.Value.Shape().Clone()})
+				weights = append(weights, planned{l.Name(), kerasWeightShape(l, p)})
 				names = append(names, l.Name()+"/"+p.Name)
 			}
 		}

@@ -54,6 +54,8 @@ import zipfile
 import h5py
 
 MEMBERS = ["metadata.json", "config.json", "model.weights.h5"]
+# MultiHeadAttention's sublayers in the order Keras 3 makes (and trains) them.
+SUBLAYER_ORDER = {"_query_dense": 0, "_key_dense": 1, "_value_dense": 2, "_output_dense": 3}
 ENTRY_KEYS = {"module", "class_name", "config", "registered_name"}
 OPTIMIZER_KEYS = {
     "name", "learning_rate", "weight_decay", "clipnorm", "global_clipnorm", "clipvalue",
@@ -295,6 +297,11 @@ def check(path):
             elif entry["class_name"] == "Normalization":
                 vs = []  # mean, variance and count: none trainable
             trainable += vs
+            # Sublayers' variables (MultiHeadAttention's _query_dense/vars,
+            # ...), in the order the layer tracks them.
+            for sub in sorted((k for k in g if k.startswith("_") and "vars" in g[k]), key=SUBLAYER_ORDER.get):
+                sv = g[sub]["vars"]
+                trainable += [tuple(sv[k].shape) for k in sorted(sv, key=int)]
     if cc and "optimizer" in f and "vars" in f["optimizer"] and isinstance(cc.get("optimizer"), dict):
         want_shapes = optimizer_shapes(cc["optimizer"], trainable)
         v = f["optimizer"]["vars"]

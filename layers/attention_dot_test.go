@@ -1,0 +1,221 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gokeras/gokeras/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// dotAttentionReference is keras.layers.Attention by its definition, with
+// loops: scores (dot products times scale, or concat_score_weight times
+// Σ tanh(scale·(q + k))), -1e9 above the diagonal with the causal mask,
+// softmax over the value steps, the weighted values.
+func dotAttentionReference(l *AttentionLayer, b, tq, tv, d, dv int, q, v, k, scale, concat []float64) []float64 {
+	out := make([]float64, b*tq*dv)
+	sc, cw := 1.0, 1.0
+	if scale != nil {
+		sc = scale[0]
+	}
+	if concat != nil {
+		cw = concat[0]
+	}
+	for s := range b {
+		for i := range tq {
+			row := make([]float64, tv)
+			for j := range tv {
+				sum := 0.0
+				for f := range d {
+					qv, kv := q[(s*tq+i)*d+f], k[(s*tv+j)*d+f]
+					if l.scoreMode == "dot" {
+						sum += qv * kv
+					} else {
+						sum += math.Tanh(sc * (qv + kv))
+					}
+				}
+				if l.scoreMode == "dot" {
+					sum *= sc
+				} else {
+					sum *= cw
+				}
+				if l.causal && j > i {
+					sum -= 1e9
+				}
+				row[j] = sum
+			}
+			top := slices.Max(row)
+			total := 0.0
+			for j := range row {
+				row[j] = math.Exp(row[j] - top)
+				total += row[j]
+			}
+			for c := range dv {
+				acc := 0.0
+				for j := range tv {
+					acc += row[j] / total * v[(s*tv+j)*dv+c]
+				}
+				out[(s*tq+i)*dv+c] = acc
+			}
+		}
+	}
+	return out
+}
+
+// TestAttentionLayer checks the output against the loops and every
+// gradient (query, value, key, the scalars) against finite differences,
+// for each score mode, with and without the scale, a key and the causal
+// mask; and by hand: one query step 1 over the value steps 0 and ln 3
+// gives (3/4)·ln 3.
+func TestAttentionLayer(t *testing.T) {
+	const b, tq, tv, d, dv = 2, 3, 4, 3, 2
+	for i, tc := range []struct {
+		opts []DotAttentionOption
+		key  bool
+	}{
+		{nil, false}, {[]DotAttentionOption{UseScale()}, true}, {[]DotAttentionOption{UseCausalMask()}, true},
+		{[]DotAttentionOption{ScoreMode("concat")}, true}, {[]DotAttentionOption{ScoreMode("concat"), UseScale(), UseCausalMask()}, true},
+	} {
+		l := Attention(tc.opts...)
+		name := fmt.Sprintf("%s/scale=%t/key=%t/causal=%t", l.scoreMode, l.useScale, tc.key, l.causal)
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(i), 5))
+			randoms := func(n int) []float64 {
+				x := make([]float64, n)
+				for j := range x {
+					x[j] = 2*rng.Float64() - 1
+				}
+				return x
+			}
+			shapes := [][]int{{tq, d}, {tv, dv}}
+			if !tc.key {
+				shapes[1] = []int{tv, d}
+			}
+			vd := shapes[1][1]
+			if tc.key {
+				shapes = append(shapes, []int{tv, d})
+			}
+			if _, err := l.BuildInputs(shapes, rng); err != nil {
+				t.Fatal(err)
+			}
+			g := gorgonia.NewGraph()
+			var ins, ws []*gorgonia.Node
+			var vals [][]float64
+			var flows []Flow
+			for j, s := range shapes {
+				sh := append([]int{b}, s...)
+				x := randoms(b * s[0] * s[1])
+				vals = append(vals, x)
+				n := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(sh...), gorgonia.WithName(fmt.Sprint("in", j)),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(sh...), tensor.WithBacking(x))))
+				ins = append(ins, n)
+				flows = append(flows, Flow{Node: n, NeedsGrad: true})
+			}
+			var scalars [][]float64
+			for _, p := range l.Params() {
+				x := []float64{0.5 + rng.Float64()}
+				scalars = append(scalars, x)
+				ws = append(ws, gorgonia.NewTensor(g, tensor.Float64, 1, gorgonia.WithShape(1), gorgonia.WithName(p.Name),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking(x)))))
+			}
+			f, err := l.CallInputs(flows, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := vals[1]
+			if tc.key {
+				k = vals[2]
+			}
+			var scale, concat []float64
+			next := 0
+			if l.useScale {
+				scale, next = scalars[0], 1
+			}
+			if l.scoreMode == "concat" {
+				concat = scalars[next]
+			}
+			want := dotAttentionReference(l, b, tq, tv, d, vd, vals[0], vals[1], k, scale, concat)
+			target := randoms(len(want))
+			flat, err := ops.Reshape(f.Node, []int{b, tq * vd}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(b, tq*vd), gorgonia.WithName("y"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(b, tq*vd), tensor.WithBacking(target))))
+			cost, err := ops.Loss(ops.MeanSquaredError, flat, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out gorgonia.Value
+			gorgonia.Read(f.Node, &out)
+			wrt := append(slices.Clone(ins), ws...)
+			if _, err := gorgonia.Grad(cost, wrt...); err != nil {
+				t.Fatal(err)
+			}
+			m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
+			defer m.Close()
+			eval := func() float64 {
+				m.Reset()
+				if err := m.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				return cost.Value().Data().(float64)
+			}
+			eval()
+			for j, w := range out.Data().([]float64) {
+				if math.Abs(w-want[j]) > 1e-12 {
+					t.Fatalf("output %d: %v, reference %v", j, w, want[j])
+				}
+			}
+			analytic := make([][]float64, len(wrt))
+			for j, n := range wrt {
+				gv, err := n.Grad()
+				if err != nil {
+					t.Fatal(err)
+				}
+				analytic[j] = slices.Clone(gv.Data().([]float64))
+			}
+			const eps = 1e-6
+			for j, n := range wrt {
+				xs := n.Value().Data().([]float64)
+				for e := range xs {
+					orig := xs[e]
+					xs[e] = orig + eps
+					up := eval()
+					xs[e] = orig - eps
+					down := eval()
+					xs[e] = orig
+					numeric := (up - down) / (2 * eps)
+					if got := analytic[j][e]; math.Abs(got-numeric) > 1e-7*max(1, math.Abs(numeric)) {
+						t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), e, got, numeric)
+					}
+				}
+			}
+		})
+	}
+	t.Run("by hand", func(t *testing.T) {
+		l := Attention()
+		if _, err := l.BuildInputs([][]int{{1, 1}, {2, 1}}, rand.New(rand.NewPCG(1, 1))); err != nil {
+			t.Fatal(err)
+		}
+		g := gorgonia.NewGraph()
+		q := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(1, 1, 1), gorgonia.WithName("q"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(1, 1, 1), tensor.WithBacking([]float64{1}))))
+		v := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(1, 2, 1), gorgonia.WithName("v"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{0, math.Log(3)}))))
+		f, err := l.CallInputs([]Flow{{Node: q}, {Node: v}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out gorgonia.Value
+		gorgonia.Read(f.Node, &out)
+		runGraph(t, g)
+		if got, want := out.Data().([]float64)[0], 0.75*math.Log(3); math.Abs(got-want) > 1e-12 {
+			t.Errorf("output %v, want %v", got, want)
+		}
+	})
+}
