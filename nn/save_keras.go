@@ -345,7 +345,6 @@ func kerasWeightShape(l layers.Layer, p *layers.Param) []int {
 	return p.Value.Shape().Clone()
 }
 
-
 // saveKerasWeights is SaveWeights for a path in Keras' format.
 func (m *Sequential) saveKerasWeights(path, layout string) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return m.writeKerasWeights(w, layout) })
