@@ -25,16 +25,18 @@ import (
 // velocity_hat; RMSprop: every velocity, then every momentum (momentum >
 // 0), then every average_gradient (centered); Adagrad: accumulator;
 // Adadelta: accumulated_grad and accumulated_delta_var; Adamax: momentum
-// and norm; Nadam: momentum and velocity, then u_product, the float32
-// scalar product of its momentum schedule, which gokeras computes from the
-// step count when it reads a file (it writes its float32 value). For a
+// and norm; Nadam: momentum and velocity, with u_product, the float32
+// scalar product of its momentum schedule, before them (Keras 3.0 to 3.9,
+// as gokeras writes, naming 3.9.2 in metadata.json) or after them (3.10
+// on); gokeras reads either and computes u_product from the step count
+// (it writes its float32 value). For a
 // file whose variables do not fit that layout (another optimizer, another
 // Keras version), the loaded model trains on from fresh slots, as Keras
 // itself does with a warning.
 
 // kerasSlotGroups cuts slots, an optimizer's slot names in gokeras' order
 // (optim.SlotNames), into the groups Keras 3 makes its variables in, and
-// reports whether a scalar u_product follows them (Nadam); ok false for an
+// reports whether it has a scalar u_product too (Nadam); ok false for an
 // optimizer gokeras does not write the variables of.
 func kerasSlotGroups(name string, slots []string) (groups [][]string, uProduct, ok bool) {
 	switch name {
@@ -114,15 +116,15 @@ func (m *Sequential) kerasOptimizerLayout() (opt optim.Stateful, vars []kerasSlo
 			}
 		}
 	}
+	if uProduct {
+		vars = append(vars, kerasSlot{"u_product", -1}) // Keras 3.9's place
+	}
 	for _, g := range groups {
 		for k := range names {
 			for _, slot := range g {
 				vars = append(vars, kerasSlot{slot, k})
 			}
 		}
-	}
-	if uProduct {
-		vars = append(vars, kerasSlot{"u_product", -1})
 	}
 	return opt, vars, !schedule, weights, names, true
 }
@@ -210,11 +212,15 @@ func (m *Sequential) restoreKerasOptimizer(f *safetensors.File, path string) err
 			st.LearningRate = float64(lr.Data[0])
 		}
 	}
+	if len(slotVars) > 1 && slotVars[0].weight < 0 && len(byIndex[first].Shape) > 0 && len(byIndex[len(byIndex)-1].Shape) == 0 {
+		// Nadam's u_product last: Keras 3.10 and later.
+		slotVars = append(slices.Clone(slotVars[1:]), slotVars[0])
+	}
 	st.Slots = map[string]map[string][]float32{}
 	for j, v := range slotVars {
 		t := byIndex[first+j]
 		if v.weight < 0 {
-			if len(t.Data) != 1 {
+			if len(t.Data) != 1 || len(t.Shape) != 0 {
 				return nil // no u_product scalar: not Nadam's layout
 			}
 			continue // gokeras computes it from the step count

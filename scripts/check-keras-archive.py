@@ -34,8 +34,9 @@ own file), must have:
   datasets 0, 1, ..., the first the step count, an int64 scalar; for the
   optimizers of compile_config that Keras 3 keeps slots for (SGD, Adam,
   AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam), the variables are
-  those Keras 3 makes, in its order, of the shapes of the model's
-  trainable variables (optimizer_shapes).
+  those Keras 3 makes, in its order (that of the keras_version the file
+  names), of the shapes of the model's trainable variables
+  (optimizer_shapes).
 
 Beyond the reference itself, each file's config.json must use the same keys
 as the reference's for the same things: the top level, the model's config,
@@ -303,7 +304,7 @@ def check(path):
                 sv = g[sub]["vars"]
                 trainable += [tuple(sv[k].shape) for k in sorted(sv, key=int)]
     if cc and "optimizer" in f and "vars" in f["optimizer"] and isinstance(cc.get("optimizer"), dict):
-        want_shapes = optimizer_shapes(cc["optimizer"], trainable)
+        want_shapes = optimizer_shapes(cc["optimizer"], trainable, meta.get("keras_version"))
         v = f["optimizer"]["vars"]
         got = [tuple(v[k].shape) for k in sorted(v, key=int)]
         if want_shapes is not None and got != want_shapes:
@@ -312,14 +313,15 @@ def check(path):
     return problems, config
 
 
-def optimizer_shapes(opt, trainable):
+def optimizer_shapes(opt, trainable, version):
     """The shapes of the variables Keras 3's optimizer opt (compile_config's
     serialized optimizer) makes for a model whose trainable variables have
     the shapes trainable, in order: the step count, the learning rate (not
     for a schedule), then the slots in groups, each group's slots
     interleaved per variable (keras/src/optimizers: add_optimizer_variables
-    with a list of names, called once per group), and Nadam's u_product;
-    None for another optimizer."""
+    with a list of names, called once per group), and Nadam's u_product,
+    made before its slots up to Keras 3.9 and after them from 3.10 (version
+    is metadata.json's keras_version); None for another optimizer."""
     cls, c = opt.get("class_name"), opt.get("config", {})
     if cls == "SGD":
         groups = [["momentum"]] if c.get("momentum", 0) > 0 else []
@@ -340,11 +342,14 @@ def optimizer_shapes(opt, trainable):
     shapes = [()]
     if not isinstance(c.get("learning_rate"), dict):
         shapes.append(())
+    u_product_first = tuple(int(p) for p in str(version).split(".")[:2]) < (3, 10)
+    if cls == "Nadam" and u_product_first:
+        shapes.append(())
     for g in groups:
         for s in trainable:
             shapes += [s] * len(g)
-    if cls == "Nadam":
-        shapes.append(())  # u_product
+    if cls == "Nadam" and not u_product_first:
+        shapes.append(())
     return shapes
 
 
