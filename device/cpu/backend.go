@@ -273,7 +273,7 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		return b.mul.ConvInputGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0), out(1))
 	case plan.BatchMatMul:
 		p := s.Op.BatchMatMul
-		ops.BatchMatMulForward(p, in(0), in(1), out(0)[:p.Batch*p.M*p.N])
+		return b.mul.batchMatMul(p, in(0), in(1), out(0)[:p.Batch*p.M*p.N])
 	case plan.L2Normalize:
 		ops.L2NormalizeForward(s.Op.L2Norm, in(0), out(0)[:s.N])
 	case plan.L2NormalizeGrad:
