@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -718,6 +719,24 @@ func (p BinaryParams) clone() BinaryParams {
 func BinaryForward(p BinaryParams, a, b, out []float32) {
 	l := p.Layout()
 	binaryForward(p.Kind, l, a, b, out[:l.Size()])
+}
+
+// BinaryReLUForward writes the ReLU of BinaryForward's values into out
+// (the value where it is above 0, else 0), a chunk of values at a time
+// while it is in the caches where the op adds two operands of one shape:
+// where a plan folds a ReLU into the op before it (plan.Capabilities).
+func BinaryReLUForward(p BinaryParams, a, b, out []float32) {
+	l := p.Layout()
+	out = out[:l.Size()]
+	if p.Kind == BinaryAdd && len(l.Dims) == 1 && l.StrideA[0] == 1 && l.StrideB[0] == 1 {
+		overValues(len(out), func(lo, hi int) {
+			avx2.Add(out[lo:hi], a[lo:hi], b[lo:hi]) // as AddValues
+			maskPositive(out[lo:hi], out[lo:hi], out[lo:hi])
+		})
+		return
+	}
+	binaryForward(p.Kind, l, a, b, out)
+	ActivationForward(ReLU, 0, len(out), out, out)
 }
 
 // BinaryBackward writes the gradient of input p.Wrt of p's op into out,

@@ -284,3 +284,36 @@ func TestScaleOfScalarGradients(t *testing.T) {
 		t.Errorf("3·0.5 = %v, %v; want 1.5", v, err)
 	}
 }
+
+// TestBinaryReLUForward checks a merge with its ReLU in one pass against
+// the merge, then the ReLU activation, bit for bit: an Add of one shape
+// (the chunked pass, over more values than a chunk), a broadcast Add and a
+// Multiply (the merge, then the ReLU), with NaN among the inputs.
+func TestBinaryReLUForward(t *testing.T) {
+	for _, p := range []BinaryParams{
+		{Kind: BinaryAdd, A: []int{3, 20000}, B: []int{3, 20000}},
+		{Kind: BinaryAdd, A: []int{4, 5}, B: []int{1, 5}},
+		{Kind: BinaryMultiply, A: []int{6, 7}, B: []int{6, 7}},
+	} {
+		size := func(s []int) int { return s[0] * s[1] }
+		rng := rand.New(rand.NewPCG(uint64(size(p.A)), 2))
+		a, b := make([]float32, size(p.A)), make([]float32, size(p.B))
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(rng.NormFloat64())
+		}
+		a[1] = float32(math.NaN())
+		n := size(p.Out())
+		want, got := make([]float32, n), make([]float32, n)
+		BinaryForward(p, a, b, want)
+		ActivationForward(ReLU, 0, n, want, want)
+		BinaryReLUForward(p, a, b, got)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v %v %v: value %d = %v, want %v", p.Kind, p.A, p.B, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -73,10 +73,23 @@ func (b *backend) Device() plan.Device { return host{} }
 // Capabilities: the bias goes into the forward product (its output starts
 // as the bias), plain SGD and momentum fold into the products that compute
 // the weights' gradients, and where the multiplier can (the AVX-512
-// kernels) stride-1 convolutions are computed without their patches, and
-// a BatchNormalization's gamma gradient comes with its input's.
+// kernels) stride-1 convolutions are computed without their patches,
+// a BatchNormalization's gamma gradient comes with its input's, and a ReLU
+// after a batch normalization or a merge runs in that step's pass.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, ReLUInNorm: true}
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, FoldsReLU: foldsReLU}
+}
+
+// foldsReLU says whether the backend applies a ReLU at the end of step s
+// (plan.Capabilities.FoldsReLU): a batch normalization's or a merge's.
+func foldsReLU(s *plan.Step) bool {
+	switch s.Kind {
+	case plan.Norm:
+		return s.Op.Norm == ops.BatchNorm
+	case plan.Binary:
+		return true
+	}
+	return false
 }
 
 // conv says whether the multiplier computes the convolution over w
@@ -196,7 +209,7 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 			ops.BatchNormGradWithGamma(s.Op.NormParams, s.M, s.N, args, out(0), out(1))
 			return nil
 		}
-		if s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU { // Capabilities.ReLUInNorm
+		if s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLU
 			ops.BatchNormReLU(s.Op.NormParams, s.M, s.N, args, out(0))
 			return nil
 		}
@@ -223,6 +236,10 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		// In place: Out[0] is the State buffer In[0].
 		ops.MovingUpdate(s.Op.Moving, out(0)[:s.N], in(1)[:s.N])
 	case plan.Binary:
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLU
+			ops.BinaryReLUForward(s.Op.Binary, in(0), in(1), out(0)[:s.N])
+			return nil
+		}
 		ops.BinaryForward(s.Op.Binary, in(0), in(1), out(0)[:s.N])
 	case plan.BinaryGrad:
 		ops.BinaryBackward(s.Op.Binary, in(0), in(1), in(2), out(0)[:s.N])

@@ -439,12 +439,13 @@ type Capabilities struct {
 	// stands for it and the BatchNormGammaGrad step of the same x, mean,
 	// variance and dy.
 	GammaInNormGrad bool
-	// ReLUInNorm: the backend applies the ReLU activation after a batch
-	// normalization in the normalization's pass, where a Norm step of kind
-	// BatchNorm has Op.Activation ops.ReLU (ops.BatchNormReLU): it then
-	// stands for the normalization and the BiasAct step of the ReLU that
-	// only follows it.
-	ReLUInNorm bool
+	// FoldsReLU, when not nil, says whether the backend applies the ReLU
+	// activation at the end of the given step, in its pass over the values,
+	// where the step's Op.Activation is ops.ReLU (the CPU backend: a Norm
+	// step of kind BatchNorm, ops.BatchNormReLU; a Binary step,
+	// ops.BinaryReLUForward). Such a step then stands for itself and the
+	// BiasAct step of a ReLU that only follows it (reluFolds).
+	FoldsReLU func(s *Step) bool
 }
 
 // ConvMemory is the memory, in float32s, of a convolution's steps on a
@@ -517,7 +518,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 	}
 	c.convolutions()
 	c.normGradients()
-	c.normReLUs()
+	c.reluFolds()
 	return c.p, nil
 }
 
@@ -731,8 +732,8 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		if info.Activation == ops.ReLU && in[1] >= 0 {
 			// ReLU's gradient is dy where its input is above 0: where its
 			// output is. Reading the output leaves the input to no later
-			// step (a normalization can then write the output only:
-			// normReLUs).
+			// step (the step before can then write the output only:
+			// reluFolds).
 			in = []int{in[1], in[1], in[2]}
 		}
 		c.emit(Step{Kind: ActGrad, Op: info, Node: n, M: rows, N: cols, In: in, Out: []int{out}})

@@ -275,6 +275,10 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n), h.dense(s.In[1], n))
 	case Binary:
 		p := s.Op.Binary
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLU
+			ops.BinaryReLUForward(p, h.bufs[s.In[0]], h.bufs[s.In[1]], h.bufs[s.Out[0]])
+			return nil
+		}
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...))
 	case BinaryGrad:
 		p := s.Op.Binary

@@ -74,17 +74,17 @@ func (p *Plan) readers() (readers map[int][]int, kept map[int]bool) {
 	return readers, kept
 }
 
-// normReLUs folds each ReLU that only follows a batch normalization into
-// the normalization's step, where the backend applies it there
-// (Capabilities.ReLUInNorm): a BiasAct step of ops.ReLU without a bias
-// whose input a Norm step of kind BatchNorm writes and no other step
-// reads. The Norm step then writes the ReLU's output, its Op.Activation
-// ops.ReLU, the BiasAct step goes, and the normalized values take no
+// reluFolds folds each ReLU that only follows a step into that step,
+// where the backend applies it there (Capabilities.FoldsReLU): a BiasAct
+// step of ops.ReLU without a bias whose input one step writes, as its only
+// output, and no other step reads (a batch normalization's, a residual
+// Add's). That step then writes the ReLU's output, its Op.Activation
+// ops.ReLU, the BiasAct step goes, and the values before the ReLU take no
 // memory: one pass over them less, forward. (The ReLU's gradient reads
 // the ReLU's output, not its input: see the ActGrad steps.)
-func (c *compiler) normReLUs() {
+func (c *compiler) reluFolds() {
 	p := c.p
-	if !c.caps.ReLUInNorm {
+	if c.caps.FoldsReLU == nil {
 		return
 	}
 	readers, kept := p.readers()
@@ -107,7 +107,7 @@ func (c *compiler) normReLUs() {
 			continue
 		}
 		n := &p.Steps[w]
-		if n.Kind != Norm || n.Op.Norm != ops.BatchNorm || n.Op.Activation != ops.Linear || len(n.Out) != 1 || n.Out[0] != x {
+		if n.Op.Activation != ops.Linear || len(n.Out) != 1 || n.Out[0] != x || !c.caps.FoldsReLU(n) {
 			continue
 		}
 		n.Out[0], n.Op.Activation, n.Fused = s.Out[1], ops.ReLU, s.Node

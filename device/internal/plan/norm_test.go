@@ -63,11 +63,11 @@ func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value
 	return g, params, &read
 }
 
-// trainBN compiles bnNet with caps and runs three SGD steps on the host
-// backend: the losses, the weights after, and the plan.
-func trainBN(t *testing.T, caps Capabilities) ([]float64, [][]float32, *Plan) {
+// trainNet compiles a network with caps and runs three SGD steps on the
+// host backend: the losses, the weights after, and the plan.
+func trainNet(t *testing.T, net func(*testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value), caps Capabilities) ([]float64, [][]float32, *Plan) {
 	t.Helper()
-	g, params, read := bnNet(t)
+	g, params, read := net(t)
 	p, err := Compile(g, params, caps)
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +101,8 @@ func trainBN(t *testing.T, caps Capabilities) ([]float64, [][]float32, *Plan) {
 // three SGD steps give the same losses and weights, within the float32
 // rounding by which the two ways of summing Σ dy·x̂ differ.
 func TestGammaInNormGrad(t *testing.T) {
-	wantL, wantW, plain := trainBN(t, Capabilities{})
-	gotL, gotW, fused := trainBN(t, Capabilities{GammaInNormGrad: true})
+	wantL, wantW, plain := trainNet(t, bnNet, Capabilities{})
+	gotL, gotW, fused := trainNet(t, bnNet, Capabilities{GammaInNormGrad: true})
 	count := func(p *Plan, kind ops.NormKind, outs int) int {
 		n := 0
 		for _, s := range p.Steps {
@@ -143,48 +143,107 @@ func TestGammaInNormGrad(t *testing.T) {
 	}
 }
 
-// TestReLUInNorm compiles the batch-normalized network, whose ReLU only
-// follows the normalization, with and without Capabilities.ReLUInNorm:
-// with it the Norm step applies the ReLU, no ReLU BiasAct step is left,
-// the normalized values take no memory, and three SGD steps give the same
-// losses and weights bit for bit (the same arithmetic in one pass).
-func TestReLUInNorm(t *testing.T) {
-	wantL, wantW, plain := trainBN(t, Capabilities{})
-	gotL, gotW, fused := trainBN(t, Capabilities{ReLUInNorm: true})
-	count := func(p *Plan) (relus, normReLUs int) {
-		for _, s := range p.Steps {
-			switch {
-			case s.Kind == BiasAct && s.Op.Activation == ops.ReLU:
-				relus++
-			case s.Kind == Norm && s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU:
-				normReLUs++
+// residualNet is x·w added to x·u, ReLU, then x·v and softmax
+// cross-entropy: a residual block's Add and the ReLU after it.
+func residualNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+	t.Helper()
+	const rows, in, hidden, classes = 32, 5, 24, 3
+	rng := rand.New(rand.NewPCG(6, 7))
+	g := gorgonia.NewGraph()
+	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
+		v := make([]float32, shape[0]*shape[1])
+		for i := range v {
+			v[i] = float32(scale * rng.NormFloat64())
+		}
+		return gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(shape...), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+	}
+	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
+	labels := make([]float32, rows*classes)
+	for r := range rows {
+		labels[r*classes+rng.IntN(classes)] = 1
+	}
+	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+	h := must(ops.Add(must(ops.Affine(x, w, nil, false)), must(ops.Affine(x, u, nil, false))))
+	h = must(ops.Activate(ops.ReLU, h))
+	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
+	var read gorgonia.Value
+	gorgonia.Read(loss, &read)
+	params := []*gorgonia.Node{w, u, v}
+	if _, err := gorgonia.Grad(loss, params...); err != nil {
+		t.Fatal(err)
+	}
+	return g, params, &read
+}
+
+// TestReLUFolds compiles networks whose ReLU only follows a batch
+// normalization or a residual Add, with and without
+// Capabilities.FoldsReLU: with it that step applies the ReLU, no ReLU
+// BiasAct step is left, the values before the ReLU take no memory, and
+// three SGD steps give the same losses and weights bit for bit (the same
+// arithmetic in one pass). A backend that folds nothing leaves the plan
+// as it was.
+func TestReLUFolds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		net  func(*testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value)
+		kind Kind
+	}{
+		{"batch normalization", bnNet, Norm},
+		{"residual add", residualNet, Binary},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			folds := func(s *Step) bool { return s.Kind == c.kind }
+			wantL, wantW, plain := trainNet(t, c.net, Capabilities{})
+			gotL, gotW, fused := trainNet(t, c.net, Capabilities{FoldsReLU: folds})
+			_, _, none := trainNet(t, c.net, Capabilities{FoldsReLU: func(*Step) bool { return false }})
+			count := func(p *Plan) (relus, folded int) {
+				for _, s := range p.Steps {
+					switch {
+					case s.Kind == BiasAct && s.Op.Activation == ops.ReLU:
+						relus++
+					case s.Kind == c.kind && s.Op.Activation == ops.ReLU:
+						folded++
+					}
+				}
+				return relus, folded
 			}
-		}
-		return relus, normReLUs
-	}
-	if r, n := count(plain); r != 1 || n != 0 {
-		t.Fatalf("without the capability: %d ReLU steps and %d normalizations with a ReLU, want 1 and 0", r, n)
-	}
-	if r, n := count(fused); r != 0 || n != 1 {
-		t.Fatalf("with the capability: %d ReLU steps and %d normalizations with a ReLU, want 0 and 1", r, n)
-	}
-	for _, s := range plain.Steps {
-		if s.Kind == Norm && s.Op.Norm == ops.BatchNorm {
-			if e := fused.Buffers[s.Out[0]].Elems; e != 0 {
-				t.Errorf("with the capability, the normalized values' buffer keeps %d values, want 0", e)
+			for _, p := range []struct {
+				name          string
+				plan          *Plan
+				relus, folded int
+			}{{"without the capability", plain, 1, 0}, {"folding nothing", none, 1, 0}, {"with the capability", fused, 0, 1}} {
+				if r, f := count(p.plan); r != p.relus || f != p.folded {
+					t.Fatalf("%s: %d ReLU steps and %d steps with a ReLU, want %d and %d", p.name, r, f, p.relus, p.folded)
+				}
 			}
-		}
-	}
-	for i := range wantL {
-		if gotL[i] != wantL[i] {
-			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
-		}
-	}
-	for i := range wantW {
-		for j := range wantW[i] {
-			if gotW[i][j] != wantW[i][j] {
-				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
+			for _, s := range plain.Steps {
+				if s.Kind == BiasAct && s.Op.Activation == ops.ReLU {
+					if e := fused.Buffers[s.In[0]].Elems; e != 0 {
+						t.Errorf("with the capability, the buffer before the ReLU keeps %d values, want 0", e)
+					}
+				}
 			}
-		}
+			for i := range wantL {
+				if gotL[i] != wantL[i] {
+					t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
+				}
+			}
+			for i := range wantW {
+				for j := range wantW[i] {
+					if gotW[i][j] != wantW[i][j] {
+						t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
+					}
+				}
+			}
+		})
 	}
 }
