@@ -16,6 +16,11 @@
 // never read or write outside the slices. The work is split over
 // GOMAXPROCS goroutines in chunks handed out as they finish.
 //
+// Beside the products it has elementwise kernels, each with Go code for
+// machines without AVX2: ReLU's mask, sums and products of slices, max
+// pooling's steps, and the recurrent gates' sigmoid and tanh with their
+// gradients (gates.go, whose formulas package avx512 runs on 16 lanes).
+//
 // Available reports whether the kernels run on this machine (amd64 with
 // AVX2 and FMA). Package blas decides when they are used and sends what
 // they do not compute (ErrUnsupported) to a BLAS library: programs
