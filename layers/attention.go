@@ -335,15 +335,15 @@ func (l *MultiHeadAttentionLayer) CallWithScores(in []Flow, params []*gorgonia.N
 	return o, sc, nil
 }
 
-// attend builds the graph. Every product is a batched matrix product
-// whose operands are laid out so that no transpose is needed: the
-// projections compute, per sample, kernelᵀ·xᵀ (heads·dim × steps), which
-// is each head's projected features by steps, one head after another;
-// the scores are then qᵀ·k per sample and head, and the heads' outputs
-// come out as vᵀ·pᵀ, (heads·value_dim × T_q), which the output kernel
-// multiplies from the left transposed. A kernel is shared by the samples
-// by adding it to zeros of (batch, 1, 1), whose gradient sums the
-// samples' gradients.
+// attend builds the graph. The projections are one product each over
+// all the samples' steps (ops.Affine, the bias added in it); each
+// sample's projected steps are then turned into features by steps, one
+// head after another, by a batched product with the identity (exact:
+// every value is one product by 1), so that each head's queries, keys
+// and values are contiguous matrices; the scores are qᵀ·k per sample and
+// head, and the heads' outputs come out as vᵀ·pᵀ, (heads·value_dim ×
+// T_q), which a product with the identity turns back into steps for the
+// output projection.
 func (l *MultiHeadAttentionLayer) attend(s attentionShapes, in []Flow, params []*gorgonia.Node) (Flow, Flow, error) {
 	q, v := in[0], in[1]
 	k := v
@@ -358,48 +358,67 @@ func (l *MultiHeadAttentionLayer) attend(s attentionShapes, in []Flow, params []
 	h, kd, vd := l.numHeads, l.keyDim, l.ValueDim()
 	next := 0
 	take := func() *gorgonia.Node { n := params[next]; next++; return n }
-	zeros := constantNode(g, dt, l.name+"/batch_zeros", []int{batch, 1, 1}, 0)
-	tile := func(w *gorgonia.Node, rows, cols int) (*gorgonia.Node, error) {
-		r, err := ops.Reshape(w, []int{1, rows, cols}, true)
+	identities := map[int]*gorgonia.Node{}
+	// transposed is each sample of x, (batch, r, c), transposed: (batch,
+	// c, r).
+	transposed := func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		r := x.Shape()[1]
+		id, ok := identities[r]
+		if !ok {
+			vals := make([]float32, batch*r*r)
+			for b := range batch {
+				for i := range r {
+					vals[(b*r+i)*r+i] = 1
+				}
+			}
+			id = constantValues(g, dt, fmt.Sprintf("%s/identity_%d", l.name, r), []int{batch, r, r}, vals)
+			identities[r] = id
+		}
+		return ops.BatchDot(x, id, 1, 1)
+	}
+	// dense is x (batch, steps, d)·kernel (+ bias), (batch, steps, n).
+	dense := func(x *gorgonia.Node, inputGrad bool, d, n int) (*gorgonia.Node, error) {
+		steps := x.Shape()[1]
+		x2, err := ops.Reshape(x, []int{batch * steps, d}, inputGrad)
 		if err != nil {
 			return nil, err
 		}
-		return ops.Add(r, zeros)
+		w, err := ops.Reshape(take(), []int{d, n}, true)
+		if err != nil {
+			return nil, err
+		}
+		var b *gorgonia.Node
+		if l.useBias {
+			if b, err = ops.Reshape(take(), []int{n}, true); err != nil {
+				return nil, err
+			}
+		}
+		p, err := ops.Affine(x2, w, b, inputGrad)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Reshape(p, []int{batch, steps, n}, true)
 	}
 	// project returns x's projection, (batch, heads·dim, steps).
-	project := func(x *gorgonia.Node, d, dim int) (*gorgonia.Node, error) {
-		kernel := take()
-		wt, err := tile(kernel, d, h*dim)
+	project := func(f Flow, d, dim int) (*gorgonia.Node, error) {
+		p, err := dense(f.Node, f.NeedsGrad, d, h*dim)
 		if err != nil {
 			return nil, err
 		}
-		p, err := ops.BatchDot(wt, x, 1, 2)
-		if err != nil {
-			return nil, err
-		}
-		if l.useBias {
-			b, err := ops.Reshape(take(), []int{1, h * dim, 1}, true)
-			if err != nil {
-				return nil, err
-			}
-			if p, err = ops.Add(p, b); err != nil {
-				return nil, err
-			}
-		}
-		return p, nil
+		return transposed(p)
 	}
-	qp, err := project(qn, s.dq, kd)
+	qp, err := project(q, s.dq, kd)
 	if err != nil {
 		return Flow{}, Flow{}, fmt.Errorf("query projection: %w", err)
 	}
 	if qp, err = ops.Scale(qp, 1/math.Sqrt(float64(kd))); err != nil {
 		return Flow{}, Flow{}, err
 	}
-	kp, err := project(k.Node, s.dk, kd)
+	kp, err := project(k, s.dk, kd)
 	if err != nil {
 		return Flow{}, Flow{}, fmt.Errorf("key projection: %w", err)
 	}
-	vp, err := project(v.Node, s.dv, vd)
+	vp, err := project(v, s.dv, vd)
 	if err != nil {
 		return Flow{}, Flow{}, fmt.Errorf("value projection: %w", err)
 	}
@@ -453,22 +472,12 @@ func (l *MultiHeadAttentionLayer) attend(s attentionShapes, in []Flow, params []
 	if heads, err = ops.Reshape(heads, []int{batch, h * vd, s.tq}, true); err != nil {
 		return Flow{}, Flow{}, err
 	}
-	wo, err := tile(take(), h*vd, s.dout)
+	if heads, err = transposed(heads); err != nil {
+		return Flow{}, Flow{}, fmt.Errorf("weighted values: %w", err)
+	}
+	out, err := dense(heads, true, h*vd, s.dout)
 	if err != nil {
 		return Flow{}, Flow{}, fmt.Errorf("output projection: %w", err)
-	}
-	out, err := ops.BatchDot(heads, wo, 1, 1)
-	if err != nil {
-		return Flow{}, Flow{}, fmt.Errorf("output projection: %w", err)
-	}
-	if l.useBias {
-		b, err := ops.Reshape(take(), []int{1, 1, s.dout}, true)
-		if err == nil {
-			out, err = ops.Add(out, b)
-		}
-		if err != nil {
-			return Flow{}, Flow{}, fmt.Errorf("output bias: %w", err)
-		}
 	}
 	f := Flow{Node: out, NeedsGrad: needsGrad}
 	penalties, err := l.penalties(params, out)
