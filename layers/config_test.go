@@ -395,7 +395,7 @@ func TestFromConfigErrors(t *testing.T) {
 			[]string{"kernel_initializer", `unknown initializer class "LecunNormal"`, "GlorotUniform"}},
 		{Config{"LSTM", map[string]any{"units": 2, "dropout": 0.5}}, []string{"dropout = 0.5", "takes 0 only"}},
 		{Config{"LSTM", map[string]any{"units": 2, "reset_after": false}}, []string{`unknown argument "reset_after"`}},
-		{Config{"SimpleRNN", map[string]any{"units": 2, "return_state": true}}, []string{"return_state = true"}},
+		{Config{"SimpleRNN", map[string]any{"units": 2, "stateful": true}}, []string{"stateful = true"}},
 		{Config{"SimpleRNN", map[string]any{"units": 2, "recurrent_activation": "sigmoid"}}, []string{`unknown argument "recurrent_activation"`}},
 		{Config{"LSTM", map[string]any{}}, []string{`argument "units" is missing`}},
 		{Config{"Dense", map[string]any{"units": 2, "kernel_initializer": "glorot_uniform"}},

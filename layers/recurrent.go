@@ -86,6 +86,14 @@ func GoBackwards() RecurrentOption {
 	return recurrentOption(func(l *RecurrentLayer) { l.goBackwards = true })
 }
 
+// ReturnState makes a recurrent layer output its last states after its
+// output, Keras' return_state=True: an LSTM's call outputs [output, h, c],
+// a GRU's and a SimpleRNN's [output, h], each state (batch, units). In a
+// functional model, nn.ApplyAll returns them all.
+func ReturnState() RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.returnState = true })
+}
+
 // ResetAfter sets where a GRU applies its reset gate (Keras'
 // reset_after): true, the default, to the recurrent kernel's product
 // (r·(h·R_h + b_rec), with a bias of (2, 3·units)), as Keras 2.3 and
@@ -124,6 +132,7 @@ type RecurrentLayer struct {
 	recurrentInit                   Initializer
 	unitForgetBias, resetAfter      bool
 	returnSequences, goBackwards    bool
+	returnState                     bool
 	kernel, recurrent, bias         *Param
 }
 
@@ -278,25 +287,113 @@ func (l *RecurrentLayer) Params() []*Param {
 
 // Call adds the recurrence to the graph: one product of all steps' inputs
 // with the kernel, then the steps, each the state's product with the
-// recurrent kernel and the gates, as one Recurrence op (see call).
+// recurrent kernel and the gates, as one Recurrence op (see call). A
+// layer with ReturnState has several outputs: CallOutputs adds it.
 func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
+	if l.returnState {
+		return Flow{}, fmt.Errorf("%s layer %q: with return_state it outputs %d tensors, which a Sequential model cannot pass on: make a functional model and take them with nn.ApplyAll",
+			l.Type(), l.name, 1+l.stateCount())
+	}
+	outs, err := l.CallOutputs([]Flow{in}, params)
+	if err != nil {
+		return Flow{}, err
+	}
+	return outs[0], nil
+}
+
+// stateCount is how many states the layer carries: 2 for an LSTM (h
+// and c), else 1.
+func (l *RecurrentLayer) stateCount() int {
+	if l.cell == lstmCell {
+		return 2
+	}
+	return 1
+}
+
+// OutputShapes are the shapes of the layer's outputs for sequences of
+// the given shape: its output's and, with ReturnState, each last state's
+// (units).
+func (l *RecurrentLayer) OutputShapes(inputShapes [][]int) ([][]int, error) {
+	if len(inputShapes) != 1 {
+		return nil, fmt.Errorf("%s layer %q takes one input, got %d", l.Type(), l.name, len(inputShapes))
+	}
+	out, _, err := l.plan(inputShapes[0])
+	if err != nil {
+		return nil, err
+	}
+	shapes := [][]int{out}
+	if l.returnState {
+		for range l.stateCount() {
+			shapes = append(shapes, []int{l.units})
+		}
+	}
+	return shapes, nil
+}
+
+// CallOutputs adds the layer to the graph (see Call) and returns its
+// output and, with ReturnState, its last states: h, and an LSTM's c.
+func (l *RecurrentLayer) CallOutputs(ins []Flow, params []*gorgonia.Node) ([]Flow, error) {
 	what := fmt.Sprintf("%s layer %q", l.Type(), l.name)
 	if want := len(l.Params()); want == 0 || len(params) != want {
-		return Flow{}, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), want)
+		return nil, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), want)
 	}
-	out, err := l.call(in, params, true)
+	if len(ins) != 1 {
+		return nil, fmt.Errorf("%s: takes one input, got %d", what, len(ins))
+	}
+	nodes, err := l.callStates(ins[0], params)
 	if err != nil {
-		return Flow{}, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	f := Flow{Node: out, NeedsGrad: true}
+	outs := make([]Flow, len(nodes))
+	for i, n := range nodes {
+		outs[i] = Flow{Node: n, NeedsGrad: true}
+	}
 	kernelBias := []*gorgonia.Node{params[0]}
 	if len(params) == 3 {
 		kernelBias = append(kernelBias, params[2])
 	}
-	if f.Losses, err = l.weights.penalties(kernelBias, out); err != nil {
-		return Flow{}, fmt.Errorf("%s: %w", what, err)
+	if outs[0].Losses, err = l.weights.penalties(kernelBias, nodes[0]); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return f, nil
+	return outs, nil
+}
+
+// callStates adds the fused recurrence and cuts its output, with
+// ReturnState, into the output and the last states.
+func (l *RecurrentLayer) callStates(in Flow, params []*gorgonia.Node) ([]*gorgonia.Node, error) {
+	out, err := l.call(in, params, true)
+	if err != nil || !l.returnState {
+		return []*gorgonia.Node{out}, err
+	}
+	s := in.Node.Shape()
+	batch, steps := s[0], s[1]
+	first := []int{batch, l.units}
+	if l.returnSequences {
+		first = []int{batch, steps, l.units}
+	}
+	bu := batch * l.units
+	parts := []int{bu}
+	if l.returnSequences {
+		parts[0] *= steps
+	}
+	for range l.stateCount() {
+		parts = append(parts, bu)
+	}
+	nodes := make([]*gorgonia.Node, len(parts))
+	for i := range parts {
+		piece, err := ops.ColumnsOf(out, parts, i)
+		if err != nil {
+			return nil, err
+		}
+		shape := []int{batch, l.units}
+		if i == 0 {
+			shape = first
+		}
+		if nodes[i], err = ops.Reshape(piece, shape, true); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
 }
 
 // call adds the layer: the inputs' projection, then the steps, as one
@@ -346,7 +443,7 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*go
 		return ops.Recurrence(proj, rec, recBias, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
 			Act: l.activation.act, Alpha: ops.DefaultAlpha(l.activation.act),
 			RecAct: l.recurrentActivation.act, RecAlpha: ops.DefaultAlpha(l.recurrentActivation.act),
-			Backwards: l.goBackwards, Sequences: l.returnSequences})
+			Backwards: l.goBackwards, Sequences: l.returnSequences, States: l.returnState})
 	}
 	seq, err := ops.Reshape(proj, []int{batch, steps, 1, gu}, true)
 	if err != nil {
@@ -658,13 +755,13 @@ func (c recurrence) mix(z, h, cand *gorgonia.Node) (*gorgonia.Node, *gorgonia.No
 // Config returns "SimpleRNN", "LSTM" or "GRU" with Keras' arguments:
 // name, units, activation, recurrent_activation (LSTM, GRU), use_bias,
 // the initializers and regularizers, unit_forget_bias (LSTM), reset_after
-// (GRU), return_sequences, go_backwards, and the arguments gokeras
-// takes at Keras' defaults only (dropout and recurrent_dropout 0,
-// return_state, stateful and unroll false).
+// (GRU), return_sequences, return_state, go_backwards, and the arguments
+// gokeras takes at Keras' defaults only (dropout and recurrent_dropout 0,
+// stateful and unroll false).
 func (l *RecurrentLayer) Config() (Config, error) {
 	what := fmt.Sprintf("%s layer %q", l.Type(), l.name)
 	args := map[string]any{"name": l.name, "units": l.units, "activation": l.activation.String(),
-		"return_sequences": l.returnSequences, "go_backwards": l.goBackwards, "return_state": false, "stateful": false, "unroll": false,
+		"return_sequences": l.returnSequences, "go_backwards": l.goBackwards, "return_state": l.returnState, "stateful": false, "unroll": false,
 		"dropout": 0.0, "recurrent_dropout": 0.0, "recurrent_regularizer": nil}
 	if err := l.weights.config(args); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", what, err)
@@ -686,9 +783,8 @@ func (l *RecurrentLayer) Config() (Config, error) {
 }
 
 // recurrentFromConfig reads a Keras SimpleRNN, LSTM or GRU config. The
-// arguments of what gokeras does not do yet (dropout, return_state,
-// stateful, time_major) are taken at Keras'
-// defaults only; those that change nothing computed (implementation,
+// arguments of what gokeras does not do yet (dropout, stateful,
+// time_major) are taken at Keras' defaults only; those that change nothing computed (implementation,
 // unroll, zero_output_for_mask, seed) at any value.
 func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error) {
 	return func(args map[string]any) (Layer, error) {
@@ -728,8 +824,6 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 			return nil, notYet("dropout", fmt.Sprint(a.Dropout), "0")
 		case a.RecurrentDropout != 0:
 			return nil, notYet("recurrent_dropout", fmt.Sprint(a.RecurrentDropout), "0")
-		case a.ReturnState:
-			return nil, notYet("return_state", "true", "false")
 		case a.Stateful:
 			return nil, notYet("stateful", "true", "false")
 		case a.TimeMajor:
@@ -783,6 +877,9 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 		}
 		if a.GoBackwards {
 			opts = append(opts, GoBackwards())
+		}
+		if a.ReturnState {
+			opts = append(opts, ReturnState())
 		}
 		for _, o := range a.nameOptions() {
 			opts = append(opts, o)

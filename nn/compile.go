@@ -445,9 +445,22 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		}
 		var out layers.Flow
 		var err error
-		if mi, ok := l.(layers.MultiInputLayer); ok {
+		mo, several := l.(layers.MultiOutputLayer)
+		switch mi, multi := l.(layers.MultiInputLayer); {
+		case several && len(c.extra) > 0:
+			var outs []layers.Flow
+			if outs, err = mo.CallOutputs(in, nodes); err == nil && len(outs) != 1+len(c.extra) {
+				err = fmt.Errorf("layer %q: %d outputs, want %d", l.Name(), len(outs), 1+len(c.extra))
+			}
+			if err == nil {
+				out = outs[0]
+				for i, t := range c.extra {
+					flows[t] = outs[i+1]
+				}
+			}
+		case multi:
 			out, err = mi.CallInputs(in, nodes)
-		} else {
+		default:
 			out, err = l.Call(in[0], nodes)
 		}
 		if err != nil {

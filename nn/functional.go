@@ -27,6 +27,9 @@ type Tensor struct {
 	shape []int
 	// from is the call that outputs the tensor; nil for an input.
 	from *layerCall
+	// index is which of its call's outputs the tensor is (Keras' tensor
+	// index): 0 but for the later outputs of a layers.MultiOutputLayer.
+	index int
 	// input is the InputLayer of a model's input.
 	input *layers.InputLayer
 	err   error
@@ -38,6 +41,9 @@ type layerCall struct {
 	layer layers.Layer
 	in    []*Tensor
 	out   *Tensor
+	// extra are the outputs after the first of a layer of several
+	// (layers.MultiOutputLayer), out being the first.
+	extra []*Tensor
 	// weights are the weights the layer needs for this call's inputs
 	// (PlanBuild's; none for a merge layer).
 	weights []layers.WeightShape
@@ -103,7 +109,9 @@ func (t *Tensor) Err() error {
 // application computes with the same weights, and their gradient is the
 // sum of the applications'. The layer is built when the model is (by
 // NewModel's Build), with the model's seed; Apply only checks that it can
-// take the tensors' shapes.
+// take the tensors' shapes. A layer whose call outputs several tensors (a
+// recurrent layer with ReturnState) gives its first; ApplyAll gives them
+// all.
 func Apply(l layers.Layer, in ...*Tensor) *Tensor {
 	out := &Tensor{}
 	for _, t := range in {
@@ -148,7 +156,35 @@ func Apply(l layers.Layer, in ...*Tensor) *Tensor {
 		return out
 	}
 	out.from = &layerCall{layer: l, in: slices.Clone(in), out: out, weights: weights, seq: applied.Add(1)}
+	if mo, ok := l.(layers.MultiOutputLayer); ok {
+		all, err := mo.OutputShapes(shapeList)
+		if err != nil {
+			out.err, out.from = fmt.Errorf("nn.Apply: %s on %s: %w", what, shapeText(shapeList), err), nil
+			return out
+		}
+		for i, s := range all[1:] {
+			out.from.extra = append(out.from.extra, &Tensor{shape: s, from: out.from, index: i + 1})
+		}
+	}
 	return out
+}
+
+// ApplyAll is Apply for a layer whose call outputs several tensors (a
+// layers.MultiOutputLayer, such as a recurrent layer with ReturnState),
+// as `output, h, c = LSTM(units, return_state=True)(x)` in Keras: it
+// returns them all, in the layer's order; for other layers, the one
+// output Apply returns. A mistake is kept in each tensor, as Apply does.
+func ApplyAll(l layers.Layer, in ...*Tensor) []*Tensor {
+	out := Apply(l, in...)
+	if out.from == nil {
+		return []*Tensor{out}
+	}
+	return append([]*Tensor{out}, out.from.extra...)
+}
+
+// outputs are the call's outputs, the first then the others.
+func (c *layerCall) outputs() []*Tensor {
+	return append([]*Tensor{c.out}, c.extra...)
 }
 
 // layerWhat names a layer in an error: its name when it has one, else its
@@ -231,6 +267,7 @@ func NewModel(inputs, outputs []*Tensor) (*Model, error) {
 	// calls it needs (depth first, inputs in order).
 	g := &graph{inputs: slices.Clone(inputs), outputs: slices.Clone(outputs)}
 	seen := map[*Tensor]bool{}
+	called := map[*layerCall]bool{} // a call of several outputs is one call
 	var visit func(t *Tensor, output int) error
 	visit = func(t *Tensor, output int) error {
 		if seen[t] {
@@ -243,6 +280,10 @@ func NewModel(inputs, outputs []*Tensor) (*Model, error) {
 			}
 			return nil
 		}
+		if called[t.from] {
+			return nil
+		}
+		called[t.from] = true
 		for _, x := range t.from.in {
 			if err := visit(x, output); err != nil {
 				return err

@@ -145,6 +145,9 @@ func (m *Sequential) view() ModelView {
 		cv.Output = fmt.Sprintf("%s:%d", c.layer.Name(), cv.Index)
 		cv.OutputShape = slices.Clone(out)
 		names[c.out], shapeOf[c.out] = cv.Output, out
+		for i, t := range c.extra {
+			names[t], shapeOf[t] = fmt.Sprintf("%s:%d", cv.Output, i+1), slices.Clone(t.shape)
+		}
 		if cv.Index == 0 {
 			lv := LayerView{Layer: c.layer, OutputShape: slices.Clone(out)}
 			if _, multi := c.layer.(layers.MultiInputLayer); !multi && len(cv.InputShapes) == 1 {

@@ -95,6 +95,9 @@ func (m *Sequential) planWeights(path string, input []int) (map[string]planned, 
 			return nil, nil, fmt.Errorf("%s: layer %d of model %q: %w; %s", path, index[c.layer]+1, m.name, err, saveAgain)
 		}
 		shapeOf[c.out] = out
+		for _, t := range c.extra {
+			shapeOf[t] = t.shape
+		}
 		if done[c.layer] {
 			continue
 		}

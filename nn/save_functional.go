@@ -230,7 +230,9 @@ func (m *Sequential) functionalDocument(doc *modelDocument) error {
 			}
 			node.Args = []json.RawMessage{arg}
 		}
-		refs[c.out] = tensorRef{Layer: c.layer.Name(), Node: len(nodes[c.layer])}
+		for i, t := range c.outputs() {
+			refs[t] = tensorRef{Layer: c.layer.Name(), Node: len(nodes[c.layer]), Tensor: i}
+		}
 		nodes[c.layer] = append(nodes[c.layer], node)
 	}
 	for i, l := range m.layers {
@@ -417,12 +419,23 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 			return nil, damaged("%s names %s, but input layer %q has one node, of index 0", where, refText(ref), ref.Layer)
 		case ref.Node >= len(e.outs):
 			return nil, damaged("%s names %s, but layer %q has %s (node indices 0 to %d)", where, refText(ref), ref.Layer, calls(len(e.outs)), len(e.outs)-1)
-		case ref.Tensor != 0:
-			return nil, damaged("%s names %s, but each call of layer %q outputs one tensor, of tensor index 0", where, refText(ref), ref.Layer)
+		case e.input != nil && ref.Tensor != 0:
+			return nil, damaged("%s names %s, but input layer %q outputs one tensor, of tensor index 0", where, refText(ref), ref.Layer)
 		case e.input != nil:
 			return e.input, nil
 		}
-		return call(e, ref.Node, via)
+		t, err := call(e, ref.Node, via)
+		if err != nil || ref.Tensor == 0 {
+			return t, err
+		}
+		if t.from == nil || ref.Tensor > len(t.from.extra) {
+			n := 1
+			if t.from != nil {
+				n += len(t.from.extra)
+			}
+			return nil, damaged("%s names %s, but each call of layer %q outputs %d tensor(s), of tensor indices 0 to %d", where, refText(ref), ref.Layer, n, n-1)
+		}
+		return t.from.extra[ref.Tensor-1], nil
 	}
 
 	if len(fc.InputLayers) == 0 || len(fc.OutputLayers) == 0 {

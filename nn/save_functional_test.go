@@ -558,7 +558,7 @@ func TestLoadFunctionalModelErrors(t *testing.T) {
 		{"a node index out of an input's range", replace(`["input_1",0,0]`, `["input_1",1,0]`),
 			[]string{`names ["input_1", 1, 0], but input layer "input_1" has one node, of index 0`, "save the model again"}},
 		{"a tensor index out of range", replace(`["shared",1,0]`, `["shared",1,1]`),
-			[]string{`names ["shared", 1, 1], but each call of layer "shared" outputs one tensor, of tensor index 0`}},
+			[]string{`names ["shared", 1, 1], but each call of layer "shared" outputs 1 tensor(s), of tensor indices 0 to 0`}},
 		{"a negative node index", replace(`["shared",1,0]`, `["shared",-1,0]`),
 			[]string{`call 0 of layer "dense": its argument is not a tensor`, "the node index -1 is not an integer >= 0", "save the model again"}},
 		{"a cycle", replace(`["input_1",0,0]`, `["shared",1,0]`),

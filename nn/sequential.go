@@ -339,7 +339,8 @@ func (m *Sequential) OutputShapes() [][]int {
 }
 
 // OutputNames are the names of the model's outputs, in order, as Keras'
-// model.output_names: the name of the layer each comes from. A model of
+// model.output_names: the name of the layer each comes from, made unique
+// as Keras 2 does when a layer gives several (lstm, lstm_1). A model of
 // several outputs names its logs after them (dense_1_loss). Nil before
 // the layers are named (a Sequential's last layer is named when added).
 func (m *Sequential) OutputNames() []string {
@@ -350,8 +351,17 @@ func (m *Sequential) OutputNames() []string {
 		return []string{m.layers[len(m.layers)-1].Name()}
 	}
 	names := make([]string, len(m.graph.outputs))
+	taken, count := map[string]bool{}, map[string]int{}
 	for i, t := range m.graph.outputs {
-		names[i] = t.from.layer.Name()
+		base := t.from.layer.Name()
+		name := base
+		for taken[name] {
+			n := max(count[base], 1)
+			name = fmt.Sprintf("%s_%d", base, n)
+			count[base] = n + 1
+		}
+		taken[name] = true
+		names[i] = name
 	}
 	return names
 }
@@ -436,6 +446,9 @@ func (m *Sequential) Build(inputShape ...int) error {
 		}
 		built[c.layer] = true
 		shapeOf[c.out] = out
+		for _, t := range c.extra {
+			shapeOf[t] = t.shape
+		}
 	}
 	m.layerOut = layerOut
 	m.inputShape = append([]int(nil), inputShape...)
@@ -591,7 +604,9 @@ func (m *Sequential) functionalSummary(b *strings.Builder) {
 	}
 	callsOf := map[layers.Layer][]*layerCall{}
 	for _, c := range g.calls {
-		names[c.out] = fmt.Sprintf("%s[%d][0]", c.layer.Name(), len(callsOf[c.layer]))
+		for i, t := range c.outputs() {
+			names[t] = fmt.Sprintf("%s[%d][%d]", c.layer.Name(), len(callsOf[c.layer]), i)
+		}
 		callsOf[c.layer] = append(callsOf[c.layer], c)
 	}
 	for _, in := range g.inputs {
@@ -608,6 +623,13 @@ func (m *Sequential) functionalSummary(b *strings.Builder) {
 			if !shapes.Equal(c.out.shape, m.layerOut[i]) {
 				shape = "multiple"
 			}
+		}
+		if cs := callsOf[l]; len(cs) == 1 && len(cs[0].extra) > 0 {
+			var list []string // a call of several outputs: each one's shape, as Keras lists them
+			for _, t := range cs[0].outputs() {
+				list = append(list, shapes.String(t.shape))
+			}
+			shape = "[" + strings.Join(list, ", ") + "]"
 		}
 		summaryRow(b, cols, fmt.Sprintf("%s (%s)", l.Name(), l.Type()), shape, fmt.Sprint(countParams(l)), "["+strings.Join(from, ", ")+"]")
 		summaryRow(b, cols, "", "", "", "")
