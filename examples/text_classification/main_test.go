@@ -137,6 +137,33 @@ func TestTrainsOnATarball(t *testing.T) {
 	}
 }
 
+// --arch transformer: a self-attention block instead of the LSTM, which
+// learns as well.
+func TestTransformer(t *testing.T) {
+	corpus := filepath.Join(t.TempDir(), corpusPackage.File())
+	writeTarball(t, corpus, fakeEmails(300, 7))
+	out, acc, majority := trainOn(t, corpus, "/CPU:0", "--arch", "transformer")
+	t.Logf("test accuracy %.4f, majority class %.4f", acc, majority)
+	for _, re := range []string{
+		// 2 heads of key_dim 8 over 8 features: query, key and value
+		// kernels (8, 2, 8) and biases (2, 8), the output's (2, 8, 8) and (8).
+		`(?m)^ multi_head_attention \(MultiHea +\(None, 24, 8\) +568 +\['embedding\[0\]\[0\]',`,
+		`(?m)^ layer_normalization_1 \(LayerNo +\(None, 24, 8\) +16 +\['add_1\[0\]\[0\]'\]`,
+		`(?m)^ global_average_pooling1d \(Glob +\(None, 8\) +0 `,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("the output has no line matching %s:\n%s", re, out)
+		}
+	}
+	if acc < majority+0.15 {
+		t.Errorf("test accuracy %.4f, the majority class %.4f: want it well above", acc, majority)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"--arch", "rnn"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "give lstm or transformer") {
+		t.Errorf("--arch rnn: %v", err)
+	}
+}
+
 // A --model in a missing folder fails before anything is read or trained.
 func TestBadModelPathFailsFirst(t *testing.T) {
 	var stdout, stderr bytes.Buffer
