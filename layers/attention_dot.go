@@ -62,10 +62,13 @@ func ScoreMode(mode string) DotAttentionOption {
 // by a trained scalar. Keras' query and value masks are not taken yet.
 type AttentionLayer struct {
 	named
+	// additive makes the layer AdditiveAttention.
+	additive  bool
 	useScale  bool
 	scoreMode string
 	dropout   float64
 	causal    bool
+	noScale   bool
 	key       uint64
 	// scale and concat are the scalar weights, when the layer has them,
 	// each of shape (1) (Keras: a scalar).
@@ -84,15 +87,39 @@ func Attention(opts ...DotAttentionOption) *AttentionLayer {
 	return l
 }
 
-// Type returns "Attention".
-func (l *AttentionLayer) Type() string { return "Attention" }
+// AdditiveAttention makes an additive attention layer, like
+// keras.layers.AdditiveAttention() (Bahdanau-style): each query step's
+// score for a key step is Σ scale·tanh(query + key) over the features,
+// with scale a trained vector of the features (the weight "scale",
+// glorot_uniform; Keras' default use_scale=True), or Σ tanh(query + key)
+// with WithoutAttentionScale. It takes the Attention layer's inputs,
+// AttentionDropout and UseCausalMask.
+func AdditiveAttention(opts ...DotAttentionOption) *AttentionLayer {
+	l := Attention(opts...)
+	l.additive, l.useScale = true, !l.noScale
+	return l
+}
+
+// WithoutAttentionScale gives an AdditiveAttention layer no scale vector
+// (Keras' use_scale=False).
+func WithoutAttentionScale() DotAttentionOption {
+	return dotAttentionOption(func(l *AttentionLayer) { l.noScale, l.useScale = true, false })
+}
+
+// Type returns "Attention" or "AdditiveAttention".
+func (l *AttentionLayer) Type() string {
+	if l.additive {
+		return "AdditiveAttention"
+	}
+	return "Attention"
+}
 
 // CheckConfig checks the layer's arguments.
 func (l *AttentionLayer) CheckConfig() error {
 	if l.nameErr != nil {
 		return fmt.Errorf("Attention layer: %w", l.nameErr)
 	}
-	if l.scoreMode != "dot" && l.scoreMode != "concat" {
+	if !l.additive && l.scoreMode != "dot" && l.scoreMode != "concat" {
 		return fmt.Errorf("Attention layer %q: score_mode %q: received: score_mode=%s. Acceptable values are: [\"dot\", \"concat\"]", l.name, l.scoreMode, l.scoreMode)
 	}
 	if !(l.dropout >= 0 && l.dropout < 1) {
@@ -128,8 +155,16 @@ func (l *AttentionLayer) PlanInputs(in [][]int) ([]int, error) {
 	return []int{q[0], v[1]}, nil
 }
 
-func (l *AttentionLayer) weightShapes() []WeightShape {
+// weightShapes lists the weights: scale (1) and concat_score_weight (1)
+// for Attention, those it has; scale (features) for AdditiveAttention.
+func (l *AttentionLayer) weightShapes(queryShape []int) []WeightShape {
 	var ws []WeightShape
+	if l.additive {
+		if l.useScale {
+			ws = append(ws, WeightShape{"scale", []int{queryShape[1]}})
+		}
+		return ws
+	}
 	if l.useScale {
 		ws = append(ws, WeightShape{"scale", []int{1}})
 	}
@@ -145,7 +180,7 @@ func (l *AttentionLayer) planInputs(in [][]int) ([]int, []WeightShape, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, l.weightShapes(), nil
+	return out, l.weightShapes(in[0]), nil
 }
 
 // BuildInputs creates the scalars (ones) and draws the dropout's key.
@@ -155,8 +190,15 @@ func (l *AttentionLayer) BuildInputs(in [][]int, rng *rand.Rand) ([]int, error) 
 		return nil, err
 	}
 	l.scale, l.concat = nil, nil
-	for _, w := range l.weightShapes() {
-		p := &Param{Name: w.Name, Value: tensor.New(tensor.WithShape(1), tensor.WithBacking([]float32{1}))}
+	for _, w := range l.weightShapes(in[0]) {
+		p := &Param{Name: w.Name, Value: tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(w.Shape...))}
+		vals := p.Value.Data().([]float32)
+		switch {
+		case l.additive: // Keras' glorot_uniform of a vector: both fans its size
+			GlorotUniform().Fill(vals, w.Shape[0], w.Shape[0], rng)
+		default: // ones
+			vals[0] = 1
+		}
 		if w.Name == "scale" {
 			l.scale = p
 		} else {
@@ -231,7 +273,7 @@ func (l *AttentionLayer) attend(in []Flow, params []*gorgonia.Node) (Flow, error
 	if l.useScale {
 		scale, next = params[0], 1
 	}
-	if l.scoreMode == "concat" {
+	if l.scoreMode == "concat" && !l.additive {
 		concat = params[next]
 	}
 	scalar := func(w *gorgonia.Node, rank int) (*gorgonia.Node, error) {
@@ -243,7 +285,7 @@ func (l *AttentionLayer) attend(in []Flow, params []*gorgonia.Node) (Flow, error
 	}
 	var scores *gorgonia.Node
 	var err error
-	if l.scoreMode == "dot" {
+	if l.scoreMode == "dot" && !l.additive {
 		if scores, err = ops.BatchDot(q, k, 2, 2); err != nil {
 			return Flow{}, err
 		}
@@ -271,7 +313,7 @@ func (l *AttentionLayer) attend(in []Flow, params []*gorgonia.Node) (Flow, error
 		if err != nil {
 			return Flow{}, err
 		}
-		if scale != nil {
+		if scale != nil && !l.additive {
 			s, err := scalar(scale, 4)
 			if err == nil {
 				sum, err = ops.Multiply(sum, s)
@@ -288,19 +330,29 @@ func (l *AttentionLayer) attend(in []Flow, params []*gorgonia.Node) (Flow, error
 		if err != nil {
 			return Flow{}, err
 		}
-		summed, err := ops.Affine(rows, constantNode(g, dt, l.name+"/feature_sum", []int{d, 1}, 1), nil, true)
+		// The sum over the features, weighted by AdditiveAttention's
+		// scale.
+		weights := constantNode(g, dt, l.name+"/feature_sum", []int{d, 1}, 1)
+		if l.additive && scale != nil {
+			if weights, err = ops.Reshape(scale, []int{d, 1}, true); err != nil {
+				return Flow{}, err
+			}
+		}
+		summed, err := ops.Affine(rows, weights, nil, true)
 		if err != nil {
 			return Flow{}, err
 		}
 		if scores, err = ops.Reshape(summed, []int{b, tq, tv}, true); err != nil {
 			return Flow{}, err
 		}
-		c, err := scalar(concat, 3)
-		if err == nil {
-			scores, err = ops.Multiply(scores, c)
-		}
-		if err != nil {
-			return Flow{}, err
+		if concat != nil {
+			c, err := scalar(concat, 3)
+			if err == nil {
+				scores, err = ops.Multiply(scores, c)
+			}
+			if err != nil {
+				return Flow{}, err
+			}
 		}
 	}
 	if l.causal {
@@ -338,6 +390,9 @@ func (l *AttentionLayer) attend(in []Flow, params []*gorgonia.Node) (Flow, error
 // argument Keras 2 reads for it (Keras 3 takes it in the call).
 func (l *AttentionLayer) Config() (Config, error) {
 	args := map[string]any{"name": l.name, "use_scale": l.useScale, "score_mode": l.scoreMode, "dropout": l.dropout}
+	if l.additive {
+		delete(args, "score_mode")
+	}
 	if l.causal {
 		args["causal"] = true
 	}
@@ -371,5 +426,29 @@ func attentionFromConfig(args map[string]any) (Layer, error) {
 
 // ONNXInputs is an error: the ONNX export does not map Attention yet.
 func (l *AttentionLayer) ONNXInputs(ONNXGraph, []string) (string, error) {
-	return "", fmt.Errorf("Attention layer %q: the ONNX export does not support Attention yet: export a model without it, or save it as a Keras file (nn.SaveKeras)", l.name)
+	return "", fmt.Errorf("%s layer %q: the ONNX export does not support %s yet: export a model without it, or save it as a Keras file (nn.SaveKeras)", l.Type(), l.name, l.Type())
+}
+
+func additiveAttentionFromConfig(args map[string]any) (Layer, error) {
+	a := struct {
+		baseArgs
+		UseScale bool     `json:"use_scale"`
+		Dropout  float64  `json:"dropout"`
+		Causal   bool     `json:"causal"`
+		Seed     *float64 `json:"seed"`
+	}{UseScale: true}
+	if err := configargs.Decode(args, &a); err != nil {
+		return nil, err
+	}
+	opts := []DotAttentionOption{AttentionDropout(a.Dropout)}
+	if !a.UseScale {
+		opts = append(opts, WithoutAttentionScale())
+	}
+	if a.Causal {
+		opts = append(opts, UseCausalMask())
+	}
+	for _, o := range a.nameOptions() {
+		opts = append(opts, o)
+	}
+	return AdditiveAttention(opts...), nil
 }

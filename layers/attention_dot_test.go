@@ -19,7 +19,7 @@ import (
 func dotAttentionReference(l *AttentionLayer, b, tq, tv, d, dv int, q, v, k, scale, concat []float64) []float64 {
 	out := make([]float64, b*tq*dv)
 	sc, cw := 1.0, 1.0
-	if scale != nil {
+	if scale != nil && !l.additive {
 		sc = scale[0]
 	}
 	if concat != nil {
@@ -32,13 +32,19 @@ func dotAttentionReference(l *AttentionLayer, b, tq, tv, d, dv int, q, v, k, sca
 				sum := 0.0
 				for f := range d {
 					qv, kv := q[(s*tq+i)*d+f], k[(s*tv+j)*d+f]
-					if l.scoreMode == "dot" {
+					switch {
+					case l.additive && scale != nil:
+						sum += scale[f] * math.Tanh(qv+kv)
+					case l.additive:
+						sum += math.Tanh(qv + kv)
+					case l.scoreMode == "dot":
 						sum += qv * kv
-					} else {
+					default:
 						sum += math.Tanh(sc * (qv + kv))
 					}
 				}
-				if l.scoreMode == "dot" {
+				if l.additive {
+				} else if l.scoreMode == "dot" {
 					sum *= sc
 				} else {
 					sum *= cw
@@ -74,14 +80,19 @@ func dotAttentionReference(l *AttentionLayer, b, tq, tv, d, dv int, q, v, k, sca
 func TestAttentionLayer(t *testing.T) {
 	const b, tq, tv, d, dv = 2, 3, 4, 3, 2
 	for i, tc := range []struct {
-		opts []DotAttentionOption
-		key  bool
+		opts     []DotAttentionOption
+		key      bool
+		additive bool
 	}{
-		{nil, false}, {[]DotAttentionOption{UseScale()}, true}, {[]DotAttentionOption{UseCausalMask()}, true},
-		{[]DotAttentionOption{ScoreMode("concat")}, true}, {[]DotAttentionOption{ScoreMode("concat"), UseScale(), UseCausalMask()}, true},
+		{nil, false, false}, {[]DotAttentionOption{UseScale()}, true, false}, {[]DotAttentionOption{UseCausalMask()}, true, false},
+		{[]DotAttentionOption{ScoreMode("concat")}, true, false}, {[]DotAttentionOption{ScoreMode("concat"), UseScale(), UseCausalMask()}, true, false},
+		{nil, true, true}, {[]DotAttentionOption{WithoutAttentionScale(), UseCausalMask()}, false, true},
 	} {
 		l := Attention(tc.opts...)
-		name := fmt.Sprintf("%s/scale=%t/key=%t/causal=%t", l.scoreMode, l.useScale, tc.key, l.causal)
+		if tc.additive {
+			l = AdditiveAttention(tc.opts...)
+		}
+		name := fmt.Sprintf("%s/%s/scale=%t/key=%t/causal=%t", l.Type(), l.scoreMode, l.useScale, tc.key, l.causal)
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 5))
 			randoms := func(n int) []float64 {
@@ -117,10 +128,13 @@ func TestAttentionLayer(t *testing.T) {
 			}
 			var scalars [][]float64
 			for _, p := range l.Params() {
-				x := []float64{0.5 + rng.Float64()}
+				x := make([]float64, p.Size())
+				for j := range x {
+					x[j] = 0.5 + rng.Float64()
+				}
 				scalars = append(scalars, x)
-				ws = append(ws, gorgonia.NewTensor(g, tensor.Float64, 1, gorgonia.WithShape(1), gorgonia.WithName(p.Name),
-					gorgonia.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking(x)))))
+				ws = append(ws, gorgonia.NewTensor(g, tensor.Float64, 1, gorgonia.WithShape(len(x)), gorgonia.WithName(p.Name),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(len(x)), tensor.WithBacking(x)))))
 			}
 			f, err := l.CallInputs(flows, ws)
 			if err != nil {
@@ -135,7 +149,7 @@ func TestAttentionLayer(t *testing.T) {
 			if l.useScale {
 				scale, next = scalars[0], 1
 			}
-			if l.scoreMode == "concat" {
+			if l.scoreMode == "concat" && !l.additive {
 				concat = scalars[next]
 			}
 			want := dotAttentionReference(l, b, tq, tv, d, vd, vals[0], vals[1], k, scale, concat)

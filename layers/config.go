@@ -116,6 +116,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"Dot":                    dotFromConfig,
 	"MultiHeadAttention":     multiHeadAttentionFromConfig,
 	"Attention":              attentionFromConfig,
+	"AdditiveAttention":      additiveAttentionFromConfig,
 	"ZeroPadding2D":          zeroPaddingFromConfig,
 	"Cropping2D":             croppingFromConfig,
 	"UpSampling2D":           upSamplingFromConfig,

@@ -79,6 +79,8 @@ var configCases = []struct {
 	{Concatenate(-1), []int{2, 3}, `{"class_name":"Concatenate","config":{"axis":-1,"name":""}}`},
 	{Dot(-1, Normalize()), []int{2, 3}, `{"class_name":"Dot","config":{"axes":-1,"name":"","normalize":true}}`},
 	{DotAxes(2, 2, Named("att")), []int{2, 3}, `{"class_name":"Dot","config":{"axes":[2,2],"name":"att","normalize":false}}`},
+	{AdditiveAttention(), []int{3, 4}, `{"class_name":"AdditiveAttention","config":{"dropout":0,"name":"","use_scale":true}}`},
+	{AdditiveAttention(WithoutAttentionScale(), AttentionDropout(0.25), Named("add")), []int{3, 4}, `{"class_name":"AdditiveAttention","config":{"dropout":0.25,"name":"add","use_scale":false}}`},
 	{Attention(), []int{3, 4}, `{"class_name":"Attention","config":{"dropout":0,"name":"","score_mode":"dot","use_scale":false}}`},
 	{Attention(UseScale(), ScoreMode("concat"), AttentionDropout(0.5), UseCausalMask(), Named("att")), []int{3, 4}, `{"class_name":"Attention","config":{"causal":true,"dropout":0.5,"name":"att","score_mode":"concat","use_scale":true}}`},
 	{MultiHeadAttention(2, 3), []int{3, 4}, `{"class_name":"MultiHeadAttention","config":{"activity_regularizer":null,"attention_axes":null,"bias_constraint":null,"bias_initializer":{"class_name":"Zeros","config":{}},"bias_regularizer":null,"dropout":0,"kernel_constraint":null,"kernel_initializer":{"class_name":"GlorotUniform","config":{}},"kernel_regularizer":null,"key_dim":3,"name":"","num_heads":2,"output_shape":null,"use_bias":true,"value_dim":3}}`},
@@ -382,7 +384,7 @@ func TestFromConfigErrors(t *testing.T) {
 		config Config
 		want   []string
 	}{
-		{Config{"Dense2", nil}, []string{`unknown layer class "Dense2"`, "Activation, Add, Attention, Average, AveragePooling1D", "Reshape"}},
+		{Config{"Dense2", nil}, []string{`unknown layer class "Dense2"`, "Activation, Add, AdditiveAttention, Attention, Average", "Reshape"}},
 		{Config{"Dense", map[string]any{"units": 3, "unit": 4}}, []string{"Dense layer config", `unknown argument "unit"`}},
 		{Config{"Dense", map[string]any{"units": "3"}}, []string{`argument "units" is a JSON string where an integer is wanted`}},
 		{Config{"Dense", map[string]any{"units": 2.5}}, []string{`argument "units" is a JSON number 2.5 where an integer is wanted`}},

@@ -3,7 +3,8 @@
 // Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
 // AveragePooling2D, their 1D and global forms); Dropout;
 // BatchNormalization and LayerNormalization; Embedding; the recurrent
-// layers SimpleRNN, LSTM and GRU; the merge layers
+// layers SimpleRNN, LSTM and GRU; the attention layers MultiHeadAttention,
+// Attention and AdditiveAttention; the merge layers
 // (Add, Concatenate, Dot and the others); ZeroPadding2D, Cropping2D and
 // UpSampling2D; Identity and the activation layers ReLU, LeakyReLU, ELU
 // and PReLU (NewReLU, NewLeakyReLU, NewELU, NewPReLU); the preprocessing layers

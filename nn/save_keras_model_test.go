@@ -460,10 +460,11 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 				layers.Dense(5), layers.NewReLU(), layers.Dense(4), layers.NewPReLU(), layers.NewActivation(layers.Tanh),
 				layers.Dense(3, layers.Softmax))
 		}},
-		{[]string{"MultiHeadAttention", "Attention"}, []int{12}, 0, func() *Sequential {
+		{[]string{"MultiHeadAttention", "Attention", "AdditiveAttention"}, []int{12}, 0, func() *Sequential {
 			in := Input(12)
 			x := Apply(layers.Reshape([]int{6, 2}), in)
 			x = Apply(layers.Attention(layers.UseScale(), layers.ScoreMode("concat")), x, x)
+			x = Apply(layers.AdditiveAttention(), x, x)
 			a := Apply(layers.MultiHeadAttention(2, 3, layers.UseCausalMask()), x, x)
 			return mustModel(t, in, Apply(layers.Dense(3, layers.Softmax), Apply(layers.GlobalAveragePooling1D(), a)))
 		}},
