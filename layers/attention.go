@@ -15,7 +15,8 @@ import (
 )
 
 // AttentionOption configures a MultiHeadAttention layer: ValueDim,
-// AttentionDropout, OutputShape, UseCausalMask, WithAttentionMask, a
+// AttentionDropout, OutputShape, UseCausalMask, WithAttentionMask,
+// ReturnAttentionScores, a
 // WeightOption (WithoutBias, KernelInitializer, BiasInitializer, the
 // regularizers), or any Option, such as Named.
 type AttentionOption interface {
@@ -61,6 +62,13 @@ func UseCausalMask() SharedAttentionOption {
 	}
 }
 
+// ReturnAttentionScores makes the layer's call output the attention
+// scores too, (heads, T_q, T_v) per sample, after its output (Keras' call
+// argument return_attention_scores=True): nn.ApplyAll returns both.
+func ReturnAttentionScores() AttentionOption {
+	return attentionOption(func(l *MultiHeadAttentionLayer) { l.returnScores = true })
+}
+
 // WithAttentionMask says that the last input the layer is applied to is
 // an attention mask (Keras' call argument attention_mask): samples of
 // shape (T_q, T_v), 1 where a query position may attend to a value
@@ -90,7 +98,7 @@ type MultiHeadAttentionLayer struct {
 	weights
 	numHeads, keyDim, valueDim, outputDim int
 	dropout                               float64
-	causal, maskInput                     bool
+	causal, maskInput, returnScores       bool
 	// key is the dropout's key, drawn when the layer is built.
 	key uint64
 	// The weights, in Keras' order.
@@ -212,6 +220,34 @@ func (l *MultiHeadAttentionLayer) planInputs(inputShapes [][]int) ([]int, []Weig
 		return nil, nil, err
 	}
 	return []int{s.tq, s.dout}, l.weightShapes(s), nil
+}
+
+// OutputShapes are the sample shapes of the call's outputs: (T_q,
+// output_shape), then with ReturnAttentionScores the scores' (heads, T_q,
+// T_v).
+func (l *MultiHeadAttentionLayer) OutputShapes(inputShapes [][]int) ([][]int, error) {
+	s, err := l.shapes(inputShapes)
+	if err != nil {
+		return nil, err
+	}
+	out := [][]int{{s.tq, s.dout}}
+	if l.returnScores {
+		out = append(out, []int{l.numHeads, s.tq, s.tv})
+	}
+	return out, nil
+}
+
+// CallOutputs adds the attention to the graph and returns its output,
+// then with ReturnAttentionScores the scores.
+func (l *MultiHeadAttentionLayer) CallOutputs(in []Flow, params []*gorgonia.Node) ([]Flow, error) {
+	out, scores, err := l.CallWithScores(in, params)
+	if err != nil {
+		return nil, err
+	}
+	if l.returnScores {
+		return []Flow{out, scores}, nil
+	}
+	return []Flow{out}, nil
 }
 
 // weightShapes lists the weights in Keras' order.
@@ -706,8 +742,14 @@ func (l *MultiHeadAttentionLayer) KerasCall(n int) (names []string, positional i
 	if l.maskInput {
 		names = append(names, "attention_mask")
 	}
+	if l.causal || l.returnScores {
+		flags = map[string]any{}
+	}
 	if l.causal {
-		flags = map[string]any{"use_causal_mask": true}
+		flags["use_causal_mask"] = true
+	}
+	if l.returnScores {
+		flags["return_attention_scores"] = true
 	}
 	return names, 2, flags
 }
@@ -737,9 +779,11 @@ func (l *MultiHeadAttentionLayer) SetKerasCall(names []string, flags map[string]
 			}
 			l.causal = on
 		case "return_attention_scores":
-			if v != false && v != nil {
-				return nil, fmt.Errorf("MultiHeadAttention layer %q: return_attention_scores=True: gokeras' functional models take one output of a layer call; call the layer without it", l.name)
+			on, ok := v.(bool)
+			if !ok {
+				return nil, fmt.Errorf("MultiHeadAttention layer %q: return_attention_scores is %v, not true or false", l.name, v)
 			}
+			l.returnScores = on
 		case "training":
 			if v != nil {
 				return nil, fmt.Errorf("MultiHeadAttention layer %q: a call with training=%v: gokeras sets the mode by Fit and Predict", l.name, v)

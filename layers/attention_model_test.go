@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gokeras/gokeras/data"
@@ -136,6 +137,87 @@ func TestMultiHeadAttentionInAModel(t *testing.T) {
 		for i, g := range got.Data().([]float32) {
 			if a := again.Data().([]float32)[i]; a != g {
 				t.Fatalf("%s: prediction %d: %v after loading, %v before", name, i, a, g)
+			}
+		}
+	}
+}
+
+// TestMultiHeadAttentionScoresOutput: with ReturnAttentionScores the
+// call's second output (nn.ApplyAll) is the scores, as the float64 loops
+// compute them, and a saved model keeps the call argument: it loads
+// predicting the same from .safetensors, .keras and .h5.
+func TestMultiHeadAttentionScoresOutput(t *testing.T) {
+	const n = 8
+	_, xs, masks := attentionData(t, n)
+	x := nn.Input(attSteps, attFeatures)
+	mask := nn.Input(attSteps, attSteps)
+	mha := layers.MultiHeadAttention(2, 3, layers.WithAttentionMask(), layers.ReturnAttentionScores())
+	outs := nn.ApplyAll(mha, x, x, mask)
+	if len(outs) != 2 {
+		t.Fatalf("%d outputs, want 2", len(outs))
+	}
+	if got := outs[1].Shape(); !slices.Equal(got, []int{2, attSteps, attSteps}) {
+		t.Errorf("scores of shape %v, want [2 %d %d]", got, attSteps, attSteps)
+	}
+	m, err := nn.NewModel([]*nn.Tensor{x, mask}, []*nn.Tensor{nn.Apply(layers.Flatten(), outs[0]), nn.Apply(layers.Flatten(), outs[1])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetSeed(4)
+	defer m.Close()
+	sgd, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
+		t.Fatal(err)
+	}
+	narrow := func(v []float64) []float32 {
+		out := make([]float32, len(v))
+		for i, x := range v {
+			out[i] = float32(x)
+		}
+		return out
+	}
+	inputs, err := data.SliceInputs(data.InputTuple(data.Flat(narrow(xs), attSteps, attFeatures), data.Flat(narrow(masks), attSteps, attSteps)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	preds, err := m.PredictOutputs(ctx, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := [][]int{{attSteps, attFeatures}, {attSteps, attFeatures}, {attSteps, attSteps}}
+	wantOut, wantScores := layers.ReferenceAttention(mha, n, shapes, [][]float64{xs, xs, masks})
+	for k, want := range [][]float64{wantOut, wantScores} {
+		got := preds[k].Values()
+		if len(got) != len(want) {
+			t.Fatalf("output %d: %d values, want %d", k, len(got), len(want))
+		}
+		for i := range got {
+			if math.Abs(float64(got[i])-want[i]) > 1e-5*max(1, math.Abs(want[i])) {
+				t.Fatalf("output %d, value %d: %v, float64 loops %v", k, i, got[i], want[i])
+			}
+		}
+	}
+	for _, name := range []string{"scores.safetensors", "scores.keras", "scores.h5"} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := m.Save(path); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		again, err := loaded.PredictOutputs(ctx, inputs)
+		loaded.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for k := range preds {
+			if !slices.Equal(again[k].Values(), preds[k].Values()) {
+				t.Fatalf("%s: output %d differs after loading", name, k)
 			}
 		}
 	}
