@@ -112,6 +112,9 @@ const (
 	// gradients of proj, rec, recBias, h0 and c0 one after another.
 	// Gradients only.
 	OpRecurrenceGrad
+	// OpMask: x (batch, steps[, features]) → its sequence mask (batch,
+	// steps), Info.Mask's (see Mask). No gradient.
+	OpMask
 )
 
 // Info describes one op of this package.
@@ -146,6 +149,7 @@ type Info struct {
 	Transform   TransformParams   // OpImageTransform
 	Resize      ResizeParams      // OpResize
 	Recurrence  RecurrenceParams  // OpRecurrence, OpRecurrenceGrad
+	Mask        MaskParams        // OpMask
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -227,6 +231,8 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpRecurrence, Recurrence: o.p}, true
 	case recurrenceGradOp:
 		return Info{Kind: OpRecurrenceGrad, Recurrence: o.p}, true
+	case maskOp:
+		return Info{Kind: OpMask, Mask: o.p}, true
 	}
 	return Info{}, false
 }

@@ -60,6 +60,7 @@ const (
 	kBatchMatmul     = "gk_batch_matmul"
 	kL2Normalize     = "gk_l2_normalize"
 	kL2NormalizeGrad = "gk_l2_normalize_grad"
+	kMask            = "gk_mask"
 	kRecFwd          = "gk_rec_fwd"
 	kRecBwd          = "gk_rec_bwd"
 	kGru0Fwd         = "gk_gru0_fwd"
@@ -122,6 +123,7 @@ var kernelNames = []string{
 	kBatchMatmul,
 	kL2Normalize,
 	kL2NormalizeGrad,
+	kMask,
 	kRecFwd,
 	kRecBwd,
 	kGru0Fwd,

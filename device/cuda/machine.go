@@ -520,6 +520,9 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.l2Normalize(st, s.Op.L2Norm, in(0), in(1), out(0))
 	case plan.Recurrence, plan.RecurrenceGrad:
 		return b.recurrence(s, ptr)
+	case plan.Mask:
+		return b.kern.launch(b.stream, kMask, elemGrid(s.M), elemBlock, 0, ptrArg(ptr(s.In[0])), ptrArg(ptr(s.Out[0])),
+			intArg(s.M), intArg(s.N), floatArg(float32(s.Op.Mask.Value)))
 	}
 	return fmt.Errorf("no GPU implementation of %v", s.Kind)
 }

@@ -2342,6 +2342,22 @@ extern "C" __global__ void gk_l2_normalize_grad(const float *x, const float *dy,
 	}
 }
 
+// gk_mask: the sequence mask of x, rows rows of width values (ops.Mask):
+// out[r] is 1 when a value of row r differs from value, else 0. A thread
+// per row; any grid-stride launch.
+extern "C" __global__ void gk_mask(const float *x, float *out, int rows, int width, float value) {
+	GRID_STRIDE(r, rows) {
+		float m = 0.0f;
+		for (int j = 0; j < width; j++) {
+			if (x[(size_t)r * width + j] != value) {
+				m = 1.0f;
+				break;
+			}
+		}
+		out[r] = m;
+	}
+}
+
 // The recurrent layers' cells (ops.RecurrenceCell).
 #define CELL_RNN 1
 #define CELL_LSTM 2

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // RecurrenceGraph is a small float32 training graph of a Recurrence, for
@@ -32,7 +31,7 @@ func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backw
 // RecurrenceVariant says how a RecurrenceGraph's Recurrence reads its
 // steps: backwards, outputting the sequence, from initial states (which
 // it trains), with a mask (a constant that skips some steps of some
-// samples), outputting its last states too.
+// samples, computed from x by a Mask op), outputting its last states too.
 type RecurrenceVariant struct {
 	Backwards, Sequences, Init, Masked, States bool
 }
@@ -73,17 +72,20 @@ func BuildRecurrenceGraphWith(seed uint64, cell ops.RecurrenceCell, batch int, v
 		}
 	}
 	if v.Masked {
-		// Sample b skips step (b mod 5) and, for odd b, its last two.
-		mask := make([]float32, batch*steps)
+		// Sample b skips step (b mod 5) and, for odd b, its last two: its
+		// features there are zero, and a Mask op of x says so.
+		xv := m.X.Value().Data().([]float32)
 		for b := range batch {
 			for t := range steps {
-				if t != b%steps && (b%2 == 0 || t < steps-2) {
-					mask[b*steps+t] = 1
+				if t == b%steps || (b%2 == 1 && t >= steps-2) {
+					clear(xv[(b*steps+t)*features:][:features])
 				}
 			}
 		}
-		in.Mask = gorgonia.NewTensor(g, gorgonia.Float32, 2, gorgonia.WithShape(batch, steps), gorgonia.WithName("mask"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, steps), tensor.WithBacking(mask))))
+		var err error
+		if in.Mask, err = ops.Mask(m.X, 0); err != nil {
+			return nil, err
+		}
 	}
 	flat, err := ops.Reshape(m.X, []int{batch * steps, features}, false)
 	if err != nil {

@@ -269,6 +269,9 @@ const (
 	// Recurrence's. With Op.Recurrence.Saved it is the Recurrence step's
 	// scratch, holding its planes, and the last of In too.
 	RecurrenceGrad
+	// Mask: Out[0] (M values) = the sequence mask of In[0], M rows of N
+	// values each (ops.MaskForward).
+	Mask
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -281,7 +284,7 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad",
 	ImageTransform: "ImageTransform", Resize: "Resize", ConvInputGrid: "ConvInputGrid",
 	ConvOutputGrid: "ConvOutputGrid", ConvForward: "ConvForward", ConvKernelGrad: "ConvKernelGrad", ConvInputGrad: "ConvInputGrad",
-	Recurrence: "Recurrence", RecurrenceGrad: "RecurrenceGrad"}
+	Recurrence: "Recurrence", RecurrenceGrad: "RecurrenceGrad", Mask: "Mask"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -827,6 +830,9 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		kind := map[ops.OpKind]Kind{ops.OpL2Normalize: L2Normalize, ops.OpL2NormalizeGrad: L2NormalizeGrad}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
+	case ops.OpMask:
+		out := c.alloc(n, Temp)
+		c.emit(Step{Kind: Mask, Op: info, Node: n, M: info.Mask.Rows, N: info.Mask.Width, In: in, Out: []int{out}})
 	case ops.OpRecurrence, ops.OpRecurrenceGrad:
 		return c.recurrence(n, in, info)
 	case ops.OpMetricState:

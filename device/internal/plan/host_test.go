@@ -311,6 +311,8 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		}
 		args = args[:min(len(s.In), len(shapes))]
 		return h.do(s.Node.Op(), s.Out[0], args...)
+	case Mask:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.M, s.N))
 	case BatchMatMul:
 		p := s.Op.BatchMatMul
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], p.A...), h.dense(s.In[1], p.B...))

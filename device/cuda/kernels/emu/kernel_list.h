@@ -61,6 +61,7 @@
 	K(gk_batch_matmul) \
 	K(gk_l2_normalize) \
 	K(gk_l2_normalize_grad) \
+	K(gk_mask) \
 	K(gk_rec_fwd) \
 	K(gk_rec_bwd) \
 	K(gk_gru0_fwd) \
