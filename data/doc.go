@@ -71,6 +71,9 @@
 //
 // Predictions are a model's outputs as plain Go values (Row, Rows, Argmax).
 //
+// Texts become sequences of token indices with package data/text, Keras'
+// TextVectorization: its Vectorizer's rows go to Rows as they are.
+//
 // Every constructor checks what it is given and returns an error naming
 // the mistake (ragged rows, a class out of range, a value too large for
 // float32) before any training starts. This package does not import the
