@@ -177,15 +177,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	if _, err := model.Fit(ctx, trainDS, nn.Epochs(*epochs), nn.BatchSize(*batchSize), nn.ValidationData(valDS),
-		nn.Seed(*seed), nn.Output(stdout)); err != nil {
-		return err
-	}
-	trainTime := time.Since(start)
-	scores, err := model.Evaluate(ctx, valDS, nn.BatchSize(*batchSize), nn.Verbose(0))
+	hist, err := model.Fit(ctx, trainDS, nn.Epochs(*epochs), nn.BatchSize(*batchSize), nn.ValidationData(valDS),
+		nn.Seed(*seed), nn.Output(stdout))
 	if err != nil {
 		return err
 	}
+	trainTime := time.Since(start)
+	// The last epoch's validation: the trained model on every held-out
+	// window.
+	last := hist.Epoch(len(hist.Epochs) - 1)
+	scores := map[string]float64{"loss": last["val_loss"], "accuracy": last["val_accuracy"]}
 	uni := unigramLoss(trainIdx, valIdx[*maxlen:], vocab)
 	fmt.Fprintf(stdout, "Trained %d epochs in %.1fs.\n", *epochs, trainTime.Seconds())
 	fmt.Fprintf(stdout, "Loss per character on the held-out text: %.4f nats (%.3f bits), next character right %.1f%% of the time; character frequencies alone: %.4f nats (%.3f bits)\n",
