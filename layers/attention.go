@@ -410,7 +410,7 @@ func (l *MultiHeadAttentionLayer) attend(s attentionShapes, in []Flow, params []
 			id = constantValues(g, dt, fmt.Sprintf("%s/identity_%d", l.name, r), []int{batch, r, r}, vals)
 			identities[r] = id
 		}
-		return ops.BatchDot(x, id, 1, 1)
+		return ops.BatchDotConstant(x, id, 1, 1)
 	}
 	// dense is x (batch, steps, d)·kernel (+ bias), (batch, steps, n).
 	dense := func(x *gorgonia.Node, inputGrad bool, d, n int) (*gorgonia.Node, error) {
