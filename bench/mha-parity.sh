@@ -12,6 +12,7 @@
 #
 #   bench/mha-parity.sh
 #   bench/record.sh mha-parity -- bench/mha-parity.sh     (bench/results/mha-parity-DATE.txt)
+#   GOFLAGS=-tags=cudavm,kernelemu bench/mha-parity.sh --device /GPU:0   (the model on the emulated GPU)
 #
 # Exits 1 if a check fails, 2 if it could not run. Needs Go and Debian's
 # python3-torch; PYTHON overrides /usr/bin/python3.
