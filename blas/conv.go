@@ -106,6 +106,14 @@ func (m *Multiplier) ConvForward(s ConvShape, grid, kernel, bias, z, scratch []f
 	return m.run(s, func(p conv.Products, s conv.Shape) error { return conv.Forward(p, s, grid, kernel, bias, z, scratch) })
 }
 
+// ConvForwardReLU is ConvForward followed by the ReLU activation (the
+// value where it is above 0, else 0), applied as each tile of z is stored.
+func (m *Multiplier) ConvForwardReLU(s ConvShape, grid, kernel, bias, z, scratch []float32) error {
+	return m.run(s, func(p conv.Products, s conv.Shape) error {
+		return conv.ForwardReLU(p, s, grid, kernel, bias, z, scratch)
+	})
+}
+
 // ConvInputGrad overwrites dx (Batch·H·W·C values) with the gradient of
 // the convolution's input given its output gradient's grid and its
 // kernel, using scratch (InputGrad values).

@@ -75,18 +75,20 @@ func (b *backend) Device() plan.Device { return host{} }
 // the weights' gradients, and where the multiplier can (the AVX-512
 // kernels) stride-1 convolutions are computed without their patches,
 // a BatchNormalization's gamma gradient comes with its input's, and a ReLU
-// after a batch normalization or a merge runs in that step's pass.
+// after a batch normalization, a merge or such a convolution runs in that
+// step's pass.
 func (b *backend) Capabilities() plan.Capabilities {
 	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, FoldsReLU: foldsReLU}
 }
 
 // foldsReLU says whether the backend applies a ReLU at the end of step s
-// (plan.Capabilities.FoldsReLU): a batch normalization's or a merge's.
+// (plan.Capabilities.FoldsReLU): a batch normalization's, a merge's or a
+// convolution's (the products' kernels store each tile's ReLU).
 func foldsReLU(s *plan.Step) bool {
 	switch s.Kind {
 	case plan.Norm:
 		return s.Op.Norm == ops.BatchNorm
-	case plan.Binary:
+	case plan.Binary, plan.ConvForward:
 		return true
 	}
 	return false
@@ -284,6 +286,9 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		var bias []float32
 		if s.In[2] != plan.None {
 			bias = in(2)
+		}
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLU
+			return b.mul.ConvForwardReLU(convShape(s.Op.Window, s.K), in(0), in(1), bias, out(0), out(1))
 		}
 		return b.mul.ConvForward(convShape(s.Op.Window, s.K), in(0), in(1), bias, out(0), out(1))
 	case plan.ConvKernelGrad:

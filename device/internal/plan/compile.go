@@ -446,7 +446,8 @@ type Capabilities struct {
 	// activation at the end of the given step, in its pass over the values,
 	// where the step's Op.Activation is ops.ReLU (the CPU backend: a Norm
 	// step of kind BatchNorm, ops.BatchNormReLU; a Binary step,
-	// ops.BinaryReLUForward). Such a step then stands for itself and the
+	// ops.BinaryReLUForward; a ConvForward step, blas' ConvForwardReLU).
+	// Such a step then stands for itself and the
 	// BiasAct step of a ReLU that only follows it (reluFolds).
 	FoldsReLU func(s *Step) bool
 }

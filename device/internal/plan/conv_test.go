@@ -90,6 +90,34 @@ func TestConvSteps(t *testing.T) {
 			t.Errorf("weight %d differs with the Conv steps", i)
 		}
 	}
+
+	// With the bias in the forward step, the ReLU after each convolution
+	// folds into it where the backend says so: the same bits again.
+	caps.BiasInGemm = true
+	folds := caps
+	folds.FoldsReLU = func(s *Step) bool { return s.Kind == ConvForward }
+	wantL, wantW, _, _ = trainConvWith(t, capsBackend{hostBackendOn(&subDevice{}), caps}, caps)
+	got, gotW, _, m := trainConvWith(t, capsBackend{hostBackendOn(&subDevice{}), folds}, folds)
+	relus, folded := 0, 0
+	for _, s := range m.plan.Steps {
+		switch {
+		case s.Kind == BiasAct && s.Op.Activation == ops.ReLU:
+			relus++
+		case s.Kind == ConvForward && s.Op.Activation == ops.ReLU:
+			folded++
+		}
+	}
+	if relus != 0 || folded != 2 {
+		t.Errorf("with the ReLUs folded: %d ReLU steps and %d convolutions with a ReLU, want 0 and 2", relus, folded)
+	}
+	if !slices.Equal(got, wantL) {
+		t.Errorf("losses and gradients differ with the ReLUs folded into the convolutions:\n%v\nwant %v", got, wantL)
+	}
+	for i := range wantW {
+		if !slices.Equal(gotW[i], wantW[i]) {
+			t.Errorf("weight %d differs with the ReLUs folded into the convolutions", i)
+		}
+	}
 }
 
 // capsBackend is a Backend that reports caps.

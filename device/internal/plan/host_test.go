@@ -368,6 +368,9 @@ func (h *hostBackend) conv(s *Step) {
 			}
 		}
 		product(false, false, s.M, s.K, s.N, patches(in(0)), in(1), out)
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLU
+			ops.ActivationForward(ops.ReLU, 0, s.K, out[:s.M*s.K], out[:s.M*s.K])
+		}
 	case ConvKernelGrad:
 		clear(out[:s.N*s.K])
 		product(true, false, s.N, s.K, s.M, patches(in(0)), in(1), out)

@@ -76,9 +76,9 @@ func (p *Plan) readers() (readers map[int][]int, kept map[int]bool) {
 
 // reluFolds folds each ReLU that only follows a step into that step,
 // where the backend applies it there (Capabilities.FoldsReLU): a BiasAct
-// step of ops.ReLU without a bias whose input one step writes, as its only
-// output, and no other step reads (a batch normalization's, a residual
-// Add's). That step then writes the ReLU's output, its Op.Activation
+// step of ops.ReLU without a bias whose input one step writes, as its
+// first output, and no other step reads (a batch normalization's, a
+// residual Add's, a convolution's). That step then writes the ReLU's output, its Op.Activation
 // ops.ReLU, the BiasAct step goes, and the values before the ReLU take no
 // memory: one pass over them less, forward. (The ReLU's gradient reads
 // the ReLU's output, not its input: see the ActGrad steps.)
@@ -107,7 +107,7 @@ func (c *compiler) reluFolds() {
 			continue
 		}
 		n := &p.Steps[w]
-		if n.Op.Activation != ops.Linear || len(n.Out) != 1 || n.Out[0] != x || !c.caps.FoldsReLU(n) {
+		if n.Op.Activation != ops.Linear || n.Out[0] != x || !c.caps.FoldsReLU(n) {
 			continue
 		}
 		n.Out[0], n.Op.Activation, n.Fused = s.Out[1], ops.ReLU, s.Node

@@ -31,12 +31,13 @@ func (ws *Workspace) ConvWork(span, n int) int {
 // (n values each) from the image's out(b)-th position on: the sum over
 // steps kernel rows r of the tall product of a's rows (lda values apart,
 // depth values deep) at the positions from in(b, q) + r·stride with b's
-// rows r·depth on (n wide), plus bias (n values; nil for none). Groups of six positions go through every
+// rows r·depth on (n wide), plus bias (n values; nil for none), then with
+// relu the ReLU of each value (the value where it is above 0, else 0). Groups of six positions go through every
 // panel of 16 columns, each kernel row added into the tile; the last group
 // of an image's span is moved back to end with it, its first rows computed
 // again to the same values.
 func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
-	steps, depth, lda, stride int, a, b, c, bias []float32) {
+	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool) {
 	k := steps * depth
 	np := (n + gemmCols - 1) / gemmCols
 	// b's rows, 16 columns a panel: b itself when n is a multiple of 16.
@@ -82,6 +83,9 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 					}
 					if bias != nil {
 						AddTo(dst, bias[col:][:cols])
+					}
+					if relu {
+						MaskPositive(dst, dst, dst)
 					}
 				}
 			}

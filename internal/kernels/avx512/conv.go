@@ -9,7 +9,7 @@ import (
 // its conv.Products on CPUs with AVX-512.
 
 // convKernel is the signature of the conv kernels in tall_amd64.s.
-type convKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+type convKernel func(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 
 // convTile is a conv kernel's tile, r rows × 16·v columns of c. The
 // tiles of 24 accumulators come first; those of 16 have rows that divide
@@ -76,11 +76,21 @@ func (ws *Workspace) ConvWork(span, n int) int {
 // (n values each) from the image's out(b)-th position on: the sum over
 // steps kernel rows r of the tall product of a's rows (lda values apart,
 // depth values deep) at the positions from in(b, q) + r·stride with b's
-// rows r·depth on (n wide), plus bias (n values; nil for none), one conv
-// kernel call a tile of c.
+// rows r·depth on (n wide), plus bias (n values; nil for none), then
+// with relu the ReLU of each value (the value where it is above 0, else
+// 0), one conv kernel call a tile of c.
 func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
-	steps, depth, lda, stride int, a, b, c, bias []float32) {
+	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool) {
 	t, _, _ := convTileFor(span, n)
+	r := 0
+	if relu {
+		// The kernels apply the ReLU after a bias: a zero one if none.
+		r = 1
+		if bias == nil {
+			bias = matrix.Grow(&ws.zeros, n)
+			clear(bias)
+		}
+	}
 	groups := (span + t.r - 1) / t.r
 	w := 16 * t.v
 	matrix.Parallel(ws.workers, batch*groups, 4, func(_, lo, hi int) {
@@ -97,7 +107,7 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 					bp = &bias[col]
 				}
 				t.conv(depth, ap, uintptr(lda*4), &b[col], uintptr(n*4), &c[at*n+col], uintptr(n*4), skip, panelMasks(n-col),
-					steps, uintptr(stride*lda*4), 1, 0, bp)
+					steps, uintptr(stride*lda*4), 1, 0, bp, r)
 			}
 		}
 	})

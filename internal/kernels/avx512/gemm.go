@@ -66,6 +66,7 @@ type Workspace struct {
 	partial []float32   // the partial sums of a tall aᵀ·b
 	pieces  [][2]int    // a tall aᵀ·b's ranges of rows, cut into its parts
 	first   []int       // each part's first piece
+	zeros   []float32   // a zero bias, for a convolution's ReLU without one
 }
 
 // NewWorkspace makes a workspace that computes with up to workers

@@ -108,12 +108,12 @@ func name(kind string, r, v int) string { return fmt.Sprintf("%s%dx%d", kind, r,
 
 // params is a kernel's parameter list: the conv kernels take the number of
 // blocks and the jump between them where the others take their prefetch
-// address and its stride (the same frame), and a bias; the colsj kernels
+// address and its stride (the same frame), and a bias with a ReLU flag; the colsj kernels
 // the number of blocks and the rows between them.
 func params(kind string) string {
 	switch kind {
 	case "conv":
-		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32"
+		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int"
 	case "colsj":
 		return "kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps, gap int, alpha, beta float32"
 	}
@@ -154,7 +154,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 
 	if kind == "conv" {
 		fmt.Fprintf(w, "// func %s(%s)\n", fn, params(kind))
-		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]\n// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)\n// for skip ≤ r < %d and the columns j < %d whose bit is set in masks; lda,\n// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.\n", R, 16*V)
+		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]\n// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,\n// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < %d\n// and the columns j < %d whose bit is set in masks; lda, jump, ldb and ldc\n// in bytes. Rows r < skip are computed but not stored.\n", R, 16*V)
 	} else if kind == "colsj" {
 		fmt.Fprintf(w, "// func %s(%s)\n", fn, params(kind))
 		fmt.Fprintf(w, "//\n// c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[(s·(kc+gap)+p)·lda + r]·b[(s·(kc+gap)+p)·ldb + j]\n// + beta·c[r][j] for skip ≤ r < %d and the columns j < %d whose bit is set\n// in masks: cols over steps blocks of kc rows, gap rows apart; lda, ldb and\n// ldc in bytes. Rows r < skip are computed but not stored.\n", R, 16*V)
@@ -167,7 +167,7 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	}
 	frame := 96
 	if kind == "conv" {
-		frame = 104
+		frame = 112
 	}
 	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", fn, frame)
 	p("MOVQ kc+0(FP), CX")
@@ -340,23 +340,41 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	}
 	if kind == "conv" {
 		// alpha·acc + bias: the bias's vectors in b's registers, added to
-		// every row.
+		// every row; with relu, the larger of that and +0 (Z29), +0 where
+		// it is NaN (VMAXPS gives its second operand).
 		p("JMP  %s_done", fn)
 		fmt.Fprintf(w, "%s_bias:\n", fn)
 		for v := 0; v < V; v++ {
 			p("VMOVUPS.Z %d(R15), %s, %s", 64*v, kreg(v), bz(v))
 		}
-		for r := 0; r < R; r++ {
-			next := fmt.Sprintf("%s_c%d", fn, r)
-			p("DECQ R11")
-			p("JGE  %s", next)
-			for v := 0; v < V; v++ {
-				p("VMULPS Z30, %s, %s", acc(r, v), acc(r, v))
-				p("VADDPS %s, %s, %s", bz(v), acc(r, v), acc(r, v))
-				p("VMOVUPS %s, %s, %d(DI)", acc(r, v), kreg(v), 64*v)
+		p("MOVQ relu+104(FP), R12")
+		p("TESTQ R12, R12")
+		p("JNZ  %s_relu", fn)
+		for _, relu := range []bool{false, true} {
+			tag := "c"
+			if relu {
+				fmt.Fprintf(w, "%s_relu:\n", fn)
+				p("VPXORD Z29, Z29, Z29")
+				tag = "r"
 			}
-			fmt.Fprintf(w, "%s:\n", next)
-			p("ADDQ R9, DI")
+			for r := 0; r < R; r++ {
+				next := fmt.Sprintf("%s_%s%d", fn, tag, r)
+				p("DECQ R11")
+				p("JGE  %s", next)
+				for v := 0; v < V; v++ {
+					p("VMULPS Z30, %s, %s", acc(r, v), acc(r, v))
+					p("VADDPS %s, %s, %s", bz(v), acc(r, v), acc(r, v))
+					if relu {
+						p("VMAXPS Z29, %s, %s", acc(r, v), acc(r, v))
+					}
+					p("VMOVUPS %s, %s, %d(DI)", acc(r, v), kreg(v), 64*v)
+				}
+				fmt.Fprintf(w, "%s:\n", next)
+				p("ADDQ R9, DI")
+			}
+			if !relu {
+				p("JMP  %s_done", fn)
+			}
 		}
 	}
 	fmt.Fprintf(w, "%s_done:\n", fn)

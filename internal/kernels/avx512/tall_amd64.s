@@ -1297,13 +1297,14 @@ stream24x16_done:
 	VZEROUPPER
 	RET
 
-// func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 24 and the columns j < 16 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv24x16(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 24
+// and the columns j < 16 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv24x16(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -1740,6 +1741,9 @@ conv24x16_a23:
 	JMP  conv24x16_done
 conv24x16_bias:
 	VMOVUPS.Z 0(R15), K1, Z24
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv24x16_relu
 	DECQ R11
 	JGE  conv24x16_c0
 	VMULPS Z30, Z0, Z0
@@ -1907,6 +1911,201 @@ conv24x16_c22:
 	VADDPS Z24, Z23, Z23
 	VMOVUPS Z23, K1, 0(DI)
 conv24x16_c23:
+	ADDQ R9, DI
+	JMP  conv24x16_done
+conv24x16_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv24x16_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+conv24x16_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r1
+	VMULPS Z30, Z1, Z1
+	VADDPS Z24, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K1, 0(DI)
+conv24x16_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r2
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+conv24x16_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r3
+	VMULPS Z30, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+conv24x16_r3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r4
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+conv24x16_r4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r5
+	VMULPS Z30, Z5, Z5
+	VADDPS Z24, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K1, 0(DI)
+conv24x16_r5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r6
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+conv24x16_r6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r7
+	VMULPS Z30, Z7, Z7
+	VADDPS Z24, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K1, 0(DI)
+conv24x16_r7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r8
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+conv24x16_r8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r9
+	VMULPS Z30, Z9, Z9
+	VADDPS Z24, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+conv24x16_r9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r10
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+conv24x16_r10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r11
+	VMULPS Z30, Z11, Z11
+	VADDPS Z24, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K1, 0(DI)
+conv24x16_r11:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r12
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+conv24x16_r12:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r13
+	VMULPS Z30, Z13, Z13
+	VADDPS Z24, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K1, 0(DI)
+conv24x16_r13:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r14
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+conv24x16_r14:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r15
+	VMULPS Z30, Z15, Z15
+	VADDPS Z24, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+conv24x16_r15:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r16
+	VMULPS Z30, Z16, Z16
+	VADDPS Z24, Z16, Z16
+	VMAXPS Z29, Z16, Z16
+	VMOVUPS Z16, K1, 0(DI)
+conv24x16_r16:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r17
+	VMULPS Z30, Z17, Z17
+	VADDPS Z24, Z17, Z17
+	VMAXPS Z29, Z17, Z17
+	VMOVUPS Z17, K1, 0(DI)
+conv24x16_r17:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r18
+	VMULPS Z30, Z18, Z18
+	VADDPS Z24, Z18, Z18
+	VMAXPS Z29, Z18, Z18
+	VMOVUPS Z18, K1, 0(DI)
+conv24x16_r18:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r19
+	VMULPS Z30, Z19, Z19
+	VADDPS Z24, Z19, Z19
+	VMAXPS Z29, Z19, Z19
+	VMOVUPS Z19, K1, 0(DI)
+conv24x16_r19:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r20
+	VMULPS Z30, Z20, Z20
+	VADDPS Z24, Z20, Z20
+	VMAXPS Z29, Z20, Z20
+	VMOVUPS Z20, K1, 0(DI)
+conv24x16_r20:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r21
+	VMULPS Z30, Z21, Z21
+	VADDPS Z24, Z21, Z21
+	VMAXPS Z29, Z21, Z21
+	VMOVUPS Z21, K1, 0(DI)
+conv24x16_r21:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r22
+	VMULPS Z30, Z22, Z22
+	VADDPS Z24, Z22, Z22
+	VMAXPS Z29, Z22, Z22
+	VMOVUPS Z22, K1, 0(DI)
+conv24x16_r22:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv24x16_r23
+	VMULPS Z30, Z23, Z23
+	VADDPS Z24, Z23, Z23
+	VMAXPS Z29, Z23, Z23
+	VMOVUPS Z23, K1, 0(DI)
+conv24x16_r23:
 	ADDQ R9, DI
 conv24x16_done:
 	VZEROUPPER
@@ -3356,13 +3555,14 @@ stream12x32_done:
 	VZEROUPPER
 	RET
 
-// func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 12 and the columns j < 32 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv12x32(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 12
+// and the columns j < 32 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv12x32(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -3704,6 +3904,9 @@ conv12x32_a11:
 conv12x32_bias:
 	VMOVUPS.Z 0(R15), K1, Z24
 	VMOVUPS.Z 64(R15), K2, Z25
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv12x32_relu
 	DECQ R11
 	JGE  conv12x32_c0
 	VMULPS Z30, Z0, Z0
@@ -3823,6 +4026,153 @@ conv12x32_c10:
 	VADDPS Z25, Z23, Z23
 	VMOVUPS Z23, K2, 64(DI)
 conv12x32_c11:
+	ADDQ R9, DI
+	JMP  conv12x32_done
+conv12x32_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv12x32_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+conv12x32_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r1
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z25, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K2, 64(DI)
+conv12x32_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r2
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+conv12x32_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r3
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z25, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K2, 64(DI)
+conv12x32_r3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r4
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+conv12x32_r4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r5
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z25, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K2, 64(DI)
+conv12x32_r5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r6
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+conv12x32_r6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r7
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z25, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K2, 64(DI)
+conv12x32_r7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r8
+	VMULPS Z30, Z16, Z16
+	VADDPS Z24, Z16, Z16
+	VMAXPS Z29, Z16, Z16
+	VMOVUPS Z16, K1, 0(DI)
+	VMULPS Z30, Z17, Z17
+	VADDPS Z25, Z17, Z17
+	VMAXPS Z29, Z17, Z17
+	VMOVUPS Z17, K2, 64(DI)
+conv12x32_r8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r9
+	VMULPS Z30, Z18, Z18
+	VADDPS Z24, Z18, Z18
+	VMAXPS Z29, Z18, Z18
+	VMOVUPS Z18, K1, 0(DI)
+	VMULPS Z30, Z19, Z19
+	VADDPS Z25, Z19, Z19
+	VMAXPS Z29, Z19, Z19
+	VMOVUPS Z19, K2, 64(DI)
+conv12x32_r9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r10
+	VMULPS Z30, Z20, Z20
+	VADDPS Z24, Z20, Z20
+	VMAXPS Z29, Z20, Z20
+	VMOVUPS Z20, K1, 0(DI)
+	VMULPS Z30, Z21, Z21
+	VADDPS Z25, Z21, Z21
+	VMAXPS Z29, Z21, Z21
+	VMOVUPS Z21, K2, 64(DI)
+conv12x32_r10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv12x32_r11
+	VMULPS Z30, Z22, Z22
+	VADDPS Z24, Z22, Z22
+	VMAXPS Z29, Z22, Z22
+	VMOVUPS Z22, K1, 0(DI)
+	VMULPS Z30, Z23, Z23
+	VADDPS Z25, Z23, Z23
+	VMAXPS Z29, Z23, Z23
+	VMOVUPS Z23, K2, 64(DI)
+conv12x32_r11:
 	ADDQ R9, DI
 conv12x32_done:
 	VZEROUPPER
@@ -5112,13 +5462,14 @@ stream8x48_done:
 	VZEROUPPER
 	RET
 
-// func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 8 and the columns j < 48 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv8x48(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 8
+// and the columns j < 48 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv8x48(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -5437,6 +5788,9 @@ conv8x48_bias:
 	VMOVUPS.Z 0(R15), K1, Z24
 	VMOVUPS.Z 64(R15), K2, Z25
 	VMOVUPS.Z 128(R15), K3, Z26
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv8x48_relu
 	DECQ R11
 	JGE  conv8x48_c0
 	VMULPS Z30, Z0, Z0
@@ -5540,6 +5894,137 @@ conv8x48_c6:
 	VADDPS Z26, Z23, Z23
 	VMOVUPS Z23, K3, 128(DI)
 conv8x48_c7:
+	ADDQ R9, DI
+	JMP  conv8x48_done
+conv8x48_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv8x48_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	VMULPS Z30, Z2, Z2
+	VADDPS Z26, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K3, 128(DI)
+conv8x48_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r1
+	VMULPS Z30, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+	VMULPS Z30, Z4, Z4
+	VADDPS Z25, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K2, 64(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z26, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K3, 128(DI)
+conv8x48_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r2
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z25, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K2, 64(DI)
+	VMULPS Z30, Z8, Z8
+	VADDPS Z26, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K3, 128(DI)
+conv8x48_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r3
+	VMULPS Z30, Z9, Z9
+	VADDPS Z24, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+	VMULPS Z30, Z10, Z10
+	VADDPS Z25, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K2, 64(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z26, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K3, 128(DI)
+conv8x48_r3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r4
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	VMULPS Z30, Z14, Z14
+	VADDPS Z26, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K3, 128(DI)
+conv8x48_r4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r5
+	VMULPS Z30, Z15, Z15
+	VADDPS Z24, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+	VMULPS Z30, Z16, Z16
+	VADDPS Z25, Z16, Z16
+	VMAXPS Z29, Z16, Z16
+	VMOVUPS Z16, K2, 64(DI)
+	VMULPS Z30, Z17, Z17
+	VADDPS Z26, Z17, Z17
+	VMAXPS Z29, Z17, Z17
+	VMOVUPS Z17, K3, 128(DI)
+conv8x48_r5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r6
+	VMULPS Z30, Z18, Z18
+	VADDPS Z24, Z18, Z18
+	VMAXPS Z29, Z18, Z18
+	VMOVUPS Z18, K1, 0(DI)
+	VMULPS Z30, Z19, Z19
+	VADDPS Z25, Z19, Z19
+	VMAXPS Z29, Z19, Z19
+	VMOVUPS Z19, K2, 64(DI)
+	VMULPS Z30, Z20, Z20
+	VADDPS Z26, Z20, Z20
+	VMAXPS Z29, Z20, Z20
+	VMOVUPS Z20, K3, 128(DI)
+conv8x48_r6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x48_r7
+	VMULPS Z30, Z21, Z21
+	VADDPS Z24, Z21, Z21
+	VMAXPS Z29, Z21, Z21
+	VMOVUPS Z21, K1, 0(DI)
+	VMULPS Z30, Z22, Z22
+	VADDPS Z25, Z22, Z22
+	VMAXPS Z29, Z22, Z22
+	VMOVUPS Z22, K2, 64(DI)
+	VMULPS Z30, Z23, Z23
+	VADDPS Z26, Z23, Z23
+	VMAXPS Z29, Z23, Z23
+	VMOVUPS Z23, K3, 128(DI)
+conv8x48_r7:
 	ADDQ R9, DI
 conv8x48_done:
 	VZEROUPPER
@@ -6763,13 +7248,14 @@ stream6x64_done:
 	VZEROUPPER
 	RET
 
-// func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 6 and the columns j < 64 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv6x64(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 6
+// and the columns j < 64 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv6x64(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -7074,6 +7560,9 @@ conv6x64_bias:
 	VMOVUPS.Z 64(R15), K2, Z25
 	VMOVUPS.Z 128(R15), K3, Z26
 	VMOVUPS.Z 192(R15), K4, Z27
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv6x64_relu
 	DECQ R11
 	JGE  conv6x64_c0
 	VMULPS Z30, Z0, Z0
@@ -7169,6 +7658,129 @@ conv6x64_c4:
 	VADDPS Z27, Z23, Z23
 	VMOVUPS Z23, K4, 192(DI)
 conv6x64_c5:
+	ADDQ R9, DI
+	JMP  conv6x64_done
+conv6x64_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv6x64_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	VMULPS Z30, Z2, Z2
+	VADDPS Z26, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K3, 128(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z27, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K4, 192(DI)
+conv6x64_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_r1
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	VMULPS Z30, Z6, Z6
+	VADDPS Z26, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K3, 128(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z27, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K4, 192(DI)
+conv6x64_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_r2
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	VMULPS Z30, Z10, Z10
+	VADDPS Z26, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K3, 128(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z27, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K4, 192(DI)
+conv6x64_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_r3
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	VMULPS Z30, Z14, Z14
+	VADDPS Z26, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K3, 128(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z27, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K4, 192(DI)
+conv6x64_r3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_r4
+	VMULPS Z30, Z16, Z16
+	VADDPS Z24, Z16, Z16
+	VMAXPS Z29, Z16, Z16
+	VMOVUPS Z16, K1, 0(DI)
+	VMULPS Z30, Z17, Z17
+	VADDPS Z25, Z17, Z17
+	VMAXPS Z29, Z17, Z17
+	VMOVUPS Z17, K2, 64(DI)
+	VMULPS Z30, Z18, Z18
+	VADDPS Z26, Z18, Z18
+	VMAXPS Z29, Z18, Z18
+	VMOVUPS Z18, K3, 128(DI)
+	VMULPS Z30, Z19, Z19
+	VADDPS Z27, Z19, Z19
+	VMAXPS Z29, Z19, Z19
+	VMOVUPS Z19, K4, 192(DI)
+conv6x64_r4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv6x64_r5
+	VMULPS Z30, Z20, Z20
+	VADDPS Z24, Z20, Z20
+	VMAXPS Z29, Z20, Z20
+	VMOVUPS Z20, K1, 0(DI)
+	VMULPS Z30, Z21, Z21
+	VADDPS Z25, Z21, Z21
+	VMAXPS Z29, Z21, Z21
+	VMOVUPS Z21, K2, 64(DI)
+	VMULPS Z30, Z22, Z22
+	VADDPS Z26, Z22, Z22
+	VMAXPS Z29, Z22, Z22
+	VMOVUPS Z22, K3, 128(DI)
+	VMULPS Z30, Z23, Z23
+	VADDPS Z27, Z23, Z23
+	VMAXPS Z29, Z23, Z23
+	VMOVUPS Z23, K4, 192(DI)
+conv6x64_r5:
 	ADDQ R9, DI
 conv6x64_done:
 	VZEROUPPER
@@ -7479,13 +8091,14 @@ colsj6x64_done:
 	VZEROUPPER
 	RET
 
-// func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 16 and the columns j < 16 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv16x16(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 16
+// and the columns j < 16 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv16x16(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -7791,6 +8404,9 @@ conv16x16_a15:
 	JMP  conv16x16_done
 conv16x16_bias:
 	VMOVUPS.Z 0(R15), K1, Z24
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv16x16_relu
 	DECQ R11
 	JGE  conv16x16_c0
 	VMULPS Z30, Z0, Z0
@@ -7903,17 +8519,149 @@ conv16x16_c14:
 	VMOVUPS Z15, K1, 0(DI)
 conv16x16_c15:
 	ADDQ R9, DI
+	JMP  conv16x16_done
+conv16x16_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv16x16_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+conv16x16_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r1
+	VMULPS Z30, Z1, Z1
+	VADDPS Z24, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K1, 0(DI)
+conv16x16_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r2
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+conv16x16_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r3
+	VMULPS Z30, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K1, 0(DI)
+conv16x16_r3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r4
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+conv16x16_r4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r5
+	VMULPS Z30, Z5, Z5
+	VADDPS Z24, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K1, 0(DI)
+conv16x16_r5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r6
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+conv16x16_r6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r7
+	VMULPS Z30, Z7, Z7
+	VADDPS Z24, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K1, 0(DI)
+conv16x16_r7:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r8
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+conv16x16_r8:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r9
+	VMULPS Z30, Z9, Z9
+	VADDPS Z24, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K1, 0(DI)
+conv16x16_r9:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r10
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+conv16x16_r10:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r11
+	VMULPS Z30, Z11, Z11
+	VADDPS Z24, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K1, 0(DI)
+conv16x16_r11:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r12
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+conv16x16_r12:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r13
+	VMULPS Z30, Z13, Z13
+	VADDPS Z24, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K1, 0(DI)
+conv16x16_r13:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r14
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+conv16x16_r14:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv16x16_r15
+	VMULPS Z30, Z15, Z15
+	VADDPS Z24, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K1, 0(DI)
+conv16x16_r15:
+	ADDQ R9, DI
 conv16x16_done:
 	VZEROUPPER
 	RET
 
-// func conv8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 8 and the columns j < 32 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv8x32(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 8
+// and the columns j < 32 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv8x32(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -8156,6 +8904,9 @@ conv8x32_a7:
 conv8x32_bias:
 	VMOVUPS.Z 0(R15), K1, Z24
 	VMOVUPS.Z 64(R15), K2, Z25
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv8x32_relu
 	DECQ R11
 	JGE  conv8x32_c0
 	VMULPS Z30, Z0, Z0
@@ -8236,17 +8987,117 @@ conv8x32_c6:
 	VMOVUPS Z15, K2, 64(DI)
 conv8x32_c7:
 	ADDQ R9, DI
+	JMP  conv8x32_done
+conv8x32_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv8x32_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+conv8x32_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r1
+	VMULPS Z30, Z2, Z2
+	VADDPS Z24, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K1, 0(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z25, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K2, 64(DI)
+conv8x32_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r2
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+conv8x32_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r3
+	VMULPS Z30, Z6, Z6
+	VADDPS Z24, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K1, 0(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z25, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K2, 64(DI)
+conv8x32_r3:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r4
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+conv8x32_r4:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r5
+	VMULPS Z30, Z10, Z10
+	VADDPS Z24, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K1, 0(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z25, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K2, 64(DI)
+conv8x32_r5:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r6
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+conv8x32_r6:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv8x32_r7
+	VMULPS Z30, Z14, Z14
+	VADDPS Z24, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K1, 0(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z25, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K2, 64(DI)
+conv8x32_r7:
+	ADDQ R9, DI
 conv8x32_done:
 	VZEROUPPER
 	RET
 
-// func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32)
+// func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int)
 //
 // c[r][j] = alpha·Σ_{s<steps} Σ_{p<kc} a[s·jump + r·lda + p]·b[(s·kc+p)·ldb + j]
-// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil)
-// for skip ≤ r < 4 and the columns j < 64 whose bit is set in masks; lda,
-// jump, ldb and ldc in bytes. Rows r < skip are computed but not stored.
-TEXT ·conv4x64(SB), NOSPLIT, $0-104
+// + beta·c[r][j] (+ bias[j] in place of beta·c[r][j] when bias is not nil,
+// then with relu ≠ 0 the larger of that and +0, NaN to +0) for skip ≤ r < 4
+// and the columns j < 64 whose bit is set in masks; lda, jump, ldb and ldc
+// in bytes. Rows r < skip are computed but not stored.
+TEXT ·conv4x64(SB), NOSPLIT, $0-112
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -8469,6 +9320,9 @@ conv4x64_bias:
 	VMOVUPS.Z 64(R15), K2, Z25
 	VMOVUPS.Z 128(R15), K3, Z26
 	VMOVUPS.Z 192(R15), K4, Z27
+	MOVQ relu+104(FP), R12
+	TESTQ R12, R12
+	JNZ  conv4x64_relu
 	DECQ R11
 	JGE  conv4x64_c0
 	VMULPS Z30, Z0, Z0
@@ -8532,6 +9386,89 @@ conv4x64_c2:
 	VADDPS Z27, Z15, Z15
 	VMOVUPS Z15, K4, 192(DI)
 conv4x64_c3:
+	ADDQ R9, DI
+	JMP  conv4x64_done
+conv4x64_relu:
+	VPXORD Z29, Z29, Z29
+	DECQ R11
+	JGE  conv4x64_r0
+	VMULPS Z30, Z0, Z0
+	VADDPS Z24, Z0, Z0
+	VMAXPS Z29, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+	VMULPS Z30, Z1, Z1
+	VADDPS Z25, Z1, Z1
+	VMAXPS Z29, Z1, Z1
+	VMOVUPS Z1, K2, 64(DI)
+	VMULPS Z30, Z2, Z2
+	VADDPS Z26, Z2, Z2
+	VMAXPS Z29, Z2, Z2
+	VMOVUPS Z2, K3, 128(DI)
+	VMULPS Z30, Z3, Z3
+	VADDPS Z27, Z3, Z3
+	VMAXPS Z29, Z3, Z3
+	VMOVUPS Z3, K4, 192(DI)
+conv4x64_r0:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_r1
+	VMULPS Z30, Z4, Z4
+	VADDPS Z24, Z4, Z4
+	VMAXPS Z29, Z4, Z4
+	VMOVUPS Z4, K1, 0(DI)
+	VMULPS Z30, Z5, Z5
+	VADDPS Z25, Z5, Z5
+	VMAXPS Z29, Z5, Z5
+	VMOVUPS Z5, K2, 64(DI)
+	VMULPS Z30, Z6, Z6
+	VADDPS Z26, Z6, Z6
+	VMAXPS Z29, Z6, Z6
+	VMOVUPS Z6, K3, 128(DI)
+	VMULPS Z30, Z7, Z7
+	VADDPS Z27, Z7, Z7
+	VMAXPS Z29, Z7, Z7
+	VMOVUPS Z7, K4, 192(DI)
+conv4x64_r1:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_r2
+	VMULPS Z30, Z8, Z8
+	VADDPS Z24, Z8, Z8
+	VMAXPS Z29, Z8, Z8
+	VMOVUPS Z8, K1, 0(DI)
+	VMULPS Z30, Z9, Z9
+	VADDPS Z25, Z9, Z9
+	VMAXPS Z29, Z9, Z9
+	VMOVUPS Z9, K2, 64(DI)
+	VMULPS Z30, Z10, Z10
+	VADDPS Z26, Z10, Z10
+	VMAXPS Z29, Z10, Z10
+	VMOVUPS Z10, K3, 128(DI)
+	VMULPS Z30, Z11, Z11
+	VADDPS Z27, Z11, Z11
+	VMAXPS Z29, Z11, Z11
+	VMOVUPS Z11, K4, 192(DI)
+conv4x64_r2:
+	ADDQ R9, DI
+	DECQ R11
+	JGE  conv4x64_r3
+	VMULPS Z30, Z12, Z12
+	VADDPS Z24, Z12, Z12
+	VMAXPS Z29, Z12, Z12
+	VMOVUPS Z12, K1, 0(DI)
+	VMULPS Z30, Z13, Z13
+	VADDPS Z25, Z13, Z13
+	VMAXPS Z29, Z13, Z13
+	VMOVUPS Z13, K2, 64(DI)
+	VMULPS Z30, Z14, Z14
+	VADDPS Z26, Z14, Z14
+	VMAXPS Z29, Z14, Z14
+	VMOVUPS Z14, K3, 128(DI)
+	VMULPS Z30, Z15, Z15
+	VADDPS Z27, Z15, Z15
+	VMAXPS Z29, Z15, Z15
+	VMOVUPS Z15, K4, 192(DI)
+conv4x64_r3:
 	ADDQ R9, DI
 conv4x64_done:
 	VZEROUPPER

@@ -72,7 +72,7 @@ func BenchmarkConvTilesInCache(bm *testing.B) {
 				syscall.Getrusage(syscall.RUSAGE_THREAD, &ru0)
 				for bm.Loop() {
 					for i := 0; i < calls; i++ {
-						t.conv(3*ch, &a[0], uintptr(ch*4), &b[0], uintptr(n*4), &c[0], uintptr(n*4), 0, ^uint64(0), 3, uintptr(wp*ch*4), 1, 0, nil)
+						t.conv(3*ch, &a[0], uintptr(ch*4), &b[0], uintptr(n*4), &c[0], uintptr(n*4), 0, ^uint64(0), 3, uintptr(wp*ch*4), 1, 0, nil, 0)
 					}
 				}
 				syscall.Getrusage(syscall.RUSAGE_THREAD, &ru1)

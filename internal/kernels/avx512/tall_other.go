@@ -16,7 +16,7 @@ func stream24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *fl
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -36,7 +36,7 @@ func stream12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *fl
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv12x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -56,7 +56,7 @@ func stream8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *flo
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv8x48(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -76,7 +76,7 @@ func stream6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *flo
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
@@ -84,14 +84,14 @@ func colsj6x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32) {
+func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }

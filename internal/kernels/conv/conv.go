@@ -55,8 +55,9 @@ type Products interface {
 	// over steps kernel rows r of the tall product of a's rows (lda values
 	// apart, depth values deep) at the positions from in(b, q) + r·stride
 	// with b's rows r·depth on (n wide), plus bias (n values; nil for
-	// none).
-	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c, bias []float32)
+	// none), then with relu the ReLU of each value (the value where it is
+	// above 0, else 0).
+	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c, bias []float32, relu bool)
 	// ConvWork is what ConvRows costs for spans of span positions, n
 	// values each (the values its tiles compute, rows and columns rounded
 	// up to whole tiles), 0 where it cannot: the convolutions compare ways
@@ -246,6 +247,16 @@ func place(workers int, s Shape, v []float32, h, w, ch, top, left int, grid []fl
 // from the images on their grid and the kernel, plus bias (one value a
 // filter; nil for none), using scratch (Forward values of Plan).
 func Forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32) error {
+	return forward(p, s, grid, kernel, bias, z, scratch, false)
+}
+
+// ForwardReLU is Forward followed by the ReLU activation (the value where
+// it is above 0, else 0), in the products' last pass over z.
+func ForwardReLU(p Products, s Shape, grid, kernel, bias, z, scratch []float32) error {
+	return forward(p, s, grid, kernel, bias, z, scratch, true)
+}
+
+func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu bool) error {
 	mem, err := s.memory(p)
 	if err != nil {
 		return err
@@ -266,13 +277,13 @@ func Forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32) erro
 		// Output row u (image u/OH, row u%OH) straight into z.
 		p.ConvRows(s.Batch*s.OH, s.OW, f, func(u int) int { return u * s.OW },
 			func(u, q int) int { return margin + u/s.OH*img + u%s.OH*wp + q },
-			s.KH, s.KW*s.C, s.C, wp, grid, kernel, z, bias)
+			s.KH, s.KW*s.C, s.C, wp, grid, kernel, z, bias, relu)
 		return nil
 	}
 	// Every position of the output's rows, from the image's corner, then
 	// the output's positions copied back from the grid.
 	p.ConvRows(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
-		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch[:s.Batch*img*f], bias)
+		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch[:s.Batch*img*f], bias, relu)
 	matrix.Parallel(p.Workers(), s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.OH; y++ {
@@ -320,14 +331,14 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 		// Image row u (image u/H, row u%H) straight into dx.
 		p.ConvRows(s.Batch*s.H, s.W, c, func(u int) int { return u * s.W },
 			func(u, q int) int { return back + u/s.H*img + (u%s.H+s.PadTop)*wp + s.PadLeft + q }, s.KH, s.KW*f, f, wp,
-			grid, turned, dx, nil)
+			grid, turned, dx, nil, false)
 		return nil
 	}
 	// Every position of the image's rows, every column of the grid, then
 	// the image's pixels copied back from the grid.
 	p.ConvRows(s.Batch, s.H*wp, c, func(b int) int { return b*img + s.PadTop*wp },
 		func(b, q int) int { return back + b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, wp,
-		grid, turned, out, nil)
+		grid, turned, out, nil, false)
 	matrix.Parallel(p.Workers(), s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.H; y++ {

@@ -228,6 +228,22 @@ func TestConv(t *testing.T) {
 				if err := close(z, want, scale); err != nil {
 					t.Errorf("forward: %v", err)
 				}
+				for _, b := range [][]float32{bias, nil} {
+					if err := conv.ForwardReLU(p, s, images, k, b, z, nan(mem.Forward)); err != nil {
+						t.Fatal(err)
+					}
+					withBias := b != nil
+					if !withBias {
+						b = make([]float32, s.Filters)
+					}
+					want, scale = forwardRef(s, x, k, b)
+					for i, v := range want {
+						want[i] = max(v, 0)
+					}
+					if err := close(z, want, scale); err != nil {
+						t.Errorf("forward with a ReLU (bias %v): %v", withBias, err)
+					}
+				}
 				if err := conv.Forward(p, s, images, k, nil, z, nan(mem.Forward)); err != nil {
 					t.Fatal(err)
 				}
