@@ -126,6 +126,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"ELU":                    eluFromConfig,
 	"PReLU":                  preluFromConfig,
 	"Rescaling":              rescalingFromConfig,
+	"Masking":                maskingFromConfig,
 	"Normalization":          normalizationFromConfig,
 	"Resizing":               resizingFromConfig,
 	"CenterCrop":             centerCropFromConfig,

@@ -35,6 +35,7 @@ type EmbeddingLayer struct {
 	init                Initializer
 	table               *Param
 	inShape             []int
+	maskZero            bool
 }
 
 // Embedding makes an embedding of inputDim indices (0 to inputDim-1) into
@@ -118,18 +119,31 @@ func (e *EmbeddingLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	if err != nil {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
-	return Flow{Node: out, NeedsGrad: true}, nil
+	f := Flow{Node: out, NeedsGrad: true}
+	if e.maskZero {
+		if s := in.Node.Shape(); len(s) != 2 {
+			return Flow{}, fmt.Errorf("%s: mask_zero masks sequences of indices (batch, timesteps), but the input has shape %v", what, s)
+		}
+		if f.Mask, err = ops.Mask(in.Node, 0); err != nil {
+			return Flow{}, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return f, nil
 }
 
-// Config returns "Embedding" with name, input_dim, output_dim and
-// embeddings_initializer.
+// ComputesMask is true: with MaskZero the output has a mask of its own,
+// else none.
+func (e *EmbeddingLayer) ComputesMask() bool { return true }
+
+// Config returns "Embedding" with name, input_dim, output_dim,
+// embeddings_initializer and mask_zero.
 func (e *EmbeddingLayer) Config() (Config, error) {
 	init, err := InitializerConfig(e.init)
 	if err != nil {
 		return Config{}, fmt.Errorf("embedding layer %q: embeddings_initializer: %w", e.name, err)
 	}
 	return Config{ClassName: e.Type(), Config: map[string]any{
-		"name": e.name, "input_dim": e.inputDim, "output_dim": e.outputDim, "embeddings_initializer": init,
+		"name": e.name, "input_dim": e.inputDim, "output_dim": e.outputDim, "embeddings_initializer": init, "mask_zero": e.maskZero,
 	}}, nil
 }
 
@@ -139,6 +153,7 @@ func embeddingFromConfig(args map[string]any) (Layer, error) {
 		InputDim              *int    `json:"input_dim"`
 		OutputDim             *int    `json:"output_dim"`
 		EmbeddingsInitializer *Config `json:"embeddings_initializer"`
+		MaskZero              bool    `json:"mask_zero"`
 	}
 	if err := configargs.Decode(args, &a); err != nil {
 		return nil, err
@@ -157,6 +172,9 @@ func embeddingFromConfig(args map[string]any) (Layer, error) {
 		}
 		opts = append(opts, EmbeddingsInitializer(init))
 	}
+	if a.MaskZero {
+		opts = append(opts, MaskZero(true))
+	}
 	for _, o := range a.nameOptions() {
 		opts = append(opts, o)
 	}
@@ -169,6 +187,9 @@ func embeddingFromConfig(args map[string]any) (Layer, error) {
 // Gather counts a negative index from the end, and the cast truncates a
 // fraction.
 func (e *EmbeddingLayer) ONNX(b ONNXGraph, in string) (string, error) {
+	if e.maskZero {
+		return "", fmt.Errorf("embedding layer %q: gokeras cannot export its mask (mask_zero) to ONNX: save the model with Save instead, or export a model without mask_zero", e.name)
+	}
 	if e.table == nil {
 		return "", fmt.Errorf("%s layer %q has no table: is the model built?", e.Type(), e.name)
 	}

@@ -66,6 +66,11 @@ type Flow struct {
 	// the model collects them after each Call and adds them to the loss it
 	// trains on and reports.
 	Losses []*gorgonia.Node
+	// Mask is the sequence mask (batch, steps) that comes with Node, 1 at
+	// the steps to read and 0 at those to skip (Keras' _keras_mask), or
+	// nil: Embedding with MaskZero and Masking make one, the recurrent
+	// layers and GlobalAveragePooling1D honour it (see OutputMask).
+	Mask *gorgonia.Node
 }
 
 // ConfigChecker is implemented by layers whose arguments can be wrong

@@ -189,10 +189,26 @@ func (p *PoolLayer) specOn(h, w int) ops.WindowSpec {
 // Params returns nil: pooling has no weights.
 func (p *PoolLayer) Params() []*Param { return nil }
 
-// Call adds the pooling to the graph.
+// ComputesMask is true for GlobalAveragePooling1D, which honours a mask
+// and outputs none (Keras' compute_mask returns None); the other
+// poolings do not support masks, and a model drops one given them, as
+// Keras 2 does (GlobalMaxPooling1D's maximum takes every step).
+func (p *PoolLayer) ComputesMask() bool { return p.maskedMean() }
+
+func (p *PoolLayer) maskedMean() bool { return p.global && p.kind == ops.AvgPool && p.rank == 1 }
+
+// Call adds the pooling to the graph: GlobalAveragePooling1D given a mask
+// takes the mean of the steps it keeps, Σ x·mask / Σ mask, as Keras does.
 func (p *PoolLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
 	what := fmt.Sprintf("%s layer %q", p.Type(), p.name)
 	batch := in.Node.Shape()[0]
+	if in.Mask != nil && p.maskedMean() {
+		out, err := maskedMean(in.Node, in.Mask)
+		if err != nil {
+			return Flow{}, fmt.Errorf("%s: %w", what, err)
+		}
+		return Flow{Node: out, NeedsGrad: in.NeedsGrad}, nil
+	}
 	x, err := ops.Reshape(in.Node, []int{batch, p.in[0], p.in[1], p.in[2]}, in.NeedsGrad)
 	if err != nil {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
@@ -210,6 +226,28 @@ func (p *PoolLayer) Call(in Flow, _ []*gorgonia.Node) (Flow, error) {
 		return Flow{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return Flow{Node: out, NeedsGrad: in.NeedsGrad}, nil
+}
+
+// maskedMean is the mean over the steps of x (batch, steps, features)
+// that mask (batch, steps) keeps: (batch, features).
+func maskedMean(x, mask *gorgonia.Node) (*gorgonia.Node, error) {
+	s := x.Shape()
+	m3, err := ops.Reshape(mask, []int{s[0], s[1], 1}, false)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := ops.BatchDot(m3, x, 1, 1) // (batch, 1, features)
+	if err != nil {
+		return nil, err
+	}
+	if sum, err = ops.Reshape(sum, []int{s[0], s[2]}, true); err != nil {
+		return nil, err
+	}
+	count, err := ops.BatchDot(mask, mask, 1, 1) // (batch, 1): Σ mask² = Σ mask
+	if err != nil {
+		return nil, err
+	}
+	return ops.Divide(sum, count)
 }
 
 // Config returns the pooling's class with name, and for the poolings that

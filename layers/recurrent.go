@@ -301,6 +301,12 @@ func (l *RecurrentLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	return outs[0], nil
 }
 
+// ComputesMask is true: a recurrent layer reads its input's mask (a
+// masked step keeps the state, and outputs the output of the step
+// before, as Keras 2 does) and hands it on with ReturnSequences only;
+// its states have none.
+func (l *RecurrentLayer) ComputesMask() bool { return true }
+
 // stateCount is how many states the layer carries: 2 for an LSTM (h
 // and c), else 1.
 func (l *RecurrentLayer) stateCount() int {
@@ -347,6 +353,9 @@ func (l *RecurrentLayer) CallOutputs(ins []Flow, params []*gorgonia.Node) ([]Flo
 	outs := make([]Flow, len(nodes))
 	for i, n := range nodes {
 		outs[i] = Flow{Node: n, NeedsGrad: true}
+	}
+	if l.returnSequences {
+		outs[0].Mask = ins[0].Mask // the steps stay those of the input
 	}
 	kernelBias := []*gorgonia.Node{params[0]}
 	if len(params) == 3 {
@@ -440,10 +449,22 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*go
 		if l.cell == gruCell && !l.resetAfter {
 			cell = ops.GRUBeforeCell
 		}
-		return ops.Recurrence(proj, rec, recBias, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
+		var mask *gorgonia.Node
+		if in.Mask != nil {
+			if mask, err = ops.Reshape(in.Mask, []int{batch, steps}, false); err != nil {
+				return nil, fmt.Errorf("mask of shape %v for sequences of shape %v: %w", in.Mask.Shape(), s, err)
+			}
+			if cell == ops.GRUBeforeCell {
+				return nil, fmt.Errorf("a mask is not supported by a GRU with reset_after=False yet: use reset_after=True (Keras 2's default), or no mask")
+			}
+		}
+		return ops.RecurrenceWith(proj, rec, ops.RecurrenceInputs{RecBias: recBias, Mask: mask}, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
 			Act: l.activation.act, Alpha: ops.DefaultAlpha(l.activation.act),
 			RecAct: l.recurrentActivation.act, RecAlpha: ops.DefaultAlpha(l.recurrentActivation.act),
 			Backwards: l.goBackwards, Sequences: l.returnSequences, States: l.returnState})
+	}
+	if in.Mask != nil {
+		return nil, fmt.Errorf("the unrolled recurrence takes no mask")
 	}
 	seq, err := ops.Reshape(proj, []int{batch, steps, 1, gu}, true)
 	if err != nil {

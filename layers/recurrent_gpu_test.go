@@ -40,3 +40,27 @@ func TestRecurrentOnGPU(t *testing.T) {
 		t.Logf("%s: /CPU:0 %v, /GPU:0 %v", name, losses[0], losses[1])
 	}
 }
+
+// TestMaskedRecurrentOnGPU: a Masking layer before an LSTM of sequences
+// and a backwards GRU, on sequences whose last steps are zero padding,
+// trains on the emulated /GPU:0 (the Mask op's and the masked
+// recurrence's kernels) as on /CPU:0: the same losses epoch by epoch.
+func TestMaskedRecurrentOnGPU(t *testing.T) {
+	const n, steps = 128, 8
+	x, y := paddedSign(t, n, steps)
+	var losses [2][]float64
+	for i, dev := range []string{"/CPU:0", "/GPU:0"} {
+		m := nn.NewSequential(layers.Input(steps, 1), layers.Masking(0), layers.LSTM(4, layers.ReturnSequences()),
+			layers.GRU(3, layers.GoBackwards()), layers.Dense(1, layers.Sigmoid))
+		m.SetSeed(3)
+		h := fitData(t, m, dev, 4, x, y)
+		losses[i] = h.Get("loss")
+		m.Close()
+	}
+	for e := range losses[0] {
+		if d := math.Abs(losses[0][e] - losses[1][e]); d > 1e-4*max(1, losses[0][e]) {
+			t.Errorf("epoch %d: loss %v on /GPU:0, %v on /CPU:0", e+1, losses[1][e], losses[0][e])
+		}
+	}
+	t.Logf("/CPU:0 %v, /GPU:0 %v", losses[0], losses[1])
+}

@@ -468,6 +468,10 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		}
 		penalties = append(penalties, out.Losses...)
 		out.Losses = nil
+		// The mask that comes with the output, as Keras propagates it.
+		if out.Mask, err = layers.OutputMask(l, in, out); err != nil {
+			return nil, fmt.Errorf("model %q: %w", m.name, err)
+		}
 		flows[c.out] = out
 	}
 	outputs := []*Tensor{calls[len(calls)-1].out} // a stack's: its last call's

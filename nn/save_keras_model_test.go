@@ -439,6 +439,13 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 		{[]string{"Embedding", "GlobalAveragePooling1D"}, []int{5}, 7, func() *Sequential {
 			return NewSequential(layers.Input(5), layers.Embedding(7, 3), layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax))
 		}},
+		{[]string{"Masking", "LSTM"}, []int{5, 2}, 0, func() *Sequential {
+			return NewSequential(layers.Input(5, 2), layers.Masking(0), layers.LSTM(4), layers.Dense(3, layers.Softmax))
+		}},
+		{[]string{"Embedding(mask_zero)", "GRU", "GlobalAveragePooling1D"}, []int{5}, 7, func() *Sequential {
+			return NewSequential(layers.Input(5), layers.Embedding(7, 3, layers.MaskZero(true)), layers.GRU(4, layers.ReturnSequences()),
+				layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax))
+		}},
 		{[]string{"Reshape", "Conv1D", "MaxPooling1D", "AveragePooling1D", "GlobalMaxPooling1D", "LayerNormalization"}, []int{12}, 0, func() *Sequential {
 			return NewSequential(layers.Input(12), layers.Reshape([]int{6, 2}), layers.Conv1D(3, 2, layers.Padding("same")),
 				layers.MaxPooling1D(), layers.AveragePooling1D(layers.Strides(1), layers.Padding("same")),
