@@ -24,7 +24,8 @@ type State struct {
 }
 
 // Stateful is implemented by optimizers whose state can be saved and
-// restored; SGD and Adam are.
+// restored: every optimizer of this package (SGD, Adam and AdamW, RMSprop,
+// Adagrad, Adadelta, Adamax, Nadam).
 type Stateful interface {
 	Optimizer
 	// State returns a deep copy of the state.
