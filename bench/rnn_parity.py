@@ -20,6 +20,16 @@ SimpleRNN have one bias: PyTorch's bias_ih, its bias_hh held at 0.
 go_backwards: the twin reads the sequence flipped in time and returns its
 outputs in that order, as Keras does.
 
+MASKS (cases with "lengths": sample i keeps its first lengths[i mod 4]
+steps, the rest zero padding that gokeras masks): the twin runs each
+sample alone on its own steps (its per-sample length), and lays its
+outputs out as Keras 2 does with a mask: read forwards, a padded step
+repeats the last real output; read backwards (the padding read first),
+the padded steps output zero, then come the twin's outputs over the
+flipped real steps. The last output is the last real step's; the states
+(return_state) are the twin's final h_n (and c_n).
+RETURN_STATE: the output, then h (and c), each flattened, side by side.
+
 THE CHECKS (relative error: max |gokeras - twin| / max |twin|):
   - float64 output and each gradient (input, kernel, recurrent kernel,
     bias) against the float64 twin: <= 1e-10;
@@ -96,12 +106,39 @@ def keras_weights(mod, case, settings, grad=False):
 
 
 def forward(mod, case, x):
-    """The layer's output, (batch, units) or flattened (batch, steps*units)."""
+    """The layer's output, (batch, units) or flattened (batch, steps*units),
+    then with return_state its last states, flattened."""
+    lengths = case.get("lengths") or []
+    if not lengths:
+        return join(case, *run(mod, case, x))
+    rows = []
+    t = x.shape[1]
+    for b in range(x.shape[0]):
+        n = lengths[b % len(lengths)]
+        out, states = run(mod, case, x[b:b + 1, :n])  # out (1, n, units)
+        if case["go_backwards"]:
+            pad = torch.zeros(1, t - n, out.shape[2], dtype=out.dtype)
+            out = torch.cat([pad, out], dim=1)
+        else:
+            out = torch.cat([out, out[:, n - 1:n].expand(1, t - n, out.shape[2])], dim=1)
+        rows.append(join(case, out, states, last=states[0]))
+    return torch.cat(rows, dim=0)
+
+
+def run(mod, case, x):
+    """The twin over x (read flipped with go_backwards): its outputs in the
+    order read and its last states, each (batch, units)."""
     xin = torch.flip(x, [1]) if case["go_backwards"] else x
-    out, _ = mod(xin)
-    if case["return_sequences"]:
-        return out.reshape(out.shape[0], -1)
-    return out[:, -1]
+    out, st = mod(xin)
+    states = [st[0][0], st[1][0]] if isinstance(st, tuple) else [st[0]]
+    return out, states
+
+
+def join(case, out, states, last=None):
+    y = out.reshape(out.shape[0], -1) if case["return_sequences"] else (out[:, -1] if last is None else last)
+    if case.get("return_state"):
+        return torch.cat([y] + states, dim=1)
+    return y
 
 
 def check_case(case, s):
@@ -132,7 +169,8 @@ def check_case(case, s):
     out32 = np.array(case["out32"]).reshape(twin_out.shape)
     report(f"float32 output ({s['Device']} model) vs float64 twin", rel(out32, twin_out), F32_TOL)
     if case["return_sequences"]:
-        per = [rel(out32.reshape(b, t, u)[:, k], twin_out.reshape(b, t, u)[:, k]) for k in range(t)]
+        seq32, seq64 = out32[:, :t * u].reshape(b, t, u), twin_out[:, :t * u].reshape(b, t, u)
+        per = [rel(seq32[:, k], seq64[:, k]) for k in range(t)]
         report(f"float32 output, worst of the {t} timesteps", max(per), F32_TOL)
 
     # Training: SGD on the same batches, float64 twin (float32 for scale).
@@ -183,7 +221,12 @@ def main():
     failed = []
     for case in run["cases"]:
         ok, lines = check_case(case, s)
-        print(f"\n{case['name']} ({case['class']}, return_sequences={case['return_sequences']}, go_backwards={case['go_backwards']})")
+        extra = ""
+        if case.get("lengths"):
+            extra += f", masked: lengths {case['lengths']} of {s['Steps']}"
+        if case.get("return_state"):
+            extra += ", return_state"
+        print(f"\n{case['name']} ({case['class']}, return_sequences={case['return_sequences']}, go_backwards={case['go_backwards']}{extra})")
         print("\n".join(lines))
         print(("PASS " if ok else "FAIL ") + case["name"])
         if not ok:

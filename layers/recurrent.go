@@ -388,19 +388,27 @@ func (l *RecurrentLayer) callStates(in Flow, params []*gorgonia.Node) ([]*gorgon
 	for range l.stateCount() {
 		parts = append(parts, bu)
 	}
+	total := 0
+	for _, n := range parts {
+		total += n
+	}
+	// The output (1, total) as one row of an image, cut along its width
+	// (Crop2D, whose gradient pads).
+	row, err := ops.Reshape(out, []int{1, 1, total, 1}, true)
+	if err != nil {
+		return nil, err
+	}
 	nodes := make([]*gorgonia.Node, len(parts))
-	for i := range parts {
-		piece, err := ops.ColumnsOf(out, parts, i)
-		if err != nil {
-			return nil, err
-		}
+	at := 0
+	for i, n := range parts {
 		shape := []int{batch, l.units}
 		if i == 0 {
 			shape = first
 		}
-		if nodes[i], err = ops.Reshape(piece, shape, true); err != nil {
+		if nodes[i], err = cropTo(row, shape, 0, 0, at, total-at-n); err != nil {
 			return nil, err
 		}
+		at += n
 	}
 	return nodes, nil
 }

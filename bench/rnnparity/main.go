@@ -23,6 +23,12 @@
 //
 // The biases are drawn at random (not Keras' zeros and ones) so that the
 // check sees them.
+//
+// The masked cases pad each sample's sequence with zeros after its length
+// (the lengths cycle through 1, 0.62, 0.34 and 0.08 of the steps): the
+// float64 graph gives the layer the mask ops.Mask computes, the float32
+// model reads the sequences through a Masking(0) layer. The return_state
+// cases output the output and the last states, flattened and joined.
 package main
 
 import (
@@ -50,14 +56,47 @@ type layerCase struct {
 	name            string
 	class           string
 	sequences, back bool
+	masked, state   bool
 }
 
 var cases = []layerCase{
-	{"lstm", "LSTM", false, false},
-	{"lstm_sequences_backwards", "LSTM", true, true},
-	{"gru", "GRU", false, false},
-	{"gru_sequences_backwards", "GRU", true, true},
-	{"simple_rnn_sequences", "SimpleRNN", true, false},
+	{"lstm", "LSTM", false, false, false, false},
+	{"lstm_sequences_backwards", "LSTM", true, true, false, false},
+	{"gru", "GRU", false, false, false, false},
+	{"gru_sequences_backwards", "GRU", true, true, false, false},
+	{"simple_rnn_sequences", "SimpleRNN", true, false, false, false},
+	{"lstm_masked", "LSTM", false, false, true, false},
+	{"lstm_masked_sequences_backwards", "LSTM", true, true, true, false},
+	{"gru_masked_sequences", "GRU", true, false, true, false},
+	{"simple_rnn_masked_backwards", "SimpleRNN", false, true, true, false},
+	{"lstm_state", "LSTM", false, false, false, true},
+	{"gru_state_sequences_backwards_masked", "GRU", true, true, true, true},
+	{"lstm_state_sequences_masked", "LSTM", true, false, true, true},
+}
+
+// lengths are the masked cases' sequence lengths, sample i's the
+// (i mod 4)-th.
+func lengths(steps int) []int {
+	return []int{steps, max(1, steps*62/100), max(1, steps*34/100), max(1, steps*8/100)}
+}
+
+// pad zeroes each sample's steps after its length.
+func pad(x []float32, samples, steps, features int) {
+	ls := lengths(steps)
+	for i := range samples {
+		clear(x[(i*steps+ls[i%len(ls)])*features : (i+1)*steps*features])
+	}
+}
+
+// states is how many states the layer returns with return_state.
+func (c layerCase) states() int {
+	switch {
+	case !c.state:
+		return 0
+	case c.class == "LSTM":
+		return 2
+	}
+	return 1
 }
 
 func (c layerCase) layer(units int) layers.Layer {
@@ -67,6 +106,9 @@ func (c layerCase) layer(units int) layers.Layer {
 	}
 	if c.back {
 		opts = append(opts, layers.GoBackwards())
+	}
+	if c.state {
+		opts = append(opts, layers.ReturnState())
 	}
 	switch c.class {
 	case "LSTM":
@@ -84,22 +126,25 @@ type settings struct {
 }
 
 type result struct {
-	Name            string      `json:"name"`
-	Class           string      `json:"class"`
-	ReturnSequences bool        `json:"return_sequences"`
-	GoBackwards     bool        `json:"go_backwards"`
-	Weights         [][]float32 `json:"weights"`
-	Shapes          [][]int     `json:"shapes"`
-	X               []float32   `json:"x"`
-	Target          []float64   `json:"target"`
-	Out64           []float64   `json:"out64"`
-	Loss64          float64     `json:"loss64"`
-	Grads64         [][]float64 `json:"grads64"` // x, then each weight
-	Out32           []float32   `json:"out32"`
-	TrainX          []float32   `json:"train_x"`
-	TrainY          []float32   `json:"train_y"`
-	Losses32        []float64   `json:"losses32"`
-	Final32         [][]float32 `json:"final32"`
+	Name            string `json:"name"`
+	Class           string `json:"class"`
+	ReturnSequences bool   `json:"return_sequences"`
+	GoBackwards     bool   `json:"go_backwards"`
+	Lengths         []int  `json:"lengths"`      // masked: each sample's, cycling
+	ReturnState     bool   `json:"return_state"` // the output, then h (and c), flattened
+
+	Weights  [][]float32 `json:"weights"`
+	Shapes   [][]int     `json:"shapes"`
+	X        []float32   `json:"x"`
+	Target   []float64   `json:"target"`
+	Out64    []float64   `json:"out64"`
+	Loss64   float64     `json:"loss64"`
+	Grads64  [][]float64 `json:"grads64"` // x, then each weight
+	Out32    []float32   `json:"out32"`
+	TrainX   []float32   `json:"train_x"`
+	TrainY   []float32   `json:"train_y"`
+	Losses32 []float64   `json:"losses32"`
+	Final32  [][]float32 `json:"final32"`
 }
 
 func uniform(rng *rand.Rand, n int, scale float64) []float32 {
@@ -120,7 +165,10 @@ func widen(v []float32) []float64 {
 
 func runCase(c layerCase, s settings, seed uint64) (result, error) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	r := result{Name: c.name, Class: c.class, ReturnSequences: c.sequences, GoBackwards: c.back}
+	r := result{Name: c.name, Class: c.class, ReturnSequences: c.sequences, GoBackwards: c.back, ReturnState: c.state}
+	if c.masked {
+		r.Lengths = lengths(s.Steps)
+	}
 	l := c.layer(s.Units)
 	if _, err := l.Build([]int{s.Steps, s.Features}, rng); err != nil {
 		return r, err
@@ -134,13 +182,17 @@ func runCase(c layerCase, s settings, seed uint64) (result, error) {
 		r.Shapes = append(r.Shapes, p.Value.Shape().Clone())
 	}
 	r.X = uniform(rng, s.Batch*s.Steps*s.Features, 1)
+	if c.masked {
+		pad(r.X, s.Batch, s.Steps, s.Features)
+	}
 	outSize := s.Batch * s.Units
 	if c.sequences {
 		outSize *= s.Steps
 	}
+	outSize += c.states() * s.Batch * s.Units
 	target := uniform(rng, outSize, 0.5)
 	r.Target = widen(target)
-	if err := float64Pass(&r, l, s); err != nil {
+	if err := float64Pass(&r, c, l, s); err != nil {
 		return r, fmt.Errorf("float64 graph: %w", err)
 	}
 	if err := float32Model(&r, c, s, rng); err != nil {
@@ -151,7 +203,7 @@ func runCase(c layerCase, s settings, seed uint64) (result, error) {
 
 // float64Pass runs the layer's graph in float64 on gorgonia's tape
 // machine: its output, the loss and the gradients.
-func float64Pass(r *result, l layers.Layer, s settings) error {
+func float64Pass(r *result, c layerCase, l layers.Layer, s settings) error {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(s.Batch, s.Steps, s.Features), gorgonia.WithName("x"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(s.Batch, s.Steps, s.Features), tensor.WithBacking(widen(r.X)))))
@@ -164,15 +216,32 @@ func float64Pass(r *result, l layers.Layer, s settings) error {
 		params = append(params, n)
 		wrt = append(wrt, n)
 	}
-	f, err := l.Call(layers.Flow{Node: x, NeedsGrad: true}, params)
+	in := layers.Flow{Node: x, NeedsGrad: true}
+	if c.masked {
+		var err error
+		if in.Mask, err = ops.Mask(x, 0); err != nil {
+			return err
+		}
+	}
+	fs, err := l.(layers.MultiOutputLayer).CallOutputs([]layers.Flow{in}, params)
 	if err != nil {
 		return err
 	}
-	n := f.Node.Shape().TotalSize()
-	flat, err := ops.Reshape(f.Node, []int{s.Batch, n / s.Batch}, true)
-	if err != nil {
-		return err
+	var parts []*gorgonia.Node
+	for _, f := range fs {
+		part, err := ops.Reshape(f.Node, []int{s.Batch, f.Node.Shape().TotalSize() / s.Batch}, true)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, part)
 	}
+	flat := parts[0]
+	if len(parts) > 1 {
+		if flat, err = ops.Concatenate(1, parts...); err != nil {
+			return err
+		}
+	}
+	n := flat.Shape().TotalSize()
 	y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(s.Batch, n/s.Batch), gorgonia.WithName("y"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(s.Batch, n/s.Batch), tensor.WithBacking(slices.Clone(r.Target)))))
 	cost, err := ops.Loss(ops.MeanSquaredError, flat, y)
@@ -204,11 +273,23 @@ func float64Pass(r *result, l layers.Layer, s settings) error {
 // float32Model predicts the batch with a model of the layer on the
 // device, then trains it with SGD.
 func float32Model(r *result, c layerCase, s settings, rng *rand.Rand) error {
-	ls := []layers.Layer{layers.Input(s.Steps, s.Features), c.layer(s.Units)}
-	if c.sequences {
-		ls = append(ls, layers.Flatten())
+	in := nn.Input(s.Steps, s.Features)
+	x := in
+	if c.masked {
+		x = nn.Apply(layers.Masking(0), x)
 	}
-	m := nn.NewSequential(ls...)
+	outs := nn.ApplyAll(c.layer(s.Units), x)
+	if c.sequences {
+		outs[0] = nn.Apply(layers.Flatten(), outs[0])
+	}
+	y := outs[0]
+	if len(outs) > 1 {
+		y = nn.Apply(layers.Concatenate(-1), outs...)
+	}
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{y})
+	if err != nil {
+		return err
+	}
 	defer m.Close()
 	if err := m.Build(s.Steps, s.Features); err != nil {
 		return err
@@ -228,11 +309,11 @@ func float32Model(r *result, c layerCase, s settings, rng *rand.Rand) error {
 		return err
 	}
 	ctx := context.Background()
-	in, err := data.TensorInputs(tensor.New(tensor.WithShape(s.Batch, s.Steps, s.Features), tensor.WithBacking(slices.Clone(r.X))))
+	batch, err := data.TensorInputs(tensor.New(tensor.WithShape(s.Batch, s.Steps, s.Features), tensor.WithBacking(slices.Clone(r.X))))
 	if err != nil {
 		return err
 	}
-	out, err := m.PredictTensor(ctx, in)
+	out, err := m.PredictTensor(ctx, batch)
 	if err != nil {
 		return err
 	}
@@ -240,6 +321,9 @@ func float32Model(r *result, c layerCase, s settings, rng *rand.Rand) error {
 	n := s.TrainSteps * s.Batch
 	outCols := len(r.Target) / s.Batch
 	r.TrainX = uniform(rng, n*s.Steps*s.Features, 1)
+	if c.masked {
+		pad(r.TrainX, n, s.Steps, s.Features)
+	}
 	r.TrainY = uniform(rng, n*outCols, 0.5)
 	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, s.Steps, s.Features), tensor.WithBacking(slices.Clone(r.TrainX))),
 		tensor.New(tensor.WithShape(n, outCols), tensor.WithBacking(slices.Clone(r.TrainY))))
