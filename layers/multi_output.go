@@ -18,6 +18,18 @@ type MultiOutputLayer interface {
 	CallOutputs(in []Flow, params []*gorgonia.Node) ([]Flow, error)
 }
 
+// StateInputLayer is a layer that takes, after its input, tensors of its
+// initial states, as Keras' recurrent layers take initial_state=[h, c]:
+// nn.Apply(layer, x, h, c). In a saved config they are the call's
+// initial_state keyword argument (Keras 3), or inputs after the first
+// (Keras 2).
+type StateInputLayer interface {
+	MultiOutputLayer
+	// StateInputs is how many initial states the layer takes: 2 for an
+	// LSTM (h, c), 1 for a GRU or SimpleRNN (h).
+	StateInputs() int
+}
+
 // OutputCount is how many tensors l outputs when called on inputs of the
 // given sample shapes: 1 but for a MultiOutputLayer that says otherwise.
 func OutputCount(l Layer, inputShapes [][]int) int {

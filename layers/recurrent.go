@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gokeras/gokeras/internal/formats/configargs"
 	"github.com/gokeras/gokeras/internal/formats/shapes"
@@ -316,12 +317,26 @@ func (l *RecurrentLayer) stateCount() int {
 	return 1
 }
 
+// StateInputs is how many initial states the layer takes as inputs after
+// its sequences: 2 for an LSTM (h, c), else 1 (h).
+func (l *RecurrentLayer) StateInputs() int { return l.stateCount() }
+
 // OutputShapes are the shapes of the layer's outputs for sequences of
-// the given shape: its output's and, with ReturnState, each last state's
+// the given shape (and, after it, initial states of (units) each, Keras'
+// initial_state): its output's and, with ReturnState, each last state's
 // (units).
 func (l *RecurrentLayer) OutputShapes(inputShapes [][]int) ([][]int, error) {
-	if len(inputShapes) != 1 {
-		return nil, fmt.Errorf("%s layer %q takes one input, got %d", l.Type(), l.name, len(inputShapes))
+	if n := len(inputShapes); n != 1 && n != 1+l.stateCount() {
+		return nil, fmt.Errorf("%s layer %q takes its sequences and, as initial states, none or %d tensors of shape (None, %d); got %d inputs",
+			l.Type(), l.name, l.stateCount(), l.units, n)
+	}
+	for i, s := range inputShapes[1:] {
+		if !slices.Equal(s, []int{l.units}) {
+			return nil, fmt.Errorf("%s layer %q: initial state %d has shape %s: want (None, %d), the layer's units", l.Type(), l.name, i, shapes.String(s), l.units)
+		}
+	}
+	if len(inputShapes) > 1 && l.cell == gruCell && !l.resetAfter {
+		return nil, fmt.Errorf("%s layer %q: initial states are not supported for a GRU with reset_after=False yet: use reset_after=True (Keras 2's default)", l.Type(), l.name)
 	}
 	out, _, err := l.plan(inputShapes[0])
 	if err != nil {
@@ -343,10 +358,10 @@ func (l *RecurrentLayer) CallOutputs(ins []Flow, params []*gorgonia.Node) ([]Flo
 	if want := len(l.Params()); want == 0 || len(params) != want {
 		return nil, fmt.Errorf("%s: got %d weight nodes for %d weights (was the layer built?)", what, len(params), want)
 	}
-	if len(ins) != 1 {
-		return nil, fmt.Errorf("%s: takes one input, got %d", what, len(ins))
+	if n := len(ins); n != 1 && n != 1+l.stateCount() {
+		return nil, fmt.Errorf("%s: takes its sequences and none or %d initial states, got %d inputs", what, l.stateCount(), n)
 	}
-	nodes, err := l.callStates(ins[0], params)
+	nodes, err := l.callStates(ins[0], ins[1:], params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -369,8 +384,8 @@ func (l *RecurrentLayer) CallOutputs(ins []Flow, params []*gorgonia.Node) ([]Flo
 
 // callStates adds the fused recurrence and cuts its output, with
 // ReturnState, into the output and the last states.
-func (l *RecurrentLayer) callStates(in Flow, params []*gorgonia.Node) ([]*gorgonia.Node, error) {
-	out, err := l.call(in, params, true)
+func (l *RecurrentLayer) callStates(in Flow, init []Flow, params []*gorgonia.Node) ([]*gorgonia.Node, error) {
+	out, err := l.callFrom(in, init, params)
 	if err != nil || !l.returnState {
 		return []*gorgonia.Node{out}, err
 	}
@@ -417,6 +432,18 @@ func (l *RecurrentLayer) callStates(in Flow, params []*gorgonia.Node) ([]*gorgon
 // Recurrence op (fused), or unrolled over time in ops of their own (what
 // the tests check the op against).
 func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*gorgonia.Node, error) {
+	if fused {
+		return l.callFrom(in, nil, params)
+	}
+	return l.callOps(in, nil, params, false)
+}
+
+// callFrom is the fused call from initial states init (none: zero).
+func (l *RecurrentLayer) callFrom(in Flow, init []Flow, params []*gorgonia.Node) (*gorgonia.Node, error) {
+	return l.callOps(in, init, params, true)
+}
+
+func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, fused bool) (*gorgonia.Node, error) {
 	s := in.Node.Shape()
 	if len(s) != 3 {
 		return nil, fmt.Errorf("input of shape %v: want sequences (batch, timesteps, features)", s)
@@ -466,7 +493,19 @@ func (l *RecurrentLayer) call(in Flow, params []*gorgonia.Node, fused bool) (*go
 				return nil, fmt.Errorf("a mask is not supported by a GRU with reset_after=False yet: use reset_after=True (Keras 2's default), or no mask")
 			}
 		}
-		return ops.RecurrenceWith(proj, rec, ops.RecurrenceInputs{RecBias: recBias, Mask: mask}, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
+		ri := ops.RecurrenceInputs{RecBias: recBias, Mask: mask}
+		for i, f := range init {
+			st, err := ops.Reshape(f.Node, []int{batch, l.units}, true)
+			if err != nil {
+				return nil, fmt.Errorf("initial state %d of shape %v: %w", i, f.Node.Shape(), err)
+			}
+			if i == 0 {
+				ri.H0 = st
+			} else {
+				ri.C0 = st
+			}
+		}
+		return ops.RecurrenceWith(proj, rec, ri, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
 			Act: l.activation.act, Alpha: ops.DefaultAlpha(l.activation.act),
 			RecAct: l.recurrentActivation.act, RecAlpha: ops.DefaultAlpha(l.recurrentActivation.act),
 			Backwards: l.goBackwards, Sequences: l.returnSequences, States: l.returnState})

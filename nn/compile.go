@@ -447,7 +447,7 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		var err error
 		mo, several := l.(layers.MultiOutputLayer)
 		switch mi, multi := l.(layers.MultiInputLayer); {
-		case several && len(c.extra) > 0:
+		case several && (len(c.extra) > 0 || len(c.in) > 1):
 			var outs []layers.Flow
 			if outs, err = mo.CallOutputs(in, nodes); err == nil && len(outs) != 1+len(c.extra) {
 				err = fmt.Errorf("layer %q: %d outputs, want %d", l.Name(), len(outs), 1+len(c.extra))

@@ -105,7 +105,9 @@ func (t *Tensor) Err() error {
 // Apply applies a layer to tensors, as calling a Keras layer on Keras
 // tensors does, and returns its output. A layer of one input (Dense,
 // Conv2D, ...) takes one tensor; a merge layer (Add, Concatenate, ...)
-// takes several. A layer applied more than once shares its weights: each
+// takes several; a recurrent layer takes its sequences and, optionally,
+// its initial states after them (Keras' `LSTM(u)(x, initial_state=[h,
+// c])` is Apply(lstm, x, h, c)). A layer applied more than once shares its weights: each
 // application computes with the same weights, and their gradient is the
 // sum of the applications'. The layer is built when the model is (by
 // NewModel's Build), with the model's seed; Apply only checks that it can
@@ -143,8 +145,8 @@ func Apply(l layers.Layer, in ...*Tensor) *Tensor {
 	case !multi && len(in) == 0:
 		out.err = fmt.Errorf("nn.Apply: %s: no input tensor given", what)
 		return out
-	case !multi && len(in) > 1:
-		out.err = fmt.Errorf("nn.Apply: %s takes one input but was applied to %d: only a merge layer (Add, Concatenate, ...) takes several", what, len(in))
+	case !multi && len(in) > 1 && !takesStates(l, len(in)):
+		out.err = fmt.Errorf("nn.Apply: %s takes one input but was applied to %d: only a merge layer (Add, Concatenate, ...) takes several, and a recurrent layer its initial states after its sequences", what, len(in))
 		return out
 	case multi:
 		out.shape, weights, err = layers.PlanBuildInputs(mi, shapeList)
@@ -185,6 +187,13 @@ func ApplyAll(l layers.Layer, in ...*Tensor) []*Tensor {
 // outputs are the call's outputs, the first then the others.
 func (c *layerCall) outputs() []*Tensor {
 	return append([]*Tensor{c.out}, c.extra...)
+}
+
+// takesStates says whether l takes n inputs: its input and its initial
+// states (a layers.StateInputLayer, Keras' initial_state).
+func takesStates(l layers.Layer, n int) bool {
+	s, ok := l.(layers.StateInputLayer)
+	return ok && n == 1+s.StateInputs()
 }
 
 // layerWhat names a layer in an error: its name when it has one, else its

@@ -229,6 +229,12 @@ func (m *Sequential) functionalDocument(doc *modelDocument) error {
 				return err
 			}
 			node.Args = []json.RawMessage{arg}
+		} else if len(ts) > 1 { // a recurrent layer's initial states, as Keras 3 writes them
+			states, err := json.Marshal(ts[1:])
+			if err != nil {
+				return err
+			}
+			node.Kwargs["initial_state"] = states
 		}
 		for i, t := range c.outputs() {
 			refs[t] = tensorRef{Layer: c.layer.Name(), Node: len(nodes[c.layer]), Tensor: i}
@@ -359,10 +365,18 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 		} else if len(node.Args) != 1 {
 			return nil, damaged("%s has %d positional arguments: a gokeras layer takes one, a tensor (a list of tensors for a merge layer)", here, len(node.Args))
 		}
+		_, statesIn := e.layer.(layers.StateInputLayer)
+		var states []kerasTensor // a recurrent layer's initial_state
 		for key, v := range node.Kwargs {
+			if statesIn && key == "initial_state" && string(bytes.TrimSpace(v)) != "null" {
+				if err := decodeStrict(v, &states); err != nil {
+					return nil, damaged("%s: its initial_state is not a list of tensors: %v", here, err)
+				}
+				continue
+			}
 			// Keras 3 writes a null mask for the layers whose call takes
 			// one (BatchNormalization): no mask, as gokeras computes.
-			if !caller && (key != "mask" || string(bytes.TrimSpace(v)) != "null") {
+			if !caller && ((key != "mask" && key != "initial_state") || string(bytes.TrimSpace(v)) != "null") {
 				return nil, damaged("%s has keyword arguments (%s): gokeras layers take none (but a null mask)", here, strings.Join(slices.Sorted(maps.Keys(node.Kwargs)), ", "))
 			}
 		}
@@ -370,7 +384,9 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 		_, multi := e.layer.(layers.MultiInputLayer)
 		switch {
 		case caller:
-		case bytes.HasPrefix(arg, []byte("[")) && multi:
+		case bytes.HasPrefix(arg, []byte("[")) && (multi || statesIn):
+			// A merge layer's inputs; a recurrent layer's sequences, then
+			// its initial states (Keras 2's way).
 			if err := decodeStrict(arg, &kts); err != nil {
 				return nil, damaged("%s: its argument is not a list of tensors: %v", here, err)
 			}
@@ -383,6 +399,7 @@ func functionalModelOf(doc *modelDocument, path string) (*Sequential, error) {
 			}
 			kts = []kerasTensor{kt}
 		}
+		kts = append(kts, states...)
 		ins := make([]*Tensor, len(kts))
 		for i, kt := range kts {
 			what := fmt.Sprintf("input %d of %s", i, here)

@@ -179,6 +179,15 @@ func (m *Sequential) keras2Config() (map[string]any, error) {
 				}
 				ins = []kerasTensor{kt}
 			}
+			if v, ok := n.Kwargs["initial_state"]; ok && string(bytes.TrimSpace(v)) != "null" {
+				// Keras 2 lists a recurrent layer's initial states as
+				// inputs after its sequences.
+				var states []kerasTensor
+				if err := json.Unmarshal(v, &states); err != nil {
+					return nil, err
+				}
+				ins = append(ins, states...)
+			}
 			call := []any{}
 			for _, kt := range ins {
 				r := kt.Config.KerasHistory
