@@ -24,6 +24,7 @@ type Option interface {
 	RecurrentOption
 	AttentionOption
 	DotAttentionOption
+	BidirectionalOption
 	applyLayer(*named)
 }
 

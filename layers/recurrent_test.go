@@ -560,3 +560,120 @@ func TestRecurrentStateAndMaskGradients(t *testing.T) {
 		}
 	}
 }
+
+// TestBidirectionalGradients checks, against central finite differences
+// in float64, the gradients through Bidirectional for each merge mode,
+// with return_sequences, and with return_state and a mask (constant,
+// skipping steps): every output in the cost.
+func TestBidirectionalGradients(t *testing.T) {
+	const batch, steps, features, units = 2, 3, 2, 2
+	rng := rand.New(rand.NewPCG(9, 4))
+	randoms := func(n int, scale float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = scale * (2*rng.Float64() - 1)
+		}
+		return v
+	}
+	type variant struct {
+		mode            string
+		seq, state, msk bool
+	}
+	var variants []variant
+	for _, mode := range []string{"concat", "sum", "mul", "ave", ""} {
+		variants = append(variants, variant{mode, true, false, false})
+	}
+	variants = append(variants, variant{"concat", false, true, true}, variant{"ave", true, true, true})
+	for _, v := range variants {
+		for _, mk := range []func(...RecurrentOption) *RecurrentLayer{
+			func(o ...RecurrentOption) *RecurrentLayer { return LSTM(units, o...) },
+			func(o ...RecurrentOption) *RecurrentLayer { return GRU(units, o...) },
+		} {
+			var opts []RecurrentOption
+			if v.seq {
+				opts = append(opts, ReturnSequences())
+			}
+			if v.state {
+				opts = append(opts, ReturnState())
+			}
+			l := Bidirectional(mk(opts...), MergeMode(v.mode))
+			t.Run(fmt.Sprintf("%s/%+v", l.layer.Type(), v), func(t *testing.T) {
+				if _, err := l.Build([]int{steps, features}, rand.New(rand.NewPCG(1, 2))); err != nil {
+					t.Fatal(err)
+				}
+				g := gorgonia.NewGraph()
+				node := func(name string, vals []float64, shape ...int) *gorgonia.Node {
+					return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+						gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(vals))))
+				}
+				x := node("x", randoms(batch*steps*features, 1), batch, steps, features)
+				wrt := []*gorgonia.Node{x}
+				for i, p := range l.Params() {
+					wrt = append(wrt, node(fmt.Sprintf("w%d", i), randoms(p.Size(), 0.8), p.Value.Shape()...))
+				}
+				in := Flow{Node: x, NeedsGrad: true}
+				if v.msk {
+					in.Mask = node("mask", []float64{1, 0, 1, 1, 1, 0}, batch, steps)
+				}
+				outs, err := l.CallOutputs([]Flow{in}, wrt[1:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cost *gorgonia.Node
+				for i, o := range outs {
+					n := o.Node.Shape().TotalSize()
+					flat, err := ops.Reshape(o.Node, []int{batch, n / batch}, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					c, err := ops.Loss(ops.MeanSquaredError, flat, node(fmt.Sprintf("y%d", i), randoms(n, 1), batch, n/batch))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cost == nil {
+						cost = c
+					} else if cost, err = gorgonia.Add(cost, c); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := gorgonia.Grad(cost, wrt...); err != nil {
+					t.Fatal(err)
+				}
+				m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
+				defer m.Close()
+				eval := func() float64 {
+					m.Reset()
+					if err := m.RunAll(); err != nil {
+						t.Fatal(err)
+					}
+					return cost.Value().Data().(float64)
+				}
+				eval()
+				analytic := make([][]float64, len(wrt))
+				for i, n := range wrt {
+					gv, err := n.Grad()
+					if err != nil {
+						t.Fatal(err)
+					}
+					analytic[i] = slices.Clone(gv.Data().([]float64))
+				}
+				const eps = 1e-6
+				for i, n := range wrt {
+					vals := n.Value().Data().([]float64)
+					for k := range vals {
+						orig := vals[k]
+						vals[k] = orig + eps
+						up := eval()
+						vals[k] = orig - eps
+						down := eval()
+						vals[k] = orig
+						numeric := (up - down) / (2 * eps)
+						if a := analytic[i][k]; math.Abs(a-numeric) > 1e-7*max(1, math.Abs(numeric)) {
+							t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), k, a, numeric)
+						}
+					}
+				}
+			})
+		}
+	}
+}

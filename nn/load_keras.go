@@ -215,6 +215,26 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, layer
 			cfg["axis"] = -1.0
 		}
 	}
+	if inner, ok := cfg["layer"].(map[string]any); ok && class == "Bidirectional" {
+		// The wrapped layer's entry, read as a layer's.
+		js, err := json.Marshal(inner)
+		if err != nil {
+			return nil, layers.Config{}, nil, err
+		}
+		var entry map[string]json.RawMessage
+		if err := json.Unmarshal(js, &entry); err != nil {
+			return nil, layers.Config{}, nil, fmt.Errorf("%s: layer: %v", what, err)
+		}
+		il, _, _, err := kerasLayer(entry, in)
+		if err != nil {
+			return nil, layers.Config{}, nil, fmt.Errorf("%s: layer: %w", what, err)
+		}
+		ic, err := layers.ConfigOf(il)
+		if err != nil {
+			return nil, layers.Config{}, nil, fmt.Errorf("%s: layer: %w", what, err)
+		}
+		cfg["layer"] = map[string]any{"class_name": ic.ClassName, "config": ic.Config}
+	}
 	var l layers.Layer
 	c := layers.Config{ClassName: class, Config: cfg}
 	err := withoutDefaults(cfg, kerasLayerDefault, class, func() (err error) {

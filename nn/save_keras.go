@@ -421,6 +421,11 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 					if strings.HasPrefix(sub, "_") && hasGroup(lg, sub+"/vars") {
 						ats = append(ats, name+"/"+sub+"/vars")
 					}
+					// A wrapped recurrent layer's cell (Bidirectional's
+					// layers/bidirectional/forward_layer/cell/vars).
+					if hasGroup(lg, sub+"/cell/vars") {
+						ats = append(ats, name+"/"+sub+"/cell/vars")
+					}
 				}
 			}
 			for _, at := range ats {

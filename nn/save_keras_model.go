@@ -363,6 +363,15 @@ func keras3LayerEntry(l layers.Layer, in [][]int) (map[string]any, error) {
 	case "BatchNormalization":
 		cfg["synchronized"] = false
 	}
+	if bi, ok := l.(*layers.BidirectionalLayer); ok {
+		// The wrapped layer, serialized as Keras 3 serializes it.
+		inner, err := keras3LayerEntry(bi.Layer(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		inner["config"].(map[string]any)["name"] = c.Config["layer"].(map[string]any)["config"].(map[string]any)["name"]
+		cfg["layer"] = inner
+	}
 	cfg["name"] = l.Name()
 	cfg["trainable"] = true
 	cfg["dtype"] = keras3Policy()

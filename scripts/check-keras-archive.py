@@ -110,6 +110,10 @@ def expected_shapes(class_name, config, build):
         return [stat, stat, ()]  # mean, variance, the count a scalar
     if class_name == "Embedding":
         return [(config["input_dim"], config["output_dim"])]
+    if class_name == "Bidirectional":
+        inner = config["layer"]
+        half = expected_shapes(inner["class_name"], inner["config"], build)
+        return None if half is None else half + half
     gates = {"SimpleRNN": 1, "LSTM": 4, "GRU": 3}.get(class_name)
     if gates:
         u = config["units"]
@@ -280,6 +284,15 @@ def check(path):
                 problems.append("layers/%s has no cell/vars group" % group)
                 continue
             at = g["cell"]["vars"]
+        if entry["class_name"] == "Bidirectional":
+            # The forward layer's cell's variables, then the backward one's.
+            halves = [g[h]["cell"]["vars"] for h in ("forward_layer", "backward_layer")
+                      if h in g and "cell" in g[h] and "vars" in g[h]["cell"]]
+            if len(halves) != 2:
+                problems.append("layers/%s has no forward_layer/cell/vars and backward_layer/cell/vars" % group)
+                continue
+            vs = [h[k] for h in halves for k in sorted(h, key=int)]
+            at = {str(i): v for i, v in enumerate(vs)}
         keys = sorted(at, key=int)
         if keys != [str(i) for i in range(len(keys))]:
             problems.append("layers/%s's variables are %s, not 0 to %d" % (group, keys, len(keys) - 1))
