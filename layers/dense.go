@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gokeras/gokeras/internal/formats/configargs"
 	"github.com/gokeras/gokeras/internal/formats/shapes"
@@ -17,13 +18,17 @@ type DenseOption interface{ applyDense(*DenseLayer) }
 
 func (a Activation) applyDense(d *DenseLayer) { d.activation = a }
 
-// DenseLayer is a fully connected layer: activation(x·kernel + bias).
+// DenseLayer is a fully connected layer: activation(x·kernel + bias). On
+// samples of more than one axis it works on the last one, as Keras' Dense
+// does: (None, steps, features) becomes (None, steps, units), the same
+// kernel applied at every step.
 type DenseLayer struct {
 	named
 	weights
 	units        int
 	activation   Activation
 	kernel, bias *Param
+	inputRank    int // of the samples it was built for
 }
 
 // Dense makes a fully connected layer with the given number of output
@@ -59,14 +64,17 @@ func (d *DenseLayer) CheckConfig() error {
 	return nil
 }
 
-// plan is Dense's shape rule: flat samples of n features make a kernel
-// (n, units) and a bias (units), and outputs of units values.
+// plan is Dense's shape rule: samples whose last axis has n features make
+// a kernel (n, units) and a bias (units), and outputs of the same shape
+// with units in place of n.
 func (d *DenseLayer) plan(inputShape []int) ([]int, []WeightShape, error) {
-	if len(inputShape) != 1 {
-		return nil, nil, fmt.Errorf("dense layer %q: expects flat samples, shape (None, features), but gets %s: put a Flatten layer before it",
+	if len(inputShape) == 0 {
+		return nil, nil, fmt.Errorf("dense layer %q: expects samples of at least one axis, shape (None, ..., features), but gets %s",
 			d.name, shapes.String(inputShape))
 	}
-	return []int{d.units}, d.weights.plan([]int{inputShape[0], d.units}), nil
+	n := inputShape[len(inputShape)-1]
+	out := append(slices.Clone(inputShape[:len(inputShape)-1]), d.units)
+	return out, d.weights.plan([]int{n, d.units}), nil
 }
 
 // Build creates the kernel (inputs, units) and bias (units).
@@ -78,7 +86,8 @@ func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.kernel, d.bias = d.weights.build(ws[0].Shape, inputShape[0], d.units, rng)
+	d.kernel, d.bias = d.weights.build(ws[0].Shape, inputShape[len(inputShape)-1], d.units, rng)
+	d.inputRank = len(inputShape)
 	return out, nil
 }
 
@@ -94,13 +103,29 @@ func (d *DenseLayer) Call(in Flow, params []*gorgonia.Node) (Flow, error) {
 	if len(params) == 2 {
 		bias = params[1]
 	}
-	z, err := ops.Affine(in.Node, params[0], bias, in.NeedsGrad)
+	// Samples of more axes: every position of the last axis's rows is a
+	// row of the product, reshaped back after the activation.
+	x, shape := in.Node, in.Node.Shape()
+	if len(shape) > 2 {
+		rows := shape.TotalSize() / shape[len(shape)-1]
+		var err error
+		if x, err = ops.Reshape(x, []int{rows, shape[len(shape)-1]}, in.NeedsGrad); err != nil {
+			return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
+		}
+	}
+	z, err := ops.Affine(x, params[0], bias, in.NeedsGrad)
 	if err != nil {
 		return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
 	}
 	out, err := d.activation.apply(Flow{Node: z, NeedsGrad: true})
 	if err != nil {
 		return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
+	}
+	if len(shape) > 2 {
+		to := append(slices.Clone([]int(shape[:len(shape)-1])), d.units)
+		if out.Node, err = ops.Reshape(out.Node, to, true); err != nil {
+			return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
+		}
 	}
 	if out.Losses, err = d.weights.penalties(params, out.Node); err != nil {
 		return Flow{}, fmt.Errorf("dense layer %q: %w", d.name, err)
@@ -149,10 +174,19 @@ func denseFromConfig(args map[string]any) (Layer, error) {
 	return Dense(*a.Units, opts...), nil
 }
 
-// ONNX adds activation(x·kernel + bias) to an ONNX graph, as Gemm.
+// ONNX adds activation(x·kernel + bias) to an ONNX graph: as Gemm on flat
+// samples, as MatMul (over the last axis, channels last) and Add on
+// samples of more axes.
 func (d *DenseLayer) ONNX(b ONNXGraph, in string) (string, error) {
 	if d.kernel == nil {
 		return "", fmt.Errorf("%s layer %q has no kernel: is the model built?", d.Type(), d.name)
+	}
+	if d.inputRank > 1 {
+		z := b.Node("MatMul", []string{b.ChannelsLast(in), onnxWeight(b, d.kernel)})
+		if d.bias != nil {
+			z = b.Node("Add", []string{z, onnxWeight(b, d.bias)})
+		}
+		return d.activation.onnx(b, z)
 	}
 	inputs := []string{onnxWeight(b, d.kernel)}
 	if d.bias != nil {

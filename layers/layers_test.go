@@ -3,6 +3,7 @@ package layers
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,8 +86,13 @@ func TestActivationKeepsLogitsForCrossEntropy(t *testing.T) {
 
 func TestBuildErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	if _, err := Dense(3).Build([]int{32, 32, 3}, rng); err == nil || !strings.Contains(err.Error(), "Flatten") {
-		t.Errorf("Dense on images: %v", err)
+	// Dense works on the last axis of samples of more (as Keras' Dense).
+	d := Dense(5)
+	if out, err := d.Build([]int{32, 32, 3}, rng); err != nil || !slices.Equal(out, []int{32, 32, 5}) || !slices.Equal([]int(d.Params()[0].Value.Shape()), []int{3, 5}) {
+		t.Errorf("Dense on images: %v %v, want (32, 32, 5) from a kernel (3, 5)", out, err)
+	}
+	if _, err := Dense(3).Build([]int{}, rng); err == nil || !strings.Contains(err.Error(), "at least one axis") {
+		t.Errorf("Dense on samples of no axis: %v", err)
 	}
 	if _, err := Dense(-1).Build([]int{3}, rng); err == nil {
 		t.Error("Dense(-1) built")

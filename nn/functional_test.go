@@ -204,9 +204,9 @@ func TestNewModelRefusesBadGraphs(t *testing.T) {
 		}, "no layer (nil)"},
 		{"a bad shape, kept through later calls", func() ([]*nn.Tensor, []*nn.Tensor) {
 			in := nn.Input(4, 4)
-			x := nn.Apply(layers.Dense(3), in) // Dense takes flat samples
+			x := nn.Apply(layers.Conv2D(3, 3), in) // Conv2D takes images
 			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(2), x)}
-		}, "put a Flatten layer before it"},
+		}, "expects images"},
 		{"two inputs to a one-input layer", func() ([]*nn.Tensor, []*nn.Tensor) {
 			in := nn.Input(4)
 			return []*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(3), in, in)}

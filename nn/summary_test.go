@@ -70,7 +70,7 @@ func TestBuildErrors(t *testing.T) {
 		shape []int
 		want  string
 	}{
-		{"dense on images", nn.NewSequential(layers.Dense(3)), []int{32, 32, 3}, "Flatten"},
+		{"a convolution on flat samples", nn.NewSequential(layers.Conv2D(3, 3)), []int{32}, "expects images"},
 		{"no layers", nn.NewSequential(), []int{4}, "no layers"},
 		{"zero units", nn.NewSequential(layers.Dense(0)), []int{4}, "units must be a positive integer"},
 		{"bad shape", nn.NewSequential(layers.Dense(2)), []int{0}, "non-positive"},

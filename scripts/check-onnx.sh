@@ -2,9 +2,9 @@
 # Checks onnx.ExportFile (package export/onnx) end to end.
 # scripts/onnx/export builds, trains for a few steps and exports eighteen
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
-# normalizations and "same" paddings, one of 1D layers, Reshape and global
-# poolings, one of GELU activations, two of the other activations (one
-# with those TF.js lacks), an Embedding model, and two
+# normalizations and "same" paddings, one of 1D layers (a Dense on every
+# step among them), Reshape and global poolings, one of GELU activations,
+# two of the other activations (one with those TF.js lacks), an Embedding model, and two
 # functional models of shared layers: a convolution and a Dense applied
 # twice, a 1D convolution three times; one of every merge layer, and one
 # of those but Subtract, which TensorFlow.js lacks; one of

@@ -139,6 +139,7 @@ var specs = []spec{
 			layers.MaxPooling1D(layers.PoolSize(3), layers.Strides(2), layers.Padding("same")),
 			layers.AveragePooling1D(layers.Padding("same")),
 			layers.Conv1D(8, 3, layers.Sigmoid), layers.LayerNormalization(),
+			layers.Dense(8, layers.Softmax), // on every step: the last axis, a softmax over it
 			layers.Reshape([]int{-1, 4}), layers.Conv1D(5, 2, layers.DilationRate(2), layers.Padding("same"), layers.Tanh),
 			layers.GlobalAveragePooling1D(), layers.Dense(8, layers.Tanh), layers.Reshape([]int{4, 2}),
 			layers.AveragePooling1D(layers.PoolSize(3), layers.Strides(1)), layers.GlobalMaxPooling1D(),
