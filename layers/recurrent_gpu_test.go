@@ -64,3 +64,30 @@ func TestMaskedRecurrentOnGPU(t *testing.T) {
 	}
 	t.Logf("/CPU:0 %v, /GPU:0 %v", losses[0], losses[1])
 }
+
+// TestBidirectionalOnGPU: Bidirectional LSTM of sequences (concat)
+// then a Bidirectional GRU (ave) over masked sequences train on the
+// emulated /GPU:0 as on /CPU:0: the same losses epoch by epoch.
+func TestBidirectionalOnGPU(t *testing.T) {
+	const n, steps = 128, 8
+	x, y := paddedSign(t, n, steps)
+	var losses [2][]float64
+	for i, dev := range []string{"/CPU:0", "/GPU:0"} {
+		m := nn.NewSequential(layers.Input(steps, 1), layers.Masking(0),
+			layers.Bidirectional(layers.LSTM(4, layers.ReturnSequences())),
+			layers.Bidirectional(layers.GRU(3), layers.MergeMode("ave")), layers.Dense(1, layers.Sigmoid))
+		m.SetSeed(3)
+		h := fitData(t, m, dev, 4, x, y)
+		losses[i] = h.Get("loss")
+		m.Close()
+	}
+	for e := range losses[0] {
+		if d := math.Abs(losses[0][e] - losses[1][e]); d > 1e-4*max(1, losses[0][e]) {
+			t.Errorf("epoch %d: loss %v on /GPU:0, %v on /CPU:0", e+1, losses[1][e], losses[0][e])
+		}
+	}
+	if first, last := losses[1][0], losses[1][len(losses[1])-1]; !(last < first) {
+		t.Errorf("on /GPU:0: loss %v after 4 epochs from %v", last, first)
+	}
+	t.Logf("/CPU:0 %v, /GPU:0 %v", losses[0], losses[1])
+}
