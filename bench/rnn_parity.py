@@ -30,6 +30,16 @@ flipped real steps. The last output is the last real step's; the states
 (return_state) are the twin's final h_n (and c_n).
 RETURN_STATE: the output, then h (and c), each flattened, side by side.
 
+BIDIRECTIONAL (cases with a merge_mode; "" is Keras' None): the twin is
+PyTorch's module with bidirectional=True, its _reverse weights the Keras
+backward layer's (forward_*, then backward_* in Keras' list). Its
+per-step output is forward then reverse, each aligned with the steps, as
+Keras puts the backward sequence back in order; the last outputs are
+h_n[0] and h_n[1]. Merged as Keras merges: concat per step, sum, mul,
+ave; None gives both, side by side. With a mask the reverse half reads
+the real steps only: its outputs at the padded steps are zero. States:
+forward h (c), then backward h (c).
+
 THE CHECKS (relative error: max |gokeras - twin| / max |twin|):
   - float64 output and each gradient (input, kernel, recurrent kernel,
     bias) against the float64 twin: <= 1e-10;
@@ -62,53 +72,68 @@ def gru_order(w, units):
     return np.concatenate([w[..., u:2 * u], w[..., 0:u], w[..., 2 * u:3 * u]], axis=-1)
 
 
+def bidirectional(case):
+    return case.get("merge_mode") is not None
+
+
 def make_twin(case, settings, dtype):
     cls, f, u = case["class"], settings["Features"], settings["Units"]
+    bi = bidirectional(case)
     if cls == "LSTM":
-        mod = torch.nn.LSTM(f, u, batch_first=True)
+        mod = torch.nn.LSTM(f, u, batch_first=True, bidirectional=bi)
     elif cls == "GRU":
-        mod = torch.nn.GRU(f, u, batch_first=True)
+        mod = torch.nn.GRU(f, u, batch_first=True, bidirectional=bi)
     else:
-        mod = torch.nn.RNN(f, u, nonlinearity="tanh", batch_first=True)
+        mod = torch.nn.RNN(f, u, nonlinearity="tanh", batch_first=True, bidirectional=bi)
     return mod.to(dtype)
+
+
+def directions(case):
+    return ["_l0", "_l0_reverse"] if bidirectional(case) else ["_l0"]
 
 
 def set_weights(mod, case, settings, weights):
     u = settings["Units"]
-    kernel, rec = weights[0], weights[1]
-    bias = weights[2] if len(weights) > 2 else None
     gru = case["class"] == "GRU"
-    if gru:
-        kernel, rec = gru_order(kernel, u), gru_order(rec, u)
-    dt = mod.weight_ih_l0.dtype
-    with torch.no_grad():
-        mod.weight_ih_l0.copy_(torch.tensor(kernel.T, dtype=dt))
-        mod.weight_hh_l0.copy_(torch.tensor(rec.T, dtype=dt))
+    for d, sfx in enumerate(directions(case)):
+        kernel, rec, bias = weights[3 * d], weights[3 * d + 1], weights[3 * d + 2]
         if gru:
-            mod.bias_ih_l0.copy_(torch.tensor(gru_order(bias[0], u), dtype=dt))
-            mod.bias_hh_l0.copy_(torch.tensor(gru_order(bias[1], u), dtype=dt))
-        else:
-            mod.bias_ih_l0.copy_(torch.tensor(bias, dtype=dt))
-            mod.bias_hh_l0.zero_()
+            kernel, rec = gru_order(kernel, u), gru_order(rec, u)
+        p = lambda name: getattr(mod, name + sfx)
+        dt = p("weight_ih").dtype
+        with torch.no_grad():
+            p("weight_ih").copy_(torch.tensor(kernel.T, dtype=dt))
+            p("weight_hh").copy_(torch.tensor(rec.T, dtype=dt))
+            if gru:
+                p("bias_ih").copy_(torch.tensor(gru_order(bias[0], u), dtype=dt))
+                p("bias_hh").copy_(torch.tensor(gru_order(bias[1], u), dtype=dt))
+            else:
+                p("bias_ih").copy_(torch.tensor(bias, dtype=dt))
+                p("bias_hh").zero_()
 
 
 def keras_weights(mod, case, settings, grad=False):
     """The module's weights (or their gradients) in Keras' layout."""
     u = settings["Units"]
     get = (lambda p: p.grad) if grad else (lambda p: p.detach())
-    kernel = get(mod.weight_ih_l0).double().numpy().T
-    rec = get(mod.weight_hh_l0).double().numpy().T
-    if case["class"] == "GRU":
-        bias = np.stack([gru_order(get(mod.bias_ih_l0).double().numpy(), u),
-                         gru_order(get(mod.bias_hh_l0).double().numpy(), u)])
-        return [gru_order(kernel, u), gru_order(rec, u), bias]
-    return [kernel, rec, get(mod.bias_ih_l0).double().numpy()]
+    out = []
+    for sfx in directions(case):
+        p = lambda name: get(getattr(mod, name + sfx)).double().numpy()
+        kernel, rec = p("weight_ih").T, p("weight_hh").T
+        if case["class"] == "GRU":
+            bias = np.stack([gru_order(p("bias_ih"), u), gru_order(p("bias_hh"), u)])
+            out += [gru_order(kernel, u), gru_order(rec, u), bias]
+        else:
+            out += [kernel, rec, p("bias_ih")]
+    return out
 
 
 def forward(mod, case, x):
     """The layer's output, (batch, units) or flattened (batch, steps*units),
     then with return_state its last states, flattened."""
     lengths = case.get("lengths") or []
+    if bidirectional(case):
+        return forward_bi(mod, case, x, lengths)
     if not lengths:
         return join(case, *run(mod, case, x))
     rows = []
@@ -122,6 +147,40 @@ def forward(mod, case, x):
         else:
             out = torch.cat([out, out[:, n - 1:n].expand(1, t - n, out.shape[2])], dim=1)
         rows.append(join(case, out, states, last=states[0]))
+    return torch.cat(rows, dim=0)
+
+
+def forward_bi(mod, case, x, lengths):
+    """A bidirectional twin's merged output (and states), per sample when
+    masked."""
+    t = x.shape[1]
+    rows = []
+    samples = [(b, lengths[b % len(lengths)] if lengths else t) for b in range(x.shape[0])]
+    if not lengths:
+        samples = [(slice(None), t)]
+    for b, n in samples:
+        xb = x[b:b + 1, :n] if lengths else x
+        out, st = mod(xb)  # out (rows, n, 2u)
+        u = out.shape[2] // 2
+        fo, bo = out[..., :u], out[..., u:]
+        if n < t:  # forward holds its last output; the reverse half reads the real steps only
+            fo = torch.cat([fo, fo[:, n - 1:n].expand(fo.shape[0], t - n, u)], dim=1)
+            bo = torch.cat([bo, torch.zeros(bo.shape[0], t - n, u, dtype=bo.dtype)], dim=1)
+        hs = st if isinstance(st, tuple) else (st,)
+        if case["return_sequences"]:
+            yf, yb = fo, bo
+        else:
+            yf, yb = hs[0][0], hs[0][1]
+        mode = case["merge_mode"]
+        if mode == "concat":
+            y = torch.cat([yf, yb], dim=-1).reshape(yf.shape[0], -1)
+        elif mode == "":
+            y = torch.cat([yf.reshape(yf.shape[0], -1), yb.reshape(yb.shape[0], -1)], dim=1)
+        else:
+            y = {"sum": yf + yb, "mul": yf * yb, "ave": (yf + yb) / 2}[mode].reshape(yf.shape[0], -1)
+        if case.get("return_state"):
+            y = torch.cat([y] + [h[0] for h in hs] + [h[1] for h in hs], dim=1)
+        rows.append(y)
     return torch.cat(rows, dim=0)
 
 
@@ -164,11 +223,14 @@ def check_case(case, s):
     report("float64 output", rel(case["out64"], twin_out), F64_TOL)
     report("float64 loss", rel([case["loss64"]], [loss.item()]), F64_TOL)
     grads = [x.grad.numpy()] + keras_weights(mod, case, s, grad=True)
-    for name, got, want in zip(["input", "kernel", "recurrent_kernel", "bias"], case["grads64"], grads):
+    names = ["input", "kernel", "recurrent_kernel", "bias"]
+    if bidirectional(case):
+        names = ["input"] + [d + w for d in ("forward ", "backward ") for w in names[1:]]
+    for name, got, want in zip(names, case["grads64"], grads):
         report(f"float64 gradient of the {name}", rel(got, want), F64_TOL)
     out32 = np.array(case["out32"]).reshape(twin_out.shape)
     report(f"float32 output ({s['Device']} model) vs float64 twin", rel(out32, twin_out), F32_TOL)
-    if case["return_sequences"]:
+    if case["return_sequences"] and not bidirectional(case):
         seq32, seq64 = out32[:, :t * u].reshape(b, t, u), twin_out[:, :t * u].reshape(b, t, u)
         per = [rel(seq32[:, k], seq64[:, k]) for k in range(t)]
         report(f"float32 output, worst of the {t} timesteps", max(per), F32_TOL)
@@ -191,7 +253,8 @@ def check_case(case, s):
             l = ((forward(mod, case, xb) - yb) ** 2).mean()
             l.backward()
             if case["class"] != "GRU":
-                mod.bias_hh_l0.grad = None  # Keras' one bias is bias_ih; bias_hh stays 0
+                for sfx in directions(case):  # Keras' one bias is bias_ih; bias_hh stays 0
+                    getattr(mod, "bias_hh" + sfx).grad = None
             opt.step()
             losses.append(l.item())
         finals[dt] = (losses, keras_weights(mod, case, s))
@@ -202,7 +265,10 @@ def check_case(case, s):
     scale = max(abs(a - c) / abs(c) for a, c in zip(losses32, losses64))
     lines.append(f"  {'(PyTorch float32 vs float64, for scale)':<46} {scale:.3e}")
     final = np.array(case["final32"], dtype=object)
-    for i, name in enumerate(["kernel", "recurrent_kernel", "bias"]):
+    wnames = ["kernel", "recurrent_kernel", "bias"]
+    if bidirectional(case):
+        wnames = [d + w for d in ("forward ", "backward ") for w in wnames]
+    for i, name in enumerate(wnames):
         report(f"float32 {name} after the steps vs float64 twin",
                rel(np.array(case["final32"][i]), w64[i]), F32_TOL)
     return ok, lines
@@ -226,6 +292,8 @@ def main():
             extra += f", masked: lengths {case['lengths']} of {s['Steps']}"
         if case.get("return_state"):
             extra += ", return_state"
+        if bidirectional(case):
+            extra += f", Bidirectional merge_mode={case['merge_mode'] or None}"
         print(f"\n{case['name']} ({case['class']}, return_sequences={case['return_sequences']}, go_backwards={case['go_backwards']}{extra})")
         print("\n".join(lines))
         print(("PASS " if ok else "FAIL ") + case["name"])

@@ -57,21 +57,27 @@ type layerCase struct {
 	class           string
 	sequences, back bool
 	masked, state   bool
+	merge           string // Bidirectional's merge mode; "-" for none
 }
 
 var cases = []layerCase{
-	{"lstm", "LSTM", false, false, false, false},
-	{"lstm_sequences_backwards", "LSTM", true, true, false, false},
-	{"gru", "GRU", false, false, false, false},
-	{"gru_sequences_backwards", "GRU", true, true, false, false},
-	{"simple_rnn_sequences", "SimpleRNN", true, false, false, false},
-	{"lstm_masked", "LSTM", false, false, true, false},
-	{"lstm_masked_sequences_backwards", "LSTM", true, true, true, false},
-	{"gru_masked_sequences", "GRU", true, false, true, false},
-	{"simple_rnn_masked_backwards", "SimpleRNN", false, true, true, false},
-	{"lstm_state", "LSTM", false, false, false, true},
-	{"gru_state_sequences_backwards_masked", "GRU", true, true, true, true},
-	{"lstm_state_sequences_masked", "LSTM", true, false, true, true},
+	{"lstm", "LSTM", false, false, false, false, "-"},
+	{"lstm_sequences_backwards", "LSTM", true, true, false, false, "-"},
+	{"gru", "GRU", false, false, false, false, "-"},
+	{"gru_sequences_backwards", "GRU", true, true, false, false, "-"},
+	{"simple_rnn_sequences", "SimpleRNN", true, false, false, false, "-"},
+	{"lstm_masked", "LSTM", false, false, true, false, "-"},
+	{"lstm_masked_sequences_backwards", "LSTM", true, true, true, false, "-"},
+	{"gru_masked_sequences", "GRU", true, false, true, false, "-"},
+	{"simple_rnn_masked_backwards", "SimpleRNN", false, true, true, false, "-"},
+	{"lstm_state", "LSTM", false, false, false, true, "-"},
+	{"gru_state_sequences_backwards_masked", "GRU", true, true, true, true, "-"},
+	{"lstm_state_sequences_masked", "LSTM", true, false, true, true, "-"},
+	{"bidirectional_lstm_concat_sequences", "LSTM", true, false, false, false, "concat"},
+	{"bidirectional_gru_sum", "GRU", false, false, false, false, "sum"},
+	{"bidirectional_lstm_ave_sequences_masked", "LSTM", true, false, true, false, "ave"},
+	{"bidirectional_gru_mul_state", "GRU", false, false, false, true, "mul"},
+	{"bidirectional_simple_rnn_none_sequences", "SimpleRNN", true, false, false, false, ""},
 }
 
 // lengths are the masked cases' sequence lengths, sample i's the
@@ -90,10 +96,23 @@ func pad(x []float32, samples, steps, features int) {
 
 // states is how many states the layer returns with return_state.
 func (c layerCase) states() int {
+	n := 1
 	switch {
 	case !c.state:
 		return 0
 	case c.class == "LSTM":
+		n = 2
+	}
+	if c.merge != "-" {
+		n *= 2 // the forward layer's, then the backward one's
+	}
+	return n
+}
+
+// outputs is how many outputs of units (per step with sequences) the
+// layer's first outputs make: 2 for Bidirectional concat or None.
+func (c layerCase) outputs() int {
+	if c.merge == "concat" || c.merge == "" {
 		return 2
 	}
 	return 1
@@ -110,13 +129,19 @@ func (c layerCase) layer(units int) layers.Layer {
 	if c.state {
 		opts = append(opts, layers.ReturnState())
 	}
+	var l *layers.RecurrentLayer
 	switch c.class {
 	case "LSTM":
-		return layers.LSTM(units, opts...)
+		l = layers.LSTM(units, opts...)
 	case "GRU":
-		return layers.GRU(units, opts...)
+		l = layers.GRU(units, opts...)
+	default:
+		l = layers.SimpleRNN(units, opts...)
 	}
-	return layers.SimpleRNN(units, opts...)
+	if c.merge != "-" {
+		return layers.Bidirectional(l, layers.MergeMode(c.merge))
+	}
+	return l
 }
 
 type settings struct {
@@ -126,12 +151,13 @@ type settings struct {
 }
 
 type result struct {
-	Name            string `json:"name"`
-	Class           string `json:"class"`
-	ReturnSequences bool   `json:"return_sequences"`
-	GoBackwards     bool   `json:"go_backwards"`
-	Lengths         []int  `json:"lengths"`      // masked: each sample's, cycling
-	ReturnState     bool   `json:"return_state"` // the output, then h (and c), flattened
+	Name            string  `json:"name"`
+	Class           string  `json:"class"`
+	ReturnSequences bool    `json:"return_sequences"`
+	GoBackwards     bool    `json:"go_backwards"`
+	MergeMode       *string `json:"merge_mode"`   // Bidirectional's ("" for None), null for a plain layer
+	Lengths         []int   `json:"lengths"`      // masked: each sample's, cycling
+	ReturnState     bool    `json:"return_state"` // the output, then h (and c), flattened
 
 	Weights  [][]float32 `json:"weights"`
 	Shapes   [][]int     `json:"shapes"`
@@ -166,6 +192,9 @@ func widen(v []float32) []float64 {
 func runCase(c layerCase, s settings, seed uint64) (result, error) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	r := result{Name: c.name, Class: c.class, ReturnSequences: c.sequences, GoBackwards: c.back, ReturnState: c.state}
+	if c.merge != "-" {
+		r.MergeMode = &c.merge
+	}
 	if c.masked {
 		r.Lengths = lengths(s.Steps)
 	}
@@ -175,7 +204,7 @@ func runCase(c layerCase, s settings, seed uint64) (result, error) {
 	}
 	for i, p := range l.Params() {
 		vals := slices.Clone(p.Value.Data().([]float32))
-		if i == 2 { // the bias: random, not zeros and ones
+		if i%3 == 2 { // the bias: random, not zeros and ones
 			vals = uniform(rng, len(vals), 0.5)
 		}
 		r.Weights = append(r.Weights, vals)
@@ -185,7 +214,7 @@ func runCase(c layerCase, s settings, seed uint64) (result, error) {
 	if c.masked {
 		pad(r.X, s.Batch, s.Steps, s.Features)
 	}
-	outSize := s.Batch * s.Units
+	outSize := s.Batch * s.Units * c.outputs()
 	if c.sequences {
 		outSize *= s.Steps
 	}
@@ -279,8 +308,10 @@ func float32Model(r *result, c layerCase, s settings, rng *rand.Rand) error {
 		x = nn.Apply(layers.Masking(0), x)
 	}
 	outs := nn.ApplyAll(c.layer(s.Units), x)
-	if c.sequences {
-		outs[0] = nn.Apply(layers.Flatten(), outs[0])
+	for i := range outs {
+		if len(outs[i].Shape()) == 2 { // sequences
+			outs[i] = nn.Apply(layers.Flatten(), outs[i])
+		}
 	}
 	y := outs[0]
 	if len(outs) > 1 {
