@@ -135,8 +135,8 @@ func (l *MaskingLayer) ComputesMask() bool { return true }
 // what its call returned (out), as Keras 2 propagates masks: a layer that
 // computes its own (MaskComputer) has out's; one that supports masks
 // without changing the steps (Dense, Dropout, Activation, the
-// normalizations, Rescaling, the activation layers) passes its input's
-// on; a merge layer the product of its inputs' masks (steps kept in
+// normalizations, Rescaling, the activation layers, TimeDistributed)
+// passes its input's on; a merge layer the product of its inputs' masks (steps kept in
 // every input that has one), as Keras' merge layers' compute_mask does;
 // any other layer drops it, as Keras 2 (TensorFlow 2.4 and later) does
 // for a layer that does not support masking (Flatten, Conv1D,
@@ -165,7 +165,7 @@ func OutputMask(l Layer, in []Flow, out Flow) (*gorgonia.Node, error) {
 		}
 		return m, nil
 	case *DenseLayer, *DropoutLayer, *ActivationLayer, *RescalingLayer, *IdentityLayer, *ReLULayer, *LeakyReLULayer, *ELULayer,
-		*PReLULayer, *BatchNormalizationLayer, *LayerNormalizationLayer:
+		*PReLULayer, *BatchNormalizationLayer, *LayerNormalizationLayer, *TimeDistributedLayer:
 		if len(out.Node.Shape()) < 3 || out.Node.Shape()[1] != masks[0].Shape()[1] {
 			return nil, nil // no steps left to mask
 		}

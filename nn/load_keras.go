@@ -215,7 +215,7 @@ func kerasLayer(entry map[string]json.RawMessage, in []int) (layers.Layer, layer
 			cfg["axis"] = -1.0
 		}
 	}
-	if inner, ok := cfg["layer"].(map[string]any); ok && class == "Bidirectional" {
+	if inner, ok := cfg["layer"].(map[string]any); ok && (class == "Bidirectional" || class == "TimeDistributed") {
 		// The wrapped layer's entry, read as a layer's.
 		js, err := json.Marshal(inner)
 		if err != nil {

@@ -418,7 +418,7 @@ func readKerasFile(r io.ReaderAt, size int64, config string, check func(map[stri
 				// Sublayers' variables (MultiHeadAttention's
 				// layers/multi_head_attention/_query_dense/vars).
 				for _, sub := range lg.Names() {
-					if strings.HasPrefix(sub, "_") && hasGroup(lg, sub+"/vars") {
+					if (strings.HasPrefix(sub, "_") || sub == "layer") && hasGroup(lg, sub+"/vars") {
 						ats = append(ats, name+"/"+sub+"/vars")
 					}
 					// A wrapped recurrent layer's cell (Bidirectional's

@@ -363,9 +363,16 @@ func keras3LayerEntry(l layers.Layer, in [][]int) (map[string]any, error) {
 	case "BatchNormalization":
 		cfg["synchronized"] = false
 	}
-	if bi, ok := l.(*layers.BidirectionalLayer); ok {
+	var wrapped layers.Layer
+	switch w := l.(type) {
+	case *layers.BidirectionalLayer:
+		wrapped = w.Layer()
+	case *layers.TimeDistributedLayer:
+		wrapped = w.Layer()
+	}
+	if wrapped != nil {
 		// The wrapped layer, serialized as Keras 3 serializes it.
-		inner, err := keras3LayerEntry(bi.Layer(), nil)
+		inner, err := keras3LayerEntry(wrapped, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}

@@ -439,6 +439,9 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 		{[]string{"Embedding", "GlobalAveragePooling1D"}, []int{5}, 7, func() *Sequential {
 			return NewSequential(layers.Input(5), layers.Embedding(7, 3), layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax))
 		}},
+		{[]string{"TimeDistributed"}, []int{4, 3}, 0, func() *Sequential {
+			return NewSequential(layers.Input(4, 3), layers.TimeDistributed(layers.Dense(2, layers.Tanh)), layers.Flatten(), layers.Dense(3, layers.Softmax))
+		}},
 		{[]string{"Bidirectional"}, []int{5, 2}, 0, func() *Sequential {
 			return NewSequential(layers.Input(5, 2), layers.Bidirectional(layers.LSTM(3, layers.ReturnSequences()), layers.MergeMode("ave")),
 				layers.Bidirectional(layers.GRU(2)), layers.Dense(3, layers.Softmax))

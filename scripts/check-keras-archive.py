@@ -110,6 +110,9 @@ def expected_shapes(class_name, config, build):
         return [stat, stat, ()]  # mean, variance, the count a scalar
     if class_name == "Embedding":
         return [(config["input_dim"], config["output_dim"])]
+    if class_name == "TimeDistributed":
+        inner = config["layer"]
+        return expected_shapes(inner["class_name"], inner["config"], {"input_shape": [None] + list(shape[2:])})
     if class_name == "Bidirectional":
         inner = config["layer"]
         half = expected_shapes(inner["class_name"], inner["config"], build)
@@ -284,6 +287,11 @@ def check(path):
                 problems.append("layers/%s has no cell/vars group" % group)
                 continue
             at = g["cell"]["vars"]
+        if entry["class_name"] == "TimeDistributed":
+            if "layer" not in g or "vars" not in g["layer"]:
+                problems.append("layers/%s has no layer/vars group" % group)
+                continue
+            at = g["layer"]["vars"]
         if entry["class_name"] == "Bidirectional":
             # The forward layer's cell's variables, then the backward one's.
             halves = [g[h]["cell"]["vars"] for h in ("forward_layer", "backward_layer")
