@@ -28,7 +28,6 @@ type DenseLayer struct {
 	units        int
 	activation   Activation
 	kernel, bias *Param
-	inputRank    int // of the samples it was built for
 }
 
 // Dense makes a fully connected layer with the given number of output
@@ -87,7 +86,6 @@ func (d *DenseLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) {
 		return nil, err
 	}
 	d.kernel, d.bias = d.weights.build(ws[0].Shape, inputShape[len(inputShape)-1], d.units, rng)
-	d.inputRank = len(inputShape)
 	return out, nil
 }
 
@@ -181,7 +179,7 @@ func (d *DenseLayer) ONNX(b ONNXGraph, in string) (string, error) {
 	if d.kernel == nil {
 		return "", fmt.Errorf("%s layer %q has no kernel: is the model built?", d.Type(), d.name)
 	}
-	if d.inputRank > 1 {
+	if len(b.InputShape()) > 1 {
 		z := b.Node("MatMul", []string{b.ChannelsLast(in), onnxWeight(b, d.kernel)})
 		if d.bias != nil {
 			z = b.Node("Add", []string{z, onnxWeight(b, d.bias)})

@@ -138,7 +138,7 @@ func TestMaskZeroSkipsPadding(t *testing.T) {
 					if err := padded.Save(path); err != nil {
 						t.Fatalf("%s: %v", file, err)
 					}
-					loaded, err := nn.LoadModel(path)
+					loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0"))) // where the model it is compared with runs
 					if err != nil {
 						t.Fatalf("%s: %v", file, err)
 					}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
@@ -382,5 +383,72 @@ func TestResizeLayersTrain(t *testing.T) {
 	loss := h.Get("loss")
 	if first, last := loss[0], loss[len(loss)-1]; !(last < 0.7*first) {
 		t.Errorf("loss %v after 15 epochs from %v: the model did not learn", last, first)
+	}
+}
+
+// TestSubModelKeepsWeights builds a model of some of another's layers, as
+// Keras' Model(inputs, an intermediate tensor) does to read features out
+// of a trained model: its layers keep the weights they have (built again,
+// they would be drawn anew), so its predictions are the first layer's
+// outputs with those weights, computed here by hand; a layer whose
+// weights do not fit the new model's shapes is an error naming it.
+func TestSubModelKeepsWeights(t *testing.T) {
+	in := nn.Input(3)
+	hidden := layers.Dense(4, layers.ReLU)
+	h := nn.Apply(hidden, in)
+	full, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(2, layers.Softmax), h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	full.SetSeed(3)
+	compileSGD(t, full, 0.1)
+	before := weightsOf(t, full)
+
+	features, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer features.Close()
+	features.SetSeed(99) // a seed of its own, which must not redraw the shared weights
+	compileSGD(t, features, 0.1)
+	if after := weightsOf(t, full); !slices.Equal(after, before) {
+		t.Fatalf("building a model of its first layer changed the model's weights")
+	}
+	x := []float32{0.5, -1, 2, 1.5, 0.25, -0.75}
+	xs, err := data.TensorInputs(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(x)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := features.Predict(context.Background(), xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel, bias := hidden.Params()[0].Value.Data().([]float32), hidden.Params()[1].Value.Data().([]float32)
+	for r := range 2 {
+		for u := range 4 {
+			want := float64(bias[u])
+			for f := range 3 {
+				want += float64(x[r*3+f]) * float64(kernel[f*4+u])
+			}
+			want = math.Max(want, 0)
+			if got := p.Row(r)[u]; math.Abs(float64(got)-want) > 1e-6 {
+				t.Fatalf("features of sample %d, unit %d: %v, want %v (the first layer's, with its weights)", r, u, got, want)
+			}
+		}
+	}
+
+	wide := nn.Input(5)
+	other, err := nn.NewModel([]*nn.Tensor{wide}, []*nn.Tensor{nn.Apply(hidden, wide)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Compile(sgd, losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err == nil || !strings.Contains(err.Error(), "built by another model") {
+		t.Errorf("the shared layer on inputs of 5 features: %v, want an error that its weights were built by another model", err)
 	}
 }

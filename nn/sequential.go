@@ -377,6 +377,38 @@ func cloneShapes(list [][]int) [][]int {
 	return out
 }
 
+// hasWeights reports whether l has all its weights already: a layer that
+// another model built.
+func hasWeights(l layers.Layer) bool {
+	ps := l.Params()
+	for _, p := range ps {
+		if p == nil || p.Value == nil {
+			return false
+		}
+	}
+	return len(ps) > 0
+}
+
+// planBuilt is the output shape of a layer that another model built, for
+// samples of shape in: an error where the weights it has are not those
+// that shape needs.
+func planBuilt(l layers.Layer, in []int) ([]int, error) {
+	out, want, err := layers.PlanBuild(l, in)
+	if err != nil {
+		return nil, err
+	}
+	have := l.Params()
+	if len(want) != len(have) {
+		return nil, fmt.Errorf("it has %d weights, built by another model, and input shape %s needs %d", len(have), shapes.String(in), len(want))
+	}
+	for i, w := range want {
+		if got := []int(have[i].Value.Shape()); !slices.Equal(got, w.Shape) {
+			return nil, fmt.Errorf("its weight %q has shape %v, built by another model, and input shape %s needs %v", have[i].Name, got, shapes.String(in), w.Shape)
+		}
+	}
+	return out, nil
+}
+
 // Build creates the weights for samples of the given shape (no batch axis),
 // e.g. Build(32, 32, 3). Building an already built model for the same shape
 // does nothing; for another shape it is an error.
@@ -428,9 +460,15 @@ func (m *Sequential) Build(inputShape ...int) error {
 		var out []int
 		var err error
 		mi, multi := c.layer.(layers.MultiInputLayer)
+		// A layer another model built keeps its weights, as in Keras (a
+		// model of some of a trained model's layers computes with their
+		// trained weights): it is planned, not built again.
+		before := !built[c.layer] && hasWeights(c.layer)
 		switch {
-		case built[c.layer] && multi: // a shared layer's later call
+		case (built[c.layer] || before) && multi: // a shared layer's later call
 			out, err = mi.PlanInputs(in)
+		case before:
+			out, err = planBuilt(c.layer, in[0])
 		case built[c.layer]:
 			out, _, err = layers.PlanBuild(c.layer, in[0])
 		case multi:
