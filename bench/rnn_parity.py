@@ -37,8 +37,9 @@ per-step output is forward then reverse, each aligned with the steps, as
 Keras puts the backward sequence back in order; the last outputs are
 h_n[0] and h_n[1]. Merged as Keras merges: concat per step, sum, mul,
 ave; None gives both, side by side. With a mask the reverse half reads
-the real steps only: its outputs at the padded steps are zero. States:
-forward h (c), then backward h (c).
+the real steps only, and both halves output zero at the padded steps
+(Keras' Bidirectional forces zero_output_for_mask with return_sequences).
+States: forward h (c), then backward h (c).
 
 THE CHECKS (relative error: max |gokeras - twin| / max |twin|):
   - float64 output and each gradient (input, kernel, recurrent kernel,
@@ -163,8 +164,8 @@ def forward_bi(mod, case, x, lengths):
         out, st = mod(xb)  # out (rows, n, 2u)
         u = out.shape[2] // 2
         fo, bo = out[..., :u], out[..., u:]
-        if n < t:  # forward holds its last output; the reverse half reads the real steps only
-            fo = torch.cat([fo, fo[:, n - 1:n].expand(fo.shape[0], t - n, u)], dim=1)
+        if n < t:  # zero output at the padded steps (zero_output_for_mask, which Bidirectional forces)
+            fo = torch.cat([fo, torch.zeros(fo.shape[0], t - n, u, dtype=fo.dtype)], dim=1)
             bo = torch.cat([bo, torch.zeros(bo.shape[0], t - n, u, dtype=bo.dtype)], dim=1)
         hs = st if isinstance(st, tuple) else (st,)
         if case["return_sequences"]:

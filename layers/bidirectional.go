@@ -18,7 +18,9 @@ import (
 // the backward one's, named as Keras names them
 // (forward_lstm/lstm_cell/kernel, backward_lstm/lstm_cell/kernel, ...).
 // With return_sequences the backward layer's outputs are put back in the
-// order of the steps before the merge, as Keras does. With return_state
+// order of the steps before the merge, as Keras does; given a mask, both
+// halves then output zero at the masked steps (Keras forces
+// zero_output_for_mask on them). With return_state
 // the call outputs the merged output, then the forward layer's states,
 // then the backward one's; with merge mode None (MergeMode("")) the
 // forward and backward outputs are two outputs.
@@ -100,6 +102,9 @@ func (l *BidirectionalLayer) halves() (fw, bw *RecurrentLayer) {
 	fw.kernel, fw.recurrent, fw.bias = nil, nil, nil
 	bw.kernel, bw.recurrent, bw.bias = nil, nil, nil
 	bw.goBackwards = !bw.goBackwards
+	// Keras' Bidirectional: zero output at masked steps with
+	// return_sequences.
+	fw.zeroOutputForMask, bw.zeroOutputForMask = l.layer.returnSequences, l.layer.returnSequences
 	fw.name, bw.name = "forward_"+l.innerName(), "backward_"+l.innerName()
 	return fw, bw
 }

@@ -95,6 +95,15 @@ func ReturnState() RecurrentOption {
 	return recurrentOption(func(l *RecurrentLayer) { l.returnState = true })
 }
 
+// ZeroOutputForMask makes a recurrent layer with ReturnSequences output
+// zeros at the steps a mask skips, Keras' zero_output_for_mask=True;
+// by default (false) such a step repeats the output before it. A
+// Bidirectional layer sets it on its halves with return_sequences, as
+// Keras does.
+func ZeroOutputForMask(on bool) RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.zeroOutputForMask = on })
+}
+
 // ResetAfter sets where a GRU applies its reset gate (Keras'
 // reset_after): true, the default, to the recurrent kernel's product
 // (r·(h·R_h + b_rec), with a bias of (2, 3·units)), as Keras 2.3 and
@@ -133,7 +142,7 @@ type RecurrentLayer struct {
 	recurrentInit                   Initializer
 	unitForgetBias, resetAfter      bool
 	returnSequences, goBackwards    bool
-	returnState                     bool
+	returnState, zeroOutputForMask  bool
 	kernel, recurrent, bias         *Param
 }
 
@@ -508,7 +517,7 @@ func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, 
 		return ops.RecurrenceWith(proj, rec, ri, ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: l.units,
 			Act: l.activation.act, Alpha: ops.DefaultAlpha(l.activation.act),
 			RecAct: l.recurrentActivation.act, RecAlpha: ops.DefaultAlpha(l.recurrentActivation.act),
-			Backwards: l.goBackwards, Sequences: l.returnSequences, States: l.returnState})
+			Backwards: l.goBackwards, Sequences: l.returnSequences, States: l.returnState, ZeroMasked: mask != nil && l.zeroOutputForMask})
 	}
 	if in.Mask != nil {
 		return nil, fmt.Errorf("the unrolled recurrence takes no mask")
@@ -831,6 +840,9 @@ func (l *RecurrentLayer) Config() (Config, error) {
 	args := map[string]any{"name": l.name, "units": l.units, "activation": l.activation.String(),
 		"return_sequences": l.returnSequences, "go_backwards": l.goBackwards, "return_state": l.returnState, "stateful": false, "unroll": false,
 		"dropout": 0.0, "recurrent_dropout": 0.0, "recurrent_regularizer": nil}
+	if l.zeroOutputForMask {
+		args["zero_output_for_mask"] = true // Keras 2 writes it only when set
+	}
 	if err := l.weights.config(args); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", what, err)
 	}
@@ -853,7 +865,7 @@ func (l *RecurrentLayer) Config() (Config, error) {
 // recurrentFromConfig reads a Keras SimpleRNN, LSTM or GRU config. The
 // arguments of what gokeras does not do yet (dropout, stateful,
 // time_major) are taken at Keras' defaults only; those that change nothing computed (implementation,
-// unroll, zero_output_for_mask, seed) at any value.
+// unroll, seed) at any value.
 func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error) {
 	return func(args map[string]any) (Layer, error) {
 		a := struct {
@@ -948,6 +960,9 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 		}
 		if a.ReturnState {
 			opts = append(opts, ReturnState())
+		}
+		if a.ZeroOutputForMask {
+			opts = append(opts, ZeroOutputForMask(true))
 		}
 		for _, o := range a.nameOptions() {
 			opts = append(opts, o)

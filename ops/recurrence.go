@@ -62,6 +62,10 @@ type RecurrenceParams struct {
 	// given, and its output is the output of the step before (zero before
 	// the first step read), as Keras 2's recurrent layers do with a mask.
 	Masked bool
+	// ZeroMasked, with Masked and Sequences: the output at a skipped
+	// step is zero instead (Keras' zero_output_for_mask=True, which
+	// Bidirectional sets with return_sequences).
+	ZeroMasked bool
 	// States: the output is (1, n), the output the op has without it
 	// (flattened) followed by the last state h and an LSTM's cell state
 	// c, (Batch, Units) each: Keras' return_state.
@@ -224,8 +228,8 @@ func (p RecurrenceParams) GradParts() []int {
 }
 
 func (p RecurrenceParams) String() string {
-	return fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t init=%t masked=%t states=%t",
-		p.Cell, p.Units, p.Batch, p.Steps, p.Act, p.Alpha, p.RecAct, p.RecAlpha, p.Backwards, p.Sequences, p.RecBias, p.Init, p.Masked, p.States)
+	return fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t init=%t masked=%t zeromasked=%t states=%t",
+		p.Cell, p.Units, p.Batch, p.Steps, p.Act, p.Alpha, p.RecAct, p.RecAlpha, p.Backwards, p.Sequences, p.RecBias, p.Init, p.Masked, p.ZeroMasked, p.States)
 }
 
 // Recurrence adds the node running a recurrent layer's steps: proj is the
@@ -730,7 +734,7 @@ func (w recurrenceWork[T]) cellForward(in recIn[T], y []T, k, lo, hi int) {
 		h := rows(p.hPlane(), k)
 		for b := lo; b < hi; b++ {
 			row := y[(b*S+k)*U:][:U]
-			if shown(p, in.mask, b, k) {
+			if shown(p, in.mask, b, k) && !(p.ZeroMasked && skipped(p, in.mask, b, k)) {
 				copy(row, h[(b-lo)*U:][:U])
 			} else {
 				clear(row)
@@ -813,7 +817,7 @@ func (w recurrenceWork[T]) cellBackward(in recIn[T], dy, dproj []T, k, lo, hi in
 	for b := lo; b < hi; b++ {
 		var row []T
 		switch {
-		case !shown(p, in.mask, b, k):
+		case !shown(p, in.mask, b, k), p.ZeroMasked && p.Sequences && skipped(p, in.mask, b, k):
 			continue
 		case p.Sequences:
 			row = dy[(b*S+k)*U:][:U]

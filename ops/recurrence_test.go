@@ -53,12 +53,19 @@ func TestRecurrenceGradients(t *testing.T) {
 			}
 		}
 	}
+	// Zero output at masked steps (Bidirectional's), with sequences.
+	for _, cell := range []RecurrenceCell{LSTMCell, GRUCell} {
+		variants = append(variants, variant{cell, true, true, cell == GRUCell, Tanh, true, true, true})
+	}
 	// The mask: sample 0 skips its first and third steps, sample 1 its
 	// last two.
 	mask := []float64{0, 1, 0, 1, 1, 1, 0, 0}
 	for _, v := range variants {
 		p := RecurrenceParams{Cell: v.cell, Batch: batch, Steps: steps, Units: units, Act: v.act, RecAct: Sigmoid, Alpha: 1,
 			Backwards: v.backwards, Sequences: v.sequences, States: v.states}
+		if v.act == Tanh && v.init && v.masked && v.states && v.sequences && v.backwards && v.cell != RNNCell {
+			p.ZeroMasked = true // the zero-output variants (and the like ones above, which then check it too)
+		}
 		t.Run(fmt.Sprintf("%v/act=%v/backwards=%t/sequences=%t/recbias=%t/init=%t/masked=%t/states=%t", v.cell, v.act, v.backwards, v.sequences, v.recBias, v.init, v.masked, v.states), func(t *testing.T) {
 			gu := p.Gates() * units
 			g := gorgonia.NewGraph()
@@ -256,9 +263,10 @@ func TestRecurrenceOnEveryCore(t *testing.T) {
 // same op run without a mask on each sample's steps that the mask keeps,
 // in the order they are read: the output at a skipped step is the
 // output of the last step read before it (zero before the first, even
-// from initial states), the states returned are the last step read's
-// (the initial ones when none is), for each cell, read forwards and
-// backwards, from zero and from initial states.
+// from initial states; zero at every skipped step with ZeroMasked), the
+// states returned are the last step read's (the initial ones when none
+// is), for each cell, read forwards and backwards, from zero and from
+// initial states.
 func TestRecurrenceMaskSkipsSteps(t *testing.T) {
 	const batch, steps, units = 4, 5, 3
 	rng := rand.New(rand.NewPCG(8, 9))
@@ -273,9 +281,10 @@ func TestRecurrenceMaskSkipsSteps(t *testing.T) {
 	mask := []float64{1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0}
 	for _, cell := range []RecurrenceCell{RNNCell, LSTMCell, GRUCell} {
 		for _, backwards := range []bool{false, true} {
-			for _, init := range []bool{false, true} {
+			for _, mode := range []int{0, 1, 2} { // from zero, from initial states, zero output at skipped steps
+				init, zero := mode == 1, mode == 2
 				p := RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: units, Act: Tanh, RecAct: Sigmoid,
-					Backwards: backwards, Sequences: true, States: true, Init: init, Masked: true}
+					Backwards: backwards, Sequences: true, States: true, Init: init, Masked: true, ZeroMasked: zero}
 				gu := p.Gates() * units
 				in := recIn[float64]{proj: randoms(batch * steps * gu), rec: randoms(units * gu), mask: mask}
 				if cell == GRUCell {
@@ -332,7 +341,7 @@ func TestRecurrenceMaskSkipsSteps(t *testing.T) {
 						if mask[b*steps+p.step(k)] != 0 {
 							read++
 						}
-						if read > 0 {
+						if read > 0 && !(zero && mask[b*steps+p.step(k)] == 0) {
 							want = seq[(read-1)*units:][:units]
 						}
 						got := y[(b*steps+k)*units:][:units]

@@ -47,7 +47,7 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 		return h0
 	}
 	acts := []uint64{intArg(int(p.Act)), floatArg(float32(p.Alpha)), intArg(int(p.RecAct)), floatArg(float32(p.RecAlpha)), boolArg(p.Sequences),
-		ptrArg(h0), ptrArg(c0), ptrArg(mask), boolArg(p.Backwards)}
+		ptrArg(h0), ptrArg(c0), ptrArg(mask), boolArg(p.Backwards), boolArg(p.ZeroMasked)}
 	step := func(k int) int {
 		if p.Backwards {
 			return T - 1 - k

@@ -23,7 +23,8 @@ func TestRecurrenceTrainsAsOnCPU(t *testing.T) {
 		if cell != ops.GRUBeforeCell {
 			variants = append(variants, opstest.RecurrenceVariant{Init: true, Masked: true, States: true},
 				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true},
-				opstest.RecurrenceVariant{Sequences: true, Masked: true})
+				opstest.RecurrenceVariant{Sequences: true, Masked: true},
+				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Masked: true, ZeroMasked: true, Init: true})
 		}
 		for _, v := range variants {
 			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {

@@ -2400,12 +2400,13 @@ __device__ __forceinline__ bool gk_rec_shown(const float *mask, const float *h0,
 // previous state times the recurrent kernel (NULL at the first step from
 // a zero state), rb a GRU's recurrent bias (or NULL), h0 and c0 (B, U)
 // the initial states (or NULL: zero), mask (B, T) the steps to skip (or
-// NULL): a skipped step keeps the state. It writes the step's planes and,
+// NULL): a skipped step keeps the state, and outputs the output before it
+// (zero with zero_masked and sequences). It writes the step's planes and,
 // when y is not NULL, the output: every step's (sequences) or the last.
 // A thread per (sample, unit); any grid-stride launch.
 extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *z, const float *rb, float *planes, float *y,
 		int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences,
-		const float *h0, const float *c0, const float *mask, int backwards) {
+		const float *h0, const float *c0, const float *mask, int backwards, int zero_masked) {
 	int G = gk_rec_gates(cell), gu = G * U;
 	GRID_STRIDE(e, B * U) {
 		int b = e / U, j = e % U;
@@ -2459,7 +2460,8 @@ extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *
 		}
 		GK_PLANE(hp, k)[e] = h;
 		if (y) {
-			float out = gk_rec_shown(mask, h0, b, T, k, backwards) ? h : 0.0f;
+			bool skip = mask && mask[(size_t)b * T + t] == 0.0f;
+			float out = gk_rec_shown(mask, h0, b, T, k, backwards) && !(zero_masked && sequences && skip) ? h : 0.0f;
 			if (sequences) y[((size_t)b * T + k) * U + j] = out;
 			else if (k == T - 1) y[e] = out;
 		}
@@ -2479,12 +2481,13 @@ extern "C" __global__ void gk_rec_fwd(int cell, const float *proj, const float *
 // launch.
 extern "C" __global__ void gk_rec_bwd(int cell, const float *dy, const float *planes, float *dproj, float *dz, float *dh,
 		float *dc, int B, int T, int U, int t, int k, int act, float alpha, int ract, float ralpha, int sequences,
-		const float *h0, const float *c0, const float *mask, int backwards) {
+		const float *h0, const float *c0, const float *mask, int backwards, int zero_masked) {
 	int G = gk_rec_gates(cell), gu = G * U;
 	GRID_STRIDE(e, B * U) {
 		int b = e / U, j = e % U;
 		float gh = dh[e];
-		if (gk_rec_shown(mask, h0, b, T, k, backwards)) {
+		bool skip = mask && mask[(size_t)b * T + t] == 0.0f;
+		if (gk_rec_shown(mask, h0, b, T, k, backwards) && !(zero_masked && sequences && skip)) {
 			if (sequences) gh += dy[((size_t)b * T + k) * U + j];
 			else if (k == T - 1) gh += dy[e];
 		}

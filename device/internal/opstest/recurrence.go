@@ -34,6 +34,8 @@ func BuildRecurrenceGraph(seed uint64, cell ops.RecurrenceCell, batch int, backw
 // samples, computed from x by a Mask op), outputting its last states too.
 type RecurrenceVariant struct {
 	Backwards, Sequences, Init, Masked, States bool
+	// ZeroMasked: zero output at the masked steps (ops.RecurrenceParams').
+	ZeroMasked bool
 }
 
 // BuildRecurrenceGraphWith is BuildRecurrenceGraph of a variant.
@@ -46,7 +48,7 @@ func BuildRecurrenceGraphWith(seed uint64, cell ops.RecurrenceCell, batch int, v
 		return normalTensor(g, rng, name, scale, shape...)
 	}
 	p := ops.RecurrenceParams{Cell: cell, Batch: batch, Steps: steps, Units: units, Act: ops.Tanh, RecAct: ops.Sigmoid,
-		Backwards: backwards, Sequences: sequences, States: v.States}
+		Backwards: backwards, Sequences: sequences, States: v.States, ZeroMasked: v.ZeroMasked}
 	gu := p.Gates() * units
 	outCols := units
 	if sequences {

@@ -21,7 +21,8 @@ func TestRecurrenceMatchesTapeMachine(t *testing.T) {
 		variants := []opstest.RecurrenceVariant{{}, {Backwards: true, Sequences: true}}
 		if cell != ops.GRUBeforeCell {
 			variants = append(variants, opstest.RecurrenceVariant{Init: true, Masked: true, States: true},
-				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true})
+				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true},
+				opstest.RecurrenceVariant{Sequences: true, Masked: true, ZeroMasked: true})
 		}
 		for _, v := range variants {
 			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {
