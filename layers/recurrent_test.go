@@ -677,3 +677,23 @@ func TestBidirectionalGradients(t *testing.T) {
 		}
 	}
 }
+
+// TestSequenceLayersRefuseONNX: the ONNX export refuses Masking,
+// Embedding with mask_zero, Bidirectional and TimeDistributed, naming the
+// layer (it cannot carry the mask, nor the recurrences yet).
+func TestSequenceLayersRefuseONNX(t *testing.T) {
+	for _, c := range []struct {
+		l    ONNXMapper
+		want string
+	}{
+		{Masking(0, Named("m")), `masking layer "m"`},
+		{Embedding(5, 2, MaskZero(true), Named("e")), `embedding layer "e"`},
+		{Bidirectional(LSTM(2), Named("b")), `bidirectional layer "b"`},
+		{TimeDistributed(Dense(2), Named("t")), `time distributed layer "t"`},
+	} {
+		_, err := c.l.ONNX(nil, "x")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ONNX") {
+			t.Errorf("error %v, want one naming %s and ONNX", err, c.want)
+		}
+	}
+}
