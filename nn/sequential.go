@@ -397,14 +397,13 @@ func planBuilt(l layers.Layer, in []int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	have := l.Params()
-	if len(want) != len(have) {
-		return nil, fmt.Errorf("it has %d weights, built by another model, and input shape %s needs %d", len(have), shapes.String(in), len(want))
+	var have []layers.WeightShape
+	for _, p := range l.Params() {
+		have = append(have, layers.WeightShape{Name: p.Name, Shape: p.Value.Shape()})
 	}
-	for i, w := range want {
-		if got := []int(have[i].Value.Shape()); !slices.Equal(got, w.Shape) {
-			return nil, fmt.Errorf("its weight %q has shape %v, built by another model, and input shape %s needs %v", have[i].Name, got, shapes.String(in), w.Shape)
-		}
+	if !sameWeights(have, want) {
+		return nil, fmt.Errorf("it has the weights %s, built by another model, and input shape %s needs %s",
+			weightsText(have), shapes.String(in), weightsText(want))
 	}
 	return out, nil
 }

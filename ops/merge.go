@@ -433,6 +433,12 @@ func gradTerm[T float](kind BinaryKind, wrt int, a, b, dy T) T {
 	return T(math.NaN())
 }
 
+// elementwise reports whether neither operand is broadcast: output value
+// i is the operands' values i.
+func (l BroadcastLayout) elementwise() bool {
+	return len(l.Dims) == 1 && l.StrideA[0] == 1 && l.StrideB[0] == 1
+}
+
 // offsets are the positions in A and in B of output value i.
 func (l BroadcastLayout) offsets(i int) (ia, ib int) {
 	for k := len(l.Dims) - 1; k >= 0; k-- {
@@ -445,7 +451,7 @@ func (l BroadcastLayout) offsets(i int) (ia, ib int) {
 }
 
 func binaryForward[T float](kind BinaryKind, l BroadcastLayout, a, b, out []T) {
-	if len(l.Dims) == 1 && l.StrideA[0] == 1 && l.StrideB[0] == 1 {
+	if l.elementwise() {
 		if o, ok := any(out).([]float32); ok && kind == BinaryAdd {
 			AddValues(any(a).([]float32), any(b).([]float32), o) // the same bits
 			return
@@ -728,7 +734,7 @@ func BinaryForward(p BinaryParams, a, b, out []float32) {
 func BinaryReLUForward(p BinaryParams, a, b, out []float32) {
 	l := p.Layout()
 	out = out[:l.Size()]
-	if p.Kind == BinaryAdd && len(l.Dims) == 1 && l.StrideA[0] == 1 && l.StrideB[0] == 1 {
+	if p.Kind == BinaryAdd && l.elementwise() {
 		overValues(len(out), func(lo, hi int) {
 			avx2.Add(out[lo:hi], a[lo:hi], b[lo:hi]) // as AddValues
 			maskPositive(out[lo:hi], out[lo:hi], out[lo:hi])

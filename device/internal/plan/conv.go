@@ -26,14 +26,6 @@ func (c *compiler) convolutions() {
 		return
 	}
 	readers, kept := p.readers()
-	writer := func(buf int) int {
-		for i := len(p.Steps) - 1; i >= 0; i-- {
-			if slices.Contains(p.Steps[i].Out, buf) {
-				return i
-			}
-		}
-		return -1
-	}
 	only := func(buf, step int) bool { return !kept[buf] && slices.Equal(readers[buf], []int{step}) }
 	newBuffer := func(elems int) int {
 		p.Buffers = append(p.Buffers, Buffer{Elems: elems, Role: Temp})
@@ -63,7 +55,7 @@ func (c *compiler) convolutions() {
 		}
 		if s.Kind == PatchesGrad {
 			dcols := s.In[0]
-			at := writer(dcols)
+			at := p.lastWriter(dcols)
 			if at < 0 || !only(dcols, i) {
 				continue
 			}

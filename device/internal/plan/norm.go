@@ -31,6 +31,12 @@ func (c *compiler) normGradients() {
 			}
 		}
 	}
+	p.dropSteps(drop)
+}
+
+// dropSteps removes the steps whose indices drop holds, keeping the
+// others' order.
+func (p *Plan) dropSteps(drop map[int]bool) {
 	if len(drop) == 0 {
 		return
 	}
@@ -41,6 +47,16 @@ func (c *compiler) normGradients() {
 		}
 	}
 	p.Steps = steps
+}
+
+// lastWriter is the index of the last step that writes buffer buf, or -1.
+func (p *Plan) lastWriter(buf int) int {
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		if slices.Contains(p.Steps[i].Out, buf) {
+			return i
+		}
+	}
+	return -1
 }
 
 // readBefore reports whether a step before step end reads buffer b.
@@ -78,32 +94,25 @@ func (p *Plan) readers() (readers map[int][]int, kept map[int]bool) {
 // where the backend applies it there (Capabilities.FoldsReLU): a BiasAct
 // step of ops.ReLU without a bias whose input one step writes, as its
 // first output, and no other step reads (a batch normalization's, a
-// residual Add's, a convolution's). That step then writes the ReLU's output, its Op.Activation
-// ops.ReLU, the BiasAct step goes, and the values before the ReLU take no
-// memory: one pass over them less, forward. (The ReLU's gradient reads
-// the ReLU's output, not its input: see the ActGrad steps.)
+// residual Add's, a convolution's). That step then writes the ReLU's
+// output, its Op.Activation ops.ReLU, the BiasAct step goes, and the
+// values before the ReLU take no memory: one pass over them less,
+// forward. (The ReLU's gradient reads the ReLU's output, not its input:
+// see the ActGrad steps.)
 func (c *compiler) reluFolds() {
 	p := c.p
 	if c.caps.FoldsReLU == nil {
 		return
 	}
 	readers, kept := p.readers()
-	writer := map[int]int{}
-	for i, s := range p.Steps {
-		for _, b := range s.Out {
-			if b >= 0 {
-				writer[b] = i
-			}
-		}
-	}
 	drop := map[int]bool{}
 	for i, s := range p.Steps {
 		if s.Kind != BiasAct || s.Op.Activation != ops.ReLU || s.In[1] != None || s.Out[0] != None || s.Out[1] == None {
 			continue
 		}
 		x := s.In[0]
-		w, ok := writer[x]
-		if !ok || kept[x] || !slices.Equal(readers[x], []int{i}) {
+		w := p.lastWriter(x)
+		if w < 0 || kept[x] || !slices.Equal(readers[x], []int{i}) {
 			continue
 		}
 		n := &p.Steps[w]
@@ -114,14 +123,5 @@ func (c *compiler) reluFolds() {
 		p.Buffers[x].Elems = 0
 		drop[i] = true
 	}
-	if len(drop) == 0 {
-		return
-	}
-	steps := p.Steps[:0]
-	for i, s := range p.Steps {
-		if !drop[i] {
-			steps = append(steps, s)
-		}
-	}
-	p.Steps = steps
+	p.dropSteps(drop)
 }

@@ -32,10 +32,11 @@ func (ws *Workspace) ConvWork(span, n int) int {
 // steps kernel rows r of the tall product of a's rows (lda values apart,
 // depth values deep) at the positions from in(b, q) + r·stride with b's
 // rows r·depth on (n wide), plus bias (n values; nil for none), then with
-// relu the ReLU of each value (the value where it is above 0, else 0). Groups of six positions go through every
-// panel of 16 columns, each kernel row added into the tile; the last group
-// of an image's span is moved back to end with it, its first rows computed
-// again to the same values.
+// relu the ReLU of each value (the value where it is above 0, else 0).
+// Groups of six positions go through every panel of 16 columns, each
+// kernel row added into the tile; the last group of an image's span is
+// moved back to end with it, its first rows computed again to the same
+// values.
 func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
 	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool) {
 	k := steps * depth

@@ -216,11 +216,7 @@ func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n int, range
 			for _, piece := range pieces[first[part]:first[part+1]] {
 				for k0 := piece[0]; k0 < piece[1]; k0 += block {
 					kk := min(block, piece[1]-k0)
-					if period > 0 {
-						ws.colsjBlock(t, chunk, per, groups, perSeg, width, n, w, run, period, kk/period, k0, segs, a, lda, b, ldb, out, ldd, alpha1, be)
-					} else {
-						ws.colsBlock(t, chunk, per, groups, perSeg, width, n, w, kk, k0, segs, a, lda, b, ldb, out, ldd, alpha1, be)
-					}
+					ws.colsBlock(t, chunk, per, groups, perSeg, width, n, w, kk, k0, run, period, segs, a, lda, b, ldb, out, ldd, alpha1, be)
 					be = 1
 				}
 			}
@@ -250,8 +246,10 @@ func (ws *Workspace) tallTNSegments(workers int, segs []int, width, n int, range
 
 // colsBlock adds, for the groups of rows of c in chunk (per a chunk, of
 // groups, perSeg a segment), kk rows of a and b from row k0 into out: the
-// cols kernel on every panel of each group (tallTNSegments).
-func (ws *Workspace) colsBlock(t tallTile, chunk, per, groups, perSeg, width, n, w, kk, k0 int, segs []int,
+// cols kernel on every panel of each group (tallTNSegments); with period
+// > 0, kk is whole periods and only the first run rows of each are read
+// (the colsj kernels).
+func (ws *Workspace) colsBlock(t tallTile, chunk, per, groups, perSeg, width, n, w, kk, k0, run, period int, segs []int,
 	a []float32, lda int, b []float32, ldb int, out []float32, ldd int, alpha, beta float32) {
 	for g := chunk * per; g < min(groups, (chunk+1)*per); g++ {
 		seg, i0, skip := g/perSeg, (g%perSeg)*t.r, 0
@@ -259,31 +257,18 @@ func (ws *Workspace) colsBlock(t tallTile, chunk, per, groups, perSeg, width, n,
 			i0, skip = width-t.r, i0+t.r-width
 		}
 		// The first panel fetches a's values tallAhead rows ahead; the
-		// others find them in L1.
+		// others find them in L1. (The colsj kernels fetch nothing.)
 		ap := &a[segs[seg]+k0*lda+i0]
 		row := seg*width + i0
 		pf, step := uintptr(unsafe.Pointer(ap))+uintptr(tallAhead*lda*4), uintptr(lda*4)
 		for col := 0; col < n; col += w {
-			t.cols(kk, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col), pf, step, alpha, beta)
+			bp, cp, masks := &b[k0*ldb+col], &out[row*ldd+col], panelMasks(n-col)
+			if period > 0 {
+				t.colsj(run, ap, uintptr(lda*4), bp, uintptr(ldb*4), cp, uintptr(ldd*4), skip, masks, kk/period, period-run, alpha, beta)
+				continue
+			}
+			t.cols(kk, ap, uintptr(lda*4), bp, uintptr(ldb*4), cp, uintptr(ldd*4), skip, masks, pf, step, alpha, beta)
 			pf, step = uintptr(unsafe.Pointer(ap)), 0
-		}
-	}
-}
-
-// colsjBlock is colsBlock over steps periods of rows from row k0, the
-// first run rows of each (the colsj kernels).
-func (ws *Workspace) colsjBlock(t tallTile, chunk, per, groups, perSeg, width, n, w, run, period, steps, k0 int, segs []int,
-	a []float32, lda int, b []float32, ldb int, out []float32, ldd int, alpha, beta float32) {
-	for g := chunk * per; g < min(groups, (chunk+1)*per); g++ {
-		seg, i0, skip := g/perSeg, (g%perSeg)*t.r, 0
-		if i0+t.r > width {
-			i0, skip = width-t.r, i0+t.r-width
-		}
-		ap := &a[segs[seg]+k0*lda+i0]
-		row := seg*width + i0
-		for col := 0; col < n; col += w {
-			t.colsj(run, ap, uintptr(lda*4), &b[k0*ldb+col], uintptr(ldb*4), &out[row*ldd+col], uintptr(ldd*4), skip, panelMasks(n-col),
-				steps, period-run, alpha, beta)
 		}
 	}
 }
