@@ -316,11 +316,20 @@ type program struct {
 	// weigh fills it for the batch at idx from its labels.
 	w     *tensor.Dense
 	weigh func(idx []int, labels, dst []float32) error
-	// outs are the model's outputs, outCols the values of one sample of
-	// each, labelCols the label columns of each in a row of y (with one
-	// output, all of them).
+	// wSteps is how many rows of w each sample's weight fills: the steps
+	// of the outputs (1 for outputs of shape (None, n)).
+	wSteps int
+	// outNodes are the model's outputs. outs are what the loss and the
+	// metrics read: in a program with a loss, an output of several steps
+	// (None, steps..., n) viewed as one row per step, (batch·steps, n);
+	// the outputs themselves otherwise. outCols are the values of a row
+	// of each, outSteps its rows per sample, labelCols the label columns
+	// of each in a row of y (with one output, all of them): stepLabelCols
+	// per row of outs.
+	outNodes  []*gorgonia.Node
 	outs      []*gorgonia.Node
 	outCols   []int
+	outSteps  []int
 	labelCols []int
 	loss      *gorgonia.Node
 	// outReads and lossRead receive copies of the outputs and loss each
@@ -480,25 +489,37 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	}
 	outFlows := make([]layers.Flow, len(outputs))
 	p.outs = make([]*gorgonia.Node, len(outputs))
+	p.outNodes = make([]*gorgonia.Node, len(outputs))
 	p.outCols = make([]int, len(outputs))
+	p.outSteps = make([]int, len(outputs))
 	p.outReads = make([]gorgonia.Value, len(outputs))
 	for i, t := range outputs {
 		outFlows[i] = flows[t]
+		what := "the output"
+		if len(outputs) > 1 {
+			what = fmt.Sprintf("output %q", t.from.layer.Name())
+		}
 		out := flows[t].Node
-		if out.Dims() != 2 {
-			what := "the output"
-			if len(outputs) > 1 {
-				what = fmt.Sprintf("output %q", t.from.layer.Name())
-			}
-			return nil, fmt.Errorf("model %q: %s has shape %s; gokeras models must output (None, n): end with a Dense layer or a Flatten",
+		if out.Dims() < 2 {
+			return nil, fmt.Errorf("model %q: %s has shape %s; gokeras models must output at least one value per sample, (None, n) or a sequence (None, steps, n): end with a Dense layer",
 				m.name, what, shapes.String(m.outShapes[i]))
 		}
+		p.outNodes[i] = out
+		if md != modePredict {
+			// The loss and metrics read an output of several steps as
+			// one row per step, (batch·steps, n): the same values.
+			if outFlows[i], err = stepRows(outFlows[i]); err != nil {
+				return nil, fmt.Errorf("model %q: %s of shape %s: %w", m.name, what, shapes.String(m.outShapes[i]), err)
+			}
+			out = outFlows[i].Node
+		}
 		p.outs[i] = out
-		p.outCols[i] = out.Shape()[1]
+		p.outCols[i] = out.Shape()[out.Dims()-1]
+		p.outSteps[i] = out.Shape().TotalSize() / (batch * p.outCols[i])
 	}
 	var opts driver.MachineOptions
 	if md == modePredict {
-		for i, out := range p.outs {
+		for i, out := range p.outNodes {
 			gorgonia.Read(out, &p.outReads[i])
 		}
 	}
@@ -520,13 +541,36 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 			}
 			p.labelCols = cols
 		}
+		// An output of several steps reads its labels one row per step,
+		// as its values.
+		for i, steps := range p.outSteps {
+			if steps == 1 {
+				continue
+			}
+			cols := p.labelCols[i]
+			if cols%steps != 0 {
+				return nil, fmt.Errorf("model %q: %slabels of %d values per sample do not divide among the %d steps of the output", m.name, headWhat(m.compiled.heads, i), cols, steps)
+			}
+			if ys[i], err = ops.Reshape(ys[i], []int{batch * steps, cols / steps}, false); err != nil {
+				return nil, fmt.Errorf("model %q: %sthe labels of each step: %w", m.name, headWhat(m.compiled.heads, i), err)
+			}
+		}
 		if err := p.addMetrics(m.compiled, ys, m.compiled.strategy != nil); err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
 		var w *gorgonia.Node
 		if key.weighted {
-			p.w = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch))
-			w = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(batch), gorgonia.WithName("sample_weight"), gorgonia.WithValue(p.w))
+			// A sample's weight weighs each step of an output of several
+			// steps.
+			p.wSteps = p.outSteps[0]
+			for i, steps := range p.outSteps {
+				if steps != p.wSteps {
+					return nil, fmt.Errorf("model %q: sample weights for outputs of %d and %d steps (%q and %q): each sample's weight is spread over the steps of every output, which need as many steps", m.name, p.wSteps, steps, m.compiled.heads[0].name, m.compiled.heads[i].name)
+				}
+			}
+			rows := batch * p.wSteps
+			p.w = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(rows))
+			w = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(rows), gorgonia.WithName("sample_weight"), gorgonia.WithValue(p.w))
 		}
 		// Each output's loss, weighted; the model trains on their sum, as
 		// Keras does.
@@ -596,6 +640,36 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	return p, nil
 }
 
+// stepRows views an output of several steps, (batch, steps..., n), and
+// its logits as one row per step, (batch·steps, n), for the loss and the
+// metrics, which read rows, as Keras computes them over the last axis. The
+// view shares the output's values. An output of shape (batch, n) is
+// returned as it is.
+//
+// A mask on the steps is refused: Keras leaves the masked steps out of
+// the loss and the metrics, which gokeras does not do yet.
+func stepRows(f layers.Flow) (layers.Flow, error) {
+	s := f.Node.Shape()
+	if len(s) <= 2 {
+		return f, nil
+	}
+	if f.Mask != nil {
+		return f, errors.New("it carries a mask over its steps (from Embedding(mask_zero=True) or Masking), and Keras leaves the masked steps out of the loss and the metrics, which gokeras does not do yet: train without the mask (mask_zero=False, no Masking layer), or end the model with an output of shape (None, n)")
+	}
+	n := s[len(s)-1]
+	view := []int{s.TotalSize() / n, n}
+	var err error
+	if f.Node, err = ops.Reshape(f.Node, view, true); err != nil {
+		return f, err
+	}
+	if f.Logits != nil {
+		if f.Logits, err = ops.Reshape(f.Logits, view, true); err != nil {
+			return f, fmt.Errorf("its logits: %w", err)
+		}
+	}
+	return f, nil
+}
+
 // headWhat names output i in an error, when there are several.
 func headWhat(heads []head, i int) string {
 	if len(heads) < 2 {
@@ -628,10 +702,10 @@ func (p *program) addMetrics(c *compiled, ys []*gorgonia.Node, distributed bool)
 		d, ok := mt.(metrics.OnDevice)
 		var params ops.MetricParams
 		if ok {
-			params, ok = d.DeviceParams(p.labelCols[h], p.outCols[h])
+			params, ok = d.DeviceParams(p.stepLabelCols(h), p.outCols[h])
 		}
 		if !ok && distributed {
-			return fmt.Errorf("metric %s cannot be computed on the device for labels of %d and outputs of %d columns, and data-parallel training (WithStrategy) sums only the metrics the device computes", c.metricNames[i], p.labelCols[h], p.outCols[h])
+			return fmt.Errorf("metric %s cannot be computed on the device for labels of %d and outputs of %d columns, and data-parallel training (WithStrategy) sums only the metrics the device computes", c.metricNames[i], p.stepLabelCols(h), p.outCols[h])
 		}
 		if !ok {
 			host[h] = true // Update reports what does not fit
@@ -647,11 +721,15 @@ func (p *program) addMetrics(c *compiled, ys []*gorgonia.Node, distributed bool)
 	}
 	for h, on := range host {
 		if on {
-			gorgonia.Read(p.outs[h], &p.outReads[h])
+			gorgonia.Read(p.outNodes[h], &p.outReads[h])
 		}
 	}
 	return nil
 }
+
+// stepLabelCols is the label columns of a row of output h's outs: of a
+// step, for an output of several steps.
+func (p *program) stepLabelCols(h int) int { return p.labelCols[h] / p.outSteps[h] }
 
 // lossValue reads the loss the last run computed.
 func (p *program) lossValue() (float64, error) {

@@ -231,7 +231,7 @@ func (c *compiled) reduceResults(p *program, loss float64, rows, global int, ran
 			off++
 			continue
 		}
-		if err := mt.(metrics.OnDevice).AddDeviceBatch(buf[off:off+p.metricLens[i]], global); err != nil {
+		if err := mt.(metrics.OnDevice).AddDeviceBatch(buf[off:off+p.metricLens[i]], global*p.outSteps[c.metricOut[i]]); err != nil {
 			return 0, err
 		}
 		off += p.metricLens[i]

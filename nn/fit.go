@@ -15,6 +15,7 @@ import (
 
 	"github.com/gokeras/gokeras/data"
 	"github.com/gokeras/gokeras/internal/formats/shapes"
+	"github.com/gokeras/gokeras/losses"
 )
 
 // ErrNonFiniteLoss is wrapped by the error Fit returns when the loss
@@ -116,6 +117,15 @@ func SampleWeight(weights []float32) Option {
 		c.sampleWeight = weights
 		return nil
 	}
+}
+
+// checkClassWeight refuses ClassWeight for an output of several steps, as
+// Keras refuses class_weight for targets of 3 or more dimensions.
+func (m *Sequential) checkClassWeight(cfg runConfig) error {
+	if cfg.classWeight != nil && len(m.outShapes) == 1 && len(m.outShapes[0]) > 1 {
+		return fmt.Errorf("fit: ClassWeight is not supported for model %q's output of shape %s, of several steps, as Keras does not support class_weight for 3+ dimensional targets: weigh the samples with SampleWeight", m.name, shapes.String(m.outShapes[0]))
+	}
+	return nil
 }
 
 // weigher returns the function that fills a batch's sample weights from
@@ -409,10 +419,40 @@ func (m *Sequential) checkShapes(what string, in data.Inputs) error {
 			parts = [][]int{ds.LabelShape()}
 		}
 		for i, h := range m.compiled.heads {
-			if err := h.loss.CheckLabels(parts[i], m.outShapes[i]); err != nil {
+			if err := checkLabels(h.loss, parts[i], m.outShapes[i]); err != nil {
 				return fmt.Errorf("%s: %s%w", what, headWhat(m.compiled.heads, i), err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkLabels checks that labels of shape label (of a sample) fit loss
+// with an output of shape out. An output of several steps, (steps..., n),
+// takes labels of the same steps, (steps..., n), or class indices
+// (steps...) or (steps..., 1) for a sparse loss, which the loss reads step
+// by step, as Keras computes a loss over the last axis; or the same values
+// in one row, (steps·n,) or (steps,).
+func checkLabels(loss losses.Loss, label, out []int) error {
+	if len(out) < 2 {
+		return loss.CheckLabels(label, out)
+	}
+	steps, n := out[:len(out)-1], out[len(out)-1:]
+	size := shapes.Size(steps)
+	var step []int // the labels of a step
+	switch {
+	case len(label) >= len(steps) && slices.Equal(label[:len(steps)], steps):
+		step = label[len(steps):]
+	case len(label) == 1 && label[0] == size*n[0]:
+		step = n
+	case len(label) == 1 && label[0] == size:
+		step = nil
+	default:
+		return fmt.Errorf("labels of shape %s do not fit a model output of shape %s: an output of several steps takes labels of the same steps, shape %s, or %s of class indices for a sparse loss",
+			shapes.String(label), shapes.String(out), shapes.String(out), shapes.String(steps))
+	}
+	if err := loss.CheckLabels(step, n); err != nil {
+		return fmt.Errorf("labels of shape %s for a model output of shape %s, read step by step: %w", shapes.String(label), shapes.String(out), err)
 	}
 	return nil
 }
@@ -559,6 +599,9 @@ func (m *Sequential) Fit(ctx context.Context, src data.Source, opts ...Option) (
 	}
 	if cfg.classWeight != nil && len(m.outShapes) > 1 {
 		return nil, fmt.Errorf("fit: ClassWeight is only supported for models of one output, as in Keras; model %q has %d: weigh its samples with SampleWeight", m.name, len(m.outShapes))
+	}
+	if err := m.checkClassWeight(cfg); err != nil {
+		return nil, err
 	}
 	weigh, err := cfg.weigher(n, shapes.Size(ds.LabelShape()))
 	if err != nil {

@@ -48,9 +48,11 @@ func (m *Sequential) startShard(p *program, ds data.Dataset, idx []int, global i
 		if p.weigh == nil {
 			return nil, fmt.Errorf("a weighted training program got no sample weights")
 		}
-		if err := p.weigh(idx, labels, p.w.Data().([]float32)); err != nil {
+		w := p.w.Data().([]float32)
+		if err := p.weigh(idx, labels, w[:len(idx)]); err != nil {
 			return nil, err
 		}
+		spreadWeights(w, len(idx), p.wSteps)
 	}
 	tr, ok := p.machine.(driver.Trainer)
 	if !ok {
@@ -143,7 +145,9 @@ func (p *program) results(c *compiled, labels []float32, batch, global int) (flo
 			if !ok {
 				return 0, fmt.Errorf("metric %s: its batch state is a %T, want a tensor", c.metricNames[i], p.metricReads[i])
 			}
-			if err := mt.(metrics.OnDevice).AddDeviceBatch(v.Data().([]float32), batch); err != nil {
+			// A mean over the steps of an output of several steps, as
+			// Keras' metrics average every step's value.
+			if err := mt.(metrics.OnDevice).AddDeviceBatch(v.Data().([]float32), batch*p.outSteps[c.metricOut[i]]); err != nil {
 				return 0, err
 			}
 			continue
@@ -154,11 +158,25 @@ func (p *program) results(c *compiled, labels []float32, batch, global int) (flo
 			return 0, err
 		}
 		ys := p.headLabels(labels, batch, h)
-		if err := mt.Update(ys, len(ys)/batch, out, p.outCols[h]); err != nil {
+		if err := mt.Update(ys, p.stepLabelCols(h), out, p.outCols[h]); err != nil {
 			return 0, err
 		}
 	}
 	return loss, nil
+}
+
+// spreadWeights spreads the first batch weights of w, one per sample, over
+// steps rows each: sample i's weight fills w[i·steps : (i+1)·steps].
+func spreadWeights(w []float32, batch, steps int) {
+	if steps < 2 {
+		return
+	}
+	for i := batch - 1; i >= 0; i-- { // from the last: each row is read before it is written
+		v := w[i]
+		for j := range steps {
+			w[i*steps+j] = v
+		}
+	}
 }
 
 // headLabels are output h's columns of a batch of batch rows of labels:

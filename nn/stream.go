@@ -230,6 +230,9 @@ func (m *Sequential) fitStream(ctx context.Context, cfg runConfig, s *data.Strea
 	if cfg.classWeight != nil && len(m.outShapes) > 1 {
 		return nil, fmt.Errorf("fit: ClassWeight is only supported for models of one output, as in Keras; model %q has %d", m.name, len(m.outShapes))
 	}
+	if err := m.checkClassWeight(cfg); err != nil {
+		return nil, err
+	}
 	feed := newStreamFeed(ctx, s)
 	// As Keras: one pass serves every epoch when StepsPerEpoch is not the
 	// stream's length; else each epoch reads a pass of its own.

@@ -1,0 +1,411 @@
+package nn_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/layers"
+	"github.com/gokeras/gokeras/losses"
+	"github.com/gokeras/gokeras/metrics"
+	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
+)
+
+// tagData are n sequences of steps tokens in [1, vocab), each token tagged
+// by how it compares with the one before (0 before the first): 0 smaller,
+// 1 equal, 2 larger. It returns the tokens, the tags, and a dataset of them
+// with labels of shape (steps,): class indices per step.
+func tagData(t *testing.T, n, steps, vocab int, seed uint64) (x, y []float32, ds data.Dataset) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	x, y = make([]float32, n*steps), make([]float32, n*steps)
+	for i := range n {
+		prev := 0
+		for k := range steps {
+			tok := 1 + rng.IntN(vocab-1)
+			if k > 0 && rng.IntN(4) == 0 {
+				tok = prev // repeats, so that "equal" is not rare
+			}
+			x[i*steps+k] = float32(tok)
+			switch {
+			case tok < prev:
+				y[i*steps+k] = 0
+			case tok == prev:
+				y[i*steps+k] = 1
+			default:
+				y[i*steps+k] = 2
+			}
+			prev = tok
+		}
+	}
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, steps), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, steps), tensor.WithBacking(slices.Clone(y))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, y, ds
+}
+
+// TestSequenceTagger: Embedding, LSTM(return_sequences) and a softmax Dense
+// on every step learn to tag each token by how it compares with the one
+// before, trained with sparse_categorical_crossentropy on labels of shape
+// (N, steps); Evaluate's accuracy is the share of all N·steps tags right,
+// which Predict's (N, steps, 3) outputs give too.
+func TestSequenceTagger(t *testing.T) {
+	const n, steps, vocab = 512, 6, 6
+	m := nn.NewSequential(layers.Input(steps), layers.Embedding(vocab, 8), layers.LSTM(24, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
+	m.SetSeed(5)
+	defer m.Close()
+	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(adam, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(seqDevice)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, ds := tagData(t, n, steps, vocab, 1)
+	ctx := context.Background()
+	h, err := m.Fit(ctx, ds, nn.Epochs(25), nn.BatchSize(32), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := h.Get("loss")
+	t.Logf("loss %.4f -> %.4f, accuracy %.4f -> %.4f", loss[0], loss[len(loss)-1], h.Get("accuracy")[0], h.Get("accuracy")[len(loss)-1])
+	_, ty, test := tagData(t, 256, steps, vocab, 2)
+	logs, err := m.Evaluate(ctx, test, nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs["accuracy"] < 0.95 {
+		t.Errorf("test accuracy %.4f after training, want at least 0.95 (logs %v)", logs["accuracy"], logs)
+	}
+	pred, err := m.PredictTensor(ctx, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{256, steps, 3}; !slices.Equal(pred.Shape(), want) {
+		t.Fatalf("Predict's shape %v, want %v", pred.Shape(), want)
+	}
+	right, p := 0, pred.Data().([]float32)
+	for r := range len(ty) {
+		row := p[r*3 : (r+1)*3]
+		if float32(slices.Index(row, slices.Max(row))) == ty[r] {
+			right++
+		}
+	}
+	if got := float64(right) / float64(len(ty)); math.Abs(got-logs["accuracy"]) > 1e-6 {
+		t.Errorf("Evaluate's accuracy %.6f, but Predict's outputs tag %.6f of the %d steps right", logs["accuracy"], got, len(ty))
+	}
+	// A saved tagger loads, compiled, and predicts the same.
+	path := filepath.Join(t.TempDir(), "tagger.keras")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := nn.LoadModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	again, err := back.PredictTensor(ctx, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.Shape(), pred.Shape()) || !slices.Equal(again.Data().([]float32), p) {
+		t.Errorf("the loaded tagger predicts differently: shape %v, want %v", again.Shape(), pred.Shape())
+	}
+	bl, err := back.Evaluate(ctx, test, nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(bl["loss"]-logs["loss"]) > 1e-6 || bl["accuracy"] != logs["accuracy"] {
+		t.Errorf("the loaded tagger evaluates to %v, the saved one to %v", bl, logs)
+	}
+}
+
+// TestSequenceOutputErrors: labels that do not fit an output of several
+// steps, ClassWeight, and a mask over the output's steps are refused
+// before training, naming both shapes and the fix.
+func TestSequenceOutputErrors(t *testing.T) {
+	f := newSeqFixture()
+	ctx := context.Background()
+	cases := []struct {
+		name       string
+		loss       losses.Loss
+		labelShape []int
+		opts       []nn.Option
+		want       []string
+	}{
+		{"sparse, steps+1", losses.SparseCategoricalCrossentropy{}, []int{f.steps + 1}, nil,
+			[]string{"labels of shape (None, 4) do not fit a model output of shape (None, 3, 3)", "shape (None, 3, 3), or (None, 3) of class indices"}},
+		{"categorical, 4 classes", losses.CategoricalCrossentropy{}, []int{f.steps, 4}, nil,
+			[]string{"labels of shape (None, 3, 4) for a model output of shape (None, 3, 3), read step by step", "categorical_crossentropy"}},
+		{"categorical, class indices", losses.CategoricalCrossentropy{}, []int{f.steps}, nil,
+			[]string{"labels of shape (None, 3) for a model output of shape (None, 3, 3)", "use sparse_categorical_crossentropy"}},
+		{"sparse, one-hot", losses.SparseCategoricalCrossentropy{}, []int{f.steps, 3}, nil,
+			[]string{"labels of shape (None, 3, 3) for a model output of shape (None, 3, 3)", "look one-hot"}},
+		{"mse, flat of another size", losses.MeanSquaredError{}, []int{f.steps*3 + 1}, nil,
+			[]string{"labels of shape (None, 10) do not fit a model output of shape (None, 3, 3)"}},
+		{"class weight", losses.SparseCategoricalCrossentropy{}, []int{f.steps}, []nn.Option{nn.ClassWeight(map[int]float64{0: 1, 1: 2, 2: 1})},
+			[]string{"ClassWeight is not supported", "(None, 3, 3)", "SampleWeight"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := f.model(t, false, c.loss)
+			defer m.Close()
+			labels := make([]float32, f.n*shapesSize(c.labelShape))
+			ds := f.dataset(t, labels, c.labelShape...)
+			_, err := m.Fit(ctx, ds, append([]nn.Option{nn.Verbose(0)}, c.opts...)...)
+			if err == nil {
+				t.Fatal("Fit: no error")
+			}
+			t.Logf("Fit: %v", err)
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Fit: error %q does not say %q", err, w)
+				}
+			}
+			if c.opts == nil {
+				if _, err := m.Evaluate(ctx, ds, nn.Verbose(0)); err == nil || !strings.Contains(err.Error(), c.want[0]) {
+					t.Errorf("Evaluate: error %v, want one saying %q", err, c.want[0])
+				}
+			}
+		})
+	}
+	t.Run("mask", func(t *testing.T) {
+		m := nn.NewSequential(layers.Input(4), layers.Embedding(5, 3, layers.MaskZero(true)), layers.LSTM(4, layers.ReturnSequences()), layers.Dense(2, layers.Softmax))
+		defer m.Close()
+		sgd, err := optim.NewSGD(optim.SGDConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Compile(sgd, losses.SparseCategoricalCrossentropy{}, nil, nn.OnDevice(seqDevice)); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := data.TensorData(tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float32{1, 2, 0, 0, 3, 4, 1, 0})), tensor.New(tensor.WithShape(2, 4), tensor.WithBacking(make([]float32, 8))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Fit(ctx, ds, nn.Verbose(0))
+		t.Logf("Fit: %v", err)
+		if err == nil || !strings.Contains(err.Error(), "mask over its steps") || !strings.Contains(err.Error(), "mask_zero=False") {
+			t.Errorf("Fit: error %v, want one refusing the mask over the steps", err)
+		}
+		// Predict has no loss: the mask does not matter to it.
+		pred, err := m.PredictTensor(ctx, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{2, 4, 2}; !slices.Equal(pred.Shape(), want) {
+			t.Errorf("Predict's shape %v, want %v", pred.Shape(), want)
+		}
+	})
+}
+
+func shapesSize(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// seqFixture is a batch of n sequences of steps rows of 2 features, a
+// softmax Dense of 3 units with fixed weights, and the float64 reference
+// of its outputs.
+type seqFixture struct {
+	n, steps     int
+	x            []float32
+	kernel, bias []float32
+}
+
+func newSeqFixture() seqFixture {
+	f := seqFixture{n: 4, steps: 3, kernel: []float32{0.5, -0.25, 0.75, -1, 0.125, 0.5}, bias: []float32{0.1, -0.2, 0.05}}
+	rng := rand.New(rand.NewPCG(9, 9))
+	f.x = make([]float32, f.n*f.steps*2)
+	for i := range f.x {
+		f.x[i] = float32(rng.NormFloat64())
+	}
+	return f
+}
+
+// probs are the softmax outputs of row r (sample r/steps, step r%steps) in
+// float64.
+func (f seqFixture) probs(r int) []float64 {
+	z := make([]float64, 3)
+	for j := range 3 {
+		z[j] = float64(f.bias[j])
+		for i := range 2 {
+			z[j] += float64(f.x[r*2+i]) * float64(f.kernel[i*3+j])
+		}
+	}
+	mx := slices.Max(z)
+	sum := 0.0
+	for j := range z {
+		z[j] = math.Exp(z[j] - mx)
+		sum += z[j]
+	}
+	for j := range z {
+		z[j] /= sum
+	}
+	return z
+}
+
+func (f seqFixture) model(t *testing.T, timeDistributed bool, loss losses.Loss, ms ...metrics.Metric) *nn.Sequential {
+	t.Helper()
+	var dense layers.Layer = layers.Dense(3, layers.Softmax)
+	if timeDistributed {
+		dense = layers.TimeDistributed(dense)
+	}
+	m := nn.NewSequential(layers.Input(f.steps, 2), dense)
+	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(sgd, loss, ms, nn.OnDevice(seqDevice)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetWeights([]*tensor.Dense{
+		tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(slices.Clone(f.kernel))),
+		tensor.New(tensor.WithShape(3), tensor.WithBacking(slices.Clone(f.bias))),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (f seqFixture) dataset(t *testing.T, labels []float32, labelShape ...int) data.Dataset {
+	t.Helper()
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(f.n, f.steps, 2), tensor.WithBacking(slices.Clone(f.x))),
+		tensor.New(tensor.WithShape(append([]int{f.n}, labelShape...)...), tensor.WithBacking(slices.Clone(labels))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// seqDevice is where the sequence tests run: /GPU:0 in the emulated GPU's
+// build (sequence_output_gpu_test.go).
+var seqDevice = "/CPU:0"
+
+// TestSequenceLossByHand: for fixed weights, the loss of an output of
+// several steps is each step's loss over the last axis, averaged over all
+// samples and steps (Keras' sum_over_batch_size), checked against a float64
+// reference for sparse labels (N, steps), one-hot labels (N, steps, 3) and
+// mean squared error; with sample weights, each sample's weight weighs its
+// steps and the sum is still divided by N·steps; the accuracy counts every
+// step. Each check is shown to tell the right averaging from the wrong
+// ones: summing the steps, or dividing the weighted sum by the weights'.
+func TestSequenceLossByHand(t *testing.T) {
+	f := newSeqFixture()
+	rows := f.n * f.steps
+	rng := rand.New(rand.NewPCG(4, 4))
+	classes, onehot, targets := make([]float32, rows), make([]float32, rows*3), make([]float32, rows*3)
+	for r := range rows {
+		classes[r] = float32(rng.IntN(3))
+		onehot[r*3+int(classes[r])] = 1
+	}
+	for i := range targets {
+		targets[i] = float32(rng.Float64())
+	}
+	weights := []float32{2, 0.5, 0, 3}
+	// Each row's loss in float64, and the accuracy over every step.
+	ce, se := make([]float64, rows), make([]float64, rows)
+	right := 0
+	for r := range rows {
+		p := f.probs(r)
+		ce[r] = -math.Log(p[int(classes[r])])
+		for j := range 3 {
+			d := p[j] - float64(targets[r*3+j])
+			se[r] += d * d / 3
+		}
+		if slices.Index(p, slices.Max(p)) == int(classes[r]) {
+			right++
+		}
+	}
+	mean := func(l []float64, w []float32) (keras, sumSteps, byWeights float64) {
+		var sum, wsum float64
+		for r, v := range l {
+			wt := 1.0
+			if w != nil {
+				wt = float64(w[r/f.steps])
+			}
+			sum += wt * v
+			wsum += wt
+		}
+		return sum / float64(rows), sum / float64(f.n), sum / wsum
+	}
+	cases := []struct {
+		name       string
+		loss       losses.Loss
+		labels     []float32
+		labelShape []int
+		rowLoss    []float64
+	}{
+		{"sparse (N, steps)", losses.SparseCategoricalCrossentropy{}, classes, []int{f.steps}, ce},
+		{"sparse (N, steps, 1)", losses.SparseCategoricalCrossentropy{}, classes, []int{f.steps, 1}, ce},
+		{"one-hot (N, steps, 3)", losses.CategoricalCrossentropy{}, onehot, []int{f.steps, 3}, ce},
+		{"one-hot flat (N, steps·3)", losses.CategoricalCrossentropy{}, onehot, []int{f.steps * 3}, ce},
+		{"mse (N, steps, 3)", losses.MeanSquaredError{}, targets, []int{f.steps, 3}, se},
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		for _, td := range []bool{false, true} {
+			name := c.name
+			if td {
+				name += ", TimeDistributed"
+			}
+			t.Run(name, func(t *testing.T) {
+				check := func(what string, got float64, w []float32) {
+					t.Helper()
+					want, sumSteps, byWeights := mean(c.rowLoss, w)
+					if d := math.Abs(got - want); d > 1e-5*max(1, want) {
+						t.Errorf("%s: loss %.7f, want %.7f", what, got, want)
+					}
+					// The control: the wrong averagings are far from
+					// the right one, so the check above would fail.
+					for _, wrong := range []float64{sumSteps, byWeights} {
+						if w == nil && wrong == byWeights {
+							continue // the same without weights
+						}
+						if math.Abs(wrong-want) < 1e-3 {
+							t.Fatalf("%s: the wrong averaging %.7f is as close as %.7f: the check tells nothing", what, wrong, want)
+						}
+					}
+				}
+				var ms []metrics.Metric
+				if _, sparse := c.loss.(losses.SparseCategoricalCrossentropy); sparse {
+					ms = []metrics.Metric{&metrics.Accuracy{}}
+				}
+				m := f.model(t, td, c.loss, ms...)
+				defer m.Close()
+				ds := f.dataset(t, c.labels, c.labelShape...)
+				// Batches of 3 then 1: Evaluate weighs each batch's mean
+				// by its samples.
+				logs, err := m.Evaluate(ctx, ds, nn.BatchSize(3), nn.Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("Evaluate", logs["loss"], nil)
+				if ms != nil {
+					if want := float64(right) / float64(rows); math.Abs(logs["accuracy"]-want) > 1e-6 {
+						t.Errorf("accuracy %.6f, want %.6f (%d of %d steps)", logs["accuracy"], want, right, rows)
+					}
+				}
+				// One step on the whole batch: its loss is the weights'
+				// before the update.
+				h, err := m.Fit(ctx, ds, nn.BatchSize(f.n), nn.Shuffle(false), nn.SampleWeight(weights), nn.Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("Fit with SampleWeight", h.Get("loss")[0], weights)
+			})
+		}
+	}
+}
