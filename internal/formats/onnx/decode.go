@@ -114,8 +114,12 @@ func (a *Attribute) decodeField(f protowire.Field) error {
 		var t int64
 		err := varint(f, "AttributeProto.type", &t)
 		a.Type = AttributeType(t)
-		if err == nil && a.Type != AttrFloat && a.Type != AttrInt && a.Type != AttrString && a.Type != AttrInts {
-			err = fmt.Errorf("attribute %q: type %d is not one this package reads (FLOAT, INT, STRING or INTS)", a.Name, t)
+		switch a.Type {
+		case AttrFloat, AttrInt, AttrString, AttrFloats, AttrInts, AttrStrings:
+		default:
+			if err == nil {
+				err = fmt.Errorf("attribute %q: type %d is not one this package reads (FLOAT, INT, STRING, FLOATS, INTS or STRINGS)", a.Name, t)
+			}
 		}
 		return err
 	case attrF:
@@ -127,6 +131,16 @@ func (a *Attribute) decodeField(f protowire.Field) error {
 		return varint(f, "AttributeProto.i", &a.I)
 	case attrS:
 		return str(f, "AttributeProto.s", &a.S)
+	case attrFloats:
+		if err := f.Want(protowire.Fixed32, "AttributeProto.floats"); err != nil {
+			return err
+		}
+		a.Floats = append(a.Floats, math.Float32frombits(uint32(f.Num)))
+	case attrStrings:
+		var s string
+		err := str(f, "AttributeProto.strings", &s)
+		a.Strings = append(a.Strings, s)
+		return err
 	case attrInts:
 		vs, err := f.Varints("AttributeProto.ints")
 		for _, v := range vs {

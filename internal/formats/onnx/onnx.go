@@ -85,21 +85,25 @@ type AttributeType int32
 
 // The attribute types gokeras writes.
 const (
-	AttrFloat  AttributeType = 1
-	AttrInt    AttributeType = 2
-	AttrString AttributeType = 3
-	AttrInts   AttributeType = 7
+	AttrFloat   AttributeType = 1
+	AttrInt     AttributeType = 2
+	AttrString  AttributeType = 3
+	AttrFloats  AttributeType = 6
+	AttrInts    AttributeType = 7
+	AttrStrings AttributeType = 8
 )
 
 // Attribute is an AttributeProto holding a float, an int, a string or a
-// list of ints, as Type says.
+// list of floats, ints or strings, as Type says.
 type Attribute struct {
-	Name string
-	Type AttributeType
-	F    float32
-	I    int64
-	S    string
-	Ints []int64
+	Name    string
+	Type    AttributeType
+	F       float32
+	I       int64
+	S       string
+	Floats  []float32
+	Ints    []int64
+	Strings []string
 }
 
 // FloatAttr makes a float attribute.
@@ -116,6 +120,18 @@ func StringAttr(name, v string) Attribute { return Attribute{Name: name, Type: A
 // IntsAttr makes an attribute of a list of ints.
 func IntsAttr(name string, vs ...int64) Attribute {
 	return Attribute{Name: name, Type: AttrInts, Ints: append([]int64(nil), vs...)}
+}
+
+// FloatsAttr makes an attribute of a list of floats (a recurrent
+// operator's activation_alpha, say).
+func FloatsAttr(name string, vs ...float32) Attribute {
+	return Attribute{Name: name, Type: AttrFloats, Floats: append([]float32(nil), vs...)}
+}
+
+// StringsAttr makes an attribute of a list of strings (a recurrent
+// operator's activations, say).
+func StringsAttr(name string, vs ...string) Attribute {
+	return Attribute{Name: name, Type: AttrStrings, Strings: append([]string(nil), vs...)}
 }
 
 // Tensor is a TensorProto: Floats holds a Float tensor's values, Int64s
@@ -168,12 +184,14 @@ const (
 	nodeOpType    = 4
 	nodeAttribute = 5
 
-	attrName = 1
-	attrF    = 2
-	attrI    = 3
-	attrS    = 4
-	attrInts = 8
-	attrType = 20
+	attrName    = 1
+	attrF       = 2
+	attrI       = 3
+	attrS       = 4
+	attrFloats  = 7
+	attrInts    = 8
+	attrStrings = 9
+	attrType    = 20
 
 	tensorDims      = 1
 	tensorDataType  = 2
@@ -295,9 +313,17 @@ func (a *Attribute) marshal() ([]byte, error) {
 		b = protowire.AppendVarint(b, attrI, uint64(a.I))
 	case AttrString:
 		b = protowire.AppendString(b, attrS, a.S)
+	case AttrFloats:
+		for _, v := range a.Floats {
+			b = protowire.AppendFloat(b, attrFloats, v)
+		}
 	case AttrInts:
 		for _, v := range a.Ints {
 			b = protowire.AppendVarint(b, attrInts, uint64(v))
+		}
+	case AttrStrings:
+		for _, v := range a.Strings {
+			b = protowire.AppendString(b, attrStrings, v)
 		}
 	default:
 		return nil, fmt.Errorf("attribute %q: type %d is not one gokeras writes", a.Name, a.Type)

@@ -29,6 +29,8 @@ func sample() *Model {
 					Attributes: []Attribute{FloatAttr("epsilon", 1e-3)}},
 				{Name: "pool", OpType: "AveragePool", Inputs: []string{"n"}, Outputs: []string{"output"},
 					Attributes: []Attribute{IntsAttr("pads", 0, 1, 0, 1), IntAttr("count_include_pad", 0), IntAttr("axis", -1), StringAttr("auto_pad", "NOTSET")}},
+				{Name: "lstm", OpType: "LSTM", Inputs: []string{"x", "w", "r", ""}, Outputs: []string{"", "h"},
+					Attributes: []Attribute{StringsAttr("activations", "HardSigmoid", "Tanh", "Tanh"), FloatsAttr("activation_alpha", 0.2), FloatsAttr("activation_beta", 0.5)}},
 			},
 			Initializers: []Tensor{
 				{Name: "dense/kernel", DataType: Float, Dims: []int64{2, 3}, Floats: []float32{1, -2, 3.5, 0, float32(math.Inf(1)), 1e-30}},
@@ -112,6 +114,10 @@ func TestWireLayout(t *testing.T) {
 			"0a0461786973" + "a00102" + "18ffffffffffffffffff01"},
 		{"ints attribute: unpacked, as proto2 writes", func() ([]byte, error) { a := IntsAttr("perm", 0, 2); return a.marshal() },
 			"0a047065726d" + "a00107" + "4000" + "4002"},
+		{"floats attribute: unpacked", func() ([]byte, error) { a := FloatsAttr("a", 1, 0.5); return a.marshal() },
+			"0a0161" + "a00106" + "3d0000803f" + "3d0000003f"},
+		{"strings attribute", func() ([]byte, error) { a := StringsAttr("s", "Tanh", "Relu"); return a.marshal() },
+			"0a0173" + "a00108" + "4a0454616e68" + "4a0452656c75"},
 		{"float attribute", func() ([]byte, error) { a := FloatAttr("epsilon", 1); return a.marshal() },
 			"0a07657073696c6f6e" + "a00101" + "150000803f"},
 		{"node: inputs, outputs, name, op_type", func() ([]byte, error) {
