@@ -255,10 +255,11 @@ func layerEntry(lv nn.LayerView) (map[string]any, error) {
 		return nil, errors.New("TensorFlow.js has no Subtract layer: export the model to ONNX instead, or write a - b as Add of a and b times -1")
 	case "Normalization":
 		return nil, errors.New("TensorFlow.js has no Normalization layer: export the model to ONNX instead")
-	case "SimpleRNN", "LSTM", "GRU":
+	case "SimpleRNN", "LSTM", "GRU", "Bidirectional":
 		// Not checked against TensorFlow.js' recurrent layers yet (their
-		// weights' names and GRU's reset_after).
-		return nil, fmt.Errorf("exporting a %s layer to TensorFlow.js is not supported yet: save the model with Save, or its weights with SaveWeights (Keras' format)", c.ClassName)
+		// weights' names and GRU's reset_after, which its GRU refuses),
+		// nor, so, Bidirectional, which wraps one.
+		return nil, fmt.Errorf("exporting a %s layer to TensorFlow.js is not supported yet: save the model with Save, or its weights with SaveWeights (Keras' format), or export it to ONNX", c.ClassName)
 	case "Resizing", "CenterCrop", "RandomCrop":
 		// TensorFlow.js' Resizing resizes with align_corners (not Keras'
 		// half-pixel centres), its CenterCrop resizes a smaller image
