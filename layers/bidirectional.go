@@ -348,8 +348,3 @@ func bidirectionalFromConfig(args map[string]any) (Layer, error) {
 	}
 	return Bidirectional(rec, opts...), nil
 }
-
-// ONNX refuses Bidirectional, as it refuses the recurrent layers.
-func (l *BidirectionalLayer) ONNX(ONNXGraph, string) (string, error) {
-	return "", fmt.Errorf("bidirectional layer %q: gokeras cannot export recurrent layers to ONNX yet: save the model with Save, or its weights with SaveWeights, instead", l.name)
-}

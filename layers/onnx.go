@@ -26,6 +26,15 @@ type ONNXInputsMapper interface {
 	ONNXInputs(g ONNXGraph, in []string) (out string, err error)
 }
 
+// ONNXOutputsMapper is the ONNXMapper of a layer whose call may take
+// several inputs or output several tensors (a recurrent layer called on
+// its sequences and initial states, or with return_state): ONNXOutputs
+// adds the layer to g, reading the values in, and returns the values it
+// writes, one per output of the call, in order.
+type ONNXOutputsMapper interface {
+	ONNXOutputs(g ONNXGraph, in []string) (out []string, err error)
+}
+
 // ONNXGraph is an ONNX graph being built, as a layer's ONNX method sees
 // it; package export/onnx makes one for each export. Values are named by
 // strings. The graph knows, for each value, whether it holds its channels
@@ -53,6 +62,10 @@ type ONNXGraph interface {
 	// Node adds a node of an op with one output, and returns the output,
 	// channels last (or without a channels axis).
 	Node(op string, inputs []string, attrs ...ONNXAttr) string
+	// NodeOutputs adds a node of an op with n outputs (a recurrent
+	// operator's Y, Y_h and Y_c), and returns them, channels last; an
+	// input named "" is an optional input left out.
+	NodeOutputs(op string, inputs []string, n int, attrs ...ONNXAttr) []string
 	// Apply adds a node that reads x, then the extra inputs, and returns
 	// its output, with its channels as x has them.
 	Apply(op, x string, extra []string, attrs ...ONNXAttr) string
@@ -66,7 +79,7 @@ type ONNXGraph interface {
 }
 
 // ONNXAttr is an attribute of an ONNX node: its name, and a value that is
-// an int64, a []int64, a float32 or a string.
+// an int64, a []int64, a float32, a []float32, a string or a []string.
 type ONNXAttr struct {
 	name  string
 	value any
@@ -75,14 +88,20 @@ type ONNXAttr struct {
 // Name is the attribute's name.
 func (a ONNXAttr) Name() string { return a.name }
 
-// Value is the attribute's value: an int64, a []int64, a float32 or a
-// string (nil for the zero ONNXAttr).
+// Value is the attribute's value: an int64, a []int64, a float32, a
+// []float32, a string or a []string (nil for the zero ONNXAttr).
 func (a ONNXAttr) Value() any { return a.value }
 
 func intAttr(name string, v int64) ONNXAttr     { return ONNXAttr{name, v} }
 func intsAttr(name string, v ...int64) ONNXAttr { return ONNXAttr{name, append([]int64(nil), v...)} }
 func floatAttr(name string, v float32) ONNXAttr { return ONNXAttr{name, v} }
 func stringAttr(name, v string) ONNXAttr        { return ONNXAttr{name, v} }
+func floatsAttr(name string, v ...float32) ONNXAttr {
+	return ONNXAttr{name, append([]float32(nil), v...)}
+}
+func stringsAttr(name string, v ...string) ONNXAttr {
+	return ONNXAttr{name, append([]string(nil), v...)}
+}
 
 // onnxInt64 is ONNX's TensorProto.INT64, the type Embedding casts its
 // indices to.

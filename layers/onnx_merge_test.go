@@ -45,6 +45,14 @@ func (g *fakeONNX) Node(op string, inputs []string, attrs ...ONNXAttr) string {
 	g.lines = append(g.lines, line)
 	return out
 }
+func (g *fakeONNX) NodeOutputs(op string, inputs []string, n int, attrs ...ONNXAttr) []string {
+	first := g.Node(op, inputs, attrs...)
+	outs := []string{first}
+	for i := 1; i < n; i++ {
+		outs = append(outs, fmt.Sprintf("%s.%d", first, i))
+	}
+	return outs
+}
 func (g *fakeONNX) Apply(op, x string, extra []string, attrs ...ONNXAttr) string {
 	out := g.Node(op, append([]string{x}, extra...), attrs...)
 	if g.first[x] {

@@ -970,10 +970,3 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 		return newRecurrent(cell, *a.Units, opts), nil
 	}
 }
-
-// ONNX refuses the recurrent layers: their export (as ONNX's RNN, LSTM
-// and GRU, whose gates come in another order) is not written yet.
-func (l *RecurrentLayer) ONNX(ONNXGraph, string) (string, error) {
-	return "", fmt.Errorf("%s layer %q: gokeras cannot export recurrent layers to ONNX yet (ONNX's %s orders its gates otherwise, and the mapping is not written): save the model with Save, or its weights with SaveWeights, instead",
-		l.Type(), l.name, map[cellKind]string{simpleRNNCell: "RNN", lstmCell: "LSTM", gruCell: "GRU"}[l.cell])
-}

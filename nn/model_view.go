@@ -70,6 +70,10 @@ type CallView struct {
 	// Output names the tensor the call outputs: the layer's name, a colon
 	// and the call's Index ("dense:0", "dense:1").
 	Output string
+	// Extra name the call's outputs after the first, of a layer of
+	// several (layers.MultiOutputLayer: a recurrent layer's last states
+	// with ReturnState): Output, a colon and 1, 2, ... ("lstm:0:1").
+	Extra []string
 	// InputShapes are the shapes of the input samples, one per input;
 	// OutputShape that of the output samples (no batch axis).
 	InputShapes [][]int
@@ -147,6 +151,7 @@ func (m *Sequential) view() ModelView {
 		names[c.out], shapeOf[c.out] = cv.Output, out
 		for i, t := range c.extra {
 			names[t], shapeOf[t] = fmt.Sprintf("%s:%d", cv.Output, i+1), slices.Clone(t.shape)
+			cv.Extra = append(cv.Extra, names[t])
 		}
 		if cv.Index == 0 {
 			lv := LayerView{Layer: c.layer, OutputShape: slices.Clone(out)}

@@ -120,8 +120,12 @@ func (b *builder) attributes(attrs []layers.ONNXAttr) []wire.Attribute {
 			out = append(out, wire.IntsAttr(a.Name(), v...))
 		case float32:
 			out = append(out, wire.FloatAttr(a.Name(), v))
+		case []float32:
+			out = append(out, wire.FloatsAttr(a.Name(), v...))
 		case string:
 			out = append(out, wire.StringAttr(a.Name(), v))
+		case []string:
+			out = append(out, wire.StringsAttr(a.Name(), v...))
 		default:
 			if b.err == nil {
 				b.err = fmt.Errorf("an ONNX attribute %q of no value", a.Name())
@@ -135,6 +139,19 @@ func (b *builder) attributes(attrs []layers.ONNXAttr) []wire.Attribute {
 // output, which holds its channels last (or has no channels axis).
 func (b *builder) Node(op string, inputs []string, attrs ...layers.ONNXAttr) string {
 	return b.node(op, inputs, b.attributes(attrs)...)
+}
+
+// NodeOutputs adds a node of n outputs, named after its op (the first
+// output as the node, the others with "_output1", "_output2" added), and
+// returns them; they hold their channels last.
+func (b *builder) NodeOutputs(op string, inputs []string, n int, attrs ...layers.ONNXAttr) []string {
+	name := b.name(op)
+	outs := []string{name}
+	for i := 1; i < n; i++ {
+		outs = append(outs, b.name(fmt.Sprintf("%s_output%d", op, i)))
+	}
+	b.g.Nodes = append(b.g.Nodes, wire.Node{Name: name, OpType: op, Inputs: inputs, Outputs: outs, Attributes: b.attributes(attrs)})
+	return outs
 }
 
 func (b *builder) node(op string, inputs []string, attrs ...wire.Attribute) string {

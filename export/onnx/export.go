@@ -61,8 +61,16 @@ const call = "export ONNX"
 // is written out with Erf (ONNX's Gelu needs operator set 20). Where
 // Predict refuses an index that is not a row of the table, the runtime
 // refuses one past the end only: ONNX's Gather counts a negative index
-// from the end, and the cast truncates a fraction. A layer defined
-// outside package layers has no ONNX mapping: the error names it.
+// from the end, and the cast truncates a fraction. SimpleRNN, LSTM and
+// GRU are ONNX's RNN, LSTM and GRU operators (their gates in ONNX's
+// order, go_backwards as the reverse direction), Bidirectional one per
+// direction and the merge; a layer with return_state has its last states
+// as further outputs of its call, and initial states given to a layer
+// are the operator's initial_h and initial_c. Refused, naming the layer:
+// masks (Masking, Embedding with mask_zero: ONNX's sequence_lens can only
+// cut a sequence's end), a recurrent activation the operators lack,
+// TimeDistributed. A layer defined outside package layers has no ONNX
+// mapping: the error names it.
 //
 // A functional model (nn.NewModel) exports as its graph of layer calls:
 // a layer applied more than once (a shared layer) adds its nodes at each
@@ -177,9 +185,12 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 			in[j] = x
 		}
 		b.Begin(c.Layer.Name(), in, c.InputShapes)
-		out, err := addCall(b, c.Layer, in)
+		outs, err := addCall(b, c.Layer, in)
 		if err == nil {
 			err = b.err
+		}
+		if err == nil && len(outs) != 1+len(c.Extra) {
+			err = fmt.Errorf("its ONNX mapping gives %d outputs, but the call has %d", len(outs), 1+len(c.Extra))
 		}
 		if err != nil {
 			what := fmt.Sprintf("layer %d (%q)", number[c.Layer], c.Layer.Name())
@@ -188,7 +199,10 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		values[c.Output] = out
+		values[c.Output] = outs[0]
+		for i, t := range c.Extra {
+			values[t] = outs[i+1]
+		}
 	}
 	xs := make([]string, len(v.Outputs))
 	for i, t := range v.Outputs {
@@ -233,7 +247,8 @@ func modelOf(v nn.ModelView) (*wire.Model, error) {
 // other, each input after its Input layer ("input_1", "input_2") and each
 // output after the layer that computes it ("class", "value"), as Keras'
 // input_names and output_names. Two outputs of one layer (a shared
-// layer's two calls) are told apart as Keras 2 does: the second is
+// layer's two calls, or a recurrent layer's output and its last states
+// with return_state) are told apart as Keras 2 does: the second is
 // "dense_1", the third "dense_2", each skipping a name the graph's
 // inputs or outputs already have.
 func graphNames(v nn.ModelView) (ins, outs []string) {
@@ -248,6 +263,9 @@ func graphNames(v nn.ModelView) (ins, outs []string) {
 	layerOf := map[string]string{} // a call's output tensor: its layer's name
 	for _, c := range v.Calls {
 		layerOf[c.Output] = c.Layer.Name()
+		for _, t := range c.Extra {
+			layerOf[t] = c.Layer.Name()
+		}
 	}
 	count := map[string]int{}
 	for _, t := range v.Outputs {
@@ -268,32 +286,44 @@ func graphNames(v nn.ModelView) (ins, outs []string) {
 var layersPackage = reflect.TypeFor[layers.Config]().PkgPath()
 
 // addCall adds one call of a layer of the model to the graph, reading in:
-// one value, or one per input of a layer of several (a merge layer).
-func addCall(b *builder, l layers.Layer, in []string) (string, error) {
+// one value, or one per input of a layer of several (a merge layer, a
+// recurrent layer given its initial states). It returns the values of
+// the call's outputs: one, or more for a layer of several (a recurrent
+// layer with return_state).
+func addCall(b *builder, l layers.Layer, in []string) ([]string, error) {
 	t := reflect.TypeOf(l)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	known := strings.Join(layers.ClassNames(), ", ")
 	if t.PkgPath() != layersPackage {
-		return "", fmt.Errorf("%s layer %q is a %T, which has no ONNX mapping: package export/onnx maps the layers of package layers only (%s); build the model from those to export it",
+		return nil, fmt.Errorf("%s layer %q is a %T, which has no ONNX mapping: package export/onnx maps the layers of package layers only (%s); build the model from those to export it",
 			l.Type(), l.Name(), l, known)
+	}
+	one := func(out string, err error) ([]string, error) {
+		if err != nil {
+			return nil, err
+		}
+		return []string{out}, nil
 	}
 	if _, ok := l.(layers.MultiInputLayer); ok {
 		m, ok := l.(layers.ONNXInputsMapper)
 		if !ok {
-			return "", fmt.Errorf("layer class %s, a layer of several inputs, has no ONNX mapping yet: give it an ONNXInputs method beside its code in package layers (layers/onnx.go's onnxMerge and onnxConcat map Keras' merge layers)", l.Type())
+			return nil, fmt.Errorf("layer class %s, a layer of several inputs, has no ONNX mapping yet: give it an ONNXInputs method beside its code in package layers (layers/onnx.go's onnxMerge and onnxConcat map Keras' merge layers)", l.Type())
 		}
-		return m.ONNXInputs(b, in)
+		return one(m.ONNXInputs(b, in))
+	}
+	if m, ok := l.(layers.ONNXOutputsMapper); ok {
+		return m.ONNXOutputs(b, in)
 	}
 	m, ok := l.(layers.ONNXMapper)
 	if !ok {
-		return "", fmt.Errorf("layer class %s has no ONNX mapping yet: give it an ONNX method beside its code in package layers, as its other layers have (%s)", l.Type(), known)
+		return nil, fmt.Errorf("layer class %s has no ONNX mapping yet: give it an ONNX method beside its code in package layers, as its other layers have (%s)", l.Type(), known)
 	}
 	if len(in) != 1 {
-		return "", fmt.Errorf("layer class %s takes one input, but the call gives it %d", l.Type(), len(in))
+		return nil, fmt.Errorf("layer class %s takes one input, but the call gives it %d", l.Type(), len(in))
 	}
-	return m.ONNX(b, in[0])
+	return one(m.ONNX(b, in[0]))
 }
 
 // valueInfo describes a float32 value of the given sample shape, batch

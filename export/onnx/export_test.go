@@ -146,10 +146,22 @@ func checkGraphIO(t *testing.T, om *wire.Model, m *nn.Sequential, inputs, output
 				t.Errorf("node %d (%s %q) reads %q, which nothing before it defines", i, n.OpType, n.Name, in)
 			}
 		}
-		if len(n.Outputs) != 1 || defined[n.Outputs[0]] {
-			t.Errorf("node %q: outputs %v: want one new value", n.Name, n.Outputs)
+		want := 1
+		switch n.OpType {
+		case "RNN", "GRU": // Y and Y_h
+			want = 2
+		case "LSTM": // Y, Y_h and Y_c
+			want = 3
 		}
-		defined[n.Outputs[0]] = true
+		if len(n.Outputs) != want {
+			t.Errorf("node %q: outputs %v: want %d", n.Name, n.Outputs, want)
+		}
+		for _, out := range n.Outputs {
+			if out == "" || defined[out] {
+				t.Errorf("node %q: outputs %v: want new values", n.Name, n.Outputs)
+			}
+			defined[out] = true
+		}
 	}
 	for _, out := range outputs {
 		if !defined[out] || slices.Contains(inputs, out) {

@@ -167,6 +167,33 @@ var specs = []spec{
 			layers.BatchNormalization(), layers.Conv1D(8, 3, layers.Padding("same"), layers.ReLU),
 			layers.LayerNormalization(), layers.GlobalAveragePooling1D(), layers.Dense(3, layers.Softmax)}
 	}, nil, indices},
+	{"recurrent", func() []layers.Layer { // an Embedding, an LSTM's sequences, a GRU: ONNX's LSTM (its gates reordered) and GRU (linear_before_reset)
+		return []layers.Layer{layers.Input(12), layers.Embedding(50, 8),
+			layers.LSTM(8, layers.ReturnSequences()), layers.GRU(6), layers.Dense(3, layers.Softmax)}
+	}, nil, indices},
+	{"recurrent_backwards", func() []layers.Layer { // go_backwards (ONNX's reverse direction, the sequences in Keras' order), other activations, GRU without reset_after, no bias
+		return []layers.Layer{layers.Input(7, 4), layers.Conv1D(4, 2, layers.Padding("same")), // channels first before the recurrence
+			layers.SimpleRNN(6, layers.GoBackwards(), layers.ReturnSequences()),
+			layers.LSTM(5, layers.RecurrentActivation(layers.HardSigmoid), layers.Softsign, layers.GoBackwards(), layers.ReturnSequences()),
+			layers.GRU(4, layers.ResetAfter(false), layers.WithoutBias(), layers.ReturnSequences()),
+			layers.SimpleRNN(4, layers.ReLU, layers.GoBackwards()), layers.Dense(3)}
+	}, nil, normals},
+	{"bidirectional", func() []layers.Layer { // Bidirectional of each merge mode: an LSTM's sequences concatenated, a GRU's summed, multiplied, a SimpleRNN's last states averaged
+		return []layers.Layer{layers.Input(9, 4),
+			layers.Bidirectional(layers.LSTM(5, layers.ReturnSequences())),
+			layers.Bidirectional(layers.GRU(4, layers.ReturnSequences()), layers.MergeMode("sum")),
+			layers.Bidirectional(layers.LSTM(4, layers.ReturnSequences(), layers.GoBackwards()), layers.MergeMode("mul")),
+			layers.Bidirectional(layers.SimpleRNN(3), layers.MergeMode("ave")), layers.Dense(3)}
+	}, nil, normals},
+	{"functional_recurrent_states", nil, func() (*nn.Model, error) { // return_state, initial states, Bidirectional with merge mode None and return_state: several outputs of one call
+		in := nn.Input(8, 4)
+		seq := nn.ApplyAll(layers.LSTM(6, layers.ReturnSequences(), layers.ReturnState()), in) // sequences, h, c
+		y := nn.Apply(layers.LSTM(6, layers.GoBackwards()), seq[0], seq[1], seq[2])            // from the first's last states
+		z := nn.Apply(layers.GRU(6), seq[0], seq[1])
+		bi := nn.ApplyAll(layers.Bidirectional(layers.GRU(3, layers.ReturnState()), layers.MergeMode("")), seq[0]) // forward, backward, their last states
+		v := nn.Apply(layers.Concatenate(-1), y, z, bi[0], bi[1], bi[2], bi[3])
+		return nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{nn.Apply(layers.Dense(3), v)})
+	}, normals},
 	{"functional_images", nil, func() (*nn.Model, error) { // shared layers: a convolution applied twice, a Dense twice
 		in := nn.Input(12, 11, 3)
 		x := nn.Apply(layers.Conv2D(8, 3, layers.Padding("same"), layers.ReLU), in)
