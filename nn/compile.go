@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/gokeras/gokeras/ops"
 
@@ -331,6 +332,13 @@ type program struct {
 	outCols   []int
 	outSteps  []int
 	labelCols []int
+	// masks are, in a program with a loss, each output's mask over its
+	// steps, one value per row of outs (nil: no mask); maskNodes the
+	// masks as the model computes them, and maskReads their values when a
+	// metric computed on the host reads them.
+	masks     []*gorgonia.Node
+	maskNodes []*gorgonia.Node
+	maskReads []gorgonia.Value
 	loss      *gorgonia.Node
 	// outReads and lossRead receive copies of the outputs and loss each
 	// run: the machine may reuse the memory of a node nobody else reads.
@@ -492,6 +500,9 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	p.outNodes = make([]*gorgonia.Node, len(outputs))
 	p.outCols = make([]int, len(outputs))
 	p.outSteps = make([]int, len(outputs))
+	p.masks = make([]*gorgonia.Node, len(outputs))
+	p.maskNodes = make([]*gorgonia.Node, len(outputs))
+	p.maskReads = make([]gorgonia.Value, len(outputs))
 	p.outReads = make([]gorgonia.Value, len(outputs))
 	for i, t := range outputs {
 		outFlows[i] = flows[t]
@@ -508,8 +519,12 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		if md != modePredict {
 			// The loss and metrics read an output of several steps as
 			// one row per step, (batch·steps, n): the same values.
-			if outFlows[i], err = stepRows(outFlows[i]); err != nil {
+			mask := outFlows[i].Mask
+			if outFlows[i], p.masks[i], err = stepRows(outFlows[i]); err != nil {
 				return nil, fmt.Errorf("model %q: %s of shape %s: %w", m.name, what, shapes.String(m.outShapes[i]), err)
+			}
+			if p.masks[i] != nil {
+				p.maskNodes[i] = mask
 			}
 			out = outFlows[i].Node
 		}
@@ -581,8 +596,14 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 			if err != nil {
 				return nil, fmt.Errorf("model %q: %sloss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
 			}
-			if w != nil {
-				if l, err = ops.WithSampleWeights(l, w); err != nil {
+			hw := w
+			if p.masks[i] != nil {
+				if hw, err = maskWeights(p.masks[i], w); err != nil {
+					return nil, fmt.Errorf("model %q: %smasking the loss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
+				}
+			}
+			if hw != nil {
+				if l, err = ops.WithSampleWeights(l, hw); err != nil {
 					return nil, fmt.Errorf("model %q: %sweighting the loss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
 				}
 			}
@@ -644,30 +665,70 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 // its logits as one row per step, (batch·steps, n), for the loss and the
 // metrics, which read rows, as Keras computes them over the last axis. The
 // view shares the output's values. An output of shape (batch, n) is
-// returned as it is.
-//
-// A mask on the steps is refused: Keras leaves the masked steps out of
-// the loss and the metrics, which gokeras does not do yet.
-func stepRows(f layers.Flow) (layers.Flow, error) {
+// returned as it is. A mask over the steps comes back as one value per
+// row, (batch·steps), else nil.
+func stepRows(f layers.Flow) (_ layers.Flow, mask *gorgonia.Node, err error) {
 	s := f.Node.Shape()
 	if len(s) <= 2 {
-		return f, nil
-	}
-	if f.Mask != nil {
-		return f, errors.New("it carries a mask over its steps (from Embedding(mask_zero=True) or Masking), and Keras leaves the masked steps out of the loss and the metrics, which gokeras does not do yet: train without the mask (mask_zero=False, no Masking layer), or end the model with an output of shape (None, n)")
+		return f, nil, nil
 	}
 	n := s[len(s)-1]
-	view := []int{s.TotalSize() / n, n}
-	var err error
+	rows := s.TotalSize() / n
+	view := []int{rows, n}
 	if f.Node, err = ops.Reshape(f.Node, view, true); err != nil {
-		return f, err
+		return f, nil, err
 	}
 	if f.Logits != nil {
 		if f.Logits, err = ops.Reshape(f.Logits, view, true); err != nil {
-			return f, fmt.Errorf("its logits: %w", err)
+			return f, nil, fmt.Errorf("its logits: %w", err)
 		}
 	}
-	return f, nil
+	if f.Mask != nil {
+		if f.Mask.Shape().TotalSize() != rows {
+			return f, nil, fmt.Errorf("its mask has shape %v, not one value per step", f.Mask.Shape())
+		}
+		if mask, err = ops.Reshape(f.Mask, []int{rows}, false); err != nil {
+			return f, nil, fmt.Errorf("its mask: %w", err)
+		}
+	}
+	return f, mask, nil
+}
+
+// maskWeights is the weight of each row of a loss over steps masked by
+// mask (batch·steps), 1 for a step kept and 0 for one left out, times
+// rows/Σmask so that the loss, Σ weight·loss / rows, is Σ mask·loss / Σmask,
+// the mean over the steps kept, as Keras 2 (tf.keras 2.13 and later,
+// apply_valid_mask) reduces a masked loss. sw, when not nil, holds each
+// row's sample weight: the loss is then Σ mask·sw·loss / Σmask.
+func maskWeights(mask, sw *gorgonia.Node) (*gorgonia.Node, error) {
+	rows := mask.Shape()[0]
+	// Σmask, of shape (1, 1): the row of the mask times a column of ones.
+	row, err := ops.Reshape(mask, []int{1, rows}, false)
+	if err != nil {
+		return nil, err
+	}
+	ones := tensor.New(tensor.WithShape(rows, 1), tensor.WithBacking(slices.Repeat([]float32{1}, rows)))
+	col := gorgonia.NewTensor(mask.Graph(), tensor.Float32, 2, gorgonia.WithShape(rows, 1), gorgonia.WithName(mask.Name()+"_ones"), gorgonia.WithValue(ones))
+	kept, err := ops.Affine(row, col, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	if kept, err = ops.Reshape(kept, []int{1}, false); err != nil {
+		return nil, err
+	}
+	w, err := ops.Scale(mask, float64(rows))
+	if err != nil {
+		return nil, err
+	}
+	if w, err = ops.Divide(w, kept); err != nil {
+		return nil, err
+	}
+	if sw != nil {
+		if w, err = ops.Multiply(w, sw); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // headWhat names output i in an error, when there are several.
@@ -699,6 +760,14 @@ func (p *program) addMetrics(c *compiled, ys []*gorgonia.Node, distributed bool)
 			p.onDevice[i], p.metricLens[i] = true, 1
 			continue
 		}
+		if p.masks[h] != nil {
+			// The steps a mask keeps are picked on the host.
+			if distributed {
+				return fmt.Errorf("metric %s of an output masked over its steps is computed on the host, and data-parallel training (WithStrategy) sums only the metrics the device computes: train without the mask or without the metric", c.metricNames[i])
+			}
+			host[h] = true
+			continue
+		}
 		d, ok := mt.(metrics.OnDevice)
 		var params ops.MetricParams
 		if ok {
@@ -722,6 +791,9 @@ func (p *program) addMetrics(c *compiled, ys []*gorgonia.Node, distributed bool)
 	for h, on := range host {
 		if on {
 			gorgonia.Read(p.outNodes[h], &p.outReads[h])
+			if p.maskNodes[h] != nil {
+				gorgonia.Read(p.maskNodes[h], &p.maskReads[h])
+			}
 		}
 	}
 	return nil

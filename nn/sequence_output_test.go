@@ -178,34 +178,6 @@ func TestSequenceOutputErrors(t *testing.T) {
 			}
 		})
 	}
-	t.Run("mask", func(t *testing.T) {
-		m := nn.NewSequential(layers.Input(4), layers.Embedding(5, 3, layers.MaskZero(true)), layers.LSTM(4, layers.ReturnSequences()), layers.Dense(2, layers.Softmax))
-		defer m.Close()
-		sgd, err := optim.NewSGD(optim.SGDConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Compile(sgd, losses.SparseCategoricalCrossentropy{}, nil, nn.OnDevice(seqDevice)); err != nil {
-			t.Fatal(err)
-		}
-		ds, err := data.TensorData(tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float32{1, 2, 0, 0, 3, 4, 1, 0})), tensor.New(tensor.WithShape(2, 4), tensor.WithBacking(make([]float32, 8))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = m.Fit(ctx, ds, nn.Verbose(0))
-		t.Logf("Fit: %v", err)
-		if err == nil || !strings.Contains(err.Error(), "mask over its steps") || !strings.Contains(err.Error(), "mask_zero=False") {
-			t.Errorf("Fit: error %v, want one refusing the mask over the steps", err)
-		}
-		// Predict has no loss: the mask does not matter to it.
-		pred, err := m.PredictTensor(ctx, ds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := []int{2, 4, 2}; !slices.Equal(pred.Shape(), want) {
-			t.Errorf("Predict's shape %v, want %v", pred.Shape(), want)
-		}
-	})
 }
 
 func shapesSize(s []int) int {
@@ -223,6 +195,9 @@ type seqFixture struct {
 	n, steps     int
 	x            []float32
 	kernel, bias []float32
+	// masked: the model masks the steps whose features are all 0
+	// (Masking(0)).
+	masked bool
 }
 
 func newSeqFixture() seqFixture {
@@ -263,7 +238,11 @@ func (f seqFixture) model(t *testing.T, timeDistributed bool, loss losses.Loss, 
 	if timeDistributed {
 		dense = layers.TimeDistributed(dense)
 	}
-	m := nn.NewSequential(layers.Input(f.steps, 2), dense)
+	ls := []layers.Layer{layers.Input(f.steps, 2), dense}
+	if f.masked {
+		ls = []layers.Layer{layers.Input(f.steps, 2), layers.Masking(0), dense}
+	}
+	m := nn.NewSequential(ls...)
 	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 1e-3})
 	if err != nil {
 		t.Fatal(err)
@@ -407,5 +386,157 @@ func TestSequenceLossByHand(t *testing.T) {
 				check("Fit with SampleWeight", h.Get("loss")[0], weights)
 			})
 		}
+	}
+}
+
+// TestSequenceMaskedLossByHand: with a mask over the output's steps
+// (Masking(0) before the Dense), the loss of a batch is Σ mask·loss /
+// Σ mask, the mean over the steps kept, as tf.keras 2 reduces it (times
+// each sample's weight, still divided by Σ mask); Evaluate averages the
+// batches' losses by their samples, as Keras' loss tracker does; the
+// accuracy counts the kept steps only. The wrong reductions (every step
+// counted, or divided by N·steps) are shown to be told apart.
+func TestSequenceMaskedLossByHand(t *testing.T) {
+	f := newSeqFixture()
+	f.masked = true
+	zero := []int{2, 5, 7, 8} // rows (sample·steps + step) of zeros: masked
+	for _, r := range zero {
+		f.x[r*2], f.x[r*2+1] = 0, 0
+	}
+	rows := f.n * f.steps
+	kept := func(r int) bool { return !slices.Contains(zero, r) }
+	rng := rand.New(rand.NewPCG(6, 6))
+	classes, onehot := make([]float32, rows), make([]float32, rows*3)
+	for r := range rows {
+		classes[r] = float32(rng.IntN(3))
+		onehot[r*3+int(classes[r])] = 1
+	}
+	weights := []float32{2, 0.5, 1, 3}
+	ce := make([]float64, rows)
+	right, nKept := 0, 0
+	for r := range rows {
+		p := f.probs(r)
+		ce[r] = -math.Log(p[int(classes[r])])
+		if kept(r) {
+			nKept++
+			if slices.Index(p, slices.Max(p)) == int(classes[r]) {
+				right++
+			}
+		}
+	}
+	// masked is the loss of samples [lo, hi): Σ m·w·l / Σ m; all counts
+	// every step instead, and byRows divides by the rows.
+	masked := func(lo, hi int, w []float32) (want, all, byRows float64) {
+		var sum, sumAll, m float64
+		for r := lo * f.steps; r < hi*f.steps; r++ {
+			wt := 1.0
+			if w != nil {
+				wt = float64(w[r/f.steps])
+			}
+			sumAll += wt * ce[r]
+			if kept(r) {
+				sum += wt * ce[r]
+				m++
+			}
+		}
+		n := float64((hi - lo) * f.steps)
+		return sum / m, sumAll / n, sum / n
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		loss       losses.Loss
+		labels     []float32
+		labelShape []int
+	}{
+		{"sparse", losses.SparseCategoricalCrossentropy{}, classes, []int{f.steps}},
+		{"one-hot", losses.CategoricalCrossentropy{}, onehot, []int{f.steps, 3}},
+	} {
+		for _, td := range []bool{false, true} {
+			name := c.name
+			if td {
+				name += ", TimeDistributed"
+			}
+			t.Run(name, func(t *testing.T) {
+				check := func(what string, got, want float64, wrong ...float64) {
+					t.Helper()
+					if d := math.Abs(got - want); d > 1e-5*max(1, want) {
+						t.Errorf("%s: loss %.7f, want %.7f", what, got, want)
+					}
+					for _, v := range wrong {
+						if math.Abs(v-want) < 1e-3 {
+							t.Fatalf("%s: the wrong reduction %.7f is as close as %.7f: the check tells nothing", what, v, want)
+						}
+					}
+				}
+				m := f.model(t, td, c.loss, &metrics.Accuracy{})
+				defer m.Close()
+				ds := f.dataset(t, c.labels, c.labelShape...)
+				logs, err := m.Evaluate(ctx, ds, nn.BatchSize(3), nn.Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				l1, a1, r1 := masked(0, 3, nil)
+				l2, a2, r2 := masked(3, 4, nil)
+				check("Evaluate", logs["loss"], (3*l1+l2)/4, (3*a1+a2)/4, (3*r1+r2)/4)
+				if want := float64(right) / float64(nKept); math.Abs(logs["accuracy"]-want) > 1e-6 {
+					t.Errorf("accuracy %.6f, want %.6f (%d of the %d steps kept)", logs["accuracy"], want, right, nKept)
+				}
+				h, err := m.Fit(ctx, ds, nn.BatchSize(f.n), nn.Shuffle(false), nn.SampleWeight(weights), nn.Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, all, byRows := masked(0, f.n, weights)
+				check("Fit with SampleWeight", h.Get("loss")[0], want, all, byRows)
+			})
+		}
+	}
+}
+
+// TestSequenceMaskedTagger: sequences of different lengths, padded with
+// token 0 which Embedding(mask_zero=True) masks, tagged as
+// TestSequenceTagger tags them, with random tags on the padding: the mask
+// leaves those out of the loss and the accuracy, so the tagger learns the
+// real tags and its accuracy over them reaches what it reaches unpadded
+// (the random pad tags would hold it near 0.8 were they counted).
+func TestSequenceMaskedTagger(t *testing.T) {
+	const n, steps, vocab = 512, 6, 6
+	make := func(seed uint64) data.Dataset {
+		x, y, _ := tagData(t, n, steps, vocab, seed)
+		rng := rand.New(rand.NewPCG(seed, 3))
+		for i := range n {
+			for k := 3 + rng.IntN(steps-2); k < steps; k++ { // 3 to steps real tokens
+				x[i*steps+k], y[i*steps+k] = 0, float32(rng.IntN(3))
+			}
+		}
+		ds, err := data.TensorData(tensor.New(tensor.WithShape(n, steps), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, steps), tensor.WithBacking(y)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	m := nn.NewSequential(layers.Input(steps), layers.Embedding(vocab, 8, layers.MaskZero(true)), layers.LSTM(24, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
+	m.SetSeed(5)
+	defer m.Close()
+	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(adam, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(seqDevice)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	h, err := m.Fit(ctx, make(1), nn.Epochs(25), nn.BatchSize(32), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss, acc := h.Get("loss"), h.Get("accuracy")
+	t.Logf("loss %.4f -> %.4f, accuracy %.4f -> %.4f", loss[0], loss[len(loss)-1], acc[0], acc[len(acc)-1])
+	logs, err := m.Evaluate(ctx, make(2), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs["accuracy"] < 0.95 {
+		t.Errorf("test accuracy over the real tokens %.4f, want at least 0.95 (logs %v)", logs["accuracy"], logs)
 	}
 }

@@ -157,12 +157,43 @@ func (p *program) results(c *compiled, labels []float32, batch, global int) (flo
 		if err != nil {
 			return 0, err
 		}
-		ys := p.headLabels(labels, batch, h)
-		if err := mt.Update(ys, p.stepLabelCols(h), out, p.outCols[h]); err != nil {
+		ys, lc, oc := p.headLabels(labels, batch, h), p.stepLabelCols(h), p.outCols[h]
+		if p.maskReads[h] != nil {
+			// Only the steps the mask keeps count, as Keras' metrics
+			// take the mask as the steps' weights.
+			if ys, out, err = p.keptSteps(h, ys, out); err != nil {
+				return 0, fmt.Errorf("metric %s: %w", c.metricNames[i], err)
+			}
+			if len(ys) == 0 {
+				continue // no step kept: nothing to add
+			}
+		}
+		if err := mt.Update(ys, lc, out, oc); err != nil {
 			return 0, err
 		}
 	}
 	return loss, nil
+}
+
+// keptSteps are the rows of labels ys and outputs out of output h whose
+// step its mask keeps (a mask value of 1).
+func (p *program) keptSteps(h int, ys, out []float32) (keptYs, keptOut []float32, err error) {
+	v, ok := p.maskReads[h].(*tensor.Dense)
+	if !ok {
+		return nil, nil, fmt.Errorf("the mask is a %T, want a tensor", p.maskReads[h])
+	}
+	mask := v.Data().([]float32)
+	lc, oc := p.stepLabelCols(h), p.outCols[h]
+	if len(ys) != len(mask)*lc || len(out) != len(mask)*oc {
+		return nil, nil, fmt.Errorf("%d mask values for %d label and %d output values", len(mask), len(ys), len(out))
+	}
+	for r, m := range mask {
+		if m != 0 {
+			keptYs = append(keptYs, ys[r*lc:(r+1)*lc]...)
+			keptOut = append(keptOut, out[r*oc:(r+1)*oc]...)
+		}
+	}
+	return keptYs, keptOut, nil
 }
 
 // spreadWeights spreads the first batch weights of w, one per sample, over
