@@ -41,6 +41,9 @@ type runConfig struct {
 	now                                            func() time.Time
 	classWeight                                    map[int]float64
 	sampleWeight                                   []float32
+	// temporal: sampleWeight holds a weight per step of each sample
+	// (TemporalSampleWeight).
+	temporal bool
 	// serialSteps: see PipelineSteps.
 	serialSteps bool
 	// valStream is ValidationData's stream, read for validationSteps
@@ -114,7 +117,23 @@ func SampleWeight(weights []float32) Option {
 				return fmt.Errorf("SampleWeight: sample %d has weight %v; weights must be finite numbers >= 0", i, w)
 			}
 		}
-		c.sampleWeight = weights
+		c.sampleWeight, c.temporal = weights, false
+		return nil
+	}
+}
+
+// TemporalSampleWeight weighs each step of each training sample's loss, for
+// a model whose output has several steps, (None, steps, n): weights holds
+// steps weights per sample of the data given to Fit, in its order (sample
+// i's step t at i·steps + t), as Keras 2 takes a sample_weight of shape
+// (samples, steps) (its sample_weight_mode="temporal"). The loss is then
+// Σ w·loss / (batch·steps), as Keras reduces it. It replaces SampleWeight.
+func TemporalSampleWeight(weights []float32) Option {
+	return func(c *runConfig) error {
+		if err := SampleWeight(weights)(c); err != nil {
+			return fmt.Errorf("Temporal%w", err)
+		}
+		c.temporal = true
 		return nil
 	}
 }
@@ -130,9 +149,23 @@ func (m *Sequential) checkClassWeight(cfg runConfig) error {
 
 // weigher returns the function that fills a batch's sample weights from
 // cfg's SampleWeight and ClassWeight, nil when neither is given.
-func (cfg runConfig) weigher(n, labelCols int) (func(idx []int, labels, dst []float32) error, error) {
+// The function fills dst with a weight per step of each sample of the
+// batch: steps of each, the steps of the model's outputs (1 for outputs of
+// shape (None, n)).
+func (cfg runConfig) weigher(n, labelCols, steps int) (func(idx []int, labels, dst []float32) error, error) {
 	if cfg.sampleWeight == nil && cfg.classWeight == nil {
 		return nil, nil
+	}
+	if cfg.temporal {
+		if len(cfg.sampleWeight) < n*steps {
+			return nil, fmt.Errorf("TemporalSampleWeight has %d weights for %d samples of %d steps: give one per step of each sample", len(cfg.sampleWeight), n, steps)
+		}
+		return func(idx []int, _, dst []float32) error {
+			for j, i := range idx {
+				copy(dst[j*steps:(j+1)*steps], cfg.sampleWeight[i*steps:(i+1)*steps])
+			}
+			return nil
+		}, nil
 	}
 	if cfg.sampleWeight != nil && len(cfg.sampleWeight) < n {
 		return nil, fmt.Errorf("SampleWeight has %d weights for %d samples: give one per sample", len(cfg.sampleWeight), n)
@@ -170,8 +203,27 @@ func (cfg runConfig) weigher(n, labelCols int) (func(idx []int, labels, dst []fl
 			}
 			dst[j] = w
 		}
+		spreadWeights(dst, len(idx), steps)
 		return nil
 	}, nil
+}
+
+// outputSteps is the steps of the model's outputs, 1 for outputs of shape
+// (None, n), and an error naming them when they differ.
+func (m *Sequential) outputSteps() (int, error) {
+	steps := make([]int, len(m.outShapes))
+	for i, s := range m.outShapes {
+		steps[i] = 1
+		if len(s) > 1 {
+			steps[i] = shapes.Size(s[:len(s)-1])
+		}
+	}
+	for i, n := range steps {
+		if n != steps[0] {
+			return 0, fmt.Errorf("model %q's outputs %q and %q have %d and %d steps: sample weights need outputs of as many steps", m.name, m.OutputNames()[0], m.OutputNames()[i], steps[0], n)
+		}
+	}
+	return steps[0], nil
 }
 
 // Epochs sets how many epochs Fit trains (Keras' default: 1).
@@ -547,7 +599,18 @@ func (m *Sequential) Fit(ctx context.Context, src data.Source, opts ...Option) (
 	if err := m.checkData("fit", ds); err != nil {
 		return nil, err
 	}
-	if cfg.sampleWeight != nil && len(cfg.sampleWeight) != ds.Len() {
+	wSteps := 1
+	if cfg.sampleWeight != nil || cfg.classWeight != nil {
+		if wSteps, err = m.outputSteps(); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+	}
+	switch {
+	case cfg.temporal && wSteps == 1:
+		return nil, fmt.Errorf("fit: TemporalSampleWeight weighs the steps of an output of several steps, (None, steps, n), but model %q's output has shape %s: weigh its samples with SampleWeight", m.name, shapes.String(m.outShapes[0]))
+	case cfg.temporal && len(cfg.sampleWeight) != ds.Len()*wSteps:
+		return nil, fmt.Errorf("fit: TemporalSampleWeight has %d weights for %d samples of %d steps: give one per step of each sample (%d)", len(cfg.sampleWeight), ds.Len(), wSteps, ds.Len()*wSteps)
+	case !cfg.temporal && cfg.sampleWeight != nil && len(cfg.sampleWeight) != ds.Len():
 		return nil, fmt.Errorf("fit: SampleWeight has %d weights for %d samples: give one per sample", len(cfg.sampleWeight), ds.Len())
 	}
 	validation := cfg.validation
@@ -603,7 +666,7 @@ func (m *Sequential) Fit(ctx context.Context, src data.Source, opts ...Option) (
 	if err := m.checkClassWeight(cfg); err != nil {
 		return nil, err
 	}
-	weigh, err := cfg.weigher(n, shapes.Size(ds.LabelShape()))
+	weigh, err := cfg.weigher(n, shapes.Size(ds.LabelShape()), wSteps)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}

@@ -154,6 +154,8 @@ func TestSequenceOutputErrors(t *testing.T) {
 			[]string{"labels of shape (None, 10) do not fit a model output of shape (None, 3, 3)"}},
 		{"class weight", losses.SparseCategoricalCrossentropy{}, []int{f.steps}, []nn.Option{nn.ClassWeight(map[int]float64{0: 1, 1: 2, 2: 1})},
 			[]string{"ClassWeight is not supported", "(None, 3, 3)", "SampleWeight"}},
+		{"temporal weights, one per sample", losses.SparseCategoricalCrossentropy{}, []int{f.steps}, []nn.Option{nn.TemporalSampleWeight(make([]float32, f.n))},
+			[]string{"TemporalSampleWeight has 4 weights for 4 samples of 3 steps", "(12)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -250,13 +252,19 @@ func (f seqFixture) model(t *testing.T, timeDistributed bool, loss losses.Loss, 
 	if err := m.Compile(sgd, loss, ms, nn.OnDevice(seqDevice)); err != nil {
 		t.Fatal(err)
 	}
+	f.setWeights(t, m)
+	return m
+}
+
+// setWeights gives the model the fixture's weights.
+func (f seqFixture) setWeights(t *testing.T, m *nn.Sequential) {
+	t.Helper()
 	if err := m.SetWeights([]*tensor.Dense{
 		tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(slices.Clone(f.kernel))),
 		tensor.New(tensor.WithShape(3), tensor.WithBacking(slices.Clone(f.bias))),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return m
 }
 
 func (f seqFixture) dataset(t *testing.T, labels []float32, labelShape ...int) data.Dataset {
@@ -294,6 +302,10 @@ func TestSequenceLossByHand(t *testing.T) {
 		targets[i] = float32(rng.Float64())
 	}
 	weights := []float32{2, 0.5, 0, 3}
+	stepWeights := make([]float32, rows)
+	for r := range stepWeights {
+		stepWeights[r] = float32(r%5) * 0.5
+	}
 	// Each row's loss in float64, and the accuracy over every step.
 	ce, se := make([]float64, rows), make([]float64, rows)
 	right := 0
@@ -384,6 +396,22 @@ func TestSequenceLossByHand(t *testing.T) {
 					t.Fatal(err)
 				}
 				check("Fit with SampleWeight", h.Get("loss")[0], weights)
+				// A weight per step (Keras' temporal sample_weight): Σ
+				// w·loss / (N·steps), from the fixed weights again.
+				f.setWeights(t, m)
+				h, err = m.Fit(ctx, ds, nn.BatchSize(f.n), nn.Shuffle(false), nn.TemporalSampleWeight(stepWeights), nn.Verbose(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want, byWeights, wsum float64
+				for r, l := range c.rowLoss {
+					want += float64(stepWeights[r]) * l
+					wsum += float64(stepWeights[r])
+				}
+				want, byWeights = want/float64(rows), want/wsum
+				if got := h.Get("loss")[0]; math.Abs(got-want) > 1e-5*max(1, want) || math.Abs(byWeights-want) < 1e-3 {
+					t.Errorf("Fit with TemporalSampleWeight: loss %.7f, want %.7f (not %.7f)", got, want, byWeights)
+				}
 			})
 		}
 	}
@@ -538,5 +566,27 @@ func TestSequenceMaskedTagger(t *testing.T) {
 	}
 	if logs["accuracy"] < 0.95 {
 		t.Errorf("test accuracy over the real tokens %.4f, want at least 0.95 (logs %v)", logs["accuracy"], logs)
+	}
+}
+
+// TestTemporalSampleWeightNeedsSteps: TemporalSampleWeight is refused for
+// a model whose output has no steps, naming its shape and SampleWeight.
+func TestTemporalSampleWeightNeedsSteps(t *testing.T) {
+	m := nn.NewSequential(layers.Input(2), layers.Dense(3, layers.Softmax))
+	defer m.Close()
+	sgd, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(sgd, losses.SparseCategoricalCrossentropy{}, nil, nn.OnDevice(seqDevice)); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, 4})), tensor.New(tensor.WithShape(2), tensor.WithBacking([]float32{0, 1})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Fit(context.Background(), ds, nn.TemporalSampleWeight([]float32{1, 1}), nn.Verbose(0))
+	if err == nil || !strings.Contains(err.Error(), "output has shape (None, 3)") || !strings.Contains(err.Error(), "SampleWeight") {
+		t.Errorf("Fit: error %v, want one saying the output has no steps", err)
 	}
 }

@@ -48,11 +48,9 @@ func (m *Sequential) startShard(p *program, ds data.Dataset, idx []int, global i
 		if p.weigh == nil {
 			return nil, fmt.Errorf("a weighted training program got no sample weights")
 		}
-		w := p.w.Data().([]float32)
-		if err := p.weigh(idx, labels, w[:len(idx)]); err != nil {
+		if err := p.weigh(idx, labels, p.w.Data().([]float32)[:len(idx)*p.wSteps]); err != nil {
 			return nil, err
 		}
-		spreadWeights(w, len(idx), p.wSteps)
 	}
 	tr, ok := p.machine.(driver.Trainer)
 	if !ok {

@@ -244,7 +244,7 @@ func (m *Sequential) fitStream(ctx context.Context, cfg runConfig, s *data.Strea
 	if !cfg.seeded && m.seeded {
 		cfg.seed, cfg.seeded = m.nextFitSeed(), true
 	}
-	weigh, err := cfg.weigher(0, shapes.Size(s.LabelShape()))
+	weigh, err := cfg.weigher(0, shapes.Size(s.LabelShape()), 1) // ClassWeight: of outputs (None, n) only
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
