@@ -69,6 +69,13 @@ type ONNXGraph interface {
 	// Apply adds a node that reads x, then the extra inputs, and returns
 	// its output, with its channels as x has them.
 	Apply(op, x string, extra []string, attrs ...ONNXAttr) string
+	// Within makes x, whose samples have the given shape (channels
+	// last, no batch axis), the input that the layer's mapping reads
+	// from here on, as InputShape, InputShapes, ChannelsFirst and
+	// ChannelsLast see it, and returns a function that makes the call's
+	// own inputs the input again: TimeDistributed maps the layer it wraps
+	// on the steps folded into the batch.
+	Within(x string, shape []int) (restore func())
 	// Weight adds a float32 initializer of the given dimensions (none: a
 	// scalar) and returns its name; Int64s adds an int64 vector. A layer
 	// that adds the same initializer again (the same name and values, as

@@ -53,6 +53,11 @@ func (g *fakeONNX) NodeOutputs(op string, inputs []string, n int, attrs ...ONNXA
 	}
 	return outs
 }
+func (g *fakeONNX) Within(_ string, shape []int) func() {
+	shapes := g.shapes
+	g.shapes = [][]int{shape}
+	return func() { g.shapes = shapes }
+}
 func (g *fakeONNX) Apply(op, x string, extra []string, attrs ...ONNXAttr) string {
 	out := g.Node(op, append([]string{x}, extra...), attrs...)
 	if g.first[x] {

@@ -678,10 +678,9 @@ func TestBidirectionalGradients(t *testing.T) {
 	}
 }
 
-// TestSequenceLayersRefuseONNX: the ONNX export refuses Masking,
-// Embedding with mask_zero and TimeDistributed, naming the layer (ONNX's
-// recurrent operators cannot carry Keras' masks, whose steps may be
-// masked anywhere, and TimeDistributed's mapping is not written).
+// TestSequenceLayersRefuseONNX: the ONNX export refuses Masking and
+// Embedding with mask_zero, naming the layer: ONNX's recurrent operators
+// cannot carry Keras' masks, whose steps may be masked anywhere.
 func TestSequenceLayersRefuseONNX(t *testing.T) {
 	for _, c := range []struct {
 		l    ONNXMapper
@@ -689,7 +688,6 @@ func TestSequenceLayersRefuseONNX(t *testing.T) {
 	}{
 		{Masking(0, Named("m")), `masking layer "m"`},
 		{Embedding(5, 2, MaskZero(true), Named("e")), `embedding layer "e"`},
-		{TimeDistributed(Dense(2), Named("t")), `time distributed layer "t"`},
 	} {
 		_, err := c.l.ONNX(nil, "x")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ONNX") {

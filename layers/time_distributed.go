@@ -168,8 +168,36 @@ func timeDistributedFromConfig(args map[string]any) (Layer, error) {
 	return TimeDistributed(inner, a.nameOptions()...), nil
 }
 
-// ONNX refuses TimeDistributed for now: its mapping (a Reshape around the
-// wrapped layer's) is not written.
-func (l *TimeDistributedLayer) ONNX(ONNXGraph, string) (string, error) {
-	return "", fmt.Errorf("time distributed layer %q: gokeras cannot export TimeDistributed to ONNX yet: save the model with Save instead", l.name)
+// ONNX adds the layer to an ONNX graph as Predict computes it: the steps
+// folded into the batch (Reshape to (batch·steps, ...)), the wrapped
+// layer's mapping on them, and the steps unfolded again (Reshape to
+// (batch, steps, ...')). A wrapped layer without an ONNX mapping is
+// refused, named.
+func (l *TimeDistributedLayer) ONNX(g ONNXGraph, in string) (string, error) {
+	what := fmt.Sprintf("time distributed layer %q", l.name)
+	m, ok := l.layer.(ONNXMapper)
+	if !ok || l.layer == nil {
+		return "", fmt.Errorf("%s: its layer %T has no ONNX mapping", what, l.layer)
+	}
+	shape := g.InputShape()
+	if len(shape) < 2 {
+		return "", fmt.Errorf("%s: input samples of shape %v: want (steps, ...)", what, shape)
+	}
+	out, _, err := PlanBuild(l.layer, shape[1:])
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	folded := g.Node("Reshape", []string{g.ChannelsLast(in), g.Int64s("shape", append([]int64{-1}, int64s(shape[1:])...)...)})
+	restore := g.Within(folded, shape[1:])
+	y, err := m.ONNX(g, folded)
+	if err == nil {
+		// The wrapped layer's output, channels last: of its input's rank
+		// where it holds its channels first (a convolution's, a pooling's).
+		y = g.ChannelsLast(y)
+	}
+	restore()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return g.Node("Reshape", []string{y, g.Int64s("shape", append([]int64{-1, int64(shape[0])}, int64s(out)...)...)}), nil
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks onnx.ExportFile (package export/onnx) end to end.
-# scripts/onnx/export builds, trains for a few steps and exports twenty-two
+# scripts/onnx/export builds, trains for a few steps and exports twenty-three
 # models (the CIFAR-10 MLP, Keras' cifar10_cnn, a model of 2D
 # normalizations and "same" paddings, one of 1D layers (a Dense on every
 # step among them), Reshape and global poolings, one of GELU activations,
@@ -15,13 +15,14 @@
 # RandomZoom, RandomRotation, RandomBrightness, RandomContrast and
 # Rescaling; and one of
 # Normalization layers, which TensorFlow.js lacks; and one of RandomCrop,
-# Resizing and CenterCrop, whose TF.js export is refused; and four of
+# Resizing and CenterCrop, whose TF.js export is refused; and five of
 # recurrent layers, as ONNX's RNN, LSTM and GRU operators: an Embedding,
 # LSTM (return_sequences) and GRU classifier; one of go_backwards
 # SimpleRNN, LSTM and GRU layers, other activations and a GRU without
-# reset_after; one of Bidirectional layers in each merge mode; and a
-# functional one of return_state, initial states and Bidirectional with
-# merge mode None) and writes their inputs and gokeras'
+# reset_after; one of Bidirectional layers in each merge mode; one of
+# TimeDistributed Conv2D, MaxPooling2D, Flatten and Dense around a GRU;
+# and a functional one of return_state, initial states and Bidirectional
+# with merge mode None) and writes their inputs and gokeras'
 # PredictOutputs outputs; then
 #   - ONNX Runtime for Node.js (onnxruntime-node, from the npm registry)
 #     runs each model, fed by its graph's input names, and every output,

@@ -69,6 +69,15 @@ func (b *builder) Begin(layer string, inputs []string, shapes [][]int) {
 	}
 }
 
+// Within makes x, of samples of the given shape, the input the layer's
+// mapping reads until restore is called, which makes the call's inputs,
+// as Begin was given them, the input again.
+func (b *builder) Within(x string, shape []int) (restore func()) {
+	inputs, shapes, first := b.inputs, b.shapes, b.shape
+	b.inputs, b.shapes, b.shape = []string{x}, [][]int{slices.Clone(shape)}, slices.Clone(shape)
+	return func() { b.inputs, b.shapes, b.shape = inputs, shapes, first }
+}
+
 // InputShape is the sample shape of the layer's (first) input, channels
 // last, as Begin was given it.
 func (b *builder) InputShape() []int { return append([]int(nil), b.shape...) }

@@ -68,9 +68,10 @@ const call = "export ONNX"
 // as further outputs of its call, and initial states given to a layer
 // are the operator's initial_h and initial_c. Refused, naming the layer:
 // masks (Masking, Embedding with mask_zero: ONNX's sequence_lens can only
-// cut a sequence's end), a recurrent activation the operators lack,
-// TimeDistributed. A layer defined outside package layers has no ONNX
-// mapping: the error names it.
+// cut a sequence's end) and a recurrent activation the operators lack.
+// TimeDistributed folds the steps into the batch (Reshape), maps the
+// layer it wraps, and unfolds them. A layer defined outside package
+// layers has no ONNX mapping: the error names it.
 //
 // A functional model (nn.NewModel) exports as its graph of layer calls:
 // a layer applied more than once (a shared layer) adds its nodes at each

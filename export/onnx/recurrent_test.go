@@ -251,6 +251,40 @@ func TestExportRecurrentStates(t *testing.T) {
 	checkRecurrentComputes(t, om, m, map[string]rtensor{"input_1": {[]int{4, 5, 2}, x}}, names)
 }
 
+// TestExportTimeDistributed: the steps folded into the batch, the
+// wrapped layer's nodes on them (a convolution channels first, and back,
+// inside the fold), the steps unfolded; the graph computes Predict.
+func TestExportTimeDistributed(t *testing.T) {
+	c := nn.NewSequential(layers.Input(3, 4, 4, 2), layers.TimeDistributed(layers.Conv2D(2, 3)), layers.Flatten())
+	c.SetSeed(3)
+	om := exportedONNX(t, c, false)
+	checkGraph(t, om, c)
+	if got, want := opTypes(om), []string{"Reshape", "Transpose", "Conv", "Transpose", "Reshape", "Flatten"}; !slices.Equal(got, want) {
+		t.Fatalf("ops %v, want %v", got, want)
+	}
+	for i, want := range [][]float64{{-1, 4, 4, 2}, {-1, 3, 2, 2, 2}} {
+		n := om.Graph.Nodes[4*i]
+		if shape := om.Graph.Initializer(n.Inputs[1]); shape == nil || !slices.Equal(shape.Int64s, int64s(toInts(want))) {
+			t.Errorf("Reshape %d: shape %+v, want %v", i, shape, want)
+		}
+	}
+
+	m := nn.NewSequential(layers.Input(5, 2), layers.TimeDistributed(layers.Dense(3)), layers.GRU(3, layers.ReturnSequences()),
+		layers.TimeDistributed(layers.Dense(2)), layers.Flatten())
+	m.SetSeed(4)
+	om = exportedONNX(t, m, true)
+	checkGraph(t, om, m)
+	checkRecurrentComputes(t, om, m, map[string]rtensor{"input": {[]int{4, 5, 2}, normalRows(5, 4*5*2)}}, []string{"output"})
+}
+
+func toInts(v []float64) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
 func normalRows(seed uint64, n int) []float64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	x := make([]float64, n)
@@ -302,7 +336,7 @@ type rtensor struct {
 // runRecurrentGraph runs a graph of the nodes the recurrent layers'
 // mapping writes (RNN, LSTM and GRU with layout 0, Transpose, Squeeze,
 // Unsqueeze, Slice reversing axis 0, Concat on the last axis, Add, Mul,
-// Flatten and Identity) in float64, as ONNX's operators are specified, and
+// Reshape, Gemm, Flatten and Identity) in float64, as ONNX's operators are specified, and
 // returns every value.
 func runRecurrentGraph(t *testing.T, om *wire.Model, inputs map[string]rtensor) map[string]rtensor {
 	t.Helper()
@@ -394,6 +428,26 @@ func runRecurrentGraph(t *testing.T, om *wire.Model, inputs map[string]rtensor) 
 			outs = []rtensor{{a.shape, v}}
 		case "Identity":
 			outs = []rtensor{in(0)}
+		case "Reshape":
+			x, shape := in(0), toInts(in(1).v)
+			if k := slices.Index(shape, -1); k >= 0 {
+				shape[k] = 1
+				shape[k] = len(x.v) / shapeSize(shape)
+			}
+			outs = []rtensor{{shape, x.v}}
+		case "Gemm":
+			a, k, bias := in(0), in(1), in(2)
+			rows, inner, cols := a.shape[0], k.shape[0], k.shape[1]
+			v := make([]float64, rows*cols)
+			for i := range rows {
+				for j := range cols {
+					v[i*cols+j] = bias.v[j]
+					for l := range inner {
+						v[i*cols+j] += a.v[i*inner+l] * k.v[l*cols+j]
+					}
+				}
+			}
+			outs = []rtensor{{[]int{rows, cols}, v}}
 		case "Flatten":
 			x := in(0)
 			outs = []rtensor{{[]int{x.shape[0], len(x.v) / x.shape[0]}, x.v}}
@@ -407,6 +461,14 @@ func runRecurrentGraph(t *testing.T, om *wire.Model, inputs map[string]rtensor) 
 		}
 	}
 	return vals
+}
+
+func shapeSize(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }
 
 func transposeR(x rtensor, perm []int64) rtensor {

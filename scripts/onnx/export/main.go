@@ -185,6 +185,12 @@ var specs = []spec{
 			layers.Bidirectional(layers.LSTM(4, layers.ReturnSequences(), layers.GoBackwards()), layers.MergeMode("mul")),
 			layers.Bidirectional(layers.SimpleRNN(3), layers.MergeMode("ave")), layers.Dense(3)}
 	}, nil, normals},
+	{"time_distributed", func() []layers.Layer { // TimeDistributed of a convolution (channels first inside), a pooling, Flatten and Dense, the steps folded into the batch; a GRU over them
+		return []layers.Layer{layers.Input(5, 6, 6, 2), layers.TimeDistributed(layers.Conv2D(3, 3, layers.ReLU)),
+			layers.TimeDistributed(layers.MaxPooling2D()), layers.TimeDistributed(layers.Flatten()),
+			layers.TimeDistributed(layers.Dense(6, layers.Tanh)), layers.GRU(4, layers.ReturnSequences()),
+			layers.TimeDistributed(layers.Dense(2)), layers.Flatten()}
+	}, nil, normals},
 	{"functional_recurrent_states", nil, func() (*nn.Model, error) { // return_state, initial states, Bidirectional with merge mode None and return_state: several outputs of one call
 		in := nn.Input(8, 4)
 		seq := nn.ApplyAll(layers.LSTM(6, layers.ReturnSequences(), layers.ReturnState()), in) // sequences, h, c
