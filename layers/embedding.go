@@ -188,7 +188,7 @@ func embeddingFromConfig(args map[string]any) (Layer, error) {
 // fraction.
 func (e *EmbeddingLayer) ONNX(b ONNXGraph, in string) (string, error) {
 	if e.maskZero {
-		return "", fmt.Errorf("embedding layer %q: gokeras cannot export its mask (mask_zero) to ONNX: save the model with Save instead, or export a model without mask_zero", e.name)
+		return "", fmt.Errorf("embedding layer %q: gokeras cannot export its mask (mask_zero) to ONNX (a mask may skip any step, and ONNX's recurrent operators can only cut a sequence's end): save the model with Save instead, or export a model without mask_zero", e.name)
 	}
 	if e.table == nil {
 		return "", fmt.Errorf("%s layer %q has no table: is the model built?", e.Type(), e.name)

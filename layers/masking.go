@@ -105,9 +105,11 @@ func maskingFromConfig(args map[string]any) (Layer, error) {
 	return Masking(a.MaskValue, a.nameOptions()...), nil
 }
 
-// ONNX refuses Masking: the mask it hands on has no ONNX form here.
+// ONNX refuses Masking: the mask it hands on has no ONNX form here (a
+// Keras mask may skip any step, where ONNX's recurrent operators can only
+// cut a sequence's end, by its sequence_lens).
 func (l *MaskingLayer) ONNX(ONNXGraph, string) (string, error) {
-	return "", fmt.Errorf("masking layer %q: gokeras cannot export masks to ONNX (nor the recurrent layers that read them): save the model with Save instead", l.name)
+	return "", fmt.Errorf("masking layer %q: gokeras cannot export masks to ONNX (a mask may skip any step, and ONNX's recurrent operators can only cut a sequence's end): save the model with Save instead, or export a model without Masking", l.name)
 }
 
 // MaskZero makes an Embedding layer treat index 0 as padding, Keras'

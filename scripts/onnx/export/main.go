@@ -171,11 +171,15 @@ var specs = []spec{
 		return []layers.Layer{layers.Input(12), layers.Embedding(50, 8),
 			layers.LSTM(8, layers.ReturnSequences()), layers.GRU(6), layers.Dense(3, layers.Softmax)}
 	}, nil, indices},
-	{"recurrent_backwards", func() []layers.Layer { // go_backwards (ONNX's reverse direction, the sequences in Keras' order), other activations, GRU without reset_after, no bias
+	{"recurrent_backwards", func() []layers.Layer { // go_backwards (ONNX's reverse direction, the sequences in Keras' order), every other activation (alphas and betas consumed in order), GRU without reset_after, no bias
 		return []layers.Layer{layers.Input(7, 4), layers.Conv1D(4, 2, layers.Padding("same")), // channels first before the recurrence
 			layers.SimpleRNN(6, layers.GoBackwards(), layers.ReturnSequences()),
 			layers.LSTM(5, layers.RecurrentActivation(layers.HardSigmoid), layers.Softsign, layers.GoBackwards(), layers.ReturnSequences()),
 			layers.GRU(4, layers.ResetAfter(false), layers.WithoutBias(), layers.ReturnSequences()),
+			layers.SimpleRNN(4, layers.Linear, layers.ReturnSequences()), // Affine, its alpha and beta
+			layers.LSTM(4, layers.RecurrentActivation(layers.HardSigmoid), layers.LeakyReLU, layers.ReturnSequences()),
+			layers.GRU(4, layers.RecurrentActivation(layers.HardSigmoid), layers.ELU, layers.GoBackwards(), layers.ReturnSequences()),
+			layers.SimpleRNN(4, layers.Softplus, layers.ReturnSequences()),
 			layers.SimpleRNN(4, layers.ReLU, layers.GoBackwards()), layers.Dense(3)}
 	}, nil, normals},
 	{"bidirectional", func() []layers.Layer { // Bidirectional of each merge mode: an LSTM's sequences concatenated, a GRU's summed, multiplied, a SimpleRNN's last states averaged
