@@ -21,7 +21,8 @@ func (a Activation) applyDense(d *DenseLayer) { d.activation = a }
 // DenseLayer is a fully connected layer: activation(x·kernel + bias). On
 // samples of more than one axis it works on the last one, as Keras' Dense
 // does: (None, steps, features) becomes (None, steps, units), the same
-// kernel applied at every step.
+// kernel applied at every step; a model may end there, trained on a label
+// per step.
 type DenseLayer struct {
 	named
 	weights

@@ -74,7 +74,10 @@ func RecurrentInitializer(i Initializer) RecurrentOption {
 
 // ReturnSequences makes a recurrent layer output its state at every
 // step, (batch, timesteps, units), instead of the last one, (batch,
-// units): Keras' return_sequences=True.
+// units): Keras' return_sequences=True. A model may end on such a
+// sequence (after a Dense or TimeDistributed(Dense) for the classes of
+// each step): its loss and metrics are then computed at each step, as
+// Keras computes them (see package nn).
 func ReturnSequences() RecurrentOption {
 	return recurrentOption(func(l *RecurrentLayer) { l.returnSequences = true })
 }

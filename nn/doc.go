@@ -80,6 +80,20 @@
 // Fit's ClassWeight and SampleWeight weigh each sample's loss as Keras'
 // class_weight and sample_weight do.
 //
+// A model may output a sequence, (None, steps, n): a recurrent layer with
+// layers.ReturnSequences then a Dense (or TimeDistributed(Dense)), as a
+// tagger or a language model ends. The loss is computed at each step over
+// the last axis and averaged over every step of every sample, Keras'
+// sum_over_batch_size; the metrics count every step; the labels are
+// (None, steps) or (None, steps, 1) class indices for the sparse losses,
+// (None, steps, n) for the others (or those values in one row); Predict
+// returns (N, steps, n). SampleWeight weighs a sample's steps,
+// TemporalSampleWeight each step (Keras' temporal sample_weight);
+// ClassWeight is refused, as Keras refuses it. A mask that reaches the
+// output (Embedding's MaskZero, Masking) leaves the masked steps out: the
+// loss is Σ mask·loss / Σ mask, as tf.keras 2 reduces it, and the metrics
+// count the kept steps only.
+//
 // # Errors
 //
 // Mismatched shapes, labels that do not fit the loss, empty data, bad

@@ -26,6 +26,13 @@
 // --temperatures (Keras' sampling: the probabilities raised to
 // 1/temperature and renormalized; low temperatures repeat the likeliest
 // characters, high ones take more chances).
+//
+// With --all-steps the LSTM returns its state at every position
+// (return_sequences) and the model predicts the character after each
+// position of a window, not only after the last: a label per position,
+// (maxlen), and the loss averaged over them all, the early positions (of
+// little context) included, so the held-out loss is then of every
+// position of the held-out windows.
 package main
 
 import (
@@ -79,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	step := fs.Int("step", 3, "characters between the starts of two training windows")
 	embedDim := fs.Int("embedding-dim", 32, "the size of a character's embedding")
 	units := fs.Int("units", 128, "the LSTM's units")
+	allSteps := fs.Bool("all-steps", false, "train on the next character after every position of each window (an LSTM with return_sequences), not only after the last")
 	epochs := fs.Int("epochs", 2, "epochs to train")
 	batchSize := fs.Int("batch-size", 128, "windows per step")
 	lr := fs.Float64("learning-rate", 0.01, "RMSprop's learning rate")
@@ -147,21 +155,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	vocab := vec.VocabularySize()
-	trainDS, nTrain, err := windows(trainIdx, *maxlen, *step, vocab)
+	trainDS, nTrain, err := windows(trainIdx, *maxlen, *step, vocab, *allSteps)
 	if err != nil {
 		return err
 	}
-	valDS, nVal, err := windows(valIdx, *maxlen, 1, vocab)
+	valDS, nVal, err := windows(valIdx, *maxlen, 1, vocab, *allSteps)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Moby-Dick from %s: %d characters, %d to train on (%d windows of %d, every %d), %d held out (%d windows); %d distinct characters (with the padding and [UNK] indices, %d).\n",
 		*corpus, len(runes), split, nTrain, *maxlen, *step, len(runes)-split, nVal, vocab-2, vocab)
 
+	lstm := layers.LSTM(*units)
+	if *allSteps {
+		lstm = layers.LSTM(*units, layers.ReturnSequences())
+	}
 	model := nn.NewSequential(
 		layers.Input(*maxlen),
 		layers.Embedding(vocab, *embedDim),
-		layers.LSTM(*units),
+		lstm,
 		layers.Dense(vocab, layers.Softmax),
 	)
 	model.SetSeed(*seed)
@@ -203,7 +215,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "Writing %d characters after the held-out passage %q:\n", *generate, shown)
-	out, err := sample(ctx, model, prompt, temperatures, *generate, rng)
+	out, err := sample(ctx, model, prompt, vocab, temperatures, *generate, rng)
 	if err != nil {
 		return err
 	}
@@ -231,17 +243,22 @@ func parseTemperatures(s string) ([]float64, error) {
 }
 
 // windows are the samples of a text of indices: each run of maxlen
-// indices, starting every step, labelled with the index after it.
-func windows(idx []int, maxlen, step, classes int) (data.Dataset, int, error) {
-	var x [][]float32
+// indices, starting every step, labelled with the index after it, or with
+// allSteps the index after each of its positions (the run shifted by one).
+func windows(idx []int, maxlen, step, classes int, allSteps bool) (data.Dataset, int, error) {
+	var x, next [][]float32
 	var y []int
 	for i := 0; i+maxlen < len(idx); i += step {
-		row := make([]float32, maxlen)
-		for j, v := range idx[i : i+maxlen] {
-			row[j] = float32(v)
+		row, after := make([]float32, maxlen), make([]float32, maxlen)
+		for j := range maxlen {
+			row[j], after[j] = float32(idx[i+j]), float32(idx[i+j+1])
 		}
-		x = append(x, row)
+		x, next = append(x, row), append(next, after)
 		y = append(y, idx[i+maxlen])
+	}
+	if allSteps {
+		ds, err := data.SliceData(data.Rows(x), data.TargetRows(next))
+		return ds, len(x), err
 	}
 	ds, err := data.SliceData(data.Rows(x), data.Classes(y, classes))
 	return ds, len(x), err
@@ -266,7 +283,7 @@ func unigramLoss(train, text []int, classes int) float64 {
 
 // sample writes n indices after prompt at each temperature, one sequence
 // per temperature, predicted together a character at a time.
-func sample(ctx context.Context, model *nn.Sequential, prompt []int, temperatures []float64, n int, rng *rand.Rand) ([][]int, error) {
+func sample(ctx context.Context, model *nn.Sequential, prompt []int, classes int, temperatures []float64, n int, rng *rand.Rand) ([][]int, error) {
 	maxlen := len(prompt)
 	seqs := make([][]int, len(temperatures))
 	for i := range seqs {
@@ -289,7 +306,8 @@ func sample(ctx context.Context, model *nn.Sequential, prompt []int, temperature
 			return nil, err
 		}
 		for i, t := range temperatures {
-			seqs[i] = append(seqs[i], sampleIndex(pred.Row(i), t, rng))
+			p := pred.Row(i) // with --all-steps, every step's: the last one's is next
+			seqs[i] = append(seqs[i], sampleIndex(p[len(p)-classes:], t, rng))
 		}
 	}
 	for i := range seqs {

@@ -66,11 +66,11 @@ func writeTarball(t *testing.T, p string, files map[string]string) {
 // trainOn runs the example at a tiny size on the corpus at path on dev
 // and returns its output, the held-out loss per character and the loss
 // of character frequencies alone.
-func trainOn(t *testing.T, corpus, dev string) (out string, loss, unigram float64) {
+func trainOn(t *testing.T, corpus, dev string, more ...string) (out string, loss, unigram float64) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"--corpus", corpus, "--device", dev, "--chars", "0", "--maxlen", "12", "--step", "2",
-		"--units", "24", "--embedding-dim", "8", "--epochs", "4", "--batch-size", "32", "--generate", "30", "--temperatures", "0.2,1"}, &stdout, &stderr)
+	err := run(context.Background(), append([]string{"--corpus", corpus, "--device", dev, "--chars", "0", "--maxlen", "12", "--step", "2",
+		"--units", "24", "--embedding-dim", "8", "--epochs", "4", "--batch-size", "32", "--generate", "30", "--temperatures", "0.2,1"}, more...), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -112,6 +112,32 @@ func TestTrainsAndWrites(t *testing.T) {
 		t.Errorf("held-out loss %.4f nats per character, frequencies alone %.4f: want the model well below", loss, unigram)
 	}
 	// Each sample is the prompt and 30 characters of the book's alphabet.
+	m := regexp.MustCompile(`(?m)^--- temperature 0\.2:\n(.*)$`).FindStringSubmatch(out)
+	if m == nil || len([]rune(m[1])) != 42 || strings.Contains(m[1], "[UNK]") {
+		t.Errorf("the sample at temperature 0.2 is not 12+30 characters of the book's: %q", m)
+	}
+}
+
+// With --all-steps the model predicts the character after every position
+// of a window: its LSTM returns sequences, and it learns the held-out
+// text far better than the characters' frequencies, and writes.
+func TestTrainsAllSteps(t *testing.T) {
+	corpus := filepath.Join(t.TempDir(), corpusPackage.File())
+	writeTarball(t, corpus, fakeBook(8, 5))
+	out, loss, unigram := trainOn(t, corpus, "/CPU:0", "--all-steps")
+	t.Logf("held-out loss per character %.4f nats over every position, frequencies alone %.4f", loss, unigram)
+	for _, re := range []string{
+		`(?m)^ lstm \(LSTM\) +\(None, 12, 24\) +3168 `,
+		`(?m)^ dense \(Dense\) +\(None, 12, \d+\) `,
+		`(?m)^--- temperature 0\.2:$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("the output has no line matching %s:\n%s", re, out)
+		}
+	}
+	if loss > 0.75*unigram {
+		t.Errorf("held-out loss %.4f nats per character, frequencies alone %.4f: want the model well below", loss, unigram)
+	}
 	m := regexp.MustCompile(`(?m)^--- temperature 0\.2:\n(.*)$`).FindStringSubmatch(out)
 	if m == nil || len([]rune(m[1])) != 42 || strings.Contains(m[1], "[UNK]") {
 		t.Errorf("the sample at temperature 0.2 is not 12+30 characters of the book's: %q", m)
@@ -213,7 +239,7 @@ func TestUnigramLoss(t *testing.T) {
 }
 
 func TestWindows(t *testing.T) {
-	ds, n, err := windows([]int{5, 6, 7, 8, 9, 10}, 3, 2, 11)
+	ds, n, err := windows([]int{5, 6, 7, 8, 9, 10}, 3, 2, 11, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +256,17 @@ func TestWindows(t *testing.T) {
 	// 5 6 7 -> 8, then 7 8 9 -> 10
 	if !slices.Equal(x, []float32{5, 6, 7, 7, 8, 9}) || !slices.Equal(y, []float32{8, 10}) {
 		t.Errorf("windows %v, labels %v", x, y)
+	}
+	// With every step's next index: 5 6 7 -> 6 7 8, then 7 8 9 -> 8 9 10.
+	if ds, n, err = windows([]int{5, 6, 7, 8, 9, 10}, 3, 2, 11, true); err != nil || n != 2 {
+		t.Fatalf("all steps: %d windows, %v", n, err)
+	}
+	y = make([]float32, 6)
+	if err := ds.GatherLabels([]int{0, 1}, y); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(y, []float32{6, 7, 8, 8, 9, 10}) {
+		t.Errorf("all steps: labels %v", y)
 	}
 	if _, err := parseTemperatures("0.5, 1,x"); err == nil || !strings.Contains(err.Error(), `"x" is not a positive number`) {
 		t.Errorf("parseTemperatures with a word: %v", err)
