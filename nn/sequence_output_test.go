@@ -590,3 +590,133 @@ func TestTemporalSampleWeightNeedsSteps(t *testing.T) {
 		t.Errorf("Fit: error %v, want one saying the output has no steps", err)
 	}
 }
+
+// TestSequenceOutputStrategyAndStream: the tagger of TestSequenceTagger
+// trains to the same losses and accuracies epoch by epoch under a
+// strategy of one replica (which sums the metrics' states itself: a
+// sample's steps must count as rows there too) and from a stream of the
+// same samples in the same order.
+func TestSequenceOutputStrategyAndStream(t *testing.T) {
+	const n, steps, vocab = 128, 5, 6
+	_, _, ds := tagData(t, n, steps, vocab, 3)
+	fit := func(s nn.Strategy, stream bool) []float64 {
+		m := nn.NewSequential(layers.Input(steps), layers.Embedding(vocab, 4), layers.LSTM(8, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
+		m.SetSeed(2)
+		defer m.Close()
+		opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []nn.CompileOption{nn.OnDevice("/CPU:0")} // a strategy on a GPU all-reduces in device memory, which alone does not
+		if s != nil {
+			opts = append(opts, nn.WithStrategy(s))
+		}
+		if err := m.Compile(opt, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, opts...); err != nil {
+			t.Fatal(err)
+		}
+		var src data.Source = ds
+		fitOpts := []nn.Option{nn.Epochs(3), nn.Shuffle(false), nn.Verbose(0)}
+		if stream {
+			src = data.FromDataset(ds).Batch(16, false)
+		} else {
+			fitOpts = append(fitOpts, nn.BatchSize(16))
+		}
+		h, err := m.Fit(context.Background(), src, fitOpts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(h.Get("loss"), h.Get("accuracy")...)
+	}
+	want := fit(nil, false)
+	t.Logf("losses and accuracies %v", want)
+	for _, c := range []struct {
+		name string
+		got  []float64
+	}{{"a strategy of one", fit(&alone{}, false)}, {"a stream", fit(nil, true)}} {
+		for i := range want {
+			if math.Abs(want[i]-c.got[i]) > 1e-5*math.Abs(want[i]) {
+				t.Errorf("%s: figure %d is %v, %v from the dataset alone", c.name, i, c.got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestSequenceOutputBesideAnother: a functional model with an output of
+// several steps ("tags", sparse labels per step) beside one of one value
+// ("total"): the tags' loss and accuracy are each step's, averaged over
+// every step, as in a model of that output alone, with each output's
+// labels cut from the tuple.
+func TestSequenceOutputBesideAnother(t *testing.T) {
+	f := newSeqFixture()
+	rows := f.n * f.steps
+	in := nn.Input(f.steps, 2)
+	tags := nn.Apply(layers.Dense(3, layers.Softmax, layers.Named("tags")), in)
+	total := nn.Apply(layers.Dense(1, layers.Named("total")), nn.Apply(layers.Flatten(), in))
+	m, err := nn.NewModel([]*nn.Tensor{in}, []*nn.Tensor{tags, total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sgd, err := optim.NewSGD(optim.SGDConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(sgd, nil, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(seqDevice),
+		nn.LossFor("tags", losses.SparseCategoricalCrossentropy{}), nn.LossFor("total", losses.MeanSquaredError{}), nn.MetricsFor("total")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := m.GetWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range ws { // the tags' kernel and bias are the fixture's
+		switch {
+		case slices.Equal(w.Shape(), []int{2, 3}):
+			ws[i] = tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(slices.Clone(f.kernel)))
+		case slices.Equal(w.Shape(), []int{3}):
+			ws[i] = tensor.New(tensor.WithShape(3), tensor.WithBacking(slices.Clone(f.bias)))
+		}
+	}
+	if err := m.SetWeights(ws); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	classes := make([][]float32, f.n)
+	values := make([]float32, f.n)
+	ce, right := 0.0, 0
+	for i := range f.n {
+		classes[i] = make([]float32, f.steps)
+		for s := range f.steps {
+			c := rng.IntN(3)
+			classes[i][s] = float32(c)
+			p := f.probs(i*f.steps + s)
+			ce -= math.Log(p[c])
+			if slices.Index(p, slices.Max(p)) == c {
+				right++
+			}
+		}
+		values[i] = float32(i)
+	}
+	ds, err := data.SliceData(data.Flat(slices.Clone(f.x), f.steps, 2), data.LabelTuple(data.TargetRows(classes), data.Targets(values)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := m.Evaluate(context.Background(), ds, nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ce / float64(rows); math.Abs(logs["tags_loss"]-want) > 1e-5*want {
+		t.Errorf("tags_loss %.7f, want %.7f (logs %v)", logs["tags_loss"], want, logs)
+	}
+	if want := float64(right) / float64(rows); math.Abs(logs["tags_accuracy"]-want) > 1e-6 {
+		t.Errorf("tags_accuracy %.6f, want %.6f (logs %v)", logs["tags_accuracy"], want, logs)
+	}
+	if sum := logs["tags_loss"] + logs["total_loss"]; math.Abs(logs["loss"]-sum) > 1e-5*sum {
+		t.Errorf("loss %v, want tags_loss + total_loss = %v", logs["loss"], sum)
+	}
+	// Not yet: a sample's weight spread over outputs of different steps.
+	_, err = m.Fit(context.Background(), ds, nn.SampleWeight(make([]float32, f.n)), nn.Verbose(0))
+	if err == nil || !strings.Contains(err.Error(), `outputs "tags" and "total" have 3 and 1 steps`) {
+		t.Errorf("Fit with SampleWeight: error %v, want one naming the outputs' steps", err)
+	}
+}
