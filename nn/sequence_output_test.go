@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/internal/formats/shapes"
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/metrics"
@@ -53,6 +54,32 @@ func tagData(t *testing.T, n, steps, vocab int, seed uint64) (x, y []float32, ds
 	return x, y, ds
 }
 
+// tagger is a tagging model: Embedding(vocab, embed) (MaskZero), an
+// LSTM(units, return_sequences) and a softmax Dense of 3 units at every
+// step, its weights drawn from seed.
+type tagger struct {
+	steps, vocab, embed, units int
+	seed                       uint64
+	maskZero                   bool
+}
+
+// compile makes the model and compiles it on dev with Adam (0.02), sparse
+// categorical cross-entropy and accuracy, and more.
+func (c tagger) compile(t *testing.T, dev string, more ...nn.CompileOption) *nn.Sequential {
+	t.Helper()
+	m := nn.NewSequential(layers.Input(c.steps), layers.Embedding(c.vocab, c.embed, layers.MaskZero(c.maskZero)),
+		layers.LSTM(c.units, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
+	m.SetSeed(c.seed)
+	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(adam, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, append([]nn.CompileOption{nn.OnDevice(dev)}, more...)...); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestSequenceTagger: Embedding, LSTM(return_sequences) and a softmax Dense
 // on every step learn to tag each token by how it compares with the one
 // before, trained with sparse_categorical_crossentropy on labels of shape
@@ -60,16 +87,8 @@ func tagData(t *testing.T, n, steps, vocab int, seed uint64) (x, y []float32, ds
 // which Predict's (N, steps, 3) outputs give too.
 func TestSequenceTagger(t *testing.T) {
 	const n, steps, vocab = 512, 6, 6
-	m := nn.NewSequential(layers.Input(steps), layers.Embedding(vocab, 8), layers.LSTM(24, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
-	m.SetSeed(5)
+	m := tagger{steps: steps, vocab: vocab, embed: 8, units: 24, seed: 5}.compile(t, seqDevice)
 	defer m.Close()
-	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(adam, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(seqDevice)); err != nil {
-		t.Fatal(err)
-	}
 	_, _, ds := tagData(t, n, steps, vocab, 1)
 	ctx := context.Background()
 	h, err := m.Fit(ctx, ds, nn.Epochs(25), nn.BatchSize(32), nn.Verbose(0))
@@ -161,7 +180,7 @@ func TestSequenceOutputErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := f.model(t, false, c.loss)
 			defer m.Close()
-			labels := make([]float32, f.n*shapesSize(c.labelShape))
+			labels := make([]float32, f.n*shapes.Size(c.labelShape))
 			ds := f.dataset(t, labels, c.labelShape...)
 			_, err := m.Fit(ctx, ds, append([]nn.Option{nn.Verbose(0)}, c.opts...)...)
 			if err == nil {
@@ -180,14 +199,6 @@ func TestSequenceOutputErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func shapesSize(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
 }
 
 // seqFixture is a batch of n sequences of steps rows of 2 features, a
@@ -543,16 +554,8 @@ func TestSequenceMaskedTagger(t *testing.T) {
 		}
 		return ds
 	}
-	m := nn.NewSequential(layers.Input(steps), layers.Embedding(vocab, 8, layers.MaskZero(true)), layers.LSTM(24, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
-	m.SetSeed(5)
+	m := tagger{steps: steps, vocab: vocab, embed: 8, units: 24, seed: 5, maskZero: true}.compile(t, seqDevice)
 	defer m.Close()
-	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(adam, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(seqDevice)); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	h, err := m.Fit(ctx, make(1), nn.Epochs(25), nn.BatchSize(32), nn.Verbose(0))
 	if err != nil {
@@ -600,20 +603,14 @@ func TestSequenceOutputStrategyAndStream(t *testing.T) {
 	const n, steps, vocab = 128, 5, 6
 	_, _, ds := tagData(t, n, steps, vocab, 3)
 	fit := func(s nn.Strategy, stream bool) []float64 {
-		m := nn.NewSequential(layers.Input(steps), layers.Embedding(vocab, 4), layers.LSTM(8, layers.ReturnSequences()), layers.Dense(3, layers.Softmax))
-		m.SetSeed(2)
-		defer m.Close()
-		opt, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.02})
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := []nn.CompileOption{nn.OnDevice("/CPU:0")} // a strategy on a GPU all-reduces in device memory, which alone does not
+		// On /CPU:0: a strategy on a GPU all-reduces in device memory,
+		// which alone does not.
+		var opts []nn.CompileOption
 		if s != nil {
 			opts = append(opts, nn.WithStrategy(s))
 		}
-		if err := m.Compile(opt, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, opts...); err != nil {
-			t.Fatal(err)
-		}
+		m := tagger{steps: steps, vocab: vocab, embed: 4, units: 8, seed: 2}.compile(t, "/CPU:0", opts...)
+		defer m.Close()
 		var src data.Source = ds
 		fitOpts := []nn.Option{nn.Epochs(3), nn.Shuffle(false), nn.Verbose(0)}
 		if stream {
