@@ -11,27 +11,29 @@ import (
 
 // Convolutions without patches. A convolution's products are usually
 // computed on its patches (one row per window, im2col): what gokeras' ops
-// do on every machine. For stride-1 convolutions without dilation the
-// kernels (AVX-512, else AVX2) compute them from the images themselves,
-// laid on a grid of padded images, reading each window in place. Conv says
-// whether they can and how much memory they need; where it says no (no
-// kernels, or the kernels turned off; images of fewer than 8 channels or
-// too small), callers use the patches.
+// do on every machine. For convolutions without dilation the kernels
+// (AVX-512, else AVX2) compute them from the images themselves, laid on a
+// grid of padded images, reading each window in place. Conv says whether
+// they can and how much memory they need; where it says no (no kernels,
+// or the kernels turned off; images of fewer than 8 channels or too
+// small; a stride s > 1 on images whose width or left padding is not a
+// multiple of s), callers use the patches.
 //
 // The steps of a training step: ConvInputGrid lays the images on their
 // grid, which ConvForward and ConvKernelGrad read; ConvOutputGrid lays
 // the output's gradient on its grid, which ConvKernelGrad and
 // ConvInputGrad read.
 
-// ConvShape is a convolution with stride 1 and no dilation of Batch
-// channels-last images of H×W×C: Filters filters of KH×KW, PadTop rows
-// and PadLeft columns of zeros before each image (TensorFlow's padding),
-// and outputs of OH×OW. Its kernel is KH·KW·C rows of Filters values
-// (HWIO order).
+// ConvShape is a convolution without dilation of Batch channels-last
+// images of H×W×C: Filters filters of KH×KW moved Stride pixels at a time
+// along both axes (0 means 1), PadTop rows and PadLeft columns of zeros
+// before each image (TensorFlow's padding), and outputs of OH×OW. Its
+// kernel is KH·KW·C rows of Filters values (HWIO order).
 type ConvShape struct {
 	Batch, H, W, C  int
 	Filters         int
 	KH, KW          int
+	Stride          int
 	PadTop, PadLeft int
 	OH, OW          int
 }

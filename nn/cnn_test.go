@@ -136,6 +136,14 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 				layers.GlobalAveragePooling2D(),
 				layers.Dense(10, layers.Softmax))
 		},
+		"strided convs of 8 channels and more (the CPU's kernels without patches)": func() *Sequential {
+			return NewSequential(layers.Input(8, 16, 3),
+				layers.Conv2D(8, 3, layers.Padding("same"), layers.ReLU),
+				layers.Conv2D(16, 3, layers.Strides(2), layers.Padding("same"), layers.ReLU),
+				layers.Conv2D(16, 1, layers.Strides(2), layers.Padding("same")),
+				layers.Flatten(),
+				layers.Dense(10, layers.Softmax))
+		},
 		"1D convs of 8 channels and more (the CPU's kernels without patches)": func() *Sequential {
 			return NewSequential(layers.Input(8, 8, 3),
 				layers.Reshape([]int{16, -1}),
@@ -164,11 +172,14 @@ func TestImageLayersMatchTapeMachine(t *testing.T) {
 	for name, build := range models {
 		for oname, newOpt := range opts {
 			t.Run(name+"/"+oname, func(t *testing.T) {
-				h := 8
-				if strings.HasPrefix(name, "strides") {
+				h, w := 8, 8
+				switch {
+				case strings.HasPrefix(name, "strides"):
 					h = 9
+				case strings.HasPrefix(name, "strided"):
+					w = 16
 				}
-				ds := imageData(t, 100, h, 8, 3, 5, true)
+				ds := imageData(t, 100, h, w, 3, 5, true)
 				var ms [2]*Sequential
 				for i, reference := range []bool{true, false} {
 					opt, err := newOpt()

@@ -73,7 +73,7 @@ func (b *backend) Device() plan.Device { return host{} }
 // Capabilities: the bias goes into the forward product (its output starts
 // as the bias), plain SGD and momentum fold into the products that compute
 // the weights' gradients, and where the multiplier can (the AVX-512
-// kernels) stride-1 convolutions are computed without their patches,
+// kernels) convolutions without dilation are computed without their patches,
 // a BatchNormalization's gamma gradient comes with its input's, and a ReLU
 // after a batch normalization, a merge or such a convolution runs in that
 // step's pass.
@@ -97,14 +97,18 @@ func foldsReLU(s *plan.Step) bool {
 // conv says whether the multiplier computes the convolution over w
 // without patches, and the memory it needs.
 func (b *backend) conv(w ops.Window, filters int) (plan.ConvMemory, bool) {
+	if w.StrideH != w.StrideW || w.DilationH != 1 || w.DilationW != 1 {
+		return plan.ConvMemory{}, false
+	}
 	mem, ok := b.mul.Conv(convShape(w, filters))
 	return plan.ConvMemory(mem), ok
 }
 
-// convShape is the stride-1 convolution over window w with filters filters.
+// convShape is the convolution over window w (one stride on both axes,
+// no dilation: see conv) with filters filters.
 func convShape(w ops.Window, filters int) blas.ConvShape {
 	return blas.ConvShape{Batch: w.Batch, H: w.H, W: w.W, C: w.C, Filters: filters, KH: w.KH, KW: w.KW,
-		PadTop: w.PadTop, PadLeft: w.PadLeft, OH: w.OH, OW: w.OW}
+		Stride: w.StrideH, PadTop: w.PadTop, PadLeft: w.PadLeft, OH: w.OH, OW: w.OW}
 }
 
 // fusesUpdate: every update that works value by value folds into a

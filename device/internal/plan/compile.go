@@ -232,7 +232,7 @@ const (
 	// Resize: Out[0] (N values, Op.Resize.Out()) = a box of each of the
 	// images In[0] resized (ops.ResizeForward).
 	Resize
-	// The convolution steps, which the compiler makes of a stride-1
+	// The convolution steps, which the compiler makes of a
 	// convolution's patches and products where the backend offers them
 	// (Capabilities.Conv): Op.Window is the convolution's window, K its
 	// filters, M its output positions and N the kernel's rows (KH·KW·C).
@@ -432,7 +432,7 @@ type Capabilities struct {
 	// (optim.Update.NeedsWholeGradient).
 	FusedUpdate func(grad *Step, u optim.Update) bool
 	// Conv, when not nil, says whether the backend computes the
-	// convolution over window w (stride 1, no dilation) with filters
+	// convolution over window w (no dilation) with filters
 	// filters without its patches (the Conv steps), and the memory it
 	// needs for that.
 	Conv func(w ops.Window, filters int) (ConvMemory, bool)

@@ -7,8 +7,9 @@ import (
 	"github.com/gokeras/gokeras/ops"
 )
 
-// convolutions turns the patches and products of stride-1 convolutions
-// into Conv steps where the backend offers them (Capabilities.Conv):
+// convolutions turns the patches and products of convolutions without
+// dilation into Conv steps where the backend offers them
+// (Capabilities.Conv, which decides which strides it takes):
 //
 //   - a Patches step whose patches only the forward product and the
 //     kernel's gradient product read becomes a ConvInputGrid, the forward
@@ -50,7 +51,7 @@ func (c *compiler) convolutions() {
 	drop := map[int]bool{}
 	for i, s := range p.Steps {
 		w := s.Op.Window
-		if (s.Kind != Patches && s.Kind != PatchesGrad) || w.StrideH != 1 || w.StrideW != 1 || w.DilationH != 1 || w.DilationW != 1 {
+		if (s.Kind != Patches && s.Kind != PatchesGrad) || w.DilationH != 1 || w.DilationW != 1 {
 			continue
 		}
 		if s.Kind == PatchesGrad {

@@ -29,6 +29,27 @@
 //     the grid with the kernel turned by 180° and each tap transposed:
 //     dx[p] = Σ dy[p-dy·Wp-dx]·w[dy][dx]ᵀ.
 //
+// A convolution of stride s > 1 (ResNets' downsampling layers) reads the
+// same grid, its width and height rounded up to multiples of s, as
+// positions of s pixels: rows s·C values apart instead of C.
+//
+//   - The output row oy is one tall product per kernel row, read in place
+//     from grid row s·oy on, each output's window s positions (one
+//     position of s pixels) after the one before.
+//   - The kernel's gradient is the same products transposed against the
+//     output's gradient laid on a grid of those positions: output row oy
+//     at the position where the grid's row s·oy starts, so its rows are
+//     one image row of positions apart, wp positions, the gradient zero
+//     between them.
+//   - The input's gradient is computed s pixels at a time (s·C values, a
+//     "position" of the image again): image row y takes the kernel rows
+//     ky ≡ y+PadTop (mod s), each output row's gradient contributing to
+//     the s pixels of a position through a kernel made of the taps that
+//     land on them (zeros for the taps past the kernel's edge). The rows
+//     of each of the s phases are one set of tall products, written
+//     straight into the image's gradient; this needs the image's width
+//     and left padding to be multiples of s.
+//
 // The grids hold zeros wherever there is no image or output value, so no
 // garbage (a NaN would spread through the zeros it is multiplied by) is
 // ever read.
@@ -74,15 +95,16 @@ type Products interface {
 	ConvKernelRows(segs []int, width, n int, ranges [][2]int, run, period int, a []float32, lda int, b []float32, ldb int, c []float32)
 }
 
-// Shape is a convolution with stride 1 and no dilation of Batch
-// channels-last images of H×W×C: Filters filters of KH×KW, PadTop rows and
-// PadLeft columns of zeros before the image, OH×OW outputs. The kernel is
-// KH·KW·C rows of Filters (HWIO order); the output OH·OW·Filters values an
-// image.
+// Shape is a convolution without dilation of Batch channels-last images
+// of H×W×C: Filters filters of KH×KW moved Stride pixels at a time along
+// both axes (0 means 1), PadTop rows and PadLeft columns of zeros before
+// the image, OH×OW outputs. The kernel is KH·KW·C rows of Filters (HWIO
+// order); the output OH·OW·Filters values an image.
 type Shape struct {
 	Batch, H, W, C  int
 	Filters         int
 	KH, KW          int
+	Stride          int
 	PadTop, PadLeft int
 	OH, OW          int
 }
@@ -103,27 +125,75 @@ var ErrUnsupported = errors.New("conv: the kernels do not compute this convoluti
 // fills more than half), and patches cheap to write.
 const minChannels = 8
 
-// grid returns the padded image's height and width.
-func (s Shape) grid() (hp, wp int) { return s.OH + s.KH - 1, s.OW + s.KW - 1 }
+// stride is the convolution's stride: 1 where Stride is 0.
+func (s Shape) stride() int { return max(1, s.Stride) }
 
-// margin is the number of zero grid positions before the first image
-// and after the last: as far as a window reaches from its corner.
-func (s Shape) margin() int {
-	_, wp := s.grid()
-	return (s.KH-1)*wp + s.KW - 1
+// ceilDiv is a/b rounded up, for a >= 0 and b > 0.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// grid returns the padded image's height and width: for a stride s > 1,
+// at least s more rows than the windows read (the output gradient's grid
+// needs a zero row between images), multiples of s.
+func (s Shape) grid() (hp, wp int) {
+	st := s.stride()
+	if st == 1 {
+		return s.OH + s.KH - 1, s.OW + s.KW - 1
+	}
+	hp = ceilDiv(max(st*(s.OH-1)+s.KH, s.PadTop+s.H, st*s.OH), st) * st
+	wp = ceilDiv(max(st*(s.OW-1)+s.KW, s.PadLeft+s.W), st) * st
+	return hp, wp
 }
 
-// positions is the number of positions of a grid.
+// taps returns how many kernel rows and columns, at most, land on one
+// pixel: ceil(KH/s) and ceil(KW/s) (KH and KW for stride 1).
+func (s Shape) taps() (j, d int) {
+	st := s.stride()
+	return ceilDiv(s.KH, st), ceilDiv(s.KW, st)
+}
+
+// margin is the number of zero grid pixels before the first image and
+// after the last: as far as the input's gradient reaches back from a
+// pixel through the output gradient's grid, s pixels a position (a
+// multiple of s).
+func (s Shape) margin() int {
+	_, wp := s.grid()
+	j, d := s.taps()
+	return s.stride() * ((j-1)*wp + d - 1)
+}
+
+// positions is the number of pixels of the images' grid; the output
+// gradient's grid has positions()/s. After the last image come margin()
+// zero pixels, or for a stride s > 1 as far as the kernel's gradient
+// reads past it (its rows of positions of s pixels run on past the
+// output's, KH-1 rows and KW pixels on, where the gradient is zero).
 func (s Shape) positions() int {
 	hp, wp := s.grid()
-	return 2*s.margin() + s.Batch*hp*wp
+	tail := s.margin()
+	if st := s.stride(); st > 1 {
+		tail = ceilDiv(max(tail, (s.KH-1)*wp+s.KW), st) * st
+	}
+	return s.margin() + tail + s.Batch*hp*wp
+}
+
+// phases returns, for each of the s phases ry of the image's rows (those
+// whose padded row is ry modulo s), how many kernel rows land on them
+// (ceil((KH-ry)/s), 0 past the kernel).
+func (s Shape) phases() []int {
+	st := s.stride()
+	steps := make([]int, st)
+	for ry := range steps {
+		if ry < s.KH {
+			steps[ry] = ceilDiv(s.KH-ry, st)
+		}
+	}
+	return steps
 }
 
 // check reports what is wrong with s, or nil.
 func (s Shape) check() error {
 	hp, wp := s.grid()
 	switch {
-	case s.Batch <= 0 || s.H <= 0 || s.W <= 0 || s.C <= 0 || s.Filters <= 0 || s.KH <= 0 || s.KW <= 0 || s.OH <= 0 || s.OW <= 0:
+	case s.Batch <= 0 || s.H <= 0 || s.W <= 0 || s.C <= 0 || s.Filters <= 0 || s.KH <= 0 || s.KW <= 0 || s.OH <= 0 || s.OW <= 0 || s.Stride < 0:
 		return fmt.Errorf("conv: convolution %+v: every size must be positive", s)
 	case s.PadTop < 0 || s.PadLeft < 0 || s.PadTop+s.H > hp || s.PadLeft+s.W > wp:
 		return fmt.Errorf("conv: convolution %+v: the padded image (%d×%d) does not hold the image at its padding", s, hp, wp)
@@ -132,13 +202,28 @@ func (s Shape) check() error {
 }
 
 // Plan returns the memory the convolution needs for s on p, and false
-// when p does not compute it: fewer than 8 channels, or a shape too small
-// for p's tiles.
+// when p does not compute it: fewer than 8 channels, a shape too small
+// for p's tiles, or a stride s > 1 on images whose width or left padding
+// is not a multiple of s.
 func Plan(p Products, s Shape) (Memory, bool) {
 	if s.check() != nil || s.C < minChannels {
 		return Memory{}, false
 	}
 	hp, wp := s.grid()
+	if st := s.stride(); st > 1 {
+		// Outputs and the input's gradient a row at a time, s pixels a
+		// position of the latter.
+		if s.W%st != 0 || s.PadLeft%st != 0 || p.ConvWork(s.OW, s.Filters) == 0 || p.ConvWork(s.W/st, st*s.C) == 0 ||
+			!p.ConvFits(s.OW, s.KW*s.C, s.Filters) || !p.ConvFits(s.W/st, s.KW*s.C, st*s.C) {
+			return Memory{}, false
+		}
+		mem := Memory{InputGrid: s.positions() * s.C, OutputGrid: s.positions() / st * s.Filters}
+		_, d := s.taps()
+		for _, j := range s.phases() {
+			mem.InputGrad += j * d * s.Filters * st * s.C
+		}
+		return mem, true
+	}
 	if !p.ConvFits(s.OH*wp, s.KW*s.C, s.Filters) || !p.ConvFits(s.H*wp, s.KW*s.C, s.C) {
 		return Memory{}, false
 	}
@@ -201,7 +286,8 @@ func InputGrid(p Products, s Shape, x, grid []float32) error {
 	if err := s.sizes("input grid", []int{len(x), len(grid)}, []int{s.Batch * s.H * s.W * s.C, mem.InputGrid}); err != nil {
 		return err
 	}
-	place(p.Workers(), s, x, s.H, s.W, s.C, s.PadTop, s.PadLeft, grid)
+	hp, wp := s.grid()
+	place(p.Workers(), s.Batch, x, s.H, s.W, s.C, s.PadTop, s.PadLeft, hp, wp, s.margin(), s.positions(), grid)
 	return nil
 }
 
@@ -215,18 +301,23 @@ func OutputGrid(p Products, s Shape, dz, grid []float32) error {
 	if err := s.sizes("output grid", []int{len(dz), len(grid)}, []int{s.Batch * s.OH * s.OW * s.Filters, mem.OutputGrid}); err != nil {
 		return err
 	}
-	place(p.Workers(), s, dz, s.OH, s.OW, s.Filters, 0, 0, grid)
+	// Stride s: positions of s pixels, hp/s rows of wp a padded image
+	// (output row oy where the image grid's row s·oy starts).
+	hp, wp := s.grid()
+	st := s.stride()
+	place(p.Workers(), s.Batch, dz, s.OH, s.OW, s.Filters, 0, 0, hp/st, wp, s.margin()/st, s.positions()/st, grid)
 	return nil
 }
 
-// place writes the h×w images of ch channels in v on grid, their top left
-// pixel at (top, left) of each padded image, and zeros everywhere else.
-func place(workers int, s Shape, v []float32, h, w, ch, top, left int, grid []float32) {
-	hp, wp := s.grid()
-	margin, img := s.margin(), hp*wp
+// place writes the batch h×w images of ch channels in v on grid, their top
+// left pixel at (top, left) of each padded image of hp rows of wp
+// positions, margin positions before the first, total positions in all,
+// and zeros everywhere else.
+func place(workers, batch int, v []float32, h, w, ch, top, left, hp, wp, margin, total int, grid []float32) {
+	img := hp * wp
 	clear(grid[:margin*ch])
-	clear(grid[(margin+s.Batch*img)*ch : s.positions()*ch])
-	matrix.Parallel(workers, s.Batch, 1, func(_, lo, hi int) {
+	clear(grid[(margin+batch*img)*ch : total*ch])
+	matrix.Parallel(workers, batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			g := grid[(margin+b*img)*ch:][:img*ch]
 			for y := 0; y < hp; y++ {
@@ -269,15 +360,16 @@ func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu
 		return fmt.Errorf("conv: convolution forward %+v: %d bias values for %d filters", s, len(bias), s.Filters)
 	}
 	hp, wp := s.grid()
-	img, margin, f := hp*wp, s.margin(), s.Filters
+	img, margin, f, st := hp*wp, s.margin(), s.Filters, s.stride()
 	if bias != nil {
 		bias = bias[:f]
 	}
-	if byRows(p, s.OH, s.OW, wp, f) {
-		// Output row u (image u/OH, row u%OH) straight into z.
+	if st > 1 || byRows(p, s.OH, s.OW, wp, f) {
+		// Output row u (image u/OH, row u%OH) straight into z, from grid
+		// row s·(u%OH), in positions of s pixels.
 		p.ConvRows(s.Batch*s.OH, s.OW, f, func(u int) int { return u * s.OW },
-			func(u, q int) int { return margin + u/s.OH*img + u%s.OH*wp + q },
-			s.KH, s.KW*s.C, s.C, wp, grid, kernel, z, bias, relu)
+			func(u, q int) int { return (margin+u/s.OH*img+u%s.OH*st*wp)/st + q },
+			s.KH, s.KW*s.C, st*s.C, wp/st, grid, kernel, z, bias, relu)
 		return nil
 	}
 	// Every position of the output's rows, from the image's corner, then
@@ -306,6 +398,10 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 	if err := s.sizes("input gradient", []int{len(grid), len(kernel), len(dx), len(scratch)},
 		[]int{mem.OutputGrid, s.KH * s.KW * s.C * s.Filters, s.Batch * s.H * s.W * s.C, mem.InputGrad}); err != nil {
 		return err
+	}
+	if s.stride() > 1 {
+		s.stridedInputGrad(p, grid, kernel, dx, scratch)
+		return nil
 	}
 	hp, wp := s.grid()
 	img, margin, c, f := hp*wp, s.margin(), s.C, s.Filters
@@ -349,6 +445,63 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 	return nil
 }
 
+// stridedInputGrad is InputGrad for a stride s > 1 (see the package
+// comment): the image's rows of each phase ry (padded row ry modulo s),
+// s pixels a position, from the output rows whose kernel rows land on
+// them, with kernels of their taps laid out in scratch.
+func (s Shape) stridedInputGrad(p Products, grid, kernel, dx, scratch []float32) {
+	hp, wp := s.grid()
+	st, c, f := s.stride(), s.C, s.Filters
+	img, margin, n := hp*wp, s.margin(), st*s.C
+	_, d := s.taps()
+	for ry, j := range s.phases() {
+		y0 := ((ry-s.PadTop)%st + st) % st // the phase's first image row
+		if y0 >= s.H {
+			continue
+		}
+		rows := (s.H - y0 + st - 1) / st
+		if j == 0 {
+			// No kernel row lands on these image rows.
+			for u := 0; u < s.Batch*rows; u++ {
+				y := y0 + u%rows*st
+				clear(dx[((u/rows*s.H+y)*s.W)*c:][:s.W*c])
+			}
+			continue
+		}
+		// Step r reads output row m-j+1+r (kernel row s·(j-1-r)+ry) for
+		// the image's padded row s·m+ry; in each, the d output positions
+		// ending at the pixels' (tap column s·(d-1-e)+rx for output e of
+		// them and pixel rx of the s): j·d·F rows of s·C.
+		k := scratch[:j*d*f*n]
+		scratch = scratch[len(k):]
+		for r := 0; r < j; r++ {
+			ky := st*(j-1-r) + ry
+			for e := 0; e < d; e++ {
+				for fi := 0; fi < f; fi++ {
+					row := k[((r*d+e)*f+fi)*n:][:n]
+					for rx := 0; rx < st; rx++ {
+						kx := st*(d-1-e) + rx
+						for ci := 0; ci < c; ci++ {
+							v := float32(0)
+							if kx < s.KW {
+								v = kernel[((ky*s.KW+kx)*c+ci)*f+fi]
+							}
+							row[rx*c+ci] = v
+						}
+					}
+				}
+			}
+		}
+		p.ConvRows(s.Batch*rows, s.W/st, n,
+			func(u int) int { return (u/rows*s.H + y0 + u%rows*st) * s.W / st },
+			func(u, q int) int {
+				m := (y0 + u%rows*st + s.PadTop) / st
+				return margin/st + u/rows*img/st + (m-j+1)*wp + q + s.PadLeft/st - d + 1
+			},
+			j, d*f, f, wp, grid, k, dx, nil, false)
+	}
+}
+
 // KernelGrad computes the gradient of the kernel, dk (KH·KW·C rows of
 // Filters), from the images' grid (InputGrid) and the output gradient's
 // (OutputGrid): for kernel row dy, the windows' rows read in place from the
@@ -364,18 +517,18 @@ func KernelGrad(p Products, s Shape, images, grad, dk []float32) error {
 		return err
 	}
 	hp, wp := s.grid()
-	margin, img := s.margin(), hp*wp
+	margin, img, st := s.margin(), hp*wp, s.stride()
 	segs := make([]int, s.KH)
 	for dy := range segs {
 		segs[dy] = (margin + dy*wp) * s.C
 	}
 	// Only the output's rows of each image: the gradient is zero on the
-	// grid's KH-1 rows after them, and on the KW-1 positions after the
-	// output's in each row.
+	// grid's rows after them, and on the positions after the output's in
+	// each row (for stride s, rows of positions of s pixels).
 	ranges := make([][2]int, s.Batch)
 	for b := range ranges {
-		ranges[b] = [2]int{b * img, b*img + s.OH*wp}
+		ranges[b] = [2]int{b * img / st, b*img/st + s.OH*wp}
 	}
-	p.ConvKernelRows(segs, s.KW*s.C, s.Filters, ranges, s.OW, wp, images, s.C, grad[margin*s.Filters:], s.Filters, dk)
+	p.ConvKernelRows(segs, s.KW*s.C, s.Filters, ranges, s.OW, wp, images, st*s.C, grad[margin/st*s.Filters:], s.Filters, dk)
 	return nil
 }

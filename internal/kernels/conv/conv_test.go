@@ -50,7 +50,32 @@ var convCases = []conv.Shape{
 	valid(2, 6, 6, 16, 16, 1, 1),
 	same(3, 1, 50, 8, 12, 1, 5), // Conv1D's images: one row
 	valid(2, 1, 40, 16, 16, 1, 3),
+	// Strides: ResNet-20's downsampling (3×3 and its 1×1 shortcut, "same"
+	// on even images: nothing before the image), odd images with a row
+	// and column of padding before them, "valid", a stride of 3.
+	strided(2, 32, 32, 16, 32, 3, 2, true),
+	strided(2, 16, 16, 32, 64, 1, 2, true),
+	strided(2, 16, 16, 32, 64, 3, 2, true),
+	strided(3, 18, 18, 8, 16, 3, 2, true),
+	strided(2, 17, 18, 16, 24, 3, 2, false),
+	strided(2, 18, 24, 8, 16, 3, 3, true),
+	strided(2, 20, 20, 16, 16, 2, 2, false),
 }
+
+// strided is a convolution of stride s, TensorFlow's "same" or "valid"
+// padding.
+func strided(batch, h, w, c, f, k, s int, samePad bool) conv.Shape {
+	oh, ow := (h-k)/s+1, (w-k)/s+1
+	top, left := 0, 0
+	if samePad {
+		oh, ow = (h+s-1)/s, (w+s-1)/s
+		top, left = max((oh-1)*s+k-h, 0)/2, max((ow-1)*s+k-w, 0)/2
+	}
+	return conv.Shape{Batch: batch, H: h, W: w, C: c, Filters: f, KH: k, KW: k, Stride: s, PadTop: top, PadLeft: left, OH: oh, OW: ow}
+}
+
+// st is s's stride.
+func st(s conv.Shape) int { return max(1, s.Stride) }
 
 func same(batch, h, w, c, f, kh, kw int) conv.Shape {
 	return conv.Shape{Batch: batch, H: h, W: w, C: c, Filters: f, KH: kh, KW: kw,
@@ -86,12 +111,12 @@ func inputGradRef(s conv.Shape, dz, k []float32) (dx, scale []float64) {
 			for ox := 0; ox < s.OW; ox++ {
 				g := dz[((b*s.OH+oy)*s.OW+ox)*s.Filters:][:s.Filters]
 				for ky := 0; ky < s.KH; ky++ {
-					iy := oy + ky - s.PadTop
+					iy := st(s)*oy + ky - s.PadTop
 					if iy < 0 || iy >= s.H {
 						continue
 					}
 					for kx := 0; kx < s.KW; kx++ {
-						ix := ox + kx - s.PadLeft
+						ix := st(s)*ox + kx - s.PadLeft
 						if ix < 0 || ix >= s.W {
 							continue
 						}
@@ -137,9 +162,9 @@ func forwardRef(s conv.Shape, x, k, bias []float32) (z, scale []float64) {
 					scale[at+f] = math.Abs(float64(bias[f]))
 				}
 				for ky := 0; ky < s.KH; ky++ {
-					iy := oy + ky - s.PadTop
+					iy := st(s)*oy + ky - s.PadTop
 					for kx := 0; kx < s.KW; kx++ {
-						ix := ox + kx - s.PadLeft
+						ix := st(s)*ox + kx - s.PadLeft
 						if iy < 0 || iy >= s.H || ix < 0 || ix >= s.W {
 							continue
 						}
@@ -168,9 +193,9 @@ func kernelGradRef(s conv.Shape, x, dz []float32) (dk, scale []float64) {
 			for ox := 0; ox < s.OW; ox++ {
 				g := dz[((b*s.OH+oy)*s.OW+ox)*s.Filters:][:s.Filters]
 				for ky := 0; ky < s.KH; ky++ {
-					iy := oy + ky - s.PadTop
+					iy := st(s)*oy + ky - s.PadTop
 					for kx := 0; kx < s.KW; kx++ {
-						ix := ox + kx - s.PadLeft
+						ix := st(s)*ox + kx - s.PadLeft
 						if iy < 0 || iy >= s.H || ix < 0 || ix >= s.W {
 							continue
 						}
@@ -204,7 +229,7 @@ func TestConv(t *testing.T) {
 	}
 	for name, p := range products(t) {
 		for i, s := range convCases {
-			t.Run(fmt.Sprintf("%s/%dx%dx%d-f%d-k%dx%d-p%d,%d", name, s.H, s.W, s.C, s.Filters, s.KH, s.KW, s.PadTop, s.PadLeft), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d-f%d-k%dx%d-s%d-p%d,%d", name, s.H, s.W, s.C, s.Filters, s.KH, s.KW, st(s), s.PadTop, s.PadLeft), func(t *testing.T) {
 				mem, ok := conv.Plan(p, s)
 				if !ok {
 					t.Fatalf("Plan refuses %+v", s)
@@ -287,6 +312,11 @@ func TestConvRefusals(t *testing.T) {
 		}
 		if _, ok := conv.Plan(p, same(2, 32, 32, 3, 16, 3, 3)); ok {
 			t.Errorf("%s: images of 3 channels: Plan accepts them", name)
+		}
+		for _, s := range []conv.Shape{strided(2, 17, 17, 16, 16, 3, 2, true), strided(2, 18, 18, 16, 16, 5, 3, true)} {
+			if _, ok := conv.Plan(p, s); ok {
+				t.Errorf("%s: stride %d on images of width %d, %d columns of padding before: Plan accepts it", name, s.Stride, s.W, s.PadLeft)
+			}
 		}
 		if err := conv.Forward(p, same(1, 6, 6, 8, 8, 3, 3), make([]float32, 3), nil, nil, nil, nil); err == nil {
 			t.Errorf("%s: short slices: no error", name)
