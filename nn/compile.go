@@ -313,13 +313,16 @@ type program struct {
 	// step holds the training step (ops.StepValues) in a training
 	// program, for Dropout; nil in the others.
 	step *tensor.Dense
-	// w holds each sample's weight in a weighted training program, and
-	// weigh fills it for the batch at idx from its labels.
-	w     *tensor.Dense
-	weigh func(idx []int, labels, dst []float32) error
-	// wSteps is how many rows of w each sample's weight fills: the steps
-	// of the outputs (1 for outputs of shape (None, n)).
-	wSteps int
+	// weights hold, in a weighted training program, the weight of each
+	// row of the outputs' losses: one input of batch·steps rows for the
+	// outputs of each number of steps (1 for outputs of shape (None, n)).
+	// weigh fills weighed, weighSteps values per sample, for the batch at
+	// idx from its labels: each sample's weight (weighSteps 1), spread
+	// over its steps in weights, or each step's (TemporalSampleWeight).
+	weights    []stepWeights
+	weighed    []float32
+	weigh      func(idx []int, labels, dst []float32) error
+	weighSteps int
 	// outNodes are the model's outputs. outs are what the loss and the
 	// metrics read: in a program with a loss, an output of several steps
 	// (None, steps..., n) viewed as one row per step, (batch·steps, n);
@@ -573,19 +576,26 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 		if err := p.addMetrics(m.compiled, ys, m.compiled.strategy != nil); err != nil {
 			return nil, fmt.Errorf("model %q: %w", m.name, err)
 		}
-		var w *gorgonia.Node
+		// With sample weights, each output's rows' weights: a sample's
+		// weight weighs each step of an output of several steps.
+		ws := make([]*gorgonia.Node, len(p.outs))
 		if key.weighted {
-			// A sample's weight weighs each step of an output of several
-			// steps.
-			p.wSteps = p.outSteps[0]
+			bySteps := map[int]*gorgonia.Node{}
 			for i, steps := range p.outSteps {
-				if steps != p.wSteps {
-					return nil, fmt.Errorf("model %q: sample weights for outputs of %d and %d steps (%q and %q): each sample's weight is spread over the steps of every output, which need as many steps", m.name, p.wSteps, steps, m.compiled.heads[0].name, m.compiled.heads[i].name)
+				if bySteps[steps] == nil {
+					buf := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch*steps))
+					name := "sample_weight"
+					if len(p.weights) > 0 {
+						name = fmt.Sprintf("sample_weight_%d", len(p.weights))
+					}
+					bySteps[steps] = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(batch*steps), gorgonia.WithName(name), gorgonia.WithValue(buf))
+					p.weights = append(p.weights, stepWeights{steps: steps, buf: buf})
+					if len(p.weighed) < batch*steps {
+						p.weighed = make([]float32, batch*steps)
+					}
 				}
+				ws[i] = bySteps[steps]
 			}
-			rows := batch * p.wSteps
-			p.w = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(rows))
-			w = gorgonia.NewTensor(g, tensor.Float32, 1, gorgonia.WithShape(rows), gorgonia.WithName("sample_weight"), gorgonia.WithValue(p.w))
 		}
 		// Each output's loss, weighted; the model trains on their sum, as
 		// Keras does.
@@ -596,9 +606,9 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 			if err != nil {
 				return nil, fmt.Errorf("model %q: %sloss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
 			}
-			hw := w
+			hw := ws[i]
 			if p.masks[i] != nil {
-				if hw, err = maskWeights(p.masks[i], w); err != nil {
+				if hw, err = maskWeights(p.masks[i], ws[i]); err != nil {
 					return nil, fmt.Errorf("model %q: %smasking the loss %s: %w", m.name, headWhat(m.compiled.heads, i), h.loss.Name(), err)
 				}
 			}
@@ -659,6 +669,38 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 	}
 	p.machine = machine
 	return p, nil
+}
+
+// stepWeights is the input of the weights of the rows of the outputs of
+// steps steps, one row per step of each sample.
+type stepWeights struct {
+	steps int
+	buf   *tensor.Dense
+}
+
+// fillWeights fills the weights of the rows of the outputs' losses for
+// the batch at idx with labels, from weigh's.
+func (p *program) fillWeights(idx []int, labels []float32) error {
+	if p.weigh == nil {
+		return fmt.Errorf("a weighted training program got no sample weights")
+	}
+	n := len(idx) * p.weighSteps
+	if err := p.weigh(idx, labels, p.weighed[:n]); err != nil {
+		return err
+	}
+	for _, w := range p.weights {
+		dst := w.buf.Data().([]float32)
+		switch {
+		case p.weighSteps == w.steps:
+			copy(dst, p.weighed[:n])
+		case p.weighSteps == 1:
+			copy(dst, p.weighed[:len(idx)])
+			spreadWeights(dst, len(idx), w.steps)
+		default:
+			return fmt.Errorf("weights of %d steps per sample for an output of %d steps", p.weighSteps, w.steps)
+		}
+	}
+	return nil
 }
 
 // stepRows views an output of several steps, (batch, steps..., n), and

@@ -149,9 +149,8 @@ func (m *Sequential) checkClassWeight(cfg runConfig) error {
 
 // weigher returns the function that fills a batch's sample weights from
 // cfg's SampleWeight and ClassWeight, nil when neither is given.
-// The function fills dst with a weight per step of each sample of the
-// batch: steps of each, the steps of the model's outputs (1 for outputs of
-// shape (None, n)).
+// The function fills dst with steps weights per sample of the batch: the
+// steps of the model's outputs for TemporalSampleWeight, else 1.
 func (cfg runConfig) weigher(n, labelCols, steps int) (func(idx []int, labels, dst []float32) error, error) {
 	if cfg.sampleWeight == nil && cfg.classWeight == nil {
 		return nil, nil
@@ -203,7 +202,6 @@ func (cfg runConfig) weigher(n, labelCols, steps int) (func(idx []int, labels, d
 			}
 			dst[j] = w
 		}
-		spreadWeights(dst, len(idx), steps)
 		return nil
 	}, nil
 }
@@ -220,7 +218,7 @@ func (m *Sequential) outputSteps() (int, error) {
 	}
 	for i, n := range steps {
 		if n != steps[0] {
-			return 0, fmt.Errorf("model %q's outputs %q and %q have %d and %d steps: sample weights need outputs of as many steps", m.name, m.OutputNames()[0], m.OutputNames()[i], steps[0], n)
+			return 0, fmt.Errorf("model %q's outputs %q and %q have %d and %d steps: TemporalSampleWeight needs outputs of as many steps (SampleWeight weighs any)", m.name, m.OutputNames()[0], m.OutputNames()[i], steps[0], n)
 		}
 	}
 	return steps[0], nil
@@ -599,8 +597,8 @@ func (m *Sequential) Fit(ctx context.Context, src data.Source, opts ...Option) (
 	if err := m.checkData("fit", ds); err != nil {
 		return nil, err
 	}
-	wSteps := 1
-	if cfg.sampleWeight != nil || cfg.classWeight != nil {
+	wSteps := 1 // the weights per sample
+	if cfg.temporal {
 		if wSteps, err = m.outputSteps(); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
@@ -671,7 +669,7 @@ func (m *Sequential) Fit(ctx context.Context, src data.Source, opts ...Option) (
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	r := &fitRun{m: m, cfg: cfg, data: ds, validation: validation, valStream: cfg.valStream, steps: steps,
-		labels: m.labelLayoutOf(ds), order: make([]int, n), callbacks: cbs, weigh: weigh}
+		labels: m.labelLayoutOf(ds), order: make([]int, n), callbacks: cbs, weigh: weigh, weighSteps: wSteps}
 	return r.run(ctx)
 }
 
@@ -691,8 +689,10 @@ type fitRun struct {
 	order     []int
 	callbacks callbackList
 	hist      History
-	// weigh fills each batch's sample weights; nil: unweighted.
-	weigh func(idx []int, labels, dst []float32) error
+	// weigh fills each batch's sample weights, weighSteps per sample;
+	// nil: unweighted.
+	weigh      func(idx []int, labels, dst []float32) error
+	weighSteps int
 }
 
 func (r *fitRun) run(ctx context.Context) (*History, error) {

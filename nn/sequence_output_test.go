@@ -642,7 +642,8 @@ func TestSequenceOutputStrategyAndStream(t *testing.T) {
 // several steps ("tags", sparse labels per step) beside one of one value
 // ("total"): the tags' loss and accuracy are each step's, averaged over
 // every step, as in a model of that output alone, with each output's
-// labels cut from the tuple.
+// labels cut from the tuple; SampleWeight weighs the tags' every step and
+// the total, each output's loss divided by its own rows.
 func TestSequenceOutputBesideAnother(t *testing.T) {
 	f := newSeqFixture()
 	rows := f.n * f.steps
@@ -711,9 +712,39 @@ func TestSequenceOutputBesideAnother(t *testing.T) {
 	if sum := logs["tags_loss"] + logs["total_loss"]; math.Abs(logs["loss"]-sum) > 1e-5*sum {
 		t.Errorf("loss %v, want tags_loss + total_loss = %v", logs["loss"], sum)
 	}
-	// Not yet: a sample's weight spread over outputs of different steps.
-	_, err = m.Fit(context.Background(), ds, nn.SampleWeight(make([]float32, f.n)), nn.Verbose(0))
-	if err == nil || !strings.Contains(err.Error(), `outputs "tags" and "total" have 3 and 1 steps`) {
-		t.Errorf("Fit with SampleWeight: error %v, want one naming the outputs' steps", err)
+	// A sample's weight weighs each step of the tags and its total: one
+	// step on the whole batch reports the losses of the weights before it.
+	preds, err := m.PredictOutputs(context.Background(), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := []float32{2, 0.5, 0, 3}
+	var tagsWant, totalWant float64
+	for i := range f.n {
+		for s := range f.steps {
+			p := f.probs(i*f.steps + s)
+			tagsWant -= float64(weights[i]) * math.Log(p[int(classes[i][s])])
+		}
+		d := float64(preds[1].Row(i)[0]) - float64(values[i])
+		totalWant += float64(weights[i]) * d * d
+	}
+	tagsWant /= float64(rows)
+	totalWant /= float64(f.n)
+	h, err := m.Fit(context.Background(), ds, nn.BatchSize(f.n), nn.Shuffle(false), nn.SampleWeight(weights), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key  string
+		want float64
+	}{{"tags_loss", tagsWant}, {"total_loss", totalWant}, {"loss", tagsWant + totalWant}} {
+		if got := h.Get(c.key)[0]; math.Abs(got-c.want) > 1e-5*max(1, c.want) {
+			t.Errorf("Fit with SampleWeight: %s %.7f, want %.7f", c.key, got, c.want)
+		}
+	}
+	// A weight per step needs outputs of as many steps.
+	_, err = m.Fit(context.Background(), ds, nn.TemporalSampleWeight(make([]float32, rows)), nn.Verbose(0))
+	if err == nil || !strings.Contains(err.Error(), `outputs "tags" and "total" have 3 and 1 steps: TemporalSampleWeight needs outputs of as many steps`) {
+		t.Errorf("Fit with TemporalSampleWeight: error %v, want one naming the outputs' steps", err)
 	}
 }

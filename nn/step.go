@@ -44,11 +44,8 @@ func (m *Sequential) startShard(p *program, ds data.Dataset, idx []int, global i
 			p.machine.Reset()
 		}
 	}()
-	if p.w != nil {
-		if p.weigh == nil {
-			return nil, fmt.Errorf("a weighted training program got no sample weights")
-		}
-		if err := p.weigh(idx, labels, p.w.Data().([]float32)[:len(idx)*p.wSteps]); err != nil {
+	if p.weights != nil {
+		if err := p.fillWeights(idx, labels); err != nil {
 			return nil, err
 		}
 	}

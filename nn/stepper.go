@@ -102,7 +102,7 @@ func (s *stepper) step(step int) error {
 		s.abandon()
 		return fmt.Errorf("fit: %w", err)
 	}
-	p.weigh = r.weigh
+	p.weigh, p.weighSteps = r.weigh, r.weighSteps
 	lag := r.pipelines(p)
 	if s.pending != nil && (s.pending.p != p || !lag) {
 		// The step before must be done before this one runs: on another

@@ -249,7 +249,7 @@ func (m *Sequential) fitStream(ctx context.Context, cfg runConfig, s *data.Strea
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	r := &fitRun{m: m, cfg: cfg, data: feed, feed: feed, validation: cfg.validation, valStream: cfg.valStream,
-		steps: steps, labels: m.labelLayoutOf(feed), weigh: weigh}
+		steps: steps, labels: m.labelLayoutOf(feed), weigh: weigh, weighSteps: 1}
 	cbs := callbackList(cfg.callbacks)
 	if cfg.verbose > 0 {
 		bar := newProgbarLogger(cfg, 0)
