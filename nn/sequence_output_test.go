@@ -748,3 +748,70 @@ func TestSequenceOutputBesideAnother(t *testing.T) {
 		t.Errorf("Fit with TemporalSampleWeight: error %v, want one naming the outputs' steps", err)
 	}
 }
+
+// TestOutputOfSeveralAxes: an output of more than one axis before the
+// classes, a Conv2D's (None, 4, 4, 3) of a class per pixel, trains on
+// labels of shape (None, 4, 4), its loss the mean over every pixel of
+// every sample: Evaluate's loss and accuracy are those of Predict's
+// probabilities, computed here.
+func TestOutputOfSeveralAxes(t *testing.T) {
+	const n, side = 64, 4
+	rng := rand.New(rand.NewPCG(12, 12))
+	x, y := make([]float32, n*side*side), make([]float32, n*side*side)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+		switch { // a pixel's class by its value: learnable by a 1×1 convolution
+		case x[i] < -0.5:
+			y[i] = 0
+		case x[i] < 0.5:
+			y[i] = 1
+		default:
+			y[i] = 2
+		}
+	}
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(n, side, side, 1), tensor.WithBacking(x)), tensor.New(tensor.WithShape(n, side, side), tensor.WithBacking(y)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nn.NewSequential(layers.Input(side, side, 1), layers.Conv2D(8, 1, layers.ReLU), layers.Conv2D(3, 1, layers.Softmax))
+	m.SetSeed(3)
+	defer m.Close()
+	adam, err := optim.NewAdam(optim.AdamConfig{LearningRate: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(adam, losses.SparseCategoricalCrossentropy{}, []metrics.Metric{&metrics.Accuracy{}}, nn.OnDevice(seqDevice)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := m.Fit(ctx, ds, nn.Epochs(10), nn.BatchSize(16), nn.Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := m.Evaluate(ctx, ds, nn.BatchSize(n), nn.Verbose(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := m.PredictTensor(ctx, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{n, side, side, 3}; !slices.Equal(pred.Shape(), want) {
+		t.Fatalf("Predict's shape %v, want %v", pred.Shape(), want)
+	}
+	ce, right, p := 0.0, 0, pred.Data().([]float32)
+	for r, c := range y {
+		row := p[r*3 : (r+1)*3]
+		ce -= math.Log(float64(row[int(c)]))
+		if slices.Index(row, slices.Max(row)) == int(c) {
+			right++
+		}
+	}
+	ce /= float64(len(y))
+	t.Logf("loss %.4f, accuracy %.4f", logs["loss"], logs["accuracy"])
+	if math.Abs(logs["loss"]-ce) > 1e-4*ce {
+		t.Errorf("Evaluate's loss %.6f, the pixels' mean cross-entropy %.6f", logs["loss"], ce)
+	}
+	if acc := float64(right) / float64(len(y)); math.Abs(logs["accuracy"]-acc) > 1e-6 || acc < 0.9 {
+		t.Errorf("Evaluate's accuracy %.6f, the pixels' %.6f (want at least 0.9)", logs["accuracy"], acc)
+	}
+}
