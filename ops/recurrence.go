@@ -66,6 +66,14 @@ type RecurrenceParams struct {
 	// step is zero instead (Keras' zero_output_for_mask=True, which
 	// Bidirectional sets with return_sequences).
 	ZeroMasked bool
+	// RecDropped: the last input is a recurrent dropout mask (Batch,
+	// G·Units): gate g's pre-activation takes the previous state h times
+	// the mask's block g of columns (h·m_g) through the recurrent kernel,
+	// as Keras' cells do with recurrent_dropout (one mask per gate, the
+	// same at every step). Nothing else reads the masked state: an LSTM's
+	// cell state and a GRU's z·h keep h as it is. A GRU with reset_after
+	// false takes none.
+	RecDropped bool
 	// States: the output is (1, n), the output the op has without it
 	// (flattened) followed by the last state h and an LSTM's cell state
 	// c, (Batch, Units) each: Keras' return_state.
@@ -185,10 +193,36 @@ func (p RecurrenceParams) Workspace() int {
 	if p.Cell == GRUBeforeCell {
 		n += 6*p.Units*p.Units + bu
 	}
+	if p.RecDropped {
+		n += 2*g*bu + 2*bu // RecDropOffsets
+	}
 	if p.Masked {
 		n += 2 * bu // the CPU's kernel keeps the skipped samples' dh and dc
 	}
 	return n
+}
+
+// RecDropOffsets are where a workspace keeps, with RecDropped, after the
+// per-step buffers of WorkOffsets and the CPU's scratch: the gates' masks
+// one after another (G planes of (Batch, Units)), a product (Batch,
+// G·Units), the masked state (Batch, Units) and a gradient of the state
+// (Batch, Units).
+func (p RecurrenceParams) RecDropOffsets() (masks, prod, hm, dhm int) {
+	bu, g := p.Batch*p.Units, p.Gates()
+	_, _, _, dc := p.WorkOffsets()
+	masks = dc + bu + 2*g*bu
+	prod = masks + g*bu
+	hm = prod + g*bu
+	return masks, prod, hm, hm + bu
+}
+
+// RecDropInput is the position of the recurrent dropout mask among the
+// op's inputs, -1 without RecDropped: after all the others.
+func (p RecurrenceParams) RecDropInput() int {
+	if !p.RecDropped {
+		return -1
+	}
+	return len(p.InShapes()) - 1
 }
 
 // GRUBeforeOffsets are where a GRUBeforeCell's workspace keeps, after the
@@ -228,8 +262,12 @@ func (p RecurrenceParams) GradParts() []int {
 }
 
 func (p RecurrenceParams) String() string {
-	return fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t init=%t masked=%t zeromasked=%t states=%t",
+	s := fmt.Sprintf("%v units=%d batch=%d steps=%d act=%v(%g) rec=%v(%g) backwards=%t sequences=%t recbias=%t init=%t masked=%t zeromasked=%t states=%t",
 		p.Cell, p.Units, p.Batch, p.Steps, p.Act, p.Alpha, p.RecAct, p.RecAlpha, p.Backwards, p.Sequences, p.RecBias, p.Init, p.Masked, p.ZeroMasked, p.States)
+	if p.RecDropped {
+		s += " recdropped=true"
+	}
+	return s
 }
 
 // Recurrence adds the node running a recurrent layer's steps: proj is the
@@ -247,21 +285,23 @@ func Recurrence(proj, rec, recBias *gorgonia.Node, p RecurrenceParams) (*gorgoni
 // RecurrenceInputs are a Recurrence's optional inputs, nil when absent:
 // a GRU's recurrent bias (G·units), the initial state H0 (batch, units)
 // and an LSTM's initial cell state C0 (given with H0), and a mask (batch,
-// steps) of ones and zeros (see RecurrenceParams.Masked).
+// steps) of ones and zeros (see RecurrenceParams.Masked), and a
+// recurrent dropout mask RecDrop (batch, G·units) (see
+// RecurrenceParams.RecDropped).
 type RecurrenceInputs struct {
-	RecBias, H0, C0, Mask *gorgonia.Node
+	RecBias, H0, C0, Mask, RecDrop *gorgonia.Node
 }
 
 // RecurrenceWith is Recurrence with initial states and a mask: it sets
 // p.RecBias, p.Init and p.Masked from which of in are given (p.States
 // is the caller's).
 func RecurrenceWith(proj, rec *gorgonia.Node, in RecurrenceInputs, p RecurrenceParams) (*gorgonia.Node, error) {
-	p.RecBias, p.Init, p.Masked = in.RecBias != nil, in.H0 != nil, in.Mask != nil
+	p.RecBias, p.Init, p.Masked, p.RecDropped = in.RecBias != nil, in.H0 != nil, in.Mask != nil, in.RecDrop != nil
 	if err := p.check(proj.Shape(), rec.Shape(), in); err != nil {
 		return nil, err
 	}
 	args := []*gorgonia.Node{proj, rec}
-	for _, n := range []*gorgonia.Node{in.RecBias, in.H0, in.C0, in.Mask} {
+	for _, n := range []*gorgonia.Node{in.RecBias, in.H0, in.C0, in.Mask, in.RecDrop} {
 		if n != nil {
 			args = append(args, n)
 		}
@@ -284,6 +324,9 @@ func (p RecurrenceParams) check(proj, rec tensor.Shape, in RecurrenceInputs) err
 	if p.Act == Softmax || p.RecAct == Softmax {
 		return fmt.Errorf("recurrence %v: softmax is no elementwise activation", p.Cell)
 	}
+	if p.Cell == GRUBeforeCell && p.RecDropped {
+		return fmt.Errorf("recurrence %v: recurrent dropout is not supported for a GRU with reset_after=False yet: use reset_after=True (Keras 2's default)", p.Cell)
+	}
 	if p.Cell == GRUBeforeCell && (p.Init || p.Masked || p.States) {
 		return fmt.Errorf("recurrence %v: initial states, masks and returned states are not supported for a GRU with reset_after=False yet: use reset_after=True (Keras 2's default)", p.Cell)
 	}
@@ -297,6 +340,8 @@ func (p RecurrenceParams) check(proj, rec tensor.Shape, in RecurrenceInputs) err
 		return fmt.Errorf("recurrence %v: an initial cell state of shape %v: want (%d, %d)", p.Cell, in.C0.Shape(), p.Batch, p.Units)
 	case in.Mask != nil && !in.Mask.Shape().Eq(tensor.Shape{p.Batch, p.Steps}):
 		return fmt.Errorf("recurrence %v: a mask of shape %v: want (%d, %d)", p.Cell, in.Mask.Shape(), p.Batch, p.Steps)
+	case in.RecDrop != nil && !in.RecDrop.Shape().Eq(tensor.Shape{p.Batch, gu}):
+		return fmt.Errorf("recurrence %v: a recurrent dropout mask of shape %v: want (%d, %d)", p.Cell, in.RecDrop.Shape(), p.Batch, gu)
 	}
 	return nil
 }
@@ -330,7 +375,8 @@ func (op recurrenceOp) Type() hm.Type {
 // InShapes are the shapes of a Recurrence's inputs: the projections
 // (Batch, Steps, G·Units), the recurrent kernel (Units, G·Units), with
 // RecBias the recurrent bias (G·Units), with Init the initial state h0
-// and an LSTM's c0 (Batch, Units), with Masked the mask (Batch, Steps).
+// and an LSTM's c0 (Batch, Units), with Masked the mask (Batch, Steps),
+// with RecDropped the recurrent dropout mask (Batch, G·Units).
 func (p RecurrenceParams) InShapes() [][]int {
 	gu := p.Gates() * p.Units
 	s := [][]int{{p.Batch, p.Steps, gu}, {p.Units, gu}}
@@ -344,6 +390,9 @@ func (p RecurrenceParams) InShapes() [][]int {
 	}
 	if p.Masked {
 		s = append(s, []int{p.Batch, p.Steps})
+	}
+	if p.RecDropped {
+		s = append(s, []int{p.Batch, gu})
 	}
 	return s
 }
@@ -387,7 +436,7 @@ func values[T float](ds []*tensor.Dense) [][]T {
 
 // recIn are a Recurrence's inputs, nil for the ones it does not take.
 type recIn[T float] struct {
-	proj, rec, rb, h0, c0, mask []T
+	proj, rec, rb, h0, c0, mask, rd []T
 }
 
 // recInputs names the op's inputs in, given in InShapes' order.
@@ -400,18 +449,21 @@ func recInputs[T float](p RecurrenceParams, in [][]T) recIn[T] {
 		}
 		return in[i]
 	}
-	r.rb, r.h0, r.c0, r.mask = at(rb), at(h0), at(c0), at(mask)
+	r.rb, r.h0, r.c0, r.mask, r.rd = at(rb), at(h0), at(c0), at(mask), at(p.RecDropInput())
 	return r
 }
 
-// DiffWRT: every input but the mask.
+// DiffWRT: every input but the masks.
 func (op recurrenceOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	for i := range d {
 		d[i] = true
 	}
-	if _, _, _, mask := op.p.Inputs(); mask >= 0 && mask < n {
-		d[mask] = false
+	_, _, _, mask := op.p.Inputs()
+	for _, i := range []int{mask, op.p.RecDropInput()} {
+		if i >= 0 && i < n {
+			d[i] = false
+		}
 	}
 	return d
 }
@@ -534,6 +586,7 @@ type recurrenceWork[T float] struct {
 	z, dz, dh, dc  []T
 	gradA, gradB   []T // G·B·U each
 	keptH, keptC   []T // Masked: the skipped samples' dh and dc
+	prod, hm, dhm  []T // RecDropped: RecDropOffsets' product, masked state and its gradient
 	bu, gu, planeN int
 }
 
@@ -544,6 +597,10 @@ func newRecurrenceWork[T float](p RecurrenceParams, ws []T) recurrenceWork[T] {
 	w.planes = ws[:z]
 	w.z, w.dz, w.dh, w.dc = ws[z:dz], ws[dz:dh], ws[dh:dc], ws[dc:dc+bu]
 	w.gradA, w.gradB = ws[dc+bu:dc+bu+g*bu], ws[dc+bu+g*bu:dc+bu+2*g*bu]
+	if p.RecDropped {
+		_, prod, hm, dhm := p.RecDropOffsets()
+		w.prod, w.hm, w.dhm = ws[prod:hm], ws[hm:dhm], ws[dhm:dhm+bu]
+	}
 	if p.Masked {
 		end := len(ws)
 		w.keptH, w.keptC = ws[end-2*bu:end-bu], ws[end-bu:end]
@@ -611,8 +668,10 @@ func recurrenceForward[T float](p RecurrenceParams, in recIn[T], y, ws []T) {
 	for k := range S {
 		if h := w.prev(in, p.hPlane(), k); h == nil {
 			clear(w.z)
-		} else {
+		} else if in.rd == nil {
 			gemm(false, false, B, w.gu, U, 1, h, in.rec, 0, w.z)
+		} else {
+			w.droppedProduct(in, h)
 		}
 		overSamples(p, func(lo, hi int) { w.cellForward(in, y, k, lo, hi) })
 	}
@@ -785,6 +844,10 @@ func recurrenceBackward[T float](p RecurrenceParams, in recIn[T], dy, out, ws []
 			}
 		}
 		if h := w.prev(in, p.hPlane(), k); h != nil {
+			if in.rd != nil {
+				w.droppedProductGrad(in, h, drec)
+				continue
+			}
 			gemm(false, true, B, U, gu, 1, w.dz, in.rec, 1, w.dh)
 			gemm(true, false, U, gu, B, 1, h, w.dz, 1, drec)
 		}
@@ -798,6 +861,51 @@ func recurrenceBackward[T float](p RecurrenceParams, in recIn[T], dy, out, ws []
 		if p.Cell == LSTMCell {
 			copy(out[at+B*U:at+2*B*U], w.dc)
 		}
+	}
+}
+
+// maskedState sets w.hm to the state h times gate g's recurrent dropout
+// mask.
+func (w recurrenceWork[T]) maskedState(in recIn[T], h []T, g int) {
+	U, gu := w.p.Units, w.gu
+	for b := range w.p.Batch {
+		m, hb, o := in.rd[b*gu+g*U:][:U], h[b*U:][:U], w.hm[b*U:][:U]
+		mulInto(o, hb, m)
+	}
+}
+
+// droppedProduct sets z to the state's product with the recurrent
+// kernel under recurrent dropout: gate g's block of columns is (h·m_g)
+// times the kernel's, taken from the whole product of h·m_g (a product
+// per gate).
+func (w recurrenceWork[T]) droppedProduct(in recIn[T], h []T) {
+	B, U, gu := w.p.Batch, w.p.Units, w.gu
+	for g := range w.p.Gates() {
+		w.maskedState(in, h, g)
+		gemm(false, false, B, gu, U, 1, w.hm, in.rec, 0, w.prod)
+		for b := range B {
+			copy(w.z[b*gu+g*U:][:U], w.prod[b*gu+g*U:][:U])
+		}
+	}
+}
+
+// droppedProductGrad is droppedProduct's gradient: per gate g, dz's
+// block g alone (the others zero) goes back through the kernel to
+// h·m_g, then times m_g into dh, and into the kernel's gradient drec
+// as (h·m_g)ᵀ·dz_g.
+func (w recurrenceWork[T]) droppedProductGrad(in recIn[T], h, drec []T) {
+	B, U, gu := w.p.Batch, w.p.Units, w.gu
+	for g := range w.p.Gates() {
+		clear(w.prod)
+		for b := range B {
+			copy(w.prod[b*gu+g*U:][:U], w.dz[b*gu+g*U:][:U])
+		}
+		gemm(false, true, B, U, gu, 1, w.prod, in.rec, 0, w.dhm)
+		for b := range B {
+			addProductInto(w.dh[b*U:][:U], w.dhm[b*U:][:U], in.rd[b*gu+g*U:][:U])
+		}
+		w.maskedState(in, h, g)
+		gemm(true, false, U, gu, B, 1, w.hm, w.prod, 1, drec)
 	}
 }
 

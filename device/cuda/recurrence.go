@@ -19,6 +19,8 @@ func offset(p devicePtr, n int) devicePtr { return p + devicePtr(4*n) }
 // says, the same as the CPU's kernel. Initial states and a mask are
 // inputs of the kernels; the last states (States) are copied from the
 // planes after the steps, and their gradients are where dh and dc start.
+// A recurrent dropout mask (RecDropped) makes the state's product one per
+// gate (recDropProduct, recDropProductGrad).
 func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	p := s.Op.Recurrence
 	if p.Cell == ops.GRUBeforeCell {
@@ -58,13 +60,26 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	if s.Kind == plan.RecurrenceGrad {
 		y = 0
 	}
+	var rd *recDrop
+	if at := p.RecDropInput(); at >= 0 {
+		var err error
+		if rd, err = b.newRecDrop(p, ptr(s.In[at]), ws); err != nil {
+			return err
+		}
+	}
 	for k := range T {
 		if s.Kind == plan.RecurrenceGrad && p.Saved {
 			break // the Recurrence step left its planes in ws
 		}
 		zk := devicePtr(0)
 		if h := prevH(k); h != 0 {
-			if err := gemm(b.blas, false, false, B, gu, U, 1, h, rec, 0, z); err != nil {
+			var err error
+			if rd != nil {
+				err = b.recDropProduct(rd, h, rec, z)
+			} else {
+				err = gemm(b.blas, false, false, B, gu, U, 1, h, rec, 0, z)
+			}
+			if err != nil {
 				return err
 			}
 			zk = z
@@ -126,7 +141,11 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 				return err
 			}
 		}
-		if h := prevH(k); h != 0 {
+		if h := prevH(k); h != 0 && rd != nil {
+			if err := b.recDropProductGrad(rd, h, rec, dz, dh, drec); err != nil {
+				return err
+			}
+		} else if h != 0 {
 			if err := gemm(b.blas, false, true, B, U, gu, 1, dz, rec, 1, dh); err != nil {
 				return err
 			}
@@ -252,4 +271,91 @@ func (b *backend) gruBefore(s *plan.Step, ptr func(int) devicePtr) error {
 		return err
 	}
 	return k.copyCols(st, drhk, U, 0, drec, 3*U, 2*U, U, U)
+}
+
+// recDrop is a Recurrence's recurrent dropout in its workspace
+// (ops.RecurrenceParams.RecDropOffsets): the gates' masks copied apart,
+// one (Batch, Units) plane each, and scratch for a product (Batch,
+// G·Units), the masked state and its gradient (Batch, Units each).
+type recDrop struct {
+	p                   ops.RecurrenceParams
+	masks, prod, hm, dh devicePtr
+}
+
+// newRecDrop copies mask's (Batch, G·Units) blocks of columns apart into
+// ws.
+func (b *backend) newRecDrop(p ops.RecurrenceParams, mask, ws devicePtr) (*recDrop, error) {
+	masks, prod, hm, dhm := p.RecDropOffsets()
+	r := &recDrop{p: p, masks: offset(ws, masks), prod: offset(ws, prod), hm: offset(ws, hm), dh: offset(ws, dhm)}
+	B, U, gu := p.Batch, p.Units, p.Gates()*p.Units
+	for g := range p.Gates() {
+		if err := b.kern.copyCols(b.stream, mask, gu, g*U, r.mask(g), U, 0, B, U); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// mask is gate g's mask (Batch, Units).
+func (r *recDrop) mask(g int) devicePtr { return offset(r.masks, g*r.p.Batch*r.p.Units) }
+
+// maskState sets r.hm to h times gate g's mask.
+func (b *backend) maskState(r *recDrop, h devicePtr, g int) error {
+	bu := r.p.Batch * r.p.Units
+	mul := ops.BinaryParams{Kind: ops.BinaryMultiply, A: []int{bu}, B: []int{bu}}
+	return b.kern.binary(b.stream, mul, h, r.mask(g), r.hm, bu)
+}
+
+// recDropProduct sets z (Batch, G·Units) to the state's product with the
+// recurrent kernel under recurrent dropout: gate g's block of columns
+// from the product of h·m_g with the whole kernel.
+func (b *backend) recDropProduct(r *recDrop, h, rec, z devicePtr) error {
+	B, U := r.p.Batch, r.p.Units
+	gu := r.p.Gates() * U
+	for g := range r.p.Gates() {
+		if err := b.maskState(r, h, g); err != nil {
+			return err
+		}
+		if err := gemm(b.blas, false, false, B, gu, U, 1, r.hm, rec, 0, r.prod); err != nil {
+			return err
+		}
+		if err := b.kern.copyCols(b.stream, r.prod, gu, g*U, z, gu, g*U, B, U); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recDropProductGrad is recDropProduct's gradient: per gate, dz's block
+// g alone back through the kernel, times m_g, added to dh; (h·m_g)ᵀ
+// times it added to the kernel's gradient drec.
+func (b *backend) recDropProductGrad(r *recDrop, h, rec, dz, dh, drec devicePtr) error {
+	B, U := r.p.Batch, r.p.Units
+	gu := r.p.Gates() * U
+	bu := B * U
+	mul := ops.BinaryParams{Kind: ops.BinaryMultiply, A: []int{bu}, B: []int{bu}}
+	for g := range r.p.Gates() {
+		if err := b.stream.memsetD32(r.prod, 0, int64(B*gu)); err != nil {
+			return err
+		}
+		if err := b.kern.copyCols(b.stream, dz, gu, g*U, r.prod, gu, g*U, B, U); err != nil {
+			return err
+		}
+		if err := gemm(b.blas, false, true, B, U, gu, 1, r.prod, rec, 0, r.dh); err != nil {
+			return err
+		}
+		if err := b.kern.binary(b.stream, mul, r.dh, r.mask(g), r.dh, bu); err != nil {
+			return err
+		}
+		if err := b.kern.add(b.stream, dh, r.dh, dh, bu); err != nil {
+			return err
+		}
+		if err := b.maskState(r, h, g); err != nil {
+			return err
+		}
+		if err := gemm(b.blas, true, false, U, gu, B, 1, r.hm, r.prod, 1, drec); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -12,7 +12,8 @@ import (
 
 // TestRecurrenceTrainsAsOnCPU trains opstest.RecurrenceGraph of each
 // cell (forwards and backwards, the last state and the sequence; from
-// initial states, with a mask, returning the states) on
+// initial states, with a mask, returning the states; under a recurrent
+// dropout mask) on
 // /GPU:0 (gk_rec_fwd, gk_rec_bwd and cuBLAS per timestep) and on /CPU:0
 // (ops.RecurrenceForward and RecurrenceBackward) from the same values, 20
 // steps of Adam: the same loss at every step and the same weights at the
@@ -24,7 +25,8 @@ func TestRecurrenceTrainsAsOnCPU(t *testing.T) {
 			variants = append(variants, opstest.RecurrenceVariant{Init: true, Masked: true, States: true},
 				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true},
 				opstest.RecurrenceVariant{Sequences: true, Masked: true},
-				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Masked: true, ZeroMasked: true, Init: true})
+				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Masked: true, ZeroMasked: true, Init: true},
+				opstest.RecurrenceVariant{RecDropped: true}, opstest.RecurrenceVariant{Init: true, RecDropped: true}, opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true, RecDropped: true})
 		}
 		for _, v := range variants {
 			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // RecurrenceGraph is a small float32 training graph of a Recurrence, for
@@ -36,6 +37,9 @@ type RecurrenceVariant struct {
 	Backwards, Sequences, Init, Masked, States bool
 	// ZeroMasked: zero output at the masked steps (ops.RecurrenceParams').
 	ZeroMasked bool
+	// RecDropped: a constant recurrent dropout mask (batch, G·units) of
+	// zeros and twos (rate 0.5), different for each gate.
+	RecDropped bool
 }
 
 // BuildRecurrenceGraphWith is BuildRecurrenceGraph of a variant.
@@ -88,6 +92,16 @@ func BuildRecurrenceGraphWith(seed uint64, cell ops.RecurrenceCell, batch int, v
 		if in.Mask, err = ops.Mask(m.X, 0); err != nil {
 			return nil, err
 		}
+	}
+	if v.RecDropped {
+		vals := make([]float32, batch*gu)
+		for i := range vals {
+			if rng.IntN(2) == 0 {
+				vals[i] = 2
+			}
+		}
+		in.RecDrop = gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, gu), gorgonia.WithName("recdrop"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, gu), tensor.WithBacking(vals))))
 	}
 	flat, err := ops.Reshape(m.X, []int{batch * steps, features}, false)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 
 // TestRecurrenceMatchesTapeMachine compiles opstest.RecurrenceGraph of
 // each cell (forwards and backwards, the last state and the sequence;
-// from initial states, with a mask, returning the states)
-// and runs it on the host backend, each step through its op's Do,
+// from initial states, with a mask, returning the states, under a
+// recurrent dropout mask) and runs it on the host backend, each step through its op's Do,
 // against gorgonia's tape machine: the same loss and gradients, one
 // Recurrence and one RecurrenceGrad step sharing their scratch (the
 // gradient reads the forward pass's planes, Saved).
@@ -22,7 +22,8 @@ func TestRecurrenceMatchesTapeMachine(t *testing.T) {
 		if cell != ops.GRUBeforeCell {
 			variants = append(variants, opstest.RecurrenceVariant{Init: true, Masked: true, States: true},
 				opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true},
-				opstest.RecurrenceVariant{Sequences: true, Masked: true, ZeroMasked: true})
+				opstest.RecurrenceVariant{Sequences: true, Masked: true, ZeroMasked: true},
+				opstest.RecurrenceVariant{RecDropped: true}, opstest.RecurrenceVariant{Backwards: true, Sequences: true, Init: true, Masked: true, States: true, RecDropped: true})
 		}
 		for _, v := range variants {
 			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {
