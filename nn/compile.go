@@ -113,6 +113,9 @@ type compiled struct {
 	reference bool
 	// reduceAfterBackward: see OverlapReduce.
 	reduceAfterBackward bool
+	// maskedSteps: an output's loss leaves out the steps its mask
+	// masks (see maskHint).
+	maskedSteps bool
 	// strategy, when not nil, trains data-parallel (WithStrategy):
 	// gradScale is this replica's share of the step's global batch, by
 	// which reduceGradients scales its gradients.
@@ -528,6 +531,7 @@ func (m *Sequential) newProgram(key programKey) (*program, error) {
 			}
 			if p.masks[i] != nil {
 				p.maskNodes[i] = mask
+				m.compiled.maskedSteps = true
 			}
 			out = outFlows[i].Node
 		}
@@ -771,6 +775,15 @@ func maskWeights(mask, sw *gorgonia.Node) (*gorgonia.Node, error) {
 		}
 	}
 	return w, nil
+}
+
+// maskHint is what a loss that is not a finite number may also mean with
+// a mask over an output's steps.
+func (c *compiled) maskHint() string {
+	if !c.maskedSteps {
+		return ""
+	}
+	return "; with a mask over an output's steps, a batch whose every step is masked (all padding) has no step to average over, as in Keras: leave such samples out of the data"
 }
 
 // headWhat names output i in an error, when there are several.

@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -813,5 +814,26 @@ func TestOutputOfSeveralAxes(t *testing.T) {
 	}
 	if acc := float64(right) / float64(len(y)); math.Abs(logs["accuracy"]-acc) > 1e-6 || acc < 0.9 {
 		t.Errorf("Evaluate's accuracy %.6f, the pixels' %.6f (want at least 0.9)", logs["accuracy"], acc)
+	}
+}
+
+// TestSequenceAllStepsMasked: a batch whose every step is masked has no
+// step to average the loss over (NaN, as in Keras): Evaluate and Fit say
+// so, and how to avoid it.
+func TestSequenceAllStepsMasked(t *testing.T) {
+	m := tagger{steps: 3, vocab: 4, embed: 2, units: 2, seed: 1, maskZero: true}.compile(t, seqDevice)
+	defer m.Close()
+	ds, err := data.TensorData(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(make([]float32, 6))), tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(make([]float32, 6))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = m.Evaluate(ctx, ds, nn.Verbose(0))
+	if !errors.Is(err, nn.ErrNonFiniteLoss) || !strings.Contains(err.Error(), "every step is masked (all padding)") {
+		t.Errorf("Evaluate: error %v, want one saying every step is masked", err)
+	}
+	_, err = m.Fit(ctx, ds, nn.Verbose(0))
+	if !errors.Is(err, nn.ErrNonFiniteLoss) || !strings.Contains(err.Error(), "leave such samples out") {
+		t.Errorf("Fit: error %v, want one saying to leave the all-masked samples out", err)
 	}
 }

@@ -243,7 +243,7 @@ func (m *Sequential) evalStep(ds data.Dataset, idx []int, labels labelLayout, gl
 		return 0, err
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return loss, fmt.Errorf("%w (%v)", ErrNonFiniteLoss, loss)
+		return loss, fmt.Errorf("%w (%v)%s", ErrNonFiniteLoss, loss, m.compiled.maskHint())
 	}
 	return loss, nil
 }

@@ -188,8 +188,8 @@ func (s *stepper) beginBatch(step int) error {
 func (s *stepper) endBatch(step, batch int, loss float64) error {
 	r, c := s.r, s.r.m.compiled
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return s.stepError(step, fmt.Errorf("%w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values",
-			ErrNonFiniteLoss, loss, c.optimizer.LearningRate()))
+		return s.stepError(step, fmt.Errorf("%w (%v): training diverged; lower the learning rate (now %g) or check the data for NaN or huge values%s",
+			ErrNonFiniteLoss, loss, c.optimizer.LearningRate(), c.maskHint()))
 	}
 	s.done = step + 1
 	r.endedRows = batch
