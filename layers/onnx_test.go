@@ -10,7 +10,7 @@ import (
 // a merge layer): configCases hold one layer of each.
 func TestEveryLayerClassMapsToONNX(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range configCases {
+	for _, c := range configCases() {
 		seen[c.layer.Type()] = true
 		if _, multi := c.layer.(MultiInputLayer); multi {
 			if _, ok := c.layer.(ONNXInputsMapper); !ok {
