@@ -275,8 +275,25 @@ func NormForward(kind NormKind, p NormParams, rows, cols int, in [][]float32, ou
 	normalize(kind, p, rows, cols, in, out)
 }
 
+// sumChains is the number of partial sums a column's sum over the rows
+// keeps for the batch statistics and their gradient's sums: row r goes
+// into chain r mod sumChains, in order, and the sum is (c0+c1)+(c2+c3).
+// Chains of additions that do not wait on each other keep the cores busy
+// where a few columns' sums (16 channels) would wait on each addition; the
+// AVX-512 kernels (package avx512's ColumnSums, ColumnSquares,
+// ColumnGradSums) sum the same way, so either gives the same bits.
+const sumChains = 4
+
+// addChains adds each column's chains, (c0+c1)+(c2+c3), to sum, from
+// column from on.
+func addChains(chains *[sumChains][normBlock]float64, sum []float64, from int) {
+	for j := from; j < len(sum); j++ {
+		sum[j] += (chains[0][j] + chains[1][j]) + (chains[2][j] + chains[3][j])
+	}
+}
+
 // normalize computes every NormKind; sums are kept in float64. Every
-// column's sums run over the rows in order, so splitting the columns over
+// column's sums run over the rows in a fixed order (sumChains), so splitting the columns over
 // the cores (columnBlocks) or the rows of an elementwise pass (parallel)
 // gives the same bits as one goroutine; per-column constants such as
 // 1/√(variance+ε) are computed once, by the same expression, so the
@@ -294,11 +311,14 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			if xf, ok := asFloat32(x); ok {
 				done = avx512.ColumnSums(xf[lo:], cols, rows, hi-lo, sum)
 			}
+			var chains [sumChains][normBlock]float64
 			for r := 0; r < rows; r++ {
+				part := &chains[r%sumChains]
 				for j, v := range x[r*cols+lo+done : r*cols+hi] {
-					sum[done+j] += float64(v)
+					part[done+j] += float64(v)
 				}
 			}
+			addChains(&chains, sum, done)
 			for j := range sum {
 				out[lo+j] = T(sum[j] / n)
 			}
@@ -315,12 +335,15 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			if xf, ok := asFloat32(x); ok {
 				done = avx512.ColumnSquares(xf[lo:], cols, rows, hi-lo, m, sum)
 			}
+			var chains [sumChains][normBlock]float64
 			for r := 0; r < rows; r++ {
+				part := &chains[r%sumChains]
 				for j, v := range x[r*cols+lo+done : r*cols+hi] {
 					d := float64(v) - m[done+j]
-					sum[done+j] += d * d
+					part[done+j] += d * d
 				}
 			}
+			addChains(&chains, sum, done)
 			for j := range sum {
 				out[lo+j] = T(sum[j] / n)
 			}
@@ -423,15 +446,19 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 			if xf, ok := asFloat32(x); ok {
 				done = avx512.ColumnGradSums(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, r, sd, sdx)
 			}
+			var dyChains, dyxChains [sumChains][normBlock]float64
 			for row := 0; row < rows; row++ {
 				xs := x[row*cols+lo : row*cols+hi]
+				pd, pdx := &dyChains[row%sumChains], &dyxChains[row%sumChains]
 				for j := done; j < hi-lo; j++ {
 					g := dy[row*cols+lo+j]
 					xhat := (float64(xs[j]) - m[j]) * r[j]
-					sd[j] += float64(g)
-					sdx[j] += float64(g) * xhat
+					pd[j] += float64(g)
+					pdx[j] += float64(g) * xhat
 				}
 			}
+			addChains(&dyChains, sd, done)
+			addChains(&dyxChains, sdx, done)
 			copy(sumDy[lo:hi], sd)
 			copy(sumDyXhat[lo:hi], sdx)
 		})

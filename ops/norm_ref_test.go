@@ -8,8 +8,29 @@ import (
 	"testing"
 )
 
+// refSums is each of cols columns' sum of term(r, c) over the rows, row r
+// added to chain r mod 4 in order, the chains added (c0+c1)+(c2+c3).
+func refSums(rows, cols int, term func(r, c int) float64) []float64 {
+	var chains [4][]float64
+	for i := range chains {
+		chains[i] = make([]float64, cols)
+	}
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			chains[r%4][c] += term(r, c)
+		}
+	}
+	sum := make([]float64, cols)
+	for c := range sum {
+		sum[c] = (chains[0][c] + chains[1][c]) + (chains[2][c] + chains[3][c])
+	}
+	return sum
+}
+
 // refNormalize is normalize as it was before its columns were split over
-// the cores (commit 5072d1b), kept verbatim as the bit-exact reference.
+// the cores (commit 5072d1b), kept as the bit-exact reference, its batch
+// statistics and their gradient's sums since summed in sumChains chains
+// of rows (refSums).
 // refNormalize computes every NormKind; sums are kept in float64.
 func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
 	x := in[0]
@@ -17,24 +38,16 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 	rstd := func(v T) float64 { return 1 / math.Sqrt(float64(v)+p.Epsilon) }
 	switch kind {
 	case ColumnMean:
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			for c, v := range x[r*cols : (r+1)*cols] {
-				sum[c] += float64(v)
-			}
-		}
+		sum := refSums(rows, cols, func(r, c int) float64 { return float64(x[r*cols+c]) })
 		for c := range out[:cols] {
 			out[c] = T(sum[c] / n)
 		}
 	case ColumnVariance:
 		mean := in[1]
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			for c, v := range x[r*cols : (r+1)*cols] {
-				d := float64(v) - float64(mean[c])
-				sum[c] += d * d
-			}
-		}
+		sum := refSums(rows, cols, func(r, c int) float64 {
+			d := float64(x[r*cols+c]) - float64(mean[c])
+			return d * d
+		})
 		for c := range out[:cols] {
 			out[c] = T(sum[c] / n)
 		}
@@ -57,13 +70,11 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 		// γ·r·dy with fixed ones.
 		sumDy, sumDyXhat := make([]float64, cols), make([]float64, cols)
 		if p.BatchStats {
-			for r := 0; r < rows; r++ {
-				for c, g := range dy[r*cols : (r+1)*cols] {
-					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
-					sumDy[c] += float64(g)
-					sumDyXhat[c] += float64(g) * xhat
-				}
-			}
+			sumDy = refSums(rows, cols, func(r, c int) float64 { return float64(dy[r*cols+c]) })
+			sumDyXhat = refSums(rows, cols, func(r, c int) float64 {
+				xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+				return float64(dy[r*cols+c]) * xhat
+			})
 		}
 		for r := 0; r < rows; r++ {
 			o := out[r*cols : (r+1)*cols]

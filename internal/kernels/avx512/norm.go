@@ -8,12 +8,17 @@ import "math"
 // did, 0 where the CPU has no AVX-512; the caller does the rest. They
 // compute in float64 exactly what the caller's scalar code does, one
 // rounding per operation in the same order (no fused multiply-adds), and
-// sum each column over the rows in order, so they give its bits.
+// sum each column over the rows in the same order, so they give its bits:
+// ColumnSums, ColumnSquares and ColumnGradSums in four chains (row r into
+// chain r mod 4, in order; the total (c0+c1)+(c2+c3) added to the sum),
+// so that the additions of a few columns do not wait on each other;
+// ColumnGammaGrad one row after another.
 //
 // Each matrix is rows × cols with rows ld values apart (ld ≥ cols); the
 // per-column slices hold at least cols values.
 
-// ColumnSums adds float64(x[r·ld+j]) to sum[j] for every row r in order.
+// ColumnSums adds the sum of float64(x[r·ld+j]) over the rows, in four
+// chains, to sum[j].
 func ColumnSums(x []float32, ld, rows, cols int, sum []float64) int {
 	g := groups(len(x), ld, rows, cols)
 	if g == 0 {
@@ -24,8 +29,8 @@ func ColumnSums(x []float32, ld, rows, cols int, sum []float64) int {
 	return 8 * g
 }
 
-// ColumnSquares adds d·d, d = float64(x[r·ld+j]) - mean[j], to sum[j] for
-// every row r in order: the biased variance's sum.
+// ColumnSquares adds the sum of d·d, d = float64(x[r·ld+j]) - mean[j],
+// over the rows, in four chains, to sum[j]: the biased variance's sum.
 func ColumnSquares(x []float32, ld, rows, cols int, mean, sum []float64) int {
 	g := groups(len(x), ld, rows, cols)
 	if g == 0 {
@@ -36,8 +41,8 @@ func ColumnSquares(x []float32, ld, rows, cols int, mean, sum []float64) int {
 	return 8 * g
 }
 
-// ColumnGradSums adds, for every row r in order, g to sumDy[j] and g·x̂
-// to sumDyXhat[j], where g = float64(dy[r·ld+j]) and
+// ColumnGradSums adds the sums over the rows, in four chains, of g to
+// sumDy[j] and of g·x̂ to sumDyXhat[j], where g = float64(dy[r·ld+j]) and
 // x̂ = (float64(x[r·ld+j]) - mean[j])·rstd[j]: the sums of the input
 // gradient of a batch normalization with batch statistics.
 func ColumnGradSums(x, dy []float32, ld, rows, cols int, mean, rstd, sumDy, sumDyXhat []float64) int {
