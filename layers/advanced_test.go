@@ -157,42 +157,7 @@ func TestAdvancedActivationGradients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := gorgonia.Grad(cost, wrt...); err != nil {
-				t.Fatal(err)
-			}
-			m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
-			defer m.Close()
-			eval := func() float64 {
-				m.Reset()
-				if err := m.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				return cost.Value().Data().(float64)
-			}
-			eval()
-			analytic := make([][]float64, len(wrt))
-			for i, n := range wrt {
-				gv, err := n.Grad()
-				if err != nil {
-					t.Fatal(err)
-				}
-				analytic[i] = slices.Clone(gv.Data().([]float64))
-			}
-			const h = 1e-6
-			for i, n := range wrt {
-				data := n.Value().Data().([]float64)
-				for k, orig := range data {
-					data[k] = orig + h
-					plus := eval()
-					data[k] = orig - h
-					minus := eval()
-					data[k] = orig
-					numeric := (plus - minus) / (2 * h)
-					if a := analytic[i][k]; math.Abs(a-numeric) > 1e-5*math.Max(math.Abs(a), math.Abs(numeric))+1e-8 {
-						t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), k, a, numeric)
-					}
-				}
-			}
+			checkGradients(t, g, cost, wrt...)
 		})
 	}
 }

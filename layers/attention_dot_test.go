@@ -167,46 +167,10 @@ func TestAttentionLayer(t *testing.T) {
 			var out gorgonia.Value
 			gorgonia.Read(f.Node, &out)
 			wrt := append(slices.Clone(ins), ws...)
-			if _, err := gorgonia.Grad(cost, wrt...); err != nil {
-				t.Fatal(err)
-			}
-			m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
-			defer m.Close()
-			eval := func() float64 {
-				m.Reset()
-				if err := m.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				return cost.Value().Data().(float64)
-			}
-			eval()
+			checkGradients(t, g, cost, wrt...)
 			for j, w := range out.Data().([]float64) {
 				if math.Abs(w-want[j]) > 1e-12 {
 					t.Fatalf("output %d: %v, reference %v", j, w, want[j])
-				}
-			}
-			analytic := make([][]float64, len(wrt))
-			for j, n := range wrt {
-				gv, err := n.Grad()
-				if err != nil {
-					t.Fatal(err)
-				}
-				analytic[j] = slices.Clone(gv.Data().([]float64))
-			}
-			const eps = 1e-6
-			for j, n := range wrt {
-				xs := n.Value().Data().([]float64)
-				for e := range xs {
-					orig := xs[e]
-					xs[e] = orig + eps
-					up := eval()
-					xs[e] = orig - eps
-					down := eval()
-					xs[e] = orig
-					numeric := (up - down) / (2 * eps)
-					if got := analytic[j][e]; math.Abs(got-numeric) > 1e-7*max(1, math.Abs(numeric)) {
-						t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), e, got, numeric)
-					}
 				}
 			}
 		})

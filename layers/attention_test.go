@@ -355,43 +355,7 @@ func TestMultiHeadAttentionGradients(t *testing.T) {
 				wrt = wrt[:len(wrt)-1]
 			}
 			wrt = append(wrt, a.ws...)
-			if _, err := gorgonia.Grad(a.cost, wrt...); err != nil {
-				t.Fatal(err)
-			}
-			m := gorgonia.NewTapeMachine(a.g, gorgonia.BindDualValues(wrt...))
-			defer m.Close()
-			eval := func() float64 {
-				m.Reset()
-				if err := m.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				return a.cost.Value().Data().(float64)
-			}
-			eval()
-			analytic := make([][]float64, len(wrt))
-			for j, n := range wrt {
-				gv, err := n.Grad()
-				if err != nil {
-					t.Fatal(err)
-				}
-				analytic[j] = slices.Clone(gv.Data().([]float64))
-			}
-			const eps = 1e-6
-			for j, n := range wrt {
-				vals := n.Value().Data().([]float64)
-				for k := range vals {
-					orig := vals[k]
-					vals[k] = orig + eps
-					up := eval()
-					vals[k] = orig - eps
-					down := eval()
-					vals[k] = orig
-					numeric := (up - down) / (2 * eps)
-					if got := analytic[j][k]; math.Abs(got-numeric) > 1e-7*max(1, math.Abs(numeric)) {
-						t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), k, got, numeric)
-					}
-				}
-			}
+			checkGradients(t, a.g, a.cost, wrt...)
 		})
 	}
 }

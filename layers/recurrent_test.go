@@ -209,43 +209,7 @@ func TestRecurrentGradients(t *testing.T) {
 				}
 				r := newRecurrentGraph(t, l, batch, steps, features, randoms(batch*steps*features, 1), ws, randoms(outSize, 1))
 				wrt := append([]*gorgonia.Node{r.x}, r.ws...)
-				if _, err := gorgonia.Grad(r.cost, wrt...); err != nil {
-					t.Fatal(err)
-				}
-				m := gorgonia.NewTapeMachine(r.g, gorgonia.BindDualValues(wrt...))
-				defer m.Close()
-				eval := func() float64 {
-					m.Reset()
-					if err := m.RunAll(); err != nil {
-						t.Fatal(err)
-					}
-					return r.cost.Value().Data().(float64)
-				}
-				eval()
-				analytic := make([][]float64, len(wrt))
-				for i, n := range wrt {
-					gv, err := n.Grad()
-					if err != nil {
-						t.Fatal(err)
-					}
-					analytic[i] = slices.Clone(gv.Data().([]float64))
-				}
-				const eps = 1e-6
-				for i, n := range wrt {
-					vals := n.Value().Data().([]float64)
-					for k := range vals {
-						orig := vals[k]
-						vals[k] = orig + eps
-						up := eval()
-						vals[k] = orig - eps
-						down := eval()
-						vals[k] = orig
-						numeric := (up - down) / (2 * eps)
-						if a := analytic[i][k]; math.Abs(a-numeric) > 1e-7*max(1, math.Abs(numeric)) {
-							t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), k, a, numeric)
-						}
-					}
-				}
+				checkGradients(t, r.g, r.cost, wrt...)
 			})
 		}
 	}
@@ -519,43 +483,7 @@ func TestRecurrentStateAndMaskGradients(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := gorgonia.Grad(cost, wrt...); err != nil {
-					t.Fatal(err)
-				}
-				m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
-				defer m.Close()
-				eval := func() float64 {
-					m.Reset()
-					if err := m.RunAll(); err != nil {
-						t.Fatal(err)
-					}
-					return cost.Value().Data().(float64)
-				}
-				eval()
-				analytic := make([][]float64, len(wrt))
-				for i, n := range wrt {
-					gv, err := n.Grad()
-					if err != nil {
-						t.Fatal(err)
-					}
-					analytic[i] = slices.Clone(gv.Data().([]float64))
-				}
-				const eps = 1e-6
-				for i, n := range wrt {
-					vals := n.Value().Data().([]float64)
-					for k := range vals {
-						orig := vals[k]
-						vals[k] = orig + eps
-						up := eval()
-						vals[k] = orig - eps
-						down := eval()
-						vals[k] = orig
-						numeric := (up - down) / (2 * eps)
-						if a := analytic[i][k]; math.Abs(a-numeric) > 1e-7*max(1, math.Abs(numeric)) {
-							t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), k, a, numeric)
-						}
-					}
-				}
+				checkGradients(t, g, cost, wrt...)
 			})
 		}
 	}
@@ -636,43 +564,7 @@ func TestBidirectionalGradients(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := gorgonia.Grad(cost, wrt...); err != nil {
-					t.Fatal(err)
-				}
-				m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
-				defer m.Close()
-				eval := func() float64 {
-					m.Reset()
-					if err := m.RunAll(); err != nil {
-						t.Fatal(err)
-					}
-					return cost.Value().Data().(float64)
-				}
-				eval()
-				analytic := make([][]float64, len(wrt))
-				for i, n := range wrt {
-					gv, err := n.Grad()
-					if err != nil {
-						t.Fatal(err)
-					}
-					analytic[i] = slices.Clone(gv.Data().([]float64))
-				}
-				const eps = 1e-6
-				for i, n := range wrt {
-					vals := n.Value().Data().([]float64)
-					for k := range vals {
-						orig := vals[k]
-						vals[k] = orig + eps
-						up := eval()
-						vals[k] = orig - eps
-						down := eval()
-						vals[k] = orig
-						numeric := (up - down) / (2 * eps)
-						if a := analytic[i][k]; math.Abs(a-numeric) > 1e-7*max(1, math.Abs(numeric)) {
-							t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", n.Name(), k, a, numeric)
-						}
-					}
-				}
+				checkGradients(t, g, cost, wrt...)
 			})
 		}
 	}
