@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -119,13 +118,6 @@ func TestPReLUAlphaShape(t *testing.T) {
 // in float64.
 func TestAdvancedActivationGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	randoms := func(n int) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = 2*rng.Float64() - 1
-		}
-		return v
-	}
 	for _, l := range []Layer{NewPReLU(SharedAxes(1)), NewLeakyReLU(0.3), NewELU(0.7)} {
 		t.Run(l.Type(), func(t *testing.T) {
 			sample := []int{3, 2}
@@ -133,13 +125,11 @@ func TestAdvancedActivationGradients(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := gorgonia.NewGraph()
-			x := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 2), gorgonia.WithName("x"),
-				gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3, 2), tensor.WithBacking(randoms(12)))))
+			x := float64Node(g, "x", uniformValues(rng, 12, 1), 2, 3, 2)
 			wrt := []*gorgonia.Node{x}
 			var params []*gorgonia.Node
 			if len(l.Params()) == 1 {
-				alpha := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 2), gorgonia.WithName("alpha"),
-					gorgonia.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking(randoms(2)))))
+				alpha := float64Node(g, "alpha", uniformValues(rng, 2, 1), 1, 2)
 				params = []*gorgonia.Node{alpha}
 				wrt = append(wrt, alpha)
 			}
@@ -147,17 +137,7 @@ func TestAdvancedActivationGradients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			flat, err := ops.Reshape(f.Node, []int{2, 6}, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			target := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 6), gorgonia.WithName("y"),
-				gorgonia.WithValue(tensor.New(tensor.WithShape(2, 6), tensor.WithBacking(randoms(12)))))
-			cost, err := ops.Loss(ops.MeanSquaredError, flat, target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGradients(t, g, cost, wrt...)
+			checkGradients(t, g, mseCost(t, f.Node, 2, uniformValues(rng, 12, 1), "y"), wrt...)
 		})
 	}
 }

@@ -7,9 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // dotAttentionReference is keras.layers.Attention by its definition, with
@@ -95,13 +93,6 @@ func TestAttentionLayer(t *testing.T) {
 		name := fmt.Sprintf("%s/%s/scale=%t/key=%t/causal=%t", l.Type(), l.scoreMode, l.useScale, tc.key, l.causal)
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 5))
-			randoms := func(n int) []float64 {
-				x := make([]float64, n)
-				for j := range x {
-					x[j] = 2*rng.Float64() - 1
-				}
-				return x
-			}
 			shapes := [][]int{{tq, d}, {tv, dv}}
 			if !tc.key {
 				shapes[1] = []int{tv, d}
@@ -119,10 +110,9 @@ func TestAttentionLayer(t *testing.T) {
 			var flows []Flow
 			for j, s := range shapes {
 				sh := append([]int{b}, s...)
-				x := randoms(b * s[0] * s[1])
+				x := uniformValues(rng, b*s[0]*s[1], 1)
 				vals = append(vals, x)
-				n := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(sh...), gorgonia.WithName(fmt.Sprint("in", j)),
-					gorgonia.WithValue(tensor.New(tensor.WithShape(sh...), tensor.WithBacking(x))))
+				n := float64Node(g, fmt.Sprint("in", j), x, sh...)
 				ins = append(ins, n)
 				flows = append(flows, Flow{Node: n, NeedsGrad: true})
 			}
@@ -133,8 +123,7 @@ func TestAttentionLayer(t *testing.T) {
 					x[j] = 0.5 + rng.Float64()
 				}
 				scalars = append(scalars, x)
-				ws = append(ws, gorgonia.NewTensor(g, tensor.Float64, 1, gorgonia.WithShape(len(x)), gorgonia.WithName(p.Name),
-					gorgonia.WithValue(tensor.New(tensor.WithShape(len(x)), tensor.WithBacking(x)))))
+				ws = append(ws, float64Node(g, p.Name, x, len(x)))
 			}
 			f, err := l.CallInputs(flows, ws)
 			if err != nil {
@@ -153,17 +142,8 @@ func TestAttentionLayer(t *testing.T) {
 				concat = scalars[next]
 			}
 			want := dotAttentionReference(l, b, tq, tv, d, vd, vals[0], vals[1], k, scale, concat)
-			target := randoms(len(want))
-			flat, err := ops.Reshape(f.Node, []int{b, tq * vd}, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(b, tq*vd), gorgonia.WithName("y"),
-				gorgonia.WithValue(tensor.New(tensor.WithShape(b, tq*vd), tensor.WithBacking(target))))
-			cost, err := ops.Loss(ops.MeanSquaredError, flat, y)
-			if err != nil {
-				t.Fatal(err)
-			}
+			target := uniformValues(rng, len(want), 1)
+			cost := mseCost(t, f.Node, b, target, "y")
 			var out gorgonia.Value
 			gorgonia.Read(f.Node, &out)
 			wrt := append(slices.Clone(ins), ws...)
@@ -181,10 +161,8 @@ func TestAttentionLayer(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := gorgonia.NewGraph()
-		q := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(1, 1, 1), gorgonia.WithName("q"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(1, 1, 1), tensor.WithBacking([]float64{1}))))
-		v := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(1, 2, 1), gorgonia.WithName("v"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{0, math.Log(3)}))))
+		q := float64Node(g, "q", []float64{1}, 1, 1, 1)
+		v := float64Node(g, "v", []float64{0, math.Log(3)}, 1, 2, 1)
 		f, err := l.CallInputs([]Flow{{Node: q}, {Node: v}}, nil)
 		if err != nil {
 			t.Fatal(err)

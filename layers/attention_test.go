@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // attentionCase is one MultiHeadAttention call: the layer, the sample
@@ -37,8 +35,7 @@ func newAttentionGraph(t *testing.T, c attentionCase, target []float64) attentio
 	g := gorgonia.NewGraph()
 	a := attentionGraph{g: g, outRead: new(gorgonia.Value), scRead: new(gorgonia.Value)}
 	node := func(name string, shape []int, v []float64) *gorgonia.Node {
-		return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(slices.Clone(v)))))
+		return float64Node(g, name, slices.Clone(v), shape...)
 	}
 	var flows []Flow
 	for i, s := range c.shapes {
@@ -57,15 +54,7 @@ func newAttentionGraph(t *testing.T, c attentionCase, target []float64) attentio
 	gorgonia.Read(a.out, a.outRead)
 	gorgonia.Read(a.scores, a.scRead)
 	if target != nil {
-		n := a.out.Shape().TotalSize()
-		flat, err := ops.Reshape(a.out, []int{c.batch, n / c.batch}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y := node("y", []int{c.batch, n / c.batch}, target)
-		if a.cost, err = ops.Loss(ops.MeanSquaredError, flat, y); err != nil {
-			t.Fatal(err)
-		}
+		a.cost = mseCost(t, a.out, c.batch, slices.Clone(target), "y")
 	}
 	return a
 }
@@ -200,13 +189,6 @@ func randomAttentionCase(t *testing.T, l *MultiHeadAttentionLayer, batch int, sh
 	if _, err := l.BuildInputs(shapes, rng); err != nil {
 		t.Fatal(err)
 	}
-	randoms := func(n int) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = 2*rng.Float64() - 1
-		}
-		return v
-	}
 	c := attentionCase{l: l, batch: batch, shapes: shapes}
 	for i, s := range shapes {
 		n := batch * s[0] * s[1]
@@ -222,10 +204,10 @@ func randomAttentionCase(t *testing.T, l *MultiHeadAttentionLayer, batch int, sh
 			c.inputs = append(c.inputs, m)
 			continue
 		}
-		c.inputs = append(c.inputs, randoms(n))
+		c.inputs = append(c.inputs, uniformValues(rng, n, 1))
 	}
 	for _, p := range l.Params() {
-		c.weights = append(c.weights, randoms(p.Size()))
+		c.weights = append(c.weights, uniformValues(rng, p.Size(), 1))
 	}
 	return c
 }

@@ -1,12 +1,69 @@
 package layers
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
+
+// uniformValues returns n values drawn by rng uniformly from
+// [-scale, scale).
+func uniformValues(rng *rand.Rand, n int, scale float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = scale * (2*rng.Float64() - 1)
+	}
+	return v
+}
+
+// float64Node makes a float64 node of g named name, of the given shape,
+// holding vals (not a copy).
+func float64Node(g *gorgonia.ExprGraph, name string, vals []float64, shape ...int) *gorgonia.Node {
+	return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(vals))))
+}
+
+// mseCost returns the mean squared error of out, its batch samples
+// flattened into rows, against target (as many values as out), a node of
+// out's graph named name.
+func mseCost(t *testing.T, out *gorgonia.Node, batch int, target []float64, name string) *gorgonia.Node {
+	t.Helper()
+	n := out.Shape().TotalSize()
+	flat, err := ops.Reshape(out, []int{batch, n / batch}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, err := ops.Loss(ops.MeanSquaredError, flat, float64Node(out.Graph(), name, target, batch, n/batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cost
+}
+
+// mseCostOfOutputs returns the sum over outs of each one's mseCost
+// against targets drawn by rng from [-1, 1), named y0, y1, ...
+func mseCostOfOutputs(t *testing.T, outs []Flow, batch int, rng *rand.Rand) *gorgonia.Node {
+	t.Helper()
+	var cost *gorgonia.Node
+	for i, o := range outs {
+		c := mseCost(t, o.Node, batch, uniformValues(rng, o.Node.Shape().TotalSize(), 1), fmt.Sprintf("y%d", i))
+		if cost == nil {
+			cost = c
+			continue
+		}
+		var err error
+		if cost, err = gorgonia.Add(cost, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cost
+}
 
 // checkGradients compares the symbolic gradients of cost, a float64
 // scalar of graph g, with respect to each of wrt against central finite

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // recurrentGraph calls l, built for samples (steps, features), on x
@@ -33,15 +31,13 @@ func newRecurrentGraph(t *testing.T, l *RecurrentLayer, batch, steps, features i
 	}
 	g := gorgonia.NewGraph()
 	r := recurrentGraph{g: g}
-	r.x = gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(batch, steps, features), gorgonia.WithName("x"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(batch, steps, features), tensor.WithBacking(x))))
+	r.x = float64Node(g, "x", x, batch, steps, features)
 	for i, p := range l.Params() {
 		s := p.Value.Shape().Clone()
 		if len(ws[i]) != s.TotalSize() {
 			t.Fatalf("weight %s: %d values for shape %v", p.Name, len(ws[i]), s)
 		}
-		r.ws = append(r.ws, gorgonia.NewTensor(g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName(p.Name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(slices.Clone(ws[i]))))))
+		r.ws = append(r.ws, float64Node(g, p.Name, slices.Clone(ws[i]), s...))
 	}
 	f, err := l.Call(Flow{Node: r.x, NeedsGrad: true}, r.ws)
 	if err != nil {
@@ -52,16 +48,7 @@ func newRecurrentGraph(t *testing.T, l *RecurrentLayer, batch, steps, features i
 	gorgonia.Read(r.out, &read)
 	r.outValues = func() []float64 { return slices.Clone(read.Data().([]float64)) }
 	if target != nil {
-		n := r.out.Shape().TotalSize()
-		flat, err := ops.Reshape(r.out, []int{batch, n / batch}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, n/batch), gorgonia.WithName("y"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, n/batch), tensor.WithBacking(target))))
-		if r.cost, err = ops.Loss(ops.MeanSquaredError, flat, y); err != nil {
-			t.Fatal(err)
-		}
+		r.cost = mseCost(t, r.out, batch, target, "y")
 	}
 	return r
 }
@@ -178,13 +165,6 @@ func TestRecurrentHandComputed(t *testing.T) {
 func TestRecurrentGradients(t *testing.T) {
 	const batch, steps, features, units = 2, 3, 2, 3
 	rng := rand.New(rand.NewPCG(3, 4))
-	randoms := func(n int, scale float64) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = scale * (2*rng.Float64() - 1)
-		}
-		return v
-	}
 	makers := map[string]func(...RecurrentOption) *RecurrentLayer{
 		"SimpleRNN": func(o ...RecurrentOption) *RecurrentLayer { return SimpleRNN(units, o...) },
 		"LSTM":      func(o ...RecurrentOption) *RecurrentLayer { return LSTM(units, o...) },
@@ -201,13 +181,13 @@ func TestRecurrentGradients(t *testing.T) {
 				}
 				var ws [][]float64
 				for _, p := range l.Params() {
-					ws = append(ws, randoms(p.Size(), 0.8))
+					ws = append(ws, uniformValues(rng, p.Size(), 0.8))
 				}
 				outSize := batch * units
 				if l.returnSequences {
 					outSize *= steps
 				}
-				r := newRecurrentGraph(t, l, batch, steps, features, randoms(batch*steps*features, 1), ws, randoms(outSize, 1))
+				r := newRecurrentGraph(t, l, batch, steps, features, uniformValues(rng, batch*steps*features, 1), ws, uniformValues(rng, outSize, 1))
 				wrt := append([]*gorgonia.Node{r.x}, r.ws...)
 				checkGradients(t, r.g, r.cost, wrt...)
 			})
@@ -326,41 +306,21 @@ func TestOrthogonal(t *testing.T) {
 func TestRecurrentFusedMatchesUnrolled(t *testing.T) {
 	const batch, steps, features, units = 3, 4, 2, 3
 	rng := rand.New(rand.NewPCG(8, 9))
-	randoms := func(n int, scale float64) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = scale * (2*rng.Float64() - 1)
-		}
-		return v
-	}
 	type result struct{ out, grads []float64 }
 	run := func(l *RecurrentLayer, fused bool, x, target []float64, ws [][]float64) result {
 		g := gorgonia.NewGraph()
-		xn := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(batch, steps, features), gorgonia.WithName("x"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, steps, features), tensor.WithBacking(slices.Clone(x)))))
+		xn := float64Node(g, "x", slices.Clone(x), batch, steps, features)
 		wrt := []*gorgonia.Node{xn}
 		for i, p := range l.Params() {
-			s := p.Value.Shape().Clone()
-			wrt = append(wrt, gorgonia.NewTensor(g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName(p.Name),
-				gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(slices.Clone(ws[i]))))))
+			wrt = append(wrt, float64Node(g, p.Name, slices.Clone(ws[i]), p.Value.Shape()...))
 		}
 		out, err := l.call(Flow{Node: xn, NeedsGrad: true}, wrt[1:], fused)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := out.Shape().TotalSize()
-		flat, err := ops.Reshape(out, []int{batch, n / batch}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var outv gorgonia.Value
-		gorgonia.Read(flat, &outv)
-		y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, n/batch), gorgonia.WithName("y"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, n/batch), tensor.WithBacking(slices.Clone(target)))))
-		cost, err := ops.Loss(ops.MeanSquaredError, flat, y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gorgonia.Read(out, &outv)
+		cost := mseCost(t, out, batch, slices.Clone(target), "y")
 		if _, err := gorgonia.Grad(cost, wrt...); err != nil {
 			t.Fatal(err)
 		}
@@ -397,13 +357,13 @@ func TestRecurrentFusedMatchesUnrolled(t *testing.T) {
 				}
 				var ws [][]float64
 				for _, p := range l.Params() {
-					ws = append(ws, randoms(p.Size(), 0.8))
+					ws = append(ws, uniformValues(rng, p.Size(), 0.8))
 				}
 				outSize := batch * units
 				if l.returnSequences {
 					outSize *= steps
 				}
-				x, target := randoms(batch*steps*features, 1), randoms(outSize, 1)
+				x, target := uniformValues(rng, batch*steps*features, 1), uniformValues(rng, outSize, 1)
 				fused, unrolled := run(l, true, x, target, ws), run(l, false, x, target, ws)
 				for _, c := range []struct {
 					what      string
@@ -432,13 +392,6 @@ func TestRecurrentFusedMatchesUnrolled(t *testing.T) {
 func TestRecurrentStateAndMaskGradients(t *testing.T) {
 	const batch, steps, features, units = 2, 4, 2, 3
 	rng := rand.New(rand.NewPCG(5, 8))
-	randoms := func(n int, scale float64) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = scale * (2*rng.Float64() - 1)
-		}
-		return v
-	}
 	for _, mk := range []func(...RecurrentOption) *RecurrentLayer{
 		func(o ...RecurrentOption) *RecurrentLayer { return SimpleRNN(units, o...) },
 		func(o ...RecurrentOption) *RecurrentLayer { return LSTM(units, o...) },
@@ -451,39 +404,18 @@ func TestRecurrentStateAndMaskGradients(t *testing.T) {
 					t.Fatal(err)
 				}
 				g := gorgonia.NewGraph()
-				node := func(name string, v []float64, shape ...int) *gorgonia.Node {
-					return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-						gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
-				}
-				x := node("x", randoms(batch*steps*features, 1), batch, steps, features)
+				x := float64Node(g, "x", uniformValues(rng, batch*steps*features, 1), batch, steps, features)
 				wrt := []*gorgonia.Node{x}
 				for _, p := range l.Params() {
-					wrt = append(wrt, node(p.Name, randoms(p.Size(), 0.8), p.Value.Shape()...))
+					wrt = append(wrt, float64Node(g, p.Name, uniformValues(rng, p.Size(), 0.8), p.Value.Shape()...))
 				}
 				// Sample 0 skips its second step, sample 1 its last two.
-				mask := node("mask", []float64{1, 0, 1, 1, 1, 1, 0, 0}, batch, steps)
+				mask := float64Node(g, "mask", []float64{1, 0, 1, 1, 1, 1, 0, 0}, batch, steps)
 				outs, err := l.CallOutputs([]Flow{{Node: x, NeedsGrad: true, Mask: mask}}, wrt[1:])
 				if err != nil {
 					t.Fatal(err)
 				}
-				var cost *gorgonia.Node
-				for i, o := range outs {
-					n := o.Node.Shape().TotalSize()
-					flat, err := ops.Reshape(o.Node, []int{batch, n / batch}, true)
-					if err != nil {
-						t.Fatal(err)
-					}
-					c, err := ops.Loss(ops.MeanSquaredError, flat, node(fmt.Sprintf("y%d", i), randoms(n, 1), batch, n/batch))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if cost == nil {
-						cost = c
-					} else if cost, err = gorgonia.Add(cost, c); err != nil {
-						t.Fatal(err)
-					}
-				}
-				checkGradients(t, g, cost, wrt...)
+				checkGradients(t, g, mseCostOfOutputs(t, outs, batch, rng), wrt...)
 			})
 		}
 	}
@@ -496,13 +428,6 @@ func TestRecurrentStateAndMaskGradients(t *testing.T) {
 func TestBidirectionalGradients(t *testing.T) {
 	const batch, steps, features, units = 2, 3, 2, 2
 	rng := rand.New(rand.NewPCG(9, 4))
-	randoms := func(n int, scale float64) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = scale * (2*rng.Float64() - 1)
-		}
-		return v
-	}
 	type variant struct {
 		mode            string
 		seq, state, msk bool
@@ -530,41 +455,20 @@ func TestBidirectionalGradients(t *testing.T) {
 					t.Fatal(err)
 				}
 				g := gorgonia.NewGraph()
-				node := func(name string, vals []float64, shape ...int) *gorgonia.Node {
-					return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-						gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(vals))))
-				}
-				x := node("x", randoms(batch*steps*features, 1), batch, steps, features)
+				x := float64Node(g, "x", uniformValues(rng, batch*steps*features, 1), batch, steps, features)
 				wrt := []*gorgonia.Node{x}
 				for i, p := range l.Params() {
-					wrt = append(wrt, node(fmt.Sprintf("w%d", i), randoms(p.Size(), 0.8), p.Value.Shape()...))
+					wrt = append(wrt, float64Node(g, fmt.Sprintf("w%d", i), uniformValues(rng, p.Size(), 0.8), p.Value.Shape()...))
 				}
 				in := Flow{Node: x, NeedsGrad: true}
 				if v.msk {
-					in.Mask = node("mask", []float64{1, 0, 1, 1, 1, 0}, batch, steps)
+					in.Mask = float64Node(g, "mask", []float64{1, 0, 1, 1, 1, 0}, batch, steps)
 				}
 				outs, err := l.CallOutputs([]Flow{in}, wrt[1:])
 				if err != nil {
 					t.Fatal(err)
 				}
-				var cost *gorgonia.Node
-				for i, o := range outs {
-					n := o.Node.Shape().TotalSize()
-					flat, err := ops.Reshape(o.Node, []int{batch, n / batch}, true)
-					if err != nil {
-						t.Fatal(err)
-					}
-					c, err := ops.Loss(ops.MeanSquaredError, flat, node(fmt.Sprintf("y%d", i), randoms(n, 1), batch, n/batch))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if cost == nil {
-						cost = c
-					} else if cost, err = gorgonia.Add(cost, c); err != nil {
-						t.Fatal(err)
-					}
-				}
-				checkGradients(t, g, cost, wrt...)
+				checkGradients(t, g, mseCostOfOutputs(t, outs, batch, rng), wrt...)
 			})
 		}
 	}
