@@ -106,8 +106,15 @@ func (l *BidirectionalLayer) halves() (fw, bw *RecurrentLayer) {
 	// return_sequences.
 	fw.zeroOutputForMask, bw.zeroOutputForMask = l.layer.returnSequences, l.layer.returnSequences
 	fw.name, bw.name = "forward_"+l.innerName(), "backward_"+l.innerName()
+	// Each half drops units of its own: unseeded, each draws its key from
+	// the model's seed; seeded, the backward one's seed is set apart.
+	bw.seed ^= 0xb1d1c7e5a3f0d2c9
 	return fw, bw
 }
+
+// UsesStep is the wrapped layer's: whether it drops anything while it
+// trains.
+func (l *BidirectionalLayer) UsesStep() bool { return l.layer != nil && l.layer.UsesStep() }
 
 // plan: the wrapped layer's output, its units doubled by concat; the
 // forward layer's weights, then the backward one's, named

@@ -15,22 +15,26 @@ import (
 // Named.
 type DropoutOption interface{ applyDropout(*DropoutLayer) }
 
-// SeedOption is Seed's option, which Dropout and the random augmentation
-// layers take.
+// SeedOption is Seed's option, which Dropout, the random augmentation
+// layers and the recurrent layers (their dropout masks) take.
 type SeedOption interface {
 	DropoutOption
 	AugmentOption
+	RecurrentOption
 }
 
-// Seed fixes which units a Dropout layer drops, or what a random
-// augmentation layer (RandomFlip, RandomTranslation, RandomZoom) draws,
-// at each training step, Keras' seed argument. Without it the layer's key
+// Seed fixes which units a Dropout layer (or a recurrent layer's dropout
+// and recurrent dropout) drops, or what a random augmentation layer
+// (RandomFlip, RandomTranslation, RandomZoom) draws, at each training
+// step, Keras' seed argument. Without it the layer's key
 // is drawn from the model's seed when the model is built.
 func Seed(seed uint64) SeedOption { return dropoutSeed(seed) }
 
 type dropoutSeed uint64
 
 func (s dropoutSeed) applyDropout(d *DropoutLayer) { d.seed, d.seeded = uint64(s), true }
+
+func (s dropoutSeed) applyRecurrent(l *RecurrentLayer) { l.seed, l.seeded = uint64(s), true }
 
 // DropoutLayer sets a random fraction of its inputs to zero while the
 // model trains (Fit), and scales the rest by 1/(1-rate) so that their sum

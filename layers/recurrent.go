@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -47,7 +46,8 @@ func (k cellKind) class() string {
 // RecurrentOption configures a SimpleRNN, LSTM or GRU layer: its
 // activation (an Activation is one), RecurrentActivation,
 // RecurrentInitializer, ReturnSequences, GoBackwards,
-// WithoutUnitForgetBias, a WeightOption (WithoutBias, KernelInitializer,
+// WithoutUnitForgetBias, InputDropout, RecurrentDropout, Seed, a
+// WeightOption (WithoutBias, KernelInitializer,
 // BiasInitializer, the regularizers of the kernel, the bias and the
 // output) or any Option, such as Named.
 type RecurrentOption interface{ applyRecurrent(*RecurrentLayer) }
@@ -116,6 +116,31 @@ func ResetAfter(on bool) RecurrentOption {
 	return recurrentOption(func(l *RecurrentLayer) { l.resetAfter = on })
 }
 
+// InputDropout makes a recurrent layer drop the given fraction of its
+// input features while the model trains (Fit), Keras' dropout argument:
+// one mask of 0 and 1/(1-rate) per sequence, over (batch, features) and
+// the same at every step, multiplies the inputs before their product
+// with the kernel. Without RecurrentDropout all the gates share that
+// mask (Keras' implementation 2); with it, as Keras then computes the
+// cell (implementation 1), each gate of an LSTM or GRU draws its own.
+// Evaluate and Predict drop nothing.
+func InputDropout(rate float64) RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.dropout = rate })
+}
+
+// RecurrentDropout makes a recurrent layer drop the given fraction of
+// its state's units on their way through the recurrent kernel while the
+// model trains (Fit), Keras' recurrent_dropout argument: one mask of 0
+// and 1/(1-rate) per sequence and gate, over (batch, units) and the same
+// at every step, multiplies the previous state h before each gate's
+// product with the recurrent kernel. The state the cell carries is not
+// dropped: an LSTM's cell state, and a GRU's z·h, keep h as it is.
+// Evaluate and Predict drop nothing. A GRU with ResetAfter(false) does
+// not take it yet.
+func RecurrentDropout(rate float64) RecurrentOption {
+	return recurrentOption(func(l *RecurrentLayer) { l.recurrentDropout = rate })
+}
+
 // WithoutUnitForgetBias makes an LSTM start its forget gate's bias from
 // the bias initializer like the others' (Keras' unit_forget_bias=False);
 // by default it starts at 1.
@@ -135,7 +160,9 @@ func WithoutUnitForgetBias() RecurrentOption {
 //
 // The inputs of all steps are multiplied by the kernel in one product;
 // then one Recurrence op runs the steps, each adding its state times the
-// recurrent kernel.
+// recurrent kernel. While the model trains, InputDropout and
+// RecurrentDropout drop units of the inputs and of the state on their way
+// into those products, with masks drawn once per sequence.
 type RecurrentLayer struct {
 	named
 	weights
@@ -147,6 +174,11 @@ type RecurrentLayer struct {
 	returnSequences, goBackwards    bool
 	returnState, zeroOutputForMask  bool
 	kernel, recurrent, bias         *Param
+	// dropout and recurrentDropout are Keras' rates; seed (when seeded)
+	// fixes key, from which the masks are drawn at each training step.
+	dropout, recurrentDropout float64
+	seed, key                 uint64
+	seeded                    bool
 }
 
 func newRecurrent(cell cellKind, units int, opts []RecurrentOption) *RecurrentLayer {
@@ -222,8 +254,27 @@ func (l *RecurrentLayer) CheckConfig() error {
 	if l.kernelInit == nil || l.recurrentInit == nil || l.biasInit == nil {
 		return fmt.Errorf("%s layer %q: an initializer is nil", l.Type(), l.name)
 	}
+	for _, r := range []struct {
+		arg  string
+		rate float64
+	}{{"dropout", l.dropout}, {"recurrent_dropout", l.recurrentDropout}} {
+		if !(r.rate >= 0 && r.rate < 1) {
+			return fmt.Errorf("%s layer %q: %s must be a fraction in [0, 1), got %v", l.Type(), l.name, r.arg, r.rate)
+		}
+	}
+	if l.recurrentDropout > 0 && l.cell == gruCell && !l.resetAfter {
+		return fmt.Errorf("%s layer %q: recurrent_dropout is not supported for a GRU with reset_after=False yet: use reset_after=True (Keras 2's default) or no recurrent dropout", l.Type(), l.name)
+	}
 	return nil
 }
+
+// UsesStep reports whether the layer drops anything while it trains,
+// and so needs the training step.
+func (l *RecurrentLayer) UsesStep() bool { return l.dropout > 0 || l.recurrentDropout > 0 }
+
+// recDropKey is the key of the recurrent dropout masks, apart from the
+// input dropout's (key).
+func (l *RecurrentLayer) recDropKey() uint64 { return l.key ^ 0x9e3779b97f4a7c15 }
 
 // plan is the recurrent layers' shape rule: sequences (timesteps,
 // features) make a kernel (features, G·units), a recurrent kernel (units,
@@ -282,6 +333,12 @@ func (l *RecurrentLayer) Build(inputShape []int, rng *rand.Rand) ([]int, error) 
 		} else {
 			fill(b)
 		}
+	}
+	// The dropout masks' key, drawn after the weights so that a layer
+	// without dropout draws what it drew before.
+	l.key = l.seed
+	if l.UsesStep() && !l.seeded {
+		l.key = rng.Uint64()
 	}
 	return out, nil
 }
@@ -460,7 +517,7 @@ func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, 
 	if len(s) != 3 {
 		return nil, fmt.Errorf("input of shape %v: want sequences (batch, timesteps, features)", s)
 	}
-	batch, steps, features := s[0], s[1], s[2]
+	batch, steps := s[0], s[1]
 	gu := l.cell.gates() * l.units
 	kernel, rec := params[0], params[1]
 	var inBias, recBias *gorgonia.Node
@@ -479,11 +536,17 @@ func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, 
 			}
 		}
 	}
-	flat, err := ops.Reshape(in.Node, []int{batch * steps, features}, in.NeedsGrad)
-	if err != nil {
-		return nil, err
+	training := in.Training && l.UsesStep()
+	if training && in.Step == nil {
+		return nil, errNoStep
 	}
-	proj, err := ops.Affine(flat, kernel, inBias, in.NeedsGrad)
+	var proj *gorgonia.Node
+	var err error
+	if training && l.dropout > 0 {
+		proj, err = l.droppedProjection(in, kernel, inBias)
+	} else {
+		proj, err = l.projection(in.Node, kernel, inBias, in.NeedsGrad)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -506,6 +569,13 @@ func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, 
 			}
 		}
 		ri := ops.RecurrenceInputs{RecBias: recBias, Mask: mask}
+		if training && l.recurrentDropout > 0 {
+			// One mask per gate, (batch, G·units), the same at every step.
+			ones := constantNode(in.Node.Graph(), in.Node.Dtype(), fmt.Sprintf("%s_recurrent_dropout_ones_%d", l.name, batch), []int{batch, gu}, 1)
+			if ri.RecDrop, err = ops.Dropout(ones, in.Step, ops.DropoutParams{Rate: l.recurrentDropout, Key: l.recDropKey()}); err != nil {
+				return nil, err
+			}
+		}
 		for i, f := range init {
 			st, err := ops.Reshape(f.Node, []int{batch, l.units}, true)
 			if err != nil {
@@ -524,6 +594,9 @@ func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, 
 	}
 	if in.Mask != nil {
 		return nil, fmt.Errorf("the unrolled recurrence takes no mask")
+	}
+	if training && l.recurrentDropout > 0 {
+		return nil, fmt.Errorf("the unrolled recurrence takes no recurrent dropout")
 	}
 	seq, err := ops.Reshape(proj, []int{batch, steps, 1, gu}, true)
 	if err != nil {
@@ -573,6 +646,80 @@ func (l *RecurrentLayer) callOps(in Flow, init []Flow, params []*gorgonia.Node, 
 		}
 	}
 	return ops.Concatenate(1, outs...)
+}
+
+// projection is the inputs' product with the kernel, plus the input
+// bias (when not nil): (batch·steps, G·units).
+func (l *RecurrentLayer) projection(x, kernel, inBias *gorgonia.Node, needsGrad bool) (*gorgonia.Node, error) {
+	s := x.Shape()
+	flat, err := ops.Reshape(x, []int{s[0] * s[1], s[2]}, needsGrad)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Affine(flat, kernel, inBias, needsGrad)
+}
+
+// droppedProjection is projection under input dropout, as Keras' cells
+// compute it: with no recurrent dropout, one mask (batch, 1, features)
+// multiplies the inputs of every step and gate; with recurrent dropout,
+// each gate g has its own mask m_g, and the projection's block of
+// columns g is (x·m_g) times the kernel's block g.
+func (l *RecurrentLayer) droppedProjection(in Flow, kernel, inBias *gorgonia.Node) (*gorgonia.Node, error) {
+	s := in.Node.Shape()
+	batch, features := s[0], s[2]
+	masks := 1
+	if l.recurrentDropout > 0 {
+		masks = l.cell.gates()
+	}
+	ones := constantNode(in.Node.Graph(), in.Node.Dtype(), fmt.Sprintf("%s_dropout_ones_%d", l.name, batch), []int{batch, masks, features}, 1)
+	drop, err := ops.Dropout(ones, in.Step, ops.DropoutParams{Rate: l.dropout, Key: l.key})
+	if err != nil {
+		return nil, err
+	}
+	if masks == 1 {
+		x, err := ops.Multiply(in.Node, drop)
+		if err != nil {
+			return nil, err
+		}
+		return l.projection(x, kernel, inBias, true)
+	}
+	// Gate g's mask, (batch, 1, features), and kernel block, (features,
+	// units); the blocks' projections side by side, then the bias.
+	dropImg, err := ops.Reshape(drop, []int{batch, masks, features, 1}, false)
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := ops.Reshape(kernel, []int{1, features, masks, l.units}, true)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]*gorgonia.Node, masks)
+	for g := range masks {
+		m, err := cropTo(dropImg, []int{batch, 1, features}, g, masks-1-g, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		x, err := ops.Multiply(in.Node, m)
+		if err != nil {
+			return nil, err
+		}
+		k, err := cropTo(blocks, []int{features, l.units}, 0, 0, g, masks-1-g)
+		if err != nil {
+			return nil, err
+		}
+		if parts[g], err = l.projection(x, k, nil, true); err != nil {
+			return nil, err
+		}
+	}
+	proj, err := ops.Concatenate(1, parts...)
+	if err != nil || inBias == nil {
+		return proj, err
+	}
+	b, err := ops.Reshape(inBias, []int{1, masks * l.units}, true)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Add(proj, b)
 }
 
 // cropTo crops images x (batch, height, width, channels) by Crop2D's
@@ -836,13 +983,17 @@ func (c recurrence) mix(z, h, cand *gorgonia.Node) (*gorgonia.Node, *gorgonia.No
 // name, units, activation, recurrent_activation (LSTM, GRU), use_bias,
 // the initializers and regularizers, unit_forget_bias (LSTM), reset_after
 // (GRU), return_sequences, return_state, go_backwards, and the arguments
-// gokeras takes at Keras' defaults only (dropout and recurrent_dropout 0,
-// stateful and unroll false).
+// dropout and recurrent_dropout, seed when Seed was given, and the
+// arguments gokeras takes at Keras' defaults only (stateful and unroll
+// false).
 func (l *RecurrentLayer) Config() (Config, error) {
 	what := fmt.Sprintf("%s layer %q", l.Type(), l.name)
 	args := map[string]any{"name": l.name, "units": l.units, "activation": l.activation.String(),
 		"return_sequences": l.returnSequences, "go_backwards": l.goBackwards, "return_state": l.returnState, "stateful": false, "unroll": false,
-		"dropout": 0.0, "recurrent_dropout": 0.0, "recurrent_regularizer": nil}
+		"dropout": l.dropout, "recurrent_dropout": l.recurrentDropout, "recurrent_regularizer": nil}
+	if l.seeded {
+		args["seed"] = l.seed // Keras 3's; Keras 2's recurrent layers take none
+	}
 	if l.zeroOutputForMask {
 		args["zero_output_for_mask"] = true // Keras 2 writes it only when set
 	}
@@ -866,9 +1017,11 @@ func (l *RecurrentLayer) Config() (Config, error) {
 }
 
 // recurrentFromConfig reads a Keras SimpleRNN, LSTM or GRU config. The
-// arguments of what gokeras does not do yet (dropout, stateful,
-// time_major) are taken at Keras' defaults only; those that change nothing computed (implementation,
-// unroll, seed) at any value.
+// arguments of what gokeras does not do yet (stateful, time_major,
+// recurrent_regularizer; recurrent_dropout of a GRU with
+// reset_after=False) are taken at Keras' defaults only; those that change
+// nothing computed (implementation, unroll) at any value. dropout and
+// recurrent_dropout are fractions in [0, 1); seed, an integer or null.
 func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error) {
 	return func(args map[string]any) (Layer, error) {
 		a := struct {
@@ -879,19 +1032,19 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 			RecurrentInitializer *Config `json:"recurrent_initializer"`
 			RecurrentRegularizer *Config `json:"recurrent_regularizer"`
 			weightArgs
-			UnitForgetBias    *bool           `json:"unit_forget_bias"`
-			ResetAfter        *bool           `json:"reset_after"`
-			Dropout           float64         `json:"dropout"`
-			RecurrentDropout  float64         `json:"recurrent_dropout"`
-			ReturnSequences   bool            `json:"return_sequences"`
-			ReturnState       bool            `json:"return_state"`
-			GoBackwards       bool            `json:"go_backwards"`
-			Stateful          bool            `json:"stateful"`
-			TimeMajor         bool            `json:"time_major"`
-			Unroll            bool            `json:"unroll"`
-			Implementation    *int            `json:"implementation"`
-			ZeroOutputForMask bool            `json:"zero_output_for_mask"`
-			Seed              json.RawMessage `json:"seed"`
+			UnitForgetBias    *bool   `json:"unit_forget_bias"`
+			ResetAfter        *bool   `json:"reset_after"`
+			Dropout           float64 `json:"dropout"`
+			RecurrentDropout  float64 `json:"recurrent_dropout"`
+			ReturnSequences   bool    `json:"return_sequences"`
+			ReturnState       bool    `json:"return_state"`
+			GoBackwards       bool    `json:"go_backwards"`
+			Stateful          bool    `json:"stateful"`
+			TimeMajor         bool    `json:"time_major"`
+			Unroll            bool    `json:"unroll"`
+			Implementation    *int    `json:"implementation"`
+			ZeroOutputForMask bool    `json:"zero_output_for_mask"`
+			Seed              *uint64 `json:"seed"`
 		}{weightArgs: weightArgs{UseBias: true}}
 		if err := configargs.Decode(args, &a); err != nil {
 			return nil, err
@@ -902,11 +1055,17 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 		notYet := func(arg, value, want string) error {
 			return fmt.Errorf("argument %s = %s: gokeras' %s takes %s only for now (Keras' default); make the model without it", arg, value, cell.class(), want)
 		}
+		for _, r := range []struct {
+			arg  string
+			rate float64
+		}{{"dropout", a.Dropout}, {"recurrent_dropout", a.RecurrentDropout}} {
+			if !(r.rate >= 0 && r.rate < 1) {
+				return nil, fmt.Errorf("argument %s = %v: a fraction of the units to drop must be in [0, 1)", r.arg, r.rate)
+			}
+		}
 		switch {
-		case a.Dropout != 0:
-			return nil, notYet("dropout", fmt.Sprint(a.Dropout), "0")
-		case a.RecurrentDropout != 0:
-			return nil, notYet("recurrent_dropout", fmt.Sprint(a.RecurrentDropout), "0")
+		case a.RecurrentDropout != 0 && cell == gruCell && a.ResetAfter != nil && !*a.ResetAfter:
+			return nil, notYet("recurrent_dropout", fmt.Sprint(a.RecurrentDropout), "0 with reset_after=False")
 		case a.Stateful:
 			return nil, notYet("stateful", "true", "false")
 		case a.TimeMajor:
@@ -966,6 +1125,15 @@ func recurrentFromConfig(cell cellKind) func(args map[string]any) (Layer, error)
 		}
 		if a.ZeroOutputForMask {
 			opts = append(opts, ZeroOutputForMask(true))
+		}
+		if a.Dropout != 0 {
+			opts = append(opts, InputDropout(a.Dropout))
+		}
+		if a.RecurrentDropout != 0 {
+			opts = append(opts, RecurrentDropout(a.RecurrentDropout))
+		}
+		if a.Seed != nil {
+			opts = append(opts, Seed(*a.Seed))
 		}
 		for _, o := range a.nameOptions() {
 			opts = append(opts, o)

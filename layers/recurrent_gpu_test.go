@@ -10,15 +10,22 @@ import (
 	"github.com/gokeras/gokeras/nn"
 )
 
-// TestRecurrentOnGPU: each recurrent layer trains on the emulated
-// /GPU:0 as on /CPU:0: the same losses epoch by epoch (within float32
-// rounding of the products' other order), and it learns.
+// TestRecurrentOnGPU: each recurrent layer (and LSTM and GRU with
+// dropout and recurrent dropout, which drop the same units on both)
+// trains on the emulated /GPU:0 as on /CPU:0: the same losses epoch by
+// epoch (within float32 rounding of the products' other order), and it
+// learns.
 func TestRecurrentOnGPU(t *testing.T) {
 	for _, rec := range []func() layers.Layer{
 		func() layers.Layer { return layers.SimpleRNN(4, layers.ReturnSequences()) },
 		func() layers.Layer { return layers.LSTM(4) },
 		func() layers.Layer { return layers.GRU(4, layers.GoBackwards()) },
 		func() layers.Layer { return layers.GRU(4, layers.ResetAfter(false)) },
+		func() layers.Layer { return layers.LSTM(16, layers.InputDropout(0.2), layers.RecurrentDropout(0.2)) },
+		func() layers.Layer {
+			return layers.GRU(4, layers.GoBackwards(), layers.InputDropout(0.3), layers.RecurrentDropout(0.3), layers.ReturnSequences())
+		},
+		func() layers.Layer { return layers.GRU(4, layers.ResetAfter(false), layers.InputDropout(0.3)) },
 	} {
 		var losses [2][]float64
 		for i, dev := range []string{"/CPU:0", "/GPU:0"} {

@@ -119,9 +119,24 @@ func TestKerasRecurrentConfig(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("layers %q, want %q", got, want)
 	}
-	bad := strings.Replace(keras2RecurrentJSON, `"dropout": 0.0, "recurrent_dropout": 0.0, "implementation": 2}}`, `"dropout": 0.5, "recurrent_dropout": 0.0, "implementation": 2}}`, 1)
-	if _, err := nn.ModelFromJSON([]byte(bad)); err == nil || !strings.Contains(err.Error(), "dropout = 0.5") {
-		t.Errorf("an LSTM with dropout: %v", err)
+	// Dropout and recurrent dropout load with their rates, and are
+	// written back; a rate outside [0, 1) is refused, naming it.
+	dropped := strings.Replace(keras2RecurrentJSON, `"dropout": 0.0, "recurrent_dropout": 0.0, "implementation": 2}}`, `"dropout": 0.5, "recurrent_dropout": 0.25, "implementation": 2}}`, 1)
+	dm, err := nn.ModelFromJSON([]byte(dropped))
+	if err != nil {
+		t.Fatalf("an LSTM with dropout: %v", err)
+	}
+	defer dm.Close()
+	c, err := layers.ConfigOf(dm.Layers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonText(t, c.Config["dropout"]) + " " + jsonText(t, c.Config["recurrent_dropout"]); got != "0.5 0.25" {
+		t.Errorf("the LSTM's dropout and recurrent_dropout are written as %s, want 0.5 0.25", got)
+	}
+	bad := strings.Replace(keras2RecurrentJSON, `"dropout": 0.0, "recurrent_dropout": 0.0, "implementation": 2}}`, `"dropout": 1.5, "recurrent_dropout": 0.0, "implementation": 2}}`, 1)
+	if _, err := nn.ModelFromJSON([]byte(bad)); err == nil || !strings.Contains(err.Error(), "dropout = 1.5") {
+		t.Errorf("an LSTM with dropout 1.5: %v", err)
 	}
 }
 
