@@ -123,6 +123,15 @@ func (m *Multiplier) ConvInputGrad(s ConvShape, grid, kernel, dx, scratch []floa
 	return m.run(s, func(p conv.Products, s conv.Shape) error { return conv.InputGrad(p, s, grid, kernel, dx, scratch) })
 }
 
+// ConvInputGradReLU is ConvInputGrad through a ReLU whose output are the
+// convolution's images, y (Batch·H·W·C values): the gradient where y is
+// above 0, else +0, applied as each part of dx is computed.
+func (m *Multiplier) ConvInputGradReLU(s ConvShape, grid, kernel, y, dx, scratch []float32) error {
+	return m.run(s, func(p conv.Products, s conv.Shape) error {
+		return conv.InputGradReLU(p, s, grid, kernel, y, dx, scratch)
+	})
+}
+
 // ConvKernelGrad overwrites dk (KH·KW·C rows of Filters) with the
 // gradient of the convolution's kernel given the images' grid and the
 // output gradient's.

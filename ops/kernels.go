@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/internal/kernels/avx512"
 )
@@ -114,7 +116,22 @@ func PoolForward(kind PoolKind, w Window, x, y []float32) { pool(kind, w, x, y) 
 
 // PoolBackward overwrites dx with the gradient of Pool given x, its output
 // y and the gradient dy of y.
-func PoolBackward(kind PoolKind, w Window, x, y, dy, dx []float32) { poolBack(kind, w, x, y, dy, dx) }
+func PoolBackward(kind PoolKind, w Window, x, y, dy, dx []float32) {
+	poolBack(kind, w, x, y, dy, dx, false)
+}
+
+// PoolBackwardReLU is PoolBackward of a max pooling whose input x is the
+// output of a ReLU, followed by that ReLU's gradient (dx where x is above
+// 0, else +0) in the same pass: each window's gradient goes to its
+// maximum only where the maximum, the pooled value, is above 0. Average
+// pooling has no such shortcut: an error.
+func PoolBackwardReLU(kind PoolKind, w Window, x, y, dy, dx []float32) error {
+	if kind != MaxPool {
+		return fmt.Errorf("ops: the gradient of a %v pooling through the ReLU before it: only max pooling folds the ReLU's gradient", kind)
+	}
+	poolBack(kind, w, x, y, dy, dx, true)
+	return nil
+}
 
 // DropoutForward writes x with p's dropped units for the training step
 // and first row held by stepValues (StepValues) zeroed into y, the rest

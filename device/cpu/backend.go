@@ -74,11 +74,29 @@ func (b *backend) Device() plan.Device { return host{} }
 // as the bias), plain SGD and momentum fold into the products that compute
 // the weights' gradients, and where the multiplier can (the AVX-512
 // kernels) convolutions without dilation are computed without their patches,
-// a BatchNormalization's gamma gradient comes with its input's, and a ReLU
+// a BatchNormalization's gamma gradient comes with its input's, a ReLU
 // after a batch normalization, a merge or such a convolution runs in that
-// step's pass.
+// step's pass, and a ReLU's gradient in the pass of such a convolution's
+// input gradient or a max pooling's gradient after it.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, FoldsReLU: foldsReLU}
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, FoldsReLU: foldsReLU,
+		FoldsReLUGrad: foldsReLUGrad}
+}
+
+// foldsReLUGrad says whether the backend applies the gradient of a ReLU
+// whose output is buffer y to step s's output (plan.Capabilities.
+// FoldsReLUGrad): a convolution's input gradient (blas'
+// ConvInputGradReLU, each part as it is computed; the convolution's
+// images are y), or a max pooling's gradient, the pooling of y
+// (ops.PoolBackwardReLU).
+func foldsReLUGrad(s *plan.Step, y int) bool {
+	switch s.Kind {
+	case plan.ConvInputGrad:
+		return true
+	case plan.PoolGrad:
+		return s.Op.Pool == ops.MaxPool && s.In[0] == y
+	}
+	return false
 }
 
 // foldsReLU says whether the backend applies a ReLU at the end of step s
@@ -201,6 +219,9 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.Pool:
 		ops.PoolForward(s.Op.Pool, s.Op.Window, in(0), out(0))
 	case plan.PoolGrad:
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLUGrad
+			return ops.PoolBackwardReLU(s.Op.Pool, s.Op.Window, in(0), in(1), in(2), out(0))
+		}
 		ops.PoolBackward(s.Op.Pool, s.Op.Window, in(0), in(1), in(2), out(0))
 	case plan.Dropout:
 		ops.DropoutForward(s.Op.Dropout, in(1), s.N, in(0)[:s.M], out(0)[:s.M])
@@ -298,6 +319,9 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 	case plan.ConvKernelGrad:
 		return b.mul.ConvKernelGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0))
 	case plan.ConvInputGrad:
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLUGrad: the images' ReLU
+			return b.mul.ConvInputGradReLU(convShape(s.Op.Window, s.K), in(0), in(1), in(2), out(0), out(1))
+		}
 		return b.mul.ConvInputGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0), out(1))
 	case plan.BatchMatMul:
 		p := s.Op.BatchMatMul

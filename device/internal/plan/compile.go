@@ -308,8 +308,10 @@ type Step struct {
 	// Name is the name of the node the step computes (or, for an Update,
 	// of the learnable it updates), for errors.
 	Name string
-	// Node is the graph node the step computes; Fused, when not nil, an
-	// activation node folded into a BiasAct step. They are the plan's and
+	// Node is the graph node the step computes; Fused, when not nil, the
+	// node of a step folded into this one: an activation into a BiasAct
+	// step, a ReLU or its gradient into the step before (reluFolds,
+	// reluGradFolds). They are the plan's and
 	// its machine's: backends read Op and Name instead.
 	Node, Fused *gorgonia.Node
 	M, N, K     int
@@ -450,6 +452,16 @@ type Capabilities struct {
 	// Such a step then stands for itself and the
 	// BiasAct step of a ReLU that only follows it (reluFolds).
 	FoldsReLU func(s *Step) bool
+	// FoldsReLUGrad, when not nil, says whether the backend applies the
+	// gradient of a ReLU whose output is buffer y to the output of step s
+	// as it computes it (the value where y is above 0, else +0), reading y
+	// as the step's last input, where the step's Op.Activation is
+	// ops.ReLU (the CPU backend: a ConvInputGrad step, blas'
+	// ConvInputGradReLU; the PoolGrad step of a max pooling of y,
+	// ops.PoolBackwardReLU). Such a step then stands for itself and the
+	// ActGrad step of the ReLU, which alone read its output
+	// (reluGradFolds).
+	FoldsReLUGrad func(s *Step, y int) bool
 }
 
 // ConvMemory is the memory, in float32s, of a convolution's steps on a
@@ -523,6 +535,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 	c.convolutions()
 	c.normGradients()
 	c.reluFolds()
+	c.reluGradFolds()
 	return c.p, nil
 }
 

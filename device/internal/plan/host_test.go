@@ -221,10 +221,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		copy(h.bufs[s.Out[0]], h.bufs[s.In[0]])
 	case ConvForward, ConvKernelGrad, ConvInputGrad:
 		h.conv(s)
+		h.reluGrad(s)
 	case PoolGrad:
 		w := s.Op.Window
-		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C),
-			h.dense(s.In[1], w.Batch, w.OH, w.OW, w.C), h.dense(s.In[2], w.Batch, w.OH, w.OW, w.C))
+		if err := h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], w.Batch, w.H, w.W, w.C),
+			h.dense(s.In[1], w.Batch, w.OH, w.OW, w.C), h.dense(s.In[2], w.Batch, w.OH, w.OW, w.C)); err != nil {
+			return err
+		}
+		h.reluGrad(s)
 	case Dropout:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 2))
 	case ImageTransform:
@@ -325,6 +329,21 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return fmt.Errorf("host backend: no %v", s.Kind)
 	}
 	return nil
+}
+
+// reluGrad applies the gradient of the ReLU folded into a ConvInputGrad or
+// PoolGrad step (Capabilities.FoldsReLUGrad) after the step: +0 where the
+// ReLU's output, the step's last input, is not above 0.
+func (h *hostBackend) reluGrad(s *Step) {
+	if (s.Kind != ConvInputGrad && s.Kind != PoolGrad) || s.Op.Activation != ops.ReLU {
+		return
+	}
+	out, y := h.bufs[s.Out[0]], h.bufs[s.In[len(s.In)-1]]
+	for i := range min(len(out), len(y)) {
+		if !(y[i] > 0) {
+			out[i] = 0
+		}
+	}
 }
 
 // conv computes a Conv step as the products and patches it stands for, on

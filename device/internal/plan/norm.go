@@ -125,3 +125,50 @@ func (c *compiler) reluFolds() {
 	}
 	p.dropSteps(drop)
 }
+
+// reluGradFolds folds the gradient of each ReLU into the step that
+// computes the gradient of the ReLU's output, where the backend applies it
+// there (Capabilities.FoldsReLUGrad): an ActGrad step of a ReLU (reading
+// the ReLU's output y) whose incoming gradient one step writes and only it
+// reads goes; that step writes the ActGrad's output instead, reads y as
+// its last input, and its Op.Activation becomes ops.ReLU. The incoming
+// gradient then takes no memory and no pass of its own.
+func (c *compiler) reluGradFolds() {
+	p := c.p
+	if c.caps.FoldsReLUGrad == nil {
+		return
+	}
+	readers, kept := p.readers()
+	drop := map[int]bool{}
+	for i, s := range p.Steps {
+		if s.Kind != ActGrad || s.Op.Activation != ops.ReLU || len(s.In) != 3 || s.In[0] != s.In[1] {
+			continue
+		}
+		y, dy := s.In[1], s.In[2]
+		w := p.lastWriter(dy)
+		if w < 0 || kept[dy] || !slices.Equal(readers[dy], []int{i}) || p.writers(dy) != 1 {
+			continue
+		}
+		n := &p.Steps[w]
+		if n.Op.Activation != ops.Linear || n.Out[0] != dy || !c.caps.FoldsReLUGrad(n, y) {
+			continue
+		}
+		n.In = append(slices.Clip(n.In), y)
+		n.Out = slices.Clone(n.Out)
+		n.Out[0], n.Op.Activation, n.Fused = s.Out[0], ops.ReLU, s.Node
+		p.Buffers[dy].Elems = 0
+		drop[i] = true
+	}
+	p.dropSteps(drop)
+}
+
+// writers is the number of steps that write buffer buf.
+func (p *Plan) writers(buf int) int {
+	n := 0
+	for _, s := range p.Steps {
+		if slices.Contains(s.Out, buf) {
+			n++
+		}
+	}
+	return n
+}

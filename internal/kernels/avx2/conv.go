@@ -32,13 +32,15 @@ func (ws *Workspace) ConvWork(span, n int) int {
 // steps kernel rows r of the tall product of a's rows (lda values apart,
 // depth values deep) at the positions from in(b, q) + r·stride with b's
 // rows r·depth on (n wide), plus bias (n values; nil for none), then with
-// relu the ReLU of each value (the value where it is above 0, else 0).
+// relu the ReLU of each value (the value where it is above 0, else 0),
+// then with mask (nil for none) +0 wherever mask, laid out as c, is not
+// above 0 (a ReLU's gradient, mask its output).
 // Groups of six positions go through every panel of 16 columns, each
 // kernel row added into the tile; the last group of an image's span is
 // moved back to end with it, its first rows computed again to the same
 // values.
 func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
-	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool) {
+	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool, mask []float32) {
 	k := steps * depth
 	np := (n + gemmCols - 1) / gemmCols
 	// b's rows, 16 columns a panel: b itself when n is a multiple of 16.
@@ -88,6 +90,9 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 					if relu {
 						MaskPositive(dst, dst, dst)
 					}
+					if mask != nil {
+						MaskPositive(mask[(at+i)*n+col:][:cols], dst, dst)
+					}
 				}
 			}
 		}
@@ -112,3 +117,6 @@ func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, r
 		ws.tallTN(ws.workers, width, n, k, 1, a[off:], lda, b, ldb, 0, c[s*width*n:], n)
 	}
 }
+
+// MaskPositive is the package's MaskPositive, for package conv.
+func (ws *Workspace) MaskPositive(x, v, out []float32) { MaskPositive(x, v, out) }

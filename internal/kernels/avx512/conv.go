@@ -78,9 +78,11 @@ func (ws *Workspace) ConvWork(span, n int) int {
 // depth values deep) at the positions from in(b, q) + r·stride with b's
 // rows r·depth on (n wide), plus bias (n values; nil for none), then
 // with relu the ReLU of each value (the value where it is above 0, else
-// 0), one conv kernel call a tile of c.
+// 0), one conv kernel call a tile of c; then with mask (nil for none) +0
+// wherever mask, laid out as c, is not above 0 (a ReLU's gradient, mask
+// its output), each tile's rows while they are in the caches.
 func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int,
-	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool) {
+	steps, depth, lda, stride int, a, b, c, bias []float32, relu bool, mask []float32) {
 	t, _, _ := convTileFor(span, n)
 	r := 0
 	if relu {
@@ -109,6 +111,9 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 				t.conv(depth, ap, uintptr(lda*4), &b[col], uintptr(n*4), &c[at*n+col], uintptr(n*4), skip, panelMasks(n-col),
 					steps, uintptr(stride*lda*4), 1, 0, bp, r)
 			}
+			if mask != nil {
+				MaskPositive(mask[(at+skip)*n:][:(t.r-skip)*n], c[(at+skip)*n:], c[(at+skip)*n:])
+			}
 		}
 	})
 }
@@ -122,3 +127,6 @@ func (ws *Workspace) ConvRows(batch, span, n int, out func(b int) int, in func(b
 func (ws *Workspace) ConvKernelRows(segs []int, width, n int, ranges [][2]int, run, period int, a []float32, lda int, b []float32, ldb int, c []float32) {
 	ws.tallTNSegments(ws.workers, segs, width, n, ranges, run, period, 1, a, lda, b, ldb, 0, c, n)
 }
+
+// MaskPositive is the package's MaskPositive, for package conv.
+func (ws *Workspace) MaskPositive(x, v, out []float32) { MaskPositive(x, v, out) }

@@ -77,8 +77,12 @@ type Products interface {
 	// apart, depth values deep) at the positions from in(b, q) + r·stride
 	// with b's rows r·depth on (n wide), plus bias (n values; nil for
 	// none), then with relu the ReLU of each value (the value where it is
-	// above 0, else 0).
-	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c, bias []float32, relu bool)
+	// above 0, else 0), then with mask (nil for none) +0 wherever mask,
+	// laid out as c, is not above 0.
+	ConvRows(batch, span, n int, out func(b int) int, in func(b, q int) int, steps, depth, lda, stride int, a, b, c, bias []float32, relu bool, mask []float32)
+	// MaskPositive writes v[i] where x[i] > 0 and +0 elsewhere (NaN
+	// included) into out, for i < len(x).
+	MaskPositive(x, v, out []float32)
 	// ConvWork is what ConvRows costs for spans of span positions, n
 	// values each (the values its tiles compute, rows and columns rounded
 	// up to whole tiles), 0 where it cannot: the convolutions compare ways
@@ -369,13 +373,13 @@ func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu
 		// row s·(u%OH), in positions of s pixels.
 		p.ConvRows(s.Batch*s.OH, s.OW, f, func(u int) int { return u * s.OW },
 			func(u, q int) int { return (margin+u/s.OH*img+u%s.OH*st*wp)/st + q },
-			s.KH, s.KW*s.C, st*s.C, wp/st, grid, kernel, z, bias, relu)
+			s.KH, s.KW*s.C, st*s.C, wp/st, grid, kernel, z, bias, relu, nil)
 		return nil
 	}
 	// Every position of the output's rows, from the image's corner, then
 	// the output's positions copied back from the grid.
 	p.ConvRows(s.Batch, s.OH*wp, f, func(b int) int { return b * img }, func(b, q int) int { return margin + b*img + q },
-		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch[:s.Batch*img*f], bias, relu)
+		s.KH, s.KW*s.C, s.C, wp, grid, kernel, scratch[:s.Batch*img*f], bias, relu, nil)
 	matrix.Parallel(p.Workers(), s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			for y := 0; y < s.OH; y++ {
@@ -391,6 +395,20 @@ func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu
 // grid (OutputGrid) and its kernel, using scratch (InputGrad values of
 // Plan).
 func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
+	return inputGrad(p, s, grid, kernel, nil, dx, scratch)
+}
+
+// InputGradReLU is InputGrad through a ReLU whose output are the images
+// themselves, y (Batch·H·W·C values): the gradient where y is above 0,
+// else +0, each part while it is in the caches.
+func InputGradReLU(p Products, s Shape, grid, kernel, y, dx, scratch []float32) error {
+	if len(y) < s.Batch*s.H*s.W*s.C {
+		return fmt.Errorf("conv: convolution input gradient %+v through a ReLU: %d values of its output, want %d", s, len(y), s.Batch*s.H*s.W*s.C)
+	}
+	return inputGrad(p, s, grid, kernel, y, dx, scratch)
+}
+
+func inputGrad(p Products, s Shape, grid, kernel, y, dx, scratch []float32) error {
 	mem, err := s.memory(p)
 	if err != nil {
 		return err
@@ -400,7 +418,7 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 		return err
 	}
 	if s.stride() > 1 {
-		s.stridedInputGrad(p, grid, kernel, dx, scratch)
+		s.stridedInputGrad(p, grid, kernel, y, dx, scratch)
 		return nil
 	}
 	hp, wp := s.grid()
@@ -427,18 +445,23 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 		// Image row u (image u/H, row u%H) straight into dx.
 		p.ConvRows(s.Batch*s.H, s.W, c, func(u int) int { return u * s.W },
 			func(u, q int) int { return back + u/s.H*img + (u%s.H+s.PadTop)*wp + s.PadLeft + q }, s.KH, s.KW*f, f, wp,
-			grid, turned, dx, nil, false)
+			grid, turned, dx, nil, false, y)
 		return nil
 	}
 	// Every position of the image's rows, every column of the grid, then
 	// the image's pixels copied back from the grid.
 	p.ConvRows(s.Batch, s.H*wp, c, func(b int) int { return b*img + s.PadTop*wp },
 		func(b, q int) int { return back + b*img + s.PadTop*wp + q }, s.KH, s.KW*f, f, wp,
-		grid, turned, out, nil, false)
+		grid, turned, out, nil, false, nil)
 	matrix.Parallel(p.Workers(), s.Batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
-			for y := 0; y < s.H; y++ {
-				copy(dx[((b*s.H+y)*s.W)*c:][:s.W*c], out[(b*img+(y+s.PadTop)*wp+s.PadLeft)*c:][:s.W*c])
+			for r := 0; r < s.H; r++ {
+				at, from := ((b*s.H+r)*s.W)*c, (b*img+(r+s.PadTop)*wp+s.PadLeft)*c
+				if y != nil {
+					p.MaskPositive(y[at:][:s.W*c], out[from:], dx[at:])
+				} else {
+					copy(dx[at:][:s.W*c], out[from:][:s.W*c])
+				}
 			}
 		}
 	})
@@ -448,8 +471,9 @@ func InputGrad(p Products, s Shape, grid, kernel, dx, scratch []float32) error {
 // stridedInputGrad is InputGrad for a stride s > 1 (see the package
 // comment): the image's rows of each phase ry (padded row ry modulo s),
 // s pixels a position, from the output rows whose kernel rows land on
-// them, with kernels of their taps laid out in scratch.
-func (s Shape) stridedInputGrad(p Products, grid, kernel, dx, scratch []float32) {
+// them, with kernels of their taps laid out in scratch; with y, through a
+// ReLU whose output y is (InputGradReLU).
+func (s Shape) stridedInputGrad(p Products, grid, kernel, y, dx, scratch []float32) {
 	hp, wp := s.grid()
 	st, c, f := s.stride(), s.C, s.Filters
 	img, margin, n := hp*wp, s.margin(), st*s.C
@@ -463,8 +487,8 @@ func (s Shape) stridedInputGrad(p Products, grid, kernel, dx, scratch []float32)
 		if j == 0 {
 			// No kernel row lands on these image rows.
 			for u := 0; u < s.Batch*rows; u++ {
-				y := y0 + u%rows*st
-				clear(dx[((u/rows*s.H+y)*s.W)*c:][:s.W*c])
+				row := y0 + u%rows*st
+				clear(dx[((u/rows*s.H+row)*s.W)*c:][:s.W*c])
 			}
 			continue
 		}
@@ -498,7 +522,7 @@ func (s Shape) stridedInputGrad(p Products, grid, kernel, dx, scratch []float32)
 				m := (y0 + u%rows*st + s.PadTop) / st
 				return margin/st + u/rows*img/st + (m-j+1)*wp + q + s.PadLeft/st - d + 1
 			},
-			j, d*f, f, wp, grid, k, dx, nil, false)
+			j, d*f, f, wp, grid, k, dx, nil, false, y)
 	}
 }
 

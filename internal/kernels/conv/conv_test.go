@@ -141,7 +141,7 @@ func inputGradRef(s conv.Shape, dz, k []float32) (dx, scale []float64) {
 // rounding of sums of that scale allows.
 func close(got []float32, want, scale []float64) error {
 	for i, w := range want {
-		if d := math.Abs(float64(got[i]) - w); d > 1e-5*scale[i]+1e-30 {
+		if d := math.Abs(float64(got[i]) - w); !(d <= 1e-5*scale[i]+1e-30) { // NaN too
 			return fmt.Errorf("value %d: got %v, want %v (scale %v)", i, got[i], w, scale[i])
 		}
 	}
@@ -283,6 +283,20 @@ func TestConv(t *testing.T) {
 				want, scale = inputGradRef(s, dz, k)
 				if err := close(dx, want, scale); err != nil {
 					t.Errorf("input gradient: %v", err)
+				}
+				// Through a ReLU whose output the images are: +0 where
+				// they are not above 0 (x's values are of both signs).
+				dx = nan(len(x))
+				if err := conv.InputGradReLU(p, s, grad, k, x, dx, nan(mem.InputGrad)); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range x {
+					if !(v > 0) {
+						want[i], scale[i] = 0, 0
+					}
+				}
+				if err := close(dx, want, scale); err != nil {
+					t.Errorf("input gradient through a ReLU: %v", err)
 				}
 				dk := nan(len(k))
 				if err := conv.KernelGrad(p, s, images, grad, dk); err != nil {
