@@ -90,6 +90,17 @@ func AddValues(a, b, out []float32) {
 	overValues(len(out), func(lo, hi int) { avx2.Add(out[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
+// AddValuesReLU is AddValues followed by the gradient of a ReLU whose
+// output is y: out[i] = a[i]+b[i] where y[i] is above 0, else +0, each
+// chunk masked while it is in the caches (the sum of a ReLU's output
+// gradients along two paths, then its gradient).
+func AddValuesReLU(a, b, y, out []float32) {
+	overValues(len(out), func(lo, hi int) {
+		avx2.Add(out[lo:hi], a[lo:hi], b[lo:hi])
+		maskPositive(y[lo:hi], out[lo:hi], out[lo:hi])
+	})
+}
+
 // overValues runs body over [0, n) in chunks of valueChunk values, on
 // every core when n is large enough to pay for the goroutines: for
 // passes that do a few operations a value, whose values are independent.

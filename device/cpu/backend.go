@@ -77,7 +77,8 @@ func (b *backend) Device() plan.Device { return host{} }
 // a BatchNormalization's gamma gradient comes with its input's, a ReLU
 // after a batch normalization, a merge or such a convolution runs in that
 // step's pass, and a ReLU's gradient in the pass of such a convolution's
-// input gradient or a max pooling's gradient after it.
+// input gradient, of a max pooling's gradient after it or of the sum of
+// its output's gradients.
 func (b *backend) Capabilities() plan.Capabilities {
 	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, FoldsReLU: foldsReLU,
 		FoldsReLUGrad: foldsReLUGrad}
@@ -87,11 +88,11 @@ func (b *backend) Capabilities() plan.Capabilities {
 // whose output is buffer y to step s's output (plan.Capabilities.
 // FoldsReLUGrad): a convolution's input gradient (blas'
 // ConvInputGradReLU, each part as it is computed; the convolution's
-// images are y), or a max pooling's gradient, the pooling of y
-// (ops.PoolBackwardReLU).
+// images are y), a max pooling's gradient, the pooling of y
+// (ops.PoolBackwardReLU), or the sum of two gradients (ops.AddValuesReLU).
 func foldsReLUGrad(s *plan.Step, y int) bool {
 	switch s.Kind {
-	case plan.ConvInputGrad:
+	case plan.ConvInputGrad, plan.Add:
 		return true
 	case plan.PoolGrad:
 		return s.Op.Pool == ops.MaxPool && s.In[0] == y
@@ -248,6 +249,10 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		out(0)[0] = optim.GlobalScale(s.ClipNorm, grads...)
 	case plan.Add:
+		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLUGrad
+			ops.AddValuesReLU(in(0), in(1), in(2), out(0)[:s.N])
+			return nil
+		}
 		ops.AddValues(in(0), in(1), out(0)[:s.N])
 	case plan.MetricState:
 		ops.MetricBatch(s.Op.Metric, in(1)[:s.M*s.K], s.K, in(0)[:s.M*s.N], s.N, out(0)[:ops.MetricStateSize(s.Op.Metric, s.N)])

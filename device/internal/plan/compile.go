@@ -458,7 +458,8 @@ type Capabilities struct {
 	// as the step's last input, where the step's Op.Activation is
 	// ops.ReLU (the CPU backend: a ConvInputGrad step, blas'
 	// ConvInputGradReLU; the PoolGrad step of a max pooling of y,
-	// ops.PoolBackwardReLU). Such a step then stands for itself and the
+	// ops.PoolBackwardReLU; an Add step, ops.AddValuesReLU). Such a step
+	// then stands for itself and the
 	// ActGrad step of the ReLU, which alone read its output
 	// (reluGradFolds).
 	FoldsReLUGrad func(s *Step, y int) bool

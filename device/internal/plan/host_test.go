@@ -267,6 +267,7 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		for i := range o[:n] {
 			o[i] = a[i] + b[i]
 		}
+		h.reluGrad(s)
 	case Penalty:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], n))
 	case PenaltyGrad:
@@ -331,11 +332,11 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 	return nil
 }
 
-// reluGrad applies the gradient of the ReLU folded into a ConvInputGrad or
-// PoolGrad step (Capabilities.FoldsReLUGrad) after the step: +0 where the
+// reluGrad applies the gradient of the ReLU folded into a ConvInputGrad,
+// PoolGrad or Add step (Capabilities.FoldsReLUGrad) after the step: +0 where the
 // ReLU's output, the step's last input, is not above 0.
 func (h *hostBackend) reluGrad(s *Step) {
-	if (s.Kind != ConvInputGrad && s.Kind != PoolGrad) || s.Op.Activation != ops.ReLU {
+	if (s.Kind != ConvInputGrad && s.Kind != PoolGrad && s.Kind != Add) || s.Op.Activation != ops.ReLU {
 		return
 	}
 	out, y := h.bufs[s.Out[0]], h.bufs[s.In[len(s.In)-1]]

@@ -70,6 +70,48 @@ func convReLUNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia
 	return g, params, &read
 }
 
+// twoPathNet is x·w and its ReLU h, read by two paths, h·u + h, then
+// h·v and softmax cross-entropy: the ReLU's gradient is that of the sum
+// of its two paths' gradients.
+func twoPathNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+	t.Helper()
+	const rows, in, hidden, classes = 32, 5, 24, 3
+	rng := rand.New(rand.NewPCG(10, 11))
+	g := gorgonia.NewGraph()
+	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
+		v := make([]float32, shape[0]*shape[1])
+		for i := range v {
+			v[i] = float32(scale * rng.NormFloat64())
+		}
+		return gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(shape...), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+	}
+	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, hidden, hidden), mk("v", 0.5, hidden, classes)
+	labels := make([]float32, rows*classes)
+	for r := range rows {
+		labels[r*classes+rng.IntN(classes)] = 1
+	}
+	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+	h := must(ops.Activate(ops.ReLU, must(ops.Affine(x, w, nil, false))))
+	h = must(ops.Add(must(ops.Affine(h, u, nil, true)), h))
+	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
+	var read gorgonia.Value
+	gorgonia.Read(loss, &read)
+	params := []*gorgonia.Node{w, u, v}
+	if _, err := gorgonia.Grad(loss, params...); err != nil {
+		t.Fatal(err)
+	}
+	return g, params, &read
+}
+
 // TestReLUGradFolds trains convReLUNet with the convolutions without
 // patches, the ReLUs folded into the convolutions, and with and without
 // Capabilities.FoldsReLUGrad: with it both ReLUs' gradient steps go, into
@@ -119,6 +161,45 @@ func TestReLUGradFolds(t *testing.T) {
 				t.Errorf("with the capability, the gradient into a ReLU keeps %d values, want 0", e)
 			}
 		}
+	}
+	for i := range wantL {
+		if gotL[i] != wantL[i] {
+			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
+		}
+	}
+	for i := range wantW {
+		for j := range wantW[i] {
+			if gotW[i][j] != wantW[i][j] {
+				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
+			}
+		}
+	}
+}
+
+// TestReLUGradFoldsIntoAdd trains twoPathNet with and without
+// Capabilities.FoldsReLUGrad for Add steps: with it the ReLU's gradient
+// step goes into the sum of its output's two gradients, which then takes
+// no memory, with the same losses and weights bit for bit.
+func TestReLUGradFoldsIntoAdd(t *testing.T) {
+	wantL, wantW, plain := trainNet(t, twoPathNet, Capabilities{})
+	folds := Capabilities{FoldsReLUGrad: func(s *Step, y int) bool { return s.Kind == Add }}
+	gotL, gotW, fused := trainNet(t, twoPathNet, folds)
+	grads := func(p *Plan) (n, folded int) {
+		for _, s := range p.Steps {
+			switch {
+			case s.Kind == ActGrad && s.Op.Activation == ops.ReLU:
+				n++
+			case s.Kind == Add && s.Op.Activation == ops.ReLU:
+				folded++
+			}
+		}
+		return n, folded
+	}
+	if n, f := grads(plain); n != 1 || f != 0 {
+		t.Fatalf("without the capability: %d ReLU gradient steps, %d folded, want 1 and 0", n, f)
+	}
+	if n, f := grads(fused); n != 0 || f != 1 {
+		t.Fatalf("with the capability: %d ReLU gradient steps, %d folded, want 0 and 1", n, f)
 	}
 	for i := range wantL {
 		if gotL[i] != wantL[i] {
