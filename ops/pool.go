@@ -159,9 +159,9 @@ func (op poolGradOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	out := newLike(ts[0].Dtype(), ts[0].Shape().Clone()...)
 	switch od := out.Data().(type) {
 	case []float32:
-		poolBack(op.kind, op.win, ts[0].Data().([]float32), ts[1].Data().([]float32), ts[2].Data().([]float32), od, false)
+		poolBack(op.kind, op.win, ts[0].Data().([]float32), ts[1].Data().([]float32), ts[2].Data().([]float32), od)
 	case []float64:
-		poolBack(op.kind, op.win, ts[0].Data().([]float64), ts[1].Data().([]float64), ts[2].Data().([]float64), od, false)
+		poolBack(op.kind, op.win, ts[0].Data().([]float64), ts[1].Data().([]float64), ts[2].Data().([]float64), od)
 	}
 	return out, nil
 }
@@ -215,13 +215,9 @@ func pool[T float](kind PoolKind, w Window, x, y []T) {
 // gradient goes, for max pooling, to the first position of its window (in
 // reading order) that holds the maximum; for average pooling, to every
 // position of the window, divided by their number.
-func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T, relu bool) {
+func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T) {
 	parallel(w.Batch, w.H*w.W*w.C, func(lo, hi int) {
 		offs := make([]int, 0, w.KH*w.KW)
-		var masked []T
-		if relu {
-			masked = make([]T, w.C)
-		}
 		for b := lo; b < hi; b++ {
 			img := x[b*w.H*w.W*w.C : (b+1)*w.H*w.W*w.C]
 			dimg := dx[b*w.H*w.W*w.C : (b+1)*w.H*w.W*w.C]
@@ -232,17 +228,6 @@ func poolBack[T float](kind PoolKind, w Window, x, y, dy, dx []T, relu bool) {
 					w0, w1 := windowRange(ow, w.StrideW, w.KW, w.PadLeft, w.W)
 					at := ((b*w.OH+oh)*w.OW + ow) * w.C
 					g := dy[at:][:w.C]
-					if relu {
-						// The ReLU before the pooling passes the gradient
-						// to the maximum where the maximum is above 0.
-						for c, v := range g {
-							masked[c] = 0
-							if y[at+c] > 0 {
-								masked[c] = v
-							}
-						}
-						g = masked
-					}
 					if kind == AvgPool {
 						n := T((h1 - h0) * (w1 - w0))
 						for ih := h0; ih < h1; ih++ {

@@ -42,7 +42,7 @@ func BenchmarkPoolBack(b *testing.B) {
 		dx := make([]float32, len(x))
 		b.Run(fmt.Sprintf("max/%dx%dx%d", sh[0], sh[1], sh[2]), func(b *testing.B) {
 			for b.Loop() {
-				poolBack(MaxPool, win, x, y, y, dx, false)
+				poolBack(MaxPool, win, x, y, y, dx)
 			}
 		})
 	}

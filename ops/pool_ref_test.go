@@ -98,7 +98,7 @@ func TestMaxPoolBitIdenticalToReference(t *testing.T) {
 				for i := range dx {
 					dx[i] = float32(math.NaN()) // poolBack overwrites
 				}
-				poolBack(MaxPool, win, x, want, dy, dx, false)
+				poolBack(MaxPool, win, x, want, dy, dx)
 				refMaxPoolBack(win, x, want, dy, wantDx)
 				checkBits(t, "poolBack", dx, wantDx)
 			})

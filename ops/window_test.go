@@ -376,7 +376,7 @@ func TestMaxPoolGradientGoesToFirstMaximum(t *testing.T) {
 			for i := range dx {
 				dx[i] = -1 // poolBack overwrites
 			}
-			poolBack(MaxPool, win, tt.x, y, tt.dy, dx, false)
+			poolBack(MaxPool, win, tt.x, y, tt.dy, dx)
 			for i := range dx {
 				if dx[i] != tt.wantDx[i] {
 					t.Fatalf("dx = %v, want %v", dx, tt.wantDx)
