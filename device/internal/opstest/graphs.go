@@ -27,6 +27,12 @@ func normalTensor(g *gorgonia.ExprGraph, rng *rand.Rand, name string, scale floa
 		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))))
 }
 
+// NormalTensor is normalTensor, for the small graphs of other packages'
+// tests.
+func NormalTensor(g *gorgonia.ExprGraph, rng *rand.Rand, name string, scale float64, shape ...int) *gorgonia.Node {
+	return normalTensor(g, rng, name, scale, shape...)
+}
+
 // withGradients has a gorgonia.Read of loss store it in *value and adds
 // the gradients of the learnables; what names the graph in the error.
 func withGradients(loss *gorgonia.Node, value *gorgonia.Value, learnables []*gorgonia.Node, what string) error {

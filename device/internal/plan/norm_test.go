@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device/driver"
+	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
 	"github.com/gokeras/gokeras/optim"
 	"gorgonia.org/gorgonia"
@@ -151,20 +152,9 @@ func residualNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia
 	rng := rand.New(rand.NewPCG(6, 7))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		v := make([]float32, shape[0]*shape[1])
-		for i := range v {
-			v[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+		return opstest.NormalTensor(g, rng, name, scale, shape...)
 	}
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	must := mustNode(t)
 	x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
 	labels := make([]float32, rows*classes)
 	for r := range rows {
@@ -232,18 +222,7 @@ func TestReLUFolds(t *testing.T) {
 					}
 				}
 			}
-			for i := range wantL {
-				if gotL[i] != wantL[i] {
-					t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
-				}
-			}
-			for i := range wantW {
-				for j := range wantW[i] {
-					if gotW[i][j] != wantW[i][j] {
-						t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
-					}
-				}
-			}
+			sameTraining(t, gotL, wantL, gotW, wantW)
 		})
 	}
 }

@@ -1,13 +1,45 @@
 package plan
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
+
+// mustNode returns a function that returns its node, failing t on an
+// error: for building the small graphs.
+func mustNode(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
+	return func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+}
+
+// sameTraining fails t unless the losses and the weights of two trainings
+// (trainNet's) are the same bit for bit.
+func sameTraining(t *testing.T, gotL, wantL []float64, gotW, wantW [][]float32) {
+	t.Helper()
+	for i := range wantL {
+		if math.Float64bits(gotL[i]) != math.Float64bits(wantL[i]) {
+			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
+		}
+	}
+	for i := range wantW {
+		for j := range wantW[i] {
+			if math.Float32bits(gotW[i][j]) != math.Float32bits(wantW[i][j]) {
+				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
+			}
+		}
+	}
+}
 
 // convReLUNet is a convolution and its ReLU, max pooling, a second
 // convolution and its ReLU, a third convolution reading that ReLU's
@@ -20,24 +52,9 @@ func convReLUNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia
 	rng := rand.New(rand.NewPCG(8, 9))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+		return opstest.NormalTensor(g, rng, name, scale, shape...)
 	}
-	must := func(x *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
+	must := mustNode(t)
 	x := mk("x", 1, batch, hw, hw, c)
 	labels := make([]float32, batch*classes)
 	for r := range batch {
@@ -79,20 +96,9 @@ func twoPathNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.
 	rng := rand.New(rand.NewPCG(10, 11))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		v := make([]float32, shape[0]*shape[1])
-		for i := range v {
-			v[i] = float32(scale * rng.NormFloat64())
-		}
-		return gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+		return opstest.NormalTensor(g, rng, name, scale, shape...)
 	}
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	must := mustNode(t)
 	x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, hidden, hidden), mk("v", 0.5, hidden, classes)
 	labels := make([]float32, rows*classes)
 	for r := range rows {
@@ -162,18 +168,7 @@ func TestReLUGradFolds(t *testing.T) {
 			}
 		}
 	}
-	for i := range wantL {
-		if gotL[i] != wantL[i] {
-			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
-		}
-	}
-	for i := range wantW {
-		for j := range wantW[i] {
-			if gotW[i][j] != wantW[i][j] {
-				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
-			}
-		}
-	}
+	sameTraining(t, gotL, wantL, gotW, wantW)
 }
 
 // TestReLUGradFoldsIntoAdd trains twoPathNet with and without
@@ -201,16 +196,5 @@ func TestReLUGradFoldsIntoAdd(t *testing.T) {
 	if n, f := grads(fused); n != 0 || f != 1 {
 		t.Fatalf("with the capability: %d ReLU gradient steps, %d folded, want 0 and 1", n, f)
 	}
-	for i := range wantL {
-		if gotL[i] != wantL[i] {
-			t.Errorf("step %d: loss %v, want %v", i+1, gotL[i], wantL[i])
-		}
-	}
-	for i := range wantW {
-		for j := range wantW[i] {
-			if gotW[i][j] != wantW[i][j] {
-				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
-			}
-		}
-	}
+	sameTraining(t, gotL, wantL, gotW, wantW)
 }
