@@ -207,8 +207,8 @@ func (s Shape) check() error {
 
 // Plan returns the memory the convolution needs for s on p, and false
 // when p does not compute it: fewer than 8 channels, a shape too small
-// for p's tiles, or a stride s > 1 on images whose width or left padding
-// is not a multiple of s.
+// for p's tiles, or a stride s > 1 with a 1×1 kernel or on images whose
+// width or left padding is not a multiple of s.
 func Plan(p Products, s Shape) (Memory, bool) {
 	if s.check() != nil || s.C < minChannels {
 		return Memory{}, false
@@ -217,7 +217,10 @@ func Plan(p Products, s Shape) (Memory, bool) {
 	if st := s.stride(); st > 1 {
 		// Outputs and the input's gradient a row at a time, s pixels a
 		// position of the latter.
-		if s.W%st != 0 || s.PadLeft%st != 0 || p.ConvWork(s.OW, s.Filters) == 0 || p.ConvWork(s.W/st, st*s.C) == 0 ||
+		// A 1×1 kernel of stride s reads one pixel in s² (a ResNet's
+		// projection shortcuts): its patches, those pixels copied, cost
+		// less than a grid of them all.
+		if s.KH*s.KW == 1 || s.W%st != 0 || s.PadLeft%st != 0 || p.ConvWork(s.OW, s.Filters) == 0 || p.ConvWork(s.W/st, st*s.C) == 0 ||
 			!p.ConvFits(s.OW, s.KW*s.C, s.Filters) || !p.ConvFits(s.W/st, s.KW*s.C, st*s.C) {
 			return Memory{}, false
 		}

@@ -50,16 +50,17 @@ var convCases = []conv.Shape{
 	valid(2, 6, 6, 16, 16, 1, 1),
 	same(3, 1, 50, 8, 12, 1, 5), // Conv1D's images: one row
 	valid(2, 1, 40, 16, 16, 1, 3),
-	// Strides: ResNet-20's downsampling (3×3 and its 1×1 shortcut, "same"
-	// on even images: nothing before the image), odd images with a row
-	// and column of padding before them, "valid", a stride of 3.
+	// Strides: ResNet-20's downsampling ("same" on even images: nothing
+	// before the image), odd images with a row and column of padding
+	// before them, "valid", a stride of 3.
 	strided(2, 32, 32, 16, 32, 3, 2, true),
-	strided(2, 16, 16, 32, 64, 1, 2, true),
 	strided(2, 16, 16, 32, 64, 3, 2, true),
 	strided(3, 18, 18, 8, 16, 3, 2, true),
 	strided(2, 17, 18, 16, 24, 3, 2, false),
 	strided(2, 18, 24, 8, 16, 3, 3, true),
 	strided(2, 20, 20, 16, 16, 2, 2, false),
+	// A kernel of one row, stride 2: no kernel row lands on odd rows.
+	{Batch: 2, H: 8, W: 16, C: 8, Filters: 16, KH: 1, KW: 3, Stride: 2, OH: 4, OW: 7},
 }
 
 // strided is a convolution of stride s, TensorFlow's "same" or "valid"
@@ -327,9 +328,9 @@ func TestConvRefusals(t *testing.T) {
 		if _, ok := conv.Plan(p, same(2, 32, 32, 3, 16, 3, 3)); ok {
 			t.Errorf("%s: images of 3 channels: Plan accepts them", name)
 		}
-		for _, s := range []conv.Shape{strided(2, 17, 17, 16, 16, 3, 2, true), strided(2, 18, 18, 16, 16, 5, 3, true)} {
+		for _, s := range []conv.Shape{strided(2, 17, 17, 16, 16, 3, 2, true), strided(2, 18, 18, 16, 16, 5, 3, true), strided(2, 16, 16, 32, 64, 1, 2, true)} {
 			if _, ok := conv.Plan(p, s); ok {
-				t.Errorf("%s: stride %d on images of width %d, %d columns of padding before: Plan accepts it", name, s.Stride, s.W, s.PadLeft)
+				t.Errorf("%s: stride %d, %d×%d kernel, on images of width %d, %d columns of padding before: Plan accepts it", name, s.Stride, s.KH, s.KW, s.W, s.PadLeft)
 			}
 		}
 		if err := conv.Forward(p, same(1, 6, 6, 8, 8, 3, 3), make([]float32, 3), nil, nil, nil, nil); err == nil {
@@ -338,9 +339,9 @@ func TestConvRefusals(t *testing.T) {
 	}
 }
 
-// BenchmarkConv times each step of the stride-1 convolutions of
-// ResNet-20 (its three stages) and Keras' cifar10_cnn at batch 32, on each
-// instruction set's kernels.
+// BenchmarkConv times each step of the convolutions of ResNet-20 (its
+// three stages' and its downsampling 3×3 ones of stride 2) and
+// Keras' cifar10_cnn at batch 32, on each instruction set's kernels.
 func BenchmarkConv(b *testing.B) {
 	for name, p := range products(b) {
 		for _, c := range []struct {
@@ -350,6 +351,8 @@ func BenchmarkConv(b *testing.B) {
 			{"resnet20/32x32x16", same(32, 32, 32, 16, 16, 3, 3)},
 			{"resnet20/16x16x32", same(32, 16, 16, 32, 32, 3, 3)},
 			{"resnet20/8x8x64", same(32, 8, 8, 64, 64, 3, 3)},
+			{"resnet20/32x32x16-s2", strided(32, 32, 32, 16, 32, 3, 2, true)},
+			{"resnet20/16x16x32-s2", strided(32, 16, 16, 32, 64, 3, 2, true)},
 			{"cnn/32x32x32-valid", valid(32, 32, 32, 32, 32, 3, 3)},
 			{"cnn/15x15x32-64", same(32, 15, 15, 32, 64, 3, 3)},
 			{"cnn/15x15x64-valid", valid(32, 15, 15, 64, 64, 3, 3)},
