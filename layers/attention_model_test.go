@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -120,26 +119,7 @@ func TestMultiHeadAttentionInAModel(t *testing.T) {
 	}
 	// gokeras' own file and Keras' two: the calls keep their key, mask and
 	// causal mask (Keras' keyword arguments), the weights their values.
-	for _, name := range []string{"mha.safetensors", "mha.keras", "mha.h5"} {
-		path := filepath.Join(t.TempDir(), name)
-		if err := m.Save(path); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		again, err := loaded.PredictTensor(ctx, ds)
-		loaded.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for i, g := range got.Data().([]float32) {
-			if a := again.Data().([]float32)[i]; a != g {
-				t.Fatalf("%s: prediction %d: %v after loading, %v before", name, i, a, g)
-			}
-		}
-	}
+	checkLoadedPredicts(t, m, ds, "mha.safetensors", "mha.keras", "mha.h5")
 }
 
 // TestMultiHeadAttentionScoresOutput: with ReturnAttentionScores the
@@ -201,24 +181,5 @@ func TestMultiHeadAttentionScoresOutput(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"scores.safetensors", "scores.keras", "scores.h5"} {
-		path := filepath.Join(t.TempDir(), name)
-		if err := m.Save(path); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		again, err := loaded.PredictOutputs(ctx, inputs)
-		loaded.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for k := range preds {
-			if !slices.Equal(again[k].Values(), preds[k].Values()) {
-				t.Fatalf("%s: output %d differs after loading", name, k)
-			}
-		}
-	}
+	checkLoadedPredicts(t, m, inputs, "scores.safetensors", "scores.keras", "scores.h5")
 }

@@ -3,7 +3,6 @@ package layers_test
 import (
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -121,15 +120,7 @@ func TestAugmentationInAModel(t *testing.T) {
 		t.Fatalf("predictions %v", pp.Shape())
 	}
 
-	path := filepath.Join(t.TempDir(), "augment.safetensors")
-	if err := aug.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
+	loaded := saveAndLoad(t, aug, "augment.safetensors")
 	for i, l := range aug.Layers() {
 		want, _ := layers.ConfigOf(l)
 		got, _ := layers.ConfigOf(loaded.Layers()[i])
@@ -184,7 +175,6 @@ func cropCNN(device string) *nn.Sequential {
 // window's shape; a saved model loads with the layers and predicts the
 // same.
 func TestRandomCropInAModel(t *testing.T) {
-	ctx := context.Background()
 	ds, _ := augmentImages(t, 64)
 	a, b := cropCNN("/CPU:0"), cropCNN("/CPU:0")
 	defer a.Close()
@@ -203,24 +193,5 @@ func TestRandomCropInAModel(t *testing.T) {
 	if !strings.Contains(summary.String(), "random_crop (RandomCrop)") || !strings.Contains(summary.String(), "(None, 5, 5, 3)") {
 		t.Errorf("Summary:\n%s", summary.String())
 	}
-	path := filepath.Join(t.TempDir(), "crop.safetensors")
-	if err := a.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	want, err := a.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := loaded.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(want.Data().([]float32), got.Data().([]float32)) {
-		t.Error("the loaded model predicts otherwise")
-	}
+	checkLoadedPredicts(t, a, ds, "crop.safetensors")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -125,26 +124,7 @@ func TestBidirectional(t *testing.T) {
 						}
 						near(t, "output", i, got[0].Row(i), want)
 					}
-					for _, file := range []string{"m.safetensors", "m.keras", "m.h5"} {
-						path := filepath.Join(t.TempDir(), file)
-						if err := m.Save(path); err != nil {
-							t.Fatalf("%s: %v", file, err)
-						}
-						loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-						if err != nil {
-							t.Fatalf("%s: %v", file, err)
-						}
-						again, err := loaded.PredictOutputs(ctx, xs)
-						loaded.Close()
-						if err != nil {
-							t.Fatalf("%s: %v", file, err)
-						}
-						for o := range got {
-							if !slices.Equal(again[o].Values(), got[o].Values()) {
-								t.Errorf("%s: the loaded model's output %d differs", file, o)
-							}
-						}
-					}
+					checkLoadedPredicts(t, m, xs, "m.safetensors", "m.keras", "m.h5")
 				})
 			}
 		}

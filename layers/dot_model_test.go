@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -106,27 +105,7 @@ func TestDotInAModel(t *testing.T) {
 		t.Errorf("loss %v after 10 epochs from %v: the model did not learn", last, first)
 	}
 
-	path := filepath.Join(t.TempDir(), "dot.safetensors")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	ctx := context.Background()
-	want, err := m.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := loaded.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Data().([]float32), want.Data().([]float32)) {
-		t.Error("the loaded model predicts other values")
-	}
+	loaded := checkLoadedPredicts(t, m, ds, "dot.safetensors")
 	var loadedDots []string
 	for _, l := range loaded.Layers() {
 		if d, ok := l.(*layers.DotLayer); ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -134,16 +133,7 @@ func TestMaskZeroSkipsPadding(t *testing.T) {
 					}
 				}
 				for _, file := range []string{"m.safetensors", "m.keras", "m.h5"} {
-					path := filepath.Join(t.TempDir(), file)
-					if err := padded.Save(path); err != nil {
-						t.Fatalf("%s: %v", file, err)
-					}
-					loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0"))) // where the model it is compared with runs
-					if err != nil {
-						t.Fatalf("%s: %v", file, err)
-					}
-					again := predictRows(t, loaded, x, len(lengths), steps)
-					loaded.Close()
+					again := predictRows(t, saveAndLoad(t, padded, file), x, len(lengths), steps)
 					for i := range got {
 						if !slices.Equal(again[i], got[i]) {
 							t.Errorf("%s: the loaded model predicts %v for sample %d, want %v", file, again[i], i, got[i])

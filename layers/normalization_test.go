@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -331,25 +330,7 @@ func TestNormalizationInAModel(t *testing.T) {
 		t.Errorf("loss %v after 10 epochs from %v: the model did not learn through Normalization", loss[len(loss)-1], loss[0])
 	}
 	for _, ext := range []string{".safetensors"} {
-		path := filepath.Join(t.TempDir(), "normalization"+ext)
-		if err := tm.Save(path); err != nil {
-			t.Fatal(err)
-		}
-		loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-		if err != nil {
-			t.Fatalf("%s: %v", ext, err)
-		}
-		want, err := tm.PredictTensor(ctx, train)
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := loaded.PredictTensor(ctx, train)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(want.Data().([]float32), again.Data().([]float32)) {
-			t.Errorf("%s: the loaded model predicts otherwise", ext)
-		}
+		loaded := checkLoadedPredicts(t, tm, train, "normalization"+ext)
 		ws, err := loaded.GetWeights()
 		if err != nil {
 			t.Fatal(err)

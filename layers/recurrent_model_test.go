@@ -113,22 +113,7 @@ func TestRecurrentModelsLearn(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			path := filepath.Join(dir, "model.safetensors")
-			if err := m.Save(path); err != nil {
-				t.Fatal(err)
-			}
-			loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer loaded.Close()
-			got, err := loaded.PredictTensor(ctx, ds)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got.Data().([]float32), want.Data().([]float32)) {
-				t.Error("the model LoadModel read predicts other values")
-			}
+			loaded := checkLoadedPredicts(t, m, ds, "model.safetensors")
 			if ls := loaded.Layers(); len(ls) != 2 || ls[0].Type() != l.Type() {
 				t.Errorf("the loaded model's layers: %v", ls)
 			}
@@ -258,25 +243,5 @@ func TestRecurrentFunctional(t *testing.T) {
 	if row := " gru (GRU)                      (None, 3)            81          ['lstm[0][0]']"; !strings.Contains(b2.String(), row) {
 		t.Errorf("the summary has no row %q:\n%s", row, b2.String())
 	}
-	path := filepath.Join(t.TempDir(), "f.safetensors")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	ctx := context.Background()
-	want, err := m.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := loaded.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Data().([]float32), want.Data().([]float32)) {
-		t.Error("the loaded functional model predicts other values")
-	}
+	checkLoadedPredicts(t, m, ds, "f.safetensors")
 }

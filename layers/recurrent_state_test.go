@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -174,26 +173,7 @@ func TestRecurrentReturnState(t *testing.T) {
 				if !regexp.MustCompile(shape).MatchString(sb.String()) {
 					t.Errorf("the summary has no shapes %q:\n%s", shape, sb.String())
 				}
-				for _, file := range []string{"m.safetensors", "m.keras", "m.h5"} {
-					path := filepath.Join(t.TempDir(), file)
-					if err := m.Save(path); err != nil {
-						t.Fatalf("%s: %v", file, err)
-					}
-					loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-					if err != nil {
-						t.Fatalf("%s: %v", file, err)
-					}
-					again, err := loaded.PredictOutputs(ctx, ds)
-					loaded.Close()
-					if err != nil {
-						t.Fatalf("%s: %v", file, err)
-					}
-					for o := range got {
-						if !slices.Equal(again[o].Values(), got[o].Values()) {
-							t.Errorf("%s: the loaded model's output %d differs", file, o)
-						}
-					}
-				}
+				checkLoadedPredicts(t, m, ds, "m.safetensors", "m.keras", "m.h5")
 			})
 		}
 	}
@@ -337,28 +317,7 @@ func TestRecurrentInitialState(t *testing.T) {
 			if slices.Equal(encBefore, enc.Params()[1].Value.Data().([]float32)) {
 				t.Error("training left the encoder's recurrent kernel as it was: no gradient reached it through the states")
 			}
-			want, err := m.Predict(ctx, xs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, file := range []string{"m.safetensors", "m.keras", "m.h5"} {
-				path := filepath.Join(t.TempDir(), file)
-				if err := m.Save(path); err != nil {
-					t.Fatalf("%s: %v", file, err)
-				}
-				loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-				if err != nil {
-					t.Fatalf("%s: %v", file, err)
-				}
-				again, err := loaded.Predict(ctx, xs)
-				loaded.Close()
-				if err != nil {
-					t.Fatalf("%s: %v", file, err)
-				}
-				if !slices.Equal(again.Values(), want.Values()) {
-					t.Errorf("%s: the loaded model predicts other values", file)
-				}
-			}
+			checkLoadedPredicts(t, m, xs, "m.safetensors", "m.keras", "m.h5")
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/gokeras/gokeras/data"
@@ -80,29 +79,7 @@ func TestRescalingInAModel(t *testing.T) {
 	if loss := h.Get("loss"); !(loss[len(loss)-1] < 0.5*loss[0]) {
 		t.Errorf("loss %v after 8 epochs from %v: the model did not learn through Rescaling", loss[len(loss)-1], loss[0])
 	}
-	path := filepath.Join(t.TempDir(), "rescaling.safetensors")
-	if err := tm.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	want, err := tm.PredictTensor(ctx, train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := loaded.PredictTensor(ctx, train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, a := want.Data().([]float32), again.Data().([]float32)
-	for i := range w {
-		if w[i] != a[i] {
-			t.Fatalf("the loaded model predicts %v at %d, the saved one %v", a[i], i, w[i])
-		}
-	}
+	loaded := checkLoadedPredicts(t, tm, train, "rescaling.safetensors")
 	var scales []float64
 	for _, l := range loaded.Layers() {
 		if r, ok := l.(*layers.RescalingLayer); ok {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -129,26 +127,7 @@ func TestResizingInAModel(t *testing.T) {
 	if loss := h.Get("loss"); !(loss[len(loss)-1] < loss[0]) {
 		t.Errorf("losses %v: the model did not learn through CenterCrop", loss)
 	}
-	path := filepath.Join(t.TempDir(), "resizing.safetensors")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	want, err := m.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := loaded.PredictTensor(ctx, ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(want.Data().([]float32), again.Data().([]float32)) {
-		t.Error("the loaded model predicts otherwise")
-	}
+	checkLoadedPredicts(t, m, ds, "resizing.safetensors")
 
 	if sgd, err = optim.NewSGD(optim.SGDConfig{LearningRate: 0.01}); err != nil {
 		t.Fatal(err)

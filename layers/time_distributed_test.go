@@ -3,7 +3,6 @@ package layers_test
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -59,24 +58,7 @@ func TestTimeDistributed(t *testing.T) {
 		}
 		near(t, "output", i, p.Row(i), want)
 	}
-	for _, file := range []string{"m.safetensors", "m.keras", "m.h5"} {
-		path := filepath.Join(t.TempDir(), file)
-		if err := m.Save(path); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		again, err := loaded.Predict(ctx, xs)
-		loaded.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		if !slices.Equal(again.Values(), p.Values()) {
-			t.Errorf("%s: the loaded model predicts other values", file)
-		}
-	}
+	checkLoadedPredicts(t, m, xs, "m.safetensors", "m.keras", "m.h5")
 
 	// The mask passes through: Masking, TimeDistributed(Dense), LSTM.
 	masked := compiled(t, buildSeq(t, []int{steps, features}, layers.Input(steps, features), layers.Masking(0),
