@@ -145,13 +145,7 @@ func TestMultiHeadAttentionScoresOutput(t *testing.T) {
 	}
 	m.SetSeed(4)
 	defer m.Close()
-	sgd, err := optim.NewSGD(optim.SGDConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, m, optim.SGDConfig{}, losses.MeanSquaredError{}, "/CPU:0")
 	narrow := func(v []float64) []float32 {
 		out := make([]float32, len(v))
 		for i, x := range v {

@@ -58,13 +58,7 @@ func TestBidirectional(t *testing.T) {
 					}
 					defer m.Close()
 					m.SetSeed(8)
-					sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-						t.Fatal(err)
-					}
+					compileSGD(t, m, optim.SGDConfig{LearningRate: 0.01}, losses.MeanSquaredError{}, "/CPU:0")
 					got, err := m.PredictOutputs(ctx, xs)
 					if err != nil {
 						t.Fatal(err)

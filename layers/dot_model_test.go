@@ -65,13 +65,7 @@ func dotData(t *testing.T) data.Dataset {
 func TestDotInAModel(t *testing.T) {
 	m := dotModel(t)
 	defer m.Close()
-	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(sgd, losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, m, optim.SGDConfig{LearningRate: 0.1}, losses.CategoricalCrossentropy{}, "/CPU:0")
 	var dots []string
 	for _, l := range m.Layers() {
 		if l.Type() == "Dot" {

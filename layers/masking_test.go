@@ -18,13 +18,7 @@ import (
 // compiled compiles m for /CPU:0 (SGD, mean squared error).
 func compiled(t *testing.T, m *nn.Sequential) *nn.Sequential {
 	t.Helper()
-	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, m, optim.SGDConfig{LearningRate: 0.01}, losses.MeanSquaredError{}, "/CPU:0")
 	return m
 }
 

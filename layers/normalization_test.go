@@ -164,13 +164,7 @@ func predict(t *testing.T, m *nn.Sequential, ds data.Inputs) []float32 {
 
 func predictOn(t *testing.T, m *nn.Sequential, ds data.Inputs, dev string) []float32 {
 	t.Helper()
-	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice(dev)); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, m, optim.SGDConfig{LearningRate: 0.01}, losses.MeanSquaredError{}, dev)
 	got, err := m.PredictTensor(context.Background(), ds)
 	if err != nil {
 		t.Fatal(err)
@@ -306,13 +300,7 @@ func TestNormalizationInAModel(t *testing.T) {
 		layers.Dense(1))
 	tm.SetSeed(5)
 	defer tm.Close()
-	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tm.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, tm, optim.SGDConfig{LearningRate: 0.1}, losses.MeanSquaredError{}, "/CPU:0")
 	var summary bytes.Buffer
 	if err := tm.Summary(&summary); err != nil {
 		t.Fatal(err)

@@ -129,13 +129,7 @@ func TestRecurrentReturnState(t *testing.T) {
 				}
 				defer m.Close()
 				m.SetSeed(4)
-				sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-					t.Fatal(err)
-				}
+				compileSGD(t, m, optim.SGDConfig{LearningRate: 0.01}, losses.MeanSquaredError{}, "/CPU:0")
 				got, err := m.PredictOutputs(ctx, ds)
 				if err != nil {
 					t.Fatal(err)
@@ -247,13 +241,7 @@ func TestRecurrentInitialState(t *testing.T) {
 			}
 			defer m.Close()
 			m.SetSeed(6)
-			sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.05})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-				t.Fatal(err)
-			}
+			compileSGD(t, m, optim.SGDConfig{LearningRate: 0.05}, losses.MeanSquaredError{}, "/CPU:0")
 			xs, err := data.TensorInputs(tensor.New(tensor.WithShape(n, steps, 1), tensor.WithBacking(xv)))
 			if err != nil {
 				t.Fatal(err)

@@ -30,13 +30,7 @@ func TestRescalingInAModel(t *testing.T) {
 	}
 	m := nn.NewSequential(layers.Input(6), layers.Rescaling(1.0/127.5, -1))
 	defer m.Close()
-	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, m, optim.SGDConfig{LearningRate: 0.5}, losses.MeanSquaredError{}, "/CPU:0")
 	got, err := m.PredictTensor(ctx, ds)
 	if err != nil {
 		t.Fatal(err)
@@ -66,12 +60,7 @@ func TestRescalingInAModel(t *testing.T) {
 		layers.Dense(2, layers.Softmax))
 	tm.SetSeed(3)
 	defer tm.Close()
-	if sgd, err = optim.NewSGD(optim.SGDConfig{LearningRate: 0.5}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tm.Compile(sgd, losses.CategoricalCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, tm, optim.SGDConfig{LearningRate: 0.5}, losses.CategoricalCrossentropy{}, "/CPU:0")
 	h, err := tm.Fit(ctx, train, nn.Epochs(8), nn.BatchSize(16), nn.Verbose(0))
 	if err != nil {
 		t.Fatal(err)

@@ -104,13 +104,7 @@ func TestResizingInAModel(t *testing.T) {
 		layers.CenterCrop(2, 4, layers.Named("centre")), layers.Flatten(), layers.Dense(2*4*3))
 	m.SetSeed(4)
 	defer m.Close()
-	sgd, err := optim.NewSGD(optim.SGDConfig{LearningRate: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, m, optim.SGDConfig{LearningRate: 0.01}, losses.MeanSquaredError{}, "/CPU:0")
 	var summary bytes.Buffer
 	if err := m.Summary(&summary); err != nil {
 		t.Fatal(err)
@@ -129,14 +123,9 @@ func TestResizingInAModel(t *testing.T) {
 	}
 	checkLoadedPredicts(t, m, ds, "resizing.safetensors")
 
-	if sgd, err = optim.NewSGD(optim.SGDConfig{LearningRate: 0.01}); err != nil {
-		t.Fatal(err)
-	}
 	bad := nn.NewSequential(layers.Input(9, 7, 2), layers.Conv2D(3, 3), layers.Resizing(4, 4), layers.Flatten(), layers.Dense(24))
 	defer bad.Close()
-	if err := bad.Compile(sgd, losses.MeanSquaredError{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-		t.Fatal(err)
-	}
+	compileSGD(t, bad, optim.SGDConfig{LearningRate: 0.01}, losses.MeanSquaredError{}, "/CPU:0")
 	if _, err := bad.Fit(ctx, ds, nn.Epochs(1), nn.Verbose(0)); err == nil || !strings.Contains(err.Error(), "put it first") {
 		t.Errorf("Resizing after a Conv2D: error %v, want one saying to put it first", err)
 	}

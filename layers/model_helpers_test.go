@@ -6,8 +6,23 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/data"
+	"github.com/gokeras/gokeras/losses"
 	"github.com/gokeras/gokeras/nn"
+	"github.com/gokeras/gokeras/optim"
 )
+
+// compileSGD compiles m with plain SGD of the given configuration, the
+// loss and no metrics, on the device named dev.
+func compileSGD(t *testing.T, m *nn.Model, cfg optim.SGDConfig, loss losses.Loss, dev string) {
+	t.Helper()
+	sgd, err := optim.NewSGD(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(sgd, loss, nil, nn.OnDevice(dev)); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // saveAndLoad saves m as file in a temporary folder (its extension picks
 // the format: .safetensors is gokeras' own, .keras and .h5 Keras') and
