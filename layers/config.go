@@ -47,9 +47,12 @@ type Configurable interface {
 // same random stream it has the same weights. A layer defined outside this
 // package has none, and is an error.
 //
-// A built Dropout layer without a Seed reports as its seed the key it drew
-// from the model's seed, so that the layer FromConfig makes drops the same
-// units at each training step.
+// A built Dropout or random augmentation layer (RandomFlip, RandomZoom,
+// ...) without a Seed reports as its seed the key it drew from the
+// model's seed, so that the layer FromConfig makes draws the same at each
+// training step; before it is built, its seed is nil (Keras' None).
+// Keras' get_config reports None either way. So a layer's config changes
+// when it is built: compare configs of layers built alike.
 func ConfigOf(l Layer) (Config, error) {
 	if configargs.IsNil(l) {
 		return Config{}, errors.New("no layer (nil)")
