@@ -205,43 +205,7 @@ func TestRecurrenceRecDropGradients(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := gorgonia.Grad(cost, wrt...); err != nil {
-					t.Fatal(err)
-				}
-				m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(wrt...))
-				defer m.Close()
-				eval := func() float64 {
-					m.Reset()
-					if err := m.RunAll(); err != nil {
-						t.Fatal(err)
-					}
-					return cost.Value().Data().(float64)
-				}
-				eval()
-				analytic := make([][]float64, len(wrt))
-				for i, w := range wrt {
-					gv, err := w.Grad()
-					if err != nil {
-						t.Fatal(err)
-					}
-					analytic[i] = slices.Clone(gv.Data().([]float64))
-				}
-				const eps = 1e-6
-				for i, w := range wrt {
-					vals := w.Value().Data().([]float64)
-					for k := range vals {
-						orig := vals[k]
-						vals[k] = orig + eps
-						up := eval()
-						vals[k] = orig - eps
-						down := eval()
-						vals[k] = orig
-						numeric := (up - down) / (2 * eps)
-						if a := analytic[i][k]; math.Abs(a-numeric) > 1e-7*max(1, math.Abs(numeric)) {
-							t.Errorf("d cost/d %s[%d]: analytic %.10g, finite difference %.10g", w.Name(), k, a, numeric)
-						}
-					}
-				}
+				checkGradients(t, g, cost, wrt...)
 			})
 		}
 	}
