@@ -2,6 +2,7 @@ package layers_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // LSTM) trains on /CPU:0 and learns, its first epoch's loss not the one
 // without dropout; Predict drops nothing: it predicts
 // what the same layer without dropout predicts from the same weights, and
-// the same values every time.
+// the same values every time; saved and loaded, the model keeps its rates
+// and predicts the same.
 func TestRecurrentDropoutFit(t *testing.T) {
 	drop := []layers.RecurrentOption{layers.InputDropout(0.2), layers.RecurrentDropout(0.2)}
 	for _, c := range []struct {
@@ -60,6 +62,34 @@ func TestRecurrentDropoutFit(t *testing.T) {
 			}
 			if !slices.Equal(got.Data().([]float32), again.Data().([]float32)) {
 				t.Error("two Predicts differ")
+			}
+			// Saved and loaded, the model keeps its rates and predicts the same.
+			path := filepath.Join(t.TempDir(), "model.safetensors")
+			if err := m.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			lc, err := layers.ConfigOf(loaded.Layers()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := lc.Config
+			if inner, ok := args["layer"].(map[string]any); ok { // Bidirectional's wrapped layer
+				args, _ = inner["config"].(map[string]any)
+			}
+			if args["dropout"] != 0.2 || args["recurrent_dropout"] != 0.2 {
+				t.Errorf("the loaded layer's dropout %v and recurrent_dropout %v, want 0.2 each", args["dropout"], args["recurrent_dropout"])
+			}
+			lp, err := loaded.PredictTensor(ctx, ds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(lp.Data().([]float32), got.Data().([]float32)) {
+				t.Error("the loaded model predicts other values")
 			}
 			plain := signModel(c.mk(), 8)
 			defer plain.Close()
