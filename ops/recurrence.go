@@ -194,7 +194,7 @@ func (p RecurrenceParams) Workspace() int {
 		n += 6*p.Units*p.Units + bu
 	}
 	if p.RecDropped {
-		n += 2*g*bu + 2*bu // RecDropOffsets
+		n += g*bu + 2*g*p.Units*p.Units + 3*bu // RecDropOffsets
 	}
 	if p.Masked {
 		n += 2 * bu // the CPU's kernel keeps the skipped samples' dh and dc
@@ -204,16 +204,20 @@ func (p RecurrenceParams) Workspace() int {
 
 // RecDropOffsets are where a workspace keeps, with RecDropped, after the
 // per-step buffers of WorkOffsets and the CPU's scratch: the gates' masks
-// one after another (G planes of (Batch, Units)), a product (Batch,
-// G·Units), the masked state (Batch, Units) and a gradient of the state
-// (Batch, Units).
-func (p RecurrenceParams) RecDropOffsets() (masks, prod, hm, dhm int) {
-	bu, g := p.Batch*p.Units, p.Gates()
+// one after another (G planes of (Batch, Units)), the recurrent kernel's
+// blocks of columns one after another (G matrices (Units, Units)), a
+// gate's product or its gradient (Batch, Units), the masked state (Batch,
+// Units), a gradient of the state (Batch, Units), and the gradients of
+// the kernel's blocks (G matrices (Units, Units)).
+func (p RecurrenceParams) RecDropOffsets() (masks, blocks, prod, hm, dhm, dblocks int) {
+	bu, g, uu := p.Batch*p.Units, p.Gates(), p.Units*p.Units
 	_, _, _, dc := p.WorkOffsets()
 	masks = dc + bu + 2*g*bu
-	prod = masks + g*bu
-	hm = prod + g*bu
-	return masks, prod, hm, hm + bu
+	blocks = masks + g*bu
+	prod = blocks + g*uu
+	hm = prod + bu
+	dhm = hm + bu
+	return masks, blocks, prod, hm, dhm, dhm + bu
 }
 
 // RecDropInput is the position of the recurrent dropout mask among the
@@ -581,13 +585,15 @@ func RecurrenceBackwardInputs(p RecurrenceParams, in [][]float32, dy, out, ws []
 // the gates' pre-activations on the recurrent side), the carried
 // gradients of h and c, and per-gate scratch.
 type recurrenceWork[T float] struct {
-	p              RecurrenceParams
-	planes         []T
-	z, dz, dh, dc  []T
-	gradA, gradB   []T // G·B·U each
-	keptH, keptC   []T // Masked: the skipped samples' dh and dc
-	prod, hm, dhm  []T // RecDropped: RecDropOffsets' product, masked state and its gradient
-	bu, gu, planeN int
+	p             RecurrenceParams
+	planes        []T
+	z, dz, dh, dc []T
+	gradA, gradB  []T // G·B·U each
+	keptH, keptC  []T // Masked: the skipped samples' dh and dc
+	// RecDropped: RecDropOffsets' kernel blocks, product, masked state,
+	// its gradient and the blocks' gradients.
+	blocks, prod, hm, dhm, dblocks []T
+	bu, gu, planeN                 int
 }
 
 func newRecurrenceWork[T float](p RecurrenceParams, ws []T) recurrenceWork[T] {
@@ -598,8 +604,9 @@ func newRecurrenceWork[T float](p RecurrenceParams, ws []T) recurrenceWork[T] {
 	w.z, w.dz, w.dh, w.dc = ws[z:dz], ws[dz:dh], ws[dh:dc], ws[dc:dc+bu]
 	w.gradA, w.gradB = ws[dc+bu:dc+bu+g*bu], ws[dc+bu+g*bu:dc+bu+2*g*bu]
 	if p.RecDropped {
-		_, prod, hm, dhm := p.RecDropOffsets()
-		w.prod, w.hm, w.dhm = ws[prod:hm], ws[hm:dhm], ws[dhm:dhm+bu]
+		_, blocks, prod, hm, dhm, dblocks := p.RecDropOffsets()
+		w.blocks, w.prod, w.hm, w.dhm = ws[blocks:prod], ws[prod:hm], ws[hm:dhm], ws[dhm:dblocks]
+		w.dblocks = ws[dblocks : dblocks+g*p.Units*p.Units]
 	}
 	if p.Masked {
 		end := len(ws)
@@ -665,6 +672,9 @@ func recurrenceForward[T float](p RecurrenceParams, in recIn[T], y, ws []T) {
 	}
 	w := newRecurrenceWork(p, ws)
 	B, U, S := p.Batch, p.Units, p.Steps
+	if in.rd != nil {
+		w.splitKernel(in.rec)
+	}
 	for k := range S {
 		if h := w.prev(in, p.hPlane(), k); h == nil {
 			clear(w.z)
@@ -825,6 +835,10 @@ func recurrenceBackward[T float](p RecurrenceParams, in recIn[T], dy, out, ws []
 	}
 	clear(drec)
 	clear(drb)
+	if in.rd != nil {
+		w.splitKernel(in.rec)
+		clear(w.dblocks)
+	}
 	clear(w.dh)
 	clear(w.dc)
 	if p.States { // the gradients of the last states
@@ -845,11 +859,18 @@ func recurrenceBackward[T float](p RecurrenceParams, in recIn[T], dy, out, ws []
 		}
 		if h := w.prev(in, p.hPlane(), k); h != nil {
 			if in.rd != nil {
-				w.droppedProductGrad(in, h, drec)
+				w.droppedProductGrad(in, h)
 				continue
 			}
 			gemm(false, true, B, U, gu, 1, w.dz, in.rec, 1, w.dh)
 			gemm(true, false, U, gu, B, 1, h, w.dz, 1, drec)
+		}
+	}
+	if in.rd != nil { // the blocks' gradients into the kernel's columns
+		for g := range p.Gates() {
+			for i := range U {
+				copy(drec[i*gu+g*U:][:U], w.dblocks[(g*U+i)*U:][:U])
+			}
 		}
 	}
 	if p.Init { // the gradients of the initial states
@@ -874,38 +895,54 @@ func (w recurrenceWork[T]) maskedState(in recIn[T], h []T, g int) {
 	}
 }
 
+// splitKernel copies the recurrent kernel's blocks of columns, one per
+// gate, into w.blocks, each a (Units, Units) matrix of its own.
+func (w recurrenceWork[T]) splitKernel(rec []T) {
+	U, gu := w.p.Units, w.gu
+	for g := range w.p.Gates() {
+		for i := range U {
+			copy(w.blocks[(g*U+i)*U:][:U], rec[i*gu+g*U:][:U])
+		}
+	}
+}
+
+// block is gate g's block of the recurrent kernel (Units, Units), and
+// of its gradient.
+func (w recurrenceWork[T]) block(v []T, g int) []T {
+	uu := w.p.Units * w.p.Units
+	return v[g*uu : (g+1)*uu]
+}
+
 // droppedProduct sets z to the state's product with the recurrent
 // kernel under recurrent dropout: gate g's block of columns is (h·m_g)
-// times the kernel's, taken from the whole product of h·m_g (a product
-// per gate).
+// times the kernel's block g (a product per gate, as many operations as
+// the one product without dropout).
 func (w recurrenceWork[T]) droppedProduct(in recIn[T], h []T) {
 	B, U, gu := w.p.Batch, w.p.Units, w.gu
 	for g := range w.p.Gates() {
 		w.maskedState(in, h, g)
-		gemm(false, false, B, gu, U, 1, w.hm, in.rec, 0, w.prod)
+		gemm(false, false, B, U, U, 1, w.hm, w.block(w.blocks, g), 0, w.prod)
 		for b := range B {
-			copy(w.z[b*gu+g*U:][:U], w.prod[b*gu+g*U:][:U])
+			copy(w.z[b*gu+g*U:][:U], w.prod[b*U:][:U])
 		}
 	}
 }
 
 // droppedProductGrad is droppedProduct's gradient: per gate g, dz's
-// block g alone (the others zero) goes back through the kernel to
-// h·m_g, then times m_g into dh, and into the kernel's gradient drec
-// as (h·m_g)ᵀ·dz_g.
-func (w recurrenceWork[T]) droppedProductGrad(in recIn[T], h, drec []T) {
+// block g goes back through the kernel's block to h·m_g, then times m_g
+// into dh, and into the block's gradient as (h·m_g)ᵀ·dz_g.
+func (w recurrenceWork[T]) droppedProductGrad(in recIn[T], h []T) {
 	B, U, gu := w.p.Batch, w.p.Units, w.gu
 	for g := range w.p.Gates() {
-		clear(w.prod)
 		for b := range B {
-			copy(w.prod[b*gu+g*U:][:U], w.dz[b*gu+g*U:][:U])
+			copy(w.prod[b*U:][:U], w.dz[b*gu+g*U:][:U])
 		}
-		gemm(false, true, B, U, gu, 1, w.prod, in.rec, 0, w.dhm)
+		gemm(false, true, B, U, U, 1, w.prod, w.block(w.blocks, g), 0, w.dhm)
 		for b := range B {
 			addProductInto(w.dh[b*U:][:U], w.dhm[b*U:][:U], in.rd[b*gu+g*U:][:U])
 		}
 		w.maskedState(in, h, g)
-		gemm(true, false, U, gu, B, 1, w.hm, w.prod, 1, drec)
+		gemm(true, false, U, U, B, 1, w.hm, w.prod, 1, w.block(w.dblocks, g))
 	}
 }
 

@@ -63,7 +63,7 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	var rd *recDrop
 	if at := p.RecDropInput(); at >= 0 {
 		var err error
-		if rd, err = b.newRecDrop(p, ptr(s.In[at]), ws); err != nil {
+		if rd, err = b.newRecDrop(p, ptr(s.In[at]), rec, ws); err != nil {
 			return err
 		}
 	}
@@ -75,7 +75,7 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 		if h := prevH(k); h != 0 {
 			var err error
 			if rd != nil {
-				err = b.recDropProduct(rd, h, rec, z)
+				err = b.recDropProduct(rd, h, z)
 			} else {
 				err = gemm(b.blas, false, false, B, gu, U, 1, h, rec, 0, z)
 			}
@@ -111,6 +111,11 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 	if err := zero(drec, U*gu); err != nil {
 		return err
 	}
+	if rd != nil {
+		if err := b.recDropKernelGrad(rd, drec, true); err != nil {
+			return err
+		}
+	}
 	if err := zero(dh, 2*B*U); err != nil { // dh and dc
 		return err
 	}
@@ -142,7 +147,7 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 			}
 		}
 		if h := prevH(k); h != 0 && rd != nil {
-			if err := b.recDropProductGrad(rd, h, rec, dz, dh, drec); err != nil {
+			if err := b.recDropProductGrad(rd, h, dz, dh); err != nil {
 				return err
 			}
 		} else if h != 0 {
@@ -152,6 +157,11 @@ func (b *backend) recurrence(s *plan.Step, ptr func(int) devicePtr) error {
 			if err := gemm(b.blas, true, false, U, gu, B, 1, h, dz, 1, drec); err != nil {
 				return err
 			}
+		}
+	}
+	if rd != nil {
+		if err := b.recDropKernelGrad(rd, drec, false); err != nil {
+			return err
 		}
 	}
 	if !p.Init {
@@ -274,22 +284,28 @@ func (b *backend) gruBefore(s *plan.Step, ptr func(int) devicePtr) error {
 }
 
 // recDrop is a Recurrence's recurrent dropout in its workspace
-// (ops.RecurrenceParams.RecDropOffsets): the gates' masks copied apart,
-// one (Batch, Units) plane each, and scratch for a product (Batch,
-// G·Units), the masked state and its gradient (Batch, Units each).
+// (ops.RecurrenceParams.RecDropOffsets): the gates' masks and the
+// recurrent kernel's blocks of columns copied apart, one (Batch, Units)
+// plane and one (Units, Units) matrix per gate, scratch for a gate's
+// product, the masked state and its gradient (Batch, Units each), and the
+// blocks' gradients.
 type recDrop struct {
-	p                   ops.RecurrenceParams
-	masks, prod, hm, dh devicePtr
+	p                                    ops.RecurrenceParams
+	masks, blocks, prod, hm, dh, dblocks devicePtr
 }
 
-// newRecDrop copies mask's (Batch, G·Units) blocks of columns apart into
-// ws.
-func (b *backend) newRecDrop(p ops.RecurrenceParams, mask, ws devicePtr) (*recDrop, error) {
-	masks, prod, hm, dhm := p.RecDropOffsets()
-	r := &recDrop{p: p, masks: offset(ws, masks), prod: offset(ws, prod), hm: offset(ws, hm), dh: offset(ws, dhm)}
+// newRecDrop copies mask's (Batch, G·Units) and the kernel rec's (Units,
+// G·Units) blocks of columns apart into ws.
+func (b *backend) newRecDrop(p ops.RecurrenceParams, mask, rec, ws devicePtr) (*recDrop, error) {
+	masks, blocks, prod, hm, dhm, dblocks := p.RecDropOffsets()
+	r := &recDrop{p: p, masks: offset(ws, masks), blocks: offset(ws, blocks), prod: offset(ws, prod), hm: offset(ws, hm),
+		dh: offset(ws, dhm), dblocks: offset(ws, dblocks)}
 	B, U, gu := p.Batch, p.Units, p.Gates()*p.Units
 	for g := range p.Gates() {
 		if err := b.kern.copyCols(b.stream, mask, gu, g*U, r.mask(g), U, 0, B, U); err != nil {
+			return nil, err
+		}
+		if err := b.kern.copyCols(b.stream, rec, gu, g*U, r.block(r.blocks, g), U, 0, U, U); err != nil {
 			return nil, err
 		}
 	}
@@ -299,6 +315,9 @@ func (b *backend) newRecDrop(p ops.RecurrenceParams, mask, ws devicePtr) (*recDr
 // mask is gate g's mask (Batch, Units).
 func (r *recDrop) mask(g int) devicePtr { return offset(r.masks, g*r.p.Batch*r.p.Units) }
 
+// block is gate g's (Units, Units) matrix of the blocks at v.
+func (r *recDrop) block(v devicePtr, g int) devicePtr { return offset(v, g*r.p.Units*r.p.Units) }
+
 // maskState sets r.hm to h times gate g's mask.
 func (b *backend) maskState(r *recDrop, h devicePtr, g int) error {
 	bu := r.p.Batch * r.p.Units
@@ -307,19 +326,19 @@ func (b *backend) maskState(r *recDrop, h devicePtr, g int) error {
 }
 
 // recDropProduct sets z (Batch, G·Units) to the state's product with the
-// recurrent kernel under recurrent dropout: gate g's block of columns
-// from the product of h·m_g with the whole kernel.
-func (b *backend) recDropProduct(r *recDrop, h, rec, z devicePtr) error {
+// recurrent kernel under recurrent dropout: gate g's block of columns is
+// (h·m_g) times the kernel's block g.
+func (b *backend) recDropProduct(r *recDrop, h, z devicePtr) error {
 	B, U := r.p.Batch, r.p.Units
 	gu := r.p.Gates() * U
 	for g := range r.p.Gates() {
 		if err := b.maskState(r, h, g); err != nil {
 			return err
 		}
-		if err := gemm(b.blas, false, false, B, gu, U, 1, r.hm, rec, 0, r.prod); err != nil {
+		if err := gemm(b.blas, false, false, B, U, U, 1, r.hm, r.block(r.blocks, g), 0, r.prod); err != nil {
 			return err
 		}
-		if err := b.kern.copyCols(b.stream, r.prod, gu, g*U, z, gu, g*U, B, U); err != nil {
+		if err := b.kern.copyCols(b.stream, r.prod, U, 0, z, gu, g*U, B, U); err != nil {
 			return err
 		}
 	}
@@ -327,21 +346,18 @@ func (b *backend) recDropProduct(r *recDrop, h, rec, z devicePtr) error {
 }
 
 // recDropProductGrad is recDropProduct's gradient: per gate, dz's block
-// g alone back through the kernel, times m_g, added to dh; (h·m_g)ᵀ
-// times it added to the kernel's gradient drec.
-func (b *backend) recDropProductGrad(r *recDrop, h, rec, dz, dh, drec devicePtr) error {
+// g back through the kernel's block g, times m_g, added to dh; (h·m_g)ᵀ
+// times it added to the block's gradient.
+func (b *backend) recDropProductGrad(r *recDrop, h, dz, dh devicePtr) error {
 	B, U := r.p.Batch, r.p.Units
 	gu := r.p.Gates() * U
 	bu := B * U
 	mul := ops.BinaryParams{Kind: ops.BinaryMultiply, A: []int{bu}, B: []int{bu}}
 	for g := range r.p.Gates() {
-		if err := b.stream.memsetD32(r.prod, 0, int64(B*gu)); err != nil {
+		if err := b.kern.copyCols(b.stream, dz, gu, g*U, r.prod, U, 0, B, U); err != nil {
 			return err
 		}
-		if err := b.kern.copyCols(b.stream, dz, gu, g*U, r.prod, gu, g*U, B, U); err != nil {
-			return err
-		}
-		if err := gemm(b.blas, false, true, B, U, gu, 1, r.prod, rec, 0, r.dh); err != nil {
+		if err := gemm(b.blas, false, true, B, U, U, 1, r.prod, r.block(r.blocks, g), 0, r.dh); err != nil {
 			return err
 		}
 		if err := b.kern.binary(b.stream, mul, r.dh, r.mask(g), r.dh, bu); err != nil {
@@ -353,7 +369,22 @@ func (b *backend) recDropProductGrad(r *recDrop, h, rec, dz, dh, drec devicePtr)
 		if err := b.maskState(r, h, g); err != nil {
 			return err
 		}
-		if err := gemm(b.blas, true, false, U, gu, B, 1, r.hm, r.prod, 1, drec); err != nil {
+		if err := gemm(b.blas, true, false, U, U, B, 1, r.hm, r.prod, 1, r.block(r.dblocks, g)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recDropKernelGrad zeroes the blocks' gradients (start) or copies them
+// into the kernel's gradient drec's columns (end).
+func (b *backend) recDropKernelGrad(r *recDrop, drec devicePtr, start bool) error {
+	U, G := r.p.Units, r.p.Gates()
+	if start {
+		return b.stream.memsetD32(r.dblocks, 0, int64(G*U*U))
+	}
+	for g := range G {
+		if err := b.kern.copyCols(b.stream, r.block(r.dblocks, g), U, 0, drec, G*U, g*U, U, U); err != nil {
 			return err
 		}
 	}
