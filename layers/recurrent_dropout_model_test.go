@@ -2,13 +2,11 @@ package layers_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/gokeras/gokeras/layers"
 	"github.com/gokeras/gokeras/losses"
-	"github.com/gokeras/gokeras/nn"
 	"github.com/gokeras/gokeras/optim"
 )
 
@@ -64,15 +62,7 @@ func TestRecurrentDropoutFit(t *testing.T) {
 				t.Error("two Predicts differ")
 			}
 			// Saved and loaded, the model keeps its rates and predicts the same.
-			path := filepath.Join(t.TempDir(), "model.safetensors")
-			if err := m.Save(path); err != nil {
-				t.Fatal(err)
-			}
-			loaded, err := nn.LoadModel(path, nn.CompileOptions(nn.OnDevice("/CPU:0")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer loaded.Close()
+			loaded := saveAndLoad(t, m, "model.safetensors")
 			lc, err := layers.ConfigOf(loaded.Layers()[0])
 			if err != nil {
 				t.Fatal(err)
@@ -103,13 +93,7 @@ func TestRecurrentDropoutFit(t *testing.T) {
 			if err := plain.SetWeights(ws); err != nil {
 				t.Fatal(err)
 			}
-			sgd, err := optim.NewSGD(optim.SGDConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := plain.Compile(sgd, losses.BinaryCrossentropy{}, nil, nn.OnDevice("/CPU:0")); err != nil {
-				t.Fatal(err)
-			}
+			compileSGD(t, plain, optim.SGDConfig{}, losses.BinaryCrossentropy{}, "/CPU:0")
 			want, err := plain.PredictTensor(ctx, ds)
 			if err != nil {
 				t.Fatal(err)
