@@ -289,9 +289,12 @@ func (f seqFixture) dataset(t *testing.T, labels []float32, labelShape ...int) d
 	return ds
 }
 
-// seqDevice is where the sequence tests run: /GPU:0 in the emulated GPU's
-// build (sequence_output_gpu_test.go).
-var seqDevice = "/CPU:0"
+// seqDevice is where the sequence tests run. Not /GPU:0 in the emulated
+// GPU's build: importing the CUDA backend into this package's tests gives
+// every test of the package a GPU, where the device tests (scope_test.go,
+// errors_test.go) need a build without one. The emulated GPU trains a
+// model of sequence outputs in examples/char_rnn's test (--all-steps).
+const seqDevice = "/CPU:0"
 
 // TestSequenceLossByHand: for fixed weights, the loss of an output of
 // several steps is each step's loss over the last axis, averaged over all
