@@ -41,12 +41,7 @@ func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value
 	}
 	x, w, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
 	gamma, beta := mk("gamma", 0.3, hidden), mk("beta", 0.3, hidden)
-	labels := make([]float32, rows*classes)
-	for r := range rows {
-		labels[r*classes+rng.IntN(classes)] = 1
-	}
-	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+	y := oneHotLabels(g, rng, rows, classes)
 	h := must(ops.Affine(x, w, nil, false))
 	mean, variance, err := ops.ColumnMoments(h)
 	if err != nil {
@@ -55,13 +50,8 @@ func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value
 	h = must(ops.BatchNormalize(h, mean, variance, gamma, beta, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, true))
 	h = must(ops.Activate(ops.ReLU, h))
 	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
-	var read gorgonia.Value
-	gorgonia.Read(loss, &read)
 	params := []*gorgonia.Node{w, gamma, beta, v}
-	if _, err := gorgonia.Grad(loss, params...); err != nil {
-		t.Fatal(err)
-	}
-	return g, params, &read
+	return g, params, withGradients(t, loss, params)
 }
 
 // trainNet compiles a network with caps and runs three SGD steps on the
@@ -156,22 +146,12 @@ func residualNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia
 	}
 	must := mustNode(t)
 	x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
-	labels := make([]float32, rows*classes)
-	for r := range rows {
-		labels[r*classes+rng.IntN(classes)] = 1
-	}
-	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+	y := oneHotLabels(g, rng, rows, classes)
 	h := must(ops.Add(must(ops.Affine(x, w, nil, false)), must(ops.Affine(x, u, nil, false))))
 	h = must(ops.Activate(ops.ReLU, h))
 	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
-	var read gorgonia.Value
-	gorgonia.Read(loss, &read)
 	params := []*gorgonia.Node{w, u, v}
-	if _, err := gorgonia.Grad(loss, params...); err != nil {
-		t.Fatal(err)
-	}
-	return g, params, &read
+	return g, params, withGradients(t, loss, params)
 }
 
 // TestReLUFolds compiles networks whose ReLU only follows a batch

@@ -23,6 +23,30 @@ func mustNode(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
 	}
 }
 
+// oneHotLabels adds a (rows, classes) input node "y" of one-hot labels,
+// each row's class drawn from rng.
+func oneHotLabels(g *gorgonia.ExprGraph, rng *rand.Rand, rows, classes int) *gorgonia.Node {
+	labels := make([]float32, rows*classes)
+	for r := range rows {
+		labels[r*classes+rng.IntN(classes)] = 1
+	}
+	return gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+}
+
+// withGradients has a gorgonia.Read of loss store its value and adds the
+// gradients of params, failing t on an error: the small graphs' last
+// step. It returns where the loss is read.
+func withGradients(t *testing.T, loss *gorgonia.Node, params []*gorgonia.Node) *gorgonia.Value {
+	t.Helper()
+	var read gorgonia.Value
+	gorgonia.Read(loss, &read)
+	if _, err := gorgonia.Grad(loss, params...); err != nil {
+		t.Fatal(err)
+	}
+	return &read
+}
+
 // sameTraining fails t unless the losses and the weights of two trainings
 // (trainNet's) are the same bit for bit.
 func sameTraining(t *testing.T, gotL, wantL []float64, gotW, wantW [][]float32) {
@@ -56,12 +80,7 @@ func convReLUNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia
 	}
 	must := mustNode(t)
 	x := mk("x", 1, batch, hw, hw, c)
-	labels := make([]float32, batch*classes)
-	for r := range batch {
-		labels[r*classes+rng.IntN(classes)] = 1
-	}
-	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(batch, classes), gorgonia.WithName("y"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(batch, classes), tensor.WithBacking(labels))))
+	y := oneHotLabels(g, rng, batch, classes)
 	k1, b1 := mk("k1", 0.4, 9*c, f1), mk("b1", 0.1, f1)
 	k2, b2 := mk("k2", 0.3, 9*f1, f2), mk("b2", 0.1, f2)
 	k3 := mk("k3", 0.3, 9*f2, f3)
@@ -78,13 +97,8 @@ func convReLUNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia
 	h = must(ops.Affine(h, k3, nil, true))
 	h = must(ops.Reshape(h, []int{batch, 4 * 4 * f3}, true))
 	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, w4, nil, true)), y))
-	var read gorgonia.Value
-	gorgonia.Read(loss, &read)
 	params := []*gorgonia.Node{k1, b1, k2, b2, k3, w4}
-	if _, err := gorgonia.Grad(loss, params...); err != nil {
-		t.Fatal(err)
-	}
-	return g, params, &read
+	return g, params, withGradients(t, loss, params)
 }
 
 // twoPathNet is x·w and its ReLU h, read by two paths, h·u + h, then
@@ -100,22 +114,12 @@ func twoPathNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.
 	}
 	must := mustNode(t)
 	x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, hidden, hidden), mk("v", 0.5, hidden, classes)
-	labels := make([]float32, rows*classes)
-	for r := range rows {
-		labels[r*classes+rng.IntN(classes)] = 1
-	}
-	y := gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(rows, classes), gorgonia.WithName("y"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, classes), tensor.WithBacking(labels))))
+	y := oneHotLabels(g, rng, rows, classes)
 	h := must(ops.Activate(ops.ReLU, must(ops.Affine(x, w, nil, false))))
 	h = must(ops.Add(must(ops.Affine(h, u, nil, true)), h))
 	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
-	var read gorgonia.Value
-	gorgonia.Read(loss, &read)
 	params := []*gorgonia.Node{w, u, v}
-	if _, err := gorgonia.Grad(loss, params...); err != nil {
-		t.Fatal(err)
-	}
-	return g, params, &read
+	return g, params, withGradients(t, loss, params)
 }
 
 // TestReLUGradFolds trains convReLUNet with the convolutions without
