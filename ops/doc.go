@@ -31,6 +31,8 @@
 //     box of each image as tf.image.resize does (bilinear or nearest,
 //     half-pixel centres, no antialiasing): Keras' Resizing and
 //     CenterCrop. Resize has no gradient.
+//   - Permute reorders the axes after the batch, as Keras' Permute layer;
+//     TransposeSamples transposes each sample's matrix.
 //   - BatchDot (each sample's product, a BatchMatMul) and L2Normalize are
 //     Keras' Dot layer, normalize=True its cosine similarity.
 //   - Recurrence runs a recurrent layer's steps (SimpleRNN's, LSTM's and

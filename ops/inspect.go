@@ -115,6 +115,9 @@ const (
 	// OpMask: x (batch, steps[, features]) → its sequence mask (batch,
 	// steps), Info.Mask's (see Mask). No gradient.
 	OpMask
+	// OpPermute: input x → x with its axes reordered by Info.Permute (see
+	// Permute); also its own gradient.
+	OpPermute
 )
 
 // Info describes one op of this package.
@@ -150,6 +153,7 @@ type Info struct {
 	Resize      ResizeParams      // OpResize
 	Recurrence  RecurrenceParams  // OpRecurrence, OpRecurrenceGrad
 	Mask        MaskParams        // OpMask
+	Permute     PermuteParams     // OpPermute
 }
 
 // Inspect says which op of this package op is, and with what parameters.
@@ -233,6 +237,8 @@ func Inspect(op gorgonia.Op) (Info, bool) {
 		return Info{Kind: OpRecurrenceGrad, Recurrence: o.p}, true
 	case maskOp:
 		return Info{Kind: OpMask, Mask: o.p}, true
+	case permuteOp:
+		return Info{Kind: OpPermute, Permute: o.p.clone()}, true
 	}
 	return Info{}, false
 }
