@@ -297,6 +297,8 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		ops.ResizeForward(s.Op.Resize, in(0), out(0)[:s.N])
 	case plan.Mask:
 		ops.MaskForward(s.Op.Mask, in(0), out(0)[:s.M])
+	case plan.Permute:
+		permute(s.Op.Permute, in(0), out(0)[:s.N])
 	case plan.Recurrence, plan.RecurrenceGrad:
 		n := len(s.Op.Recurrence.InShapes())
 		ins := make([][]float32, n)

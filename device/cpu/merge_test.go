@@ -40,6 +40,18 @@ func TestResizeOpsTrainLikeTheTapeMachine(t *testing.T) {
 	})
 }
 
+// TestPermuteTrainsLikeTheTapeMachine: the same of opstest.PermuteGraph
+// (a batch of transposes, another permutation and their gradients).
+func TestPermuteTrainsLikeTheTapeMachine(t *testing.T) {
+	trainsLikeTheTapeMachine(t, func() testGraph {
+		m, err := opstest.BuildPermuteGraph(4, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testGraph{m.G, m.Learnables, &m.LossValue}
+	})
+}
+
 // testGraph is an opstest graph: its learnables and where it reads its
 // loss.
 type testGraph struct {

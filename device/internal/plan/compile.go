@@ -272,6 +272,10 @@ const (
 	// Mask: Out[0] (M values) = the sequence mask of In[0], M rows of N
 	// values each (ops.MaskForward).
 	Mask
+	// Permute: Out[0] (N values, Op.Permute.Out()) = In[0] with its axes
+	// reordered (ops.PermuteForward): a Permute layer, a batch of
+	// transposes (Op.Permute.Transposes), or either's gradient.
+	Permute
 )
 
 var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax", ActGrad: "ActGrad",
@@ -284,7 +288,7 @@ var kindNames = [...]string{Gemm: "Gemm", BiasAct: "BiasAct", Softmax: "Softmax"
 	UpSampleGrad: "UpSampleGrad", BatchMatMul: "BatchMatMul", L2Normalize: "L2Normalize", L2NormalizeGrad: "L2NormalizeGrad",
 	ImageTransform: "ImageTransform", Resize: "Resize", ConvInputGrid: "ConvInputGrid",
 	ConvOutputGrid: "ConvOutputGrid", ConvForward: "ConvForward", ConvKernelGrad: "ConvKernelGrad", ConvInputGrad: "ConvInputGrad",
-	Recurrence: "Recurrence", RecurrenceGrad: "RecurrenceGrad", Mask: "Mask"}
+	Recurrence: "Recurrence", RecurrenceGrad: "RecurrenceGrad", Mask: "Mask", Permute: "Permute"}
 
 func (k Kind) String() string {
 	if k <= 0 || int(k) >= len(kindNames) {
@@ -367,6 +371,8 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "{%v -> %d values}", s.Op.Pad2D, s.N)
 	case UpSample, UpSampleGrad:
 		fmt.Fprintf(&b, "{%v -> %d values}", s.Op.UpSample, s.N)
+	case Permute:
+		fmt.Fprintf(&b, "{%v}", s.Op.Permute)
 	case BatchMatMul:
 		fmt.Fprintf(&b, "{%v}", s.Op.BatchMatMul)
 	case L2Normalize, L2NormalizeGrad:
@@ -832,9 +838,9 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpConcatGrad:
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: ConcatGrad, Op: info, Node: n, M: info.Concat.Rows(), N: info.Concat.Cols(info.Concat.Piece), In: in, Out: []int{out}})
-	case ops.OpPad2D, ops.OpCrop2D, ops.OpUpSample2D, ops.OpUpSample2DGrad, ops.OpResize:
+	case ops.OpPad2D, ops.OpCrop2D, ops.OpUpSample2D, ops.OpUpSample2DGrad, ops.OpResize, ops.OpPermute:
 		kind := map[ops.OpKind]Kind{ops.OpPad2D: Pad2D, ops.OpCrop2D: Crop2D, ops.OpUpSample2D: UpSample, ops.OpUpSample2DGrad: UpSampleGrad,
-			ops.OpResize: Resize}[info.Kind]
+			ops.OpResize: Resize, ops.OpPermute: Permute}[info.Kind]
 		out := c.alloc(n, Temp)
 		c.emit(Step{Kind: kind, Op: info, Node: n, N: n.Shape().TotalSize(), In: in, Out: []int{out}})
 	case ops.OpBatchMatMul:

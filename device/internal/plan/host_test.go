@@ -308,6 +308,8 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.UpSample.Out()...))
 	case Resize:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Resize.In()...))
+	case Permute:
+		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Op.Permute.In()...))
 	case Recurrence, RecurrenceGrad:
 		shapes := append(s.Op.Recurrence.InShapes(), s.Op.Recurrence.Out())
 		args := make([]gorgonia.Value, len(s.In))
