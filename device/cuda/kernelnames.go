@@ -54,6 +54,8 @@ const (
 	kCopyCols        = "gk_copy_cols"
 	kPad2d           = "gk_pad2d"
 	kCrop2d          = "gk_crop2d"
+	kTranspose       = "gk_transpose"
+	kPermute         = "gk_permute"
 	kUpsample2d      = "gk_upsample2d"
 	kUpsample2dGrad  = "gk_upsample2d_grad"
 	kResize          = "gk_resize"
@@ -117,6 +119,8 @@ var kernelNames = []string{
 	kCopyCols,
 	kPad2d,
 	kCrop2d,
+	kTranspose,
+	kPermute,
 	kUpsample2d,
 	kUpsample2dGrad,
 	kResize,

@@ -712,6 +712,51 @@ func (k *kernels) pad2d(s gpuStream, p ops.Pad2DParams, crop bool, x, out device
 		intArg(p.Top), intArg(p.Bottom), intArg(p.Left), intArg(p.Right))
 }
 
+// permute writes x with its axes reordered by p into out: gk_transpose
+// over 32×32 tiles for a batch of transposes (p.Transposes), gk_permute
+// over the output's values for any other permutation of up to six axes in
+// its merged form.
+func (k *kernels) permute(s gpuStream, p ops.PermuteParams, x, out devicePtr) error {
+	n := 1
+	for _, d := range p.Shape {
+		n *= d
+	}
+	if err := fits32("permute", n); err != nil || n == 0 {
+		return err
+	}
+	if batch, rows, cols, ok := p.Transposes(); ok {
+		tiles := batch * ((rows + 31) / 32) * ((cols + 31) / 32)
+		return k.launch(s, kTranspose, min(tiles, maxGrid), elemBlock, 32*33*4, ptrArg(x), ptrArg(out),
+			intArg(batch), intArg(rows), intArg(cols))
+	}
+	dims, perm := p.Merged()
+	const axes = 6
+	if len(dims) > axes {
+		return fmt.Errorf("permute %v: %d axes that move apart, more than the CUDA kernel's %d", p, len(dims), axes)
+	}
+	// The output's sizes and the input's strides, the last axis last,
+	// axes of one value before them.
+	size, stride := [axes]int{1, 1, 1, 1, 1, 1}, [axes]int{}
+	inStride := make([]int, len(dims))
+	st := 1
+	for a := len(dims) - 1; a >= 0; a-- {
+		inStride[a] = st
+		st *= dims[a]
+	}
+	off := axes - len(dims)
+	for i, a := range perm {
+		size[off+i], stride[off+i] = dims[a], inStride[a]
+	}
+	args := []uint64{ptrArg(x), ptrArg(out), intArg(n)}
+	for _, v := range size {
+		args = append(args, intArg(v))
+	}
+	for _, v := range stride {
+		args = append(args, intArg(v))
+	}
+	return k.launch(s, kPermute, elemGrid(n), elemBlock, 0, args...)
+}
+
 // upSample writes the upsampling of the images x by p (grad false), or
 // the gradient of its input given x, its output's (grad true), into out:
 // gk_upsample2d or gk_upsample2d_grad over the output's values.

@@ -510,6 +510,8 @@ func (b *backend) Exec(i int, s *plan.Step, bufs []plan.Mem) error {
 		return k.pad2d(st, s.Op.Pad2D, s.Kind == plan.Crop2D, in(0), out(0))
 	case plan.UpSample, plan.UpSampleGrad:
 		return k.upSample(st, s.Op.UpSample, s.Kind == plan.UpSampleGrad, in(0), out(0))
+	case plan.Permute:
+		return k.permute(st, s.Op.Permute, in(0), out(0))
 	case plan.Resize:
 		return k.resize(st, s.Op.Resize, in(0), out(0))
 	case plan.BatchMatMul:

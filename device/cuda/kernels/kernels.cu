@@ -2194,6 +2194,51 @@ extern "C" __global__ void gk_crop2d(const float *x, float *y, int n, int h, int
 	}
 }
 
+// gk_transpose: each of the batch's rows×cols matrices of x transposed into
+// y, cols×rows: a batch of transposes (ops.PermuteParams.Transposes), the
+// values of ops.PermuteForward. 32×32 blocks of a matrix go through shared
+// memory, read along the block's rows and written along its columns, so
+// that both touch consecutive addresses; a shared row holds 33 floats, so
+// that a block's column lies in 32 banks. Shared memory: 32·33 floats. Any
+// launch: the blocks go over the tiles, a block's threads over a tile.
+extern "C" __global__ void gk_transpose(const float *x, float *y, int batch, int rows, int cols) {
+	extern __shared__ float s[];
+	int tr = (rows + 31) / 32, tc = (cols + 31) / 32;
+	for (int t = blockIdx.x; t < batch * tr * tc; t += gridDim.x) {
+		int b = t / (tr * tc), r0 = t / tc % tr * 32, c0 = t % tc * 32;
+		const float *xb = x + (size_t)b * rows * cols;
+		float *yb = y + (size_t)b * rows * cols;
+		for (int e = threadIdx.x; e < 32 * 32; e += blockDim.x) {
+			int i = e / 32, j = e % 32;
+			if (r0 + i < rows && c0 + j < cols) s[i * 33 + j] = xb[(size_t)(r0 + i) * cols + c0 + j];
+		}
+		__syncthreads();
+		for (int e = threadIdx.x; e < 32 * 32; e += blockDim.x) {
+			int j = e / 32, i = e % 32; // y's row c0+j, column r0+i
+			if (r0 + i < rows && c0 + j < cols) yb[(size_t)(c0 + j) * rows + r0 + i] = s[i * 33 + j];
+		}
+		__syncthreads();
+	}
+}
+
+// gk_permute: y, n values, is x with its axes reordered (ops.PermuteForward),
+// any permutation of up to six axes in its merged form
+// (ops.PermuteParams.Merged): y's axis a has d_a values and steps st_a values
+// of x; the axes after rank have one value. Any grid-stride launch.
+extern "C" __global__ void gk_permute(const float *x, float *y, int n, int d0, int d1, int d2, int d3, int d4, int d5,
+		int st0, int st1, int st2, int st3, int st4, int st5) {
+	int d[6] = {d0, d1, d2, d3, d4, d5}, st[6] = {st0, st1, st2, st3, st4, st5};
+	GRID_STRIDE(o, n) {
+		size_t src = 0;
+		int r = o;
+		for (int a = 5; a >= 0; a--) {
+			src += (size_t)(r % d[a]) * st[a];
+			r /= d[a];
+		}
+		y[o] = x[src];
+	}
+}
+
 // gk_upsample2d: each pixel of the images x, n×h×w×c, repeated sh times
 // down and sw times across into y, n×(h·sh)×(w·sw)×c: an UpSampling2D
 // with interpolation "nearest" (ops.UpSampleForward). Any grid-stride

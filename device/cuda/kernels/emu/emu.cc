@@ -466,7 +466,7 @@ static bool synchronizing(std::string_view name) {
 	static const std::string_view list[] = {
 		"gk_softmax_rows", "gk_softmax_grad_rows", "gk_sum_rows", "gk_zero_one_labels", "gk_loss", "gk_loss_grad",
 		"gk_abs_sq_sums", "gk_clip_scale", "gk_global_scale", "gk_penalty", "gk_metric_sum", "gk_metric_pr",
-		"gk_norm_col_sums", "gk_layer_norm",
+		"gk_norm_col_sums", "gk_layer_norm", "gk_transpose",
 	};
 	for (auto n : list)
 		if (n == name) return true;

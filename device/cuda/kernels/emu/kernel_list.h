@@ -55,6 +55,8 @@
 	K(gk_copy_cols) \
 	K(gk_pad2d) \
 	K(gk_crop2d) \
+	K(gk_transpose) \
+	K(gk_permute) \
 	K(gk_upsample2d) \
 	K(gk_upsample2d_grad) \
 	K(gk_resize) \
