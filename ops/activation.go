@@ -207,9 +207,7 @@ func activate[T float](act Activation, alpha float64, cols int, x, y []T) {
 			y[i] = T(math.Tanh(float64(v)))
 		}
 	case Softmax:
-		for r := 0; r+cols <= len(x); r += cols {
-			softmaxRow(x[r:r+cols], y[r:r+cols])
-		}
+		softmaxRows(cols, x, y)
 	default:
 		for i, v := range x {
 			y[i] = T(activateOne(act, alpha, float64(v)))
@@ -490,16 +488,7 @@ func activateGrad[T float](act Activation, alpha float64, cols int, x, y, dy, dx
 			dx[i] = dy[i] * (1 - v*v)
 		}
 	case Softmax:
-		for r := 0; r+cols <= len(y); r += cols {
-			yr, dyr, dxr := y[r:r+cols], dy[r:r+cols], dx[r:r+cols]
-			var dot T
-			for j := range yr {
-				dot += yr[j] * dyr[j]
-			}
-			for j := range yr {
-				dxr[j] = yr[j] * (dyr[j] - dot)
-			}
-		}
+		softmaxGradRows(cols, y, dy, dx)
 	default:
 		for i, v := range x {
 			dx[i] = T(float64(dy[i]) * activateOneGrad(act, alpha, float64(v), float64(y[i])))

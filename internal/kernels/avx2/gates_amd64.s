@@ -407,3 +407,154 @@ subloop:
 subdone:
 	VZEROUPPER
 	RET
+
+// The softmax's steps (softmax.go).
+
+// func maxOf8(x *float32, n int) float32
+//
+// The largest of x[i], i < n, a multiple of 8 (at least 8).
+TEXT ·maxOf8(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	VMOVUPS (SI), Y0
+
+maxof8loop:
+	VMAXPS  (SI), Y0, Y0
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     maxof8loop
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS  X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS  X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS  X1, X0, X0
+	VZEROUPPER
+	MOVSS   X0, ret+16(FP)
+	RET
+
+// func expChains8(x, y *float32, n int, m float32, chains *float32)
+//
+// y[i] = exp(-min(m-x[i], 104)) (softmax.go's ExpShift) and chains[i%16]
+// += y[i] for i < n, a multiple of 16: Y8 holds chains 0-7, Y9 8-15. The
+// minimum keeps a NaN difference (its second source), so NaN reaches y
+// and the sums.
+TEXT ·expChains8(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y12
+	MOVQ chains+32(FP), DX
+	SHRQ $4, CX
+	JZ   expchains8done
+	VMOVUPS gateconst<>+32(SB), Y13
+	VMOVUPS gateconst<>+64(SB), Y14
+	VXORPS  Y15, Y15, Y15
+	VMOVUPS (DX), Y8
+	VMOVUPS 32(DX), Y9
+
+expchains8loop:
+	VSUBPS  (SI), Y12, Y0          // m - x
+	VMINPS  Y0, Y13, Y0            // min(104, m - x), NaN kept
+	VSUBPS  Y0, Y15, Y0            // u = 0 - that
+	EXPNEG(Y0, Y1, Y2, Y3)
+	VMOVUPS Y1, (DI)
+	VADDPS  Y1, Y8, Y8
+	VSUBPS  32(SI), Y12, Y4
+	VMINPS  Y4, Y13, Y4
+	VSUBPS  Y4, Y15, Y4
+	EXPNEG(Y4, Y5, Y6, Y7)
+	VMOVUPS Y5, 32(DI)
+	VADDPS  Y5, Y9, Y9
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     expchains8loop
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+
+expchains8done:
+	VZEROUPPER
+	RET
+
+// func dotChains8(a, b *float32, n int, chains *float32)
+//
+// chains[i%16] += a[i]·b[i] for i < n, a multiple of 16, the product
+// rounded, then the sum (no fused multiply-add).
+TEXT ·dotChains8(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ chains+24(FP), DX
+	SHRQ $4, CX
+	JZ   dotchains8done
+	VMOVUPS (DX), Y8
+	VMOVUPS 32(DX), Y9
+
+dotchains8loop:
+	VMOVUPS (SI), Y0
+	VMULPS  (DI), Y0, Y0
+	VADDPS  Y0, Y8, Y8
+	VMOVUPS 32(SI), Y1
+	VMULPS  32(DI), Y1, Y1
+	VADDPS  Y1, Y9, Y9
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     dotchains8loop
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+
+dotchains8done:
+	VZEROUPPER
+	RET
+
+// func scaleBy8(y *float32, n int, s float32)
+//
+// y[i] = y[i]·s for i < n, a multiple of 8.
+TEXT ·scaleBy8(SB), NOSPLIT, $0-20
+	MOVQ y+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+	SHRQ $3, CX
+	JZ   scaleby8done
+
+scaleby8loop:
+	VMULPS  (DI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     scaleby8loop
+
+scaleby8done:
+	VZEROUPPER
+	RET
+
+// func softmaxGrad8(y, dy, dx *float32, n int, s float32)
+//
+// dx[i] = y[i]·(dy[i] - s) for i < n, a multiple of 8, each operation
+// rounded.
+TEXT ·softmaxGrad8(SB), NOSPLIT, $0-36
+	MOVQ y+0(FP), SI
+	MOVQ dy+8(FP), DX
+	MOVQ dx+16(FP), DI
+	MOVQ n+24(FP), CX
+	VBROADCASTSS s+32(FP), Y2
+	SHRQ $3, CX
+	JZ   softmaxgrad8done
+
+softmaxgrad8loop:
+	VMOVUPS (DX), Y0
+	VSUBPS  Y2, Y0, Y0
+	VMULPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     softmaxgrad8loop
+
+softmaxgrad8done:
+	VZEROUPPER
+	RET

@@ -48,3 +48,18 @@ func addProduct(dst, a, b *float32, n int)
 
 //go:noescape
 func sub(dst, a, b *float32, n int)
+
+//go:noescape
+func maxOf8(x *float32, n int) float32
+
+//go:noescape
+func expChains8(x, y *float32, n int, m float32, chains *float32)
+
+//go:noescape
+func dotChains8(a, b *float32, n int, chains *float32)
+
+//go:noescape
+func scaleBy8(y *float32, n int, s float32)
+
+//go:noescape
+func softmaxGrad8(y, dy, dx *float32, n int, s float32)

@@ -53,3 +53,19 @@ func addProduct(dst, a, b *float32, n int) {
 }
 
 func sub(dst, a, b *float32, n int) { panic("unreachable: AVX2 kernels called without Available") }
+
+func maxOf8(x *float32, n int) float32 { panic("unreachable: AVX2 kernels called without Available") }
+
+func expChains8(x, y *float32, n int, m float32, chains *float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func dotChains8(a, b *float32, n int, chains *float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func scaleBy8(y *float32, n int, s float32) { panic("unreachable: AVX2 kernels called without Available") }
+
+func softmaxGrad8(y, dy, dx *float32, n int, s float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}

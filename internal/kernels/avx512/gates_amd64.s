@@ -217,3 +217,141 @@ tanhgrad16loop:
 tanhgrad16done:
 	VZEROUPPER
 	RET
+
+// The softmax's steps (softmax.go; package avx2's softmax.go defines
+// them).
+
+// func maxOf16(x *float32, n int) float32
+//
+// The largest of x[i], i < n, a multiple of 16 (at least 16).
+TEXT ·maxOf16(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $4, CX
+	VMOVUPS (SI), Z0
+
+maxof16loop:
+	VMAXPS  (SI), Z0, Z0
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     maxof16loop
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS  Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS  X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS  X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS  X1, X0, X0
+	VZEROUPPER
+	MOVSS   X0, ret+16(FP)
+	RET
+
+// func expChains16(x, y *float32, n int, m float32, sums *float32)
+//
+// y[i] = exp(-min(m-x[i], 104)) and sums[i%16] += y[i] for i < n, a
+// multiple of 16 (Z9 holds the sums). The minimum keeps a NaN difference
+// (its second source).
+TEXT ·expChains16(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Z10
+	MOVQ sums+32(FP), DX
+	SHRQ $4, CX
+	JZ   expchains16done
+	GATECONSTS
+	VMOVUPS (DX), Z9
+
+expchains16loop:
+	VSUBPS  (SI), Z10, Z0          // m - x
+	VMINPS  Z0, Z30, Z0            // min(104, m - x), NaN kept
+	VSUBPS  Z0, Z11, Z0            // u = 0 - that
+	EXPNEG16(Z0, Z1, Z2, Z3)
+	VMOVUPS Z1, (DI)
+	VADDPS  Z1, Z9, Z9
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     expchains16loop
+	VMOVUPS Z9, (DX)
+
+expchains16done:
+	VZEROUPPER
+	RET
+
+// func dotChains16(a, b *float32, n int, sums *float32)
+//
+// sums[i%16] += a[i]·b[i] for i < n, a multiple of 16, the product
+// rounded, then the sum.
+TEXT ·dotChains16(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ sums+24(FP), DX
+	SHRQ $4, CX
+	JZ   dotchains16done
+	VMOVUPS (DX), Z9
+
+dotchains16loop:
+	VMOVUPS (SI), Z0
+	VMULPS  (DI), Z0, Z0
+	VADDPS  Z0, Z9, Z9
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     dotchains16loop
+	VMOVUPS Z9, (DX)
+
+dotchains16done:
+	VZEROUPPER
+	RET
+
+// func scaleBy16(y *float32, n int, s float32)
+//
+// y[i] = y[i]·s for i < n, a multiple of 16.
+TEXT ·scaleBy16(SB), NOSPLIT, $0-20
+	MOVQ y+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z1
+	SHRQ $4, CX
+	JZ   scaleby16done
+
+scaleby16loop:
+	VMULPS  (DI), Z1, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     scaleby16loop
+
+scaleby16done:
+	VZEROUPPER
+	RET
+
+// func softmaxGrad16(y, dy, dx *float32, n int, s float32)
+//
+// dx[i] = y[i]·(dy[i] - s) for i < n, a multiple of 16, each operation
+// rounded.
+TEXT ·softmaxGrad16(SB), NOSPLIT, $0-36
+	MOVQ y+0(FP), SI
+	MOVQ dy+8(FP), DX
+	MOVQ dx+16(FP), DI
+	MOVQ n+24(FP), CX
+	VBROADCASTSS s+32(FP), Z2
+	SHRQ $4, CX
+	JZ   softmaxgrad16done
+
+softmaxgrad16loop:
+	VMOVUPS (DX), Z0
+	VSUBPS  Z2, Z0, Z0
+	VMULPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     softmaxgrad16loop
+
+softmaxgrad16done:
+	VZEROUPPER
+	RET

@@ -51,3 +51,18 @@ func sigmoidGrad16(y, dy, dx *float32, n int)
 
 //go:noescape
 func tanhGrad16(y, dy, dx *float32, n int)
+
+//go:noescape
+func maxOf16(x *float32, n int) float32
+
+//go:noescape
+func expChains16(x, y *float32, n int, m float32, sums *float32)
+
+//go:noescape
+func dotChains16(a, b *float32, n int, sums *float32)
+
+//go:noescape
+func scaleBy16(y *float32, n int, s float32)
+
+//go:noescape
+func softmaxGrad16(y, dy, dx *float32, n int, s float32)

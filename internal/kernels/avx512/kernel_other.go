@@ -61,3 +61,21 @@ func sigmoidGrad16(y, dy, dx *float32, n int) {
 func tanhGrad16(y, dy, dx *float32, n int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func maxOf16(x *float32, n int) float32 { panic("unreachable: AVX-512 kernels called without Available") }
+
+func expChains16(x, y *float32, n int, m float32, sums *float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func dotChains16(a, b *float32, n int, sums *float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func scaleBy16(y *float32, n int, s float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func softmaxGrad16(y, dy, dx *float32, n int, s float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
