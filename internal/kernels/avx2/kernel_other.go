@@ -64,7 +64,9 @@ func dotChains8(a, b *float32, n int, chains *float32) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
 
-func scaleBy8(y *float32, n int, s float32) { panic("unreachable: AVX2 kernels called without Available") }
+func scaleBy8(y *float32, n int, s float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
 
 func softmaxGrad8(y, dy, dx *float32, n int, s float32) {
 	panic("unreachable: AVX2 kernels called without Available")

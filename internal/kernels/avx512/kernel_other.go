@@ -62,7 +62,9 @@ func tanhGrad16(y, dy, dx *float32, n int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
-func maxOf16(x *float32, n int) float32 { panic("unreachable: AVX-512 kernels called without Available") }
+func maxOf16(x *float32, n int) float32 {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
 
 func expChains16(x, y *float32, n int, m float32, sums *float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
