@@ -298,7 +298,9 @@ func addChains(chains *[sumChains][normBlock]float64, sum []float64, from int) {
 // gives the same bits as one goroutine; per-column constants such as
 // 1/√(variance+ε) are computed once, by the same expression, so the
 // results are those of the per-value code before (refNormalize in
-// norm_ref_test.go), bit for bit.
+// norm_ref_test.go), bit for bit. Layer normalization sums each row in
+// lanes (rowLanes) and the gradient of gamma in blocks of rows
+// (gammaRowBlock), the same on any number of cores.
 func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
 	x := in[0]
 	n := float64(rows)
@@ -576,66 +578,120 @@ func normScratchT[T float](n int) *[]T {
 	return p
 }
 
-// rowMoments returns the mean and 1/√(variance+eps) of a row.
-func rowMoments[T float](row []T, eps float64) (mean, rstd float64) {
-	for _, v := range row {
-		mean += float64(v)
-	}
-	mean /= float64(len(row))
-	var ss float64
-	for _, v := range row {
-		d := float64(v) - mean
-		ss += d * d
-	}
-	return mean, 1 / math.Sqrt(ss/float64(len(row))+eps)
+// rowLanes is the number of partial sums of a row's sums in layer
+// normalization: value c of the row is added to lane c mod rowLanes in
+// order, and the lanes are added by addLanes, so that the additions do not
+// wait on each other one by one. Package avx512's LayerNorm kernels sum
+// the same way (a lane of a vector each) and do the same float64
+// operations, so either gives the same bits.
+const rowLanes = 8
+
+// addLanes is a row's sum from its lanes: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+func addLanes(l *[rowLanes]float64) float64 {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
 
+// rowMoments returns the mean and 1/√(variance+eps) of a row, its sums in
+// lanes (rowLanes).
+func rowMoments[T float](row []T, eps float64) (mean, rstd float64) {
+	var s, q [rowLanes]float64
+	for c, v := range row {
+		s[c&(rowLanes-1)] += float64(v)
+	}
+	n := float64(len(row))
+	mean = addLanes(&s) / n
+	for c, v := range row {
+		d := float64(v) - mean
+		q[c&(rowLanes-1)] += float64(d * d) // rounded before the addition: no fused multiply-add
+	}
+	return mean, 1 / math.Sqrt(addLanes(&q)/n+eps)
+}
+
+// layerNormKernels says whether layer normalization on float32 uses
+// package avx512's kernels where the CPU has them; the tests turn it off
+// to check the Go code on such CPUs.
+var layerNormKernels = true
+
+// gammaRowBlock is the number of rows whose gamma gradient one partial sum
+// holds: LayerNormGammaGrad sums each block of rows in order, the blocks
+// on every core, then adds the blocks' sums in order, so that the result
+// does not depend on the number of cores.
+const gammaRowBlock = 64
+
 func layerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, out []T) {
-	x := in[0]
-	if kind == LayerNormGammaGrad {
-		dy := in[1]
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			row := x[r*cols : (r+1)*cols]
-			mean, rs := rowMoments(row, eps)
-			for c, g := range dy[r*cols : (r+1)*cols] {
-				sum[c] += float64(g) * (float64(row[c]) - mean) * rs
-			}
-		}
-		for c := range out[:cols] {
-			out[c] = T(sum[c])
-		}
+	if kind != LayerNormGammaGrad {
+		parallel(rows, cols, func(lo, hi int) { layerNormRows(kind, eps, lo, hi, cols, in, out) })
 		return
 	}
-	parallel(rows, cols, func(lo, hi int) { layerNormRows(kind, eps, lo, hi, cols, in, out) })
+	x, dy := in[0], in[1]
+	blocks := (rows + gammaRowBlock - 1) / gammaRowBlock
+	buf := normScratchT[float64](blocks * cols)
+	defer normScratchPoolT[float64]().Put(buf)
+	part := *buf
+	clear(part)
+	parallel(blocks, gammaRowBlock*cols, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			r0, r1 := b*gammaRowBlock, min(rows, (b+1)*gammaRowBlock)
+			sum := part[b*cols : (b+1)*cols]
+			if xf, ok := asFloat32(x[r0*cols : r1*cols]); ok && layerNormKernels &&
+				avx512.LayerNormGammaGradRows(xf, any(dy[r0*cols:r1*cols]).([]float32), r1-r0, cols, eps, sum) {
+				continue
+			}
+			for r := r0; r < r1; r++ {
+				row := x[r*cols : (r+1)*cols]
+				mean, rs := rowMoments(row, eps)
+				for c, g := range dy[r*cols : (r+1)*cols] {
+					sum[c] += float64(float64(g) * (float64(row[c]) - mean) * rs)
+				}
+			}
+		}
+	})
+	for c := range out[:cols] {
+		s := part[c]
+		for b := 1; b < blocks; b++ {
+			s += part[b*cols+c]
+		}
+		out[c] = T(s)
+	}
 }
 
 // layerNormRows computes LayerNorm or LayerNormGrad for rows [lo, hi):
 // each row is independent of the others.
 func layerNormRows[T float](kind NormKind, eps float64, lo, hi, cols int, in [][]T, out []T) {
 	x, gamma := in[0], in[1]
+	if xf, ok := asFloat32(x[lo*cols : hi*cols]); ok && layerNormKernels {
+		o, g, b := any(out[lo*cols:hi*cols]).([]float32), any(gamma).([]float32), any(in[2]).([]float32)
+		if kind == LayerNorm && avx512.LayerNormRows(xf, g, b, o, hi-lo, cols, eps) {
+			return
+		}
+		if kind == LayerNormGrad && avx512.LayerNormGradRows(xf, g, b[lo*cols:hi*cols], o, hi-lo, cols, eps) {
+			return
+		}
+	}
+	n := float64(cols)
 	for r := lo; r < hi; r++ {
 		row, o := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
 		mean, rs := rowMoments(row, eps)
 		if kind == LayerNorm {
 			beta := in[2]
 			for c, v := range row {
-				o[c] = T(float64(gamma[c])*(float64(v)-mean)*rs + float64(beta[c]))
+				o[c] = T(float64(float64(gamma[c])*(float64(v)-mean)*rs) + float64(beta[c]))
 			}
 			continue
 		}
-		// dx = r·(g - [Σg + x̂·Σ(g·x̂)]/cols) with g = γ·dy.
+		// dx = r·(g - [Σg + x̂·Σ(g·x̂)]/cols) with g = γ·dy, the sums in lanes.
 		dy := in[2][r*cols : (r+1)*cols]
-		var sumG, sumGXhat float64
+		var sg, sgx [rowLanes]float64
 		for c, d := range dy {
-			g := float64(gamma[c]) * float64(d)
-			sumG += g
-			sumGXhat += g * (float64(row[c]) - mean) * rs
+			g := float64(float64(gamma[c]) * float64(d))
+			sg[c&(rowLanes-1)] += g
+			sgx[c&(rowLanes-1)] += float64(g * (float64(row[c]) - mean) * rs)
 		}
+		sumG, sumGXhat := addLanes(&sg), addLanes(&sgx)
 		for c, d := range dy {
-			g := float64(gamma[c]) * float64(d)
+			g := float64(float64(gamma[c]) * float64(d))
 			xhat := (float64(row[c]) - mean) * rs
-			o[c] = T(rs * (g - (sumG+xhat*sumGXhat)/float64(cols)))
+			o[c] = T(rs * (g - (sumG+float64(xhat*sumGXhat))/n))
 		}
 	}
 }

@@ -30,7 +30,8 @@ func refSums(rows, cols int, term func(r, c int) float64) []float64 {
 // refNormalize is normalize as it was before its columns were split over
 // the cores (commit 5072d1b), kept as the bit-exact reference, its batch
 // statistics and their gradient's sums since summed in sumChains chains
-// of rows (refSums).
+// of rows (refSums), layer normalization's sums since issue 30 in lanes of
+// a row and blocks of rows (refLayerNorm).
 // refNormalize computes every NormKind; sums are kept in float64.
 func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
 	x := in[0]
@@ -104,28 +105,99 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 	}
 }
 
-// rowMoments returns the mean and 1/√(variance+eps) of a row.
-func refRowMoments[T float](row []T, eps float64) (mean, rstd float64) {
-	for _, v := range row {
-		mean += float64(v)
+// refLanes is the sum of term(c) for c < n as layer normalization sums a
+// row: term c added to lane c mod 8 in order, the lanes added
+// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+func refLanes(n int, term func(c int) float64) float64 {
+	var l [8]float64
+	for c := 0; c < n; c++ {
+		l[c%8] += term(c)
 	}
-	mean /= float64(len(row))
-	var ss float64
-	for _, v := range row {
-		d := float64(v) - mean
-		ss += d * d
-	}
-	return mean, 1 / math.Sqrt(ss/float64(len(row))+eps)
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
 
+// refLayerNorm is layer normalization as defined since issue 30 (before,
+// each row's sums ran over the row in order, seqLayerNorm): each row's
+// sums in lanes (refLanes), in float64, each operation rounded (the
+// products converted before they are added: no fused multiply-adds); the
+// gradient of gamma summed over blocks of 64 rows in order, the blocks'
+// sums then added in order.
 func refLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, out []T) {
 	x := in[0]
+	n := float64(cols)
+	at := func(s []T, r, c int) float64 { return float64(s[r*cols+c]) }
+	moments := func(r int) (mean, rstd float64) {
+		mean = refLanes(cols, func(c int) float64 { return at(x, r, c) }) / n
+		ss := refLanes(cols, func(c int) float64 {
+			d := at(x, r, c) - mean
+			return float64(d * d)
+		})
+		return mean, 1 / math.Sqrt(ss/n+eps)
+	}
+	if kind == LayerNormGammaGrad {
+		dy := in[1]
+		total := make([]float64, cols)
+		for b := 0; b*64 < rows; b++ {
+			block := make([]float64, cols)
+			for r := b * 64; r < min(rows, (b+1)*64); r++ {
+				mean, rs := moments(r)
+				for c := range block {
+					block[c] += float64(at(dy, r, c) * (at(x, r, c) - mean) * rs)
+				}
+			}
+			for c := range total {
+				total[c] += block[c]
+			}
+		}
+		for c := range out[:cols] {
+			out[c] = T(total[c])
+		}
+		return
+	}
+	gamma := in[1]
+	for r := 0; r < rows; r++ {
+		mean, rs := moments(r)
+		o := out[r*cols : (r+1)*cols]
+		if kind == LayerNorm {
+			for c := range o {
+				o[c] = T(float64(float64(gamma[c])*(at(x, r, c)-mean)*rs) + float64(in[2][c]))
+			}
+			continue
+		}
+		dy := in[2]
+		g := func(c int) float64 { return float64(float64(gamma[c]) * at(dy, r, c)) }
+		sumG := refLanes(cols, g)
+		sumGXhat := refLanes(cols, func(c int) float64 { return float64(g(c) * (at(x, r, c) - mean) * rs) })
+		for c := range o {
+			xhat := (at(x, r, c) - mean) * rs
+			o[c] = T(rs * (g(c) - (sumG+float64(xhat*sumGXhat))/n))
+		}
+	}
+}
+
+// seqLayerNorm is layer normalization as it was before issue 30, its sums
+// over a row and over all rows in order, in float64: the float64
+// definition the lane sums are checked against, within rounding.
+func seqLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, out []T) {
+	x := in[0]
+	moments := func(row []T) (mean, rstd float64) {
+		for _, v := range row {
+			mean += float64(v)
+		}
+		mean /= float64(len(row))
+		var ss float64
+		for _, v := range row {
+			d := float64(v) - mean
+			ss += d * d
+		}
+		return mean, 1 / math.Sqrt(ss/float64(len(row))+eps)
+	}
 	if kind == LayerNormGammaGrad {
 		dy := in[1]
 		sum := make([]float64, cols)
 		for r := 0; r < rows; r++ {
 			row := x[r*cols : (r+1)*cols]
-			mean, rs := refRowMoments(row, eps)
+			mean, rs := moments(row)
 			for c, g := range dy[r*cols : (r+1)*cols] {
 				sum[c] += float64(g) * (float64(row[c]) - mean) * rs
 			}
@@ -138,7 +210,7 @@ func refLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T,
 	gamma := in[1]
 	for r := 0; r < rows; r++ {
 		row, o := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
-		mean, rs := refRowMoments(row, eps)
+		mean, rs := moments(row)
 		if kind == LayerNorm {
 			beta := in[2]
 			for c, v := range row {
@@ -146,7 +218,6 @@ func refLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T,
 			}
 			continue
 		}
-		// dx = r·(g - [Σg + x̂·Σ(g·x̂)]/cols) with g = γ·dy.
 		dy := in[2][r*cols : (r+1)*cols]
 		var sumG, sumGXhat float64
 		for c, d := range dy {
@@ -287,6 +358,34 @@ func BenchmarkNormalize(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkLayerNorm times LayerNormalization's three kernels on the rows
+// of issue 30's transformer benchmark (batch 32 · sequence 128 rows of
+// d_model 128), with package avx512's kernels where the CPU has them and
+// with the Go code.
+func BenchmarkLayerNorm(b *testing.B) {
+	rows, cols := 32*128, 128
+	for _, kind := range []NormKind{LayerNorm, LayerNormGrad, LayerNormGammaGrad} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		in := normInputs[float32](rng, kind, rows, cols)
+		out := make([]float32, rows*cols)
+		p := NormParams{Epsilon: 1e-3}
+		for _, kernels := range []bool{true, false} {
+			name := "go"
+			if kernels {
+				name = "kernels"
+			}
+			b.Run(fmt.Sprintf("%v/%dx%d/%s", kind, rows, cols, name), func(b *testing.B) {
+				defer func(k bool) { layerNormKernels = k }(layerNormKernels)
+				layerNormKernels = kernels
+				b.SetBytes(int64(4 * rows * cols * len(in)))
+				for b.Loop() {
+					normalize(kind, p, rows, cols, in, out)
+				}
+			})
 		}
 	}
 }

@@ -1,0 +1,84 @@
+package avx512
+
+// The layer-normalization kernels: package ops' LayerNorm ops on whole
+// rows of a float32 matrix whose rows lie one after another (cols values
+// apart), for cols a multiple of 8. Each returns false, doing nothing,
+// where the CPU has no AVX-512 or the shapes do not fit; the caller then
+// runs its Go code, which computes the same bits.
+//
+// Everything is computed in float64, one rounding per operation (no fused
+// multiply-adds), in this order for each row x of n = cols values:
+//
+//   - a row's sum: value c is added to lane c mod 8, in order of c, and
+//     the lanes l0…l7 are added ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7));
+//   - mean = sum(x)/n, rstd = 1/√(sum((x-mean)·(x-mean))/n + eps);
+//   - LayerNorm: out = float32(((gamma·(x-mean))·rstd) + beta);
+//   - LayerNormGrad, g = gamma·dy: sG = sum(g), sGX = sum((g·(x-mean))·rstd),
+//     out = float32(rstd·(g - (sG + ((x-mean)·rstd)·sGX)/n));
+//   - LayerNormGammaGrad: sum[c] += (dy·(x-mean))·rstd, row after row.
+//
+// gamma and beta are float32 values widened to float64, as x and dy.
+
+// Kinds of layerNormRows.
+const (
+	lnForward = iota
+	lnGrad
+	lnGammaGrad
+)
+
+// lnArgs holds layerNormRows' arguments.
+type lnArgs struct {
+	x, gamma, b, out *float32 // b: beta (forward) or dy
+	sum              *float64
+	rows, groups     int
+	eps, n           float64 // n: the values of a row, 8·groups
+	kind             int
+}
+
+// lnFits reports whether the kernels can run on rows × cols matrices held
+// in the slices of lengths ns.
+func lnFits(rows, cols int, ns ...int) bool {
+	if !haveKernels || rows <= 0 || cols <= 0 || cols%8 != 0 {
+		return false
+	}
+	for _, n := range ns {
+		if n < rows*cols {
+			return false
+		}
+	}
+	return true
+}
+
+// LayerNormRows writes the layer normalization of each of the rows of x
+// with gamma and beta (cols values each) to out.
+func LayerNormRows(x, gamma, beta, out []float32, rows, cols int, eps float64) bool {
+	if !lnFits(rows, cols, len(x), len(out)) || len(gamma) < cols || len(beta) < cols {
+		return false
+	}
+	layerNormRows(&lnArgs{x: &x[0], gamma: &gamma[0], b: &beta[0], out: &out[0], rows: rows, groups: cols / 8,
+		eps: eps, n: float64(cols), kind: lnForward})
+	return true
+}
+
+// LayerNormGradRows writes the gradient of the layer normalization of
+// each of the rows of x with gamma with respect to x, given the
+// gradient dy of its output, to out.
+func LayerNormGradRows(x, gamma, dy, out []float32, rows, cols int, eps float64) bool {
+	if !lnFits(rows, cols, len(x), len(dy), len(out)) || len(gamma) < cols {
+		return false
+	}
+	layerNormRows(&lnArgs{x: &x[0], gamma: &gamma[0], b: &dy[0], out: &out[0], rows: rows, groups: cols / 8,
+		eps: eps, n: float64(cols), kind: lnGrad})
+	return true
+}
+
+// LayerNormGammaGradRows adds each row's (dy·(x-mean))·rstd to sum, row
+// after row: the gradient of gamma over these rows.
+func LayerNormGammaGradRows(x, dy []float32, rows, cols int, eps float64, sum []float64) bool {
+	if !lnFits(rows, cols, len(x), len(dy)) || len(sum) < cols {
+		return false
+	}
+	layerNormRows(&lnArgs{x: &x[0], b: &dy[0], sum: &sum[0], rows: rows, groups: cols / 8, eps: eps,
+		n: float64(cols), kind: lnGammaGrad})
+	return true
+}
