@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gokeras/gokeras/blas"
@@ -273,6 +274,7 @@ func (c *emuContext) flush() error {
 }
 
 func (c *emuContext) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
+	emuCalls.hostCopies.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, err := c.waitAndSpan("cuMemcpyHtoD", dst, bytes)
@@ -283,6 +285,7 @@ func (c *emuContext) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) er
 }
 
 func (c *emuContext) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error {
+	emuCalls.hostCopies.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, err := c.waitAndSpan("cuMemcpyDtoH", src, bytes)
@@ -380,6 +383,12 @@ func (c *emuContext) newStream() (gpuStream, error) {
 	return s, nil
 }
 
+// emuCalls counts the work given to the emulated GPUs since the program
+// started: kernel launches, cuBLAS products and copies between the host
+// and a device (synchronous or queued), so that tests can count what a
+// step asks of a GPU.
+var emuCalls struct{ launches, products, hostCopies atomic.Int64 }
+
 // emuModule launches the kernels of kernels.cu compiled for the host.
 type emuModule struct{ names map[string]bool }
 
@@ -410,6 +419,7 @@ func (m emuModule) launch(s gpuStream, name string, grid, block, shared int, arg
 		return fmt.Errorf("%d bytes of dynamic shared memory, more than %d: CUDA_ERROR_INVALID_VALUE", shared, emuSharedLimit)
 	}
 	args = slices.Clone(args)
+	emuCalls.launches.Add(1)
 	if es.ctx.race != nil {
 		var t emuTouch
 		return es.add(emuWork{op: name, traced: &t, f: func() error {
@@ -588,6 +598,7 @@ func (s *emuStream) wait(e gpuEvent) error {
 }
 
 func (s *emuStream) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) error {
+	emuCalls.hostCopies.Add(1)
 	var t emuTouch
 	if s.ctx.race != nil { // what the race mode checks
 		t.write(dst, bytes)
@@ -603,6 +614,7 @@ func (s *emuStream) copyHtoD(dst devicePtr, src unsafe.Pointer, bytes int64) err
 }
 
 func (s *emuStream) copyDtoH(dst unsafe.Pointer, src devicePtr, bytes int64) error {
+	emuCalls.hostCopies.Add(1)
 	var t emuTouch
 	if s.ctx.race != nil { // what the race mode checks
 		t.read(src, bytes)
@@ -707,6 +719,7 @@ func (h *emuBLAS) sgemm(transA, transB bool, m, n, k int, alpha float32, a devic
 	if m == 0 || n == 0 {
 		return nil
 	}
+	emuCalls.products.Add(1)
 	var t emuTouch
 	if h.s.ctx.race != nil {
 		t = sgemmTouch(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

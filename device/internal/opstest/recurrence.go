@@ -40,12 +40,18 @@ type RecurrenceVariant struct {
 	// RecDropped: a constant recurrent dropout mask (batch, G·units) of
 	// zeros and twos (rate 0.5), different for each gate.
 	RecDropped bool
+	// Steps is the sequences' length; 0 means 5.
+	Steps int
 }
 
 // BuildRecurrenceGraphWith is BuildRecurrenceGraph of a variant.
 func BuildRecurrenceGraphWith(seed uint64, cell ops.RecurrenceCell, batch int, v RecurrenceVariant) (*RecurrenceGraph, error) {
 	backwards, sequences := v.Backwards, v.Sequences
-	const steps, features, units = 5, 3, 4
+	const features, units = 3, 4
+	steps := 5
+	if v.Steps > 0 {
+		steps = v.Steps
+	}
 	rng := rand.New(rand.NewPCG(seed, 29))
 	g := gorgonia.NewGraph()
 	mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
