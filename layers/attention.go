@@ -374,12 +374,11 @@ func (l *MultiHeadAttentionLayer) CallWithScores(in []Flow, params []*gorgonia.N
 // attend builds the graph. The projections are one product each over
 // all the samples' steps (ops.Affine, the bias added in it); each
 // sample's projected steps are then turned into features by steps, one
-// head after another, by a batched product with the identity (exact:
-// every value is one product by 1), so that each head's queries, keys
-// and values are contiguous matrices; the scores are qᵀ·k per sample and
-// head, and the heads' outputs come out as vᵀ·pᵀ, (heads·value_dim ×
-// T_q), which a product with the identity turns back into steps for the
-// output projection.
+// head after another, by a transpose of each sample (ops.TransposeSamples),
+// so that each head's queries, keys and values are contiguous matrices;
+// the scores are qᵀ·k per sample and head, and the heads' outputs come out
+// as vᵀ·pᵀ, (heads·value_dim × T_q), which a transpose turns back into
+// steps for the output projection.
 func (l *MultiHeadAttentionLayer) attend(s attentionShapes, in []Flow, params []*gorgonia.Node) (Flow, Flow, error) {
 	q, v := in[0], in[1]
 	k := v
@@ -394,24 +393,9 @@ func (l *MultiHeadAttentionLayer) attend(s attentionShapes, in []Flow, params []
 	h, kd, vd := l.numHeads, l.keyDim, l.ValueDim()
 	next := 0
 	take := func() *gorgonia.Node { n := params[next]; next++; return n }
-	identities := map[int]*gorgonia.Node{}
 	// transposed is each sample of x, (batch, r, c), transposed: (batch,
 	// c, r).
-	transposed := func(x *gorgonia.Node) (*gorgonia.Node, error) {
-		r := x.Shape()[1]
-		id, ok := identities[r]
-		if !ok {
-			vals := make([]float32, batch*r*r)
-			for b := range batch {
-				for i := range r {
-					vals[(b*r+i)*r+i] = 1
-				}
-			}
-			id = constantValues(g, dt, fmt.Sprintf("%s/identity_%d", l.name, r), []int{batch, r, r}, vals)
-			identities[r] = id
-		}
-		return ops.BatchDotConstant(x, id, 1, 1)
-	}
+	transposed := ops.TransposeSamples
 	// dense is x (batch, steps, d)·kernel (+ bias), (batch, steps, n).
 	dense := func(x *gorgonia.Node, inputGrad bool, d, n int) (*gorgonia.Node, error) {
 		steps := x.Shape()[1]

@@ -97,31 +97,13 @@ func BatchDot(a, b *gorgonia.Node, axisA, axisB int) (*gorgonia.Node, error) {
 	return gorgonia.ApplyOp(batchMatMulOp{p: p}, a, b)
 }
 
-// BatchDotConstant is BatchDot for a b that is a constant of the graph
-// (an identity that lays a's samples out transposed): no gradient is
-// computed for b, only for a.
-func BatchDotConstant(a, b *gorgonia.Node, axisA, axisB int) (*gorgonia.Node, error) {
-	p, err := DotParams(a.Shape(), b.Shape(), axisA, axisB)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.ApplyOp(batchMatMulOp{p: p, constB: true}, a, b)
-}
-
 // batchMatMulOp multiplies its inputs' samples: see BatchMatMulParams.
-// constB says b needs no gradient.
 type batchMatMulOp struct {
 	common
-	p      BatchMatMulParams
-	constB bool
+	p BatchMatMulParams
 }
 
-func (op batchMatMulOp) String() string {
-	if op.constB {
-		return fmt.Sprintf("BatchMatMul{%v, constant b}", op.p)
-	}
-	return fmt.Sprintf("BatchMatMul{%v}", op.p)
-}
+func (op batchMatMulOp) String() string        { return fmt.Sprintf("BatchMatMul{%v}", op.p) }
 func (op batchMatMulOp) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op batchMatMulOp) Hashcode() uint32      { return hashOf(op) }
 func (op batchMatMulOp) Arity() int            { return 2 }
@@ -158,7 +140,7 @@ func (op batchMatMulOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	return out, nil
 }
 
-func (op batchMatMulOp) DiffWRT(int) []bool { return []bool{true, !op.constB} }
+func (op batchMatMulOp) DiffWRT(int) []bool { return []bool{true, true} }
 
 // SymDiff: with dC the output's gradient (each sample M×N), op(a)'s
 // gradient is dC·op(b)ᵀ and op(b)'s op(a)ᵀ·dC; where an input is stored
@@ -192,9 +174,6 @@ func (op batchMatMulOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.No
 	da, err := gorgonia.ApplyOp(batchMatMulOp{p: ga.clone()}, gaArgs[0], gaArgs[1])
 	if err != nil {
 		return nil, fmt.Errorf("%v: gradient of the first input: %w", op, err)
-	}
-	if op.constB {
-		return gorgonia.Nodes{da, nil}, nil
 	}
 	db, err := gorgonia.ApplyOp(batchMatMulOp{p: gb.clone()}, gbArgs[0], gbArgs[1])
 	if err != nil {

@@ -212,3 +212,68 @@ func TestPermuteRefusesBadInputs(t *testing.T) {
 		t.Error("InferShape took the wrong shape")
 	}
 }
+
+// TestTransposeSamplesIsTheIdentityProduct: each sample transposed is,
+// bit for bit, its batched product with the identity, x·I along the rows
+// (BatchDot(x, I, 1, 1), which MultiHeadAttention used), forward and in
+// the gradient of x: every value is a product by 1 and sums of zeros.
+func TestTransposeSamplesIsTheIdentityProduct(t *testing.T) {
+	const batch, r, c = 3, 7, 5
+	rng := rand.New(rand.NewPCG(2, 2))
+	xs := f32(randomData(rng, batch*r*c, 1))
+	dy := f32(randomData(rng, batch*r*c, 1))
+	id := make([]float32, batch*r*r)
+	for b := range batch {
+		for i := range r {
+			id[(b*r+i)*r+i] = 1
+		}
+	}
+	// both returns y and x's gradient given y's, dy.
+	both := func(viaProduct bool) (y, dx []float32) {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewTensor(g, tensor.Float32, 3, gorgonia.WithShape(batch, r, c), gorgonia.WithName("x"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, r, c), tensor.WithBacking(slices.Clone(xs)))))
+		var out *gorgonia.Node
+		var err error
+		if viaProduct {
+			i := gorgonia.NewTensor(g, tensor.Float32, 3, gorgonia.WithShape(batch, r, r), gorgonia.WithName("identity"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(batch, r, r), tensor.WithBacking(slices.Clone(id)))))
+			out, err = BatchDot(x, i, 1, 1)
+		} else {
+			out, err = TransposeSamples(x)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := gorgonia.NewTensor(g, tensor.Float32, 3, gorgonia.WithShape(batch, c, r), gorgonia.WithName("dy"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(batch, c, r), tensor.WithBacking(slices.Clone(dy)))))
+		prod, err := Multiply(out, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost := gorgonia.Must(gorgonia.Sum(prod))
+		if _, err := gorgonia.Grad(cost, x); err != nil {
+			t.Fatal(err)
+		}
+		var yv gorgonia.Value
+		gorgonia.Read(out, &yv)
+		m := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(x))
+		defer m.Close()
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		gx, err := x.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(yv.Data().([]float32)), slices.Clone(gx.Data().([]float32))
+	}
+	y1, dx1 := both(false)
+	y2, dx2 := both(true)
+	if !slices.Equal(y1, y2) {
+		t.Errorf("transposed %v, product with the identity %v", y1, y2)
+	}
+	if !slices.Equal(dx1, dx2) {
+		t.Errorf("gradients: transposed %v, product with the identity %v", dx1, dx2)
+	}
+}
