@@ -679,7 +679,8 @@ func layerNormRows[T float](kind NormKind, eps float64, lo, hi, cols int, in [][
 			}
 			continue
 		}
-		// dx = r·(g - [Σg + x̂·Σ(g·x̂)]/cols) with g = γ·dy, the sums in lanes.
+		// dx = r·(g - [Σg/cols + x̂·(Σ(g·x̂)/cols)]) with g = γ·dy, the sums in
+		// lanes.
 		dy := in[2][r*cols : (r+1)*cols]
 		var sg, sgx [rowLanes]float64
 		for c, d := range dy {
@@ -687,11 +688,11 @@ func layerNormRows[T float](kind NormKind, eps float64, lo, hi, cols int, in [][
 			sg[c&(rowLanes-1)] += g
 			sgx[c&(rowLanes-1)] += float64(g * (float64(row[c]) - mean) * rs)
 		}
-		sumG, sumGXhat := addLanes(&sg), addLanes(&sgx)
+		meanG, meanGXhat := addLanes(&sg)/n, addLanes(&sgx)/n
 		for c, d := range dy {
 			g := float64(float64(gamma[c]) * float64(d))
 			xhat := (float64(row[c]) - mean) * rs
-			o[c] = T(rs * (g - (sumG+float64(xhat*sumGXhat))/n))
+			o[c] = T(rs * (g - (meanG + float64(xhat*meanGXhat))))
 		}
 	}
 }

@@ -119,7 +119,8 @@ func refLanes(n int, term func(c int) float64) float64 {
 // refLayerNorm is layer normalization as defined since issue 30 (before,
 // each row's sums ran over the row in order, seqLayerNorm): each row's
 // sums in lanes (refLanes), in float64, each operation rounded (the
-// products converted before they are added: no fused multiply-adds); the
+// products converted before they are added: no fused multiply-adds), the
+// input gradient's two sums divided by cols before they are used; the
 // gradient of gamma summed over blocks of 64 rows in order, the blocks'
 // sums then added in order.
 func refLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, out []T) {
@@ -166,11 +167,11 @@ func refLayerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T,
 		}
 		dy := in[2]
 		g := func(c int) float64 { return float64(float64(gamma[c]) * at(dy, r, c)) }
-		sumG := refLanes(cols, g)
-		sumGXhat := refLanes(cols, func(c int) float64 { return float64(g(c) * (at(x, r, c) - mean) * rs) })
+		meanG := refLanes(cols, g) / n
+		meanGXhat := refLanes(cols, func(c int) float64 { return float64(g(c) * (at(x, r, c) - mean) * rs) }) / n
 		for c := range o {
 			xhat := (at(x, r, c) - mean) * rs
-			o[c] = T(rs * (g(c) - (sumG+float64(xhat*sumGXhat))/n))
+			o[c] = T(rs * (g(c) - (meanG + float64(xhat*meanGXhat))))
 		}
 	}
 }

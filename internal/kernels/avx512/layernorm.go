@@ -14,7 +14,7 @@ package avx512
 //   - mean = sum(x)/n, rstd = 1/√(sum((x-mean)·(x-mean))/n + eps);
 //   - LayerNorm: out = float32(((gamma·(x-mean))·rstd) + beta);
 //   - LayerNormGrad, g = gamma·dy: sG = sum(g), sGX = sum((g·(x-mean))·rstd),
-//     out = float32(rstd·(g - (sG + ((x-mean)·rstd)·sGX)/n));
+//     out = float32(rstd·(g - (sG/n + ((x-mean)·rstd)·(sGX/n))));
 //   - LayerNormGammaGrad: sum[c] += (dy·(x-mean))·rstd, row after row.
 //
 // gamma and beta are float32 values widened to float64, as x and dy.

@@ -3,10 +3,19 @@
 #include "textflag.h"
 
 // The layer-normalization kernels (layernorm.go gives the arithmetic and
-// its order): one row at a time, 8 columns a vector, widened to float64.
+// its order): 8 columns a vector, widened to float64, two rows at a time
+// where there are two, so that one row's chain of additions runs while
+// the other's waits.
+//
+// Registers: SI the row of x (R15 the second row's), R10 gamma, BX beta
+// or the row of dy (R14 the second row's dy), DI the row of out (R11 the
+// second row's), R12 sum, R8 the rows left, R9 the groups of 8 columns,
+// DX a row's bytes, AX the column, CX the groups left, X13 n, X14 1,
+// X15 eps, Z8 scratch; Z2 and Z3 a row's mean and rstd (Z6 and Z7 the
+// second row's).
 
 // HSUM adds the 8 lanes of z into the low lane of x (z's Y and X names y
-// and x) as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)); it uses Z8.
+// and x) as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
 #define HSUM(z, y, x) \
 	VEXTRACTF64X4 $1, z, Y8; \
 	VADDPD        Y8, y, y; \
@@ -15,153 +24,273 @@
 	VPERMILPD     $1, x, X8; \
 	VADDSD        X8, x, x
 
+// MEAN sets m to the lanes of acc added, divided by n, in every lane.
+#define MEAN(acc, y, x, m) \
+	HSUM(acc, y, x); \
+	VDIVSD       X13, x, x; \
+	VBROADCASTSD x, m
+
+// RSTD sets r to 1/√(the lanes of acc added, divided by n, + eps).
+#define RSTD(acc, y, x, r) \
+	HSUM(acc, y, x); \
+	VDIVSD       X13, x, x; \
+	VADDSD       X15, x, x; \
+	VSQRTSD      x, x, x; \
+	VDIVSD       x, X14, x; \
+	VBROADCASTSD x, r
+
+// SUM8 adds the 8 values of row xr at column AX to the lanes of acc.
+#define SUM8(xr, acc, t) \
+	VCVTPS2PD (xr)(AX*4), t; \
+	VADDPD    t, acc, acc
+
+// SQ8 adds (x-m)·(x-m) of the 8 values of row xr at column AX to acc.
+#define SQ8(xr, m, acc, t) \
+	VCVTPS2PD (xr)(AX*4), t; \
+	VSUBPD    m, t, t; \
+	VMULPD    t, t, t; \
+	VADDPD    t, acc, acc
+
+// FWD8 writes float32(((gamma·(x-m))·r) + beta) at column AX.
+#define FWD8(xr, outr, m, r) \
+	VCVTPS2PD (xr)(AX*4), Z20; \
+	VSUBPD    m, Z20, Z20; \
+	VCVTPS2PD (R10)(AX*4), Z21; \
+	VMULPD    Z20, Z21, Z20; \
+	VMULPD    r, Z20, Z20; \
+	VCVTPS2PD (BX)(AX*4), Z22; \
+	VADDPD    Z22, Z20, Z20; \
+	VCVTPD2PS Z20, Y20; \
+	VMOVUPS   Y20, (outr)(AX*4)
+
+// GSUM8 adds g = gamma·dy to sg and (g·(x-m))·r to sgx at column AX.
+#define GSUM8(xr, dyr, m, r, sg, sgx, t0, t1, t2) \
+	VCVTPS2PD (dyr)(AX*4), t1; \
+	VCVTPS2PD (R10)(AX*4), t2; \
+	VMULPD    t1, t2, t1; \
+	VADDPD    t1, sg, sg; \
+	VCVTPS2PD (xr)(AX*4), t0; \
+	VSUBPD    m, t0, t0; \
+	VMULPD    t0, t1, t0; \
+	VMULPD    r, t0, t0; \
+	VADDPD    t0, sgx, sgx
+
+// GOUT8 writes float32(r·(g - (mg + ((x-m)·r)·mgx))) at column AX, mg
+// and mgx (the sums divided by n) in every lane.
+#define GOUT8(xr, dyr, outr, m, r, mg, mgx) \
+	VCVTPS2PD (xr)(AX*4), Z20; \
+	VSUBPD    m, Z20, Z20; \
+	VMULPD    r, Z20, Z20; \
+	VMULPD    mgx, Z20, Z20; \
+	VADDPD    Z20, mg, Z20; \
+	VCVTPS2PD (dyr)(AX*4), Z21; \
+	VCVTPS2PD (R10)(AX*4), Z22; \
+	VMULPD    Z21, Z22, Z21; \
+	VSUBPD    Z20, Z21, Z21; \
+	VMULPD    r, Z21, Z21; \
+	VCVTPD2PS Z21, Y21; \
+	VMOVUPS   Y21, (outr)(AX*4)
+
+// GAMMA8 sets t0 to (dy·(x-m))·r at column AX.
+#define GAMMA8(xr, dyr, m, r, t0, t1) \
+	VCVTPS2PD (xr)(AX*4), t0; \
+	VSUBPD    m, t0, t0; \
+	VCVTPS2PD (dyr)(AX*4), t1; \
+	VMULPD    t0, t1, t0; \
+	VMULPD    r, t0, t0
+
+// COLS starts a pass over the columns.
+#define COLS \
+	XORQ AX, AX; \
+	MOVQ R9, CX
+
+// NEXT8 moves to the next 8 columns; jumps to l while there are more.
+#define NEXT8(l) \
+	ADDQ $8, AX; \
+	DECQ CX; \
+	JNZ  l
+
+// MOMENTS2 sets Z2, Z3 and Z6, Z7 to the mean and rstd of rows SI and R15.
+#define MOMENTS2(l1, l2) \
+	VPXORQ Z0, Z0, Z0; \
+	VPXORQ Z4, Z4, Z4; \
+	COLS; \
+l1:; \
+	SUM8(SI, Z0, Z20); \
+	SUM8(R15, Z4, Z21); \
+	NEXT8(l1); \
+	MEAN(Z0, Y0, X0, Z2); \
+	MEAN(Z4, Y4, X4, Z6); \
+	VPXORQ Z1, Z1, Z1; \
+	VPXORQ Z5, Z5, Z5; \
+	COLS; \
+l2:; \
+	SQ8(SI, Z2, Z1, Z20); \
+	SQ8(R15, Z6, Z5, Z21); \
+	NEXT8(l2); \
+	RSTD(Z1, Y1, X1, Z3); \
+	RSTD(Z5, Y5, X5, Z7)
+
+// MOMENTS1 sets Z2 and Z3 to the mean and rstd of row SI.
+#define MOMENTS1(l1, l2) \
+	VPXORQ Z0, Z0, Z0; \
+	COLS; \
+l1:; \
+	SUM8(SI, Z0, Z20); \
+	NEXT8(l1); \
+	MEAN(Z0, Y0, X0, Z2); \
+	VPXORQ Z1, Z1, Z1; \
+	COLS; \
+l2:; \
+	SQ8(SI, Z2, Z1, Z20); \
+	NEXT8(l2); \
+	RSTD(Z1, Y1, X1, Z3)
+
 // func layerNormRows(a *lnArgs)
-//
-// Registers: SI the row of x, R10 gamma, BX beta or the row of dy
-// (advanced by R13 a row: 0 for beta), DI the row of out, R12 sum, R8 the
-// rows left, R9 the groups of 8 columns, DX a row's bytes, R11 the kind,
-// Z13 n, X14 1, X15 eps, Z2 the row's mean, Z3 its rstd.
 TEXT ·layerNormRows(SB), NOSPLIT, $0-8
-	MOVQ   a+0(FP), R14
-	MOVQ   0(R14), SI
-	MOVQ   8(R14), R10
-	MOVQ   16(R14), BX
-	MOVQ   24(R14), DI
-	MOVQ   32(R14), R12
-	MOVQ   40(R14), R8
-	MOVQ   48(R14), R9
-	VMOVSD 56(R14), X15
+	MOVQ         a+0(FP), R14
+	MOVQ         0(R14), SI
+	MOVQ         8(R14), R10
+	MOVQ         16(R14), BX
+	MOVQ         24(R14), DI
+	MOVQ         32(R14), R12
+	MOVQ         40(R14), R8
+	MOVQ         48(R14), R9
+	VMOVSD       56(R14), X15
 	VBROADCASTSD 64(R14), Z13
-	MOVQ   72(R14), R11
-	MOVQ   R9, DX
-	SHLQ   $5, DX
-	MOVQ   DX, R13
-	TESTQ  R11, R11
-	JNZ    lnstart
-	XORQ   R13, R13
-
-lnstart:
-	MOVQ   $0x3FF0000000000000, AX
-	VMOVQ  AX, X14
-	TESTQ  R8, R8
-	JZ     lndone
-	TESTQ  R9, R9
-	JZ     lndone
-
-lnrow:
-	VPXORQ Z0, Z0, Z0
-	XORQ   AX, AX
-	MOVQ   R9, CX
-
-lnsum:
-	VCVTPS2PD (SI)(AX*4), Z20
-	VADDPD    Z20, Z0, Z0
-	ADDQ      $8, AX
-	DECQ      CX
-	JNZ       lnsum
-	HSUM(Z0, Y0, X0)
-	VDIVSD       X13, X0, X0
-	VBROADCASTSD X0, Z2
-	VPXORQ       Z1, Z1, Z1
-	XORQ         AX, AX
-	MOVQ         R9, CX
-
-lnsq:
-	VCVTPS2PD (SI)(AX*4), Z20
-	VSUBPD    Z2, Z20, Z20
-	VMULPD    Z20, Z20, Z20
-	VADDPD    Z20, Z1, Z1
-	ADDQ      $8, AX
-	DECQ      CX
-	JNZ       lnsq
-	HSUM(Z1, Y1, X1)
-	VDIVSD       X13, X1, X1
-	VADDSD       X15, X1, X1
-	VSQRTSD      X1, X1, X1
-	VDIVSD       X1, X14, X1
-	VBROADCASTSD X1, Z3
-	XORQ         AX, AX
-	MOVQ         R9, CX
+	MOVQ         72(R14), R11
+	MOVQ         R9, DX
+	SHLQ         $5, DX
+	MOVQ         $0x3FF0000000000000, AX
+	VMOVQ        AX, X14
+	TESTQ        R8, R8
+	JZ           lndone
+	TESTQ        R9, R9
+	JZ           lndone
 	CMPQ         R11, $1
-	JEQ          lngrad
-	JGT          lngamma
+	JEQ          gradpair
+	JGT          gammapair
 
-lnfwd:
-	VCVTPS2PD (SI)(AX*4), Z20
-	VSUBPD    Z2, Z20, Z20
-	VCVTPS2PD (R10)(AX*4), Z21
-	VMULPD    Z20, Z21, Z20
-	VMULPD    Z3, Z20, Z20
-	VCVTPS2PD (BX)(AX*4), Z22
-	VADDPD    Z22, Z20, Z20
-	VCVTPD2PS Z20, Y20
-	VMOVUPS   Y20, (DI)(AX*4)
-	ADDQ      $8, AX
-	DECQ      CX
-	JNZ       lnfwd
-	JMP       lnnext
+fwdpair:
+	CMPQ R8, $2
+	JLT  fwdone
+	LEAQ (SI)(DX*1), R15
+	LEAQ (DI)(DX*1), R11
+	MOMENTS2(fwm1, fwm2)
+	COLS
 
-lngrad:
-	VPXORQ Z4, Z4, Z4
-	VPXORQ Z5, Z5, Z5
+fwa:
+	FWD8(SI, DI, Z2, Z3)
+	NEXT8(fwa)
+	COLS
 
-lngsum:
-	VCVTPS2PD (BX)(AX*4), Z21
-	VCVTPS2PD (R10)(AX*4), Z22
-	VMULPD    Z21, Z22, Z21
-	VADDPD    Z21, Z4, Z4
-	VCVTPS2PD (SI)(AX*4), Z20
-	VSUBPD    Z2, Z20, Z20
-	VMULPD    Z20, Z21, Z20
-	VMULPD    Z3, Z20, Z20
-	VADDPD    Z20, Z5, Z5
-	ADDQ      $8, AX
-	DECQ      CX
-	JNZ       lngsum
-	HSUM(Z4, Y4, X4)
-	HSUM(Z5, Y5, X5)
-	VBROADCASTSD X4, Z4
-	VBROADCASTSD X5, Z5
-	XORQ         AX, AX
-	MOVQ         R9, CX
+fwb:
+	FWD8(R15, R11, Z6, Z7)
+	NEXT8(fwb)
+	LEAQ (SI)(DX*2), SI
+	LEAQ (DI)(DX*2), DI
+	SUBQ $2, R8
+	JMP  fwdpair
 
-lngout:
-	VCVTPS2PD (SI)(AX*4), Z20
-	VSUBPD    Z2, Z20, Z20
-	VMULPD    Z3, Z20, Z20
-	VMULPD    Z5, Z20, Z20
-	VADDPD    Z20, Z4, Z20
-	VDIVPD    Z13, Z20, Z20
-	VCVTPS2PD (BX)(AX*4), Z21
-	VCVTPS2PD (R10)(AX*4), Z22
-	VMULPD    Z21, Z22, Z21
-	VSUBPD    Z20, Z21, Z21
-	VMULPD    Z3, Z21, Z21
-	VCVTPD2PS Z21, Y21
-	VMOVUPS   Y21, (DI)(AX*4)
-	ADDQ      $8, AX
-	DECQ      CX
-	JNZ       lngout
-	JMP       lnnext
+fwdone:
+	TESTQ R8, R8
+	JZ    lndone
+	MOMENTS1(fws1, fws2)
+	COLS
 
-lngamma:
-	VCVTPS2PD (SI)(AX*4), Z20
-	VSUBPD    Z2, Z20, Z20
-	VCVTPS2PD (BX)(AX*4), Z21
-	VMULPD    Z20, Z21, Z20
-	VMULPD    Z3, Z20, Z20
-	VADDPD    (R12)(AX*8), Z20, Z20
-	VMOVUPD   Z20, (R12)(AX*8)
-	ADDQ      $8, AX
-	DECQ      CX
-	JNZ       lngamma
+fwo:
+	FWD8(SI, DI, Z2, Z3)
+	NEXT8(fwo)
+	JMP lndone
 
-lnnext:
-	ADDQ DX, SI
-	ADDQ R13, BX
-	ADDQ DX, DI
-	DECQ R8
-	JNZ  lnrow
+gradpair:
+	CMPQ R8, $2
+	JLT  gradone
+	LEAQ (SI)(DX*1), R15
+	LEAQ (BX)(DX*1), R14
+	LEAQ (DI)(DX*1), R11
+	MOMENTS2(grm1, grm2)
+	VPXORQ Z9, Z9, Z9
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+	COLS
+
+grs:
+	GSUM8(SI, BX, Z2, Z3, Z9, Z10, Z20, Z21, Z22)
+	GSUM8(R15, R14, Z6, Z7, Z11, Z12, Z23, Z24, Z25)
+	NEXT8(grs)
+	MEAN(Z9, Y9, X9, Z9)
+	MEAN(Z10, Y10, X10, Z10)
+	MEAN(Z11, Y11, X11, Z11)
+	MEAN(Z12, Y12, X12, Z12)
+	COLS
+
+gra:
+	GOUT8(SI, BX, DI, Z2, Z3, Z9, Z10)
+	NEXT8(gra)
+	COLS
+
+grb:
+	GOUT8(R15, R14, R11, Z6, Z7, Z11, Z12)
+	NEXT8(grb)
+	LEAQ (SI)(DX*2), SI
+	LEAQ (BX)(DX*2), BX
+	LEAQ (DI)(DX*2), DI
+	SUBQ $2, R8
+	JMP  gradpair
+
+gradone:
+	TESTQ R8, R8
+	JZ    lndone
+	MOMENTS1(grs1, grs2)
+	VPXORQ Z9, Z9, Z9
+	VPXORQ Z10, Z10, Z10
+	COLS
+
+gros:
+	GSUM8(SI, BX, Z2, Z3, Z9, Z10, Z20, Z21, Z22)
+	NEXT8(gros)
+	MEAN(Z9, Y9, X9, Z9)
+	MEAN(Z10, Y10, X10, Z10)
+	COLS
+
+groo:
+	GOUT8(SI, BX, DI, Z2, Z3, Z9, Z10)
+	NEXT8(groo)
+	JMP lndone
+
+gammapair:
+	CMPQ R8, $2
+	JLT  gammaone
+	LEAQ (SI)(DX*1), R15
+	LEAQ (BX)(DX*1), R14
+	MOMENTS2(gam1, gam2)
+	COLS
+
+gab:
+	GAMMA8(SI, BX, Z2, Z3, Z20, Z21)
+	GAMMA8(R15, R14, Z6, Z7, Z23, Z24)
+	VADDPD  (R12)(AX*8), Z20, Z20
+	VADDPD  Z23, Z20, Z20
+	VMOVUPD Z20, (R12)(AX*8)
+	NEXT8(gab)
+	LEAQ (SI)(DX*2), SI
+	LEAQ (BX)(DX*2), BX
+	SUBQ $2, R8
+	JMP  gammapair
+
+gammaone:
+	TESTQ R8, R8
+	JZ    lndone
+	MOMENTS1(gas1, gas2)
+	COLS
+
+gao:
+	GAMMA8(SI, BX, Z2, Z3, Z20, Z21)
+	VADDPD  (R12)(AX*8), Z20, Z20
+	VMOVUPD Z20, (R12)(AX*8)
+	NEXT8(gao)
 
 lndone:
 	VZEROUPPER
