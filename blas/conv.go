@@ -3,6 +3,7 @@ package blas
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/internal/kernels/avx512"
@@ -65,11 +66,11 @@ func (m *Multiplier) Conv(s ConvShape) (ConvMemory, bool) {
 func (m *Multiplier) conv(f func(p conv.Products) error) error {
 	switch {
 	case m.kernels && m.avx2:
-		ws := m.free2.get(avx2.NewWorkspace)
+		ws := m.free2.get(runtime.GOMAXPROCS(0), avx2.NewWorkspace)
 		defer m.free2.put(ws)
 		return f(ws)
 	case m.kernels:
-		ws := m.free.get(avx512.NewWorkspace)
+		ws := m.free.get(runtime.GOMAXPROCS(0), avx512.NewWorkspace)
 		defer m.free.put(ws)
 		return f(ws)
 	}

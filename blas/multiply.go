@@ -50,6 +50,10 @@ type Multiplier struct {
 	avx2     bool
 	free2    workspaces[*avx2.Workspace]
 	avx2Gemm func(ws *avx2.Workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error
+
+	// one and one2 keep the one-goroutine workspaces of SgemmBatch.
+	one  workspaces[*avx512.Workspace]
+	one2 workspaces[*avx2.Workspace]
 }
 
 // defaultMultiplier is Choose's result, computed on first use.
@@ -131,22 +135,65 @@ func (m *Multiplier) Sgemm(transA, transB bool, mm, n, k int, alpha float32, a [
 	if err := matrix.CheckArgs(transA, transB, mm, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return fmt.Errorf("blas: sgemm: %w", err)
 	}
+	return m.sgemm(runtime.GOMAXPROCS(0), &m.free, &m.free2, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemm is Sgemm on checked arguments, the kernels computing with threads
+// goroutines and workspaces from free (AVX-512) or free2 (AVX2).
+func (m *Multiplier) sgemm(threads int, free *workspaces[*avx512.Workspace], free2 *workspaces[*avx2.Workspace],
+	transA, transB bool, mm, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	if m.avx2 && !(m.lib.Native() && manyRows(transA, mm, k) && !avx2.Tall(transA, transB, mm, n, k)) {
-		ws := m.free2.get(avx2.NewWorkspace)
+		ws := free2.get(threads, avx2.NewWorkspace)
 		err := m.avx2Gemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		m.free2.put(ws)
+		free2.put(ws)
 		if !errors.Is(err, avx2.ErrUnsupported) {
 			return err
 		}
 	} else if m.kernels {
-		ws := m.free.get(avx512.NewWorkspace)
+		ws := free.get(threads, avx512.NewWorkspace)
 		err := m.kernelSgemm(ws, transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		m.free.put(ws)
+		free.put(ws)
 		if !errors.Is(err, avx512.ErrUnsupported) {
 			return err
 		}
 	}
 	return m.lib.Sgemm(transA, transB, mm, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmBatch computes batch products c_s = alpha·op(a_s)·op(b_s) +
+// beta·c_s, s < batch, sample s's matrices starting at a[s·strideA],
+// b[s·strideB] and c[s·strideC], each with the leading dimension given
+// and the other arguments of Sgemm. The samples are split between the
+// cores and each product is computed on one: a batch of small products
+// (attention's, one per sample and head) costs less so than with threads
+// for each. The kernels give each product the same bits as Sgemm. The
+// samples' c must not overlap.
+func (m *Multiplier) SgemmBatch(transA, transB bool, batch, mm, n, k int, alpha float32, a []float32, strideA, lda int,
+	b []float32, strideB, ldb int, beta float32, c []float32, strideC, ldc int) error {
+	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
+		return fmt.Errorf("blas: sgemm batch: negative batch %d or stride (%d, %d, %d)", batch, strideA, strideB, strideC)
+	}
+	if batch == 0 {
+		return nil
+	}
+	last := batch - 1
+	// Each sample's operands are in their slices when the last one's are
+	// (the strides are not negative).
+	if last*strideA > len(a) || last*strideB > len(b) || last*strideC > len(c) {
+		return fmt.Errorf("blas: sgemm batch: %d samples at strides %d, %d and %d need more values than a, b and c hold (%d, %d, %d)",
+			batch, strideA, strideB, strideC, len(a), len(b), len(c))
+	}
+	if err := matrix.CheckArgs(transA, transB, mm, n, k, len(a)-last*strideA, lda, len(b)-last*strideB, ldb, len(c)-last*strideC, ldc); err != nil {
+		return fmt.Errorf("blas: sgemm batch: sample %d: %w", last, err)
+	}
+	workers := min(runtime.GOMAXPROCS(0), batch)
+	errs := make([]error, workers)
+	matrix.Parallel(workers, batch, 1, func(w, lo, hi int) {
+		for s := lo; s < hi && errs[w] == nil; s++ {
+			errs[w] = m.sgemm(1, &m.one, &m.one2, transA, transB, mm, n, k, alpha, a[s*strideA:], lda, b[s*strideB:], ldb, beta, c[s*strideC:], ldc)
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // kernelRows is the most rows of examples (the dimension the batch runs
@@ -183,10 +230,9 @@ type workspaces[W interface{ Workers() int }] struct {
 	free []W
 }
 
-// get takes a workspace for one product, sized for the current GOMAXPROCS
-// (made with newWorkspace when none fits); put gives it back.
-func (p *workspaces[W]) get(newWorkspace func(workers int) W) W {
-	threads := runtime.GOMAXPROCS(0)
+// get takes a workspace for one product on threads goroutines (made with
+// newWorkspace when none fits); put gives it back.
+func (p *workspaces[W]) get(threads int, newWorkspace func(workers int) W) W {
 	p.mu.Lock()
 	var ws W
 	found := false

@@ -1,9 +1,6 @@
 package cpu
 
 import (
-	"runtime"
-	"sync"
-
 	"github.com/gokeras/gokeras/ops"
 )
 
@@ -12,9 +9,10 @@ import (
 // in the reference loop than a call each.
 const blasBatchProduct = 1 << 14
 
-// batchMatMul writes p's products of a and b into out: each sample's
-// op(a)·op(b) by sgemm, the samples split between the cores; small
-// products by the reference kernel (ops.BatchMatMulForward).
+// batchMatMul writes p's products of a and b into out: the samples split
+// between the cores, each sample's op(a)·op(b) by one core's sgemm
+// (blas.Multiplier.SgemmBatch); small products by the reference kernel
+// (ops.BatchMatMulForward).
 func (mm multiplier) batchMatMul(p ops.BatchMatMulParams, a, b, out []float32) error {
 	m, k, n := p.M, p.K, p.N
 	if m*k*n < blasBatchProduct {
@@ -28,27 +26,5 @@ func (mm multiplier) batchMatMul(p ops.BatchMatMulParams, a, b, out []float32) e
 	if p.TransB {
 		ldb = k
 	}
-	workers := min(runtime.GOMAXPROCS(0), p.Batch)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := w; s < p.Batch; s += workers {
-				err := mm.sgemm(p.TransA, p.TransB, m, n, k, 1, a[s*m*k:(s+1)*m*k], lda, b[s*k*n:(s+1)*k*n], ldb, 0, out[s*m*n:(s+1)*m*n], n)
-				if err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return mm.SgemmBatch(p.TransA, p.TransB, p.Batch, m, n, k, 1, a, m*k, lda, b, k*n, ldb, 0, out, m*n, n)
 }
