@@ -106,6 +106,7 @@ var layerClasses = map[string]func(args map[string]any) (Layer, error){
 	"LayerNormalization":     normFromConfig(false),
 	"Embedding":              embeddingFromConfig,
 	"Reshape":                reshapeFromConfig,
+	"Permute":                permuteFromConfig,
 	"Flatten":                flattenFromConfig,
 	"Activation":             activationFromConfig,
 	"InputLayer":             inputFromConfig,

@@ -1,6 +1,6 @@
 // Package layers holds the building blocks of a gokeras model, with Keras'
-// names, arguments and defaults: Input, Dense, Activation, Flatten and
-// Reshape; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
+// names, arguments and defaults: Input, Dense, Activation, Flatten,
+// Reshape and Permute; the convolutions Conv2D and Conv1D; the poolings (MaxPooling2D,
 // AveragePooling2D, their 1D and global forms); Dropout;
 // BatchNormalization and LayerNormalization; Embedding; the recurrent
 // layers SimpleRNN, LSTM and GRU; the attention layers MultiHeadAttention,

@@ -458,6 +458,9 @@ func TestKerasArchiveEveryLayer(t *testing.T) {
 				layers.MaxPooling1D(), layers.AveragePooling1D(layers.Strides(1), layers.Padding("same")),
 				layers.LayerNormalization(), layers.GlobalMaxPooling1D(), layers.Dense(3, layers.Softmax))
 		}},
+		{[]string{"Permute"}, []int{3, 4}, 0, func() *Sequential {
+			return NewSequential(layers.Input(3, 4), layers.Permute([]int{2, 1}), layers.Conv1D(2, 2), layers.Flatten(), layers.Dense(3, layers.Softmax))
+		}},
 		{[]string{"ZeroPadding2D", "Cropping2D", "UpSampling2D", "GlobalMaxPooling2D", "GlobalAveragePooling2D"}, []int{4, 4, 2}, 0, func() *Sequential {
 			return NewSequential(layers.Input(4, 4, 2), layers.ZeroPadding2D(1, 0, 2, 1), layers.Cropping2D(0, 1, 1, 1),
 				layers.UpSampling2D(2, 1), layers.GlobalMaxPooling2D(), layers.Dense(3, layers.Softmax))
