@@ -138,8 +138,8 @@ func layerNorm[T float](kind NormKind, eps float64, rows, cols int, in [][]T, ou
 		}
 	})
 	for c := range out[:cols] {
-		s := part[c]
-		for b := 1; b < blocks; b++ {
+		s := 0.0
+		for b := range blocks {
 			s += part[b*cols+c]
 		}
 		out[c] = T(s)

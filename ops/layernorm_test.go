@@ -30,13 +30,13 @@ func wideInputs(rng *rand.Rand, kind NormKind, rows, cols int) [][]float32 {
 // TestLayerNormKernelsAndGoCodeGiveTheReferenceBits checks the three
 // layer-normalization kinds on float32, with package avx512's kernels
 // (where the CPU has them: rows of a multiple of 8 values) and with the Go
-// code, against refLayerNorm bit for bit: rows of 8 to 136 values, one to
-// several blocks of the gamma gradient's rows (64), on one goroutine and
+// code, against refLayerNorm bit for bit: rows of 5 to 136 values, no rows,
+// one to several blocks of the gamma gradient's rows (64), on one goroutine and
 // several, inputs of ordinary and of widely spread magnitudes.
 func TestLayerNormKernelsAndGoCodeGiveTheReferenceBits(t *testing.T) {
 	defer func(k bool) { layerNormKernels = k }(layerNormKernels)
 	rng := rand.New(rand.NewPCG(30, 1))
-	shapes := [][2]int{{1, 8}, {3, 16}, {64, 24}, {65, 128}, {200, 72}, {1, 136}, {4096, 128}, {300, 7}, {129, 13}}
+	shapes := [][2]int{{1, 8}, {3, 16}, {64, 24}, {65, 128}, {200, 72}, {1, 136}, {4096, 128}, {300, 7}, {129, 13}, {0, 16}, {0, 5}}
 	for _, procs := range []int{1, 2, 3} {
 		old := runtime.GOMAXPROCS(procs)
 		for _, sh := range shapes {
