@@ -63,3 +63,6 @@ func scaleBy8(y *float32, n int, s float32)
 
 //go:noescape
 func softmaxGrad8(y, dy, dx *float32, n int, s float32)
+
+//go:noescape
+func transpose8(x *float32, ldx uintptr, out *float32, ldo uintptr, nr, nc int)

@@ -71,3 +71,7 @@ func scaleBy8(y *float32, n int, s float32) {
 func softmaxGrad8(y, dy, dx *float32, n int, s float32) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
+
+func transpose8(x *float32, ldx uintptr, out *float32, ldo uintptr, nr, nc int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
