@@ -1,5 +1,7 @@
 package avx512
 
+import "sync"
+
 // The layer-normalization kernels: package ops' LayerNorm ops on whole
 // rows of a float32 matrix whose rows lie one after another (cols values
 // apart), for cols a multiple of 8. Each returns false, doing nothing,
@@ -33,6 +35,32 @@ type lnArgs struct {
 	rows, groups     int
 	eps, n           float64 // n: the values of a row, 8·groups
 	kind             int
+	wide             *float64 // scratch: 4·cols values
+}
+
+// lnScratch holds the kernels' scratch memory: two rows of x widened to
+// float64 and gamma and beta widened.
+var lnScratch sync.Pool
+
+// wideScratch returns pooled scratch of 4·cols float64s, gamma and beta
+// widened into its last 2·cols; put it back into lnScratch when done.
+func wideScratch(cols int, gamma, beta []float32) *[]float64 {
+	p, _ := lnScratch.Get().(*[]float64)
+	if p == nil {
+		p = new([]float64)
+	}
+	if cap(*p) < 4*cols {
+		*p = make([]float64, 4*cols)
+	}
+	*p = (*p)[:4*cols]
+	w := *p
+	for c, v := range gamma[:min(len(gamma), cols)] {
+		w[2*cols+c] = float64(v)
+	}
+	for c, v := range beta[:min(len(beta), cols)] {
+		w[3*cols+c] = float64(v)
+	}
+	return p
 }
 
 // lnFits reports whether the kernels can run on rows × cols matrices held
@@ -55,8 +83,10 @@ func LayerNormRows(x, gamma, beta, out []float32, rows, cols int, eps float64) b
 	if !lnFits(rows, cols, len(x), len(out)) || len(gamma) < cols || len(beta) < cols {
 		return false
 	}
+	w := wideScratch(cols, gamma, beta)
+	defer lnScratch.Put(w)
 	layerNormRows(&lnArgs{x: &x[0], gamma: &gamma[0], b: &beta[0], out: &out[0], rows: rows, groups: cols / 8,
-		eps: eps, n: float64(cols), kind: lnForward})
+		eps: eps, n: float64(cols), kind: lnForward, wide: &(*w)[0]})
 	return true
 }
 
@@ -67,8 +97,10 @@ func LayerNormGradRows(x, gamma, dy, out []float32, rows, cols int, eps float64)
 	if !lnFits(rows, cols, len(x), len(dy), len(out)) || len(gamma) < cols {
 		return false
 	}
+	w := wideScratch(cols, gamma, nil)
+	defer lnScratch.Put(w)
 	layerNormRows(&lnArgs{x: &x[0], gamma: &gamma[0], b: &dy[0], out: &out[0], rows: rows, groups: cols / 8,
-		eps: eps, n: float64(cols), kind: lnGrad})
+		eps: eps, n: float64(cols), kind: lnGrad, wide: &(*w)[0]})
 	return true
 }
 
@@ -78,7 +110,9 @@ func LayerNormGammaGradRows(x, dy []float32, rows, cols int, eps float64, sum []
 	if !lnFits(rows, cols, len(x), len(dy)) || len(sum) < cols {
 		return false
 	}
+	w := wideScratch(cols, nil, nil)
+	defer lnScratch.Put(w)
 	layerNormRows(&lnArgs{x: &x[0], b: &dy[0], sum: &sum[0], rows: rows, groups: cols / 8, eps: eps,
-		n: float64(cols), kind: lnGammaGrad})
+		n: float64(cols), kind: lnGammaGrad, wide: &(*w)[0]})
 	return true
 }
