@@ -539,6 +539,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 		}
 		c.p.Grads[i] = b
 	}
+	c.pointwise()
 	c.convolutions()
 	c.normGradients()
 	c.reluFolds()
