@@ -4,9 +4,10 @@ import "sync"
 
 // The layer-normalization kernels: package ops' LayerNorm ops on whole
 // rows of a float32 matrix whose rows lie one after another (cols values
-// apart), for cols a multiple of 8. Each returns false, doing nothing,
-// where the CPU has no AVX-512 or the shapes do not fit; the caller then
-// runs its Go code, which computes the same bits.
+// apart), for cols a multiple of 8, with AVX-512 or, on CPUs without it,
+// AVX2 (layerNormRowsAVX2). Each returns false, doing nothing, where the
+// CPU has neither or the shapes do not fit; the caller then runs its Go
+// code, which computes the same bits.
 //
 // Everything is computed in float64, one rounding per operation (no fused
 // multiply-adds), in this order for each row x of n = cols values:
@@ -66,7 +67,7 @@ func wideScratch(cols int, gamma, beta []float32) *[]float64 {
 // lnFits reports whether the kernels can run on rows × cols matrices held
 // in the slices of lengths ns.
 func lnFits(rows, cols int, ns ...int) bool {
-	if !haveKernels || rows <= 0 || cols <= 0 || cols%8 != 0 {
+	if !(haveKernels || lnAVX2) || rows <= 0 || cols <= 0 || cols%8 != 0 {
 		return false
 	}
 	for _, n := range ns {
@@ -77,6 +78,15 @@ func lnFits(rows, cols int, ns ...int) bool {
 	return true
 }
 
+// runLayerNorm runs the kernel this CPU has.
+func runLayerNorm(a *lnArgs) {
+	if lnAVX2 {
+		layerNormRowsAVX2(a)
+		return
+	}
+	layerNormRows(a)
+}
+
 // LayerNormRows writes the layer normalization of each of the rows of x
 // with gamma and beta (cols values each) to out.
 func LayerNormRows(x, gamma, beta, out []float32, rows, cols int, eps float64) bool {
@@ -85,7 +95,7 @@ func LayerNormRows(x, gamma, beta, out []float32, rows, cols int, eps float64) b
 	}
 	w := wideScratch(cols, gamma, beta)
 	defer lnScratch.Put(w)
-	layerNormRows(&lnArgs{x: &x[0], gamma: &gamma[0], b: &beta[0], out: &out[0], rows: rows, groups: cols / 8,
+	runLayerNorm(&lnArgs{x: &x[0], gamma: &gamma[0], b: &beta[0], out: &out[0], rows: rows, groups: cols / 8,
 		eps: eps, n: float64(cols), kind: lnForward, wide: &(*w)[0]})
 	return true
 }
@@ -99,7 +109,7 @@ func LayerNormGradRows(x, gamma, dy, out []float32, rows, cols int, eps float64)
 	}
 	w := wideScratch(cols, gamma, nil)
 	defer lnScratch.Put(w)
-	layerNormRows(&lnArgs{x: &x[0], gamma: &gamma[0], b: &dy[0], out: &out[0], rows: rows, groups: cols / 8,
+	runLayerNorm(&lnArgs{x: &x[0], gamma: &gamma[0], b: &dy[0], out: &out[0], rows: rows, groups: cols / 8,
 		eps: eps, n: float64(cols), kind: lnGrad, wide: &(*w)[0]})
 	return true
 }
@@ -112,7 +122,7 @@ func LayerNormGammaGradRows(x, dy []float32, rows, cols int, eps float64, sum []
 	}
 	w := wideScratch(cols, nil, nil)
 	defer lnScratch.Put(w)
-	layerNormRows(&lnArgs{x: &x[0], b: &dy[0], sum: &sum[0], rows: rows, groups: cols / 8, eps: eps,
+	runLayerNorm(&lnArgs{x: &x[0], b: &dy[0], sum: &sum[0], rows: rows, groups: cols / 8, eps: eps,
 		n: float64(cols), kind: lnGammaGrad, wide: &(*w)[0]})
 	return true
 }

@@ -18,20 +18,35 @@ func laneSum(n int, term func(c int) float64) float64 {
 	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
 
-// TestLayerNormKernels checks the three layer-normalization kernels
-// against layernorm.go's definition, written out per value, bit for bit:
+// TestLayerNormKernels checks the three layer-normalization kernels, the
+// AVX-512 and the AVX2 code where the CPU runs them, against layernorm.go's
+// definition, written out per value, bit for bit:
 // the gamma gradient's float64 sums (where any other order of its
 // additions shows) starting from a value, the outputs in float32; one row
 // and odd and even numbers of rows (the kernels take two at a time), rows
 // of 8 to 136 values, values of widely spread magnitudes.
 func TestLayerNormKernels(t *testing.T) {
-	if !Available() {
-		t.Skip("no AVX-512 on this CPU")
+	defer func(v bool) { lnAVX2 = v }(lnAVX2)
+	ran := false
+	for _, avx2 := range []bool{false, true} {
+		if avx2 && !lnHaveAVX2 || !avx2 && !haveKernels {
+			continue
+		}
+		lnAVX2, ran = avx2, true
+		checkLayerNormKernels(t, avx2)
 	}
+	if !ran {
+		t.Skip("neither AVX-512 nor AVX2 on this CPU")
+	}
+}
+
+// checkLayerNormKernels is TestLayerNormKernels for the AVX-512 kernel or,
+// with avx2, the AVX2 one.
+func checkLayerNormKernels(t *testing.T, avx2 bool) {
 	rng := rand.New(rand.NewPCG(30, 3))
 	for _, sh := range [][2]int{{1, 8}, {2, 16}, {3, 24}, {5, 136}, {64, 128}, {33, 40}} {
 		rows, cols := sh[0], sh[1]
-		t.Run(fmt.Sprintf("%dx%d", rows, cols), func(t *testing.T) {
+		t.Run(fmt.Sprintf("avx2=%t/%dx%d", avx2, rows, cols), func(t *testing.T) {
 			const eps = 1e-3
 			x, dy := make([]float32, rows*cols), make([]float32, rows*cols)
 			for i := range x {
@@ -106,5 +121,44 @@ func TestLayerNormKernelsDecline(t *testing.T) {
 		if tc.ran {
 			t.Errorf("%s: the kernel ran", tc.name)
 		}
+	}
+}
+
+// BenchmarkLayerNormKernels times the three kernels, AVX-512 and AVX2
+// where the CPU runs them, on one goroutine over the rows of issue 30's
+// transformer benchmark (4096 rows of 128 values).
+func BenchmarkLayerNormKernels(b *testing.B) {
+	defer func(v bool) { lnAVX2 = v }(lnAVX2)
+	const rows, cols, eps = 4096, 128, 1e-3
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, dy, out := make([]float32, rows*cols), make([]float32, rows*cols), make([]float32, rows*cols)
+	for i := range x {
+		x[i], dy[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	gamma, beta, sum := make([]float32, cols), make([]float32, cols), make([]float64, cols)
+	for c := range gamma {
+		gamma[c], beta[c] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	for _, avx2 := range []bool{false, true} {
+		if avx2 && !lnHaveAVX2 || !avx2 && !haveKernels {
+			continue
+		}
+		lnAVX2 = avx2
+		isa := map[bool]string{false: "avx512", true: "avx2"}[avx2]
+		b.Run("LayerNorm/"+isa, func(b *testing.B) {
+			for b.Loop() {
+				LayerNormRows(x, gamma, beta, out, rows, cols, eps)
+			}
+		})
+		b.Run("LayerNormGrad/"+isa, func(b *testing.B) {
+			for b.Loop() {
+				LayerNormGradRows(x, gamma, dy, out, rows, cols, eps)
+			}
+		})
+		b.Run("LayerNormGammaGrad/"+isa, func(b *testing.B) {
+			for b.Loop() {
+				LayerNormGammaGradRows(x, dy, rows, cols, eps, sum)
+			}
+		})
 	}
 }
