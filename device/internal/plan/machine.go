@@ -672,9 +672,11 @@ func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32, set in
 			m.slotMems[i] = slots
 		}
 	}
+	defer runTimed()
 	for i := range steps {
 		s := &steps[i]
 		var err error
+		start := stepClock()
 		if s.Kind == Update || s.Kind == GradUpdate {
 			err = m.be.Update(s, m.bufs, m.slotMems[s.Learnable], weights[s.Learnable].elems, *u)
 		} else if s.Kind == Reduce {
@@ -686,6 +688,7 @@ func (m *Machine) queue(u *optim.Update, steps []Step, reads [][]float32, set in
 		} else {
 			err = m.be.Exec(i, s, m.bufs)
 		}
+		stepTimed(s, start)
 		if err != nil {
 			return weights, fmt.Errorf("%v for node %q: %w", *s, s.Name, err)
 		}
