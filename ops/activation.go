@@ -285,7 +285,7 @@ func activateOneGrad(act Activation, alpha, v, y float64) float64 {
 	case HardSigmoid:
 		// The gradient of clip_by_value: through unless 0.2·x + 0.5 is
 		// below 0 or above 1 (so through at the bounds, and for NaN).
-		if p := 0.2*v + 0.5; p < 0 || p > 1 {
+		if p := float64(0.2*v) + 0.5; p < 0 || p > 1 { // the product rounded, as in hardSigmoid
 			return 0
 		}
 		return 0.2
@@ -349,7 +349,7 @@ func swishGrad(x float64) float64 {
 
 // hardSigmoid is Keras 2's clip(0.2·x + 0.5, 0, 1) (NaN for NaN).
 func hardSigmoid(x float64) float64 {
-	p := 0.2*x + 0.5
+	p := float64(0.2*x) + 0.5 // the product rounded, as Keras computes it: no fused multiply-add
 	if p < 0 {
 		return 0
 	}

@@ -369,7 +369,7 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			for r := 0; r < rows; r++ {
 				xs := x[r*cols+lo : r*cols+hi]
 				for j := done; j < hi-lo; j++ {
-					sum[j] += float64(dy[r*cols+lo+j]) * (float64(xs[j]) - m[j]) * rs[j]
+					sum[j] += float64(float64(dy[r*cols+lo+j]) * (float64(xs[j]) - m[j]) * rs[j]) // rounded before the sum, as the kernel: no fused multiply-add
 				}
 			}
 			for j := range sum {
@@ -456,7 +456,7 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 					g := dy[row*cols+lo+j]
 					xhat := (float64(xs[j]) - m[j]) * r[j]
 					pd[j] += float64(g)
-					pdx[j] += float64(g) * xhat
+					pdx[j] += float64(float64(g) * xhat) // rounded before the sum, as the kernel
 				}
 			}
 			addChains(&dyChains, sd, done)
@@ -483,7 +483,7 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 				v := float64(g)
 				if p.BatchStats {
 					xhat := (float64(xs[c]) - mc[c]) * rs[c]
-					v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
+					v -= (sumDy[c] + float64(xhat*sumDyXhat[c])) / n // the product rounded before the sum, as the kernel
 				}
 				o[c] = T(gr[c] * v)
 			}

@@ -62,7 +62,7 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 		for r := 0; r < rows; r++ {
 			o := out[r*cols : (r+1)*cols]
 			for c, v := range x[r*cols : (r+1)*cols] {
-				o[c] = v*scale[c] + shift[c]
+				o[c] = T(v*scale[c]) + shift[c] // the product rounded before the sum
 			}
 		}
 	case BatchNormGrad:
@@ -74,7 +74,7 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 			sumDy = refSums(rows, cols, func(r, c int) float64 { return float64(dy[r*cols+c]) })
 			sumDyXhat = refSums(rows, cols, func(r, c int) float64 {
 				xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
-				return float64(dy[r*cols+c]) * xhat
+				return float64(float64(dy[r*cols+c]) * xhat) // rounded before the sum
 			})
 		}
 		for r := 0; r < rows; r++ {
@@ -84,7 +84,7 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 				v := float64(g)
 				if p.BatchStats {
 					xhat := (float64(x[r*cols+c]) - float64(mean[c])) * rs
-					v -= (sumDy[c] + xhat*sumDyXhat[c]) / n
+					v -= (sumDy[c] + float64(xhat*sumDyXhat[c])) / n // the product rounded before the sum
 				}
 				o[c] = T(float64(gamma[c]) * rs * v)
 			}
@@ -94,7 +94,7 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 		sum := make([]float64, cols)
 		for r := 0; r < rows; r++ {
 			for c, g := range dy[r*cols : (r+1)*cols] {
-				sum[c] += float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])
+				sum[c] += float64(float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])) // rounded before the sum
 			}
 		}
 		for c := range out[:cols] {

@@ -39,7 +39,7 @@ func TestAddToAddsEachValueOnce(t *testing.T) {
 		want := make([]float32, n)
 		for i := range dst {
 			dst[i], src[i] = float32(i)*0.1, float32(n-i)*0.3
-			want[i] = dst[i] + src[i]
+			want[i] = dst[i] + float32(src[i]) // src rounded: no multiply-add fused across the statements
 		}
 		AddTo(dst, src)
 		for i := range dst {
