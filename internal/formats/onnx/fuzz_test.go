@@ -76,9 +76,11 @@ func fillsDims(t Tensor) error {
 		if d < 0 {
 			return fmt.Errorf("negative dimension in %v", t.Dims)
 		}
+		// Each partial product fits an int64, as Tensor.check asks: a
+		// dimension of 0 after a huge one holds no values.
 		hi, lo := bits.Mul64(n, uint64(d))
-		if hi != 0 || lo > 1<<62 {
-			return fmt.Errorf("dimensions %v hold more than 2^62 values", t.Dims)
+		if hi != 0 || lo > math.MaxInt64 {
+			return fmt.Errorf("dimensions %v hold more values than an int64 counts", t.Dims)
 		}
 		n = lo
 	}
