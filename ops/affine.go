@@ -277,7 +277,41 @@ func (op sumRowsOp) Do(args ...gorgonia.Value) (gorgonia.Value, error) {
 	return out, nil
 }
 
+// sumRowsBlock is the rows sumRows sums at a time: each block's columns
+// are summed in row order from 0 (a block of a few hundred rows stays in
+// the caches while the kernel goes over its columns), then the blocks'
+// sums are added to out in block order, the blocks split over the cores.
+// The blocks do not depend on the number of cores, so neither do the
+// bits; up to sumRowsBlock rows (a dense layer's batch) the sum is the
+// plain row-order sum.
+const sumRowsBlock = 512
+
+// sumRows adds the sum of the rows×cols matrix a's rows to out (a bias's
+// gradient: a convolution's over its output positions).
 func sumRows[T float](rows, cols int, a, out []T) {
+	if rows <= sumRowsBlock {
+		sumRowsInOrder(rows, cols, a, out)
+		return
+	}
+	blocks := (rows + sumRowsBlock - 1) / sumRowsBlock
+	buf := normScratchT[T](blocks * cols)
+	defer normScratchPoolT[T]().Put(buf)
+	partial := *buf
+	parallel(blocks, sumRowsBlock*cols, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			p := partial[b*cols : (b+1)*cols]
+			clear(p)
+			r0 := b * sumRowsBlock
+			sumRowsInOrder(min(sumRowsBlock, rows-r0), cols, a[r0*cols:], p)
+		}
+	})
+	for b := range blocks {
+		addTo(out[:cols], partial[b*cols:(b+1)*cols])
+	}
+}
+
+// sumRowsInOrder adds a's rows to out one after another.
+func sumRowsInOrder[T float](rows, cols int, a, out []T) {
 	if af, ok := asFloat32(a); ok && avx512.SumRows(rows, cols, af, any(out).([]float32)) {
 		return // the same bits, each column's sum in row order
 	}
