@@ -23,14 +23,7 @@ import (
 // mean squared error against y, so that a product of every pair of
 // transposes and each normalization (along a middle and a last axis) run
 // forward and backward.
-type DotGraph struct {
-	G          *gorgonia.ExprGraph
-	X, Y       *gorgonia.Node
-	Learnables []*gorgonia.Node
-	Loss       *gorgonia.Node
-	// LossValue is where a gorgonia.Read of the loss stores it.
-	LossValue gorgonia.Value
-}
+type DotGraph = Graph
 
 // BuildDotGraph builds a DotGraph with its gradients, its values drawn
 // from seed: two graphs of one seed start from the same values.

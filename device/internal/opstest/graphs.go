@@ -1,7 +1,7 @@
 package opstest
 
 // What the small training graphs of this package (DotGraph, MergeGraph,
-// ResizeGraph, RecurrenceGraph) share.
+// ResizeGraph, PermuteGraph, RecurrenceGraph) share.
 
 import (
 	"fmt"
@@ -41,4 +41,17 @@ func withGradients(loss *gorgonia.Node, value *gorgonia.Value, learnables []*gor
 		return fmt.Errorf("the %s graph's gradients: %w", what, err)
 	}
 	return nil
+}
+
+// Graph is a small training graph: its inputs X and labels Y, its
+// learnables, its loss with the gradients, and where a gorgonia.Read of
+// the loss stores its value. DotGraph, MergeGraph, ResizeGraph,
+// PermuteGraph and RecurrenceGraph are Graphs.
+type Graph struct {
+	G          *gorgonia.ExprGraph
+	X, Y       *gorgonia.Node
+	Learnables []*gorgonia.Node
+	Loss       *gorgonia.Node
+	// LossValue is where a gorgonia.Read of the loss stores it.
+	LossValue gorgonia.Value
 }

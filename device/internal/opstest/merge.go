@@ -22,14 +22,7 @@ import (
 // so that every binary kind, both broadcasts, Scale and Concatenate run
 // forward and backward, and gradients reach every learnable along several
 // paths.
-type MergeGraph struct {
-	G          *gorgonia.ExprGraph
-	X, Y       *gorgonia.Node
-	Learnables []*gorgonia.Node
-	Loss       *gorgonia.Node
-	// LossValue is where a gorgonia.Read of the loss stores it.
-	LossValue gorgonia.Value
-}
+type MergeGraph = Graph
 
 // BuildMergeGraph builds a MergeGraph with its gradients, its values drawn
 // from seed: two graphs of one seed start from the same values.

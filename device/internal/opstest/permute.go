@@ -18,14 +18,7 @@ import (
 //
 // so that both kinds of permutation run forward and, permuted back,
 // backward, on sizes that are no multiple of a kernel's tiles.
-type PermuteGraph struct {
-	G          *gorgonia.ExprGraph
-	X, Y       *gorgonia.Node
-	Learnables []*gorgonia.Node
-	Loss       *gorgonia.Node
-	// LossValue is where a gorgonia.Read of the loss stores it.
-	LossValue gorgonia.Value
-}
+type PermuteGraph = Graph
 
 // BuildPermuteGraph builds a PermuteGraph with its gradients, its values
 // drawn from seed: two graphs of one seed start from the same values.

@@ -13,14 +13,7 @@ import (
 // G·4) plus a bias, as a recurrent layer projects its inputs, then the
 // Recurrence of 4 units (a GRU with a recurrent bias), its output
 // flattened times wo, mean squared error against y.
-type RecurrenceGraph struct {
-	G          *gorgonia.ExprGraph
-	X, Y       *gorgonia.Node
-	Learnables []*gorgonia.Node
-	Loss       *gorgonia.Node
-	// LossValue is where a gorgonia.Read of the loss stores it.
-	LossValue gorgonia.Value
-}
+type RecurrenceGraph = Graph
 
 // BuildRecurrenceGraph builds a RecurrenceGraph of cell with its
 // gradients, its values drawn from seed: two graphs of one seed start

@@ -19,14 +19,7 @@ import (
 //
 // so that each op and its gradient (Crop2D's is a Pad2D, Pad2D's a Crop2D,
 // UpSample2D's the sum of each block) run forward and backward.
-type ResizeGraph struct {
-	G          *gorgonia.ExprGraph
-	X, Y       *gorgonia.Node
-	Learnables []*gorgonia.Node
-	Loss       *gorgonia.Node
-	// LossValue is where a gorgonia.Read of the loss stores it.
-	LossValue gorgonia.Value
-}
+type ResizeGraph = Graph
 
 // BuildResizeGraph builds a ResizeGraph with its gradients, its values
 // drawn from seed: two graphs of one seed start from the same values.

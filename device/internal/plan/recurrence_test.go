@@ -6,7 +6,6 @@ import (
 
 	"github.com/gokeras/gokeras/device/internal/opstest"
 	"github.com/gokeras/gokeras/ops"
-	"gorgonia.org/gorgonia"
 )
 
 // TestRecurrenceMatchesTapeMachine compiles opstest.RecurrenceGraph of
@@ -27,23 +26,7 @@ func TestRecurrenceMatchesTapeMachine(t *testing.T) {
 		}
 		for _, v := range variants {
 			t.Run(fmt.Sprintf("%v/%+v", cell, v), func(t *testing.T) {
-				ref, err := opstest.BuildRecurrenceGraphWith(3, cell, 4, v)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tm := gorgonia.NewTapeMachine(ref.G, gorgonia.BindDualValues(ref.Learnables...))
-				defer tm.Close()
-				if err := tm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				got, err := opstest.BuildRecurrenceGraphWith(3, cell, 4, v)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := Compile(got.G, got.Learnables, Capabilities{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := matchesTapeMachine(t, func() (*opstest.Graph, error) { return opstest.BuildRecurrenceGraphWith(3, cell, 4, v) })
 				kinds := map[Kind]int{}
 				for _, s := range p.Steps {
 					kinds[s.Kind]++
@@ -67,25 +50,6 @@ func TestRecurrenceMatchesTapeMachine(t *testing.T) {
 				}
 				if kinds[Recurrence] != 1 || kinds[RecurrenceGrad] != 1 {
 					t.Errorf("the plan has %d Recurrence and %d RecurrenceGrad steps, want one each: %v", kinds[Recurrence], kinds[RecurrenceGrad], p.Steps)
-				}
-				m := hostMachine(t, got.G, got.Learnables)
-				for run := 0; run < 2; run++ {
-					if err := m.RunAll(); err != nil {
-						t.Fatal(err)
-					}
-					m.Reset()
-				}
-				compare(t, "loss", scalar(t, got.LossValue), scalar(t, ref.LossValue))
-				for i, l := range got.Learnables {
-					gg, err := l.Grad()
-					if err != nil {
-						t.Fatal(err)
-					}
-					rg, err := ref.Learnables[i].Grad()
-					if err != nil {
-						t.Fatal(err)
-					}
-					compareSlices(t, "gradient of "+l.Name(), gg.Data().([]float32), rg.Data().([]float32))
 				}
 			})
 		}

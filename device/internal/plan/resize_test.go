@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/device/internal/opstest"
-	"gorgonia.org/gorgonia"
 )
 
 // TestResizeOpsMatchTapeMachine compiles opstest.ResizeGraph (Pad2D,
@@ -12,23 +11,7 @@ import (
 // backend, each step through its op's Do, against gorgonia's tape machine:
 // the same loss and gradients, and a step of each kind in the plan.
 func TestResizeOpsMatchTapeMachine(t *testing.T) {
-	ref, err := opstest.BuildResizeGraph(9, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := gorgonia.NewTapeMachine(ref.G, gorgonia.BindDualValues(ref.Learnables...))
-	defer tm.Close()
-	if err := tm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := opstest.BuildResizeGraph(9, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compile(got.G, got.Learnables, Capabilities{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := matchesTapeMachine(t, func() (*opstest.Graph, error) { return opstest.BuildResizeGraph(9, 3) })
 	kinds := map[Kind]int{}
 	for _, s := range p.Steps {
 		kinds[s.Kind]++
@@ -38,24 +21,5 @@ func TestResizeOpsMatchTapeMachine(t *testing.T) {
 		if kinds[k] != n {
 			t.Errorf("the plan has %d %v steps, want %d: %v", kinds[k], k, n, p.Steps)
 		}
-	}
-	m := hostMachine(t, got.G, got.Learnables)
-	for run := 0; run < 2; run++ {
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		m.Reset()
-	}
-	compare(t, "loss", scalar(t, got.LossValue), scalar(t, ref.LossValue))
-	for i, l := range got.Learnables {
-		gg, err := l.Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rg, err := ref.Learnables[i].Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		compareSlices(t, "gradient of "+l.Name(), gg.Data().([]float32), rg.Data().([]float32))
 	}
 }
