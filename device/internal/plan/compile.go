@@ -1,22 +1,3 @@
-// Package plan is gokeras' one plan compiler and the machine that runs a
-// plan on any backend. Compile turns a gorgonia graph made of package ops'
-// ops into a list of Steps over buffers (products, fused bias and
-// activation, reductions, losses, and the optimizer's update of each
-// weight); Machine drives a Backend through nn's step protocol
-// (driver.Machine and driver.Trainer). The CPU backend (device/cpu: host
-// memory, the AVX-512 kernels or BLAS) and the CUDA backend (device/cuda:
-// device memory, cuBLAS, PTX kernels) are peers that implement Backend.
-//
-// Fusions a backend is good at are capabilities the compiler asks it for
-// (Capabilities): the CPU folds the optimizer's update into the product
-// that computes a weight's gradient and adds the bias inside the forward
-// product; the CUDA backend adds the bias and applies the activation in one
-// kernel.
-//
-// It has no build tag and no cgo, so everything here, from the graph walk
-// to the binding of gradients and reads, is tested on machines without a
-// GPU by running the steps on the host and comparing with gorgonia's tape
-// machine.
 package plan
 
 import (
