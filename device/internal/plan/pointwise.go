@@ -18,11 +18,10 @@ func (c *compiler) pointwise() {
 	readers, kept := p.readers()
 	drop := map[int]bool{}
 	for i, s := range p.Steps {
-		w := s.Op.Window
 		if s.Kind != Patches && s.Kind != PatchesGrad {
 			continue
 		}
-		if w.KH != 1 || w.KW != 1 || w.StrideH != 1 || w.StrideW != 1 || w.DilationH != 1 || w.DilationW != 1 ||
+		if w := s.Op.Window; w.KH != 1 || w.KW != 1 || w.StrideH != 1 || w.StrideW != 1 || w.DilationH != 1 || w.DilationW != 1 ||
 			w.PadTop != 0 || w.PadLeft != 0 || w.OH != w.H || w.OW != w.W {
 			continue
 		}
@@ -32,12 +31,7 @@ func (c *compiler) pointwise() {
 				continue
 			}
 			for _, r := range readers[cols] {
-				in := p.Steps[r].In
-				for j, b := range in {
-					if b == cols {
-						in[j] = s.In[0]
-					}
-				}
+				p.Steps[r].In = renamed(p.Steps[r].In, cols, s.In[0])
 			}
 			p.Buffers[cols].Elems = 0
 			drop[i] = true
@@ -45,27 +39,25 @@ func (c *compiler) pointwise() {
 		}
 		dcols, dx := s.In[0], s.Out[0]
 		at := p.lastWriter(dcols)
-		if at < 0 || kept[dcols] || !slices.Equal(readers[dcols], []int{i}) || p.Buffers[dcols].Elems != p.Buffers[dx].Elems ||
-			slices.Contains(p.Steps[at].In, dx) {
+		if at < 0 || kept[dcols] || !slices.Equal(readers[dcols], []int{i}) || p.writers(dcols) != 1 ||
+			p.Buffers[dcols].Elems != p.Buffers[dx].Elems || slices.Contains(p.Steps[at].In, dx) {
 			continue
 		}
-		out := p.Steps[at].Out
-		for j, b := range out {
-			if b == dcols {
-				out[j] = dx
-			}
-		}
+		p.Steps[at].Out = renamed(p.Steps[at].Out, dcols, dx)
 		p.Buffers[dcols].Elems = 0
 		drop[i] = true
 	}
-	if len(drop) == 0 {
-		return
-	}
-	steps := p.Steps[:0]
-	for i, s := range p.Steps {
-		if !drop[i] {
-			steps = append(steps, s)
+	p.dropSteps(drop)
+}
+
+// renamed is a copy of the buffer list ids with buffer from replaced by
+// to (a copy: steps' operand lists may share their arrays).
+func renamed(ids []int, from, to int) []int {
+	out := slices.Clone(ids)
+	for j, b := range out {
+		if b == from {
+			out[j] = to
 		}
 	}
-	p.Steps = steps
+	return out
 }
