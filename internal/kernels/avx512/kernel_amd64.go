@@ -66,3 +66,12 @@ func scaleBy16(y *float32, n int, s float32)
 
 //go:noescape
 func softmaxGrad16(y, dy, dx *float32, n int, s float32)
+
+//go:noescape
+func winogradInput(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr)
+
+//go:noescape
+func winogradOutput(src *float32, plane uintptr, groups, count int, dst *float32, ld uintptr, bias *float32, relu int, mask *float32)
+
+//go:noescape
+func winogradKernel(k *float32, plane uintptr, u *float32, groups int)

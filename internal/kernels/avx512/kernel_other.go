@@ -81,3 +81,15 @@ func scaleBy16(y *float32, n int, s float32) {
 func softmaxGrad16(y, dy, dx *float32, n int, s float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func winogradInput(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func winogradOutput(src *float32, plane uintptr, groups, count int, dst *float32, ld uintptr, bias *float32, relu int, mask *float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func winogradKernel(k *float32, plane uintptr, u *float32, groups int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}

@@ -240,6 +240,12 @@ func Plan(p Products, s Shape) (Memory, bool) {
 		OutputGrid: s.positions() * s.Filters,
 		InputGrad:  s.KH * s.KW * s.Filters * s.C,
 	}
+	if _, ok := s.winograd(p); ok {
+		fwd, back := s.tilings()
+		mem.Forward = 16*s.C*s.Filters + p.Workers()*fwd.scratch()
+		mem.InputGrad += 16*s.C*s.Filters + p.Workers()*back.scratch()
+		return mem, true
+	}
 	if !byRows(p, s.OH, s.OW, wp, s.Filters) {
 		mem.Forward = img * s.Filters
 	}
@@ -247,6 +253,19 @@ func Plan(p Products, s Shape) (Memory, bool) {
 		mem.InputGrad += img * s.C
 	}
 	return mem, true
+}
+
+// tilings returns the Winograd tilings of a stride-1 convolution's
+// forward pass (from the images' grid) and of its input's gradient (from
+// the output gradient's grid, the window turned reaching back margin
+// positions from each pixel).
+func (s Shape) tilings() (forward, inputGrad tiling) {
+	hp, wp := s.grid()
+	img, margin := hp*wp, s.margin()
+	back := margin - (s.KH-1)*wp - (s.KW - 1)
+	forward = newTiling(s.Batch, s.C, s.Filters, s.OH, s.OW, wp, func(b int) int { return margin + b*img })
+	inputGrad = newTiling(s.Batch, s.Filters, s.C, s.H, s.W, wp, func(b int) int { return back + b*img + s.PadTop*wp + s.PadLeft })
+	return forward, inputGrad
 }
 
 // byRows reports whether p computes the rows of a result (rows of width
@@ -371,6 +390,13 @@ func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu
 	if bias != nil {
 		bias = bias[:f]
 	}
+	if w, ok := s.winograd(p); ok {
+		u := scratch[:16*s.C*f]
+		w.WinogradKernel(kernel, s.C, f, u)
+		t, _ := s.tilings()
+		t.run(w, grid, u, z, bias, relu, nil, scratch[len(u):])
+		return nil
+	}
 	if st > 1 || byRows(p, s.OH, s.OW, wp, f) {
 		// Output row u (image u/OH, row u%OH) straight into z, from grid
 		// row s·(u%OH), in positions of s pixels.
@@ -426,9 +452,10 @@ func inputGrad(p Products, s Shape, grid, kernel, y, dx, scratch []float32) erro
 	}
 	hp, wp := s.grid()
 	img, margin, c, f := hp*wp, s.margin(), s.C, s.Filters
+	wino, isWino := s.winograd(p)
 	rows := byRows(p, s.H, s.W, wp, c)
 	var out []float32
-	if !rows {
+	if !rows && !isWino {
 		out = scratch[:s.Batch*img*c]
 	}
 	turned := scratch[len(out):][:s.KH*s.KW*f*c]
@@ -441,6 +468,13 @@ func inputGrad(p Products, s Shape, grid, kernel, y, dx, scratch []float32) erro
 				dst[j*c+i] = v
 			}
 		}
+	}
+	if isWino {
+		u := scratch[len(turned):][:16*f*c]
+		wino.WinogradKernel(turned, f, c, u)
+		_, t := s.tilings()
+		t.run(wino, grid, u, dx, nil, false, y, scratch[len(turned)+len(u):])
+		return nil
 	}
 	// The window turned reaches back margin positions from the pixel.
 	back := margin - (s.KH-1)*wp - (s.KW - 1)

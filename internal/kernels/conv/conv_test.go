@@ -41,6 +41,13 @@ var convCases = []conv.Shape{
 	same(2, 16, 16, 32, 32, 3, 3), // on AVX-512, tiles of 4, 8 and 16 rows
 	same(1, 32, 32, 16, 16, 3, 3),
 	same(2, 8, 8, 16, 40, 3, 3),
+	// Winograd's tiles of 2×2 outputs: odd images (a last row and column
+	// of tiles half outside), more channels out than in and fewer, blocks
+	// of tiles across images (cifar10_cnn's 15×15 and 13×13 layers).
+	same(3, 7, 9, 16, 32, 3, 3),
+	same(2, 15, 15, 32, 64, 3, 3),
+	valid(2, 15, 15, 64, 32, 3, 3),
+	same(5, 6, 5, 48, 16, 3, 3),
 	same(4, 32, 32, 8, 16, 3, 3), // the kernel's gradient in two parts
 	same(1, 7, 9, 9, 70, 5, 5),
 	same(2, 6, 6, 8, 5, 2, 2),
@@ -228,86 +235,95 @@ func TestConv(t *testing.T) {
 		}
 		return v
 	}
-	for name, p := range products(t) {
-		for i, s := range convCases {
-			t.Run(fmt.Sprintf("%s/%dx%dx%d-f%d-k%dx%d-s%d-p%d,%d", name, s.H, s.W, s.C, s.Filters, s.KH, s.KW, st(s), s.PadTop, s.PadLeft), func(t *testing.T) {
-				mem, ok := conv.Plan(p, s)
-				if !ok {
-					t.Fatalf("Plan refuses %+v", s)
-				}
-				x := values(s.Batch*s.H*s.W*s.C, 5*i+1)
-				k := values(s.KH*s.KW*s.C*s.Filters, 5*i+2)
-				dz := values(s.Batch*s.OH*s.OW*s.Filters, 5*i+3)
-				bias := values(s.Filters, 5*i+4)
-				images, grad := nan(mem.InputGrid), nan(mem.OutputGrid)
-				if err := conv.InputGrid(p, s, x, images); err != nil {
-					t.Fatal(err)
-				}
-				if err := conv.OutputGrid(p, s, dz, grad); err != nil {
-					t.Fatal(err)
-				}
-				z := nan(s.Batch * s.OH * s.OW * s.Filters)
-				if err := conv.Forward(p, s, images, k, bias, z, nan(mem.Forward)); err != nil {
-					t.Fatal(err)
-				}
-				want, scale := forwardRef(s, x, k, bias)
-				if err := close(z, want, scale); err != nil {
-					t.Errorf("forward: %v", err)
-				}
-				for _, b := range [][]float32{bias, nil} {
-					if err := conv.ForwardReLU(p, s, images, k, b, z, nan(mem.Forward)); err != nil {
+	// Each case twice: as Plan chooses (Winograd's for 3×3 kernels of
+	// stride 1 where the kernels fit), and with Winograd's turned off.
+	defer conv.SetWinograd(conv.SetWinograd(true))
+	for _, way := range []struct {
+		name     string
+		winograd bool
+	}{{"", true}, {"/direct", false}} {
+		conv.SetWinograd(way.winograd)
+		for name, p := range products(t) {
+			for i, s := range convCases {
+				t.Run(fmt.Sprintf("%s%s/%dx%dx%d-f%d-k%dx%d-s%d-p%d,%d", name, way.name, s.H, s.W, s.C, s.Filters, s.KH, s.KW, st(s), s.PadTop, s.PadLeft), func(t *testing.T) {
+					mem, ok := conv.Plan(p, s)
+					if !ok {
+						t.Fatalf("Plan refuses %+v", s)
+					}
+					x := values(s.Batch*s.H*s.W*s.C, 5*i+1)
+					k := values(s.KH*s.KW*s.C*s.Filters, 5*i+2)
+					dz := values(s.Batch*s.OH*s.OW*s.Filters, 5*i+3)
+					bias := values(s.Filters, 5*i+4)
+					images, grad := nan(mem.InputGrid), nan(mem.OutputGrid)
+					if err := conv.InputGrid(p, s, x, images); err != nil {
 						t.Fatal(err)
 					}
-					withBias := b != nil
-					if !withBias {
-						b = make([]float32, s.Filters)
+					if err := conv.OutputGrid(p, s, dz, grad); err != nil {
+						t.Fatal(err)
 					}
-					want, scale = forwardRef(s, x, k, b)
-					for i, v := range want {
-						want[i] = max(v, 0)
+					z := nan(s.Batch * s.OH * s.OW * s.Filters)
+					if err := conv.Forward(p, s, images, k, bias, z, nan(mem.Forward)); err != nil {
+						t.Fatal(err)
 					}
+					want, scale := forwardRef(s, x, k, bias)
 					if err := close(z, want, scale); err != nil {
-						t.Errorf("forward with a ReLU (bias %v): %v", withBias, err)
+						t.Errorf("forward: %v", err)
 					}
-				}
-				if err := conv.Forward(p, s, images, k, nil, z, nan(mem.Forward)); err != nil {
-					t.Fatal(err)
-				}
-				want, scale = forwardRef(s, x, k, make([]float32, s.Filters))
-				if err := close(z, want, scale); err != nil {
-					t.Errorf("forward without a bias: %v", err)
-				}
-				dx := nan(len(x))
-				if err := conv.InputGrad(p, s, grad, k, dx, nan(mem.InputGrad)); err != nil {
-					t.Fatal(err)
-				}
-				want, scale = inputGradRef(s, dz, k)
-				if err := close(dx, want, scale); err != nil {
-					t.Errorf("input gradient: %v", err)
-				}
-				// Through a ReLU whose output the images are: +0 where
-				// they are not above 0 (x's values are of both signs).
-				dx = nan(len(x))
-				if err := conv.InputGradReLU(p, s, grad, k, x, dx, nan(mem.InputGrad)); err != nil {
-					t.Fatal(err)
-				}
-				for i, v := range x {
-					if !(v > 0) {
-						want[i], scale[i] = 0, 0
+					for _, b := range [][]float32{bias, nil} {
+						if err := conv.ForwardReLU(p, s, images, k, b, z, nan(mem.Forward)); err != nil {
+							t.Fatal(err)
+						}
+						withBias := b != nil
+						if !withBias {
+							b = make([]float32, s.Filters)
+						}
+						want, scale = forwardRef(s, x, k, b)
+						for i, v := range want {
+							want[i] = max(v, 0)
+						}
+						if err := close(z, want, scale); err != nil {
+							t.Errorf("forward with a ReLU (bias %v): %v", withBias, err)
+						}
 					}
-				}
-				if err := close(dx, want, scale); err != nil {
-					t.Errorf("input gradient through a ReLU: %v", err)
-				}
-				dk := nan(len(k))
-				if err := conv.KernelGrad(p, s, images, grad, dk); err != nil {
-					t.Fatal(err)
-				}
-				want, scale = kernelGradRef(s, x, dz)
-				if err := close(dk, want, scale); err != nil {
-					t.Errorf("kernel gradient: %v", err)
-				}
-			})
+					if err := conv.Forward(p, s, images, k, nil, z, nan(mem.Forward)); err != nil {
+						t.Fatal(err)
+					}
+					want, scale = forwardRef(s, x, k, make([]float32, s.Filters))
+					if err := close(z, want, scale); err != nil {
+						t.Errorf("forward without a bias: %v", err)
+					}
+					dx := nan(len(x))
+					if err := conv.InputGrad(p, s, grad, k, dx, nan(mem.InputGrad)); err != nil {
+						t.Fatal(err)
+					}
+					want, scale = inputGradRef(s, dz, k)
+					if err := close(dx, want, scale); err != nil {
+						t.Errorf("input gradient: %v", err)
+					}
+					// Through a ReLU whose output the images are: +0 where
+					// they are not above 0 (x's values are of both signs).
+					dx = nan(len(x))
+					if err := conv.InputGradReLU(p, s, grad, k, x, dx, nan(mem.InputGrad)); err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range x {
+						if !(v > 0) {
+							want[i], scale[i] = 0, 0
+						}
+					}
+					if err := close(dx, want, scale); err != nil {
+						t.Errorf("input gradient through a ReLU: %v", err)
+					}
+					dk := nan(len(k))
+					if err := conv.KernelGrad(p, s, images, grad, dk); err != nil {
+						t.Fatal(err)
+					}
+					want, scale = kernelGradRef(s, x, dz)
+					if err := close(dk, want, scale); err != nil {
+						t.Errorf("kernel gradient: %v", err)
+					}
+				})
+			}
 		}
 	}
 }
@@ -358,37 +374,47 @@ func BenchmarkConv(b *testing.B) {
 			{"cnn/15x15x64-valid", valid(32, 15, 15, 64, 64, 3, 3)},
 		} {
 			s := c.s
-			mem, _ := conv.Plan(p, s)
-			x, k := values(s.Batch*s.H*s.W*s.C, 1), values(s.KH*s.KW*s.C*s.Filters, 2)
-			dz, bias := values(s.Batch*s.OH*s.OW*s.Filters, 3), values(s.Filters, 4)
-			images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
-			z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))
-			fwd, back := make([]float32, mem.Forward), make([]float32, mem.InputGrad)
-			flops := float64(2 * s.Batch * s.OH * s.OW * s.KH * s.KW * s.C * s.Filters)
-			for _, kernel := range []struct {
-				name string
-				run  func() error
-			}{
-				{"grids", func() error {
-					if err := conv.InputGrid(p, s, x, images); err != nil {
-						return err
-					}
-					return conv.OutputGrid(p, s, dz, grad)
-				}},
-				{"forward", func() error { return conv.Forward(p, s, images, k, bias, z, fwd) }},
-				{"input-grad", func() error { return conv.InputGrad(p, s, grad, k, dx, back) }},
-				{"kernel-grad", func() error { return conv.KernelGrad(p, s, images, grad, dk) }},
-			} {
-				b.Run(name+"/"+c.name+"/"+kernel.name, func(b *testing.B) {
-					for b.Loop() {
-						if err := kernel.run(); err != nil {
-							b.Fatal(err)
+			for _, way := range []struct {
+				name     string
+				winograd bool
+			}{{"", true}, {"-direct", false}} {
+				was := conv.SetWinograd(way.winograd)
+				mem, _ := conv.Plan(p, s)
+				x, k := values(s.Batch*s.H*s.W*s.C, 1), values(s.KH*s.KW*s.C*s.Filters, 2)
+				dz, bias := values(s.Batch*s.OH*s.OW*s.Filters, 3), values(s.Filters, 4)
+				images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
+				z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))
+				fwd, back := make([]float32, mem.Forward), make([]float32, mem.InputGrad)
+				flops := float64(2 * s.Batch * s.OH * s.OW * s.KH * s.KW * s.C * s.Filters)
+				for _, kernel := range []struct {
+					name string
+					run  func() error
+				}{
+					{"grids", func() error {
+						if err := conv.InputGrid(p, s, x, images); err != nil {
+							return err
 						}
+						return conv.OutputGrid(p, s, dz, grad)
+					}},
+					{"forward", func() error { return conv.Forward(p, s, images, k, bias, z, fwd) }},
+					{"input-grad", func() error { return conv.InputGrad(p, s, grad, k, dx, back) }},
+					{"kernel-grad", func() error { return conv.KernelGrad(p, s, images, grad, dk) }},
+				} {
+					if !way.winograd && (kernel.name == "grids" || kernel.name == "kernel-grad") {
+						continue // the same either way
 					}
-					if kernel.name != "grids" {
-						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					}
-				})
+					b.Run(name+"/"+c.name+"/"+kernel.name+way.name, func(b *testing.B) {
+						for b.Loop() {
+							if err := kernel.run(); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if kernel.name != "grids" {
+							b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+						}
+					})
+				}
+				conv.SetWinograd(was)
 			}
 		}
 	}

@@ -1,0 +1,170 @@
+package conv
+
+import (
+	"github.com/gokeras/gokeras/internal/kernels/matrix"
+)
+
+// Winograd's F(2×2, 3×3). A 3×3 stride-1 convolution computes each 2×2
+// block of its outputs (a tile) from the 4×4 input pixels under it. In
+// Winograd's form, per channel, that is Y = Aᵀ·[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]·A
+// for the kernel g (3×3), the tile's pixels d (4×4) and
+//
+//	Bᵀ = | 1  0 -1  0 |    G = | 1    0    0  |    Aᵀ = | 1  1  1  0 |
+//	     | 0  1  1  0 |        | 1/2  1/2  1/2 |         | 0  1 -1 -1 |
+//	     | 0 -1  1  0 |        | 1/2 -1/2  1/2 |
+//	     | 0  1  0 -1 |        | 0    0    1  |
+//
+// Summed over the channels, the 16 elementwise products of the 4×4
+// transforms become 16 products of matrices: for element ξ, the tiles'
+// transformed pixels (a row of C values a tile) times the transformed
+// kernel's element ξ (C×F). They take 16·C·F multiplications a tile of
+// four outputs, against 36·C·F directly: 2.25 times fewer. The
+// transforms add only additions, 16 values a channel a tile in and out.
+//
+// The tiles go by blocks, each block's transformed pixels and products
+// kept in the caches of the core that computes it: the block's tiles
+// transformed from the grid (the same grid the direct convolution reads),
+// its 16 products, then each tile's outputs transformed into the result,
+// plus the bias, with the ReLU or the ReLU's gradient's mask. The input's
+// gradient is the same computation on the output gradient's grid with the
+// kernel turned by 180° and each tap transposed (see the package comment).
+//
+// The rounding differs from the direct sums (the transforms' additions,
+// the 1/2s of G): within the same bound of float32 errors of sums of that
+// scale that the tests ask of every path (TestConv).
+
+// WinogradProducts are the Products of an instruction set with the
+// kernels of Winograd's F(2×2, 3×3).
+type WinogradProducts interface {
+	Products
+	// WinogradFits reports whether the kernels transform tiles of c
+	// channels and outputs of n.
+	WinogradFits(c, n int) bool
+	// WinogradKernel writes the transformed kernel u (16 planes of in
+	// rows of out: element (i, j) of G·g·Gᵀ in plane 4i+j, for each input
+	// and output channel) of the 3×3 kernel k (9 taps of in rows of out,
+	// HWIO).
+	WinogradKernel(k []float32, in, out int, u []float32)
+	// WinogradInput transforms count tiles of c channels: tile t's 4×4
+	// pixels from src[2·c·t:] (rows ld values apart, pixels c apart),
+	// Bᵀ·d·B, value (i, j) written to dst[(4i+j)·plane + c·t:][:c].
+	WinogradInput(count int, src []float32, ld, c int, dst []float32, plane int)
+	// WinogradOutput transforms count tiles of n channels: tile t's 4×4
+	// values m[i][j] from src[(4i+j)·plane + n·t:][:n], Aᵀ·m·A, output
+	// (i, j) written to dst[i·ld + n·(2t+j):][:n], plus bias (nil for
+	// none), then with relu the ReLU, then with mask (nil for none; laid
+	// out as dst) +0 wherever mask is not above 0.
+	WinogradOutput(count int, src []float32, plane, n int, dst []float32, ld int, bias []float32, relu bool, mask []float32)
+	// WinogradProduct sets c (rows of n) to a·b (a rows of depth, b
+	// depth×n) on the calling goroutine, rows rounded up to a multiple of
+	// winogradRows.
+	WinogradProduct(rows, depth, n int, a, b, c []float32)
+}
+
+// winogradRows is the multiple of rows WinogradProduct computes; the
+// blocks of tiles are multiples of it.
+const winogradRows = 48
+
+// winogradOn turns Winograd's convolutions on; the tests turn them off to
+// check the direct ones.
+var winogradOn = true
+
+// winograd returns the Winograd kernels of p where they compute s: a 3×3
+// kernel of stride 1 on channels and filters the kernels transform.
+func (s Shape) winograd(p Products) (WinogradProducts, bool) {
+	w, ok := p.(WinogradProducts)
+	if !winogradOn || !ok || s.KH != 3 || s.KW != 3 || s.stride() != 1 || !w.WinogradFits(s.C, s.Filters) || !w.WinogradFits(s.Filters, s.C) {
+		return nil, false
+	}
+	return w, true
+}
+
+// tiling is one Winograd convolution's walk over its tiles: out×OH×OW
+// outputs an image from in channels on a grid whose rows are wp
+// positions, image b's first window at grid position base(b).
+type tiling struct {
+	batch, in, out, oh, ow, wp int
+	base                       func(b int) int
+	block                      int // tiles a block: a multiple of winogradRows
+}
+
+// newTiling returns the tiling of a convolution, blocks sized so that a
+// block's transformed pixels and products take about 256 KiB.
+func newTiling(batch, in, out, oh, ow, wp int, base func(b int) int) tiling {
+	block := max(1, 65536/(16*(in+out))/winogradRows) * winogradRows
+	return tiling{batch, in, out, oh, ow, wp, base, block}
+}
+
+// scratch is the memory a worker needs: a block's transformed pixels and
+// products, and one tile's outputs.
+func (t tiling) scratch() int { return 16*t.block*(t.in+t.out) + 4*t.out }
+
+// run computes the convolution's outputs into out (batch images of
+// oh×ow×out values) from grid and the transformed kernel u, plus bias
+// (nil for none), with relu the ReLU, with mask (nil for none; laid out
+// as out) +0 wherever mask is not above 0; scratch holds each worker's
+// scratch().
+func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool, mask, scratch []float32) {
+	th, tw := (t.oh+1)/2, (t.ow+1)/2
+	tiles := t.batch * th * tw
+	blocks := (tiles + t.block - 1) / t.block
+	per := t.scratch()
+	workers := min(p.Workers(), len(scratch)/per)
+	inPlane, outPlane := t.block*t.in, t.block*t.out
+	matrix.Parallel(workers, blocks, 1, func(worker, lo, hi int) {
+		buf := scratch[worker*per:][:per]
+		v, m, edge := buf[:16*inPlane], buf[16*inPlane:][:16*outPlane], buf[16*(inPlane+outPlane):]
+		for blk := lo; blk < hi; blk++ {
+			first := blk * t.block
+			n := min(t.block, tiles-first)
+			// The block's tiles, a run along a row of tiles at a time.
+			for i := 0; i < n; {
+				b, ty, tx := t.tile(first+i, th, tw)
+				run := min(tw-tx, n-i)
+				p.WinogradInput(run, grid[(t.base(b)+2*ty*t.wp+2*tx)*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
+				i += run
+			}
+			for xi := 0; xi < 16; xi++ {
+				p.WinogradProduct(n, t.in, t.out, v[xi*inPlane:], u[xi*t.in*t.out:], m[xi*outPlane:])
+			}
+			for i := 0; i < n; {
+				b, ty, tx := t.tile(first+i, th, tw)
+				run := min(tw-tx, n-i)
+				full := run
+				if 2*ty+1 >= t.oh {
+					full = 0 // a last row of tiles with one row of outputs
+				} else if tx+run == tw && t.ow%2 == 1 {
+					full-- // a last tile with one column
+				}
+				at := ((b*t.oh+2*ty)*t.ow + 2*tx) * t.out
+				var mk []float32
+				if mask != nil {
+					mk = mask[at:]
+				}
+				p.WinogradOutput(full, m[i*t.out:], outPlane, t.out, out[at:], t.ow*t.out, bias, relu, mk)
+				for e := full; e < run; e++ {
+					// A tile at the edge: its outputs into edge, then those
+					// inside the image copied.
+					p.WinogradOutput(1, m[(i+e)*t.out:], outPlane, t.out, edge, 2*t.out, bias, relu, nil)
+					for y := 0; y < 2 && 2*ty+y < t.oh; y++ {
+						cols := min(2, t.ow-2*(tx+e))
+						from := edge[y*2*t.out:][:cols*t.out]
+						to := at + (y*t.ow+2*e)*t.out
+						if mask != nil {
+							p.MaskPositive(mask[to:][:len(from)], from, out[to:])
+						} else {
+							copy(out[to:], from)
+						}
+					}
+				}
+				i += run
+			}
+		}
+	})
+}
+
+// tile returns the image, row and column of tile i, of th rows of tw.
+func (t tiling) tile(i, th, tw int) (b, ty, tx int) {
+	b, i = i/(th*tw), i%(th*tw)
+	return b, i / tw, i % tw
+}
