@@ -41,9 +41,10 @@ type ConvShape struct {
 
 // ConvMemory is, in float32s, what the convolution methods need: the
 // grids of the images (InputGrid) and of the output's gradient
-// (OutputGrid), and the scratch memory of ConvForward and ConvInputGrad.
+// (OutputGrid), and the scratch memory of ConvForward, ConvInputGrad and
+// ConvKernelGrad.
 type ConvMemory struct {
-	InputGrid, OutputGrid, Forward, InputGrad int
+	InputGrid, OutputGrid, Forward, InputGrad, KernelGrad int
 }
 
 // ErrNoConv is returned by the convolution methods where m cannot compute
@@ -135,7 +136,7 @@ func (m *Multiplier) ConvInputGradReLU(s ConvShape, grid, kernel, y, dx, scratch
 
 // ConvKernelGrad overwrites dk (KH·KW·C rows of Filters) with the
 // gradient of the convolution's kernel given the images' grid and the
-// output gradient's.
-func (m *Multiplier) ConvKernelGrad(s ConvShape, images, grad, dk []float32) error {
-	return m.run(s, func(p conv.Products, s conv.Shape) error { return conv.KernelGrad(p, s, images, grad, dk) })
+// output gradient's, using scratch (KernelGrad values).
+func (m *Multiplier) ConvKernelGrad(s ConvShape, images, grad, dk, scratch []float32) error {
+	return m.run(s, func(p conv.Products, s conv.Shape) error { return conv.KernelGrad(p, s, images, grad, dk, scratch) })
 }

@@ -324,7 +324,7 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		return b.mul.ConvForward(convShape(s.Op.Window, s.K), in(0), in(1), bias, out(0), out(1))
 	case plan.ConvKernelGrad:
-		return b.mul.ConvKernelGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0))
+		return b.mul.ConvKernelGrad(convShape(s.Op.Window, s.K), in(0), in(1), out(0), out(1))
 	case plan.ConvInputGrad:
 		if s.Op.Activation == ops.ReLU { // Capabilities.FoldsReLUGrad: the images' ReLU
 			return b.mul.ConvInputGradReLU(convShape(s.Op.Window, s.K), in(0), in(1), in(2), out(0), out(1))

@@ -231,8 +231,8 @@ const (
 	// Out[1] is scratch (it stands for the forward product).
 	ConvForward
 	// ConvKernelGrad: Out[0] (N×K) = the kernel's gradient from the
-	// images' grid In[0] and the output gradient's In[1] (it stands for
-	// the product patchesᵀ·dz).
+	// images' grid In[0] and the output gradient's In[1]; Out[1] is
+	// scratch (it stands for the product patchesᵀ·dz).
 	ConvKernelGrad
 	// ConvInputGrad: Out[0] = the images' gradient from the output
 	// gradient's grid In[0] and the kernel In[1]; Out[1] is scratch (it
@@ -454,9 +454,9 @@ type Capabilities struct {
 
 // ConvMemory is the memory, in float32s, of a convolution's steps on a
 // backend: the grids of its images and of its output's gradient, and the
-// scratch of ConvForward and ConvInputGrad.
+// scratch of ConvForward, ConvInputGrad and ConvKernelGrad.
 type ConvMemory struct {
-	InputGrid, OutputGrid, Forward, InputGrad int
+	InputGrid, OutputGrid, Forward, InputGrad, KernelGrad int
 }
 
 // FoldRows is the most rows of examples (the depth of a weight's gradient

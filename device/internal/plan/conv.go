@@ -113,7 +113,7 @@ func (c *compiler) convolutions() {
 			g := p.Steps[kernelGrad]
 			conv := Step{Kind: ConvKernelGrad, Op: s.Op, Name: g.Name, Node: g.Node, M: f.M, K: f.N, N: f.K}
 			conv.In = []int{images, gridOf(g.In[1], kernelGrad, conv, mem)}
-			conv.Out = []int{g.Out[0]}
+			conv.Out = []int{g.Out[0], newBuffer(mem.KernelGrad)}
 			p.Steps[kernelGrad] = conv
 		}
 		p.Buffers[cols].Elems = 0

@@ -31,11 +31,15 @@ import (
 // tiles are the (R, V) the kernels come in: 24 accumulators each.
 var tiles = [][2]int{{24, 1}, {12, 2}, {8, 3}, {6, 4}}
 
-// convTiles are the conv kernels' further tiles, of 16 accumulators: rows
-// that divide the widths of small images (8, 16, 32 pixels), so that a
-// convolution computed an image row at a time computes no thrown-away
-// positions.
+// convTiles are the conv and cols kernels' further tiles, of 16
+// accumulators: rows that divide the widths of small images (8, 16, 32
+// pixels), so that a convolution computed an image row at a time computes
+// no thrown-away positions, and Winograd's kernel gradients of 16, 32 and
+// 64 channels (cols) no thrown-away rows.
 var convTiles = [][2]int{{16, 1}, {8, 2}, {4, 4}}
+
+// convKinds are the kinds of kernel of the convTiles.
+var convKinds = []string{"conv", "cols"}
 
 // kinds of kernel: rows, cols, and stream, rows whose alpha-only stores
 // (beta 0) bypass the caches (VMOVNTPS, unmasked, 64-byte aligned).
@@ -61,7 +65,9 @@ func main() {
 		}
 	}
 	for _, t := range convTiles {
-		kernel(&b, "conv", t[0], t[1])
+		for _, kind := range convKinds {
+			kernel(&b, kind, t[0], t[1])
+		}
 	}
 	if err := os.WriteFile("tall_amd64.s", append(bytes.TrimRight(b.Bytes(), "\n"), '\n'), 0o644); err != nil {
 		log.Fatal(err)
@@ -75,7 +81,9 @@ func main() {
 		}
 	}
 	for _, t := range convTiles {
-		fmt.Fprintf(&d, "//go:noescape\nfunc %s(%s)\n\n", name("conv", t[0], t[1]), params("conv"))
+		for _, kind := range convKinds {
+			fmt.Fprintf(&d, "//go:noescape\nfunc %s(%s)\n\n", name(kind, t[0], t[1]), params(kind))
+		}
 	}
 	src, err := format.Source(d.Bytes())
 	if err != nil {
@@ -93,7 +101,9 @@ func main() {
 		}
 	}
 	for _, t := range convTiles {
-		fmt.Fprintf(&o, "func %s(%s) {\n\tpanic(\"unreachable: AVX-512 kernels called without Available\")\n}\n\n", name("conv", t[0], t[1]), params("conv"))
+		for _, kind := range convKinds {
+			fmt.Fprintf(&o, "func %s(%s) {\n\tpanic(\"unreachable: AVX-512 kernels called without Available\")\n}\n\n", name(kind, t[0], t[1]), params(kind))
+		}
 	}
 	src, err = format.Source(o.Bytes())
 	if err != nil {

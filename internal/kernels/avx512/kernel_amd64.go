@@ -75,3 +75,9 @@ func winogradOutput(src *float32, plane uintptr, groups, count int, dst *float32
 
 //go:noescape
 func winogradKernel(k *float32, plane uintptr, u *float32, groups int)
+
+//go:noescape
+func winogradOutputGrad(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr)
+
+//go:noescape
+func winogradKernelGrad(src *float32, plane, part uintptr, parts int, dk *float32, groups int)

@@ -93,3 +93,11 @@ func winogradOutput(src *float32, plane uintptr, groups, count int, dst *float32
 func winogradKernel(k *float32, plane uintptr, u *float32, groups int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func winogradOutputGrad(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func winogradKernelGrad(src *float32, plane, part uintptr, parts int, dk *float32, groups int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}

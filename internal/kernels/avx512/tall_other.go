@@ -88,10 +88,22 @@ func conv16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *floa
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func cols16x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func conv8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
 
+func cols8x32(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
 func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, steps int, jump uintptr, alpha, beta float32, bias *float32, relu int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func cols4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }

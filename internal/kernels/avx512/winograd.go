@@ -1,5 +1,7 @@
 package avx512
 
+import "unsafe"
+
 // The kernels of Winograd's F(2×2, 3×3) convolutions (package
 // internal/kernels/conv, winograd.go): a Workspace is its
 // conv.WinogradProducts on CPUs with AVX-512.
@@ -82,6 +84,76 @@ func (ws *Workspace) WinogradProduct(rows, depth, n int, a, b, c []float32) {
 		for col := 0; col < n; col += w {
 			t.conv(depth, &a[q*depth], uintptr(depth*4), &b[col], uintptr(n*4), &c[q*n+col], uintptr(n*4), 0, panelMasks(n-col),
 				1, 0, 1, 0, nil, 0)
+		}
+	}
+}
+
+// WinogradOutputGrad transforms count tiles of n channels of an output's
+// gradient, the adjoint of WinogradOutput's transform: tile t's 2×2
+// values y from src[2·n·t:] (rows ld values apart, pixels n apart),
+// A·y·Aᵀ, value (i, j) written to dst[(4i+j)·plane + n·t:][:n].
+func (ws *Workspace) WinogradOutputGrad(count int, src []float32, ld, n int, dst []float32, plane int) {
+	if count <= 0 {
+		return
+	}
+	_ = src[ld+2*count*n-1]
+	_ = dst[15*plane+count*n-1]
+	winogradOutputGrad(&src[0], uintptr(ld*4), uintptr(n*4), n/16, count, &dst[0], uintptr(plane*4))
+}
+
+// WinogradKernelGrad writes the kernel's gradient dk (9 taps of in rows
+// of out, HWIO) from parts sums of Winograd's form (part p's 16 planes of
+// in rows of out from src[p·16·in·out:]): the parts added in order, then
+// Gᵀ·x·G.
+func (ws *Workspace) WinogradKernelGrad(src []float32, parts, in, out int, dk []float32) {
+	plane := in * out
+	_ = src[parts*16*plane-1]
+	_ = dk[9*plane-1]
+	winogradKernelGrad(&src[0], uintptr(plane*4), uintptr(16*plane*4), parts, &dk[0], plane/16)
+}
+
+// winogradColTiles are the tiles of WinogradProductT: the cols kernels'.
+var winogradColTiles = [...]struct {
+	r, v int
+	cols tallKernel
+}{
+	{24, 1, cols24x16}, {12, 2, cols12x32}, {8, 3, cols8x48}, {6, 4, cols6x64},
+	{16, 1, cols16x16}, {8, 2, cols8x32}, {4, 4, cols4x64},
+}
+
+// WinogradProductT sets c (m rows of n) to aᵀ·b, or adds it to c with
+// add, for a rows×m and b rows×n, on the calling goroutine, for an m that
+// is a multiple of 16 (WinogradFits).
+func (ws *Workspace) WinogradProductT(rows, m, n int, a, b, c []float32, add bool) {
+	if rows <= 0 {
+		return
+	}
+	_ = a[rows*m-1]
+	_ = b[rows*n-1]
+	_ = c[m*n-1]
+	// The tile whose rows divide m that computes the fewest values, of
+	// those the widest (the fewest loads a multiply-add).
+	best, bestCost := -1, 0
+	for i, t := range winogradColTiles {
+		if m%t.r != 0 {
+			continue
+		}
+		w := 16 * t.v
+		cost := m * ((n + w - 1) / w * w)
+		if best < 0 || cost < bestCost || cost == bestCost && t.v > winogradColTiles[best].v {
+			best, bestCost = i, cost
+		}
+	}
+	t := winogradColTiles[best]
+	w := 16 * t.v
+	beta := float32(0)
+	if add {
+		beta = 1
+	}
+	for r := 0; r < m; r += t.r {
+		for col := 0; col < n; col += w {
+			t.cols(rows, &a[r], uintptr(m*4), &b[col], uintptr(n*4), &c[r*n+col], uintptr(n*4), 0, panelMasks(n-col),
+				uintptr(unsafe.Pointer(&a[r])), 0, 1, beta)
 		}
 	}
 }

@@ -363,3 +363,231 @@ wkgroup:
 
 	VZEROUPPER
 	RET
+
+// func winogradOutputGrad(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr)
+//
+// The adjoint of winogradOutput's transform, for the kernel's gradient:
+// for each of count tiles, the 2×2 output gradients y at src + 2·cb·t
+// (rows ld bytes apart, pixels cb bytes apart, 16·groups channels each),
+// writes (A·y·Aᵀ)[i][j] to dst + (4i+j)·plane + cb·t, with
+//
+//	A·y·Aᵀ = | e0      |   e0 = (y00, y00 + y01, y00 - y01, -y01)
+//	         | e0 + e1 |   e1 = (y10, y10 + y11, y10 - y11, -y11)
+//	         | e0 - e1 |
+//	         | -e1     |
+TEXT ·winogradOutputGrad(SB), NOSPLIT, $0-56
+	MOVQ   src+0(FP), SI
+	MOVQ   ld+8(FP), DX
+	MOVQ   cb+16(FP), BX
+	MOVQ   count+32(FP), R9
+	MOVQ   dst+40(FP), DI
+	MOVQ   plane+48(FP), R10
+	LEAQ   (R10)(R10*2), R12 // 3·plane
+	VPXORD Z31, Z31, Z31
+
+wgtile:
+	TESTQ R9, R9
+	JZ    wgdone
+	MOVQ  SI, AX
+	MOVQ  DI, R13
+	MOVQ  groups+24(FP), CX
+
+wggroup:
+	VMOVUPS (AX), Z0        // y00
+	VMOVUPS (AX)(BX*1), Z1  // y01
+	LEAQ    (AX)(DX*1), R14
+	VMOVUPS (R14), Z2       // y10
+	VMOVUPS (R14)(BX*1), Z3 // y11
+
+	// e0 in Z0, Z4, Z5, Z6; e1 in Z2, Z7, Z8, Z9.
+	VADDPS Z1, Z0, Z4
+	VSUBPS Z1, Z0, Z5
+	VSUBPS Z1, Z31, Z6
+	VADDPS Z3, Z2, Z7
+	VSUBPS Z3, Z2, Z8
+	VSUBPS Z3, Z31, Z9
+
+	LEAQ (R13)(R10*4), R14
+	LEAQ (R14)(R10*4), R15
+	LEAQ (R15)(R10*4), R11
+
+	VMOVUPS Z0, (R13)
+	VMOVUPS Z4, (R13)(R10*1)
+	VMOVUPS Z5, (R13)(R10*2)
+	VMOVUPS Z6, (R13)(R12*1)
+
+	VADDPS  Z2, Z0, Z10
+	VADDPS  Z7, Z4, Z11
+	VADDPS  Z8, Z5, Z12
+	VADDPS  Z9, Z6, Z13
+	VMOVUPS Z10, (R14)
+	VMOVUPS Z11, (R14)(R10*1)
+	VMOVUPS Z12, (R14)(R10*2)
+	VMOVUPS Z13, (R14)(R12*1)
+
+	VSUBPS  Z2, Z0, Z10
+	VSUBPS  Z7, Z4, Z11
+	VSUBPS  Z8, Z5, Z12
+	VSUBPS  Z9, Z6, Z13
+	VMOVUPS Z10, (R15)
+	VMOVUPS Z11, (R15)(R10*1)
+	VMOVUPS Z12, (R15)(R10*2)
+	VMOVUPS Z13, (R15)(R12*1)
+
+	VSUBPS  Z2, Z31, Z10
+	VSUBPS  Z7, Z31, Z11
+	VSUBPS  Z8, Z31, Z12
+	VSUBPS  Z9, Z31, Z13
+	VMOVUPS Z10, (R11)
+	VMOVUPS Z11, (R11)(R10*1)
+	VMOVUPS Z12, (R11)(R10*2)
+	VMOVUPS Z13, (R11)(R12*1)
+
+	ADDQ $64, AX
+	ADDQ $64, R13
+	DECQ CX
+	JNZ  wggroup
+
+	LEAQ (SI)(BX*2), SI
+	ADDQ BX, DI
+	DECQ R9
+	JMP  wgtile
+
+wgdone:
+	VZEROUPPER
+	RET
+
+// func winogradKernelGrad(src *float32, plane, part uintptr, parts int, dk *float32, groups int)
+//
+// The kernel's gradient from the parts' sums in Winograd's form: x[i][j]
+// the sum, in order, of the parts' values at src + p·part + (4i+j)·plane,
+// writes (Gᵀ·x·G)[a][b] to dk + (3a+b)·plane, 16·groups values each, with
+// Gᵀ·x, column by column (then ·G, row by row, the same):
+//
+//	h = (x1 + x2)·½, d = (x1 - x2)·½: rows x0 + h, d, h + x3.
+TEXT ·winogradKernelGrad(SB), NOSPLIT, $0-48
+	MOVQ         src+0(FP), SI
+	MOVQ         plane+8(FP), R10
+	MOVQ         part+16(FP), R11
+	MOVQ         dk+32(FP), DI
+	MOVQ         groups+40(FP), CX
+	LEAQ         (R10)(R10*2), R12 // 3·plane
+	MOVL         $0x3f000000, AX   // 0.5
+	VPBROADCASTD AX, Z31
+
+wkggroup:
+	MOVQ    SI, AX
+	LEAQ    (AX)(R10*4), R14
+	LEAQ    (R14)(R10*4), R15
+	LEAQ    (R15)(R10*4), R13
+	VMOVUPS (AX), Z0
+	VMOVUPS (AX)(R10*1), Z1
+	VMOVUPS (AX)(R10*2), Z2
+	VMOVUPS (AX)(R12*1), Z3
+	VMOVUPS (R14), Z4
+	VMOVUPS (R14)(R10*1), Z5
+	VMOVUPS (R14)(R10*2), Z6
+	VMOVUPS (R14)(R12*1), Z7
+	VMOVUPS (R15), Z8
+	VMOVUPS (R15)(R10*1), Z9
+	VMOVUPS (R15)(R10*2), Z10
+	VMOVUPS (R15)(R12*1), Z11
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R10*1), Z13
+	VMOVUPS (R13)(R10*2), Z14
+	VMOVUPS (R13)(R12*1), Z15
+	MOVQ    parts+24(FP), R8
+
+wkgpart:
+	DECQ    R8
+	JZ      wkgsummed
+	ADDQ    R11, AX
+	LEAQ    (AX)(R10*4), R14
+	LEAQ    (R14)(R10*4), R15
+	LEAQ    (R15)(R10*4), R13
+	VADDPS  (AX), Z0, Z0
+	VADDPS  (AX)(R10*1), Z1, Z1
+	VADDPS  (AX)(R10*2), Z2, Z2
+	VADDPS  (AX)(R12*1), Z3, Z3
+	VADDPS  (R14), Z4, Z4
+	VADDPS  (R14)(R10*1), Z5, Z5
+	VADDPS  (R14)(R10*2), Z6, Z6
+	VADDPS  (R14)(R12*1), Z7, Z7
+	VADDPS  (R15), Z8, Z8
+	VADDPS  (R15)(R10*1), Z9, Z9
+	VADDPS  (R15)(R10*2), Z10, Z10
+	VADDPS  (R15)(R12*1), Z11, Z11
+	VADDPS  (R13), Z12, Z12
+	VADDPS  (R13)(R10*1), Z13, Z13
+	VADDPS  (R13)(R10*2), Z14, Z14
+	VADDPS  (R13)(R12*1), Z15, Z15
+	JMP     wkgpart
+
+wkgsummed:
+	// Gᵀ·x, column j: rows into Z16+j (a = 0), Z20+j (a = 1), Z24+j (a = 2).
+	VADDPS Z8, Z4, Z28
+	VMULPS Z31, Z28, Z28 // h
+	VSUBPS Z8, Z4, Z20
+	VMULPS Z31, Z20, Z20 // d
+	VADDPS Z28, Z0, Z16
+	VADDPS Z12, Z28, Z24
+	VADDPS Z9, Z5, Z28
+	VMULPS Z31, Z28, Z28
+	VSUBPS Z9, Z5, Z21
+	VMULPS Z31, Z21, Z21
+	VADDPS Z28, Z1, Z17
+	VADDPS Z13, Z28, Z25
+	VADDPS Z10, Z6, Z28
+	VMULPS Z31, Z28, Z28
+	VSUBPS Z10, Z6, Z22
+	VMULPS Z31, Z22, Z22
+	VADDPS Z28, Z2, Z18
+	VADDPS Z14, Z28, Z26
+	VADDPS Z11, Z7, Z28
+	VMULPS Z31, Z28, Z28
+	VSUBPS Z11, Z7, Z23
+	VMULPS Z31, Z23, Z23
+	VADDPS Z28, Z3, Z19
+	VADDPS Z15, Z28, Z27
+
+	// ·G, row a from Z16+4a: into taps 3a, 3a+1, 3a+2.
+	LEAQ (DI)(R12*1), R14 // taps 3-5
+	LEAQ (R14)(R12*1), R15 // taps 6-8
+
+	VADDPS  Z18, Z17, Z28
+	VMULPS  Z31, Z28, Z28
+	VSUBPS  Z18, Z17, Z29
+	VMULPS  Z31, Z29, Z29
+	VADDPS  Z28, Z16, Z30
+	VMOVUPS Z30, (DI)
+	VMOVUPS Z29, (DI)(R10*1)
+	VADDPS  Z19, Z28, Z30
+	VMOVUPS Z30, (DI)(R10*2)
+
+	VADDPS  Z22, Z21, Z28
+	VMULPS  Z31, Z28, Z28
+	VSUBPS  Z22, Z21, Z29
+	VMULPS  Z31, Z29, Z29
+	VADDPS  Z28, Z20, Z30
+	VMOVUPS Z30, (R14)
+	VMOVUPS Z29, (R14)(R10*1)
+	VADDPS  Z23, Z28, Z30
+	VMOVUPS Z30, (R14)(R10*2)
+
+	VADDPS  Z26, Z25, Z28
+	VMULPS  Z31, Z28, Z28
+	VSUBPS  Z26, Z25, Z29
+	VMULPS  Z31, Z29, Z29
+	VADDPS  Z28, Z24, Z30
+	VMOVUPS Z30, (R15)
+	VMOVUPS Z29, (R15)(R10*1)
+	VADDPS  Z27, Z28, Z30
+	VMOVUPS Z30, (R15)(R10*2)
+
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  wkggroup
+
+	VZEROUPPER
+	RET

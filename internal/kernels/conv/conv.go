@@ -115,9 +115,10 @@ type Shape struct {
 
 // Memory is what the convolution needs for a Shape, in float32s: the
 // grids of the images (InputGrid) and of the output's gradient
-// (OutputGrid), and the scratch memory of Forward and InputGrad.
+// (OutputGrid), and the scratch memory of Forward, InputGrad and
+// KernelGrad.
 type Memory struct {
-	InputGrid, OutputGrid, Forward, InputGrad int
+	InputGrid, OutputGrid, Forward, InputGrad, KernelGrad int
 }
 
 // ErrUnsupported is returned for a convolution Plan refuses.
@@ -244,6 +245,7 @@ func Plan(p Products, s Shape) (Memory, bool) {
 		fwd, back := s.tilings()
 		mem.Forward = 16*s.C*s.Filters + p.Workers()*fwd.scratch()
 		mem.InputGrad += 16*s.C*s.Filters + p.Workers()*back.scratch()
+		mem.KernelGrad = fwd.kernelGradScratch(p.Workers())
 		return mem, true
 	}
 	if !byRows(p, s.OH, s.OW, wp, s.Filters) {
@@ -565,17 +567,22 @@ func (s Shape) stridedInputGrad(p Products, grid, kernel, y, dx, scratch []float
 
 // KernelGrad computes the gradient of the kernel, dk (KH·KW·C rows of
 // Filters), from the images' grid (InputGrid) and the output gradient's
-// (OutputGrid): for kernel row dy, the windows' rows read in place from the
-// image grid, transposed, times the gradient, summed over every grid
-// position.
-func KernelGrad(p Products, s Shape, images, grad, dk []float32) error {
+// (OutputGrid), using scratch (KernelGrad values of Plan): for kernel row
+// dy, the windows' rows read in place from the image grid, transposed,
+// times the gradient, summed over every grid position; or Winograd's.
+func KernelGrad(p Products, s Shape, images, grad, dk, scratch []float32) error {
 	mem, err := s.memory(p)
 	if err != nil {
 		return err
 	}
-	if err := s.sizes("kernel gradient", []int{len(images), len(grad), len(dk)},
-		[]int{mem.InputGrid, mem.OutputGrid, s.KH * s.KW * s.C * s.Filters}); err != nil {
+	if err := s.sizes("kernel gradient", []int{len(images), len(grad), len(dk), len(scratch)},
+		[]int{mem.InputGrid, mem.OutputGrid, s.KH * s.KW * s.C * s.Filters, mem.KernelGrad}); err != nil {
 		return err
+	}
+	if w, ok := s.winograd(p); ok {
+		t, _ := s.tilings()
+		t.kernelGrad(w, images, grad, dk, scratch)
+		return nil
 	}
 	hp, wp := s.grid()
 	margin, img, st := s.margin(), hp*wp, s.stride()

@@ -315,7 +315,7 @@ func TestConv(t *testing.T) {
 						t.Errorf("input gradient through a ReLU: %v", err)
 					}
 					dk := nan(len(k))
-					if err := conv.KernelGrad(p, s, images, grad, dk); err != nil {
+					if err := conv.KernelGrad(p, s, images, grad, dk, nan(mem.KernelGrad)); err != nil {
 						t.Fatal(err)
 					}
 					want, scale = kernelGradRef(s, x, dz)
@@ -384,7 +384,7 @@ func BenchmarkConv(b *testing.B) {
 				dz, bias := values(s.Batch*s.OH*s.OW*s.Filters, 3), values(s.Filters, 4)
 				images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
 				z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))
-				fwd, back := make([]float32, mem.Forward), make([]float32, mem.InputGrad)
+				fwd, back, kgrad := make([]float32, mem.Forward), make([]float32, mem.InputGrad), make([]float32, mem.KernelGrad)
 				flops := float64(2 * s.Batch * s.OH * s.OW * s.KH * s.KW * s.C * s.Filters)
 				for _, kernel := range []struct {
 					name string
@@ -398,9 +398,9 @@ func BenchmarkConv(b *testing.B) {
 					}},
 					{"forward", func() error { return conv.Forward(p, s, images, k, bias, z, fwd) }},
 					{"input-grad", func() error { return conv.InputGrad(p, s, grad, k, dx, back) }},
-					{"kernel-grad", func() error { return conv.KernelGrad(p, s, images, grad, dk) }},
+					{"kernel-grad", func() error { return conv.KernelGrad(p, s, images, grad, dk, kgrad) }},
 				} {
-					if !way.winograd && (kernel.name == "grids" || kernel.name == "kernel-grad") {
+					if !way.winograd && kernel.name == "grids" {
 						continue // the same either way
 					}
 					b.Run(name+"/"+c.name+"/"+kernel.name+way.name, func(b *testing.B) {

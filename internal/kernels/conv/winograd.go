@@ -59,6 +59,19 @@ type WinogradProducts interface {
 	// depth×n) on the calling goroutine, rows rounded up to a multiple of
 	// winogradRows.
 	WinogradProduct(rows, depth, n int, a, b, c []float32)
+	// WinogradOutputGrad transforms count tiles of n channels of an
+	// output's gradient, the adjoint of WinogradOutput's transform: tile
+	// t's 2×2 values y from src[2·n·t:] (rows ld values apart, pixels n
+	// apart), A·y·Aᵀ, value (i, j) written to dst[(4i+j)·plane + n·t:][:n].
+	WinogradOutputGrad(count int, src []float32, ld, n int, dst []float32, plane int)
+	// WinogradProductT sets c (m rows of n) to aᵀ·b, or with add adds it
+	// to c, for a rows×m and b rows×n, on the calling goroutine.
+	WinogradProductT(rows, m, n int, a, b, c []float32, add bool)
+	// WinogradKernelGrad writes the kernel's gradient dk (9 taps of in
+	// rows of out, HWIO) from parts sums in Winograd's form (part p's 16
+	// planes of in rows of out from src[p·16·in·out:]): the parts added
+	// in order, then Gᵀ·x·G.
+	WinogradKernelGrad(src []float32, parts, in, out int, dk []float32)
 }
 
 // winogradRows is the multiple of rows WinogradProduct computes; the
@@ -105,8 +118,8 @@ func (t tiling) scratch() int { return 16*t.block*(t.in+t.out) + 4*t.out }
 // as out) +0 wherever mask is not above 0; scratch holds each worker's
 // scratch().
 func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool, mask, scratch []float32) {
-	th, tw := (t.oh+1)/2, (t.ow+1)/2
-	tiles := t.batch * th * tw
+	tw := (t.ow + 1) / 2
+	tiles := t.tiles()
 	blocks := (tiles + t.block - 1) / t.block
 	per := t.scratch()
 	workers := min(p.Workers(), len(scratch)/per)
@@ -117,19 +130,13 @@ func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool,
 		for blk := lo; blk < hi; blk++ {
 			first := blk * t.block
 			n := min(t.block, tiles-first)
-			// The block's tiles, a run along a row of tiles at a time.
-			for i := 0; i < n; {
-				b, ty, tx := t.tile(first+i, th, tw)
-				run := min(tw-tx, n-i)
-				p.WinogradInput(run, grid[(t.base(b)+2*ty*t.wp+2*tx)*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
-				i += run
-			}
+			t.runs(first, n, func(i, b, ty, tx, run int) {
+				p.WinogradInput(run, grid[t.at(b, ty, tx)*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
+			})
 			for xi := 0; xi < 16; xi++ {
 				p.WinogradProduct(n, t.in, t.out, v[xi*inPlane:], u[xi*t.in*t.out:], m[xi*outPlane:])
 			}
-			for i := 0; i < n; {
-				b, ty, tx := t.tile(first+i, th, tw)
-				run := min(tw-tx, n-i)
+			t.runs(first, n, func(i, b, ty, tx, run int) {
 				full := run
 				if 2*ty+1 >= t.oh {
 					full = 0 // a last row of tiles with one row of outputs
@@ -157,14 +164,80 @@ func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool,
 						}
 					}
 				}
-				i += run
-			}
+			})
 		}
 	})
 }
 
-// tile returns the image, row and column of tile i, of th rows of tw.
-func (t tiling) tile(i, th, tw int) (b, ty, tx int) {
-	b, i = i/(th*tw), i%(th*tw)
-	return b, i / tw, i % tw
+// tiles returns the number of tiles: ceil(oh/2) rows of ceil(ow/2) an
+// image.
+func (t tiling) tiles() int { return t.batch * ((t.oh + 1) / 2) * ((t.ow + 1) / 2) }
+
+// runs calls f for the n tiles from tile first on, a run along a row of
+// tiles at a time: tile first+i is the first of run tiles of image b, row
+// ty, from column tx on.
+func (t tiling) runs(first, n int, f func(i, b, ty, tx, run int)) {
+	th, tw := (t.oh+1)/2, (t.ow+1)/2
+	for i := 0; i < n; {
+		j := first + i
+		b, j := j/(th*tw), j%(th*tw)
+		ty, tx := j/tw, j%tw
+		run := min(tw-tx, n-i)
+		f(i, b, ty, tx, run)
+		i += run
+	}
+}
+
+// at is the grid position of the window of image b's tile (ty, tx).
+func (t tiling) at(b, ty, tx int) int { return t.base(b) + 2*ty*t.wp + 2*tx }
+
+// winogradParts is the most parts a Winograd kernel gradient's tiles are
+// summed in: one worker a part, the parts then added in order, so that
+// the bits do not depend on the number of workers.
+const winogradParts = 4
+
+// parts returns the number of parts of a kernel gradient's blocks.
+func (t tiling) parts() int {
+	return min(winogradParts, (t.tiles()+t.block-1)/t.block)
+}
+
+// kernelGrad computes the kernel's gradient dk (9 taps of in rows of out)
+// from the images' grid and the output gradient's (of the same geometry,
+// stride 1): for each block of tiles, the images' tiles transformed as
+// the forward pass does and the gradient's by the adjoint of its output
+// transform, their 16 products aᵀ·b summed over the part's blocks; then
+// the parts' sums, in order, transformed back (Gᵀ·x·G). scratch holds
+// the parts' sums and each worker's blocks (kernelGradScratch).
+func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float32) {
+	blocks := (t.tiles() + t.block - 1) / t.block
+	parts, plane := t.parts(), 16*t.in*t.out
+	sums, work := scratch[:parts*plane], scratch[parts*plane:]
+	per := 16 * t.block * (t.in + t.out)
+	workers := min(p.Workers(), len(work)/per)
+	inPlane, outPlane := t.block*t.in, t.block*t.out
+	matrix.Parallel(workers, parts, 1, func(worker, lo, hi int) {
+		buf := work[worker*per:][:per]
+		v, m := buf[:16*inPlane], buf[16*inPlane:]
+		for part := lo; part < hi; part++ {
+			from, to := part*blocks/parts, (part+1)*blocks/parts
+			for blk := from; blk < to; blk++ {
+				first := blk * t.block
+				n := min(t.block, t.tiles()-first)
+				t.runs(first, n, func(i, b, ty, tx, run int) {
+					at := t.at(b, ty, tx)
+					p.WinogradInput(run, images[at*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
+					p.WinogradOutputGrad(run, grad[at*t.out:], t.wp*t.out, t.out, m[i*t.out:], outPlane)
+				})
+				for xi := 0; xi < 16; xi++ {
+					p.WinogradProductT(n, t.in, t.out, v[xi*inPlane:], m[xi*outPlane:], sums[part*plane+xi*t.in*t.out:], blk > from)
+				}
+			}
+		}
+	})
+	p.WinogradKernelGrad(sums, parts, t.in, t.out, dk)
+}
+
+// kernelGradScratch is the memory kernelGrad needs with workers workers.
+func (t tiling) kernelGradScratch(workers int) int {
+	return t.parts()*16*t.in*t.out + workers*16*t.block*(t.in+t.out)
 }
