@@ -110,7 +110,14 @@ func newTiling(batch, in, out, oh, ow, wp int, base func(b int) int) tiling {
 
 // scratch is the memory a worker needs: a block's transformed pixels and
 // products, and one tile's outputs.
-func (t tiling) scratch() int { return 16*t.block*(t.in+t.out) + 4*t.out }
+func (t tiling) scratch() int { return 16*(t.plane(t.in)+t.plane(t.out)) + 4*t.out }
+
+// plane is the values between the planes of a block's transformed tiles
+// of ch channels: a cache line more than they hold, so that the 16 planes
+// do not start at the same offset into a page (with blocks of whole
+// kilobytes, every second or fourth would, and the caches would hold only
+// as many of them as they have ways).
+func (t tiling) plane(ch int) int { return t.block*ch + 16 }
 
 // run computes the convolution's outputs into out (batch images of
 // oh×ow×out values) from grid and the transformed kernel u, plus bias
@@ -123,7 +130,7 @@ func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool,
 	blocks := (tiles + t.block - 1) / t.block
 	per := t.scratch()
 	workers := min(p.Workers(), len(scratch)/per)
-	inPlane, outPlane := t.block*t.in, t.block*t.out
+	inPlane, outPlane := t.plane(t.in), t.plane(t.out)
 	matrix.Parallel(workers, blocks, 1, func(worker, lo, hi int) {
 		buf := scratch[worker*per:][:per]
 		v, m, edge := buf[:16*inPlane], buf[16*inPlane:][:16*outPlane], buf[16*(inPlane+outPlane):]
@@ -212,9 +219,9 @@ func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float
 	blocks := (t.tiles() + t.block - 1) / t.block
 	parts, plane := t.parts(), 16*t.in*t.out
 	sums, work := scratch[:parts*plane], scratch[parts*plane:]
-	per := 16 * t.block * (t.in + t.out)
+	per := 16 * (t.plane(t.in) + t.plane(t.out))
 	workers := min(p.Workers(), len(work)/per)
-	inPlane, outPlane := t.block*t.in, t.block*t.out
+	inPlane, outPlane := t.plane(t.in), t.plane(t.out)
 	matrix.Parallel(workers, parts, 1, func(worker, lo, hi int) {
 		buf := work[worker*per:][:per]
 		v, m := buf[:16*inPlane], buf[16*inPlane:]
@@ -239,5 +246,5 @@ func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float
 
 // kernelGradScratch is the memory kernelGrad needs with workers workers.
 func (t tiling) kernelGradScratch(workers int) int {
-	return t.parts()*16*t.in*t.out + workers*16*t.block*(t.in+t.out)
+	return t.parts()*16*t.in*t.out + workers*16*(t.plane(t.in)+t.plane(t.out))
 }
