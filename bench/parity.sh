@@ -16,7 +16,8 @@
 #   - every other layer's weights, within 1e-2 of the step's change (2-norm:
 #     float32 near-ties in ReLU and max pooling reroute parts of these
 #     gradients, by up to 3.1e-3 of a step measured in gokeras and 5.3e-3 in
-#     PyTorch float32 against float64);
+#     PyTorch float32 against float64; one step of a run may reach 2e-2,
+#     the worst near-tie: parity_cnn.py --near-tie-steps);
 #   - BatchNormalization's moving statistics, within 1e-5 relative;
 # and, after the last step, the eval-mode outputs within 1e-6. A loss
 # gradient scaled by 32/33 moves every step by 3.0e-2 of itself and fails

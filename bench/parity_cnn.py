@@ -63,6 +63,19 @@ that chose the settings.
     about 1e-5 of the step. Hence 1e-2 of the step: a 3% error in these
     layers fails by 3x, the worst near-tie seen passes by 2x (PyTorch's
     own) to 3x (gokeras').
+  - One step in a run may go past that 1e-2, up to twice it
+    (--near-tie-steps 1, --near-tie-factor 2): the step whose near-tie
+    reroutes the most. ResNet-20 runs some 6 million ReLUs a step at batch
+    32, on inputs of about unit size after BatchNormalization, so about
+    one a step lies within float32's rounding (1e-7) of zero, and which of
+    them a float32 implementation flips depends on its order of rounding:
+    PyTorch float32 itself parts from float64 by up to 1.4e-2 of a step
+    (bench/results/resnet20-parity-2026-11-28-3.txt), and gokeras with
+    Winograd's forward convolutions reached 1.39e-2 at one step of 50, every
+    layer before the flip at that step and none after it, every other step
+    within the tolerance (resnet20-parity-2026-11-28-5.txt). A 3% gradient error
+    reads 3e-2 at every step and still fails, by 1.5x at that step and at
+    every other.
   - Relative to the weights, a near-tie's effect is its share of the step
     times the step's size against the weights, which at lr 0.1 varies
     from 1e-3 to 0.2 by layer and step: no bound relative to the weights
@@ -470,6 +483,11 @@ def main():
     p.add_argument("--step-tolerance", type=float, default=1e-2,
                    help="the same for every other layer, whose gradient passes through ReLU or max-pooling masks "
                         "that float32 near-ties can flip (default 1e-2)")
+    p.add_argument("--near-tie-steps", type=int, default=1,
+                   help="how many steps may take a near-tie's reroute: their hidden layers within --near-tie-factor "
+                        "times --step-tolerance (default 1; see the docstring)")
+    p.add_argument("--near-tie-factor", type=float, default=2.0,
+                   help="how far past --step-tolerance a near-tie step's layers may be (default 2)")
     p.add_argument("--moving-tolerance", type=float, default=1e-5,
                    help="largest ||gokeras - PyTorch||_2 / ||PyTorch||_2 of a BatchNormalization moving mean or "
                         "variance after a re-synced step (default 1e-5)")
@@ -651,6 +669,11 @@ def main():
     lp = [worst_hidden(r, "pt") for r in rs]
     jp, _ = worst_of([x[0] for x in lp])
     bad = [(i + 1, k) for i, r in enumerate(rs) for k in r["bad"] if k in hidden]
+    # One near-tie step allowed (--near-tie-steps): its layers within
+    # --near-tie-factor times the tolerance (see the docstring).
+    tie_steps = sorted({i for i, _ in bad})
+    tie_ok = bool(bad) and len(tie_steps) <= a.near_tie_steps and all(
+        rs[i - 1]["layers"][k]["decide"] <= a.near_tie_factor * a.step_tolerance for i, k in bad)
     nearer = " (the nearer of PyTorch float32 and float64, --or-float64)" if a.or_float64 else ""
     if a.or_float64:
         v32 = [worst_hidden(r, "step") for r in rs]
@@ -661,7 +684,9 @@ def main():
                    f"{ls[j][0]:.2e} ({ls[j][1]}, step {j + 1}), median {np.median([x[0] for x in ls]):.2e}; "
                    f"tolerance {a.step_tolerance:g}; PyTorch float32 vs float64 reach {lp[jp][0]:.2e} ({lp[jp][1]}, "
                    f"step {jp + 1}); a loss gradient scaled by 32/33 reads {MUTATION:.2e}"
-                   + (f"; beyond tolerance: {bad}" if bad else ""), not bad))
+                   + (f"; beyond tolerance: {bad}" if bad else "")
+                   + (f" (allowed: {len(tie_steps)} step(s), within {a.near_tie_factor:g} times the tolerance, "
+                      f"at most {a.near_tie_steps} allowed as near-ties)" if tie_ok else ""), not bad or tie_ok))
     if moving:
         mv = [max((f["weights"], k) for k, f in r["moving"].items()) for r in rs]
         j, _ = worst_of([x[0] for x in mv])
@@ -684,6 +709,7 @@ def main():
         with open(a.figures, "w") as f:
             json.dump({"variant": run["variant"], "steps": steps, "or_float64": a.or_float64, "learning_rate": lr, "batch_size": batch,
                        "tolerances": {"loss": a.loss_tolerance, "weights": a.weight_tolerance,
+                                      "near_tie_steps": a.near_tie_steps, "near_tie_factor": a.near_tie_factor,
                                       "output_step": a.output_step_tolerance,
                                       "step": a.step_tolerance, "moving": a.moving_tolerance,
                                       "eval": a.eval_tolerance},
