@@ -66,3 +66,18 @@ func softmaxGrad8(y, dy, dx *float32, n int, s float32)
 
 //go:noescape
 func transpose8(x *float32, ldx uintptr, out *float32, ldo uintptr, nr, nc int)
+
+//go:noescape
+func winogradInput(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr)
+
+//go:noescape
+func winogradOutput(src *float32, plane uintptr, groups, count int, dst *float32, ld uintptr, bias *float32, relu int, mask *float32)
+
+//go:noescape
+func winogradKernel(k *float32, plane uintptr, u *float32, groups int)
+
+//go:noescape
+func winogradOutputGrad(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr)
+
+//go:noescape
+func winogradKernelGrad(src *float32, plane, part uintptr, parts int, dk *float32, groups int)

@@ -75,3 +75,23 @@ func softmaxGrad8(y, dy, dx *float32, n int, s float32) {
 func transpose8(x *float32, ldx uintptr, out *float32, ldo uintptr, nr, nc int) {
 	panic("unreachable: AVX2 kernels called without Available")
 }
+
+func winogradInput(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func winogradOutput(src *float32, plane uintptr, groups, count int, dst *float32, ld uintptr, bias *float32, relu int, mask *float32) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func winogradKernel(k *float32, plane uintptr, u *float32, groups int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func winogradOutputGrad(src *float32, ld, cb uintptr, groups, count int, dst *float32, plane uintptr) {
+	panic("unreachable: AVX2 kernels called without Available")
+}
+
+func winogradKernelGrad(src *float32, plane, part uintptr, parts int, dk *float32, groups int) {
+	panic("unreachable: AVX2 kernels called without Available")
+}

@@ -48,7 +48,8 @@ var convCases = []conv.Shape{
 	same(2, 15, 15, 32, 64, 3, 3),
 	valid(2, 15, 15, 64, 32, 3, 3),
 	same(5, 6, 5, 48, 16, 3, 3),
-	same(4, 32, 32, 8, 16, 3, 3), // the kernel's gradient in two parts
+	same(4, 32, 32, 8, 16, 3, 3),  // the kernel's gradient in two parts
+	same(3, 24, 24, 16, 16, 3, 3), // Winograd's kernel gradient: a part of two blocks
 	same(1, 7, 9, 9, 70, 5, 5),
 	same(2, 6, 6, 8, 5, 2, 2),
 	same(2, 9, 9, 16, 16, 1, 3),

@@ -22,19 +22,29 @@ func relErrors(got []float32, want, scale []float64) (largest, rms float64) {
 }
 
 // TestWinogradError measures the error of Winograd's convolutions against
-// float64, beside the direct ones', on ResNet-20's three stages (batch 4,
-// values in [-1, 1)), in units of the scale of each value's terms (the sum
-// of their magnitudes: float32's rounding of the sum is a few times 6e-8
-// of it). It fails where Winograd's largest error is more than 8 times
+// float64, beside the direct ones', on each instruction set's kernels, on
+// ResNet-20's three stages (batch 4, values in [-1, 1)), in units of the
+// scale of each value's terms (the sum of their magnitudes: float32's
+// rounding of the sum is a few times 6e-8 of it). It fails where Winograd's largest error is more than 8 times
 // the direct one's; go test -v prints them (docs/performance.md quotes
 // them).
 func TestWinogradError(t *testing.T) {
-	p, ok := products(t)["avx512"]
-	if !ok {
-		t.Skip("no AVX-512: the Winograd kernels are AVX-512's")
-	}
 	defer conv.SetWinograd(conv.SetWinograd(true))
+	for name, p := range products(t) {
+		t.Run(name, func(t *testing.T) { winogradError(t, p) })
+	}
+}
+
+// winogradError is TestWinogradError on the products p.
+func winogradError(t *testing.T, p conv.Products) {
+	w, ok := p.(conv.WinogradProducts)
+	if !ok {
+		t.Fatal("the products have no Winograd kernels")
+	}
 	for i, s := range []conv.Shape{same(4, 32, 32, 16, 16, 3, 3), same(4, 16, 16, 32, 32, 3, 3), same(4, 8, 8, 64, 64, 3, 3)} {
+		if !w.WinogradFits(s.C, s.Filters) || !w.WinogradFits(s.Filters, s.C) {
+			t.Fatalf("%+v: the Winograd kernels do not take it", s)
+		}
 		x := values(s.Batch*s.H*s.W*s.C, 7*i+1)
 		k := values(9*s.C*s.Filters, 7*i+2)
 		dz := values(s.Batch*s.OH*s.OW*s.Filters, 7*i+3)
