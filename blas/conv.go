@@ -20,9 +20,9 @@ import (
 // small; a stride s > 1 on images whose width or left padding is not a
 // multiple of s), callers use the patches. A 3×3 convolution of stride 1
 // on channels and filters in multiples of 16 runs in Winograd's form
-// F(2×2, 3×3) on the AVX-512 kernels (2.25 times fewer multiplications;
-// its rounding differs from the direct sums within float32's error of
-// sums of that scale).
+// F(2×2, 3×3), on the AVX-512 kernels and the AVX2 ones alike (2.25 times
+// fewer multiplications; its rounding differs from the direct sums within
+// float32's error of sums of that scale).
 //
 // The steps of a training step: ConvInputGrid lays the images on their
 // grid, which ConvForward and ConvKernelGrad read; ConvOutputGrid lays
