@@ -106,6 +106,16 @@ wigroup:
 	LEAQ   (R15)(R10*4), R11
 	INROW(R11)
 
+	// The next row of tiles reads two rows further down, whose lines no
+	// tile has asked for yet: ask the caches for this tile's two columns
+	// of them now.
+	LEAQ       (AX)(DX*4), R14
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(BX*1)
+	ADDQ       DX, R14
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(BX*1)
+
 	ADDQ $32, AX
 	ADDQ $32, R13
 	DECQ CX
@@ -358,6 +368,14 @@ wggroup:
 	LEAQ    (AX)(DX*1), R14
 	VMOVUPS (R14), Y2       // y10
 	VMOVUPS (R14)(BX*1), Y3 // y11
+
+	// The next row of tiles reads the two rows below: ask the caches for
+	// this tile's columns of them now.
+	PREFETCHT0 (R14)(DX*1)
+	PREFETCHT0 (R14)(DX*2)
+	LEAQ       (R14)(BX*1), R15
+	PREFETCHT0 (R15)(DX*1)
+	PREFETCHT0 (R15)(DX*2)
 
 	// e0 in Y0, Y4, Y5, Y6; e1 in Y2, Y7, Y8, Y9.
 	VADDPS Y1, Y0, Y4

@@ -58,6 +58,15 @@ wigroup:
 	VMOVUPS (R11)(BX*2), Z14
 	VMOVUPS (R11)(R8*1), Z15
 
+	// The next row of tiles reads two rows further down, whose lines no
+	// tile has asked for yet: ask the caches for this tile's two columns
+	// of them now.
+	LEAQ       (R11)(BX*1), R14
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R14)(DX*1)
+	PREFETCHT0 (R14)(DX*2)
+
 	// t = Bᵀ·d, column by column: Z16+4i+j = t[i][j].
 	VSUBPS Z8, Z0, Z16   // d0 - d2
 	VSUBPS Z9, Z1, Z17
@@ -398,6 +407,14 @@ wggroup:
 	LEAQ    (AX)(DX*1), R14
 	VMOVUPS (R14), Z2       // y10
 	VMOVUPS (R14)(BX*1), Z3 // y11
+
+	// The next row of tiles reads the two rows below: ask the caches for
+	// this tile's columns of them now.
+	PREFETCHT0 (R14)(DX*1)
+	PREFETCHT0 (R14)(DX*2)
+	LEAQ       (R14)(BX*1), R15
+	PREFETCHT0 (R15)(DX*1)
+	PREFETCHT0 (R15)(DX*2)
 
 	// e0 in Z0, Z4, Z5, Z6; e1 in Z2, Z7, Z8, Z9.
 	VADDPS Z1, Z0, Z4
