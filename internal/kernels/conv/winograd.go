@@ -108,9 +108,13 @@ func newTiling(batch, in, out, oh, ow, wp int, base func(b int) int) tiling {
 	return tiling{batch, in, out, oh, ow, wp, base, block}
 }
 
-// scratch is the memory a worker needs: a block's transformed pixels and
-// products, and one tile's outputs.
-func (t tiling) scratch() int { return 16*(t.plane(t.in)+t.plane(t.out)) + 4*t.out }
+// scratch is the memory a worker of run needs: a block's transformed
+// pixels and products, and one tile's outputs.
+func (t tiling) scratch() int { return t.blockValues() + 4*t.out }
+
+// blockValues is the memory of a block's transformed pixels (16 planes
+// of in channels) and products or output-gradient tiles (16 of out).
+func (t tiling) blockValues() int { return 16 * (t.plane(t.in) + t.plane(t.out)) }
 
 // plane is the values between the planes of a block's transformed tiles
 // of ch channels: a cache line more than they hold, so that the 16 planes
@@ -125,9 +129,8 @@ func (t tiling) plane(ch int) int { return t.block*ch + 16 }
 // as out) +0 wherever mask is not above 0; scratch holds each worker's
 // scratch().
 func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool, mask, scratch []float32) {
-	tw := (t.ow + 1) / 2
-	tiles := t.tiles()
-	blocks := (tiles + t.block - 1) / t.block
+	tw := ceilDiv(t.ow, 2)
+	tiles, blocks := t.tiles(), t.blocks()
 	per := t.scratch()
 	workers := min(p.Workers(), len(scratch)/per)
 	inPlane, outPlane := t.plane(t.in), t.plane(t.out)
@@ -178,13 +181,16 @@ func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool,
 
 // tiles returns the number of tiles: ceil(oh/2) rows of ceil(ow/2) an
 // image.
-func (t tiling) tiles() int { return t.batch * ((t.oh + 1) / 2) * ((t.ow + 1) / 2) }
+func (t tiling) tiles() int { return t.batch * ceilDiv(t.oh, 2) * ceilDiv(t.ow, 2) }
+
+// blocks returns the number of blocks of tiles, the last one partly full.
+func (t tiling) blocks() int { return ceilDiv(t.tiles(), t.block) }
 
 // runs calls f for the n tiles from tile first on, a run along a row of
 // tiles at a time: tile first+i is the first of run tiles of image b, row
 // ty, from column tx on.
 func (t tiling) runs(first, n int, f func(i, b, ty, tx, run int)) {
-	th, tw := (t.oh+1)/2, (t.ow+1)/2
+	th, tw := ceilDiv(t.oh, 2), ceilDiv(t.ow, 2)
 	for i := 0; i < n; {
 		j := first + i
 		b, j := j/(th*tw), j%(th*tw)
@@ -205,7 +211,7 @@ const winogradParts = 4
 
 // parts returns the number of parts of a kernel gradient's blocks.
 func (t tiling) parts() int {
-	return min(winogradParts, (t.tiles()+t.block-1)/t.block)
+	return min(winogradParts, t.blocks())
 }
 
 // kernelGrad computes the kernel's gradient dk (9 taps of in rows of out)
@@ -216,10 +222,10 @@ func (t tiling) parts() int {
 // the parts' sums, in order, transformed back (Gᵀ·x·G). scratch holds
 // the parts' sums and each worker's blocks (kernelGradScratch).
 func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float32) {
-	blocks := (t.tiles() + t.block - 1) / t.block
+	tiles, blocks := t.tiles(), t.blocks()
 	parts, plane := t.parts(), 16*t.in*t.out
 	sums, work := scratch[:parts*plane], scratch[parts*plane:]
-	per := 16 * (t.plane(t.in) + t.plane(t.out))
+	per := t.blockValues()
 	workers := min(p.Workers(), len(work)/per)
 	inPlane, outPlane := t.plane(t.in), t.plane(t.out)
 	matrix.Parallel(workers, parts, 1, func(worker, lo, hi int) {
@@ -229,7 +235,7 @@ func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float
 			from, to := part*blocks/parts, (part+1)*blocks/parts
 			for blk := from; blk < to; blk++ {
 				first := blk * t.block
-				n := min(t.block, t.tiles()-first)
+				n := min(t.block, tiles-first)
 				t.runs(first, n, func(i, b, ty, tx, run int) {
 					at := t.at(b, ty, tx)
 					p.WinogradInput(run, images[at*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
@@ -246,5 +252,5 @@ func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float
 
 // kernelGradScratch is the memory kernelGrad needs with workers workers.
 func (t tiling) kernelGradScratch(workers int) int {
-	return t.parts()*16*t.in*t.out + workers*16*(t.plane(t.in)+t.plane(t.out))
+	return t.parts()*16*t.in*t.out + workers*t.blockValues()
 }
