@@ -34,6 +34,20 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
+	// An INTS attribute relabelled FLOATS: its ints are not of its type,
+	// so writing it drops them (CI's fuzzing found this shape in a CNN's
+	// "dilations").
+	wrongType, err := (&Model{IRVersion: IRVersion, Opsets: []OpsetID{{Version: OpsetVersion}}, Graph: Graph{Nodes: []Node{
+		{OpType: "Conv", Attributes: []Attribute{IntsAttr("dilations", 1, 1)}},
+	}}}).Marshal()
+	if err != nil {
+		f.Fatal(err)
+	}
+	ints := []byte{0xa0, 0x01, byte(AttrInts)} // AttributeProto.type (field 20), INTS
+	if bytes.Count(wrongType, ints) != 1 {
+		f.Fatalf("the attribute's type field was not found once in %x", wrongType)
+	}
+	f.Add(bytes.Replace(wrongType, ints, []byte{0xa0, 0x01, byte(AttrFloats)}, 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
 		if err != nil {
@@ -99,7 +113,9 @@ func fillsDims(t Tensor) error {
 func untypedAttribute(m *Model) bool {
 	for _, n := range m.Graph.Nodes {
 		for _, a := range n.Attributes {
-			if a.Type != AttrFloat && a.Type != AttrInt && a.Type != AttrString && a.Type != AttrInts {
+			switch a.Type {
+			case AttrFloat, AttrInt, AttrString, AttrFloats, AttrInts, AttrStrings:
+			default:
 				return true
 			}
 		}
@@ -126,8 +142,18 @@ func canonical(m *Model) string {
 				fmt.Fprintf(&b, "\t%q int %d\n", a.Name, a.I)
 			case AttrString:
 				fmt.Fprintf(&b, "\t%q string %q\n", a.Name, a.S)
+			case AttrFloats:
+				fmt.Fprintf(&b, "\t%q floats", a.Name)
+				for _, v := range a.Floats {
+					fmt.Fprintf(&b, " %#x", math.Float32bits(v))
+				}
+				b.WriteByte('\n')
+			case AttrInts:
+				fmt.Fprintf(&b, "\t%q ints %d\n", a.Name, a.Ints)
+			case AttrStrings:
+				fmt.Fprintf(&b, "\t%q strings %q\n", a.Name, a.Strings)
 			default:
-				fmt.Fprintf(&b, "\t%q type %d ints %d\n", a.Name, a.Type, a.Ints)
+				fmt.Fprintf(&b, "\t%q type %d\n", a.Name, a.Type)
 			}
 		}
 	}
