@@ -276,8 +276,9 @@ func NormForward(kind NormKind, p NormParams, rows, cols int, in [][]float32, ou
 }
 
 // sumChains is the number of partial sums a column's sum over the rows
-// keeps for the batch statistics and their gradient's sums: row r goes
-// into chain r mod sumChains, in order, and the sum is (c0+c1)+(c2+c3).
+// keeps for the batch statistics and their gradient's sums: within a part
+// of the rows (rowParts), the part's row r0+r goes into chain r mod
+// sumChains, in order, and the part's sum is (c0+c1)+(c2+c3).
 // Chains of additions that do not wait on each other keep the cores busy
 // where a few columns' sums (16 channels) would wait on each addition; the
 // AVX-512 kernels (package avx512's ColumnSums, ColumnSquares,
@@ -293,8 +294,9 @@ func addChains(chains *[sumChains][normBlock]float64, sum []float64, from int) {
 }
 
 // normalize computes every NormKind; sums are kept in float64. Every
-// column's sums run over the rows in a fixed order (sumChains), so splitting the columns over
-// the cores (columnBlocks) or the rows of an elementwise pass (parallel)
+// column's sums run over the rows in an order fixed by the shape (parts of
+// rows, rowParts, each in sumChains chains), so splitting the work over
+// the cores (columnSums) or the rows of an elementwise pass (parallel)
 // gives the same bits as one goroutine; per-column constants such as
 // 1/√(variance+ε) are computed once, by the same expression, so the
 // results are those of the per-value code before (refNormalize in
@@ -306,76 +308,77 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 	n := float64(rows)
 	switch kind {
 	case ColumnMean:
-		columnBlocks(false, rows, cols, func(lo, hi int) {
-			var acc [normBlock]float64
-			sum := acc[:hi-lo]
+		sums := columnSums(rows, cols, 1, func(lo, hi, r0, r1 int, sum [][]float64) {
 			done := 0
 			if xf, ok := asFloat32(x); ok {
-				done = avx512.ColumnSums(xf[lo:], cols, rows, hi-lo, sum)
+				done = avx512.ColumnSums(xf[r0*cols+lo:], cols, r1-r0, hi-lo, sum[0])
 			}
 			var chains [sumChains][normBlock]float64
-			for r := 0; r < rows; r++ {
-				part := &chains[r%sumChains]
+			for r := r0; r < r1; r++ {
+				part := &chains[(r-r0)%sumChains]
 				for j, v := range x[r*cols+lo+done : r*cols+hi] {
 					part[done+j] += float64(v)
 				}
 			}
-			addChains(&chains, sum, done)
-			for j := range sum {
-				out[lo+j] = T(sum[j] / n)
-			}
+			addChains(&chains, sum[0], done)
 		})
+		for c, v := range (*sums)[:cols] {
+			out[c] = T(v / n)
+		}
+		normScratchPoolT[float64]().Put(sums)
 	case ColumnVariance:
 		mean := in[1]
-		columnBlocks(false, rows, cols, func(lo, hi int) {
-			var acc, mc [normBlock]float64
-			sum, m := acc[:hi-lo], mc[:hi-lo]
+		sums := columnSums(rows, cols, 1, func(lo, hi, r0, r1 int, sum [][]float64) {
+			var mc [normBlock]float64
+			m := mc[:hi-lo]
 			for j := range m {
 				m[j] = float64(mean[lo+j])
 			}
 			done := 0
 			if xf, ok := asFloat32(x); ok {
-				done = avx512.ColumnSquares(xf[lo:], cols, rows, hi-lo, m, sum)
+				done = avx512.ColumnSquares(xf[r0*cols+lo:], cols, r1-r0, hi-lo, m, sum[0])
 			}
 			var chains [sumChains][normBlock]float64
-			for r := 0; r < rows; r++ {
-				part := &chains[r%sumChains]
+			for r := r0; r < r1; r++ {
+				part := &chains[(r-r0)%sumChains]
 				for j, v := range x[r*cols+lo+done : r*cols+hi] {
 					d := float64(v) - m[done+j]
 					part[done+j] += d * d
 				}
 			}
-			addChains(&chains, sum, done)
-			for j := range sum {
-				out[lo+j] = T(sum[j] / n)
-			}
+			addChains(&chains, sum[0], done)
 		})
+		for c, v := range (*sums)[:cols] {
+			out[c] = T(v / n)
+		}
+		normScratchPoolT[float64]().Put(sums)
 	case BatchNorm:
 		batchNorm(p, rows, cols, in, out, false)
 	case BatchNormGrad:
 		batchNormGrad(p, rows, cols, in, out, nil)
 	case BatchNormGammaGrad:
 		mean, variance, dy := in[1], in[2], in[3]
-		columnBlocks(true, rows, cols, func(lo, hi int) {
-			var acc, mcs, rss [normBlock]float64
-			sum, m, rs := acc[:hi-lo], mcs[:hi-lo], rss[:hi-lo]
+		sums := columnSums(rows, cols, 1, func(lo, hi, r0, r1 int, sum [][]float64) {
+			var mcs, rss [normBlock]float64
+			m, rs := mcs[:hi-lo], rss[:hi-lo]
 			for j := range m {
 				m[j], rs[j] = float64(mean[lo+j]), rstdOf(variance[lo+j], p.Epsilon)
 			}
 			done := 0
 			if xf, ok := asFloat32(x); ok {
-				done = avx512.ColumnGammaGrad(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, rs, sum)
+				done = avx512.ColumnGammaGrad(xf[r0*cols+lo:], any(dy).([]float32)[r0*cols+lo:], cols, r1-r0, hi-lo, m, rs, sum[0])
 			}
-			for r := 0; r < rows; r++ {
+			for r := r0; r < r1; r++ {
 				xs := x[r*cols+lo : r*cols+hi]
 				for j := done; j < hi-lo; j++ {
-					sum[j] += float64(float64(dy[r*cols+lo+j]) * (float64(xs[j]) - m[j]) * rs[j]) // rounded before the sum, as the kernel: no fused multiply-add
+					sum[0][j] += float64(float64(dy[r*cols+lo+j]) * (float64(xs[j]) - m[j]) * rs[j]) // rounded before the sum, as the kernel: no fused multiply-add
 				}
 			}
-			for j := range sum {
-				out[lo+j] = T(sum[j])
-			}
 		})
+		for c, v := range (*sums)[:cols] {
+			out[c] = T(v)
+		}
+		normScratchPoolT[float64]().Put(sums)
 	case LayerNorm, LayerNormGrad, LayerNormGammaGrad:
 		layerNorm(kind, p.Epsilon, rows, cols, in, out)
 	}
@@ -440,18 +443,16 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 		gr[c] = float64(gamma[c]) * rs[c]
 	}
 	if p.BatchStats {
-		columnBlocks(true, rows, cols, func(lo, hi int) {
-			var a, b [normBlock]float64
-			sd, sdx := a[:hi-lo], b[:hi-lo]
+		sums := columnSums(rows, cols, 2, func(lo, hi, r0, r1 int, sum [][]float64) {
 			m, r := mc[lo:hi], rs[lo:hi]
 			done := 0
 			if xf, ok := asFloat32(x); ok {
-				done = avx512.ColumnGradSums(xf[lo:], any(dy).([]float32)[lo:], cols, rows, hi-lo, m, r, sd, sdx)
+				done = avx512.ColumnGradSums(xf[r0*cols+lo:], any(dy).([]float32)[r0*cols+lo:], cols, r1-r0, hi-lo, m, r, sum[0], sum[1])
 			}
 			var dyChains, dyxChains [sumChains][normBlock]float64
-			for row := 0; row < rows; row++ {
+			for row := r0; row < r1; row++ {
 				xs := x[row*cols+lo : row*cols+hi]
-				pd, pdx := &dyChains[row%sumChains], &dyxChains[row%sumChains]
+				pd, pdx := &dyChains[(row-r0)%sumChains], &dyxChains[(row-r0)%sumChains]
 				for j := done; j < hi-lo; j++ {
 					g := dy[row*cols+lo+j]
 					xhat := (float64(xs[j]) - m[j]) * r[j]
@@ -459,11 +460,12 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 					pdx[j] += float64(float64(g) * xhat) // rounded before the sum, as the kernel
 				}
 			}
-			addChains(&dyChains, sd, done)
-			addChains(&dyxChains, sdx, done)
-			copy(sumDy[lo:hi], sd)
-			copy(sumDyXhat[lo:hi], sdx)
+			addChains(&dyChains, sum[0], done)
+			addChains(&dyxChains, sum[1], done)
 		})
+		copy(sumDy, (*sums)[:cols])
+		copy(sumDyXhat, (*sums)[cols:2*cols])
+		normScratchPoolT[float64]().Put(sums)
 		for c := range dgamma {
 			dgamma[c] = T(sumDyXhat[c])
 		}
@@ -522,34 +524,77 @@ func rstdOf[T float](v T, eps float64) float64 { return 1 / math.Sqrt(float64(v)
 // same cache line.
 const normBlock = 64
 
-// columnBlocks runs body over blocks of at most normBlock columns; with
-// split, on every core when rows·cols is large enough to pay for the
-// goroutines. The blocks are handed out as the cores finish, whole groups
-// of 8 columns (the AVX-512 kernels' width; every block reads all the
-// rows), so that a core the machine gives late to this process does not
-// hold the others up.
+// normPartValues is how many values of x a part of the rows of a column
+// reduction holds, at least (rowParts), and normMaxParts the most parts.
+const (
+	normPartValues = 1 << 17
+	normMaxParts   = 8
+)
+
+// rowParts returns the number of parts of consecutive rows whose sums a
+// column reduction of a rows×cols matrix keeps apart, then adds in order
+// (columnSums): one per normPartValues values of the matrix, at most
+// normMaxParts. It depends on the shape only, so the sums' bits do not
+// depend on the number of cores.
+func rowParts(rows, cols int) int {
+	return max(1, min(normMaxParts, rows, rows*cols/normPartValues))
+}
+
+// partRows returns the rows [r0, r1) of part k of rowParts(rows, cols)
+// parts: the rows split as evenly as integers allow.
+func partRows(rows, parts, k int) (r0, r1 int) {
+	return k * rows / parts, (k + 1) * rows / parts
+}
+
+// columnSums computes k (1 or 2) sums of each column of a rows×cols
+// matrix: body adds the sums of the columns [lo, hi) (at most normBlock)
+// over the rows [r0, r1) to sum[i][:hi-lo], which start at zero. The rows
+// go in rowParts parts; each column's sums are part 0's plus part 1's, and
+// so on in order. It returns the sums, sum i of column c at
+// [i·cols + c], in a scratch slice to put back into
+// normScratchPoolT[float64]().
 //
-// Only the passes with enough arithmetic per value (the gradients) split:
-// on the shared 2-core machine of bench/results/bn-speed-2026-11-27.txt
-// the column means and variances and the forward pass, a few operations
-// a value, ran slower on two goroutines than on one.
-func columnBlocks(split bool, rows, cols int, body func(lo, hi int)) {
-	// The cores take whole groups of 8 columns, the AVX-512 kernels' width,
-	// at least two each: a worker then reads whole 64-byte lines of a row
-	// (one of 16 float32s), where two sharing a line would each read it
-	// (ResNet-20's 16-channel layers' gradient sums took longer on two
-	// goroutines than on one).
-	groups := (cols + 7) / 8
+// The parts and column blocks run on every core when the matrix is large
+// enough to pay for the goroutines. The blocks are narrower than
+// normBlock where there are fewer parts than cores (ResNet-20's last
+// stage at batch 32: one part, 64 columns), but at least 16 columns: a
+// 64-byte line of a row of float32s, so that two cores never both read
+// a line. How the columns are split leaves the bits as they are.
+func columnSums(rows, cols, k int, body func(lo, hi, r0, r1 int, sum [][]float64)) *[]float64 {
+	parts := rowParts(rows, cols)
+	buf := normScratchT[float64](parts * k * cols)
+	partial := *buf
 	workers := 1
-	if split && rows*cols >= 1<<15 {
-		workers = max(1, min(runtime.GOMAXPROCS(0), groups/2))
+	if rows*cols >= 1<<15 {
+		workers = runtime.GOMAXPROCS(0)
 	}
-	mat.Parallel(workers, groups, max(1, groups/(4*workers)), func(_, lo, hi int) {
-		lo, hi = 8*lo, min(cols, 8*hi)
-		for b := lo; b < hi; b += normBlock {
-			body(b, min(hi, b+normBlock))
+	width := normBlock
+	if parts < workers {
+		split := (workers + parts - 1) / parts
+		width = min(normBlock, max(16, (cols+split-1)/split+15)/16*16)
+	}
+	blocks := (cols + width - 1) / width
+	mat.Parallel(min(workers, blocks*parts), blocks*parts, 1, func(_, lo, hi int) {
+		for task := lo; task < hi; task++ {
+			blk, part := task/parts, task%parts
+			c0, c1 := blk*width, min(cols, (blk+1)*width)
+			r0, r1 := partRows(rows, parts, part)
+			var acc [2][normBlock]float64
+			sum := [][]float64{acc[0][:c1-c0], acc[1][:c1-c0]}[:k]
+			body(c0, c1, r0, r1, sum)
+			for i := range sum {
+				copy(partial[(part*k+i)*cols+c0:], sum[i])
+			}
 		}
 	})
+	total := partial[:k*cols] // part 0's sums, then the others added in order
+	for part := 1; part < parts; part++ {
+		for c, v := range partial[part*k*cols:][:k*cols] {
+			total[c] += v
+		}
+	}
+	*buf = total
+	return buf
 }
 
 // normScratch32 and normScratch64 hold the scratch slices of normalize,

@@ -8,21 +8,44 @@ import (
 	"testing"
 )
 
-// refSums is each of cols columns' sum of term(r, c) over the rows, row r
-// added to chain r mod 4 in order, the chains added (c0+c1)+(c2+c3).
+// refSums is each of cols columns' sum of term(r, c) over the rows: the
+// rows in rowParts(rows, cols) parts of consecutive rows, split as evenly
+// as integers allow; in each, its row r0+r added to chain r mod 4 in
+// order, the chains added (c0+c1)+(c2+c3); the parts' sums added in
+// order.
 func refSums(rows, cols int, term func(r, c int) float64) []float64 {
-	var chains [4][]float64
-	for i := range chains {
-		chains[i] = make([]float64, cols)
-	}
-	for r := 0; r < rows; r++ {
-		for c := 0; c < cols; c++ {
-			chains[r%4][c] += term(r, c)
+	return refParts(rows, cols, func(r0, r1 int) []float64 {
+		var chains [4][]float64
+		for i := range chains {
+			chains[i] = make([]float64, cols)
 		}
-	}
-	sum := make([]float64, cols)
-	for c := range sum {
-		sum[c] = (chains[0][c] + chains[1][c]) + (chains[2][c] + chains[3][c])
+		for r := r0; r < r1; r++ {
+			for c := 0; c < cols; c++ {
+				chains[(r-r0)%4][c] += term(r, c)
+			}
+		}
+		sum := make([]float64, cols)
+		for c := range sum {
+			sum[c] = (chains[0][c] + chains[1][c]) + (chains[2][c] + chains[3][c])
+		}
+		return sum
+	})
+}
+
+// refParts adds part(r0, r1), the columns' sums over the rows [r0, r1),
+// over the parts of the rows that rowParts gives, in order.
+func refParts(rows, cols int, part func(r0, r1 int) []float64) []float64 {
+	parts := rowParts(rows, cols)
+	var sum []float64
+	for k := 0; k < parts; k++ {
+		s := part(k*rows/parts, (k+1)*rows/parts)
+		if sum == nil {
+			sum = s
+			continue
+		}
+		for c := range sum {
+			sum[c] += s[c]
+		}
 	}
 	return sum
 }
@@ -30,8 +53,9 @@ func refSums(rows, cols int, term func(r, c int) float64) []float64 {
 // refNormalize is normalize as it was before its columns were split over
 // the cores (commit 5072d1b), kept as the bit-exact reference, its batch
 // statistics and their gradient's sums since summed in sumChains chains
-// of rows (refSums), layer normalization's sums since issue 30 in lanes of
-// a row and blocks of rows (refLayerNorm).
+// of rows (refSums), and since issue 26 in parts of rows (refParts: the
+// gradient of gamma too), layer normalization's sums since issue 30 in
+// lanes of a row and blocks of rows (refLayerNorm).
 // refNormalize computes every NormKind; sums are kept in float64.
 func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, out []T) {
 	x := in[0]
@@ -91,12 +115,15 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 		}
 	case BatchNormGammaGrad:
 		mean, variance, dy := in[1], in[2], in[3]
-		sum := make([]float64, cols)
-		for r := 0; r < rows; r++ {
-			for c, g := range dy[r*cols : (r+1)*cols] {
-				sum[c] += float64(float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])) // rounded before the sum
+		sum := refParts(rows, cols, func(r0, r1 int) []float64 {
+			sum := make([]float64, cols)
+			for r := r0; r < r1; r++ {
+				for c, g := range dy[r*cols : (r+1)*cols] {
+					sum[c] += float64(float64(g) * (float64(x[r*cols+c]) - float64(mean[c])) * rstd(variance[c])) // rounded before the sum
+				}
 			}
-		}
+			return sum
+		})
 		for c := range out[:cols] {
 			out[c] = T(sum[c])
 		}
@@ -244,7 +271,8 @@ func TestNormalizeBitIdenticalToReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	shapes := [][2]int{{1, 1}, {1, 7}, {1, 3000}, {1, 40000}, {2, 3}, {3, 1}, {5, 17}, {31, 64}, {33, 65},
-		{129, 130}, {2048, 16}, {1025, 33}, {4096, 64}, {513, 129}, {32768, 3}, {40000, 1}, {700, 200}}
+		{129, 130}, {2048, 16}, {1025, 33}, {4096, 64}, {513, 129}, {32768, 3}, {40000, 1}, {700, 200},
+		{8193, 16}, {30001, 17}, {70003, 16}, {1500, 300}}
 	for i := 0; i < 6; i++ {
 		shapes = append(shapes, [2]int{1 + rng.IntN(3000), 1 + rng.IntN(150)})
 	}
