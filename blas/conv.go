@@ -27,7 +27,9 @@ import (
 // The steps of a training step: ConvInputGrid lays the images on their
 // grid, which ConvForward and ConvKernelGrad read; ConvOutputGrid lays
 // the output's gradient on its grid, which ConvKernelGrad and
-// ConvInputGrad read.
+// ConvInputGrad read. Winograd's convolutions have no grids (ConvMemory's
+// InputGrid and OutputGrid are 0): their steps read the images and the
+// output's gradient themselves, passed where the grids would be.
 
 // ConvShape is a convolution without dilation of Batch channels-last
 // images of H×W×C: Filters filters of KH×KW moved Stride pixels at a time
@@ -45,8 +47,8 @@ type ConvShape struct {
 
 // ConvMemory is, in float32s, what the convolution methods need: the
 // grids of the images (InputGrid) and of the output's gradient
-// (OutputGrid), and the scratch memory of ConvForward, ConvInputGrad and
-// ConvKernelGrad.
+// (OutputGrid; 0 for none, the tensor itself read in its place), and the
+// scratch memory of ConvForward, ConvInputGrad and ConvKernelGrad.
 type ConvMemory struct {
 	InputGrid, OutputGrid, Forward, InputGrad, KernelGrad int
 }

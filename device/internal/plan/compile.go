@@ -218,7 +218,8 @@ const (
 	// (Capabilities.Conv): Op.Window is the convolution's window, K its
 	// filters, M its output positions and N the kernel's rows (KH·KW·C).
 	// The images and the output's gradient are laid on grids of the
-	// backend's (ConvMemory), which the other steps read.
+	// backend's (ConvMemory), which the other steps read; where the
+	// backend needs no grid, they read the tensors themselves.
 	//
 	// ConvInputGrid: Out[0] = the images In[0] on their grid (it stands
 	// for the Patches step).
@@ -453,8 +454,9 @@ type Capabilities struct {
 }
 
 // ConvMemory is the memory, in float32s, of a convolution's steps on a
-// backend: the grids of its images and of its output's gradient, and the
-// scratch of ConvForward, ConvInputGrad and ConvKernelGrad.
+// backend: the grids of its images and of its output's gradient (0 for
+// none: the steps read the tensor itself), and the scratch of
+// ConvForward, ConvInputGrad and ConvKernelGrad.
 type ConvMemory struct {
 	InputGrid, OutputGrid, Forward, InputGrad, KernelGrad int
 }

@@ -19,6 +19,11 @@ import (
 //   - each output gradient those read gets one ConvOutputGrid step, before
 //     the first of them.
 //
+// Where the backend's convolution has no grids (ConvMemory's InputGrid or
+// OutputGrid 0: it reads the tensors in place), the steps read the images
+// or the output's gradient themselves, and the Patches step goes with no
+// ConvInputGrid in its place.
+//
 // The patches and their gradient then take no memory. A convolution whose
 // patches something else reads (a Read of them, say) keeps its steps.
 func (c *compiler) convolutions() {
@@ -38,6 +43,9 @@ func (c *compiler) convolutions() {
 	}
 	grids := map[int]*outputGrid{} // by the output gradient's buffer
 	gridOf := func(dz, user int, s Step, mem ConvMemory) int {
+		if mem.OutputGrid == 0 {
+			return dz // read in place
+		}
 		g, ok := grids[dz]
 		if !ok {
 			g = &outputGrid{buf: newBuffer(mem.OutputGrid), first: user,
@@ -101,8 +109,13 @@ func (c *compiler) convolutions() {
 		if !ok {
 			continue
 		}
-		images := newBuffer(mem.InputGrid)
-		p.Steps[i] = Step{Kind: ConvInputGrid, Op: s.Op, Name: s.Name, Node: s.Node, M: f.M, K: f.N, N: f.K, In: []int{s.In[0]}, Out: []int{images}}
+		images := s.In[0] // read in place
+		if mem.InputGrid > 0 {
+			images = newBuffer(mem.InputGrid)
+			p.Steps[i] = Step{Kind: ConvInputGrid, Op: s.Op, Name: s.Name, Node: s.Node, M: f.M, K: f.N, N: f.K, In: []int{s.In[0]}, Out: []int{images}}
+		} else {
+			drop[i] = true
+		}
 		bias := None
 		if len(f.In) > 2 {
 			bias = f.In[2]

@@ -91,6 +91,41 @@ func TestConvSteps(t *testing.T) {
 		}
 	}
 
+	// A backend whose convolutions read the tensors in place (no grids:
+	// Winograd's on the CPU) gets no grid steps; its steps read the
+	// images and the output's gradient themselves. The same bits again.
+	inPlace := Capabilities{Conv: func(w ops.Window, filters int) (ConvMemory, bool) {
+		return ConvMemory{Forward: 100 + filters, InputGrad: 200 + filters}, true
+	}}
+	q, err := Compile(n.g, n.params, inPlace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count = map[Kind]int{}
+	for i, s := range q.Steps {
+		count[s.Kind]++
+		if s.Kind == ConvForward || s.Kind == ConvKernelGrad || s.Kind == ConvInputGrad {
+			if e, w := q.Buffers[s.In[0]].Elems, s.Op.Window; e != w.InputSize() && e != w.Positions()*s.K {
+				t.Errorf("step %d (%v) reads a buffer of %d values, want the images' %d or the output gradient's %d", i, s, e, w.InputSize(), w.Positions()*s.K)
+			}
+		}
+	}
+	want = map[Kind]int{Patches: 0, ConvInputGrid: 0, ConvOutputGrid: 0, ConvForward: 2, ConvKernelGrad: 2, ConvInputGrad: 1}
+	for k, c := range want {
+		if count[k] != c {
+			t.Errorf("in place: %d %v steps, want %d", count[k], k, c)
+		}
+	}
+	got, gotW, _, _ = trainConvWith(t, capsBackend{hostBackendOn(&subDevice{}), inPlace}, inPlace)
+	if !slices.Equal(got, wantL) {
+		t.Errorf("losses and gradients differ with the Conv steps in place:\n%v\nwant %v", got, wantL)
+	}
+	for i := range wantW {
+		if !slices.Equal(gotW[i], wantW[i]) {
+			t.Errorf("weight %d differs with the Conv steps in place", i)
+		}
+	}
+
 	// With the bias in the forward step, the ReLU after each convolution
 	// folds into it where the backend says so: the same bits again.
 	caps.BiasInGemm = true

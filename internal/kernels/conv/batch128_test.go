@@ -29,11 +29,8 @@ func BenchmarkConvBatch128(b *testing.B) {
 			mem, _ := conv.Plan(p, s)
 			x, k := values(s.Batch*s.H*s.W*s.C, 1), values(9*s.C*s.Filters, 2)
 			dz := values(s.Batch*s.OH*s.OW*s.Filters, 3)
-			images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
-			if err := conv.InputGrid(p, s, x, images); err != nil {
-				b.Fatal(err)
-			}
-			if err := conv.OutputGrid(p, s, dz, grad); err != nil {
+			images, grad, err := layGrids(p, s, mem, x, dz)
+			if err != nil {
 				b.Fatal(err)
 			}
 			z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))

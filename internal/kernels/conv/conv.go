@@ -53,9 +53,11 @@
 // A 3×3 convolution of stride 1 is computed in Winograd's form F(2×2,
 // 3×3) where the instruction set has its kernels (WinogradProducts; see
 // winograd.go) and its channels and filters are whole vectors: forward,
-// the input's gradient and the kernel's gradient read the same grids,
-// with 2.25 times fewer multiplications, the tiles' transforms computed
-// block by block in the caches.
+// the input's gradient and the kernel's gradient, with 2.25 times fewer
+// multiplications, the tiles' transforms computed block by block in the
+// caches. These read the images and the output's gradient in place, with
+// no grids (Plan's InputGrid and OutputGrid are 0): the windows at the
+// images' edges are copied with their zeros into the caches instead.
 //
 // The grids hold zeros wherever there is no image or output value, so no
 // garbage (a NaN would spread through the zeros it is multiplied by) is
@@ -123,7 +125,8 @@ type Shape struct {
 // Memory is what the convolution needs for a Shape, in float32s: the
 // grids of the images (InputGrid) and of the output's gradient
 // (OutputGrid), and the scratch memory of Forward, InputGrad and
-// KernelGrad.
+// KernelGrad. Where a grid is 0 the convolution has none: its steps take
+// the images x, or the output's gradient dz, in the grid's place.
 type Memory struct {
 	InputGrid, OutputGrid, Forward, InputGrad, KernelGrad int
 }
@@ -243,17 +246,20 @@ func Plan(p Products, s Shape) (Memory, bool) {
 		return Memory{}, false
 	}
 	img := s.Batch * hp * wp
+	if _, ok := s.winograd(p); ok {
+		// No grids: the tiles read the images and the output's gradient
+		// in place.
+		fwd, back := s.tilings()
+		return Memory{
+			Forward:    16*s.C*s.Filters + p.Workers()*fwd.scratch(),
+			InputGrad:  s.KH*s.KW*s.Filters*s.C + 16*s.C*s.Filters + p.Workers()*back.scratch(),
+			KernelGrad: fwd.kernelGradScratch(p.Workers()),
+		}, true
+	}
 	mem := Memory{
 		InputGrid:  s.positions() * s.C,
 		OutputGrid: s.positions() * s.Filters,
 		InputGrad:  s.KH * s.KW * s.Filters * s.C,
-	}
-	if _, ok := s.winograd(p); ok {
-		fwd, back := s.tilings()
-		mem.Forward = 16*s.C*s.Filters + p.Workers()*fwd.scratch()
-		mem.InputGrad += 16*s.C*s.Filters + p.Workers()*back.scratch()
-		mem.KernelGrad = fwd.kernelGradScratch(p.Workers())
-		return mem, true
 	}
 	if !byRows(p, s.OH, s.OW, wp, s.Filters) {
 		mem.Forward = img * s.Filters
@@ -265,16 +271,38 @@ func Plan(p Products, s Shape) (Memory, bool) {
 }
 
 // tilings returns the Winograd tilings of a stride-1 convolution's
-// forward pass (from the images' grid) and of its input's gradient (from
-// the output gradient's grid, the window turned reaching back margin
-// positions from each pixel).
+// forward pass (from the images) and of its input's gradient (from the
+// output's gradient).
 func (s Shape) tilings() (forward, inputGrad tiling) {
-	hp, wp := s.grid()
-	img, margin := hp*wp, s.margin()
-	back := margin - (s.KH-1)*wp - (s.KW - 1)
-	forward = newTiling(s.Batch, s.C, s.Filters, s.OH, s.OW, wp, func(b int) int { return margin + b*img })
-	inputGrad = newTiling(s.Batch, s.Filters, s.C, s.H, s.W, wp, func(b int) int { return back + b*img + s.PadTop*wp + s.PadLeft })
-	return forward, inputGrad
+	return newTiling(s.Batch, s.C, s.Filters, s.OH, s.OW), newTiling(s.Batch, s.Filters, s.C, s.H, s.W)
+}
+
+// images is x (the images) as the forward tiling reads them: each tile's
+// window from its first output's pixel less the padding.
+func (s Shape) images(x []float32) image {
+	return image{v: x, h: s.H, w: s.W, ch: s.C, top: s.PadTop, left: s.PadLeft}
+}
+
+// outputGrad is dz (the output's gradient) as the input gradient's tiling
+// reads it: the window turned, reaching back KH-1 rows and KW-1 columns
+// from each pixel of the image, less the padding.
+func (s Shape) outputGrad(dz []float32) image {
+	return image{v: dz, h: s.OH, w: s.OW, ch: s.Filters, top: s.KH - 1 - s.PadTop, left: s.KW - 1 - s.PadLeft}
+}
+
+// gridValues is what a step reads as the images' grid (images) or the
+// output gradient's (else): the grid's values of mem, or where the
+// convolution has no grid (Winograd's), the tensor itself.
+func (s Shape) gridValues(mem Memory, images bool) int {
+	switch {
+	case images && mem.InputGrid > 0:
+		return mem.InputGrid
+	case images:
+		return s.Batch * s.H * s.W * s.C
+	case mem.OutputGrid > 0:
+		return mem.OutputGrid
+	}
+	return s.Batch * s.OH * s.OW * s.Filters
 }
 
 // byRows reports whether p computes the rows of a result (rows of width
@@ -312,7 +340,8 @@ func (s Shape) sizes(what string, got, want []int) error {
 }
 
 // InputGrid lays the images x (Batch·H·W·C values) on grid (InputGrid
-// values of Plan): each at its padding, zeros elsewhere.
+// values of Plan): each at its padding, zeros elsewhere. Where Plan's
+// InputGrid is 0 it does nothing: the steps read x itself.
 func InputGrid(p Products, s Shape, x, grid []float32) error {
 	mem, err := s.memory(p)
 	if err != nil {
@@ -321,13 +350,17 @@ func InputGrid(p Products, s Shape, x, grid []float32) error {
 	if err := s.sizes("input grid", []int{len(x), len(grid)}, []int{s.Batch * s.H * s.W * s.C, mem.InputGrid}); err != nil {
 		return err
 	}
+	if mem.InputGrid == 0 {
+		return nil // no grid: the steps read x itself
+	}
 	hp, wp := s.grid()
 	place(p.Workers(), s.Batch, x, s.H, s.W, s.C, s.PadTop, s.PadLeft, hp, wp, s.margin(), s.positions(), grid)
 	return nil
 }
 
 // OutputGrid lays the output's gradient dz (Batch·OH·OW·Filters values) on
-// grid (OutputGrid values of Plan), zeros elsewhere.
+// grid (OutputGrid values of Plan), zeros elsewhere. Where Plan's
+// OutputGrid is 0 it does nothing: the steps read dz itself.
 func OutputGrid(p Products, s Shape, dz, grid []float32) error {
 	mem, err := s.memory(p)
 	if err != nil {
@@ -335,6 +368,9 @@ func OutputGrid(p Products, s Shape, dz, grid []float32) error {
 	}
 	if err := s.sizes("output grid", []int{len(dz), len(grid)}, []int{s.Batch * s.OH * s.OW * s.Filters, mem.OutputGrid}); err != nil {
 		return err
+	}
+	if mem.OutputGrid == 0 {
+		return nil // no grid: the steps read dz itself
 	}
 	// Stride s: positions of s pixels, hp/s rows of wp a padded image
 	// (output row oy where the image grid's row s·oy starts).
@@ -388,7 +424,7 @@ func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu
 		return err
 	}
 	if err := s.sizes("forward", []int{len(grid), len(kernel), len(z), len(scratch)},
-		[]int{mem.InputGrid, s.KH * s.KW * s.C * s.Filters, s.Batch * s.OH * s.OW * s.Filters, mem.Forward}); err != nil {
+		[]int{s.gridValues(mem, true), s.KH * s.KW * s.C * s.Filters, s.Batch * s.OH * s.OW * s.Filters, mem.Forward}); err != nil {
 		return err
 	}
 	if bias != nil && len(bias) < s.Filters {
@@ -403,7 +439,7 @@ func forward(p Products, s Shape, grid, kernel, bias, z, scratch []float32, relu
 		u := scratch[:16*s.C*f]
 		w.WinogradKernel(kernel, s.C, f, u)
 		t, _ := s.tilings()
-		t.run(w, grid, u, z, bias, relu, nil, scratch[len(u):])
+		t.run(w, s.images(grid), u, z, bias, relu, nil, scratch[len(u):])
 		return nil
 	}
 	if st > 1 || byRows(p, s.OH, s.OW, wp, f) {
@@ -452,7 +488,7 @@ func inputGrad(p Products, s Shape, grid, kernel, y, dx, scratch []float32) erro
 		return err
 	}
 	if err := s.sizes("input gradient", []int{len(grid), len(kernel), len(dx), len(scratch)},
-		[]int{mem.OutputGrid, s.KH * s.KW * s.C * s.Filters, s.Batch * s.H * s.W * s.C, mem.InputGrad}); err != nil {
+		[]int{s.gridValues(mem, false), s.KH * s.KW * s.C * s.Filters, s.Batch * s.H * s.W * s.C, mem.InputGrad}); err != nil {
 		return err
 	}
 	if s.stride() > 1 {
@@ -482,7 +518,7 @@ func inputGrad(p Products, s Shape, grid, kernel, y, dx, scratch []float32) erro
 		u := scratch[len(turned):][:16*f*c]
 		wino.WinogradKernel(turned, f, c, u)
 		_, t := s.tilings()
-		t.run(wino, grid, u, dx, nil, false, y, scratch[len(turned)+len(u):])
+		t.run(wino, s.outputGrad(grid), u, dx, nil, false, y, scratch[len(turned)+len(u):])
 		return nil
 	}
 	// The window turned reaches back margin positions from the pixel.
@@ -583,12 +619,12 @@ func KernelGrad(p Products, s Shape, images, grad, dk, scratch []float32) error 
 		return err
 	}
 	if err := s.sizes("kernel gradient", []int{len(images), len(grad), len(dk), len(scratch)},
-		[]int{mem.InputGrid, mem.OutputGrid, s.KH * s.KW * s.C * s.Filters, mem.KernelGrad}); err != nil {
+		[]int{s.gridValues(mem, true), s.gridValues(mem, false), s.KH * s.KW * s.C * s.Filters, mem.KernelGrad}); err != nil {
 		return err
 	}
 	if w, ok := s.winograd(p); ok {
 		t, _ := s.tilings()
-		t.kernelGrad(w, images, grad, dk, scratch)
+		t.kernelGrad(w, s.images(images), grad, dk, scratch)
 		return nil
 	}
 	hp, wp := s.grid()

@@ -229,13 +229,6 @@ func kernelGradRef(s conv.Shape, x, dz []float32) (dk, scale []float64) {
 // the kernel's, their grids and scratch memory filled with garbage first
 // (NaN: a value read that should not be poisons the result).
 func TestConv(t *testing.T) {
-	nan := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(math.NaN())
-		}
-		return v
-	}
 	// Each case twice: as Plan chooses (Winograd's for 3×3 kernels of
 	// stride 1 where the kernels fit), and with Winograd's turned off.
 	defer conv.SetWinograd(conv.SetWinograd(true))
@@ -255,11 +248,8 @@ func TestConv(t *testing.T) {
 					k := values(s.KH*s.KW*s.C*s.Filters, 5*i+2)
 					dz := values(s.Batch*s.OH*s.OW*s.Filters, 5*i+3)
 					bias := values(s.Filters, 5*i+4)
-					images, grad := nan(mem.InputGrid), nan(mem.OutputGrid)
-					if err := conv.InputGrid(p, s, x, images); err != nil {
-						t.Fatal(err)
-					}
-					if err := conv.OutputGrid(p, s, dz, grad); err != nil {
+					images, grad, err := layGrids(p, s, mem, x, dz)
+					if err != nil {
 						t.Fatal(err)
 					}
 					z := nan(s.Batch * s.OH * s.OW * s.Filters)
@@ -383,7 +373,10 @@ func BenchmarkConv(b *testing.B) {
 				mem, _ := conv.Plan(p, s)
 				x, k := values(s.Batch*s.H*s.W*s.C, 1), values(s.KH*s.KW*s.C*s.Filters, 2)
 				dz, bias := values(s.Batch*s.OH*s.OW*s.Filters, 3), values(s.Filters, 4)
-				images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
+				images, grad, err := layGrids(p, s, mem, x, dz)
+				if err != nil {
+					b.Fatal(err)
+				}
 				z, dx, dk := make([]float32, len(dz)), make([]float32, len(x)), make([]float32, len(k))
 				fwd, back, kgrad := make([]float32, mem.Forward), make([]float32, mem.InputGrad), make([]float32, mem.KernelGrad)
 				flops := float64(2 * s.Batch * s.OH * s.OW * s.KH * s.KW * s.C * s.Filters)
@@ -392,17 +385,15 @@ func BenchmarkConv(b *testing.B) {
 					run  func() error
 				}{
 					{"grids", func() error {
-						if err := conv.InputGrid(p, s, x, images); err != nil {
-							return err
-						}
-						return conv.OutputGrid(p, s, dz, grad)
+						_, _, err := layGrids(p, s, mem, x, dz)
+						return err
 					}},
 					{"forward", func() error { return conv.Forward(p, s, images, k, bias, z, fwd) }},
 					{"input-grad", func() error { return conv.InputGrad(p, s, grad, k, dx, back) }},
 					{"kernel-grad", func() error { return conv.KernelGrad(p, s, images, grad, dk, kgrad) }},
 				} {
-					if !way.winograd && kernel.name == "grids" {
-						continue // the same either way
+					if kernel.name == "grids" && (!way.winograd || mem.InputGrid == 0) {
+						continue // the same either way, or none
 					}
 					b.Run(name+"/"+c.name+"/"+kernel.name+way.name, func(b *testing.B) {
 						for b.Loop() {
@@ -419,4 +410,29 @@ func BenchmarkConv(b *testing.B) {
 			}
 		}
 	}
+}
+
+// layGrids returns the grids the steps of s read: the images x and the
+// output's gradient dz laid out on grids that start as NaNs (so that a
+// value the steps read but the grid does not set shows), or where the
+// convolution has no grids (Winograd's: mem's grids are 0), x and dz
+// themselves.
+func layGrids(p conv.Products, s conv.Shape, mem conv.Memory, x, dz []float32) (images, grad []float32, err error) {
+	if mem.InputGrid == 0 && mem.OutputGrid == 0 {
+		return x, dz, nil
+	}
+	images, grad = nan(mem.InputGrid), nan(mem.OutputGrid)
+	if err := conv.InputGrid(p, s, x, images); err != nil {
+		return nil, nil, err
+	}
+	return images, grad, conv.OutputGrid(p, s, dz, grad)
+}
+
+// nan returns n NaNs: garbage that poisons every result it reaches.
+func nan(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(math.NaN())
+	}
+	return v
 }

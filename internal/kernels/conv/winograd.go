@@ -23,11 +23,16 @@ import (
 //
 // The tiles go by blocks, each block's transformed pixels and products
 // kept in the caches of the core that computes it: the block's tiles
-// transformed from the grid (the same grid the direct convolution reads),
-// its 16 products, then each tile's outputs transformed into the result,
-// plus the bias, with the ReLU or the ReLU's gradient's mask. The input's
-// gradient is the same computation on the output gradient's grid with the
-// kernel turned by 180° and each tap transposed (see the package comment).
+// transformed from the images themselves, its 16 products, then each
+// tile's outputs transformed into the result, plus the bias, with the
+// ReLU or the ReLU's gradient's mask. The input's gradient is the same
+// computation on the output's gradient with the kernel turned by 180° and
+// each tap transposed (see the package comment).
+//
+// The tiles read their windows in place: no grid is laid out. A window
+// that reaches past the image (the padding: the first and last rows of
+// tiles, the first and last tile of each row) is copied into a worker's
+// scratch with zeros where there is no pixel, and transformed from there.
 //
 // The rounding differs from the direct sums (the transforms' additions,
 // the 1/2s of G): within the same bound of float32 errors of sums of that
@@ -93,24 +98,93 @@ func (s Shape) winograd(p Products) (WinogradProducts, bool) {
 }
 
 // tiling is one Winograd convolution's walk over its tiles: out×OH×OW
-// outputs an image from in channels on a grid whose rows are wp
-// positions, image b's first window at grid position base(b).
+// outputs an image from in channels.
 type tiling struct {
-	batch, in, out, oh, ow, wp int
-	base                       func(b int) int
-	block                      int // tiles a block: a multiple of winogradRows
+	batch, in, out, oh, ow int
+	block                  int // tiles a block: a multiple of winogradRows
 }
 
 // newTiling returns the tiling of a convolution, blocks sized so that a
 // block's transformed pixels and products take about 256 KiB.
-func newTiling(batch, in, out, oh, ow, wp int, base func(b int) int) tiling {
+func newTiling(batch, in, out, oh, ow int) tiling {
 	block := max(1, 65536/(16*(in+out))/winogradRows) * winogradRows
-	return tiling{batch, in, out, oh, ow, wp, base, block}
+	return tiling{batch, in, out, oh, ow, block}
+}
+
+// image is a batch of channels-last images that a tiling reads in place:
+// v holds batch images of h×w pixels of ch values; tile (ty, tx)'s window
+// has its top left corner at pixel (2·ty-top, 2·tx-left) and reads zeros
+// outside the image.
+type image struct {
+	v         []float32
+	h, w, ch  int
+	top, left int
+}
+
+// windows hands the windows of size×size pixels of run tiles of image
+// b's row of tiles ty, from column tx on, to f: tiles j to j+count-1 of
+// the run, tile j+k's window from src[2·ch·k:], rows ld values apart. The
+// windows inside the image are read in place; the others are copied into
+// edge (edgeValues) first, zeros where they reach past the image.
+func (im image) windows(b, ty, tx, run, size int, edge []float32, f func(j, count int, src []float32, ld int)) {
+	r0, c0 := 2*ty-im.top, 2*tx-im.left
+	if r0 < 0 || r0+size > im.h {
+		// A first or last row of tiles: all the windows' rows copied.
+		cols := 2*(run-1) + size
+		im.fill(edge, b, r0, c0, size, cols)
+		f(0, run, edge, cols*im.ch)
+		return
+	}
+	lo := min(run, max(0, (1-c0)/2))            // the first tile whose window starts inside
+	hi := max(lo, min(run, (im.w-size-c0)/2+1)) // past the last that ends inside
+	if im.w-size-c0 < 0 {
+		hi = lo
+	}
+	for j := 0; j < run; j++ {
+		if j == lo && hi > lo {
+			f(lo, hi-lo, im.v[((b*im.h+r0)*im.w+c0+2*lo)*im.ch:], im.w*im.ch)
+			j = hi - 1
+			continue
+		}
+		im.fill(edge, b, r0, c0+2*j, size, size)
+		f(j, 1, edge, size*im.ch)
+	}
+}
+
+// edgeValues is the scratch windows needs for runs of at most run tiles
+// of windows of size pixels: size rows of 2·(run-1)+size pixels.
+func (im image) edgeValues(run, size int) int { return size * (2*(run-1) + size) * im.ch }
+
+// fill copies rows×cols pixels of image b from pixel (r0, c0) on into dst
+// (rows cols·ch values apart), zeros where they lie outside the image.
+func (im image) fill(dst []float32, b, r0, c0, rows, cols int) {
+	ch := im.ch
+	x0, x1 := max(0, c0), min(im.w, c0+cols) // the image's columns in the window
+	for r := 0; r < rows; r++ {
+		row := dst[r*cols*ch:][:cols*ch]
+		y := r0 + r
+		if y < 0 || y >= im.h || x0 >= x1 {
+			clear(row)
+			continue
+		}
+		clear(row[:(x0-c0)*ch])
+		copy(row[(x0-c0)*ch:], im.v[((b*im.h+y)*im.w+x0)*ch:][:(x1-x0)*ch])
+		clear(row[(x1-c0)*ch:])
+	}
 }
 
 // scratch is the memory a worker of run needs: a block's transformed
-// pixels and products, and one tile's outputs.
-func (t tiling) scratch() int { return t.blockValues() + 4*t.out }
+// pixels and products, one tile's outputs, and the windows copied at the
+// images' edges.
+func (t tiling) scratch() int {
+	return t.blockValues() + 4*t.out + t.edgeValues()
+}
+
+// edgeValues is the most memory the windows at the edges of a row of
+// tiles take: 4 rows of its pixels and two more, in or out channels.
+func (t tiling) edgeValues() int {
+	return image{ch: max(t.in, t.out)}.edgeValues(ceilDiv(t.ow, 2), 4)
+}
 
 // blockValues is the memory of a block's transformed pixels (16 planes
 // of in channels) and products or output-gradient tiles (16 of out).
@@ -124,11 +198,11 @@ func (t tiling) blockValues() int { return 16 * (t.plane(t.in) + t.plane(t.out))
 func (t tiling) plane(ch int) int { return t.block*ch + 16 }
 
 // run computes the convolution's outputs into out (batch images of
-// oh×ow×out values) from grid and the transformed kernel u, plus bias
-// (nil for none), with relu the ReLU, with mask (nil for none; laid out
-// as out) +0 wherever mask is not above 0; scratch holds each worker's
-// scratch().
-func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool, mask, scratch []float32) {
+// oh×ow×out values) from the images src (of in channels) and the
+// transformed kernel u, plus bias (nil for none), with relu the ReLU, with
+// mask (nil for none; laid out as out) +0 wherever mask is not above 0;
+// scratch holds each worker's scratch().
+func (t tiling) run(p WinogradProducts, src image, u, out, bias []float32, relu bool, mask, scratch []float32) {
 	tw := ceilDiv(t.ow, 2)
 	tiles, blocks := t.tiles(), t.blocks()
 	per := t.scratch()
@@ -136,12 +210,15 @@ func (t tiling) run(p WinogradProducts, grid, u, out, bias []float32, relu bool,
 	inPlane, outPlane := t.plane(t.in), t.plane(t.out)
 	matrix.Parallel(workers, blocks, 1, func(worker, lo, hi int) {
 		buf := scratch[worker*per:][:per]
-		v, m, edge := buf[:16*inPlane], buf[16*inPlane:][:16*outPlane], buf[16*(inPlane+outPlane):]
+		v, m := buf[:16*inPlane], buf[16*inPlane:][:16*outPlane]
+		edge, windows := buf[16*(inPlane+outPlane):][:4*t.out], buf[16*(inPlane+outPlane)+4*t.out:]
 		for blk := lo; blk < hi; blk++ {
 			first := blk * t.block
 			n := min(t.block, tiles-first)
 			t.runs(first, n, func(i, b, ty, tx, run int) {
-				p.WinogradInput(run, grid[t.at(b, ty, tx)*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
+				src.windows(b, ty, tx, run, 4, windows, func(j, count int, from []float32, ld int) {
+					p.WinogradInput(count, from, ld, t.in, v[(i+j)*t.in:], inPlane)
+				})
 			})
 			for xi := 0; xi < 16; xi++ {
 				p.WinogradProduct(n, t.in, t.out, v[xi*inPlane:], u[xi*t.in*t.out:], m[xi*outPlane:])
@@ -201,9 +278,6 @@ func (t tiling) runs(first, n int, f func(i, b, ty, tx, run int)) {
 	}
 }
 
-// at is the grid position of the window of image b's tile (ty, tx).
-func (t tiling) at(b, ty, tx int) int { return t.base(b) + 2*ty*t.wp + 2*tx }
-
 // winogradParts is the most parts a Winograd kernel gradient's tiles are
 // summed in: one worker a part, the parts then added in order, so that
 // the bits do not depend on the number of workers.
@@ -215,31 +289,35 @@ func (t tiling) parts() int {
 }
 
 // kernelGrad computes the kernel's gradient dk (9 taps of in rows of out)
-// from the images' grid and the output gradient's (of the same geometry,
-// stride 1): for each block of tiles, the images' tiles transformed as
-// the forward pass does and the gradient's by the adjoint of its output
-// transform, their 16 products aᵀ·b summed over the part's blocks; then
-// the parts' sums, in order, transformed back (Gᵀ·x·G). scratch holds
-// the parts' sums and each worker's blocks (kernelGradScratch).
-func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float32) {
+// from the images and the output's gradient grad (oh×ow×out values an
+// image): for each block of tiles, the images' tiles transformed as the
+// forward pass does and the gradient's 2×2 tiles by the adjoint of its
+// output transform, their 16 products aᵀ·b summed over the part's blocks;
+// then the parts' sums, in order, transformed back (Gᵀ·x·G). scratch
+// holds the parts' sums and each worker's blocks (kernelGradScratch).
+func (t tiling) kernelGrad(p WinogradProducts, images image, grad, dk, scratch []float32) {
 	tiles, blocks := t.tiles(), t.blocks()
 	parts, plane := t.parts(), 16*t.in*t.out
 	sums, work := scratch[:parts*plane], scratch[parts*plane:]
-	per := t.blockValues()
+	per := t.blockValues() + t.edgeValues()
 	workers := min(p.Workers(), len(work)/per)
 	inPlane, outPlane := t.plane(t.in), t.plane(t.out)
+	dz := image{v: grad, h: t.oh, w: t.ow, ch: t.out}
 	matrix.Parallel(workers, parts, 1, func(worker, lo, hi int) {
 		buf := work[worker*per:][:per]
-		v, m := buf[:16*inPlane], buf[16*inPlane:]
+		v, m, windows := buf[:16*inPlane], buf[16*inPlane:][:16*outPlane], buf[t.blockValues():]
 		for part := lo; part < hi; part++ {
 			from, to := part*blocks/parts, (part+1)*blocks/parts
 			for blk := from; blk < to; blk++ {
 				first := blk * t.block
 				n := min(t.block, tiles-first)
 				t.runs(first, n, func(i, b, ty, tx, run int) {
-					at := t.at(b, ty, tx)
-					p.WinogradInput(run, images[at*t.in:], t.wp*t.in, t.in, v[i*t.in:], inPlane)
-					p.WinogradOutputGrad(run, grad[at*t.out:], t.wp*t.out, t.out, m[i*t.out:], outPlane)
+					images.windows(b, ty, tx, run, 4, windows, func(j, count int, from []float32, ld int) {
+						p.WinogradInput(count, from, ld, t.in, v[(i+j)*t.in:], inPlane)
+					})
+					dz.windows(b, ty, tx, run, 2, windows, func(j, count int, from []float32, ld int) {
+						p.WinogradOutputGrad(count, from, ld, t.out, m[(i+j)*t.out:], outPlane)
+					})
 				})
 				for xi := 0; xi < 16; xi++ {
 					p.WinogradProductT(n, t.in, t.out, v[xi*inPlane:], m[xi*outPlane:], sums[part*plane+xi*t.in*t.out:], blk > from)
@@ -252,5 +330,5 @@ func (t tiling) kernelGrad(p WinogradProducts, images, grad, dk, scratch []float
 
 // kernelGradScratch is the memory kernelGrad needs with workers workers.
 func (t tiling) kernelGradScratch(workers int) int {
-	return t.parts()*16*t.in*t.out + workers*t.blockValues()
+	return t.parts()*16*t.in*t.out + workers*(t.blockValues()+t.edgeValues())
 }

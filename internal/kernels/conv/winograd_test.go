@@ -58,11 +58,8 @@ func winogradError(t *testing.T, p conv.Products) {
 			if !ok {
 				t.Fatalf("Plan refuses %+v", s)
 			}
-			images, grad := make([]float32, mem.InputGrid), make([]float32, mem.OutputGrid)
-			if err := conv.InputGrid(p, s, x, images); err != nil {
-				t.Fatal(err)
-			}
-			if err := conv.OutputGrid(p, s, dz, grad); err != nil {
+			images, grad, err := layGrids(p, s, mem, x, dz)
+			if err != nil {
 				t.Fatal(err)
 			}
 			z, dx, dk := make([]float32, len(zRef)), make([]float32, len(x)), make([]float32, len(k))
