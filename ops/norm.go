@@ -275,6 +275,97 @@ func NormForward(kind NormKind, p NormParams, rows, cols int, in [][]float32, ou
 	normalize(kind, p, rows, cols, in, out)
 }
 
+// ColumnMeanVariance computes NormForward's ColumnMean of x into mean and
+// its ColumnVariance about that mean into variance, with the bits of the
+// two one after the other, reading x from memory once: where a plan
+// computes both in one step (plan.Capabilities).
+func ColumnMeanVariance(rows, cols int, x, mean, variance []float32) {
+	parts := columnParts(rows, cols, 2, func(lo, hi, r0, r1 int, sum [][]float64) {
+		partMoments(x, rows, cols, lo, hi, r0, r1, sum[0], sum[1])
+	})
+	p := *parts
+	k := rowParts(rows, cols)
+	for c := range mean[:cols] {
+		s := p[c]
+		for part := 1; part < k; part++ {
+			s += p[2*part*cols+c]
+		}
+		mean[c] = float32(s / float64(rows))
+	}
+	variances(rows, cols, p, mean, variance)
+	normScratchPoolT[float64]().Put(parts)
+}
+
+// partSums adds the sums of x's columns [lo, hi) over the rows [r0, r1),
+// each in sumChains chains (on the AVX-512 kernels where it can), to sum.
+func partSums[T float](x []T, rows, cols, lo, hi, r0, r1 int, sum []float64) {
+	done := 0
+	if xf, ok := asFloat32(x); ok {
+		done = avx512.ColumnSums(xf[r0*cols+lo:], cols, r1-r0, hi-lo, sum)
+	}
+	var chains [sumChains][normBlock]float64
+	for r := r0; r < r1; r++ {
+		part := &chains[(r-r0)%sumChains]
+		for j, v := range x[r*cols+lo+done : r*cols+hi] {
+			part[done+j] += float64(v)
+		}
+	}
+	addChains(&chains, sum, done)
+}
+
+// partMoments adds, for x's columns [lo, hi) over the rows [r0, r1), the
+// sums to sum and the sums of squares about the rows' own mean
+// (sum/(r1-r0)) to squares, each in sumChains chains: the second pass
+// reads the rows from the caches.
+func partMoments[T float](x []T, rows, cols, lo, hi, r0, r1 int, sum, squares []float64) {
+	partSums(x, rows, cols, lo, hi, r0, r1, sum)
+	var mc [normBlock]float64
+	m := mc[:hi-lo]
+	for j := range m {
+		m[j] = sum[j] / float64(r1-r0)
+	}
+	done := 0
+	if xf, ok := asFloat32(x); ok {
+		done = avx512.ColumnSquares(xf[r0*cols+lo:], cols, r1-r0, hi-lo, m, squares)
+	}
+	var chains [sumChains][normBlock]float64
+	for r := r0; r < r1; r++ {
+		part := &chains[(r-r0)%sumChains]
+		for j, v := range x[r*cols+lo+done : r*cols+hi] {
+			d := float64(v) - m[done+j]
+			part[done+j] += d * d
+		}
+	}
+	addChains(&chains, squares, done)
+}
+
+// variances writes each column's variance about mean into out from the
+// parts' sums and sums of squares about their own means (partMoments, as
+// columnParts lays them out, 2 sums a part): the squares about mean are
+// each part's squares plus n·d·d, d its mean less mean, n its rows; the
+// parts' added in order, divided by the rows. (Σ(x-a)² = Σ(x-m)² +
+// n·(m-a)² for the part's mean m: one pass over each part from memory,
+// the squares about its mean from the caches.)
+func variances[T float](rows, cols int, parts []float64, mean, out []T) {
+	k := rowParts(rows, cols)
+	for c := range out[:cols] {
+		a := float64(mean[c])
+		var m2 float64
+		for part := 0; part < k; part++ {
+			r0, r1 := partRows(rows, k, part)
+			n := float64(r1 - r0)
+			d := parts[2*part*cols+c]/n - a
+			t := parts[(2*part+1)*cols+c] + n*d*d
+			if part == 0 {
+				m2 = t
+			} else {
+				m2 += t
+			}
+		}
+		out[c] = T(m2 / float64(rows))
+	}
+}
+
 // sumChains is the number of partial sums a column's sum over the rows
 // keeps for the batch statistics and their gradient's sums: within a part
 // of the rows (rowParts), the part's row r0+r goes into chain r mod
@@ -309,49 +400,18 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 	switch kind {
 	case ColumnMean:
 		sums := columnSums(rows, cols, 1, func(lo, hi, r0, r1 int, sum [][]float64) {
-			done := 0
-			if xf, ok := asFloat32(x); ok {
-				done = avx512.ColumnSums(xf[r0*cols+lo:], cols, r1-r0, hi-lo, sum[0])
-			}
-			var chains [sumChains][normBlock]float64
-			for r := r0; r < r1; r++ {
-				part := &chains[(r-r0)%sumChains]
-				for j, v := range x[r*cols+lo+done : r*cols+hi] {
-					part[done+j] += float64(v)
-				}
-			}
-			addChains(&chains, sum[0], done)
+			partSums(x, rows, cols, lo, hi, r0, r1, sum[0])
 		})
 		for c, v := range (*sums)[:cols] {
 			out[c] = T(v / n)
 		}
 		normScratchPoolT[float64]().Put(sums)
 	case ColumnVariance:
-		mean := in[1]
-		sums := columnSums(rows, cols, 1, func(lo, hi, r0, r1 int, sum [][]float64) {
-			var mc [normBlock]float64
-			m := mc[:hi-lo]
-			for j := range m {
-				m[j] = float64(mean[lo+j])
-			}
-			done := 0
-			if xf, ok := asFloat32(x); ok {
-				done = avx512.ColumnSquares(xf[r0*cols+lo:], cols, r1-r0, hi-lo, m, sum[0])
-			}
-			var chains [sumChains][normBlock]float64
-			for r := r0; r < r1; r++ {
-				part := &chains[(r-r0)%sumChains]
-				for j, v := range x[r*cols+lo+done : r*cols+hi] {
-					d := float64(v) - m[done+j]
-					part[done+j] += d * d
-				}
-			}
-			addChains(&chains, sum[0], done)
+		parts := columnParts(rows, cols, 2, func(lo, hi, r0, r1 int, sum [][]float64) {
+			partMoments(x, rows, cols, lo, hi, r0, r1, sum[0], sum[1])
 		})
-		for c, v := range (*sums)[:cols] {
-			out[c] = T(v / n)
-		}
-		normScratchPoolT[float64]().Put(sums)
+		variances(rows, cols, *parts, in[1], out)
+		normScratchPoolT[float64]().Put(parts)
 	case BatchNorm:
 		batchNorm(p, rows, cols, in, out, false)
 	case BatchNormGrad:
@@ -525,10 +585,13 @@ func rstdOf[T float](v T, eps float64) float64 { return 1 / math.Sqrt(float64(v)
 const normBlock = 64
 
 // normPartValues is how many values of x a part of the rows of a column
-// reduction holds, at least (rowParts), and normMaxParts the most parts.
+// reduction holds, at least (rowParts), and normMaxParts the most parts:
+// up to 16 parts, a part of float32s takes 512 KiB to 1 MiB, which
+// partMoments' second pass reads back from the caches (ResNet-20's
+// first stage at batch 128: 16 parts of 512 KiB).
 const (
 	normPartValues = 1 << 17
-	normMaxParts   = 8
+	normMaxParts   = 16
 )
 
 // rowParts returns the number of parts of consecutive rows whose sums a
@@ -547,12 +610,28 @@ func partRows(rows, parts, k int) (r0, r1 int) {
 }
 
 // columnSums computes k (1 or 2) sums of each column of a rows×cols
-// matrix: body adds the sums of the columns [lo, hi) (at most normBlock)
-// over the rows [r0, r1) to sum[i][:hi-lo], which start at zero. The rows
-// go in rowParts parts; each column's sums are part 0's plus part 1's, and
-// so on in order. It returns the sums, sum i of column c at
-// [i·cols + c], in a scratch slice to put back into
-// normScratchPoolT[float64]().
+// matrix: columnParts' sums, each column's part 0's plus part 1's, and so
+// on in order. It returns them, sum i of column c at [i·cols + c], in a
+// scratch slice to put back into normScratchPoolT[float64]().
+func columnSums(rows, cols, k int, body func(lo, hi, r0, r1 int, sum [][]float64)) *[]float64 {
+	buf := columnParts(rows, cols, k, body)
+	partial := *buf
+	total := partial[:k*cols] // part 0's sums, then the others added in order
+	for part := 1; part < rowParts(rows, cols); part++ {
+		for c, v := range partial[part*k*cols:][:k*cols] {
+			total[c] += v
+		}
+	}
+	*buf = total
+	return buf
+}
+
+// columnParts computes k (1 or 2) sums of each column of a rows×cols
+// matrix over each part of its rows (rowParts): body adds the sums of the
+// columns [lo, hi) (at most normBlock) over the rows [r0, r1) to
+// sum[i][:hi-lo], which start at zero. It returns the parts' sums, sum i
+// of column c over part p at [(p·k + i)·cols + c], in a scratch slice to
+// put back into normScratchPoolT[float64]().
 //
 // The parts and column blocks run on every core when the matrix is large
 // enough to pay for the goroutines. The blocks are narrower than
@@ -560,7 +639,7 @@ func partRows(rows, parts, k int) (r0, r1 int) {
 // stage at batch 32: one part, 64 columns), but at least 16 columns: a
 // 64-byte line of a row of float32s, so that two cores never both read
 // a line. How the columns are split leaves the bits as they are.
-func columnSums(rows, cols, k int, body func(lo, hi, r0, r1 int, sum [][]float64)) *[]float64 {
+func columnParts(rows, cols, k int, body func(lo, hi, r0, r1 int, sum [][]float64)) *[]float64 {
 	parts := rowParts(rows, cols)
 	buf := normScratchT[float64](parts * k * cols)
 	partial := *buf
@@ -587,13 +666,6 @@ func columnSums(rows, cols, k int, body func(lo, hi, r0, r1 int, sum [][]float64
 			}
 		}
 	})
-	total := partial[:k*cols] // part 0's sums, then the others added in order
-	for part := 1; part < parts; part++ {
-		for c, v := range partial[part*k*cols:][:k*cols] {
-			total[c] += v
-		}
-	}
-	*buf = total
 	return buf
 }
 

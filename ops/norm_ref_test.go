@@ -14,22 +14,27 @@ import (
 // order, the chains added (c0+c1)+(c2+c3); the parts' sums added in
 // order.
 func refSums(rows, cols int, term func(r, c int) float64) []float64 {
-	return refParts(rows, cols, func(r0, r1 int) []float64 {
-		var chains [4][]float64
-		for i := range chains {
-			chains[i] = make([]float64, cols)
+	return refParts(rows, cols, func(r0, r1 int) []float64 { return refChains(r0, r1, cols, term) })
+}
+
+// refChains is each of cols columns' sum of term(r, c) over the rows
+// [r0, r1): row r0+r added to chain r mod 4 in order, the chains added
+// (c0+c1)+(c2+c3).
+func refChains(r0, r1, cols int, term func(r, c int) float64) []float64 {
+	var chains [4][]float64
+	for i := range chains {
+		chains[i] = make([]float64, cols)
+	}
+	for r := r0; r < r1; r++ {
+		for c := 0; c < cols; c++ {
+			chains[(r-r0)%4][c] += term(r, c)
 		}
-		for r := r0; r < r1; r++ {
-			for c := 0; c < cols; c++ {
-				chains[(r-r0)%4][c] += term(r, c)
-			}
-		}
-		sum := make([]float64, cols)
-		for c := range sum {
-			sum[c] = (chains[0][c] + chains[1][c]) + (chains[2][c] + chains[3][c])
-		}
-		return sum
-	})
+	}
+	sum := make([]float64, cols)
+	for c := range sum {
+		sum[c] = (chains[0][c] + chains[1][c]) + (chains[2][c] + chains[3][c])
+	}
+	return sum
 }
 
 // refParts adds part(r0, r1), the columns' sums over the rows [r0, r1),
@@ -68,13 +73,31 @@ func refNormalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T
 			out[c] = T(sum[c] / n)
 		}
 	case ColumnVariance:
+		// Each part's squares about its own mean (sum/rows), plus
+		// rows·d·d for d its mean less the mean given; the parts' added
+		// in order.
 		mean := in[1]
-		sum := refSums(rows, cols, func(r, c int) float64 {
-			d := float64(x[r*cols+c]) - float64(mean[c])
-			return d * d
-		})
+		parts := rowParts(rows, cols)
+		m2 := make([]float64, cols)
+		for k := 0; k < parts; k++ {
+			r0, r1 := k*rows/parts, (k+1)*rows/parts
+			nk := float64(r1 - r0)
+			sum := refChains(r0, r1, cols, func(r, c int) float64 { return float64(x[r*cols+c]) })
+			sq := refChains(r0, r1, cols, func(r, c int) float64 {
+				d := float64(x[r*cols+c]) - sum[c]/nk
+				return d * d
+			})
+			for c := range m2 {
+				d := sum[c]/nk - float64(mean[c])
+				if t := sq[c] + nk*d*d; k == 0 {
+					m2[c] = t
+				} else {
+					m2[c] += t
+				}
+			}
+		}
 		for c := range out[:cols] {
-			out[c] = T(sum[c] / n)
+			out[c] = T(m2[c] / n)
 		}
 	case BatchNorm:
 		mean, variance, gamma, beta := in[1], in[2], in[3], in[4]
@@ -272,7 +295,7 @@ func TestNormalizeBitIdenticalToReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	shapes := [][2]int{{1, 1}, {1, 7}, {1, 3000}, {1, 40000}, {2, 3}, {3, 1}, {5, 17}, {31, 64}, {33, 65},
 		{129, 130}, {2048, 16}, {1025, 33}, {4096, 64}, {513, 129}, {32768, 3}, {40000, 1}, {700, 200},
-		{8193, 16}, {30001, 17}, {70003, 16}, {1500, 300}}
+		{8193, 16}, {30001, 17}, {70003, 16}, {1500, 300}, {140003, 16}}
 	for i := 0; i < 6; i++ {
 		shapes = append(shapes, [2]int{1 + rng.IntN(3000), 1 + rng.IntN(150)})
 	}
@@ -415,6 +438,44 @@ func BenchmarkLayerNorm(b *testing.B) {
 					normalize(kind, p, rows, cols, in, out)
 				}
 			})
+		}
+	}
+}
+
+// TestColumnMeanVariance checks the one-pass ColumnMeanVariance against
+// ColumnMean then ColumnVariance, bit for bit, and the variance against
+// float64's sum of squares about the mean, in one chain, on columns far
+// from zero (mean 1000, deviation 1: where a sum of squares less the
+// square of the sum would lose every digit), within 1e-6 relative.
+func TestColumnMeanVariance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, sh := range [][2]int{{1, 1}, {7, 3}, {2048, 16}, {8193, 16}, {30001, 17}, {70003, 16}, {1500, 300}, {140003, 16}} {
+		rows, cols := sh[0], sh[1]
+		for _, offset := range []float64{0.5, 1000} {
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(offset + rng.NormFloat64())
+			}
+			wantMean, wantVar := make([]float32, cols), make([]float32, cols)
+			normalize(ColumnMean, NormParams{}, rows, cols, [][]float32{x}, wantMean)
+			normalize(ColumnVariance, NormParams{}, rows, cols, [][]float32{x, wantMean}, wantVar)
+			mean, variance := make([]float32, cols), make([]float32, cols)
+			ColumnMeanVariance(rows, cols, x, mean, variance)
+			for c := range mean {
+				if !equalBits(mean[c], wantMean[c]) || !equalBits(variance[c], wantVar[c]) {
+					t.Fatalf("%dx%d, offset %g, column %d: mean %v and variance %v in one pass, %v and %v in two",
+						rows, cols, offset, c, mean[c], variance[c], wantMean[c], wantVar[c])
+				}
+				var v float64 // about the mean given, as ColumnVariance
+				for r := 0; r < rows; r++ {
+					d := float64(x[r*cols+c]) - float64(mean[c])
+					v += d * d
+				}
+				v /= float64(rows)
+				if e := math.Abs(float64(variance[c])-v) / max(v, 1e-30); e > 1e-6 {
+					t.Errorf("%dx%d, offset %g, column %d: variance %v, float64's two passes give %v (%.2g relative)", rows, cols, offset, c, variance[c], v, e)
+				}
+			}
 		}
 	}
 }

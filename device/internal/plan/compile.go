@@ -117,7 +117,9 @@ const (
 	// Norm: Out[0] = the normalization Norm of the M×N matrix In[0], its
 	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward);
 	// for a BatchNormGrad with an Out[1], also gamma's gradient there
-	// (Capabilities.GammaInNormGrad).
+	// (Capabilities.GammaInNormGrad); for a ColumnMean with an Out[1],
+	// also the ColumnVariance about that mean there
+	// (Capabilities.MomentsInOneStep).
 	Norm
 	// Gather: Out[0] (M×N) = the rows of the table In[0] (K×N) at the M
 	// indices In[1] (ops.GatherForward).
@@ -432,6 +434,11 @@ type Capabilities struct {
 	// stands for it and the BatchNormGammaGrad step of the same x, mean,
 	// variance and dy.
 	GammaInNormGrad bool
+	// MomentsInOneStep: the backend computes a BatchNormalization's
+	// batch variance in the step of its mean: a Norm step of kind
+	// ColumnMean with a second output (ops.ColumnMeanVariance) stands for
+	// it and the ColumnVariance step of the same x about that mean.
+	MomentsInOneStep bool
 	// FoldsReLU, when not nil, says whether the backend applies the ReLU
 	// activation at the end of the given step, in its pass over the values,
 	// where the step's Op.Activation is ops.ReLU (the CPU backend: a Norm
@@ -525,6 +532,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 	c.pointwise()
 	c.convolutions()
 	c.normGradients()
+	c.moments()
 	c.reluFolds()
 	c.reluGradFolds()
 	return c.p, nil

@@ -27,6 +27,8 @@
 //     written;
 //   - normGradients: BatchNormalization's gamma gradient joins its input
 //     gradient's step (GammaInNormGrad);
+//   - moments: its batch variance joins its batch mean's step
+//     (MomentsInOneStep);
 //   - reluFolds: a ReLU that only follows a step is applied by that step
 //     (FoldsReLU);
 //   - reluGradFolds: a ReLU's gradient is applied by the step that

@@ -234,6 +234,10 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 	case ImageTransform:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 4))
 	case Norm:
+		if len(s.Out) == 2 && s.Op.Norm == ops.ColumnMean { // with the variance (Capabilities.MomentsInOneStep)
+			ops.ColumnMeanVariance(m, n, h.bufs[s.In[0]], h.bufs[s.Out[0]], h.bufs[s.Out[1]])
+			return nil
+		}
 		if len(s.Out) == 2 { // with gamma's gradient (Capabilities.GammaInNormGrad)
 			args := make([][]float32, len(s.In))
 			for j, b := range s.In {

@@ -34,6 +34,34 @@ func (c *compiler) normGradients() {
 	p.dropSteps(drop)
 }
 
+// moments gives each ColumnMean step the ColumnVariance of the same x
+// about that mean as its second output, and drops the variance's step,
+// where the backend computes both in one pass over x
+// (Capabilities.MomentsInOneStep). Only the variance's step writes its
+// output, so nothing reads it before.
+func (c *compiler) moments() {
+	p := c.p
+	if !c.caps.MomentsInOneStep {
+		return
+	}
+	drop := map[int]bool{}
+	for i, v := range p.Steps {
+		if v.Kind != Norm || v.Op.Norm != ops.ColumnVariance || len(v.In) != 2 || p.writers(v.Out[0]) != 1 {
+			continue
+		}
+		w := p.lastWriter(v.In[1])
+		if w < 0 || w > i {
+			continue
+		}
+		m := &p.Steps[w]
+		if m.Kind == Norm && m.Op.Norm == ops.ColumnMean && len(m.Out) == 1 && m.In[0] == v.In[0] && m.M == v.M && m.N == v.N {
+			m.Out = append(slices.Clip(m.Out), v.Out[0])
+			drop[i] = true
+		}
+	}
+	p.dropSteps(drop)
+}
+
 // dropSteps removes the steps whose indices drop holds, keeping the
 // others' order.
 func (p *Plan) dropSteps(drop map[int]bool) {

@@ -3,6 +3,7 @@ package plan
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gokeras/gokeras/device/driver"
@@ -130,6 +131,39 @@ func TestGammaInNormGrad(t *testing.T) {
 			if d := math.Abs(float64(gotW[i][j] - wantW[i][j])); d > 1e-6*(1+math.Abs(float64(wantW[i][j]))) {
 				t.Fatalf("weight %d[%d] = %v, want %v", i, j, gotW[i][j], wantW[i][j])
 			}
+		}
+	}
+}
+
+// TestMomentsInOneStep compiles a batch-normalized network with and
+// without Capabilities.MomentsInOneStep: with it the ColumnMean step has
+// the variance as a second output and no ColumnVariance step is left, and
+// three SGD steps give the same losses and weights bit for bit (the same
+// sums, x read once).
+func TestMomentsInOneStep(t *testing.T) {
+	wantL, wantW, plain := trainNet(t, bnNet, Capabilities{})
+	gotL, gotW, fused := trainNet(t, bnNet, Capabilities{MomentsInOneStep: true})
+	count := func(p *Plan, kind ops.NormKind, outs int) int {
+		n := 0
+		for _, s := range p.Steps {
+			if s.Kind == Norm && s.Op.Norm == kind && len(s.Out) == outs {
+				n++
+			}
+		}
+		return n
+	}
+	if count(plain, ops.ColumnMean, 1) != 1 || count(plain, ops.ColumnVariance, 1) != 1 {
+		t.Fatalf("without the capability: want one ColumnMean and one ColumnVariance step")
+	}
+	if count(fused, ops.ColumnVariance, 1) != 0 || count(fused, ops.ColumnMean, 2) != 1 {
+		t.Fatalf("with the capability: want one ColumnMean step with two outputs and no ColumnVariance step")
+	}
+	if !slices.Equal(gotL, wantL) {
+		t.Errorf("losses %v, want %v", gotL, wantL)
+	}
+	for i := range wantW {
+		if !slices.Equal(gotW[i], wantW[i]) {
+			t.Errorf("weight %d differs", i)
 		}
 	}
 }
