@@ -283,14 +283,9 @@ func ColumnMeanVariance(rows, cols int, x, mean, variance []float32) {
 	parts := columnParts(rows, cols, 2, func(lo, hi, r0, r1 int, sum [][]float64) {
 		partMoments(x, rows, cols, lo, hi, r0, r1, sum[0], sum[1])
 	})
-	p := *parts
-	k := rowParts(rows, cols)
+	p, k := *parts, rowParts(rows, cols)
 	for c := range mean[:cols] {
-		s := p[c]
-		for part := 1; part < k; part++ {
-			s += p[2*part*cols+c]
-		}
-		mean[c] = float32(s / float64(rows))
+		mean[c] = float32(partTotal(p, k, 2, cols, 0, c) / float64(rows))
 	}
 	variances(rows, cols, p, mean, variance)
 	normScratchPoolT[float64]().Put(parts)
@@ -355,12 +350,7 @@ func variances[T float](rows, cols int, parts []float64, mean, out []T) {
 			r0, r1 := partRows(rows, k, part)
 			n := float64(r1 - r0)
 			d := parts[2*part*cols+c]/n - a
-			t := parts[(2*part+1)*cols+c] + n*d*d
-			if part == 0 {
-				m2 = t
-			} else {
-				m2 += t
-			}
+			m2 += parts[(2*part+1)*cols+c] + n*d*d // from +0: the first part's term exactly
 		}
 		out[c] = T(m2 / float64(rows))
 	}
@@ -615,15 +605,24 @@ func partRows(rows, parts, k int) (r0, r1 int) {
 // scratch slice to put back into normScratchPoolT[float64]().
 func columnSums(rows, cols, k int, body func(lo, hi, r0, r1 int, sum [][]float64)) *[]float64 {
 	buf := columnParts(rows, cols, k, body)
-	partial := *buf
-	total := partial[:k*cols] // part 0's sums, then the others added in order
-	for part := 1; part < rowParts(rows, cols); part++ {
-		for c, v := range partial[part*k*cols:][:k*cols] {
-			total[c] += v
+	partial, parts := *buf, rowParts(rows, cols)
+	for i := 0; i < k; i++ {
+		for c := 0; c < cols; c++ {
+			partial[i*cols+c] = partTotal(partial, parts, k, cols, i, c) // over part 0's, which it reads first
 		}
 	}
-	*buf = total
+	*buf = partial[:k*cols]
 	return buf
+}
+
+// partTotal is sum i of column c over the parts of columnParts' layout
+// (parts parts of k sums): part 0's plus part 1's, and so on in order.
+func partTotal(partial []float64, parts, k, cols, i, c int) float64 {
+	s := partial[i*cols+c]
+	for part := 1; part < parts; part++ {
+		s += partial[(part*k+i)*cols+c]
+	}
+	return s
 }
 
 // columnParts computes k (1 or 2) sums of each column of a rows×cols

@@ -95,19 +95,10 @@ func trainNet(t *testing.T, net func(*testing.T) (*gorgonia.ExprGraph, []*gorgon
 func TestGammaInNormGrad(t *testing.T) {
 	wantL, wantW, plain := trainNet(t, bnNet, Capabilities{})
 	gotL, gotW, fused := trainNet(t, bnNet, Capabilities{GammaInNormGrad: true})
-	count := func(p *Plan, kind ops.NormKind, outs int) int {
-		n := 0
-		for _, s := range p.Steps {
-			if s.Kind == Norm && s.Op.Norm == kind && len(s.Out) == outs {
-				n++
-			}
-		}
-		return n
-	}
-	if count(plain, ops.BatchNormGammaGrad, 1) != 1 || count(plain, ops.BatchNormGrad, 1) != 1 {
+	if normSteps(plain, ops.BatchNormGammaGrad, 1) != 1 || normSteps(plain, ops.BatchNormGrad, 1) != 1 {
 		t.Fatalf("without the capability: want one BatchNormGrad and one BatchNormGammaGrad step")
 	}
-	if count(fused, ops.BatchNormGammaGrad, 1) != 0 || count(fused, ops.BatchNormGrad, 2) != 1 {
+	if normSteps(fused, ops.BatchNormGammaGrad, 1) != 0 || normSteps(fused, ops.BatchNormGrad, 2) != 1 {
 		t.Fatalf("with the capability: want one BatchNormGrad step with two outputs and no BatchNormGammaGrad step")
 	}
 	_, initial, _ := bnNet(t)
@@ -135,6 +126,17 @@ func TestGammaInNormGrad(t *testing.T) {
 	}
 }
 
+// normSteps is the number of p's Norm steps of kind with outs outputs.
+func normSteps(p *Plan, kind ops.NormKind, outs int) int {
+	n := 0
+	for _, s := range p.Steps {
+		if s.Kind == Norm && s.Op.Norm == kind && len(s.Out) == outs {
+			n++
+		}
+	}
+	return n
+}
+
 // TestMomentsInOneStep compiles a batch-normalized network with and
 // without Capabilities.MomentsInOneStep: with it the ColumnMean step has
 // the variance as a second output and no ColumnVariance step is left, and
@@ -143,19 +145,10 @@ func TestGammaInNormGrad(t *testing.T) {
 func TestMomentsInOneStep(t *testing.T) {
 	wantL, wantW, plain := trainNet(t, bnNet, Capabilities{})
 	gotL, gotW, fused := trainNet(t, bnNet, Capabilities{MomentsInOneStep: true})
-	count := func(p *Plan, kind ops.NormKind, outs int) int {
-		n := 0
-		for _, s := range p.Steps {
-			if s.Kind == Norm && s.Op.Norm == kind && len(s.Out) == outs {
-				n++
-			}
-		}
-		return n
-	}
-	if count(plain, ops.ColumnMean, 1) != 1 || count(plain, ops.ColumnVariance, 1) != 1 {
+	if normSteps(plain, ops.ColumnMean, 1) != 1 || normSteps(plain, ops.ColumnVariance, 1) != 1 {
 		t.Fatalf("without the capability: want one ColumnMean and one ColumnVariance step")
 	}
-	if count(fused, ops.ColumnVariance, 1) != 0 || count(fused, ops.ColumnMean, 2) != 1 {
+	if normSteps(fused, ops.ColumnVariance, 1) != 0 || normSteps(fused, ops.ColumnMean, 2) != 1 {
 		t.Fatalf("with the capability: want one ColumnMean step with two outputs and no ColumnVariance step")
 	}
 	if !slices.Equal(gotL, wantL) {
