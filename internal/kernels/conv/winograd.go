@@ -140,14 +140,18 @@ func (im image) windows(b, ty, tx, run, size int, edge []float32, f func(j, coun
 	if im.w-size-c0 < 0 {
 		hi = lo
 	}
-	for j := 0; j < run; j++ {
-		if j == lo && hi > lo {
-			f(lo, hi-lo, im.v[((b*im.h+r0)*im.w+c0+2*lo)*im.ch:], im.w*im.ch)
-			j = hi - 1
-			continue
-		}
+	edgeTile := func(j int) {
 		im.fill(edge, b, r0, c0+2*j, size, size)
 		f(j, 1, edge, size*im.ch)
+	}
+	for j := 0; j < lo; j++ {
+		edgeTile(j)
+	}
+	if hi > lo {
+		f(lo, hi-lo, im.v[((b*im.h+r0)*im.w+c0+2*lo)*im.ch:], im.w*im.ch)
+	}
+	for j := hi; j < run; j++ {
+		edgeTile(j)
 	}
 }
 
