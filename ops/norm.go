@@ -298,6 +298,9 @@ func partSums[T float](x []T, rows, cols, lo, hi, r0, r1 int, sum []float64) {
 	if xf, ok := asFloat32(x); ok {
 		done = avx512.ColumnSums(xf[r0*cols+lo:], cols, r1-r0, hi-lo, sum)
 	}
+	if done == hi-lo {
+		return
+	}
 	var chains [sumChains][normBlock]float64
 	for r := r0; r < r1; r++ {
 		part := &chains[(r-r0)%sumChains]
@@ -322,6 +325,9 @@ func partMoments[T float](x []T, rows, cols, lo, hi, r0, r1 int, sum, squares []
 	done := 0
 	if xf, ok := asFloat32(x); ok {
 		done = avx512.ColumnSquares(xf[r0*cols+lo:], cols, r1-r0, hi-lo, m, squares)
+	}
+	if done == hi-lo {
+		return
 	}
 	var chains [sumChains][normBlock]float64
 	for r := r0; r < r1; r++ {
@@ -418,7 +424,7 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 			if xf, ok := asFloat32(x); ok {
 				done = avx512.ColumnGammaGrad(xf[r0*cols+lo:], any(dy).([]float32)[r0*cols+lo:], cols, r1-r0, hi-lo, m, rs, sum[0])
 			}
-			for r := r0; r < r1; r++ {
+			for r := r0; r < r1 && done < hi-lo; r++ {
 				xs := x[r*cols+lo : r*cols+hi]
 				for j := done; j < hi-lo; j++ {
 					sum[0][j] += float64(float64(dy[r*cols+lo+j]) * (float64(xs[j]) - m[j]) * rs[j]) // rounded before the sum, as the kernel: no fused multiply-add
@@ -452,7 +458,7 @@ func batchNorm[T float](p NormParams, rows, cols int, in [][]T, out []T, relu bo
 			done = avx512.ScaleShiftRows(xf[lo*cols:], any(out).([]float32)[lo*cols:], cols, hi-lo, cols,
 				any(scale).([]float32), any(shift).([]float32), relu)
 		}
-		for r := lo; r < hi; r++ {
+		for r := lo; r < hi && done < cols; r++ {
 			o := out[r*cols : (r+1)*cols]
 			for c := done; c < cols; c++ {
 				v := T(x[r*cols+c]*scale[c]) + shift[c] // rounded after each operation, as the kernel
@@ -499,6 +505,9 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 			if xf, ok := asFloat32(x); ok {
 				done = avx512.ColumnGradSums(xf[r0*cols+lo:], any(dy).([]float32)[r0*cols+lo:], cols, r1-r0, hi-lo, m, r, sum[0], sum[1])
 			}
+			if done == hi-lo {
+				return
+			}
 			var dyChains, dyxChains [sumChains][normBlock]float64
 			for row := r0; row < r1; row++ {
 				xs := x[row*cols+lo : row*cols+hi]
@@ -528,7 +537,7 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 			done = avx512.NormGradRows(xf[lo*cols:], any(dy).([]float32)[lo*cols:], any(out).([]float32)[lo*cols:],
 				cols, hi-lo, cols, &k)
 		}
-		for r := lo; r < hi; r++ {
+		for r := lo; r < hi && done < cols; r++ {
 			o, xs := out[r*cols:(r+1)*cols], x[r*cols:(r+1)*cols]
 			for c := done; c < cols; c++ {
 				g := dy[r*cols+c]
