@@ -288,8 +288,17 @@ const sumRowsBlock = 512
 
 // sumRows adds the sum of the rows×cols matrix a's rows to out (a bias's
 // gradient: a convolution's over its output positions).
-func sumRows[T float](rows, cols int, a, out []T) {
+func sumRows[T float](rows, cols int, a, out []T) { sumRowsAfter(rows, cols, a, out, nil) }
+
+// sumRowsAfter is sumRows of a matrix that write (nil for none) writes,
+// rows [r0, r1) at a time, before the sums read them: each block of
+// sumRowsBlock rows is written, then summed from the caches. The sums
+// have sumRows' bits.
+func sumRowsAfter[T float](rows, cols int, a, out []T, write func(r0, r1 int)) {
 	if rows <= sumRowsBlock {
+		if write != nil {
+			write(0, rows)
+		}
 		sumRowsInOrder(rows, cols, a, out)
 		return
 	}
@@ -302,7 +311,11 @@ func sumRows[T float](rows, cols int, a, out []T) {
 			p := partial[b*cols : (b+1)*cols]
 			clear(p)
 			r0 := b * sumRowsBlock
-			sumRowsInOrder(min(sumRowsBlock, rows-r0), cols, a[r0*cols:], p)
+			r1 := min(rows, r0+sumRowsBlock)
+			if write != nil {
+				write(r0, r1)
+			}
+			sumRowsInOrder(r1-r0, cols, a[r0*cols:], p)
 		}
 	})
 	for b := range blocks {

@@ -411,7 +411,7 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 	case BatchNorm:
 		batchNorm(p, rows, cols, in, out, false)
 	case BatchNormGrad:
-		batchNormGrad(p, rows, cols, in, out, nil)
+		batchNormGrad(p, rows, cols, in, out, nil, nil)
 	case BatchNormGammaGrad:
 		mean, variance, dy := in[1], in[2], in[3]
 		sums := columnSums(rows, cols, 1, func(lo, hi, r0, r1 int, sum [][]float64) {
@@ -482,8 +482,10 @@ func BatchNormReLU(p NormParams, rows, cols int, in [][]float32, out []float32) 
 // batchNormGrad is normalize's BatchNormGrad, into out; with dgamma, also
 // the gradient of gamma from the same sums: Σ dy·x̂ over the rows, with
 // batch statistics (BatchNormGammaGrad's sum, x̂ rounded first as here:
-// dy·((x-m)·r) where that kind sums (dy·(x-m))·r).
-func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma []T) {
+// dy·((x-m)·r) where that kind sums (dy·(x-m))·r); with dbias, also the
+// sums of out's columns added to dbias, as sumRows adds them, each block
+// of rows summed as soon as it is written.
+func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma, dbias []T) {
 	x := in[0]
 	n := float64(rows)
 	mean, variance, gamma, dy := in[1], in[2], in[3], in[4]
@@ -531,7 +533,7 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 	}
 	k := avx512.NormGrad{Mean: mc, Rstd: rs, GammaRstd: gr, SumDy: sumDy, SumDyXhat: sumDyXhat, N: n,
 		BatchStats: p.BatchStats}
-	parallel(rows, cols, func(lo, hi int) {
+	write := func(lo, hi int) {
 		done := 0
 		if xf, ok := asFloat32(x); ok {
 			done = avx512.NormGradRows(xf[lo*cols:], any(dy).([]float32)[lo*cols:], any(out).([]float32)[lo*cols:],
@@ -549,7 +551,12 @@ func batchNormGrad[T float](p NormParams, rows, cols int, in [][]T, out, dgamma 
 				o[c] = T(gr[c] * v)
 			}
 		}
-	})
+	}
+	if dbias != nil {
+		sumRowsAfter(rows, cols, out[:rows*cols], dbias, write)
+		return
+	}
+	parallel(rows, cols, write)
 }
 
 // BatchNormGradWithGamma computes BatchNormGrad into dx, as NormForward
@@ -564,7 +571,23 @@ func BatchNormGradWithGamma(p NormParams, rows, cols int, in [][]float32, dx, dg
 		normalize(BatchNormGammaGrad, p, rows, cols, [][]float32{in[0], in[1], in[2], in[4]}, dgamma)
 		return
 	}
-	batchNormGrad(p, rows, cols, in, dx, dgamma[:cols])
+	batchNormGrad(p, rows, cols, in, dx, dgamma[:cols], nil)
+}
+
+// BatchNormGradWithBias computes BatchNormGradWithGamma into dx and dgamma
+// and the sums of dx's columns into dbias, with SumRows' bits: the
+// gradient of a bias added just before the normalization (a convolution's
+// or a dense layer's), each block of dx's rows summed from the caches as
+// soon as it is written, where a plan computes the three together
+// (plan.Capabilities).
+func BatchNormGradWithBias(p NormParams, rows, cols int, in [][]float32, dx, dgamma, dbias []float32) {
+	clear(dbias[:cols])
+	if !p.BatchStats {
+		BatchNormGradWithGamma(p, rows, cols, in, dx, dgamma)
+		sumRows(rows, cols, dx, dbias)
+		return
+	}
+	batchNormGrad(p, rows, cols, in, dx, dgamma[:cols], dbias)
 }
 
 // asFloat32 returns s as a []float32 when T is float32: the AVX-512

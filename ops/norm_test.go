@@ -2,8 +2,10 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -169,6 +171,47 @@ func TestBatchNormGradWithGamma(t *testing.T) {
 				}
 				if d := math.Abs(float64(dg[c] - wantG[c])); d > tol {
 					t.Fatalf("batch stats %v, %d×%d: dgamma[%d] = %v, want %v", batchStats, rows, cols, c, dg[c], wantG[c])
+				}
+			}
+		}
+	}
+}
+
+// TestBatchNormGradWithBias checks the three gradients in one step
+// against BatchNormGradWithGamma, then SumRows of its dx into a cleared
+// gradient (the steps a plan runs without the fusion), all to the bit: on
+// one block of sumRowsBlock rows and on several, a partial last one
+// included, with and without batch statistics, on one core and two, on
+// columns the AVX-512 kernels take whole and in part, with a dbias that
+// starts dirty (the step overwrites it).
+func TestBatchNormGradWithBias(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, batchStats := range []bool{true, false} {
+		for _, shape := range [][2]int{{300, 16}, {sumRowsBlock, 20}, {3*sumRowsBlock + 37, 16}, {2000, 64}, {5, 3}} {
+			rows, cols := shape[0], shape[1]
+			in := normInputs[float32](rng, BatchNormGrad, rows, cols)
+			p := NormParams{Epsilon: 1e-3, BatchStats: batchStats}
+			wantDx, wantG, wantB := make([]float32, rows*cols), make([]float32, cols), make([]float32, cols)
+			BatchNormGradWithGamma(p, rows, cols, in, wantDx, wantG)
+			SumRows(rows, cols, wantDx, wantB)
+			for _, procs := range []int{1, 2} {
+				prev := runtime.GOMAXPROCS(procs)
+				dx, dg, db := make([]float32, rows*cols), make([]float32, cols), make([]float32, cols)
+				for c := range db {
+					db[c] = 7
+				}
+				BatchNormGradWithBias(p, rows, cols, in, dx, dg, db)
+				runtime.GOMAXPROCS(prev)
+				name := fmt.Sprintf("batch stats %v, %d×%d, GOMAXPROCS %d", batchStats, rows, cols, procs)
+				for _, g := range []struct {
+					what      string
+					got, want []float32
+				}{{"dx", dx, wantDx}, {"dgamma", dg, wantG}, {"dbias", db, wantB}} {
+					for i := range g.want {
+						if math.Float32bits(g.got[i]) != math.Float32bits(g.want[i]) {
+							t.Fatalf("%s: %s[%d] = %v, want %v", name, g.what, i, g.got[i], g.want[i])
+						}
+					}
 				}
 			}
 		}

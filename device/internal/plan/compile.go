@@ -117,8 +117,9 @@ const (
 	// Norm: Out[0] = the normalization Norm of the M×N matrix In[0], its
 	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward);
 	// for a BatchNormGrad with an Out[1], also gamma's gradient there
-	// (Capabilities.GammaInNormGrad); for a ColumnMean with an Out[1],
-	// also the ColumnVariance about that mean there
+	// (Capabilities.GammaInNormGrad), and with an Out[2] also the column
+	// sums of Out[0] there (Capabilities.BiasInNormGrad); for a ColumnMean
+	// with an Out[1], also the ColumnVariance about that mean there
 	// (Capabilities.MomentsInOneStep).
 	Norm
 	// Gather: Out[0] (M×N) = the rows of the table In[0] (K×N) at the M
@@ -434,6 +435,14 @@ type Capabilities struct {
 	// stands for it and the BatchNormGammaGrad step of the same x, mean,
 	// variance and dy.
 	GammaInNormGrad bool
+	// BiasInNormGrad: the backend sums the columns of the input gradient
+	// a BatchNormalization's gradient step writes, as SumRows sums them,
+	// in that step: a BatchNormGrad step with gamma's gradient
+	// (GammaInNormGrad) and a third output (ops.BatchNormGradWithBias)
+	// stands for itself and the SumRows step of its Out[0], the gradient
+	// of a bias added just before the normalization (a convolution's or a
+	// dense layer's), which then reads no memory of its own.
+	BiasInNormGrad bool
 	// MomentsInOneStep: the backend computes a BatchNormalization's
 	// batch variance in the step of its mean: a Norm step of kind
 	// ColumnMean with a second output (ops.ColumnMeanVariance) stands for
@@ -532,6 +541,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 	c.pointwise()
 	c.convolutions()
 	c.normGradients()
+	c.normBiasSums()
 	c.moments()
 	c.reluFolds()
 	c.reluGradFolds()

@@ -238,10 +238,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			ops.ColumnMeanVariance(m, n, h.bufs[s.In[0]], h.bufs[s.Out[0]], h.bufs[s.Out[1]])
 			return nil
 		}
-		if len(s.Out) == 2 { // with gamma's gradient (Capabilities.GammaInNormGrad)
+		if len(s.Out) >= 2 { // with gamma's gradient (Capabilities.GammaInNormGrad), and a bias's (BiasInNormGrad)
 			args := make([][]float32, len(s.In))
 			for j, b := range s.In {
 				args[j] = h.bufs[b]
+			}
+			if len(s.Out) == 3 {
+				ops.BatchNormGradWithBias(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]], h.bufs[s.Out[2]])
+				return nil
 			}
 			ops.BatchNormGradWithGamma(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]])
 			return nil

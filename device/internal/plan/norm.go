@@ -34,6 +34,37 @@ func (c *compiler) normGradients() {
 	p.dropSteps(drop)
 }
 
+// normBiasSums gives each BatchNormGrad step with gamma's gradient
+// (normGradients) the SumRows of its input gradient as a third output, and
+// drops the SumRows step, where the backend sums those columns as it
+// writes them (Capabilities.BiasInNormGrad): the gradient of a bias added
+// just before the normalization. Only the SumRows step writes its output
+// and only the BatchNormGrad step its input, so nothing reads the sums
+// before, or changes the input after, the step that now computes them.
+func (c *compiler) normBiasSums() {
+	p := c.p
+	if !c.caps.BiasInNormGrad {
+		return
+	}
+	drop := map[int]bool{}
+	for i, s := range p.Steps {
+		if s.Kind != SumRows || len(s.In) != 1 || p.writers(s.Out[0]) != 1 || p.writers(s.In[0]) != 1 {
+			continue
+		}
+		w := p.lastWriter(s.In[0])
+		if w < 0 || w > i {
+			continue
+		}
+		n := &p.Steps[w]
+		if n.Kind == Norm && n.Op.Norm == ops.BatchNormGrad && len(n.Out) == 2 && n.Out[0] == s.In[0] && n.M == s.M && n.N == s.N &&
+			!readBefore(p.Steps, s.Out[0], i) {
+			n.Out = append(slices.Clip(n.Out), s.Out[0])
+			drop[i] = true
+		}
+	}
+	p.dropSteps(drop)
+}
+
 // moments gives each ColumnMean step the ColumnVariance of the same x
 // about that mean as its second output, and drops the variance's step,
 // where the backend computes both in one pass over x

@@ -18,6 +18,20 @@ import (
 // x·v and softmax cross-entropy: gradients for w, gamma, beta and v.
 func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
 	t.Helper()
+	return bnNetOf(t, false)
+}
+
+// bnBiasNet is bnNet with a bias b added to x·w before the normalization,
+// as a convolution's or a dense layer's: gradients for w, b, gamma, beta
+// and v.
+func bnBiasNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+	t.Helper()
+	return bnNetOf(t, true)
+}
+
+// bnNetOf is bnNet, with a bias where bias is true.
+func bnNetOf(t *testing.T, bias bool) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+	t.Helper()
 	const rows, in, hidden, classes = 32, 5, 24, 3
 	rng := rand.New(rand.NewPCG(4, 5))
 	g := gorgonia.NewGraph()
@@ -43,7 +57,13 @@ func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value
 	x, w, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
 	gamma, beta := mk("gamma", 0.3, hidden), mk("beta", 0.3, hidden)
 	y := oneHotLabels(g, rng, rows, classes)
-	h := must(ops.Affine(x, w, nil, false))
+	var b *gorgonia.Node
+	params := []*gorgonia.Node{w, gamma, beta, v}
+	if bias {
+		b = mk("b", 0.3, hidden)
+		params = append(params, b)
+	}
+	h := must(ops.Affine(x, w, b, false))
 	mean, variance, err := ops.ColumnMoments(h)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +71,6 @@ func bnNet(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value
 	h = must(ops.BatchNormalize(h, mean, variance, gamma, beta, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, true))
 	h = must(ops.Activate(ops.ReLU, h))
 	loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
-	params := []*gorgonia.Node{w, gamma, beta, v}
 	return g, params, withGradients(t, loss, params)
 }
 
@@ -124,6 +143,46 @@ func TestGammaInNormGrad(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBiasInNormGrad compiles a batch-normalized network whose dense
+// layer has a bias, with Capabilities.GammaInNormGrad and with and without
+// BiasInNormGrad: with it the BatchNormGrad step has the bias's gradient
+// (the SumRows of its input gradient) as a third output and that SumRows
+// step is gone (beta's, of the normalization's incoming gradient, stays),
+// and three SGD steps give the same losses and weights bit for bit (the
+// same sums, each block summed as it is written). Without
+// GammaInNormGrad there is nothing to fold into.
+func TestBiasInNormGrad(t *testing.T) {
+	gamma := Capabilities{GammaInNormGrad: true}
+	both := Capabilities{GammaInNormGrad: true, BiasInNormGrad: true}
+	wantL, wantW, plain := trainNet(t, bnBiasNet, gamma)
+	gotL, gotW, fused := trainNet(t, bnBiasNet, both)
+	_, _, alone := trainNet(t, bnBiasNet, Capabilities{BiasInNormGrad: true})
+	sumRows := func(p *Plan) int {
+		n := 0
+		for _, s := range p.Steps {
+			if s.Kind == SumRows {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name          string
+		plan          *Plan
+		outs, sumRows int
+	}{{"GammaInNormGrad", plain, 2, 2}, {"BiasInNormGrad alone", alone, 1, 2}, {"both", fused, 3, 1}} {
+		if normSteps(c.plan, ops.BatchNormGrad, c.outs) != 1 || sumRows(c.plan) != c.sumRows {
+			t.Fatalf("%s: want one BatchNormGrad step with %d outputs and %d SumRows steps", c.name, c.outs, c.sumRows)
+		}
+	}
+	for _, s := range fused.Steps {
+		if s.Kind == Norm && len(s.Out) == 3 && s.Out[2] != fused.Grads[4] {
+			t.Fatalf("the BatchNormGrad step's third output is buffer %d, want the bias's gradient %d", s.Out[2], fused.Grads[4])
+		}
+	}
+	sameTraining(t, gotL, wantL, gotW, wantW)
 }
 
 // normSteps is the number of p's Norm steps of kind with outs outputs.
