@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/chewxy/hm"
+	"github.com/gokeras/gokeras/internal/kernels/avx2"
 	"github.com/gokeras/gokeras/internal/kernels/avx512"
 	mat "github.com/gokeras/gokeras/internal/kernels/matrix"
 	"gorgonia.org/gorgonia"
@@ -444,31 +445,43 @@ func normalize[T float](kind NormKind, p NormParams, rows, cols int, in [][]T, o
 // of each value (as the ReLU activation: the value where it is above 0,
 // else 0), the rows split over the cores.
 func batchNorm[T float](p NormParams, rows, cols int, in [][]T, out []T, relu bool) {
-	x, mean, variance, gamma, beta := in[0], in[1], in[2], in[3], in[4]
-	buf := normScratchT[T](2 * cols)
+	scale, shift, buf := scaleShift(p, cols, in)
 	defer normScratchPoolT[T]().Put(buf)
-	scale, shift := (*buf)[:cols], (*buf)[cols:]
+	parallel(rows, cols, func(lo, hi int) { scaleShiftRows(in[0], out, scale, shift, cols, lo, hi, relu) })
+}
+
+// scaleShift returns BatchNorm's per-column factors, x·scale + shift, for
+// in's mean, variance, gamma and beta (in[1:5]), in a scratch slice to put
+// back into normScratchPoolT[T]().
+func scaleShift[T float](p NormParams, cols int, in [][]T) (scale, shift []T, buf *[]T) {
+	mean, variance, gamma, beta := in[1], in[2], in[3], in[4]
+	buf = normScratchT[T](2 * cols)
+	scale, shift = (*buf)[:cols], (*buf)[cols:2*cols]
 	for c := range scale {
 		s := float64(gamma[c]) * rstdOf(variance[c], p.Epsilon)
 		scale[c], shift[c] = T(s), T(float64(beta[c])-s*float64(mean[c]))
 	}
-	parallel(rows, cols, func(lo, hi int) {
-		done := 0
-		if xf, ok := asFloat32(x); ok {
-			done = avx512.ScaleShiftRows(xf[lo*cols:], any(out).([]float32)[lo*cols:], cols, hi-lo, cols,
-				any(scale).([]float32), any(shift).([]float32), relu)
-		}
-		for r := lo; r < hi && done < cols; r++ {
-			o := out[r*cols : (r+1)*cols]
-			for c := done; c < cols; c++ {
-				v := T(x[r*cols+c]*scale[c]) + shift[c] // rounded after each operation, as the kernel
-				if relu && !(v > 0) {
-					v = 0
-				}
-				o[c] = v
+	return scale, shift, buf
+}
+
+// scaleShiftRows writes x·scale + shift into out for the rows [lo, hi),
+// then with relu the ReLU of each value.
+func scaleShiftRows[T float](x, out, scale, shift []T, cols, lo, hi int, relu bool) {
+	done := 0
+	if xf, ok := asFloat32(x); ok {
+		done = avx512.ScaleShiftRows(xf[lo*cols:], any(out).([]float32)[lo*cols:], cols, hi-lo, cols,
+			any(scale).([]float32), any(shift).([]float32), relu)
+	}
+	for r := lo; r < hi && done < cols; r++ {
+		o := out[r*cols : (r+1)*cols]
+		for c := done; c < cols; c++ {
+			v := T(x[r*cols+c]*scale[c]) + shift[c] // rounded after each operation, as the kernel
+			if relu && !(v > 0) {
+				v = 0
 			}
+			o[c] = v
 		}
-	})
+	}
 }
 
 // BatchNormReLU computes NormForward's BatchNorm (in holds x, mean,
@@ -478,6 +491,36 @@ func batchNorm[T float](p NormParams, rows, cols int, in [][]T, out []T, relu bo
 func BatchNormReLU(p NormParams, rows, cols int, in [][]float32, out []float32) {
 	batchNorm(p, rows, cols, in, out, true)
 }
+
+// BatchNormAdd computes NormForward's BatchNorm (in holds x, mean,
+// variance, gamma and beta) plus addend (rows×cols values), then with relu
+// the ReLU activation, into out: the values of BatchNorm, then
+// BinaryForward's elementwise add, then the ReLU (BinaryReLUForward), a
+// block of normAddValues values at a time, each normalized, added to and
+// masked in the caches: where a plan folds a residual connection's add
+// into the normalization before it (plan.Capabilities), so that the
+// normalized values never go to memory.
+func BatchNormAdd(p NormParams, rows, cols int, in [][]float32, addend, out []float32, relu bool) {
+	scale, shift, buf := scaleShift(p, cols, in)
+	defer normScratchPoolT[float32]().Put(buf)
+	step := max(1, normAddValues/cols)
+	blocks := (rows + step - 1) / step
+	parallel(blocks, step*cols, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			r0, r1 := b*step, min(rows, (b+1)*step)
+			scaleShiftRows(in[0], out, scale, shift, cols, r0, r1, false)
+			o := out[r0*cols : r1*cols]
+			avx2.Add(o, o, addend[r0*cols:r1*cols]) // as AddValues
+			if relu {
+				maskPositive(o, o, o)
+			}
+		}
+	})
+}
+
+// normAddValues is how many values BatchNormAdd normalizes, then adds to,
+// at a time: 32 KiB of float32s, which stay in the first-level cache.
+const normAddValues = 1 << 13
 
 // batchNormGrad is normalize's BatchNormGrad, into out; with dgamma, also
 // the gradient of gamma from the same sums: Σ dy·x̂ over the rows, with

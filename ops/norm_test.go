@@ -251,3 +251,53 @@ func TestBatchNormReLU(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchNormAdd checks the normalization with a residual connection's
+// add (and its ReLU) in one pass against BatchNorm, then the elementwise
+// Binary add of the shortcut and the normalized values (then the ReLU:
+// BinaryReLUForward), bit for bit: on widths the AVX-512 kernel takes
+// whole, in part and not at all, on one block of rows and on several with
+// a partial last one, on one core and two, with NaN, and sums of -0 and
+// +0, among the values.
+func TestBatchNormAdd(t *testing.T) {
+	for _, shape := range [][2]int{{70, 5}, {70, 16}, {3*normAddValues/16 + 5, 16}, {2000, 29}, {600, 64}} {
+		rows, cols := shape[0], shape[1]
+		rng := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
+		x, shortcut := make([]float32, rows*cols), make([]float32, rows*cols)
+		for i := range x {
+			x[i], shortcut[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		x[3], x[cols+1], shortcut[cols+1] = float32(math.NaN()), 0, float32(math.Copysign(0, -1))
+		shortcut[2*cols] = float32(math.NaN())
+		mean, variance, gamma, beta := make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols)
+		for c := range cols {
+			mean[c], variance[c] = float32(rng.NormFloat64()*0.1), float32(0.5+rng.Float64())
+			gamma[c], beta[c] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*0.2)
+		}
+		mean[1], beta[1], gamma[1] = 0, 0, -1 // x = 0 normalizes to -0
+		in := [][]float32{x, mean, variance, gamma, beta}
+		p := NormParams{Epsilon: 1e-3, BatchStats: true}
+		normalized := make([]float32, len(x))
+		NormForward(BatchNorm, p, rows, cols, in, normalized)
+		add := BinaryParams{Kind: BinaryAdd, A: []int{rows, cols}, B: []int{rows, cols}}
+		for _, relu := range []bool{false, true} {
+			want := make([]float32, len(x))
+			if relu {
+				BinaryReLUForward(add, shortcut, normalized, want)
+			} else {
+				BinaryForward(add, shortcut, normalized, want)
+			}
+			for _, procs := range []int{1, 2} {
+				prev := runtime.GOMAXPROCS(procs)
+				got := make([]float32, len(x))
+				BatchNormAdd(p, rows, cols, in, shortcut, got, relu)
+				runtime.GOMAXPROCS(prev)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%d×%d, relu %v, GOMAXPROCS %d: value %d = %v, want %v", rows, cols, relu, procs, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (b *backend) Device() plan.Device { return host{} }
 // input gradient, of a max pooling's gradient after it or of the sum of
 // its output's gradients.
 func (b *backend) Capabilities() plan.Capabilities {
-	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, BiasInNormGrad: true, MomentsInOneStep: true, FoldsReLU: foldsReLU,
+	return plan.Capabilities{BiasInGemm: true, FusedUpdate: fusesUpdate, Conv: b.conv, GammaInNormGrad: true, BiasInNormGrad: true, AddInBatchNorm: true, MomentsInOneStep: true, FoldsReLU: foldsReLU,
 		FoldsReLUGrad: foldsReLUGrad}
 }
 
@@ -235,6 +235,10 @@ func (b *backend) Exec(_ int, s *plan.Step, bufs []plan.Mem) error {
 		}
 		if len(s.Out) == 2 && s.Op.Norm == ops.ColumnMean { // with the variance (Capabilities.MomentsInOneStep)
 			ops.ColumnMeanVariance(s.M, s.N, args[0], out(0), out(1))
+			return nil
+		}
+		if s.Op.Norm == ops.BatchNorm && len(s.In) == 6 { // with a residual connection's add (Capabilities.AddInBatchNorm)
+			ops.BatchNormAdd(s.Op.NormParams, s.M, s.N, args[:5], args[5], out(0), s.Op.Activation == ops.ReLU)
 			return nil
 		}
 		if len(s.Out) == 3 { // a BatchNormGrad with gamma's and a bias's gradients (Capabilities.BiasInNormGrad)

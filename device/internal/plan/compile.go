@@ -118,7 +118,9 @@ const (
 	// other inputs In[1:] as ops.NormKind lists them (ops.NormForward);
 	// for a BatchNormGrad with an Out[1], also gamma's gradient there
 	// (Capabilities.GammaInNormGrad), and with an Out[2] also the column
-	// sums of Out[0] there (Capabilities.BiasInNormGrad); for a ColumnMean
+	// sums of Out[0] there (Capabilities.BiasInNormGrad); for a BatchNorm
+	// with an In[5], that tensor added to the normalized values
+	// (Capabilities.AddInBatchNorm); for a ColumnMean
 	// with an Out[1], also the ColumnVariance about that mean there
 	// (Capabilities.MomentsInOneStep).
 	Norm
@@ -443,6 +445,14 @@ type Capabilities struct {
 	// of a bias added just before the normalization (a convolution's or a
 	// dense layer's), which then reads no memory of its own.
 	BiasInNormGrad bool
+	// AddInBatchNorm: the backend adds a tensor to a BatchNormalization's
+	// output in the normalization's pass (ops.BatchNormAdd), then applies
+	// the step's activation (ops.ReLU or none): a Norm step of kind
+	// BatchNorm with a sixth input stands for itself and the elementwise
+	// Binary add of its output and that input (a residual connection's),
+	// which alone read its output; the normalized values then take no
+	// memory (normAdds).
+	AddInBatchNorm bool
 	// MomentsInOneStep: the backend computes a BatchNormalization's
 	// batch variance in the step of its mean: a Norm step of kind
 	// ColumnMean with a second output (ops.ColumnMeanVariance) stands for
@@ -544,6 +554,7 @@ func Compile(g *gorgonia.ExprGraph, learnables []*gorgonia.Node, caps Capabiliti
 	c.normBiasSums()
 	c.moments()
 	c.reluFolds()
+	c.normAdds()
 	c.reluGradFolds()
 	return c.p, nil
 }

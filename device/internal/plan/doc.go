@@ -27,10 +27,15 @@
 //     written;
 //   - normGradients: BatchNormalization's gamma gradient joins its input
 //     gradient's step (GammaInNormGrad);
+//   - normBiasSums: the gradient of a bias just before it (the column sums
+//     of that input gradient) joins that step too (BiasInNormGrad);
 //   - moments: its batch variance joins its batch mean's step
 //     (MomentsInOneStep);
 //   - reluFolds: a ReLU that only follows a step is applied by that step
 //     (FoldsReLU);
+//   - normAdds: a residual connection's add after a BatchNormalization
+//     (and the ReLU folded into it) joins the normalization's step
+//     (AddInBatchNorm);
 //   - reluGradFolds: a ReLU's gradient is applied by the step that
 //     computes its incoming gradient (FoldsReLUGrad).
 //

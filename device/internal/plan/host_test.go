@@ -250,6 +250,14 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 			ops.BatchNormGradWithGamma(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]])
 			return nil
 		}
+		if s.Op.Norm == ops.BatchNorm && len(s.In) == 6 { // with a residual add (Capabilities.AddInBatchNorm)
+			args := make([][]float32, len(s.In))
+			for j, b := range s.In {
+				args[j] = h.bufs[b]
+			}
+			ops.BatchNormAdd(s.Op.NormParams, m, n, args[:5], args[5], h.bufs[s.Out[0]], s.Op.Activation == ops.ReLU)
+			return nil
+		}
 		if s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU { // Capabilities.ReLUInNorm
 			args := make([][]float32, len(s.In))
 			for j, b := range s.In {

@@ -185,6 +185,49 @@ func (c *compiler) reluFolds() {
 	p.dropSteps(drop)
 }
 
+// normAdds folds each elementwise Binary add of two tensors, one of them
+// the output of a BatchNorm step without an activation that only the add
+// reads (a residual block's last normalization), into that normalization,
+// where the backend adds in its pass (Capabilities.AddInBatchNorm): the
+// add's step becomes the BatchNorm step with the other tensor as its
+// sixth input, the add's output as its own and the add's activation (a
+// folded ReLU, reluFolds); the BatchNorm step goes, and its output takes
+// no memory. The fused step runs where the add ran, after the other
+// tensor (a projection shortcut computed after the normalization); the
+// normalization's inputs are written once, so they still hold its
+// operands there.
+func (c *compiler) normAdds() {
+	p := c.p
+	if !c.caps.AddInBatchNorm {
+		return
+	}
+	readers, kept := p.readers()
+	drop := map[int]bool{}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Kind != Binary || s.Op.Binary.Kind != ops.BinaryAdd || !slices.Equal(s.Op.Binary.A, s.Op.Binary.B) || len(s.In) != 2 {
+			continue
+		}
+		for k, y := range s.In {
+			w := p.lastWriter(y)
+			if w < 0 || w > i || kept[y] || !slices.Equal(readers[y], []int{i}) || p.writers(y) != 1 {
+				continue
+			}
+			n := p.Steps[w]
+			if n.Kind != Norm || n.Op.Norm != ops.BatchNorm || n.Op.Activation != ops.Linear || len(n.In) != 5 || n.Out[0] != y || n.M*n.N != s.N {
+				continue
+			}
+			n.In = append(slices.Clone(n.In), s.In[1-k])
+			n.Out, n.Op.Activation, n.Fused = slices.Clone(s.Out), s.Op.Activation, s.Node
+			p.Steps[i] = n
+			p.Buffers[y].Elems = 0
+			drop[w] = true
+			break
+		}
+	}
+	p.dropSteps(drop)
+}
+
 // reluGradFolds folds the gradient of each ReLU into the step that
 // computes the gradient of the ReLU's output, where the backend applies it
 // there (Capabilities.FoldsReLUGrad): an ActGrad step of a ReLU (reading

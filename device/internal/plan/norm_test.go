@@ -292,3 +292,84 @@ func TestReLUFolds(t *testing.T) {
 		})
 	}
 }
+
+// bnResidualNet is a residual connection after a batch normalization:
+// BatchNormalization(x·w) + x·u (the shortcut computed after the
+// normalization, as a projection shortcut is), then with relu a ReLU,
+// then ·v and softmax cross-entropy.
+func bnResidualNet(relu bool) func(*testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+	return func(t *testing.T) (*gorgonia.ExprGraph, []*gorgonia.Node, *gorgonia.Value) {
+		t.Helper()
+		const rows, in, hidden, classes = 32, 5, 24, 3
+		rng := rand.New(rand.NewPCG(8, 9))
+		g := gorgonia.NewGraph()
+		mk := func(name string, scale float64, shape ...int) *gorgonia.Node {
+			return opstest.NormalTensor(g, rng, name, scale, shape...)
+		}
+		must := mustNode(t)
+		x, w, u, v := mk("x", 1, rows, in), mk("w", 0.5, in, hidden), mk("u", 0.5, in, hidden), mk("v", 0.5, hidden, classes)
+		gamma, beta := mk("gamma", 0.3, hidden), mk("beta", 0.3, hidden)
+		y := oneHotLabels(g, rng, rows, classes)
+		h := must(ops.Affine(x, w, nil, false))
+		mean, variance, err := ops.ColumnMoments(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = must(ops.BatchNormalize(h, mean, variance, gamma, beta, ops.NormParams{Epsilon: 1e-3, BatchStats: true}, true))
+		h = must(ops.Add(h, must(ops.Affine(x, u, nil, false))))
+		if relu {
+			h = must(ops.Activate(ops.ReLU, h))
+		}
+		loss := must(ops.Loss(ops.SoftmaxCrossEntropy, must(ops.Affine(h, v, nil, true)), y))
+		params := []*gorgonia.Node{w, u, gamma, beta, v}
+		return g, params, withGradients(t, loss, params)
+	}
+}
+
+// TestAddInBatchNorm compiles a residual connection's add after a batch
+// normalization, with a ReLU after it (folded into the add) and without,
+// with and without Capabilities.AddInBatchNorm: with it no Binary step is
+// left, one BatchNorm step reads the shortcut as its sixth input, after
+// the step that computes it, with the add's activation, the normalized
+// values take no memory, and three SGD steps give the same losses and
+// weights bit for bit (the same arithmetic in one pass).
+func TestAddInBatchNorm(t *testing.T) {
+	folds := func(s *Step) bool { return s.Kind == Binary || (s.Kind == Norm && s.Op.Norm == ops.BatchNorm) }
+	for _, relu := range []bool{true, false} {
+		net := bnResidualNet(relu)
+		wantL, wantW, plain := trainNet(t, net, Capabilities{FoldsReLU: folds})
+		gotL, gotW, fused := trainNet(t, net, Capabilities{FoldsReLU: folds, AddInBatchNorm: true})
+		act := ops.Linear
+		if relu {
+			act = ops.ReLU
+		}
+		var normalized int
+		for _, s := range plain.Steps {
+			if s.Kind == Norm && s.Op.Norm == ops.BatchNorm {
+				normalized = s.Out[0]
+			}
+		}
+		binaries, adds := 0, 0
+		for i, s := range fused.Steps {
+			switch {
+			case s.Kind == Binary:
+				binaries++
+			case s.Kind == Norm && s.Op.Norm == ops.BatchNorm:
+				if len(s.In) != 6 || s.Op.Activation != act {
+					t.Fatalf("relu %v: the BatchNorm step has %d inputs and activation %v, want 6 and %v", relu, len(s.In), s.Op.Activation, act)
+				}
+				if w := fused.lastWriter(s.In[5]); w > i {
+					t.Fatalf("relu %v: the shortcut is written at step %d, after the normalization's step %d", relu, w, i)
+				}
+				adds++
+			}
+		}
+		if binaries != 0 || adds != 1 {
+			t.Fatalf("relu %v: %d Binary steps and %d BatchNorm steps with the add, want 0 and 1", relu, binaries, adds)
+		}
+		if e := fused.Buffers[normalized].Elems; e != 0 {
+			t.Errorf("relu %v: the normalized values keep %d values, want 0", relu, e)
+		}
+		sameTraining(t, gotL, wantL, gotW, wantW)
+	}
+}
