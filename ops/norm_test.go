@@ -231,13 +231,7 @@ func TestBatchNormReLU(t *testing.T) {
 			x[i] = float32(rng.NormFloat64())
 		}
 		x[3], x[cols+1] = float32(math.NaN()), 0
-		mean, variance, gamma, beta := make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols)
-		for c := range cols {
-			mean[c], variance[c] = float32(rng.NormFloat64()*0.1), float32(0.5+rng.Float64())
-			gamma[c], beta[c] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*0.2)
-		}
-		mean[1], beta[1], gamma[1] = 0, 0, -1 // x = 0 normalizes to -0
-		in := [][]float32{x, mean, variance, gamma, beta}
+		in := append([][]float32{x}, normStats(rng, cols)...)
 		p := NormParams{Epsilon: 1e-3, BatchStats: true}
 		want := make([]float32, len(x))
 		NormForward(BatchNorm, p, rows, cols, in, want)
@@ -250,6 +244,18 @@ func TestBatchNormReLU(t *testing.T) {
 			}
 		}
 	}
+}
+
+// normStats draws a BatchNorm's mean, variance, gamma and beta for cols
+// columns, column 1's normalizing x = 0 to -0.
+func normStats(rng *rand.Rand, cols int) [][]float32 {
+	mean, variance, gamma, beta := make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols)
+	for c := range cols {
+		mean[c], variance[c] = float32(rng.NormFloat64()*0.1), float32(0.5+rng.Float64())
+		gamma[c], beta[c] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*0.2)
+	}
+	mean[1], beta[1], gamma[1] = 0, 0, -1 // x = 0 normalizes to -0
+	return [][]float32{mean, variance, gamma, beta}
 }
 
 // TestBatchNormAdd checks the normalization with a residual connection's
@@ -269,13 +275,7 @@ func TestBatchNormAdd(t *testing.T) {
 		}
 		x[3], x[cols+1], shortcut[cols+1] = float32(math.NaN()), 0, float32(math.Copysign(0, -1))
 		shortcut[2*cols] = float32(math.NaN())
-		mean, variance, gamma, beta := make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]float32, cols)
-		for c := range cols {
-			mean[c], variance[c] = float32(rng.NormFloat64()*0.1), float32(0.5+rng.Float64())
-			gamma[c], beta[c] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*0.2)
-		}
-		mean[1], beta[1], gamma[1] = 0, 0, -1 // x = 0 normalizes to -0
-		in := [][]float32{x, mean, variance, gamma, beta}
+		in := append([][]float32{x}, normStats(rng, cols)...)
 		p := NormParams{Epsilon: 1e-3, BatchStats: true}
 		normalized := make([]float32, len(x))
 		NormForward(BatchNorm, p, rows, cols, in, normalized)
