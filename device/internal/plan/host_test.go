@@ -234,36 +234,28 @@ func (h *hostBackend) Exec(i int, s *Step, mems []Mem) error {
 	case ImageTransform:
 		return h.do(s.Node.Op(), s.Out[0], h.dense(s.In[0], s.Node.Shape()...), h.dense(s.In[1], 4))
 	case Norm:
+		vals := make([][]float32, len(s.In)) // the operands, for the fused steps' kernels
+		for j, b := range s.In {
+			vals[j] = h.bufs[b]
+		}
 		if len(s.Out) == 2 && s.Op.Norm == ops.ColumnMean { // with the variance (Capabilities.MomentsInOneStep)
 			ops.ColumnMeanVariance(m, n, h.bufs[s.In[0]], h.bufs[s.Out[0]], h.bufs[s.Out[1]])
 			return nil
 		}
 		if len(s.Out) >= 2 { // with gamma's gradient (Capabilities.GammaInNormGrad), and a bias's (BiasInNormGrad)
-			args := make([][]float32, len(s.In))
-			for j, b := range s.In {
-				args[j] = h.bufs[b]
-			}
 			if len(s.Out) == 3 {
-				ops.BatchNormGradWithBias(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]], h.bufs[s.Out[2]])
+				ops.BatchNormGradWithBias(s.Op.NormParams, m, n, vals, h.bufs[s.Out[0]], h.bufs[s.Out[1]], h.bufs[s.Out[2]])
 				return nil
 			}
-			ops.BatchNormGradWithGamma(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]], h.bufs[s.Out[1]])
+			ops.BatchNormGradWithGamma(s.Op.NormParams, m, n, vals, h.bufs[s.Out[0]], h.bufs[s.Out[1]])
 			return nil
 		}
 		if s.Op.Norm == ops.BatchNorm && len(s.In) == 6 { // with a residual add (Capabilities.AddInBatchNorm)
-			args := make([][]float32, len(s.In))
-			for j, b := range s.In {
-				args[j] = h.bufs[b]
-			}
-			ops.BatchNormAdd(s.Op.NormParams, m, n, args[:5], args[5], h.bufs[s.Out[0]], s.Op.Activation == ops.ReLU)
+			ops.BatchNormAdd(s.Op.NormParams, m, n, vals[:5], vals[5], h.bufs[s.Out[0]], s.Op.Activation == ops.ReLU)
 			return nil
 		}
 		if s.Op.Norm == ops.BatchNorm && s.Op.Activation == ops.ReLU { // Capabilities.ReLUInNorm
-			args := make([][]float32, len(s.In))
-			for j, b := range s.In {
-				args[j] = h.bufs[b]
-			}
-			ops.BatchNormReLU(s.Op.NormParams, m, n, args, h.bufs[s.Out[0]])
+			ops.BatchNormReLU(s.Op.NormParams, m, n, vals, h.bufs[s.Out[0]])
 			return nil
 		}
 		// x and dy are M×N matrices, the rest vectors of N.
