@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"go/format"
 	"log"
+	"math/bits"
 	"os"
 )
 
@@ -44,6 +45,19 @@ var convKinds = []string{"conv", "cols"}
 // kinds of kernel: rows, cols, and stream, rows whose alpha-only stores
 // (beta 0) bypass the caches (VMOVNTPS, unmasked, 64-byte aligned).
 var kinds = []string{"rows", "cols", "stream", "conv", "colsj"}
+
+// winoDepths are the depths (channels) of the winoRows kernels, and
+// winoColTiles the (R, V) of the winoCols kernels: Winograd's products on
+// few channels (winograd.go), where the tall kernels' tiles spend more
+// time on their calls, their loads of b and their indexed addresses than
+// on the multiply-adds.
+var (
+	winoDepths   = []int{16, 32}
+	winoColTiles = [][2]int{{16, 1}, {8, 2}}
+)
+
+// winoRowsTile is the rows of c a winoRows kernel keeps in registers.
+const winoRowsTile = 12
 
 // regBroadcast: tiles of at least this many vectors broadcast each value of
 // a into a register once and use it V times; narrower ones take it as the
@@ -69,6 +83,12 @@ func main() {
 			kernel(&b, kind, t[0], t[1])
 		}
 	}
+	for _, d := range winoDepths {
+		winoRows(&b, d)
+	}
+	for _, t := range winoColTiles {
+		winoCols(&b, t[0], t[1])
+	}
 	if err := os.WriteFile("tall_amd64.s", append(bytes.TrimRight(b.Bytes(), "\n"), '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -84,6 +104,9 @@ func main() {
 		for _, kind := range convKinds {
 			fmt.Fprintf(&d, "//go:noescape\nfunc %s(%s)\n\n", name(kind, t[0], t[1]), params(kind))
 		}
+	}
+	for _, k := range winoKernels() {
+		fmt.Fprintf(&d, "//go:noescape\nfunc %s(%s)\n\n", k[0], k[1])
 	}
 	src, err := format.Source(d.Bytes())
 	if err != nil {
@@ -104,6 +127,9 @@ func main() {
 		for _, kind := range convKinds {
 			fmt.Fprintf(&o, "func %s(%s) {\n\tpanic(\"unreachable: AVX-512 kernels called without Available\")\n}\n\n", name(kind, t[0], t[1]), params(kind))
 		}
+	}
+	for _, k := range winoKernels() {
+		fmt.Fprintf(&o, "func %s(%s) {\n\tpanic(\"unreachable: AVX-512 kernels called without Available\")\n}\n\n", k[0], k[1])
 	}
 	src, err = format.Source(o.Bytes())
 	if err != nil {
@@ -390,6 +416,194 @@ func kernel(w *bytes.Buffer, kind string, R, V int) {
 	fmt.Fprintf(w, "%s_done:\n", fn)
 	if kind == "stream" {
 		p("SFENCE")
+	}
+	p("VZEROUPPER")
+	p("RET")
+	w.WriteString("\n")
+}
+
+// winoKernels are the names and parameter lists of the winoRows and
+// winoCols kernels.
+func winoKernels() [][2]string {
+	var ks [][2]string
+	for _, d := range winoDepths {
+		ks = append(ks, [2]string{fmt.Sprintf("winoRows%d", d), "groups, panels int, a, b, c *float32, ld uintptr"})
+	}
+	for _, t := range winoColTiles {
+		ks = append(ks, [2]string{"winoCols" + name("", t[0], t[1]), "rows int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, add int"})
+	}
+	return ks
+}
+
+// winoRows writes winoRowsD: c = a·b for a of depth D, one vector of b's
+// columns at a time, 16 rows of b (its columns' 16 steps) held in
+// Z16-Z31 (for D = 16, loaded once a vector of columns; deeper, once a
+// block of rows a 16 steps) and 12 rows of c in Z0-Z11. Every a value is
+// the broadcast memory operand of a multiply-add at a fixed offset from
+// the block's first row (a's rows D values apart, no index register), the
+// 12 rows' multiply-adds of a step one after another. The sums start at +0
+// and take the steps in order, as the tall kernels' do.
+func winoRows(w *bytes.Buffer, D int) {
+	fn := fmt.Sprintf("winoRows%d", D)
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	R := winoRowsTile
+	fmt.Fprintf(w, "// func %s(groups, panels int, a, b, c *float32, ld uintptr)\n", fn)
+	fmt.Fprintf(w, "//\n// c[r][j] = Σ_{p<%d} a[r·%d + p]·b[p·ld + j] for r < %d·groups and\n// j < 16·panels; b's and c's rows ld bytes apart.\n", D, D, R)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-48\n", fn)
+	p("MOVQ groups+0(FP), CX")
+	p("MOVQ panels+8(FP), DX")
+	p("MOVQ a+16(FP), SI")
+	p("MOVQ b+24(FP), BX")
+	p("MOVQ c+32(FP), DI")
+	p("MOVQ ld+40(FP), R8")
+	p("MOVQ R8, R13")
+	p("SHLQ $4, R13 // 16 rows of b")
+	// loadB loads b's 16 rows from step 16·block on, of the current
+	// vector of columns (BX), into Z16-Z31.
+	loadB := func(block int) {
+		p("MOVQ BX, R9")
+		for i := 0; i < block; i++ {
+			p("ADDQ R13, R9")
+		}
+		for k := 0; k < 16; k++ {
+			p("VMOVUPS (R9), Z%d", 16+k)
+			if k < 15 {
+				p("ADDQ R8, R9")
+			}
+		}
+	}
+	fmt.Fprintf(w, "%s_panel:\n", fn)
+	if D == 16 {
+		loadB(0)
+	}
+	p("MOVQ SI, R10")
+	p("MOVQ DI, R11")
+	p("MOVQ CX, R12")
+	fmt.Fprintf(w, "%s_group:\n", fn)
+	for r := 0; r < R; r++ {
+		p("VPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	for block := 0; block < D/16; block++ {
+		if D > 16 {
+			loadB(block)
+		}
+		for k := 0; k < 16; k++ {
+			for r := 0; r < R; r++ {
+				p("VFMADD231PS.BCST %d(R10), Z%d, Z%d", 4*(r*D+16*block+k), 16+k, r)
+			}
+		}
+	}
+	for r := 0; r < R; r++ {
+		p("VMOVUPS Z%d, (R11)", r)
+		p("ADDQ R8, R11")
+	}
+	p("ADDQ $%d, R10", 4*R*D)
+	p("DECQ R12")
+	p("JNZ  %s_group", fn)
+	p("ADDQ $64, BX")
+	p("ADDQ $64, DI")
+	p("DECQ DX")
+	p("JNZ  %s_panel", fn)
+	p("VZEROUPPER")
+	p("RET")
+	w.WriteString("\n")
+}
+
+// winoUnroll is the rows of a and b a winoCols kernel's loop takes a
+// pass.
+const winoUnroll = 4
+
+// winoCols writes winoColsRxW: c (R rows of W = 16·V) = aᵀ·b, or c plus
+// it, over rows rows of a and b: R·V sums in Z0 on, winoUnroll rows of b
+// a pass loaded into the registers after them and each a value the
+// broadcast memory operand of its multiply-adds, at a fixed offset (a's
+// rows lda bytes apart, one pointer moved a row). The sums start at +0
+// and take the rows in order; c + the sum is one addition, as the cols
+// kernels' beta 1 is.
+func winoCols(w *bytes.Buffer, R, V int) {
+	fn := "winoCols" + name("", R, V)
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	acc := func(r, v int) string { return fmt.Sprintf("Z%d", r*V+v) }
+	breg := func(u, v int) string { return fmt.Sprintf("Z%d", R*V+u*V+v) }
+	U := winoUnroll
+	fmt.Fprintf(w, "// func %s(rows int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, add int)\n", fn)
+	fmt.Fprintf(w, "//\n// c[i][j] = Σ_{p<rows} a[p·lda + i]·b[p·ldb + j] (+ c[i][j] with add ≠ 0)\n// for i < %d and j < %d; lda, ldb and ldc in bytes.\n", R, 16*V)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-64\n", fn)
+	p("MOVQ rows+0(FP), CX")
+	p("MOVQ a+8(FP), SI")
+	p("MOVQ lda+16(FP), R8")
+	p("MOVQ b+24(FP), BX")
+	p("MOVQ ldb+32(FP), DX")
+	p("MOVQ c+40(FP), DI")
+	for r := 0; r < R; r++ {
+		for v := 0; v < V; v++ {
+			p("VPXORD %s, %s, %s", acc(r, v), acc(r, v), acc(r, v))
+		}
+	}
+	p("MOVQ CX, AX")
+	p("SHRQ $%d, AX // passes of %d rows", bits.TrailingZeros(uint(U)), U)
+	p("JZ   %s_rest", fn)
+	fmt.Fprintf(w, "%s_loop:\n", fn)
+	p("MOVQ SI, R9")
+	p("MOVQ BX, R10")
+	for u := 0; u < U; u++ {
+		for v := 0; v < V; v++ {
+			p("VMOVUPS %d(R10), %s", 64*v, breg(u, v))
+		}
+		if u+1 < U {
+			p("ADDQ DX, R10")
+		}
+	}
+	for u := 0; u < U; u++ {
+		for r := 0; r < R; r++ {
+			for v := 0; v < V; v++ {
+				p("VFMADD231PS.BCST %d(R9), %s, %s", 4*r, breg(u, v), acc(r, v))
+			}
+		}
+		if u+1 < U {
+			p("ADDQ R8, R9")
+		}
+	}
+	p("LEAQ (SI)(R8*4), SI")
+	p("LEAQ (BX)(DX*4), BX")
+	p("DECQ AX")
+	p("JNZ  %s_loop", fn)
+	fmt.Fprintf(w, "%s_rest:\n", fn)
+	p("ANDQ $%d, CX", U-1)
+	p("JZ   %s_store", fn)
+	fmt.Fprintf(w, "%s_row:\n", fn)
+	for v := 0; v < V; v++ {
+		p("VMOVUPS %d(BX), %s", 64*v, breg(0, v))
+	}
+	for r := 0; r < R; r++ {
+		for v := 0; v < V; v++ {
+			p("VFMADD231PS.BCST %d(SI), %s, %s", 4*r, breg(0, v), acc(r, v))
+		}
+	}
+	p("ADDQ R8, SI")
+	p("ADDQ DX, BX")
+	p("DECQ CX")
+	p("JNZ  %s_row", fn)
+	fmt.Fprintf(w, "%s_store:\n", fn)
+	p("MOVQ ldc+48(FP), R9")
+	p("MOVQ add+56(FP), AX")
+	p("TESTQ AX, AX")
+	p("JZ   %s_set", fn)
+	for r := 0; r < R; r++ {
+		for v := 0; v < V; v++ {
+			p("VADDPS %d(DI), %s, %s", 64*v, acc(r, v), acc(r, v))
+			p("VMOVUPS %s, %d(DI)", acc(r, v), 64*v)
+		}
+		p("ADDQ R9, DI")
+	}
+	p("VZEROUPPER")
+	p("RET")
+	fmt.Fprintf(w, "%s_set:\n", fn)
+	for r := 0; r < R; r++ {
+		for v := 0; v < V; v++ {
+			p("VMOVUPS %s, %d(DI)", acc(r, v), 64*v)
+		}
+		p("ADDQ R9, DI")
 	}
 	p("VZEROUPPER")
 	p("RET")

@@ -81,3 +81,15 @@ func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 
 //go:noescape
 func cols4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32)
+
+//go:noescape
+func winoRows16(groups, panels int, a, b, c *float32, ld uintptr)
+
+//go:noescape
+func winoRows32(groups, panels int, a, b, c *float32, ld uintptr)
+
+//go:noescape
+func winoCols16x16(rows int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, add int)
+
+//go:noescape
+func winoCols8x32(rows int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, add int)

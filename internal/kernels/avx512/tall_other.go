@@ -107,3 +107,19 @@ func conv4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float
 func cols4x64(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }
+
+func winoRows16(groups, panels int, a, b, c *float32, ld uintptr) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func winoRows32(groups, panels int, a, b, c *float32, ld uintptr) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func winoCols16x16(rows int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, add int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}
+
+func winoCols8x32(rows int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, add int) {
+	panic("unreachable: AVX-512 kernels called without Available")
+}

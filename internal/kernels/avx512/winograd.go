@@ -69,7 +69,9 @@ func (ws *Workspace) WinogradOutput(count int, src []float32, plane, n int, dst 
 
 // WinogradProduct sets c (rows of n) to a·b for a rows×depth (rows depth
 // apart) and b depth×n, on the calling goroutine, with rows rounded up
-// to a multiple of WinogradRows: a and c must hold that many.
+// to a multiple of WinogradRows: a and c must hold that many. Depths of
+// 16 and 32 go to the winoRows kernels, deeper ones to the conv kernels'
+// tiles: the same sums in the same order either way.
 func (ws *Workspace) WinogradProduct(rows, depth, n int, a, b, c []float32) {
 	if rows <= 0 {
 		return
@@ -78,6 +80,23 @@ func (ws *Workspace) WinogradProduct(rows, depth, n int, a, b, c []float32) {
 	_ = a[rows*depth-1]
 	_ = b[depth*n-1]
 	_ = c[rows*n-1]
+	switch depth {
+	case 16:
+		winoRows16(rows/winoRowsTile, n/16, &a[0], &b[0], &c[0], uintptr(n*4))
+	case 32:
+		winoRows32(rows/winoRowsTile, n/16, &a[0], &b[0], &c[0], uintptr(n*4))
+	default:
+		winogradProductTiles(rows, depth, n, a, b, c)
+	}
+}
+
+// winoRowsTile is the rows of c a winoRows kernel computes at a time
+// (gentall.go): it divides WinogradRows.
+const winoRowsTile = 12
+
+// winogradProductTiles is WinogradProduct on the conv kernels' tiles, for
+// rows a multiple of WinogradRows.
+func winogradProductTiles(rows, depth, n int, a, b, c []float32) {
 	t, _, _ := convTileFor(rows, n)
 	w := 16 * t.v
 	for q := 0; q < rows; q += t.r {
@@ -123,7 +142,9 @@ var winogradColTiles = [...]struct {
 
 // WinogradProductT sets c (m rows of n) to aᵀ·b, or adds it to c with
 // add, for a rows×m and b rows×n, on the calling goroutine, for an m that
-// is a multiple of 16 (WinogradFits).
+// is a multiple of 16 (WinogradFits). Up to 32 rows of c go to the
+// winoCols kernels, more to the cols kernels: the same sums in the same
+// order either way.
 func (ws *Workspace) WinogradProductT(rows, m, n int, a, b, c []float32, add bool) {
 	if rows <= 0 {
 		return
@@ -131,6 +152,27 @@ func (ws *Workspace) WinogradProductT(rows, m, n int, a, b, c []float32, add boo
 	_ = a[rows*m-1]
 	_ = b[rows*n-1]
 	_ = c[m*n-1]
+	if m > 32 {
+		winogradProductTTiles(rows, m, n, a, b, c, add)
+		return
+	}
+	k, r, w := winoCols16x16, 16, 16
+	if n%32 == 0 {
+		k, r, w = winoCols8x32, 8, 32
+	}
+	flag := 0
+	if add {
+		flag = 1
+	}
+	for i := 0; i < m; i += r {
+		for j := 0; j < n; j += w {
+			k(rows, &a[i], uintptr(m*4), &b[j], uintptr(n*4), &c[i*n+j], uintptr(n*4), flag)
+		}
+	}
+}
+
+// winogradProductTTiles is WinogradProductT on the cols kernels' tiles.
+func winogradProductTTiles(rows, m, n int, a, b, c []float32, add bool) {
 	// The tile whose rows divide m that computes the fewest values, of
 	// those the widest (the fewest loads a multiply-add).
 	best, bestCost := -1, 0
