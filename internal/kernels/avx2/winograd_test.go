@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gokeras/gokeras/internal/kernels/avx2"
+	"github.com/gokeras/gokeras/internal/kernels/gemmtest"
 )
 
 // Winograd's F(2×2, 3×3) matrices (package conv's winograd.go).
@@ -45,27 +46,6 @@ func transposed(a [][]float64) [][]float64 {
 // sandwich is l·x·r.
 func sandwich(l, x, r [][]float64) [][]float64 { return matMul(matMul(l, x), r) }
 
-// smallInts are n whole numbers in [-4, 4]: every sum and product the
-// transforms and products of these tests make is exact in float32 (the
-// halves of G included), so their results must equal the definitions'.
-func smallInts(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.IntN(9) - 4)
-	}
-	return v
-}
-
-// nans is n NaNs: a value left unwritten, or read where it should not
-// be, shows.
-func nans(n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(math.NaN())
-	}
-	return v
-}
-
 // TestWinogradTransforms checks each transform against its definition
 // by matrices, on whole numbers (exact), tiles of 16 or 32 channels with
 // gaps between rows and planes that must stay untouched.
@@ -79,7 +59,7 @@ func TestWinogradTransforms(t *testing.T) {
 		const count = 3
 		t.Run(fmt.Sprintf("input/c%d", c), func(t *testing.T) {
 			ld, plane := (2*count+2)*c+8, count*c+8
-			src, dst := smallInts(rng, 3*ld+(2*count+2)*c), nans(16*plane)
+			src, dst := gemmtest.SmallInts(rng, 3*ld+(2*count+2)*c), gemmtest.NaNs(16*plane)
 			ws.WinogradInput(count, src, ld, c, dst, plane)
 			for tile := 0; tile < count; tile++ {
 				for ch := 0; ch < c; ch++ {
@@ -108,7 +88,7 @@ func TestWinogradTransforms(t *testing.T) {
 		})
 		t.Run(fmt.Sprintf("output-grad/c%d", c), func(t *testing.T) {
 			ld, plane := 2*count*c+8, count*c+8
-			src, dst := smallInts(rng, ld+2*count*c), nans(16*plane)
+			src, dst := gemmtest.SmallInts(rng, ld+2*count*c), gemmtest.NaNs(16*plane)
 			ws.WinogradOutputGrad(count, src, ld, c, dst, plane)
 			a := transposed(winoAT)
 			for tile := 0; tile < count; tile++ {
@@ -129,13 +109,13 @@ func TestWinogradTransforms(t *testing.T) {
 		for _, opts := range []struct{ bias, relu, mask bool }{{false, false, false}, {true, false, false}, {true, true, false}, {false, false, true}, {true, true, true}} {
 			t.Run(fmt.Sprintf("output/c%d/bias=%v,relu=%v,mask=%v", c, opts.bias, opts.relu, opts.mask), func(t *testing.T) {
 				plane, ld := count*c+8, 2*count*c+8
-				src, dst := smallInts(rng, 16*plane), nans(ld+2*count*c)
+				src, dst := gemmtest.SmallInts(rng, 16*plane), gemmtest.NaNs(ld+2*count*c)
 				var bias, mask []float32
 				if opts.bias {
-					bias = smallInts(rng, c)
+					bias = gemmtest.SmallInts(rng, c)
 				}
 				if opts.mask {
-					mask = smallInts(rng, len(dst))
+					mask = gemmtest.SmallInts(rng, len(dst))
 					mask[0] = float32(math.NaN())
 				}
 				ws.WinogradOutput(count, src, plane, c, dst, ld, bias, opts.relu, mask)
@@ -180,7 +160,7 @@ func TestWinogradTransforms(t *testing.T) {
 		in, out := io[0], io[1]
 		plane := in * out
 		t.Run(fmt.Sprintf("kernel/%dx%d", in, out), func(t *testing.T) {
-			k, u := smallInts(rng, 9*plane), nans(16*plane)
+			k, u := gemmtest.SmallInts(rng, 9*plane), gemmtest.NaNs(16*plane)
 			ws.WinogradKernel(k, in, out, u)
 			for v := 0; v < plane; v++ {
 				g := make([][]float64, 3)
@@ -197,7 +177,7 @@ func TestWinogradTransforms(t *testing.T) {
 		})
 		for _, parts := range []int{1, 3} {
 			t.Run(fmt.Sprintf("kernel-grad/%dx%d/parts%d", in, out, parts), func(t *testing.T) {
-				src, dk := smallInts(rng, parts*16*plane), nans(9*plane)
+				src, dk := gemmtest.SmallInts(rng, parts*16*plane), gemmtest.NaNs(9*plane)
 				ws.WinogradKernelGrad(src, parts, in, out, dk)
 				for v := 0; v < plane; v++ {
 					x := make([][]float64, 4)
@@ -232,51 +212,15 @@ func TestWinogradProducts(t *testing.T) {
 	ws := avx2.NewWorkspace(1)
 	rng := rand.New(rand.NewPCG(27, 4))
 	for _, sh := range [][3]int{{7, 16, 16}, {48, 32, 16}, {50, 16, 48}, {96, 64, 32}} {
-		rows, depth, n := sh[0], sh[1], sh[2]
-		t.Run(fmt.Sprintf("ab/%dx%dx%d", rows, depth, n), func(t *testing.T) {
-			padded := (rows + avx2.WinogradRows - 1) / avx2.WinogradRows * avx2.WinogradRows
-			a, b, c := smallInts(rng, padded*depth), smallInts(rng, depth*n), nans(padded*n)
-			ws.WinogradProduct(rows, depth, n, a, b, c)
-			for i := 0; i < rows; i++ {
-				for j := 0; j < n; j++ {
-					want := 0.0
-					for p := 0; p < depth; p++ {
-						want += float64(a[i*depth+p]) * float64(b[p*n+j])
-					}
-					if got := c[i*n+j]; float64(got) != want {
-						t.Fatalf("c[%d][%d]: got %v, want %v", i, j, got, want)
-					}
-				}
-			}
-		})
+		if err := gemmtest.CheckWinogradProduct(ws, rng, sh[0], sh[1], sh[2], avx2.WinogradRows); err != nil {
+			t.Error(err)
+		}
 	}
 	for _, sh := range [][3]int{{5, 6, 16}, {48, 16, 16}, {37, 22, 32}, {96, 64, 48}, {20, 48, 16}} {
-		rows, m, n := sh[0], sh[1], sh[2]
 		for _, add := range []bool{false, true} {
-			t.Run(fmt.Sprintf("atb/%dx%dx%d/add=%v", rows, m, n, add), func(t *testing.T) {
-				a, b := smallInts(rng, rows*m), smallInts(rng, rows*n)
-				c := nans(m * n)
-				var before []float32
-				if add {
-					c = smallInts(rng, m*n)
-					before = append([]float32(nil), c...)
-				}
-				ws.WinogradProductT(rows, m, n, a, b, c, add)
-				for i := 0; i < m; i++ {
-					for j := 0; j < n; j++ {
-						want := 0.0
-						if add {
-							want = float64(before[i*n+j])
-						}
-						for p := 0; p < rows; p++ {
-							want += float64(a[p*m+i]) * float64(b[p*n+j])
-						}
-						if got := c[i*n+j]; float64(got) != want {
-							t.Fatalf("c[%d][%d]: got %v, want %v", i, j, got, want)
-						}
-					}
-				}
-			})
+			if err := gemmtest.CheckWinogradProductT(ws, rng, sh[0], sh[1], sh[2], add); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }
