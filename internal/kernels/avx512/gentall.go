@@ -18,6 +18,13 @@
 // W = 16·V is the tile's width. All end with c = alpha·acc + beta·c (beta 0
 // reads nothing of c), skipping the tile's first rows (skip) and masking
 // columns (masks: 16 bits a vector).
+//
+// It also writes the kernels of Winograd's products on 16 and 32 channels
+// (winograd.go), which take whole planes of whole vectors, no masks:
+//
+//   - winoRowsD (a·b, a of depth D): b's 16 steps held in registers, a's
+//     values at fixed offsets from one pointer;
+//   - winoColsRxW (aᵀ·b, set or added): four rows of a and b a pass.
 package main
 
 import (
