@@ -4,6 +4,10 @@
 
 package avx512
 
+// winoRowsTile is the rows of c a winoRows kernel computes at a time: it
+// divides WinogradRows.
+const winoRowsTile = 12
+
 func rows24x16(kc int, a *float32, lda uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, skip int, masks uint64, pf, pfs uintptr, alpha, beta float32) {
 	panic("unreachable: AVX-512 kernels called without Available")
 }

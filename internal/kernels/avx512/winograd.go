@@ -90,10 +90,6 @@ func (ws *Workspace) WinogradProduct(rows, depth, n int, a, b, c []float32) {
 	}
 }
 
-// winoRowsTile is the rows of c a winoRows kernel computes at a time
-// (gentall.go): it divides WinogradRows.
-const winoRowsTile = 12
-
 // winogradProductTiles is WinogradProduct on the conv kernels' tiles, for
 // rows a multiple of WinogradRows.
 func winogradProductTiles(rows, depth, n int, a, b, c []float32) {
